@@ -1,0 +1,93 @@
+// Package fiojob builds fio job files, runs fio as a child process and parses
+// and aggregates what it prints. Building a job file never starts a process.
+package fiojob
+
+import "time"
+
+// Target is one drive (block device or regular file) a job runs on.
+type Target struct {
+	Path string // filename= for fio
+	// Size limits the bytes of Path used (fio size=); 0 means the whole target.
+	Size int64
+	// CPUs is a cpus_allowed list ("0-7,16-23"); empty means no pinning.
+	CPUs string
+}
+
+// Job is one fio run: a workload applied to one or more targets at once.
+// Each target gets its own job section and its own reporting group
+// (new_group), so results can be split per target by group id.
+type Job struct {
+	Name      string
+	RW        string // fio rw
+	BS        int64  // block size in bytes
+	IODepth   int
+	NumJobs   int // clones per target
+	RWMixRead int // read percentage for mixed patterns; -1 unset
+	IOEngine  string
+	Direct    bool
+	// Runtime and RampTime make the job time_based when Runtime > 0.
+	Runtime  time.Duration
+	RampTime time.Duration
+	// Loops, when > 0 and Runtime == 0, writes the whole target Loops times
+	// (a sequential fill).
+	Loops int
+	// SteadyState is fio's steadystate= criterion; empty for none.
+	SteadyState         string
+	SteadyStateDuration time.Duration // ss_dur
+	// GroupReporting merges each target's clones into one result in fio's output.
+	GroupReporting bool
+	Targets        []Target
+}
+
+// Direction is one I/O direction of a result (read, write or trim).
+type Direction struct {
+	IOBytes   int64   // bytes transferred
+	TotalIOs  int64   // I/Os completed
+	RuntimeMs int64   // fio's runtime for this direction, milliseconds
+	IOPS      float64 // as fio reports it (per job) or as aggregated
+	BWBytes   float64 // bytes per second, as fio reports it (per job) or as aggregated
+	// Lat is completion-inclusive total latency (fio lat_ns).
+	LatMeanNs float64
+	LatN      int64 // samples behind LatMeanNs
+	// Clat percentiles in nanoseconds merged from json+ bins; 0 when fio
+	// printed no bins.
+	P50Ns, P99Ns, P999Ns, P9999Ns float64
+	// Bins is fio's json+ clat_ns bins: latency in ns → count.
+	Bins map[int64]int64
+}
+
+// JobResult is one entry of fio's "jobs" (or "client_stats") array.
+type JobResult struct {
+	Name     string
+	GroupID  int
+	Hostname string // client/server mode only
+	Error    int    // errno fio reports for the job; 0 for none
+	Read     Direction
+	Write    Direction
+	Trim     Direction
+}
+
+// Output is one parsed fio run.
+type Output struct {
+	Version string   // "fio-3.33"
+	Notes   []string // lines fio printed before its JSON (notes, errors, headers)
+	Jobs    []JobResult
+}
+
+// Result is an aggregate of several jobs: one target (group) or a whole run.
+type Result struct {
+	Jobs  int
+	Read  Direction
+	Write Direction
+	// Runtime is the longest runtime of the jobs aggregated.
+	Runtime time.Duration
+	// IOPS is read + write I/Os per second.
+	IOPS float64
+	// BytesPerSec is read + write bytes per second.
+	BytesPerSec float64
+	// Errors lists "job NAME: errno N (TEXT)" for jobs that reported an error.
+	Errors []string
+}
+
+// MBps is the read + write bandwidth in MB/s (10^6 bytes per second).
+func (r Result) MBps() float64 { return r.BytesPerSec / 1e6 }

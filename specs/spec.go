@@ -1,0 +1,102 @@
+// Package specs loads drive specs: a drive model's published figures
+// (capacity × workload → IOPS or MB/s) and the method used to measure them,
+// written as TOML. Built-in specs are embedded and loadable by name.
+package specs
+
+import "time"
+
+// Metric is the unit a workload is judged in.
+type Metric string
+
+const (
+	// IOPS is I/O operations per second, reads and writes together.
+	IOPS Metric = "iops"
+	// MBps is megabytes per second, 10^6 bytes/s, reads and writes together.
+	MBps Metric = "MBps"
+)
+
+// Spec is one drive model's spec, as loaded from TOML and validated.
+type Spec struct {
+	// Name is the built-in name ("solidigm-d7-ps1010") or the file's base
+	// name without ".toml" for a spec loaded from a path.
+	Name string
+	// File is where the spec was read from, for messages.
+	File string
+
+	Model  string
+	Source string
+
+	Method       Method
+	Precondition Precondition
+	Workloads    []Workload // in file order
+	Capacities   []Capacity // in file order
+	Scaling      Scaling
+}
+
+// Method is how every workload is measured unless the workload overrides it.
+type Method struct {
+	Runtime   time.Duration // measured time per workload, after RampTime
+	RampTime  time.Duration // time run before measuring; 0 for none
+	IOEngine  string        // fio ioengine, e.g. "libaio"
+	Direct    bool          // O_DIRECT
+	Tolerance float64       // a single drive passes when actual >= spec*(1-Tolerance); in [0, 1)
+}
+
+// Precondition is how a drive is brought to a known state before measuring.
+type Precondition struct {
+	Purge      string // "format", "sanitize", "discard" or "none"
+	FillPasses int    // sequential 128 KiB write passes over the whole drive; >= 0
+	// RandomRuntime bounds one random-write preconditioning step (a write twin
+	// run before random workloads). Steady state, when set, may end it earlier.
+	RandomRuntime time.Duration
+	// SteadyState is fio's steadystate criterion (e.g. "iops_slope:0.3%");
+	// empty: run RandomRuntime in full.
+	SteadyState string
+	// SteadyStateDuration is fio's ss_dur: the window the criterion must hold.
+	SteadyStateDuration time.Duration
+}
+
+// Workload is one row of the spec's table.
+type Workload struct {
+	Name    string // unique within the spec
+	RW      string // fio rw: read write randread randwrite rw randrw
+	BS      int64  // block size in bytes, a multiple of 512
+	IODepth int    // per job, >= 1
+	NumJobs int    // >= 1
+	Metric  Metric
+	// RWMixRead is the read percentage for rw and randrw (fio rwmixread);
+	// -1 when not set (fio's default of 50 applies to mixed patterns).
+	RWMixRead int
+	// Precondition names the workload whose write twin preconditions this
+	// one; empty means the default write-twin rule (see WriteTwin).
+	Precondition string
+	// Runtime overrides Method.Runtime for this workload when non-zero.
+	Runtime time.Duration
+	// Line is the line of the workload's [[workload]] header in File, for messages.
+	Line int
+}
+
+// Capacity is one capacity (one column of the spec's table).
+type Capacity struct {
+	Name  string
+	Bytes int64 // user capacity in bytes
+	// Spec maps a workload name to its spec value in that workload's metric.
+	// A workload missing from this map is not measured at this capacity.
+	Spec map[string]float64
+}
+
+// Scaling is how N drives are judged against one.
+type Scaling struct {
+	Capacity  string  // the capacity name scaling runs on; empty: no scaling
+	Drives    []int   // strictly ascending drive counts
+	Baseline  string  // "spec" (N × spec value) or "single" (N × measured single drive)
+	Tolerance float64 // in [0, 1)
+	// Override holds per-workload changes for scaling runs, by workload name.
+	Override map[string]Override
+}
+
+// Override changes a workload for scaling runs; zero fields keep the workload's value.
+type Override struct {
+	IODepth int
+	NumJobs int
+}
