@@ -76,16 +76,21 @@ type Output struct {
 
 // Result is an aggregate of several jobs: one target (group) or a whole run.
 type Result struct {
-	Jobs  int
-	Read  Direction
-	Write Direction
+	Jobs int
+	// GroupID is the fio groupid shared by the jobs aggregated (the target
+	// index for job files from Job.File); -1 when they span several groups
+	// or there are none.
+	GroupID int
+	Read    Direction
+	Write   Direction
 	// Runtime is the longest runtime of the jobs aggregated.
 	Runtime time.Duration
 	// IOPS is read + write I/Os per second.
 	IOPS float64
 	// BytesPerSec is read + write bytes per second.
 	BytesPerSec float64
-	// Errors lists "job NAME: errno N (TEXT)" for jobs that reported an error.
+	// Errors lists `job "NAME": errno N (TEXT)` for jobs that reported an
+	// error (`job "NAME" on HOST: ...` in client/server mode).
 	Errors []string
 }
 

@@ -1,0 +1,327 @@
+package fiojob
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The private mirror of the parts of fio's json / json+ output that Parse
+// reads. Everything else (disk_util, job options, percentile lists, ...) is
+// skipped, so its absence does not matter.
+type fioOutput struct {
+	Version     string   `json:"fio version"`
+	Jobs        []fioJob `json:"jobs"`
+	ClientStats []fioJob `json:"client_stats"`
+}
+
+type fioJob struct {
+	JobName  string `json:"jobname"`
+	GroupID  int    `json:"groupid"`
+	Hostname string `json:"hostname"`
+	Error    int    `json:"error"`
+	Read     fioDir `json:"read"`
+	Write    fioDir `json:"write"`
+	Trim     fioDir `json:"trim"`
+}
+
+type fioDir struct {
+	IOBytes  int64   `json:"io_bytes"`
+	BWBytes  float64 `json:"bw_bytes"`
+	IOPS     float64 `json:"iops"`
+	Runtime  int64   `json:"runtime"` // ms
+	TotalIOs int64   `json:"total_ios"`
+	Lat      struct {
+		N    int64   `json:"N"`
+		Mean float64 `json:"mean"` // ns
+	} `json:"lat_ns"`
+	Clat struct {
+		Bins map[string]int64 `json:"bins"` // ns → count, json+ only
+	} `json:"clat_ns"`
+}
+
+// allClients is the summary entry fio appends to client_stats.
+const allClients = "All clients"
+
+// Parse reads what fio printed on stdout with --output-format=json or json+.
+//
+// fio's stdout is not always pure JSON. A JSON object starts with '{' at the
+// start of a line; every other non-blank line (notes such as "note: both
+// iodepth >= 1 and synchronous I/O engine are selected, queue depth will be
+// capped at 1", "fio: terminating on signal 2", a normal-format header) is
+// kept in Output.Notes. When fio printed several objects (--status-interval,
+// SIGUSR1), the last one is the final report. fio 3.28–3.34 print bare nan,
+// -nan, inf and -inf for undefined floats; they are read as 0. In
+// client/server mode the jobs are read from client_stats, without its
+// "All clients" summary entry.
+//
+// A job that failed keeps its errno in JobResult.Error; that is not an error
+// of Parse. Parse fails when there is no JSON object, when the last one is
+// truncated, or when one is not valid JSON.
+func Parse(data []byte) (*Output, error) {
+	var notes []string
+	var last []byte
+	lastLine := 0
+	line := 1 // line number of data[pos]
+	pos := 0
+	for pos < len(data) {
+		if data[pos] != '{' {
+			end := bytes.IndexByte(data[pos:], '\n')
+			if end < 0 {
+				end = len(data) - pos
+			}
+			if s := strings.TrimRight(string(data[pos:pos+end]), " \t\r"); strings.TrimSpace(s) != "" {
+				notes = append(notes, s)
+			}
+			pos += end + 1
+			line++
+			continue
+		}
+		n, complete := scanObject(data[pos:])
+		obj := data[pos : pos+n]
+		if !complete {
+			var v fioOutput
+			jerr := json.Unmarshal(sanitize(obj), &v)
+			if jerr == nil {
+				jerr = errors.New("unexpected end of JSON input")
+			}
+			return nil, fmt.Errorf("truncated fio JSON output (%d bytes): %v", len(obj), jerr)
+		}
+		last, lastLine = obj, line
+		line += bytes.Count(obj, []byte{'\n'})
+		pos += n
+		// The rest of the line holding the closing brace.
+		if rest := bytes.IndexByte(data[pos:], '\n'); rest >= 0 {
+			if s := strings.TrimSpace(string(data[pos : pos+rest])); s != "" {
+				notes = append(notes, s)
+			}
+			pos += rest + 1
+			line++
+		} else {
+			if s := strings.TrimSpace(string(data[pos:])); s != "" {
+				notes = append(notes, s)
+			}
+			pos = len(data)
+		}
+	}
+	if last == nil {
+		if len(notes) == 0 {
+			return nil, errors.New("fio printed no JSON object: the output is empty")
+		}
+		return nil, fmt.Errorf("fio printed no JSON object; its output begins %q", notes[0])
+	}
+	var v fioOutput
+	if err := json.Unmarshal(sanitize(last), &v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			l := lastLine + bytes.Count(last[:min(int(se.Offset), len(last))], []byte{'\n'})
+			return nil, fmt.Errorf("fio JSON output line %d: %v", l, err)
+		}
+		return nil, fmt.Errorf("fio JSON output line %d: %v", lastLine, err)
+	}
+	out := &Output{Version: v.Version, Notes: notes}
+	src := v.Jobs
+	if len(src) == 0 && len(v.ClientStats) > 0 {
+		src = v.ClientStats
+	}
+	for _, j := range src {
+		if j.JobName == allClients {
+			continue
+		}
+		jr := JobResult{
+			Name:     j.JobName,
+			GroupID:  j.GroupID,
+			Hostname: j.Hostname,
+			Error:    j.Error,
+		}
+		var err error
+		if jr.Read, err = j.Read.direction(); err == nil {
+			if jr.Write, err = j.Write.direction(); err == nil {
+				jr.Trim, err = j.Trim.direction()
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("fio JSON output line %d: job %q: %v", lastLine, j.JobName, err)
+		}
+		out.Jobs = append(out.Jobs, jr)
+	}
+	return out, nil
+}
+
+func (d fioDir) direction() (Direction, error) {
+	r := Direction{
+		IOBytes:   d.IOBytes,
+		TotalIOs:  d.TotalIOs,
+		RuntimeMs: d.Runtime,
+		IOPS:      d.IOPS,
+		BWBytes:   d.BWBytes,
+		LatMeanNs: d.Lat.Mean,
+		LatN:      d.Lat.N,
+	}
+	if len(d.Clat.Bins) > 0 {
+		r.Bins = make(map[int64]int64, len(d.Clat.Bins))
+		for k, c := range d.Clat.Bins {
+			ns, err := strconv.ParseInt(k, 10, 64)
+			if err != nil {
+				return r, fmt.Errorf("clat_ns bin %q is not an integer", k)
+			}
+			r.Bins[ns] += c
+		}
+		r.setPercentiles()
+	}
+	return r, nil
+}
+
+// scanObject returns the length of the JSON object at the start of b and
+// whether it is complete (its braces close). It only follows strings and
+// nesting; Unmarshal checks the rest.
+func scanObject(b []byte) (n int, complete bool) {
+	depth := 0
+	inString := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1, true
+			}
+		}
+	}
+	return len(b), false
+}
+
+// sanitize returns b with every bare nan, -nan, inf, -inf (any letters
+// fio's printf may produce, outside strings) replaced by 0. b itself is
+// returned when there is nothing to replace.
+func sanitize(b []byte) []byte {
+	if !bytes.Contains(b, []byte("nan")) && !bytes.Contains(b, []byte("inf")) {
+		return b
+	}
+	var out []byte // nil until the first replacement
+	inString := false
+	last := 0 // b[:last] is already in out
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		if c == '"' {
+			inString = true
+			continue
+		}
+		start := i
+		j := i
+		if c == '-' {
+			j++
+		}
+		if j >= len(b) || !(b[j] == 'n' || b[j] == 'i' || b[j] == 'N' || b[j] == 'I') {
+			continue
+		}
+		k := j
+		for k < len(b) && isLetter(b[k]) {
+			k++
+		}
+		switch strings.ToLower(string(b[j:k])) {
+		case "nan", "inf", "infinity":
+		default:
+			i = k - 1 // null or a syntax error for Unmarshal to report
+			continue
+		}
+		out = append(out, b[last:start]...)
+		out = append(out, '0')
+		last = k
+		i = k - 1
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// fio's json+ percentiles, as Direction holds them.
+var percentileList = []float64{50, 99, 99.9, 99.99}
+
+func (d *Direction) setPercentiles() {
+	p := Percentiles(d.Bins, percentileList...)
+	d.P50Ns, d.P99Ns, d.P999Ns, d.P9999Ns = p[0], p[1], p[2], p[3]
+}
+
+// Percentiles computes latency percentiles from json+ bins (latency in ns →
+// count) the way fio does (stat.c, calc_clat_percentiles): the p-th
+// percentile is the smallest bin value at which the running count reaches
+// p/100 × the total count. ps must be ascending; results are in ns, 0 for
+// empty bins.
+func Percentiles(bins map[int64]int64, ps ...float64) []float64 {
+	out := make([]float64, len(ps))
+	if len(bins) == 0 || len(ps) == 0 {
+		return out
+	}
+	keys := make([]int64, 0, len(bins))
+	var total int64
+	for k, c := range bins {
+		keys = append(keys, k)
+		total += c
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	need := make([]int64, len(ps))
+	for i, p := range ps {
+		need[i] = countAtPercentile(p, total)
+	}
+	var sum int64
+	j := 0
+	for _, k := range keys {
+		sum += bins[k]
+		for j < len(ps) && sum >= need[j] {
+			out[j] = float64(k)
+			j++
+		}
+		if j == len(ps) {
+			break
+		}
+	}
+	return out
+}
+
+// countAtPercentile is the smallest integer count c with c >= p/100 × total,
+// computed exactly for the float64 p (fio compares in long double, which
+// agrees with exact arithmetic for fio's percentile lists).
+func countAtPercentile(p float64, total int64) int64 {
+	if p <= 0 {
+		return 0
+	}
+	r := new(big.Rat).SetFloat64(p) // exact
+	r.Mul(r, big.NewRat(total, 100))
+	num, den := r.Num(), r.Denom()
+	q, m := new(big.Int).QuoRem(num, den, new(big.Int))
+	if m.Sign() > 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q.Int64()
+}

@@ -1,0 +1,218 @@
+package fiojob
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// MinVersion is the oldest fio the harness accepts: json+ output with the
+// fields Parse reads, and client/server support for the same job files.
+const MinVersion = "fio-3.28"
+
+const installHint = "install fio >= 3.28 (Debian/Ubuntu: apt-get install fio)"
+
+// Runner starts fio as a child process in its own process group.
+type Runner struct {
+	// Binary is the fio executable; "" means "fio", looked up in PATH.
+	Binary string
+	// Grace is how long fio has to stop after an interrupt (SIGINT to its
+	// process group) when the context is done, before the whole group is
+	// killed with SIGKILL. 0 means 5 s.
+	Grace time.Duration
+	// Args are extra arguments placed before the job file,
+	// e.g. "--client=127.0.0.1".
+	Args []string
+	// Started, when not nil, is called with fio's pid, which is also its
+	// process group id, as soon as fio has started.
+	Started func(pid int)
+}
+
+func (r Runner) binary() string {
+	if r.Binary == "" {
+		return "fio"
+	}
+	return r.Binary
+}
+
+func (r Runner) grace() time.Duration {
+	if r.Grace <= 0 {
+		return 5 * time.Second
+	}
+	return r.Grace
+}
+
+var versionRE = regexp.MustCompile(`^fio-(\d+)\.(\d+)`)
+
+// Version runs "fio --version" and returns what it prints ("fio-3.33"). It
+// fails, saying how to install fio, when fio is missing or older than
+// MinVersion.
+func (r Runner) Version(ctx context.Context) (string, error) {
+	path, err := exec.LookPath(r.binary())
+	if err != nil {
+		return "", fmt.Errorf("fio not found (%w); %s", err, installHint)
+	}
+	out, stderr, err := r.run(ctx, path, []string{"--version"})
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", path, err)
+	}
+	v := strings.TrimSpace(string(out))
+	m := versionRE.FindStringSubmatch(v)
+	if m == nil {
+		return "", fmt.Errorf("%s --version printed %q (stderr %q), not fio-MAJOR.MINOR; %s",
+			path, v, firstLine(stderr), installHint)
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	if major < 3 || major == 3 && minor < 28 {
+		return "", fmt.Errorf("%s is %s, older than %s; %s", path, v, MinVersion, installHint)
+	}
+	return v, nil
+}
+
+// Run runs "fio --output-format=json+ [r.Args] jobFile" and returns what fio
+// wrote to stdout and to stderr.
+//
+// A non-zero exit is an *ExitError. When ctx is done before fio ends, fio's
+// process group gets SIGINT, then SIGKILL after r.Grace; the error then wraps
+// ctx.Err() (and the *ExitError, if any), and stdout holds what fio printed
+// until then. In every case the whole process group is sent SIGKILL once fio
+// has been waited for, so no fio worker outlives Run.
+func (r Runner) Run(ctx context.Context, jobFile string) (stdout, stderr []byte, err error) {
+	args := append([]string{"--output-format=json+"}, r.Args...)
+	args = append(args, jobFile)
+	return r.run(ctx, r.binary(), args)
+}
+
+func (r Runner) run(ctx context.Context, bin string, args []string) (stdout, stderr []byte, err error) {
+	var outBuf, errBuf bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout = &outBuf
+	cmd.Stderr = &errBuf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// The whole group: fio's main process and any job processes it forked.
+		return killGroup(cmd.Process.Pid, unix.SIGINT)
+	}
+	cmd.WaitDelay = r.grace()
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, nil, fmt.Errorf("starting fio: %w; %s", err, installHint)
+		}
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("starting fio: %w", ctx.Err())
+		}
+		return nil, nil, fmt.Errorf("starting fio: %w", err)
+	}
+	pgid := cmd.Process.Pid
+	if r.Started != nil {
+		r.Started(pgid)
+	}
+	waitErr := cmd.Wait()
+	// exec only kills the leader after WaitDelay; finish the group, which
+	// must not outlive us whatever happened.
+	_ = killGroup(pgid, unix.SIGKILL)
+
+	stdout, stderr = outBuf.Bytes(), errBuf.Bytes()
+	var exitErr error
+	if ee := (*exec.ExitError)(nil); errors.As(waitErr, &ee) {
+		exitErr = newExitError(ee.ProcessState, stderr)
+	} else if waitErr != nil && !errors.Is(waitErr, exec.ErrWaitDelay) {
+		exitErr = fmt.Errorf("waiting for fio: %w", waitErr)
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		if exitErr != nil {
+			return stdout, stderr, fmt.Errorf("fio stopped: %w (%w)", ctxErr, exitErr)
+		}
+		return stdout, stderr, fmt.Errorf("fio stopped: %w", ctxErr)
+	}
+	return stdout, stderr, exitErr
+}
+
+// killGroup sends sig to process group pgid; a group that is already gone
+// is not an error.
+func killGroup(pgid int, sig unix.Signal) error {
+	err := unix.Kill(-pgid, sig)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// ExitError is fio ending with a non-zero status or by a signal.
+type ExitError struct {
+	// Code is the exit status; fio exits with the number of jobs that
+	// failed, or 128 when it stopped on SIGINT/SIGTERM. -1 when killed.
+	Code int
+	// Signal names the signal that ended fio ("SIGKILL"): either the
+	// process was killed, or it exited with a status 128+N for a standard
+	// signal N (129..159), as a shell does when its child is killed.
+	Signal string
+	// Stderr is what fio wrote to stderr.
+	Stderr string
+}
+
+func newExitError(ps *os.ProcessState, stderr []byte) *ExitError {
+	e := &ExitError{Code: -1, Stderr: string(stderr)}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if !ok {
+		return e
+	}
+	switch {
+	case ws.Signaled():
+		e.Signal = unix.SignalName(ws.Signal())
+	case ws.Exited():
+		e.Code = ws.ExitStatus()
+		if n := e.Code - 128; n >= 1 && n <= 31 {
+			if name := unix.SignalName(syscall.Signal(n)); name != "" {
+				e.Signal = name
+			}
+		}
+	}
+	return e
+}
+
+// Error reads "fio exited with status N (N jobs failed): <first stderr
+// line>" or "fio killed by signal SIGKILL".
+func (e *ExitError) Error() string {
+	if e.Signal != "" {
+		return "fio killed by signal " + e.Signal
+	}
+	var msg string
+	if e.Code == 128 {
+		// fio's own exit value after SIGINT/SIGTERM ("fio: terminating on signal N").
+		msg = "fio exited with status 128 (stopped by a signal)"
+	} else {
+		msg = fmt.Sprintf("fio exited with status %d (%d jobs failed)", e.Code, e.Code)
+	}
+	if l := firstLine([]byte(e.Stderr)); l != "" {
+		msg += ": " + l
+	}
+	return msg
+}
+
+// firstLine returns the first non-blank line of b, trimmed.
+func firstLine(b []byte) string {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if s := strings.TrimSpace(string(line)); s != "" {
+			return s
+		}
+	}
+	return ""
+}
