@@ -1,0 +1,388 @@
+// Package device finds out what a drivequal target is and whether it may be
+// written: it inspects block devices and regular files through sysfs, reads
+// their first and last sectors for partition tables and file-system
+// signatures, refuses unsafe targets, matches a drive's size to a spec
+// capacity and spreads drives over CPUs for cpus_allowed.
+//
+// The package only ever reads. It never opens a target for writing, never
+// wipes a signature and never prints; callers decide what a person sees.
+//
+// Sizes are in bytes throughout; GB means 10^9 bytes and MiB 2^20 bytes.
+package device
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// System is the machine whose devices are inspected.
+//
+// Root is "" for the running system. Otherwise it is the root of a fake tree
+// holding Root+"/sys", Root+"/proc" and Root+"/dev", and every absolute path
+// (given to Inspect, or found in mountinfo and /proc/swaps) is looked up
+// below Root. Because a fake tree cannot hold device nodes without root, a
+// regular file Root+"/dev/NAME" stands for a block device when
+// Root+"/sys/class/block/NAME" exists; on the running system only a real
+// block device node is ever taken for one.
+type System struct {
+	Root string
+}
+
+// Info describes one target as Inspect found it.
+type Info struct {
+	Path     string // as given
+	Resolved string // after following symlinks (/dev/disk/by-id/... -> /dev/nvme0n1)
+	Name     string // kernel name ("nvme0n1", "loop3"); "" for regular files
+
+	Major, Minor uint32 // device number of a block device; 0 for regular files
+
+	Block bool  // block device (else regular file)
+	Size  int64 // bytes
+
+	// LogicalBlockSize is the device's logical block size in bytes; 0 for
+	// regular files.
+	LogicalBlockSize int
+
+	Rotational, ReadOnly bool
+
+	Model, Serial, Firmware string // trimmed (sysfs pads them)
+
+	BackingFile string // loop devices: /sys/block/loopN/loop/backing_file
+
+	NUMANode  int   // -1 unknown
+	LocalCPUs []int // CPUs local to the drive; nil unknown
+}
+
+// Describe returns "PATH" or, when the path was a symlink, "PATH (RESOLVED)".
+func (in Info) Describe() string {
+	if in.Resolved != "" && in.Resolved != in.Path {
+		return in.Path + " (" + in.Resolved + ")"
+	}
+	return in.Path
+}
+
+// p maps an absolute path of the inspected system to a path of this machine.
+func (s System) p(path string) string {
+	if s.Root == "" || !filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(s.Root, path)
+}
+
+// unroot maps a path of this machine back to the inspected system.
+func (s System) unroot(path string) string {
+	if s.Root == "" {
+		return path
+	}
+	root := filepath.Clean(s.Root)
+	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return "/" + filepath.ToSlash(rel)
+	}
+	return path
+}
+
+// Inspect describes the target at path: a block device (by any name,
+// including /dev/disk/by-id links) or a regular file. It only reads sysfs and
+// stats the path. A target that does not exist, or is neither a block device
+// nor a regular file, is an error naming the path and saying what to give
+// instead.
+func (s System) Inspect(path string) (Info, error) {
+	info := Info{Path: path, NUMANode: -1}
+	if path == "" {
+		return info, errors.New("empty path: give a block device (/dev/nvme0n1) or a regular file")
+	}
+	local := s.p(path)
+	fi, err := os.Stat(local)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, lerr := os.Lstat(local); lerr == nil {
+				return info, fmt.Errorf("%s: is a broken symlink; give the device it should point to", path)
+			}
+			return info, fmt.Errorf("%s: does not exist; give a block device (/dev/nvme0n1) or an existing regular file (create one with truncate -s SIZE %s)", path, path)
+		}
+		return info, fmt.Errorf("%s: %w", path, err)
+	}
+	resolved, err := filepath.EvalSymlinks(local)
+	if err != nil {
+		return info, fmt.Errorf("%s: resolving symlinks: %w", path, err)
+	}
+	if abs, err := filepath.Abs(resolved); err == nil {
+		resolved = abs
+	}
+	info.Resolved = s.unroot(resolved)
+
+	mode := fi.Mode()
+	switch {
+	case mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0:
+		st, ok := fi.Sys().(*unix.Stat_t)
+		if !ok {
+			return info, fmt.Errorf("%s: cannot read the device number", path)
+		}
+		info.Block = true
+		info.Major, info.Minor = unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev))
+		name, err := s.nameOf(info.Major, info.Minor)
+		if err != nil {
+			return info, fmt.Errorf("%s: %w", path, err)
+		}
+		info.Name = name
+	case mode.IsRegular() && s.fakeBlock(info.Resolved):
+		info.Block = true
+		info.Name = filepath.Base(info.Resolved)
+	case mode.IsRegular():
+		info.Size = fi.Size()
+		return info, nil
+	case mode&fs.ModeCharDevice != 0 && strings.HasPrefix(filepath.Base(info.Resolved), "nvme"):
+		return info, fmt.Errorf("%s: is a character device (an NVMe controller or generic node), not a block device or regular file; give the namespace's block device, such as /dev/nvme0n1", path)
+	default:
+		return info, fmt.Errorf("%s: is a %s, not a block device or regular file; give a block device (/dev/nvme0n1) or a regular file", path, kindOf(mode))
+	}
+
+	if err := s.readBlock(&info); err != nil {
+		return info, fmt.Errorf("%s: %w", path, err)
+	}
+	return info, nil
+}
+
+// fakeBlock reports whether resolved, a regular file in a fake tree, stands
+// for a block device.
+func (s System) fakeBlock(resolved string) bool {
+	if s.Root == "" || !strings.HasPrefix(resolved, "/dev/") {
+		return false
+	}
+	_, err := os.Stat(s.p("/sys/class/block/" + filepath.Base(resolved)))
+	return err == nil
+}
+
+func kindOf(mode fs.FileMode) string {
+	switch {
+	case mode.IsDir():
+		return "directory"
+	case mode&fs.ModeCharDevice != 0:
+		return "character device"
+	case mode&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case mode&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
+}
+
+// nameOf returns the kernel name of block device major:minor.
+func (s System) nameOf(major, minor uint32) (string, error) {
+	link := s.p(fmt.Sprintf("/sys/dev/block/%d:%d", major, minor))
+	dir, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		return "", fmt.Errorf("block device %d:%d is not in sysfs: %w", major, minor, err)
+	}
+	return filepath.Base(dir), nil
+}
+
+// classDir returns the sysfs directory of block device name (whole disk or
+// partition), with symlinks resolved.
+func (s System) classDir(name string) (string, error) {
+	return filepath.EvalSymlinks(s.p("/sys/class/block/" + name))
+}
+
+// readBlock fills the sysfs-derived fields of a block device whose Name is
+// set.
+func (s System) readBlock(info *Info) error {
+	dir, err := s.classDir(info.Name)
+	if err != nil {
+		return fmt.Errorf("block device %s is not in sysfs: %w", info.Name, err)
+	}
+	if info.Major == 0 && info.Minor == 0 {
+		maj, min, err := readDev(filepath.Join(dir, "dev"))
+		if err != nil {
+			return err
+		}
+		info.Major, info.Minor = maj, min
+	}
+	sectors, err := readInt(filepath.Join(dir, "size"))
+	if err != nil {
+		return err
+	}
+	info.Size = sectors * 512
+	// A partition has no queue of its own: its disk's applies.
+	queue := filepath.Join(dir, "queue")
+	if exists(filepath.Join(dir, "partition")) {
+		queue = filepath.Join(filepath.Dir(dir), "queue")
+	}
+	if n, err := readInt(filepath.Join(queue, "logical_block_size")); err == nil {
+		info.LogicalBlockSize = int(n)
+	}
+	if n, err := readInt(filepath.Join(queue, "rotational")); err == nil {
+		info.Rotational = n != 0
+	}
+	if n, err := readInt(filepath.Join(dir, "ro")); err == nil {
+		info.ReadOnly = n != 0
+	}
+
+	if bf, err := readString(filepath.Join(dir, "loop", "backing_file")); err == nil {
+		info.Model = "loop"
+		info.BackingFile = bf
+		return nil
+	}
+	s.readIdentity(info, dir)
+	return nil
+}
+
+var nvmeCtrlName = regexp.MustCompile(`^nvme[0-9]+$`)
+
+// readIdentity fills model, serial, firmware and NUMA placement from the
+// device the block device hangs off. For NVMe that is the controller: with
+// native multipath the namespace hangs off nvme-subsysN, whose first
+// controller (lowest number) is used.
+func (s System) readIdentity(info *Info, dir string) {
+	if exists(filepath.Join(dir, "partition")) {
+		dir = filepath.Dir(dir)
+	}
+	dev, err := filepath.EvalSymlinks(filepath.Join(dir, "device"))
+	if err != nil {
+		return
+	}
+	ctrl := dev
+	if strings.HasPrefix(filepath.Base(dev), "nvme-subsys") {
+		if c := firstController(dev); c != "" {
+			ctrl = c
+		} else if c := firstController(s.p("/sys/class/nvme-subsystem/" + filepath.Base(dev))); c != "" {
+			ctrl = c
+		}
+	}
+	pick := func(names ...string) string {
+		for _, d := range []string{ctrl, dev, dir} {
+			for _, n := range names {
+				if v, err := readString(filepath.Join(d, n)); err == nil && v != "" {
+					return v
+				}
+			}
+		}
+		return ""
+	}
+	info.Model = pick("model")
+	info.Serial = pick("serial")
+	info.Firmware = pick("firmware_rev", "rev")
+
+	// numa_node and local_cpulist live on the bus device (PCI function):
+	// for an NVMe controller that is its "device" link; otherwise walk up.
+	start := ctrl
+	if d, err := filepath.EvalSymlinks(filepath.Join(ctrl, "device")); err == nil {
+		start = d
+	}
+	sysDevices := s.p("/sys/devices")
+	for d := start; strings.HasPrefix(d, sysDevices) && len(d) > len(sysDevices); d = filepath.Dir(d) {
+		node, err := readInt(filepath.Join(d, "numa_node"))
+		if err != nil {
+			continue
+		}
+		info.NUMANode = int(node)
+		if l, err := readString(filepath.Join(d, "local_cpulist")); err == nil {
+			if cpus, err := ParseCPUList(l); err == nil {
+				info.LocalCPUs = cpus
+			}
+		}
+		if info.LocalCPUs == nil && node >= 0 {
+			if l, err := readString(s.p(fmt.Sprintf("/sys/devices/system/node/node%d/cpulist", node))); err == nil {
+				if cpus, err := ParseCPUList(l); err == nil {
+					info.LocalCPUs = cpus
+				}
+			}
+		}
+		break
+	}
+}
+
+// firstController returns the resolved directory of the lowest-numbered nvmeN
+// entry in an nvme-subsystem directory, or "".
+func firstController(subsys string) string {
+	ents, err := os.ReadDir(subsys)
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, e := range ents {
+		if nvmeCtrlName.MatchString(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, _ := strconv.Atoi(strings.TrimPrefix(names[i], "nvme"))
+		b, _ := strconv.Atoi(strings.TrimPrefix(names[j], "nvme"))
+		return a < b
+	})
+	for _, n := range names {
+		if d, err := filepath.EvalSymlinks(filepath.Join(subsys, n)); err == nil {
+			return d
+		}
+	}
+	return ""
+}
+
+// OnlineCPUs returns the online CPUs, from /sys/devices/system/cpu/online.
+func (s System) OnlineCPUs() ([]int, error) {
+	path := s.p("/sys/devices/system/cpu/online")
+	l, err := readString(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading online CPUs: %w", err)
+	}
+	cpus, err := ParseCPUList(l)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cpus, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func readString(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func readInt(path string) (int64, error) {
+	v, err := readString(path)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return n, nil
+}
+
+// readDev reads a sysfs "dev" file ("259:0").
+func readDev(path string) (major, minor uint32, err error) {
+	v, err := readString(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	return parseDev(v)
+}
+
+func parseDev(v string) (major, minor uint32, err error) {
+	a, b, ok := strings.Cut(v, ":")
+	if !ok {
+		return 0, 0, fmt.Errorf("device number %q is not MAJOR:MINOR", v)
+	}
+	ma, err1 := strconv.ParseUint(a, 10, 32)
+	mi, err2 := strconv.ParseUint(b, 10, 32)
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("device number %q is not MAJOR:MINOR", v)
+	}
+	return uint32(ma), uint32(mi), nil
+}
