@@ -81,8 +81,11 @@ type Capacity struct {
 	Name  string
 	Bytes int64 // user capacity in bytes
 	// Spec maps a workload name to its spec value in that workload's metric.
-	// A workload missing from this map is not measured at this capacity.
+	// A workload missing from this map is not measured at this capacity:
+	// that is not an error, a brief need not publish every cell.
 	Spec map[string]float64
+	// Line is the line of the capacity's [[capacity]] header in File, for messages.
+	Line int
 }
 
 // Scaling is how N drives are judged against one.
