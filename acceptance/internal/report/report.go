@@ -10,16 +10,56 @@ const (
 	Inconclusive = "inconclusive"
 )
 
+// Kinds of a result.
+const (
+	KindSingle  = "single"  // one drive against the capacity's spec
+	KindScaling = "scaling" // N drives against N × baseline
+)
+
+// Verdicts of a capacity as a whole, as CapacityVerdict returns them.
+const (
+	Qualified            = "QUALIFIED"
+	NotQualified         = "NOT QUALIFIED"
+	CapacityInconclusive = "INCONCLUSIVE"
+)
+
+// DefaultDriveTolerance is the fraction below the median per-drive actual
+// beyond which a drive in a multi-drive result is named as an outlier, when
+// neither the result nor the run's scaling section gives a tolerance. It is
+// the brief's "up to 10 % drive-to-drive variation".
+const DefaultDriveTolerance = 0.10
+
 // Run is the whole report: results.json is this value as JSON.
 type Run struct {
-	Spec       string  `json:"spec"`   // the spec's model
-	Source     string  `json:"source"` // where the spec's figures come from
-	Mode       string  `json:"mode"`   // "live" or "replay"
-	FioVersion string  `json:"fio_version"`
+	Spec       string `json:"spec"`   // the spec's model
+	Source     string `json:"source"` // where the spec's figures come from
+	Mode       string `json:"mode"`   // "live" or "replay"
+	FioVersion string `json:"fio_version"`
 	// Precondition is the preconditioning the measurements had: full, quick or none.
-	Precondition string   `json:"precondition"`
-	Drives       []Drive  `json:"drives"`
-	Results      []Result `json:"results"`
+	Precondition string `json:"precondition"`
+	// Started and Finished are when the run began and last wrote a result,
+	// as RFC 3339 strings; empty when unknown.
+	Started  string `json:"started,omitempty"`
+	Finished string `json:"finished,omitempty"`
+	// Workloads is the spec's workload order; summary tables follow it and
+	// put any other workload after, in the order results name them.
+	Workloads []string `json:"workloads,omitempty"`
+	// Capacities is the spec's capacity order, likewise.
+	Capacities []string `json:"capacities,omitempty"`
+	Scaling    *Scaling `json:"scaling,omitempty"`
+	Drives     []Drive  `json:"drives"`
+	Results    []Result `json:"results"`
+}
+
+// Scaling is how multi-drive results were judged.
+type Scaling struct {
+	Capacity string `json:"capacity"` // the capacity the drives are
+	// Baseline is "spec" (expected = N × the capacity's spec value) or
+	// "single" (expected = N × the measured single-drive actual).
+	Baseline string `json:"baseline"`
+	// Tolerance is the fraction a total may fall below expected and pass.
+	Tolerance float64 `json:"tolerance"`
+	Drives    []int   `json:"drives,omitempty"` // the drive counts run
 }
 
 // Drive is one target's identity.
@@ -28,7 +68,7 @@ type Drive struct {
 	Model    string `json:"model"`
 	Serial   string `json:"serial"`
 	Firmware string `json:"firmware"`
-	Bytes    int64  `json:"bytes"`
+	Bytes    int64  `json:"bytes"`              // size in bytes
 	Capacity string `json:"capacity,omitempty"` // the spec capacity it was matched to
 	NUMANode int    `json:"numa_node"`          // -1 unknown
 	CPUs     string `json:"cpus,omitempty"`     // cpus_allowed used in multi-drive runs
@@ -45,9 +85,10 @@ type Result struct {
 	Spec     float64 `json:"spec"`   // the single-drive spec value
 	// Expected is what the cell is judged against before tolerance: the spec
 	// for one drive, N × baseline for scaling.
-	Expected  float64 `json:"expected"`
-	Actual    float64 `json:"actual"`
-	Ratio     float64 `json:"ratio"` // Actual / Expected
+	Expected float64 `json:"expected"`
+	Actual   float64 `json:"actual"` // measured, in Metric's unit
+	Ratio    float64 `json:"ratio"`  // Actual / Expected
+	// Tolerance is the fraction Actual may fall below Expected and pass.
 	Tolerance float64 `json:"tolerance"`
 	Verdict   string  `json:"verdict"`
 	Error     string  `json:"error"`
@@ -66,8 +107,8 @@ type Result struct {
 type DriveResult struct {
 	Path    string  `json:"path"`
 	Serial  string  `json:"serial"`
-	Actual  float64 `json:"actual"`
-	Ratio   float64 `json:"ratio"` // Actual / single-drive spec
+	Actual  float64 `json:"actual"` // in the result's Metric unit
+	Ratio   float64 `json:"ratio"`  // Actual / single-drive spec
 	Verdict string  `json:"verdict"`
 	Error   string  `json:"error,omitempty"`
 }

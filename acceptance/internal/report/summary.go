@@ -1,0 +1,487 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// CapacityVerdict judges one capacity from every result that ran on it,
+// single-drive and scaling alike: any fail gives "NOT QUALIFIED"; otherwise
+// any inconclusive result, any result carrying an error, or any verdict other
+// than pass gives "INCONCLUSIVE"; otherwise "QUALIFIED". It returns "" when no
+// result ran on capacity.
+func CapacityVerdict(results []Result, capacity string) string {
+	var seen, failed, unsure bool
+	for _, res := range results {
+		if res.Capacity != capacity {
+			continue
+		}
+		seen = true
+		switch {
+		case res.Verdict == Fail:
+			failed = true
+		case res.Verdict != Pass || res.Error != "":
+			unsure = true
+		}
+	}
+	switch {
+	case !seen:
+		return ""
+	case failed:
+		return NotQualified
+	case unsure:
+		return CapacityInconclusive
+	}
+	return Qualified
+}
+
+// Spread is (max − min) / mean of the actuals of the drives in per that have
+// no error; 0 when there are none or their mean is 0.
+func Spread(per []DriveResult) float64 {
+	vals := okActuals(per)
+	if len(vals) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, v := range vals {
+		sum += v
+	}
+	mean := sum / float64(len(vals))
+	if mean == 0 {
+		return 0
+	}
+	return (slices.Max(vals) - slices.Min(vals)) / mean
+}
+
+// Outliers returns the drives in per, without errors, whose actual is below
+// the median of those drives by more than tolerance (a fraction of the
+// median), in the order given.
+func Outliers(per []DriveResult, tolerance float64) []DriveResult {
+	med := median(okActuals(per))
+	var out []DriveResult
+	for _, d := range per {
+		if d.Error == "" && d.Actual < med*(1-tolerance) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func okActuals(per []DriveResult) []float64 {
+	var vals []float64
+	for _, d := range per {
+		if d.Error == "" && !math.IsNaN(d.Actual) && !math.IsInf(d.Actual, 0) {
+			vals = append(vals, d.Actual)
+		}
+	}
+	return vals
+}
+
+func median(vals []float64) float64 {
+	if len(vals) == 0 {
+		return 0
+	}
+	s := slices.Clone(vals)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Summary returns summary.md: the verdict per capacity tested, how the run
+// was made, the drives, one table per capacity in the layout of a vendor
+// brief, and the scaling section with links to the charts.
+func (r *Run) Summary() []byte {
+	var b bytes.Buffer
+	notes := &footnotes{}
+
+	fmt.Fprintf(&b, "# drivequal: %s\n\n", orDash(r.Spec))
+	caps := r.testedCapacities()
+	if len(caps) == 0 {
+		b.WriteString("No results yet.\n\n")
+	}
+	for _, c := range caps {
+		fmt.Fprintf(&b, "- **%s: %s**\n", c, CapacityVerdict(r.Results, c))
+	}
+	if len(caps) > 0 {
+		b.WriteString("\n")
+	}
+
+	fmt.Fprintf(&b, "Mode: %s, fio: %s, precondition: %s.", orDash(r.Mode), orDash(r.FioVersion), orDash(r.Precondition))
+	if r.Precondition == "none" {
+		b.WriteString(" The drives were not preconditioned: results may be above steady state.")
+	}
+	b.WriteString("\n")
+	if r.Started != "" || r.Finished != "" {
+		fmt.Fprintf(&b, "Started %s, finished %s.\n", orDash(r.Started), orDash(r.Finished))
+	}
+	if r.Source != "" {
+		fmt.Fprintf(&b, "Spec figures: %s.\n", strings.TrimSuffix(cell(r.Source), "."))
+	}
+	b.WriteString("\n")
+
+	r.writeDrives(&b)
+	rank := r.workloadRank()
+	for _, c := range caps {
+		r.writeCapacity(&b, notes, c, rank)
+	}
+	r.writeScaling(&b, notes, rank)
+	return b.Bytes()
+}
+
+func (r *Run) writeDrives(b *bytes.Buffer) {
+	b.WriteString("## Drives\n\n")
+	if len(r.Drives) == 0 {
+		b.WriteString("No drives (replay of recorded results).\n\n")
+		return
+	}
+	b.WriteString("| Path | Model | Serial | Firmware | Size | Capacity | NUMA | CPUs |\n")
+	b.WriteString("|---|---|---|---|---:|---|---:|---|\n")
+	for _, d := range r.Drives {
+		numa := "-"
+		if d.NUMANode >= 0 {
+			numa = strconv.Itoa(d.NUMANode)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			orDash(cell(d.Path)), orDash(cell(d.Model)), orDash(cell(d.Serial)), orDash(cell(d.Firmware)),
+			formatBytes(d.Bytes), orDash(cell(d.Capacity)), numa, orDash(cell(d.CPUs)))
+	}
+	b.WriteString("\n")
+}
+
+func (r *Run) writeCapacity(b *bytes.Buffer, notes *footnotes, capacity string, rank map[string]int) {
+	var rows []Result
+	for _, res := range r.Results {
+		if res.Capacity == capacity && res.Kind != KindScaling {
+			rows = append(rows, res)
+		}
+	}
+	if len(rows) == 0 {
+		// The capacity has scaling results only; its verdict is above and
+		// its rows are in the scaling section.
+		return
+	}
+	sortByWorkload(rows, rank)
+	fmt.Fprintf(b, "## %s\n\n", capacity)
+	b.WriteString("| Workload | Spec | Actual | % of Spec | Verdict |\n")
+	b.WriteString("|---|---:|---:|---:|---|\n")
+	start := len(notes.text)
+	for _, res := range rows {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n",
+			orDash(cell(res.Workload)), formatValue(res.Spec, res.Metric), actualCell(res),
+			formatPercent(res.Actual, res.Spec), notes.verdict(res))
+	}
+	b.WriteString("\n")
+	notes.flush(b, start)
+}
+
+func (r *Run) writeScaling(b *bytes.Buffer, notes *footnotes, rank map[string]int) {
+	groups := r.scalingGroups(rank)
+	if len(groups) == 0 {
+		return
+	}
+	b.WriteString("## Scaling\n\n")
+	if s := r.Scaling; s != nil {
+		base := "N × the " + orDash(s.Capacity) + " spec value"
+		if s.Baseline == "single" {
+			base = "N × the measured single-drive result on " + orDash(s.Capacity)
+		}
+		fmt.Fprintf(b, "Expected = %s (baseline %q); a total passes at %s of expected or more.\n\n",
+			base, s.Baseline, fmtPct(1-s.Tolerance))
+	}
+	for _, g := range groups {
+		fmt.Fprintf(b, "### %s\n\n", cell(g.workload))
+		b.WriteString("| Drives | Actual | Expected | % of Expected | Verdict |\n")
+		b.WriteString("|---:|---:|---:|---:|---|\n")
+		start := len(notes.text)
+		for _, res := range g.rows {
+			fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n",
+				res.Drives, actualCell(res), formatValue(res.Expected, res.Metric),
+				formatPercent(res.Actual, res.Expected), notes.verdict(res))
+		}
+		b.WriteString("\n")
+		notes.flush(b, start)
+		for _, res := range g.rows {
+			r.writeDrivesOf(b, res)
+		}
+		if chartable(g.rows) {
+			name := chartFile(g.workload)
+			fmt.Fprintf(b, "Chart: [%s/%s](%s/%s)\n\n", ChartsDir, name, ChartsDir, name)
+		}
+	}
+}
+
+// writeDrivesOf writes what a reader needs about one multi-drive result
+// beyond its table row: the per-drive spread, the drives below the median by
+// more than the tolerance, the drives that failed, and whether the total is
+// below linear.
+func (r *Run) writeDrivesOf(b *bytes.Buffer, res Result) {
+	var lines []string
+	if vals := okActuals(res.PerDrive); len(vals) > 0 {
+		spread := res.Spread
+		if len(res.PerDrive) > 0 {
+			spread = Spread(res.PerDrive)
+		}
+		lines = append(lines, fmt.Sprintf("At %d drives the per-drive spread (max − min) / mean is %s: min %s, median %s, max %s.",
+			res.Drives, fmtPct(spread), formatValue(slices.Min(vals), res.Metric),
+			formatValue(median(vals), res.Metric), formatValue(slices.Max(vals), res.Metric)))
+	}
+	tol := r.driveTolerance(res)
+	med := median(okActuals(res.PerDrive))
+	var items []string
+	for _, d := range Outliers(res.PerDrive, tol) {
+		items = append(items, fmt.Sprintf("- %s: %s, %s below the median (tolerance %s)",
+			driveName(d), formatValue(d.Actual, res.Metric), fmtPct((med-d.Actual)/med), fmtPct(tol)))
+	}
+	for _, d := range res.PerDrive {
+		if d.Error != "" {
+			items = append(items, fmt.Sprintf("- %s: error: %s", driveName(d), cell(d.Error)))
+		}
+	}
+	if len(items) > 0 {
+		lines = append(lines, "")
+		lines = append(lines, items...)
+		lines = append(lines, "")
+	}
+	if res.Expected > 0 && res.Actual < res.Expected && !(res.Error != "" && res.Actual == 0) {
+		lines = append(lines, fmt.Sprintf("At %d drives the total is below linear: %s of expected.",
+			res.Drives, formatPercent(res.Actual, res.Expected)))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString(strings.TrimSpace(strings.Join(lines, "\n")))
+	b.WriteString("\n\n")
+}
+
+// driveTolerance is how far below the median a drive of res may fall before
+// it is named: the result's tolerance, else the run's scaling tolerance,
+// else DefaultDriveTolerance.
+func (r *Run) driveTolerance(res Result) float64 {
+	switch {
+	case res.Tolerance > 0:
+		return res.Tolerance
+	case r.Scaling != nil && r.Scaling.Tolerance > 0:
+		return r.Scaling.Tolerance
+	}
+	return DefaultDriveTolerance
+}
+
+func driveName(d DriveResult) string {
+	serial := d.Serial
+	if serial == "" {
+		serial = "unknown"
+	}
+	return fmt.Sprintf("%s (serial %s)", orDash(cell(d.Path)), cell(serial))
+}
+
+// scalingGroup is one workload's multi-drive results, by drive count.
+type scalingGroup struct {
+	workload string
+	rows     []Result
+}
+
+func (r *Run) scalingGroups(rank map[string]int) []scalingGroup {
+	var rows []Result
+	for _, res := range r.Results {
+		if res.Kind == KindScaling {
+			rows = append(rows, res)
+		}
+	}
+	sortByWorkload(rows, rank)
+	var groups []scalingGroup
+	for _, res := range rows {
+		if n := len(groups); n > 0 && groups[n-1].workload == res.Workload {
+			groups[n-1].rows = append(groups[n-1].rows, res)
+			continue
+		}
+		groups = append(groups, scalingGroup{workload: res.Workload, rows: []Result{res}})
+	}
+	for _, g := range groups {
+		slices.SortStableFunc(g.rows, func(a, b Result) int { return a.Drives - b.Drives })
+	}
+	return groups
+}
+
+// testedCapacities is the capacities with results, in the spec's order and
+// then in the order the results name them.
+func (r *Run) testedCapacities() []string {
+	var seen []string
+	for _, res := range r.Results {
+		seen = append(seen, res.Capacity)
+	}
+	var out []string
+	for _, c := range ordered(r.Capacities, seen) {
+		if slices.Contains(seen, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// workloadRank maps each workload to its place in the tables.
+func (r *Run) workloadRank() map[string]int {
+	var seen []string
+	for _, res := range r.Results {
+		seen = append(seen, res.Workload)
+	}
+	rank := make(map[string]int)
+	for i, w := range ordered(r.Workloads, seen) {
+		rank[w] = i
+	}
+	return rank
+}
+
+func sortByWorkload(rows []Result, rank map[string]int) {
+	slices.SortStableFunc(rows, func(a, b Result) int { return rank[a.Workload] - rank[b.Workload] })
+}
+
+// ordered returns want followed by the names in seen that want lacks, each
+// once, in the order seen has them.
+func ordered(want, seen []string) []string {
+	out := slices.Clone(want)
+	for _, s := range seen {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// footnotes numbers error texts across the whole document.
+type footnotes struct {
+	text []string
+}
+
+// verdict returns res's verdict cell, with a footnote reference when res
+// carries an error.
+func (f *footnotes) verdict(res Result) string {
+	v := strings.ToUpper(cell(res.Verdict))
+	if v == "" {
+		v = "-"
+	}
+	if res.Error == "" {
+		return v
+	}
+	f.text = append(f.text, cell(res.Error))
+	return fmt.Sprintf("%s [^%d]", v, len(f.text))
+}
+
+// flush writes the footnotes added since start.
+func (f *footnotes) flush(b *bytes.Buffer, start int) {
+	if start == len(f.text) {
+		return
+	}
+	for i := start; i < len(f.text); i++ {
+		fmt.Fprintf(b, "[^%d]: %s\n", i+1, f.text[i])
+	}
+	b.WriteString("\n")
+}
+
+// actualCell is a result's measured value, or "-" when an error left
+// nothing measured.
+func actualCell(res Result) string {
+	if res.Error != "" && res.Actual == 0 {
+		return "-"
+	}
+	return formatValue(res.Actual, res.Metric)
+}
+
+// unit is how a metric's values are written: "IOPS", or "MB/s" for MBps
+// (10^6 bytes per second).
+func unit(metric string) string {
+	switch metric {
+	case "iops":
+		return "IOPS"
+	case "MBps":
+		return "MB/s"
+	}
+	return metric
+}
+
+// formatValue writes v rounded to an integer, with thousands separators and
+// the metric's unit: "2,350,000 IOPS", "14,500 MB/s".
+func formatValue(v float64, metric string) string {
+	s := formatThousands(v)
+	if u := unit(metric); u != "" {
+		s += " " + u
+	}
+	return s
+}
+
+// formatThousands writes v rounded to the nearest integer (halves away from
+// zero) with a comma between each group of three digits; "n/a" for NaN or
+// ±Inf.
+func formatThousands(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "n/a"
+	}
+	v = math.Round(v)
+	if v == 0 {
+		v = 0 // no "-0"
+	}
+	digits := strconv.FormatFloat(math.Abs(v), 'f', 0, 64)
+	var b strings.Builder
+	if v < 0 {
+		b.WriteByte('-')
+	}
+	for i, c := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// formatPercent writes actual / ref as a percentage to two decimals:
+// formatPercent(2409894, 2350000) = "102.55 %". It returns "n/a" when ref is
+// 0 or either value is not finite.
+func formatPercent(actual, ref float64) string {
+	if ref == 0 || math.IsNaN(actual) || math.IsInf(actual, 0) || math.IsNaN(ref) || math.IsInf(ref, 0) {
+		return "n/a"
+	}
+	return fmtPct(actual / ref)
+}
+
+// fmtPct writes a fraction as a percentage to two decimals: 0.1 → "10.00 %".
+func fmtPct(frac float64) string {
+	return strconv.FormatFloat(frac*100, 'f', 2, 64) + " %"
+}
+
+// formatBytes writes a size in bytes in decimal units (1 TB = 10^12 bytes)
+// to two decimals: 1920383410176 → "1.92 TB".
+func formatBytes(n int64) string {
+	if n <= 0 {
+		return "-"
+	}
+	units := []struct {
+		name string
+		size float64
+	}{{"PB", 1e15}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}}
+	for _, u := range units {
+		if float64(n) >= u.size {
+			return strconv.FormatFloat(float64(n)/u.size, 'f', 2, 64) + " " + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + " B"
+}
+
+// cell makes s safe inside a Markdown table cell: one line, pipes escaped.
+func cell(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,144 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// File names inside a report directory.
+const (
+	ResultsFile = "results.json"
+	SummaryFile = "summary.md"
+	ChartsDir   = "charts"
+)
+
+// WriteFileAtomic replaces path with data: it writes a temporary file in the
+// same directory, syncs it, and renames it over path, so a reader sees either
+// the old content or the new one, never a part. The directory is created if
+// missing. The file is left with mode 0644.
+func WriteFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+			err = fmt.Errorf("writing %s: %w", path, err)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	// Make the rename itself durable. Not every file system lets a
+	// directory be synced; the data is already safe, so ignore that.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Write writes results.json, summary.md and charts/<workload>.svg into dir,
+// each atomically, creating dir if needed. results.json is written first, so
+// that an error in a later file still leaves the results. Errors name the
+// path that could not be written.
+func (r *Run) Write(dir string) error {
+	js, err := r.JSON()
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Join(dir, ResultsFile), err)
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, ResultsFile), js); err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, SummaryFile), r.Summary()); err != nil {
+		return err
+	}
+	charts, err := r.Charts()
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Join(dir, ChartsDir), err)
+	}
+	names := make([]string, 0, len(charts))
+	for name := range charts {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if err := WriteFileAtomic(filepath.Join(dir, ChartsDir, name), charts[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// JSON returns the run as indented JSON with a trailing newline: the content
+// of results.json. Missing drive and result lists are written as [], not
+// null. It fails when a number cannot be represented (NaN or ±Inf).
+func (r *Run) JSON() ([]byte, error) {
+	if err := checkFinite(r.Results); err != nil {
+		return nil, fmt.Errorf("encoding results: %w", err)
+	}
+	out := *r
+	if out.Drives == nil {
+		out.Drives = []Drive{}
+	}
+	if out.Results == nil {
+		out.Results = []Result{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&out); err != nil {
+		return nil, fmt.Errorf("encoding results: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// checkFinite names the first result holding a number JSON cannot carry.
+func checkFinite(results []Result) error {
+	for _, res := range results {
+		fields := []struct {
+			name string
+			v    float64
+		}{
+			{"spec", res.Spec}, {"expected", res.Expected}, {"actual", res.Actual},
+			{"ratio", res.Ratio}, {"tolerance", res.Tolerance}, {"spread", res.Spread},
+			{"p99_us", res.P99Us}, {"p99_9_us", res.P999Us},
+		}
+		for _, f := range fields {
+			if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+				return fmt.Errorf("result %s: %s is %v", res.Test, f.name, f.v)
+			}
+		}
+		for _, d := range res.PerDrive {
+			if math.IsNaN(d.Actual) || math.IsInf(d.Actual, 0) || math.IsNaN(d.Ratio) || math.IsInf(d.Ratio, 0) {
+				return fmt.Errorf("result %s: drive %s: actual %v, ratio %v", res.Test, d.Path, d.Actual, d.Ratio)
+			}
+		}
+	}
+	return nil
+}
