@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"syscall"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -106,7 +108,7 @@ func (s System) Check(infos []Info, opt Options) []Refusal {
 				"add -destructive if everything on "+name+" may be destroyed")
 		}
 		if in.ReadOnly {
-			refuse(in, "is read-only", "choose a writable device (or make it writable: blockdev --setrw "+name+")")
+			refuse(in, "is read-only", "choose a writable device (or make it writable: blockdev --setrw "+shellQuote(name)+")")
 		}
 
 		var parts []string
@@ -124,13 +126,13 @@ func (s System) Check(infos []Info, opt Options) []Refusal {
 		if in.Block {
 			if mountErr != nil {
 				refuse(in, "cannot tell whether it is mounted: "+mountErr.Error(), "make /proc/self/mountinfo readable (run on Linux with /proc mounted)")
-			} else if where := mountedAt(s, mounts, devs); len(where) > 0 {
+			} else if where, points := mountedAt(s, mounts, devs); len(where) > 0 {
 				refuse(in, "is mounted: "+strings.Join(where, ", "),
-					"unmount it (umount MOUNTPOINT) or choose another device")
+					"unmount it (umount "+shellQuote(points[0])+") or choose another device")
 			}
 			if len(parts) > 0 {
 				refuse(in, "has partitions: "+strings.Join(parts, ", "),
-					"choose another device, or delete the partitions (after checking with `wipefs "+name+"` that nothing on them is needed)")
+					"choose another device, or delete the partitions (after checking with `wipefs "+shellQuote(name)+"` that nothing on them is needed)")
 			}
 			if holders := s.holders(in.Name, parts); len(holders) > 0 {
 				refuse(in, "is in use by "+strings.Join(holders, ", "),
@@ -146,7 +148,7 @@ func (s System) Check(infos []Info, opt Options) []Refusal {
 			refuse(in, "cannot tell whether it is active swap: "+swapErr.Error(), "make /proc/swaps readable")
 		} else if on := s.swapOn(in, swaps, devs); len(on) > 0 {
 			refuse(in, "is active swap: "+strings.Join(on, ", "),
-				"turn the swap off (swapoff "+on[0]+") or choose another device")
+				"turn the swap off (swapoff "+shellQuote(on[0])+") or choose another device")
 		}
 
 		if in.Block || in.Size > 0 {
@@ -157,7 +159,7 @@ func (s System) Check(infos []Info, opt Options) []Refusal {
 					"run as root, or check that "+name+" is readable")
 			case len(sigs) > 0 && !opt.WipeSignatures:
 				refuse(in, "has a partition table or file-system signature: "+strings.Join(sigs, ", "),
-					"-wipe-signatures, after checking with `wipefs "+name+"` that nothing on it is needed")
+					"-wipe-signatures, after checking with `wipefs "+shellQuote(name)+"` that nothing on it is needed")
 			}
 		}
 	}
@@ -181,7 +183,7 @@ func (s System) stillSame(in Info, refuse func(Info, string, string)) bool {
 	isBlock := mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0
 	switch {
 	case in.Block && isBlock:
-		st, ok := fi.Sys().(*unix.Stat_t)
+		st, ok := fi.Sys().(*syscall.Stat_t)
 		if ok && (unix.Major(uint64(st.Rdev)) != in.Major || unix.Minor(uint64(st.Rdev)) != in.Minor) {
 			refuse(in, fmt.Sprintf("changed since it was inspected (was %d:%d)", in.Major, in.Minor), "run again")
 			return false
@@ -217,7 +219,7 @@ func (s System) identities(in Info) []string {
 func (s System) fileIDs(path string) []string {
 	ids := []string{"file:" + filepath.Clean(path)}
 	if fi, err := os.Stat(s.p(path)); err == nil {
-		if st, ok := fi.Sys().(*unix.Stat_t); ok {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 			ids = append(ids, fmt.Sprintf("inode:%d:%d", st.Dev, st.Ino))
 		}
 	}
@@ -359,7 +361,7 @@ func (s System) devOf(path string) (devnum, bool) {
 		return devnum{}, false
 	}
 	if mode := fi.Mode(); mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0 {
-		if st, ok := fi.Sys().(*unix.Stat_t); ok {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 			return devnum{unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev))}, true
 		}
 		return devnum{}, false
@@ -387,9 +389,9 @@ func (s System) mountDev(m mount) (devnum, bool) {
 	return devnum{}, false
 }
 
-// mountedAt lists "NAME at MOUNTPOINT" for every mount of a device in devs.
-func mountedAt(s System, mounts []mount, devs map[devnum]string) []string {
-	var out []string
+// mountedAt lists "NAME at MOUNTPOINT" for every mount of a device in devs,
+// and the mount points alone.
+func mountedAt(s System, mounts []mount, devs map[devnum]string) (where, points []string) {
 	seen := map[string]bool{}
 	for _, m := range mounts {
 		name, ok := devs[m.dev]
@@ -404,10 +406,19 @@ func mountedAt(s System, mounts []mount, devs map[devnum]string) []string {
 		w := name + " at " + m.point
 		if !seen[w] {
 			seen[w] = true
-			out = append(out, w)
+			where = append(where, w)
+			points = append(points, m.point)
 		}
 	}
-	return out
+	return where, points
+}
+
+// shellQuote quotes s for a shell command line when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // systemDevices returns the devices that back "/", "/boot" or "/boot/efi":

@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 
+	"syscall"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -123,7 +125,7 @@ func (s System) Inspect(path string) (Info, error) {
 	mode := fi.Mode()
 	switch {
 	case mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0:
-		st, ok := fi.Sys().(*unix.Stat_t)
+		st, ok := fi.Sys().(*syscall.Stat_t)
 		if !ok {
 			return info, fmt.Errorf("%s: cannot read the device number", path)
 		}

@@ -1,0 +1,172 @@
+package device
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type inspectTest struct {
+	name string
+	path string
+	want Info
+}
+
+var inspectTests = []inspectTest{
+	{
+		name: "nvme namespace with padded model and serial",
+		path: "/dev/nvme0n1",
+		want: Info{
+			Path: "/dev/nvme0n1", Resolved: "/dev/nvme0n1", Name: "nvme0n1",
+			Major: 259, Minor: 0, Block: true, Size: 1_920_383_410_176, LogicalBlockSize: 4096,
+			Model: "SOLIDIGM SB5PH27X019T", Serial: "PHAX4123004L1P9CGN", Firmware: "G70YG030",
+			NUMANode: 0, LocalCPUs: seq(0, 15),
+		},
+	},
+	{
+		name: "by-id symlink",
+		path: "/dev/disk/by-id/nvme-SOLIDIGM_SB5PH27X019T_PHAX4123004L1P9CGN",
+		want: Info{
+			Path: "/dev/disk/by-id/nvme-SOLIDIGM_SB5PH27X019T_PHAX4123004L1P9CGN", Resolved: "/dev/nvme0n1", Name: "nvme0n1",
+			Major: 259, Minor: 0, Block: true, Size: 1_920_383_410_176, LogicalBlockSize: 4096,
+			Model: "SOLIDIGM SB5PH27X019T", Serial: "PHAX4123004L1P9CGN", Firmware: "G70YG030",
+			NUMANode: 0, LocalCPUs: seq(0, 15),
+		},
+	},
+	{
+		// The head disk hangs off nvme-subsys1; its first controller is
+		// nvme3 (node 1), not nvme11 (node 0, firmware G70YG031).
+		name: "native multipath through nvme-subsys",
+		path: "/dev/nvme1n1",
+		want: Info{
+			Path: "/dev/nvme1n1", Resolved: "/dev/nvme1n1", Name: "nvme1n1",
+			Major: 259, Minor: 1, Block: true, Size: 3_840_755_982_336, LogicalBlockSize: 512,
+			Model: "SOLIDIGM SB5PH27X038T", Serial: "PHAX4123009Z3P8CGN", Firmware: "G70YG030",
+			NUMANode: 1, LocalCPUs: seq(16, 31),
+		},
+	},
+	{
+		name: "unknown numa node",
+		path: "/dev/nvme4n1",
+		want: Info{
+			Path: "/dev/nvme4n1", Resolved: "/dev/nvme4n1", Name: "nvme4n1",
+			Major: 259, Minor: 4, Block: true, Size: 2048 * 512, LogicalBlockSize: 512,
+			Model: "Generic NVMe", Serial: "S4", Firmware: "1.0",
+			NUMANode: -1, LocalCPUs: seq(0, 31),
+		},
+	},
+	{
+		name: "loop device",
+		path: "/dev/loop3",
+		want: Info{
+			Path: "/dev/loop3", Resolved: "/dev/loop3", Name: "loop3",
+			Major: 7, Minor: 3, Block: true, Size: 64 << 20, LogicalBlockSize: 512, Rotational: true,
+			Model: "loop", BackingFile: "/var/tmp/disk.img", NUMANode: -1,
+		},
+	},
+	{
+		name: "read-only device",
+		path: "/dev/nvme9n1",
+		want: Info{
+			Path: "/dev/nvme9n1", Resolved: "/dev/nvme9n1", Name: "nvme9n1",
+			Major: 259, Minor: 9, Block: true, Size: 2048 * 512, ReadOnly: true, NUMANode: -1,
+		},
+	},
+	{
+		name: "regular file",
+		path: "/var/tmp/disk.img",
+		want: Info{Path: "/var/tmp/disk.img", Resolved: "/var/tmp/disk.img", NUMANode: -1},
+	},
+}
+
+func seq(lo, hi int) []int {
+	var s []int
+	for i := lo; i <= hi; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+func TestInspect(t *testing.T) {
+	sys := buildTree(t, "two-sockets.tree")
+	for _, tt := range inspectTests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := sys.Inspect(tt.path)
+			if err != nil {
+				t.Fatalf("Inspect(%q): %v", tt.path, err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Inspect(%q) mismatch (-want +got):\n%s", tt.path, diff)
+			}
+		})
+	}
+}
+
+type inspectErrorTest struct {
+	path string
+	want []string // substrings of the error
+}
+
+var inspectErrorTests = []inspectErrorTest{
+	{"/dev/nvme42n1", []string{"/dev/nvme42n1: does not exist", "regular file"}},
+	{"/sys", []string{"/sys: is a directory, not a block device or regular file", "give a block device"}},
+	{"", []string{"empty path"}},
+}
+
+func TestInspectErrors(t *testing.T) {
+	sys := buildTree(t, "two-sockets.tree")
+	if err := os.Symlink("nowhere", filepath.Join(sys.Root, "dev", "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	tests := append(inspectErrorTests, inspectErrorTest{"/dev/dangling", []string{"/dev/dangling: is a broken symlink"}})
+	for _, tt := range tests {
+		_, err := sys.Inspect(tt.path)
+		if err == nil {
+			t.Errorf("Inspect(%q) = nil error, want one containing %q", tt.path, tt.want)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("Inspect(%q) = %q, want it to contain %q", tt.path, err, w)
+			}
+		}
+	}
+}
+
+// On the running system a regular file is never taken for a block device,
+// even when its name is a kernel block device name.
+func TestInspectRealRegularFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "loop0")
+	if err := os.WriteFile(path, make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := System{}.Inspect(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Info{Path: path, Resolved: path, Size: 4096, NUMANode: -1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Inspect(%q) mismatch (-want +got):\n%s", path, diff)
+	}
+	if _, err := (System{}).Inspect(dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("Inspect(%q) = %v, want a directory error", dir, err)
+	}
+}
+
+func TestOnlineCPUs(t *testing.T) {
+	sys := buildTree(t, "two-sockets.tree")
+	got, err := sys.OnlineCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(seq(0, 31), got); diff != "" {
+		t.Errorf("OnlineCPUs() mismatch (-want +got):\n%s", diff)
+	}
+	if _, err := (System{Root: t.TempDir()}).OnlineCPUs(); err == nil {
+		t.Error("OnlineCPUs() on an empty tree = nil error, want one")
+	}
+}
