@@ -1,0 +1,199 @@
+// Package qual is the qualification suite's engine: it validates the
+// command line, plans the steps a drive goes through, runs or replays fio
+// and judges each cell. The acceptance package only wires it to go test.
+package qual
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Precondition modes.
+const (
+	PrecondFull  = "full"
+	PrecondQuick = "quick"
+	PrecondNone  = "none"
+)
+
+// Flags are the suite's flags as given, before validation.
+type Flags struct {
+	Spec           string
+	Drives         string
+	Capacity       string
+	Destructive    bool
+	WipeSignatures bool
+	Runtime        string
+	Precondition   string
+	Scaling        string
+	Replay         string
+	Record         string
+	Report         string
+	DryRun         bool
+}
+
+// Register defines the flags of DESIGN.md on fs.
+func (f *Flags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&f.Spec, "spec", "solidigm-d7-ps1010", "built-in spec `NAME` or path to a spec TOML file")
+	fs.StringVar(&f.Drives, "drives", "", "comma-separated `LIST` of block devices or regular files; empty: replay")
+	fs.StringVar(&f.Capacity, "capacity", "", "the spec capacity `NAME` the drives are (default: matched from each drive's size)")
+	fs.BoolVar(&f.Destructive, "destructive", false, "allow writing to the drives (everything on them is destroyed)")
+	fs.BoolVar(&f.WipeSignatures, "wipe-signatures", false, "also allow drives that carry a partition table or a file-system, RAID or LVM signature")
+	fs.StringVar(&f.Runtime, "runtime", "", "override each workload's measured `DURATION` (e.g. 2s for a smoke run)")
+	fs.StringVar(&f.Precondition, "precondition", PrecondFull, "preconditioning: full (as the spec says), quick (one capped pass) or none")
+	fs.StringVar(&f.Scaling, "scaling", "", "comma-separated drive `COUNTS` for TestScaling (default: the spec's, capped at the drives given)")
+	fs.StringVar(&f.Replay, "replay", "", "judge recorded fio outputs in `DIR` instead of running fio (default with no -drives: fixtures/<spec>)")
+	fs.StringVar(&f.Record, "record", "", "`DIR` for raw fio outputs (default: <report>/raw)")
+	fs.StringVar(&f.Report, "report", "", "`DIR` for results.json, summary.md and charts (default: report/ at the module root)")
+	fs.BoolVar(&f.DryRun, "dry-run", false, "print the plan, the fio job files and the time estimate; write nothing")
+}
+
+// Config is the validated command line.
+type Config struct {
+	Spec           string
+	Drives         []string
+	Capacity       string
+	Destructive    bool
+	WipeSignatures bool
+	Runtime        time.Duration // 0: the spec's
+	Precondition   string
+	Scaling        []int // nil: the spec's
+	Replay         string
+	Record         string
+	Report         string
+	DryRun         bool
+	// Root is the module root, where relative defaults are anchored.
+	Root string
+}
+
+// Live reports whether the run drives fio on real targets.
+func (c *Config) Live() bool { return len(c.Drives) > 0 }
+
+// Validate checks every flag and returns the config with defaults filled in,
+// and every problem found, each naming its flag and the fix.
+func (f *Flags) Validate(root string) (*Config, []error) {
+	var errs []error
+	bad := func(flagName, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("parsing -%s: %s", flagName, fmt.Sprintf(format, args...)))
+	}
+	c := &Config{
+		Spec:           f.Spec,
+		Capacity:       f.Capacity,
+		Destructive:    f.Destructive,
+		WipeSignatures: f.WipeSignatures,
+		Precondition:   f.Precondition,
+		DryRun:         f.DryRun,
+		Root:           root,
+	}
+	if strings.TrimSpace(f.Spec) == "" {
+		bad("spec", "empty: give a built-in spec name (e.g. solidigm-d7-ps1010) or the path of a TOML file")
+	}
+	if f.Drives != "" {
+		for i, d := range strings.Split(f.Drives, ",") {
+			d = strings.TrimSpace(d)
+			if d == "" {
+				bad("drives", "entry %d is empty in %q: separate paths with single commas", i+1, f.Drives)
+				continue
+			}
+			c.Drives = append(c.Drives, d)
+		}
+	}
+	if f.Runtime != "" {
+		d, err := time.ParseDuration(f.Runtime)
+		switch {
+		case err != nil:
+			bad("runtime", "%q is not a duration: use a Go duration such as 2s, 90s or 5m", f.Runtime)
+		case d <= 0:
+			bad("runtime", "%s is not positive: use a duration above zero such as 2s", f.Runtime)
+		case d < time.Second:
+			bad("runtime", "%s is under one second, fio's resolution: use at least 1s", f.Runtime)
+		default:
+			c.Runtime = d
+		}
+	}
+	switch f.Precondition {
+	case PrecondFull, PrecondQuick, PrecondNone:
+	default:
+		bad("precondition", "%q is not a mode: use full, quick or none", f.Precondition)
+	}
+	if f.Scaling != "" {
+		prev := 0
+		for _, s := range strings.Split(f.Scaling, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n < 1 {
+				bad("scaling", "%q is not a drive count: use positive whole numbers such as 1,2,4", s)
+				break
+			}
+			if n <= prev {
+				bad("scaling", "counts must be strictly ascending, %d follows %d: write them in order such as 1,2,4", n, prev)
+				break
+			}
+			c.Scaling = append(c.Scaling, n)
+			prev = n
+		}
+	}
+	if f.Replay != "" && f.Drives != "" {
+		bad("replay", "given with -drives: replay judges recorded outputs, a live run measures drives; drop one of the two")
+	}
+	c.Report = f.Report
+	if c.Report == "" {
+		c.Report = filepath.Join(root, "report")
+	}
+	if !c.DryRun {
+		if err := checkWritableDir(c.Report); err != nil {
+			bad("report", "%v: give a directory you can write, e.g. -report=/tmp/drivequal-report", err)
+		}
+	}
+	c.Record = f.Record
+	if c.Record == "" {
+		c.Record = filepath.Join(c.Report, "raw")
+	} else if f.Drives != "" && !c.DryRun {
+		if err := checkWritableDir(c.Record); err != nil {
+			bad("record", "%v: give a directory you can write", err)
+		}
+	}
+	c.Replay = f.Replay
+	if c.Replay != "" {
+		if st, err := os.Stat(c.Replay); err != nil || !st.IsDir() {
+			bad("replay", "%s is not a directory: give a directory written by -record (e.g. report/raw)", c.Replay)
+		}
+	}
+	return c, errs
+}
+
+// checkWritableDir makes sure dir exists (creating it) and can take a file.
+func checkWritableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create %s: %w", dir, errors.Unwrap(err))
+	}
+	f, err := os.CreateTemp(dir, ".drivequal-probe-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", dir, errors.Unwrap(err))
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// ModuleRoot walks up from dir to the directory holding go.mod.
+func ModuleRoot(dir string) (string, error) {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("no go.mod above %s: run the suite from inside the drivequal module", dir)
+		}
+		d = parent
+	}
+}

@@ -1,0 +1,191 @@
+package qual
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// Judgement is the verdict on one measured value.
+type Judgement struct {
+	Verdict string  // report.Pass, report.Fail or report.Inconclusive
+	Ratio   float64 // actual / expected
+	Message string  // one line, like a row of the brief
+}
+
+// JudgeSingle judges one drive's actual against its spec value. A cell
+// measured without the spec's full preconditioning, or whose fio run
+// reported job errors, can fail but never pass: preconditioning only lowers
+// a drive's figures, so meeting the spec then proves nothing.
+func JudgeSingle(name string, metric specs.Metric, actual, spec, tolerance float64, precondition string, jobErrors []string) Judgement {
+	j := Judgement{Ratio: ratio(actual, spec)}
+	threshold := spec * (1 - tolerance)
+	tol := ""
+	if tolerance > 0 {
+		tol = fmt.Sprintf(", tolerance %s %%", trimFloat(tolerance*100))
+	}
+	if actual < threshold {
+		j.Verdict = report.Fail
+		j.Message = fmt.Sprintf("%s: actual %s < spec %s (%.2f %% of spec%s)",
+			name, FormatValue(actual, metric), FormatValue(spec, metric), j.Ratio*100, tol)
+		return j
+	}
+	j.Message = fmt.Sprintf("%s: actual %s >= spec %s (%.2f %% of spec%s)",
+		name, FormatValue(actual, metric), FormatValue(spec, metric), j.Ratio*100, tol)
+	j.Verdict = report.Pass
+	if why := notAPass(precondition, jobErrors); why != "" {
+		j.Verdict = report.Inconclusive
+		j.Message += "; " + why
+	}
+	return j
+}
+
+// notAPass says why a value that meets its spec still does not pass.
+func notAPass(precondition string, jobErrors []string) string {
+	if len(jobErrors) > 0 {
+		return "fio reported job errors (" + strings.Join(jobErrors, "; ") + "), so the figure is not trusted"
+	}
+	if precondition != PrecondFull {
+		return "measured with -precondition=" + precondition + "; preconditioning only lowers a drive's figures, so this is not a pass"
+	}
+	return ""
+}
+
+// DriveShare is one drive's part of a multi-drive measurement.
+type DriveShare struct {
+	Path, Serial string
+	Actual       float64
+	Err          string // a per-drive error, e.g. a job error on that drive
+}
+
+// ScalingJudgement is the verdict on an N-drive measurement.
+type ScalingJudgement struct {
+	Judgement
+	PerDrive []report.DriveResult
+	Spread   float64 // (max − min) / mean of the per-drive actuals
+}
+
+// JudgeScaling judges the total of N drives against expected = N ×
+// baseline, and each drive's share against the single-drive spec, both with
+// tolerance. A drive more than tolerance below the median is named.
+func JudgeScaling(name string, metric specs.Metric, shares []DriveShare, expected, spec, tolerance float64, precondition string, jobErrors []string) ScalingJudgement {
+	var total float64
+	vals := make([]float64, len(shares))
+	for i, s := range shares {
+		total += s.Actual
+		vals[i] = s.Actual
+	}
+	n := len(shares)
+	sj := ScalingJudgement{Judgement: Judgement{Ratio: ratio(total, expected)}}
+	med := median(vals)
+	if n > 0 {
+		mean := total / float64(n)
+		if mean > 0 {
+			sj.Spread = (slices.Max(vals) - slices.Min(vals)) / mean
+		}
+	}
+	var problems, outliers []string
+	if total < expected*(1-tolerance) {
+		problems = append(problems, fmt.Sprintf("total %s < expected %s (%.2f %% of expected, tolerance %s %%)",
+			FormatValue(total, metric), FormatValue(expected, metric), sj.Ratio*100, trimFloat(tolerance*100)))
+	}
+	for _, s := range shares {
+		dr := report.DriveResult{Path: s.Path, Serial: s.Serial, Actual: s.Actual, Ratio: ratio(s.Actual, spec), Verdict: report.Pass, Error: s.Err}
+		if s.Actual < spec*(1-tolerance) {
+			dr.Verdict = report.Fail
+			problems = append(problems, fmt.Sprintf("drive %s%s at %s < spec %s (%.2f %% of spec)",
+				s.Path, serialNote(s.Serial), FormatValue(s.Actual, metric), FormatValue(spec, metric), dr.Ratio*100))
+		}
+		if med > 0 && s.Actual < med*(1-tolerance) {
+			outliers = append(outliers, fmt.Sprintf("drive %s%s is %.1f %% below the median %s",
+				s.Path, serialNote(s.Serial), (1-s.Actual/med)*100, FormatValue(med, metric)))
+		}
+		if s.Err != "" {
+			dr.Verdict = report.Fail
+			problems = append(problems, fmt.Sprintf("drive %s%s: %s", s.Path, serialNote(s.Serial), s.Err))
+		}
+		sj.PerDrive = append(sj.PerDrive, dr)
+	}
+	head := fmt.Sprintf("%s on %d drives: ", name, n)
+	switch {
+	case len(problems) > 0:
+		sj.Verdict = report.Fail
+		sj.Message = head + strings.Join(append(problems, outliers...), "; ")
+	default:
+		sj.Verdict = report.Pass
+		sj.Message = fmt.Sprintf("%stotal %s >= expected %s (%.2f %% of expected, tolerance %s %%, spread %.1f %%)",
+			head, FormatValue(total, metric), FormatValue(expected, metric), sj.Ratio*100, trimFloat(tolerance*100), sj.Spread*100)
+		if total < expected {
+			sj.Message += "; below linear"
+		}
+		if len(outliers) > 0 {
+			sj.Message += "; " + strings.Join(outliers, "; ")
+		}
+		if why := notAPass(precondition, jobErrors); why != "" {
+			sj.Verdict = report.Inconclusive
+			sj.Message += "; " + why
+		}
+	}
+	return sj
+}
+
+func serialNote(serial string) string {
+	if serial == "" {
+		return ""
+	}
+	return " (serial " + serial + ")"
+}
+
+func ratio(actual, expected float64) float64 {
+	if expected == 0 {
+		return 0
+	}
+	return actual / expected
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// FormatValue writes v in metric's unit with thousands separators:
+// "2,350,000 IOPS", "14,500 MB/s" (MB/s is 10^6 bytes per second).
+func FormatValue(v float64, metric specs.Metric) string {
+	unit := "IOPS"
+	if metric == specs.MBps {
+		unit = "MB/s"
+	}
+	return Thousands(v) + " " + unit
+}
+
+// Thousands rounds v to an integer and groups its digits by three.
+func Thousands(v float64) string {
+	s := strconv.FormatInt(int64(math.Round(math.Abs(v))), 10)
+	var b strings.Builder
+	if v < 0 && math.Round(v) != 0 {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func trimFloat(f float64) string {
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}

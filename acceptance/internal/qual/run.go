@@ -1,0 +1,348 @@
+package qual
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// Outcome is what a cell's subtest reports.
+type Outcome struct {
+	Result report.Result
+	// Skip, when set, says why the cell was not judged (nothing recorded).
+	Skip string
+	// Message is the verdict in one line, like a row of the brief.
+	Message string
+	// Attrs are the testcase's properties, in order.
+	Attrs [][2]string
+}
+
+// Run prepares the cell's drives as its plan says (live runs only), runs or
+// replays its measurement, judges it and writes the report. logf receives
+// progress lines.
+func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (Outcome, error) {
+	w := cell.Workload
+	spec := cell.Capacity.Spec[w.Name]
+	res := report.Result{Test: cell.Test, Kind: cell.Kind, Capacity: cell.Capacity.Name, Workload: w.Name,
+		Drives: len(cell.Drives), Metric: string(w.Metric), Spec: spec, Expected: spec, Tolerance: s.Spec.Method.Tolerance}
+	if cell.Kind == KindScaling {
+		res.Tolerance = s.Spec.Scaling.Tolerance
+		base, err := s.baseline(cell)
+		if err != nil {
+			res.Verdict, res.Error = report.Inconclusive, err.Error()
+			return s.finish(res, cell, "")
+		}
+		res.Expected = float64(len(cell.Drives)) * base
+	}
+	if err := s.prepare(ctx, cell, logf); err != nil {
+		res.Verdict = report.Inconclusive
+		res.Error = fmt.Sprintf("%s: not measured: preparing the drives failed: %v", w.Name, err)
+		return s.finish(res, cell, "")
+	}
+	job := s.Planner.Measure(cell)
+	raw := s.Exec.RawPath(cell.Test)
+	logf("measuring %s on %s (%s, %s)", w.Name, s.paths(cell.Drives), describeJob(job), job.Runtime)
+	stdout, runErr := s.Exec.Measure(ctx, cell.Test, job)
+	if errors.Is(runErr, ErrNotRecorded) {
+		return Outcome{Skip: runErr.Error()}, nil
+	}
+	res.Raw = raw
+	if runErr != nil {
+		res.Verdict = report.Fail
+		res.Error = fmt.Sprintf("%s: fio failed: %v", w.Name, runErr)
+		if out, err := fiojob.Parse(stdout); err == nil {
+			if errs := out.Total().Errors; len(errs) > 0 {
+				res.Error += "; " + strings.Join(errs, "; ")
+			}
+		}
+		return s.finish(res, cell, "")
+	}
+	out, err := fiojob.Parse(stdout)
+	if err != nil {
+		res.Verdict = report.Fail
+		res.Error = fmt.Sprintf("%s: %s: %v", w.Name, raw, err)
+		return s.finish(res, cell, "")
+	}
+	if s.Report.FioVersion == "" {
+		s.Report.FioVersion = out.Version
+	}
+	groups := out.Groups()
+	if len(groups) != len(cell.Drives) {
+		res.Verdict = report.Fail
+		res.Error = fmt.Sprintf("%s: %s: fio reported %d drive groups, the step ran on %d drives", w.Name, raw, len(groups), len(cell.Drives))
+		return s.finish(res, cell, out.Version)
+	}
+	total := out.Total()
+	if total.Read.P99Ns+total.Write.P99Ns > 0 {
+		res.P99Us = max(total.Read.P99Ns, total.Write.P99Ns) / 1e3
+		res.P999Us = max(total.Read.P999Ns, total.Write.P999Ns) / 1e3
+	}
+	if cell.Kind == KindSingle {
+		res.Actual = value(groups[0], w.Metric)
+		j := JudgeSingle(w.Name, w.Metric, res.Actual, spec, res.Tolerance, s.Precondition, total.Errors)
+		res.Ratio, res.Verdict = j.Ratio, j.Verdict
+		res.Error = errorText(j)
+		s.mu.Lock()
+		s.single[cell.Capacity.Name+"/"+w.Name] = res.Actual
+		s.mu.Unlock()
+		o, err := s.finish(res, cell, out.Version)
+		o.Message = j.Message
+		return o, err
+	}
+	shares := make([]DriveShare, len(groups))
+	for i, g := range groups {
+		d := s.Drives[cell.Drives[i]]
+		shares[i] = DriveShare{Path: d.Path, Serial: d.Serial, Actual: value(g, w.Metric), Err: strings.Join(g.Errors, "; ")}
+		res.Actual += shares[i].Actual
+	}
+	j := JudgeScaling(w.Name, w.Metric, shares, res.Expected, spec, res.Tolerance, s.Precondition, total.Errors)
+	res.Ratio, res.Verdict, res.PerDrive, res.Spread = j.Ratio, j.Verdict, j.PerDrive, j.Spread
+	res.Error = errorText(j.Judgement)
+	if len(cell.Drives) == 1 {
+		s.mu.Lock()
+		s.single["scaling/"+cell.Capacity.Name+"/"+w.Name] = res.Actual
+		s.mu.Unlock()
+	}
+	o, err := s.finish(res, cell, out.Version)
+	o.Message = j.Message
+	return o, err
+}
+
+// errorText is what results.json keeps as "error": empty for a pass.
+func errorText(j Judgement) string {
+	if j.Verdict == report.Pass {
+		return ""
+	}
+	return j.Message
+}
+
+// finish records res in the report (rewritten at once, so an interrupted
+// run keeps every finished result) and builds the outcome.
+func (s *Suite) finish(res report.Result, cell Cell, fioVersion string) (Outcome, error) {
+	if fioVersion == "" {
+		fioVersion = s.Report.FioVersion
+	}
+	s.mu.Lock()
+	s.Report.Results = append(s.Report.Results, res)
+	err := s.writeReport()
+	s.mu.Unlock()
+	o := Outcome{Result: res, Message: res.Error}
+	unit := "IOPS"
+	if res.Metric == string(specs.MBps) {
+		unit = "MB/s"
+	}
+	d := s.Drives[cell.Drives[0]]
+	o.Attrs = [][2]string{
+		{"verdict", res.Verdict},
+		{"spec", fmt.Sprintf("%g", res.Spec)},
+		{"expected", fmt.Sprintf("%g", res.Expected)},
+		{"actual", fmt.Sprintf("%.0f", res.Actual)},
+		{"ratio", fmt.Sprintf("%.4f", res.Ratio)},
+		{"unit", unit},
+		{"drives", fmt.Sprint(len(cell.Drives))},
+		{"drive", s.paths(cell.Drives)},
+		{"serial", d.Serial},
+		{"model", d.Model},
+		{"firmware", d.Firmware},
+		{"fio_version", fioVersion},
+		{"precondition", s.Precondition},
+	}
+	if res.Raw != "" {
+		o.Attrs = append(o.Attrs, [2]string{"raw", res.Raw})
+	}
+	return o, err
+}
+
+// WriteReport writes results.json, summary.md and the charts now.
+func (s *Suite) WriteReport() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writeReport()
+}
+
+func (s *Suite) writeReport() error {
+	if s.Cfg.DryRun {
+		return nil
+	}
+	if err := s.Report.Write(s.Cfg.Report); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
+}
+
+// baseline is one drive's expected value for a scaling cell: the spec, or
+// the single drive measured in this run.
+func (s *Suite) baseline(cell Cell) (float64, error) {
+	w := cell.Workload
+	if s.Spec.Scaling.Baseline != "single" {
+		return cell.Capacity.Spec[w.Name], nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.single[cell.Capacity.Name+"/"+w.Name]; ok {
+		return v, nil
+	}
+	if v, ok := s.single["scaling/"+cell.Capacity.Name+"/"+w.Name]; ok {
+		return v, nil
+	}
+	return 0, fmt.Errorf("%s: baseline = \"single\" needs TestSingleDrive/%s/%s or TestScaling/1_drives/%s measured first in the same run",
+		w.Name, cell.Capacity.Name, specs.SubtestName(w.Name), specs.SubtestName(w.Name))
+}
+
+// prepare runs the preparation steps the cell's drives need.
+func (s *Suite) prepare(ctx context.Context, cell Cell, logf func(string, ...any)) error {
+	if !s.Cfg.Live() {
+		return nil
+	}
+	s.mu.Lock()
+	acts := s.Planner.Prepare(s.states, cell)
+	s.mu.Unlock()
+	for _, a := range acts {
+		logf("preparing %s: %s (about %s)", s.paths(a.Drives), a.Name, a.Est.Round(time.Second))
+		if err := s.Exec.Prepare(ctx, a, s.Drives); err != nil {
+			// The drives' state is unknown now: the next cell starts over.
+			s.mu.Lock()
+			for _, d := range a.Drives {
+				s.states[d] = State{}
+			}
+			s.mu.Unlock()
+			return fmt.Errorf("%s: %w", a.Name, err)
+		}
+		s.mu.Lock()
+		Apply(s.states, a)
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+func (s *Suite) paths(drives []int) string {
+	var p []string
+	for _, d := range drives {
+		p = append(p, s.Drives[d].Path)
+	}
+	return strings.Join(p, ",")
+}
+
+func value(r fiojob.Result, m specs.Metric) float64 {
+	if m == specs.MBps {
+		return r.MBps()
+	}
+	return r.IOPS
+}
+
+func describeJob(j fiojob.Job) string {
+	s := fmt.Sprintf("rw=%s bs=%d iodepth=%d numjobs=%d", j.RW, j.BS, j.IODepth, j.NumJobs)
+	if j.RWMixRead >= 0 && (j.RW == "rw" || j.RW == "randrw" || j.RW == "readwrite") {
+		s += fmt.Sprintf(" rwmixread=%d", j.RWMixRead)
+	}
+	return s
+}
+
+// Estimate is the plan's duration and bytes written, step by step.
+type Estimate struct {
+	Total time.Duration
+	// Bytes is the estimated bytes written per drive, by drive index.
+	Bytes []int64
+	Lines []string
+}
+
+// Estimate simulates the whole run (single-drive cells, then scaling) from
+// fresh drives and adds up what each step takes.
+func (s *Suite) Estimate() Estimate {
+	e := Estimate{Bytes: make([]int64, len(s.Drives))}
+	states := make([]State, len(s.Drives))
+	step := func(cell Cell) {
+		for _, a := range s.Planner.Prepare(states, cell) {
+			Apply(states, a)
+			e.Total += a.Est
+			for _, d := range a.Drives {
+				e.Bytes[d] += a.Bytes
+			}
+			e.Lines = append(e.Lines, fmt.Sprintf("  prepare  %-28s %-60s ~%s", s.paths(a.Drives), a.Name, a.Est.Round(time.Second)))
+		}
+		m := s.Planner.MeasureEstimate(cell)
+		e.Total += m
+		if cell.Workload.IsWriteOnly() || cell.Workload.RW == "rw" || cell.Workload.RW == "randrw" {
+			for _, d := range cell.Drives {
+				e.Bytes[d] += writtenBytes(cell, s.Planner.MeasureRuntime(cell.Workload))
+			}
+		}
+		e.Lines = append(e.Lines, fmt.Sprintf("  measure  %-28s %-60s ~%s", s.paths(cell.Drives), cell.Test, m.Round(time.Second)))
+	}
+	for _, cc := range s.SingleCells() {
+		for _, c := range cc.Cells {
+			step(c)
+		}
+	}
+	for _, st := range s.ScalingCells() {
+		for _, c := range st.Cells {
+			step(c)
+		}
+	}
+	return e
+}
+
+// writtenBytes estimates what a measurement writes per drive from its spec.
+func writtenBytes(cell Cell, rt time.Duration) int64 {
+	v := cell.Capacity.Spec[cell.Workload.Name]
+	frac := 1.0
+	if cell.Workload.RWMixRead >= 0 && !cell.Workload.IsWriteOnly() {
+		frac = float64(100-cell.Workload.RWMixRead) / 100
+	}
+	if cell.Workload.Metric == specs.MBps {
+		return int64(v * 1e6 * rt.Seconds() * frac)
+	}
+	return int64(v * float64(cell.Workload.BS) * rt.Seconds() * frac)
+}
+
+// PrintPlan writes the dry run: each drive's identity, every step with its
+// estimate, every fio job file, the bytes written per drive and the total.
+func (s *Suite) PrintPlan(w io.Writer) {
+	fmt.Fprintf(w, "drivequal dry run: spec %s (%s), precondition %s\n\n", s.Spec.Model, s.Spec.File, s.Precondition)
+	fmt.Fprintln(w, "drives:")
+	for _, d := range s.Drives {
+		fmt.Fprintf(w, "  %s -> %s  model %q serial %q firmware %q  %s bytes  as %s  NUMA node %d\n",
+			d.Path, d.Resolved, d.Model, d.Serial, d.Firmware, Thousands(float64(d.Size)), d.Capacity, d.NUMANode)
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintln(w, "warning:", warn)
+	}
+	e := s.Estimate()
+	fmt.Fprintln(w, "\nplan:")
+	for _, l := range e.Lines {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintln(w, "\nfio job files:")
+	states := make([]State, len(s.Drives))
+	show := func(cell Cell) {
+		for _, a := range s.Planner.Prepare(states, cell) {
+			Apply(states, a)
+			if a.Kind != ActPurge {
+				fmt.Fprintf(w, "# prepare: %s\n%s\n", a.Name, a.Job.File())
+			}
+		}
+		fmt.Fprintf(w, "# %s\n%s\n", cell.Test, s.Planner.Measure(cell).File())
+	}
+	for _, cc := range s.SingleCells() {
+		for _, c := range cc.Cells {
+			show(c)
+		}
+	}
+	for _, st := range s.ScalingCells() {
+		for _, c := range st.Cells {
+			show(c)
+		}
+	}
+	fmt.Fprintln(w, "bytes written per drive (estimate):")
+	for i, d := range s.Drives {
+		fmt.Fprintf(w, "  %s: %s bytes\n", d.Path, Thousands(float64(e.Bytes[i])))
+	}
+	fmt.Fprintf(w, "estimated duration: %s\n", e.Total.Round(time.Second))
+}

@@ -1,0 +1,375 @@
+package qual
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// RunInfo is run.json, written at the start of a recorded run and read by a
+// replay: what the recorded outputs were measured on and how.
+type RunInfo struct {
+	Spec          string         `json:"spec"`
+	Mode          string         `json:"mode"`
+	FioVersion    string         `json:"fio_version"`
+	Precondition  string         `json:"precondition"`
+	Reconstructed bool           `json:"reconstructed,omitempty"`
+	Drives        []report.Drive `json:"drives"`
+}
+
+// Suite is one qualification run: a validated configuration, the drives,
+// the plan and the report being written.
+type Suite struct {
+	Cfg          *Config
+	Spec         *specs.Spec
+	Drives       []Drive
+	Planner      *Planner
+	Exec         Executor
+	Report       *report.Run
+	Precondition string // the preconditioning the measurements had
+	// Warnings are things the operator should know that do not stop the run.
+	Warnings []string
+
+	mu     sync.Mutex
+	states []State
+	single map[string]float64 // "capacity/workload" → single-drive actual
+}
+
+// Setup validates everything a run needs before any subtest starts: the
+// spec, the drives and their safety, the replay directory and the plan's
+// duration against timeout (0: none). It returns every problem found.
+func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.System, runner fiojob.Runner) (*Suite, []error) {
+	var errs []error
+	spec, err := specs.Load(cfg.Spec)
+	if err != nil {
+		var list specs.ErrorList
+		if errors.As(err, &list) {
+			for _, e := range list {
+				errs = append(errs, e)
+			}
+		} else {
+			errs = append(errs, fmt.Errorf("parsing -spec: %w", err))
+		}
+		return nil, errs
+	}
+	s := &Suite{Cfg: cfg, Spec: spec, Precondition: cfg.Precondition, single: map[string]float64{}}
+	if cfg.Capacity != "" {
+		if _, ok := spec.Capacity(cfg.Capacity); !ok {
+			errs = append(errs, fmt.Errorf("parsing -capacity: %q is not a capacity of %s: use one of %s", cfg.Capacity, spec.File, capacityList(spec)))
+		}
+	}
+	s.Report = &report.Run{Spec: spec.Model, Source: spec.Source, Precondition: cfg.Precondition}
+	for _, w := range spec.Workloads {
+		s.Report.Workloads = append(s.Report.Workloads, w.Name)
+	}
+	if cfg.Live() {
+		s.Report.Mode = "live"
+		errs = append(errs, s.setupLive(ctx, sys, runner)...)
+	} else {
+		s.Report.Mode = "replay"
+		errs = append(errs, s.setupReplay()...)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	var online []int
+	if cfg.Live() {
+		online, _ = sys.OnlineCPUs()
+	}
+	s.Planner = &Planner{Spec: spec, Precondition: s.Precondition, Runtime: cfg.Runtime, Drives: s.Drives, Online: online}
+	s.states = make([]State, len(s.Drives))
+	if err := s.checkScaling(); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.Live() && timeout > 0 {
+		if est := s.Estimate().Total; est > timeout {
+			errs = append(errs, fmt.Errorf("parsing -timeout: the plan takes about %s but -timeout is %s: run with -timeout=%s",
+				est.Round(time.Second), timeout, suggestTimeout(est)))
+		}
+	}
+	s.fillReportDrives()
+	if len(errs) == 0 && cfg.Live() && !cfg.DryRun {
+		if err := s.writeRunInfo(); err != nil {
+			errs = append(errs, fmt.Errorf("parsing -record: %w", err))
+		}
+	}
+	return s, errs
+}
+
+// writeRunInfo writes run.json into the record directory, so that a replay
+// of it knows the drives, the fio version and the preconditioning.
+func (s *Suite) writeRunInfo() error {
+	info := RunInfo{Spec: s.Spec.Model, Mode: "record", FioVersion: s.Report.FioVersion,
+		Precondition: s.Precondition, Drives: s.Report.Drives}
+	data, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.Cfg.Record, 0o755); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(s.Cfg.Record, "run.json"), append(data, '\n'))
+}
+
+func (s *Suite) setupLive(ctx context.Context, sys device.System, runner fiojob.Runner) []error {
+	var errs []error
+	cfg := s.Cfg
+	version, err := runner.Version(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	s.Report.FioVersion = version
+	s.Exec = &Live{Dir: cfg.Record, Runner: runner}
+	var infos []device.Info
+	for _, p := range cfg.Drives {
+		info, err := sys.Inspect(p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("parsing -drives: %w", err))
+			continue
+		}
+		infos = append(infos, info)
+		d := Drive{Info: info, Capacity: cfg.Capacity}
+		if d.Capacity == "" {
+			name, err := device.MatchCapacity(info.Size, deviceCapacities(s.Spec))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("parsing -drives: %s: %w", p, err))
+			}
+			d.Capacity = name
+		} else if c, ok := s.Spec.Capacity(cfg.Capacity); ok && !device.Comparable(info.Size, c.Bytes) {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s holds %s bytes, not the %s bytes of %s: its figures are not comparable with the spec's",
+				p, Thousands(float64(info.Size)), Thousands(float64(c.Bytes)), c.Name))
+		}
+		s.Drives = append(s.Drives, d)
+	}
+	if len(infos) == len(cfg.Drives) {
+		opt := device.Options{Destructive: cfg.Destructive || cfg.DryRun, WipeSignatures: cfg.WipeSignatures}
+		for _, r := range sys.Check(infos, opt) {
+			errs = append(errs, r)
+		}
+		if cfg.DryRun && !cfg.Destructive {
+			s.Warnings = append(s.Warnings, "a real run needs -destructive: everything on the drives above is destroyed")
+		}
+	}
+	return errs
+}
+
+func (s *Suite) setupReplay() []error {
+	cfg := s.Cfg
+	if cfg.Replay == "" {
+		cfg.Replay = filepath.Join(cfg.Root, "fixtures", s.Spec.Name)
+		if st, err := os.Stat(cfg.Replay); err != nil || !st.IsDir() {
+			return []error{fmt.Errorf("parsing -replay: spec %s has no recorded outputs at %s: give -drives to measure drives, or -replay=DIR with a directory written by -record", s.Spec.Name, cfg.Replay)}
+		}
+	}
+	s.Exec = Replay{Dir: cfg.Replay}
+	info := RunInfo{Precondition: PrecondFull}
+	path := filepath.Join(cfg.Replay, "run.json")
+	if data, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(data, &info); err != nil {
+			return []error{fmt.Errorf("parsing -replay: %s: %v: fix or remove the file", path, err)}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return []error{fmt.Errorf("parsing -replay: %w", err)}
+	}
+	switch info.Precondition {
+	case PrecondFull, PrecondQuick, PrecondNone:
+	default:
+		return []error{fmt.Errorf("parsing -replay: %s: precondition %q is not full, quick or none", path, info.Precondition)}
+	}
+	// A replay judges what was recorded: its preconditioning decides.
+	s.Precondition = info.Precondition
+	s.Report.Precondition = info.Precondition
+	s.Report.FioVersion = info.FioVersion
+	for _, d := range info.Drives {
+		s.Drives = append(s.Drives, Drive{Info: device.Info{Path: d.Path, Model: d.Model, Serial: d.Serial,
+			Firmware: d.Firmware, Size: d.Bytes, NUMANode: d.NUMANode}, Capacity: d.Capacity})
+	}
+	// Recorded outputs with no drive identity still replay, on placeholders.
+	for _, c := range s.Spec.Capacities {
+		if len(s.drivesOf(c.Name)) == 0 {
+			s.Drives = append(s.Drives, Drive{Info: device.Info{Path: "recorded " + c.Name + " drive", NUMANode: -1, Size: c.Bytes}, Capacity: c.Name})
+		}
+	}
+	if sc := s.Spec.Scaling.Capacity; sc != "" {
+		have := len(s.drivesOf(sc))
+		want := slices.Max(append([]int{0}, s.Spec.Scaling.Drives...))
+		for i := have; i < want; i++ {
+			s.Drives = append(s.Drives, Drive{Info: device.Info{Path: fmt.Sprintf("recorded %s drive %d", sc, i+1), NUMANode: -1}, Capacity: sc})
+		}
+	}
+	return nil
+}
+
+// checkScaling refuses drive counts the run cannot do.
+func (s *Suite) checkScaling() error {
+	if s.Cfg.Scaling == nil || !s.Cfg.Live() {
+		return nil
+	}
+	sc := s.Spec.Scaling.Capacity
+	if sc == "" {
+		return fmt.Errorf("parsing -scaling: spec %s has no [scaling] section: drop -scaling or add one to the spec", s.Spec.File)
+	}
+	if have, want := len(s.drivesOf(sc)), slices.Max(s.Cfg.Scaling); want > have {
+		return fmt.Errorf("parsing -scaling: %d drives asked for but -drives has %d of capacity %s: give more drives or smaller counts", want, have, sc)
+	}
+	return nil
+}
+
+func (s *Suite) fillReportDrives() {
+	s.Report.Drives = nil
+	for i, d := range s.Drives {
+		if !s.Cfg.Live() && strings.HasPrefix(d.Path, "recorded ") {
+			continue
+		}
+		rd := report.Drive{Path: d.Path, Model: d.Model, Serial: d.Serial, Firmware: d.Firmware, Bytes: d.Size,
+			Capacity: d.Capacity, NUMANode: d.NUMANode}
+		if s.Planner != nil && s.Cfg.Live() {
+			if t := s.Planner.targets(s.drivesOf(d.Capacity)); len(t) > 0 {
+				for j, idx := range s.drivesOf(d.Capacity) {
+					if idx == i {
+						rd.CPUs = t[j].CPUs
+					}
+				}
+			}
+		}
+		s.Report.Drives = append(s.Report.Drives, rd)
+	}
+}
+
+// drivesOf lists the indices of the drives judged as capacity name.
+func (s *Suite) drivesOf(name string) []int {
+	var out []int
+	for i, d := range s.Drives {
+		if d.Capacity == name {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func deviceCapacities(spec *specs.Spec) []device.Capacity {
+	out := make([]device.Capacity, len(spec.Capacities))
+	for i, c := range spec.Capacities {
+		out[i] = device.Capacity{Name: c.Name, Bytes: c.Bytes}
+	}
+	return out
+}
+
+func capacityList(spec *specs.Spec) string {
+	var names []string
+	for _, c := range spec.Capacities {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// suggestTimeout rounds est plus a quarter up to a whole hour, or to 10
+// minutes for short plans.
+func suggestTimeout(est time.Duration) time.Duration {
+	want := est + est/4 + time.Minute
+	step := time.Hour
+	if want < 2*time.Hour {
+		step = 10 * time.Minute
+	}
+	return (want + step - 1).Truncate(step)
+}
+
+// CapacityCells is one capacity's single-drive cells in plan order.
+type CapacityCells struct {
+	Capacity specs.Capacity
+	// Skip, when set, says why the capacity is not measured.
+	Skip  string
+	Cells []Cell
+}
+
+// SingleCells lists TestSingleDrive's cells, capacity by capacity in the
+// spec's order, each capacity's workloads in plan order.
+func (s *Suite) SingleCells() []CapacityCells {
+	var out []CapacityCells
+	for _, c := range s.Spec.Capacities {
+		cc := CapacityCells{Capacity: c}
+		drives := s.drivesOf(c.Name)
+		if len(drives) == 0 {
+			cc.Skip = fmt.Sprintf("no drive given is a %s drive (drives: %s); use -capacity=%s to judge a drive as this capacity", c.Name, s.driveSummary(), c.Name)
+			out = append(out, cc)
+			continue
+		}
+		for _, w := range s.Planner.Order(s.Spec.Workloads) {
+			if _, ok := c.Spec[w.Name]; !ok {
+				continue
+			}
+			need, twin := s.Planner.Need(w)
+			cc.Cells = append(cc.Cells, Cell{Kind: KindSingle, Test: "TestSingleDrive/" + c.Name + "/" + specs.SubtestName(w.Name),
+				Capacity: c, Workload: w, Drives: drives[:1], Need: need, Twin: twin})
+		}
+		out = append(out, cc)
+	}
+	return out
+}
+
+// ScalingStep is one drive count's cells.
+type ScalingStep struct {
+	N     int
+	Cells []Cell
+}
+
+// ScalingCells lists TestScaling's cells: for each drive count, each workload
+// in plan order with the spec's scaling overrides.
+func (s *Suite) ScalingCells() []ScalingStep {
+	sc, ok := s.Spec.Capacity(s.Spec.Scaling.Capacity)
+	if !ok {
+		return nil
+	}
+	drives := s.drivesOf(sc.Name)
+	counts := s.Cfg.Scaling
+	if counts == nil {
+		for _, n := range s.Spec.Scaling.Drives {
+			if n <= len(drives) {
+				counts = append(counts, n)
+			}
+		}
+	}
+	var out []ScalingStep
+	for _, n := range counts {
+		if n > len(drives) {
+			continue
+		}
+		if r, ok := s.Exec.(Replay); ok && s.Cfg.Scaling == nil {
+			// A replay judges the drive counts that were recorded.
+			if st, err := os.Stat(filepath.Join(r.Dir, "TestScaling", fmt.Sprintf("%d_drives", n))); err != nil || !st.IsDir() {
+				continue
+			}
+		}
+		st := ScalingStep{N: n}
+		for _, w := range s.Planner.Order(s.Spec.Workloads) {
+			if _, ok := sc.Spec[w.Name]; !ok {
+				continue
+			}
+			need, twin := s.Planner.Need(w)
+			st.Cells = append(st.Cells, Cell{Kind: KindScaling, Test: fmt.Sprintf("TestScaling/%d_drives/%s", n, specs.SubtestName(w.Name)),
+				Capacity: sc, Workload: s.Spec.ForScaling(w), Drives: drives[:n], Need: need, Twin: twin})
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func (s *Suite) driveSummary() string {
+	var parts []string
+	for _, d := range s.Drives {
+		parts = append(parts, d.Path+" as "+d.Capacity)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,133 @@
+package acceptance
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/qual"
+	"github.com/drivequal/drivequal/fiojob"
+)
+
+var flags qual.Flags
+
+func init() { flags.Register(flag.CommandLine) }
+
+// suite is the run set up by TestMain; nil only when TestMain refused.
+var suite *qual.Suite
+
+// runCtx ends on Ctrl-C, SIGTERM or shortly before the test deadline, so
+// every fio is stopped and the report written before go test gives up.
+var runCtx context.Context
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	timeout := testTimeout()
+	if timeout > 0 {
+		// Leave time to stop fio and write the report before go test's own
+		// deadline panics the binary.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout-min(timeout/10, 30*time.Second))
+		defer cancel()
+	}
+	runCtx = ctx
+
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "drivequal:", err)
+		return 2
+	}
+	root, err := qual.ModuleRoot(wd)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "drivequal:", err)
+		return 2
+	}
+	cfg, errs := flags.Validate(root)
+	var s *qual.Suite
+	if len(errs) == 0 {
+		var more []error
+		s, more = qual.Setup(ctx, cfg, timeout, device.System{}, fiojob.Runner{})
+		errs = append(errs, more...)
+	}
+	if len(errs) > 0 {
+		fmt.Fprintf(os.Stderr, "drivequal: refusing to run (%d problem%s):\n", len(errs), plural(len(errs)))
+		for _, e := range errs {
+			fmt.Fprintf(os.Stderr, "  %v\n", e)
+		}
+		return 2
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintln(os.Stderr, "drivequal: warning:", w)
+	}
+	if cfg.DryRun {
+		s.PrintPlan(os.Stdout)
+		return 0
+	}
+	suite = s
+	code := m.Run()
+	if err := s.WriteReport(); err != nil {
+		fmt.Fprintln(os.Stderr, "drivequal:", err)
+		code = max(code, 1)
+	}
+	if ctx.Err() != nil && code == 0 {
+		code = 1
+	}
+	summary, err := os.ReadFile(filepath.Join(cfg.Report, "summary.md"))
+	if err == nil {
+		fmt.Fprintf(operator(), "\n%s\nreport: %s\n", summary, cfg.Report)
+	}
+	return code
+}
+
+// testTimeout is go test's -timeout (0: none).
+func testTimeout() time.Duration {
+	f := flag.Lookup("test.timeout")
+	if f == nil {
+		return 0
+	}
+	d, _ := time.ParseDuration(f.Value.String())
+	return d
+}
+
+// operator is where the summary is shown. go test hides a passing package's
+// output unless -v is given; when the binary runs under the go command
+// without -v, the summary goes to the go command's own standard output, so
+// that `go test ./acceptance` shows the tables.
+func operator() io.Writer {
+	if testing.Verbose() {
+		return os.Stdout
+	}
+	ppid := os.Getppid()
+	comm, err := os.ReadFile("/proc/" + strconv.Itoa(ppid) + "/comm")
+	if err != nil || strings.TrimSpace(string(comm)) != "go" {
+		return os.Stdout
+	}
+	f, err := os.OpenFile("/proc/"+strconv.Itoa(ppid)+"/fd/1", os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return os.Stdout
+	}
+	return f
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
