@@ -37,7 +37,9 @@ var ErrNotRecorded = errors.New("no recorded fio output")
 type Replay struct{ Dir string }
 
 // RawPath implements Executor.
-func (r Replay) RawPath(test string) string { return filepath.Join(r.Dir, filepath.FromSlash(test)+".json") }
+func (r Replay) RawPath(test string) string {
+	return filepath.Join(r.Dir, filepath.FromSlash(test)+".json")
+}
 
 // Measure implements Executor.
 func (r Replay) Measure(_ context.Context, test string, _ fiojob.Job) ([]byte, error) {
