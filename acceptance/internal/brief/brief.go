@@ -144,13 +144,14 @@ func DrivePath(capacity string, i int) string {
 	return fmt.Sprintf("brief/%s/%02d", capacity, i+1)
 }
 
-// SinglePath and ScalingPath are the fixture paths of a single-drive and a
-// scaling subtest.
+// SinglePath is the fixture path of a single-drive subtest:
+// "TestSingleDrive/1.92TB/4KB_Random_Read.json".
 func SinglePath(capacity, workload string) string {
 	return "TestSingleDrive/" + specs.SubtestName(capacity) + "/" + specs.SubtestName(workload) + ".json"
 }
 
-// ScalingPath is the fixture path of the scaling subtest of n drives.
+// ScalingPath is the fixture path of the scaling subtest of n drives:
+// "TestScaling/24_drives/4KB_Random_Read.json".
 func ScalingPath(n int, workload string) string {
 	return fmt.Sprintf("TestScaling/%d_drives/%s.json", n, specs.SubtestName(workload))
 }
