@@ -20,13 +20,13 @@ func ParseCPUList(s string) ([]int, error) {
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
+		a, err := strconv.Atoi(strings.TrimSpace(lo))
 		if err != nil || a < 0 {
 			return nil, fmt.Errorf("parsing CPU list %q: bad CPU %q", s, part)
 		}
 		b := a
 		if isRange {
-			b, err = strconv.Atoi(hi)
+			b, err = strconv.Atoi(strings.TrimSpace(hi))
 			if err != nil || b < a {
 				return nil, fmt.Errorf("parsing CPU list %q: bad range %q", s, part)
 			}

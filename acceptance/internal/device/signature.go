@@ -157,9 +157,9 @@ func (p *probe) find() []string {
 	}
 
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].off < fs[j].off })
-	out := make([]string, len(fs))
-	for i, f := range fs {
-		out[i] = fmt.Sprintf("%s at offset %d", f.name, f.off)
+	var out []string
+	for _, f := range fs {
+		out = append(out, fmt.Sprintf("%s at offset %d", f.name, f.off))
 	}
 	return out
 }
