@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -62,7 +63,7 @@ func (r Runner) Version(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("fio not found (%w); %s", err, installHint)
 	}
-	out, stderr, err := r.run(ctx, path, []string{"--version"})
+	out, stderr, err := r.run(ctx, path, []string{"--version"}, false)
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w", path, err)
 	}
@@ -87,21 +88,29 @@ func (r Runner) Version(ctx context.Context) (string, error) {
 // process group gets SIGINT, then SIGKILL after r.Grace; the error then wraps
 // ctx.Err() (and the *ExitError, if any), and stdout holds what fio printed
 // until then. In every case the whole process group is sent SIGKILL once fio
-// has been waited for, so no fio worker outlives Run.
+// has been waited for, and so is every job process fio forked that is still
+// alive (they leave the group; see proc.go), so no fio worker outlives Run.
 func (r Runner) Run(ctx context.Context, jobFile string) (stdout, stderr []byte, err error) {
 	args := append([]string{"--output-format=json+"}, r.Args...)
 	args = append(args, jobFile)
-	return r.run(ctx, r.binary(), args)
+	return r.run(ctx, r.binary(), args, true)
 }
 
-func (r Runner) run(ctx context.Context, bin string, args []string) (stdout, stderr []byte, err error) {
+// run runs bin with args in a new process group. With watch set it also
+// records the process's descendants while it runs (see proc.go) and kills
+// those left once it has ended.
+func (r Runner) run(ctx context.Context, bin string, args []string, watch bool) (stdout, stderr []byte, err error) {
 	var outBuf, errBuf bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout = &outBuf
 	cmd.Stderr = &errBuf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var watcher atomic.Pointer[descendantWatch] // set after Start, read by Cancel
 	cmd.Cancel = func() error {
-		// The whole group: fio's main process and any job processes it forked.
+		if w := watcher.Load(); w != nil {
+			w.scan()
+		}
+		// fio stops its jobs on SIGINT and still prints its report.
 		return killGroup(cmd.Process.Pid, unix.SIGINT)
 	}
 	cmd.WaitDelay = r.grace()
@@ -115,13 +124,19 @@ func (r Runner) run(ctx context.Context, bin string, args []string) (stdout, std
 		return nil, nil, fmt.Errorf("starting fio: %w", err)
 	}
 	pgid := cmd.Process.Pid
+	if watch {
+		watcher.Store(watchDescendants(pgid))
+	}
 	if r.Started != nil {
 		r.Started(pgid)
 	}
 	waitErr := cmd.Wait()
-	// exec only kills the leader after WaitDelay; finish the group, which
-	// must not outlive us whatever happened.
+	// exec only kills the leader after WaitDelay; finish the group and any
+	// job process that left it, none of which may outlive Run.
 	_ = killGroup(pgid, unix.SIGKILL)
+	if w := watcher.Load(); w != nil {
+		w.killSurvivors()
+	}
 
 	stdout, stderr = outBuf.Bytes(), errBuf.Bytes()
 	var exitErr error

@@ -1,0 +1,146 @@
+package fiojob
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// fio forks one process per job unless thread is set, and each job process
+// calls setsid(), leaving fio's process group. Killing fio's group therefore
+// misses them, and a job process whose fio was killed keeps doing I/O until
+// its runtime ends (fio 3.33 was checked). Job files from Job.File use
+// thread=1, but Run accepts any job file, so it also watches fio's
+// descendants while fio runs and kills those still alive once fio is gone.
+
+// procWatchInterval is how often a running fio's descendants are listed.
+const procWatchInterval = 250 * time.Millisecond
+
+// procKey identifies a process across pid reuse: pid plus its start time in
+// clock ticks since boot (/proc/PID/stat field 22).
+type procKey struct {
+	pid   int
+	start uint64
+}
+
+// descendantWatch records every descendant of one process seen while it runs.
+type descendantWatch struct {
+	root int
+	stop chan struct{}
+	done chan struct{}
+
+	mu   sync.Mutex
+	seen map[procKey]bool
+}
+
+func watchDescendants(root int) *descendantWatch {
+	w := &descendantWatch{
+		root: root,
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+		seen: map[procKey]bool{},
+	}
+	go w.loop()
+	return w
+}
+
+func (w *descendantWatch) loop() {
+	defer close(w.done)
+	t := time.NewTicker(procWatchInterval)
+	defer t.Stop()
+	w.scan()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+			w.scan()
+		}
+	}
+}
+
+// scan adds the current descendants of root to w.seen.
+func (w *descendantWatch) scan() {
+	kids := descendants(w.root)
+	w.mu.Lock()
+	for _, k := range kids {
+		w.seen[k] = true
+	}
+	w.mu.Unlock()
+}
+
+// killSurvivors stops watching and sends SIGKILL to every recorded
+// descendant that is still the same process (same start time).
+func (w *descendantWatch) killSurvivors() {
+	close(w.stop)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k := range w.seen {
+		if _, start, ok := readStat(k.pid); ok && start == k.start {
+			_ = unix.Kill(k.pid, unix.SIGKILL)
+		}
+	}
+}
+
+// descendants lists the processes below root (children, their children,
+// ...), from one pass over /proc.
+func descendants(root int) []procKey {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]procKey{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		ppid, start, ok := readStat(pid)
+		if !ok {
+			continue
+		}
+		children[ppid] = append(children[ppid], procKey{pid, start})
+	}
+	var out []procKey
+	queue := []int{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c.pid)
+		}
+	}
+	return out
+}
+
+// readStat returns the parent pid and start time of pid from
+// /proc/PID/stat.
+func readStat(pid int) (ppid int, start uint64, ok bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, 0, false
+	}
+	// "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := bytes.Fields(b[i+1:])
+	// f[0] is field 3 (state), so field n is f[n-3].
+	if len(f) < 20 {
+		return 0, 0, false
+	}
+	pp, err1 := strconv.Atoi(string(f[1]))
+	st, err2 := strconv.ParseUint(string(f[19]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return pp, st, true
+}
