@@ -16,6 +16,12 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
+// Colours of the chart's lines.
+var (
+	measuredColor = color.RGBA{R: 31, G: 119, B: 180, A: 255}
+	expectedColor = color.RGBA{R: 128, G: 128, B: 128, A: 255}
+)
+
 // Chart size.
 const (
 	chartWidth  = 6 * vg.Inch
@@ -121,29 +127,30 @@ func scalingChart(g scalingGroup) ([]byte, error) {
 	p.X.Tick.Marker = plot.ConstantTicks(dedupTicks(ticks))
 	p.Add(plotter.NewGrid())
 
-	if len(want) > 0 {
-		line, err := plotter.NewLine(want)
-		if err != nil {
-			return nil, err
-		}
-		line.Color = color.RGBA{R: 128, G: 128, B: 128, A: 255}
-		line.Width = vg.Points(1.5)
-		line.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
-		p.Add(line)
-		p.Legend.Add("expected (linear)", line)
-	}
-
 	line, points, err := plotter.NewLinePoints(got)
 	if err != nil {
 		return nil, err
 	}
-	blue := color.RGBA{R: 31, G: 119, B: 180, A: 255}
-	line.Color = blue
+	line.Color = measuredColor
 	line.Width = vg.Points(2)
-	points.Color = blue
+	points.Color = measuredColor
 	points.Shape = draw.CircleGlyph{}
 	points.Radius = vg.Points(3.5)
 	p.Add(line, points)
+
+	// The expected line goes on top: where the two coincide, its dashes
+	// still show.
+	if len(want) > 0 {
+		exp, err := plotter.NewLine(want)
+		if err != nil {
+			return nil, err
+		}
+		exp.Color = expectedColor
+		exp.Width = vg.Points(1.5)
+		exp.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+		p.Add(exp)
+		p.Legend.Add("expected (linear)", exp)
+	}
 	p.Legend.Add("measured", line, points)
 
 	lab := &pointLabels{

@@ -175,7 +175,7 @@ func (r *Run) writeCapacity(b *bytes.Buffer, notes *footnotes, capacity string, 
 	for _, res := range rows {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n",
 			orDash(cell(res.Workload)), formatValue(res.Spec, res.Metric), actualCell(res),
-			formatPercent(res.Actual, res.Spec), notes.verdict(res))
+			percentCell(res, res.Spec), notes.verdict(res))
 	}
 	b.WriteString("\n")
 	notes.flush(b, start)
@@ -203,7 +203,7 @@ func (r *Run) writeScaling(b *bytes.Buffer, notes *footnotes, rank map[string]in
 		for _, res := range g.rows {
 			fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n",
 				res.Drives, actualCell(res), formatValue(res.Expected, res.Metric),
-				formatPercent(res.Actual, res.Expected), notes.verdict(res))
+				percentCell(res, res.Expected), notes.verdict(res))
 		}
 		b.WriteString("\n")
 		notes.flush(b, start)
@@ -223,7 +223,7 @@ func (r *Run) writeScaling(b *bytes.Buffer, notes *footnotes, rank map[string]in
 // below linear.
 func (r *Run) writeDrivesOf(b *bytes.Buffer, res Result) {
 	var lines []string
-	if vals := okActuals(res.PerDrive); len(vals) > 0 {
+	if vals := okActuals(res.PerDrive); len(res.PerDrive) > 1 && len(vals) > 0 {
 		spread := res.Spread
 		if len(res.PerDrive) > 0 {
 			spread = Spread(res.PerDrive)
@@ -249,7 +249,7 @@ func (r *Run) writeDrivesOf(b *bytes.Buffer, res Result) {
 		lines = append(lines, items...)
 		lines = append(lines, "")
 	}
-	if res.Expected > 0 && res.Actual < res.Expected && !(res.Error != "" && res.Actual == 0) {
+	if res.Expected > 0 && res.Actual < res.Expected && !unmeasured(res) {
 		lines = append(lines, fmt.Sprintf("At %d drives the total is below linear: %s of expected.",
 			res.Drives, formatPercent(res.Actual, res.Expected)))
 	}
@@ -384,13 +384,26 @@ func (f *footnotes) flush(b *bytes.Buffer, start int) {
 	b.WriteString("\n")
 }
 
-// actualCell is a result's measured value, or "-" when an error left
-// nothing measured.
+// unmeasured reports whether an error left res with nothing measured.
+func unmeasured(res Result) bool {
+	return res.Error != "" && res.Actual == 0
+}
+
+// actualCell is a result's measured value, or "-" when nothing was measured.
 func actualCell(res Result) string {
-	if res.Error != "" && res.Actual == 0 {
+	if unmeasured(res) {
 		return "-"
 	}
 	return formatValue(res.Actual, res.Metric)
+}
+
+// percentCell is a result's actual as a percentage of ref, or "-" when
+// nothing was measured.
+func percentCell(res Result, ref float64) string {
+	if unmeasured(res) {
+		return "-"
+	}
+	return formatPercent(res.Actual, ref)
 }
 
 // unit is how a metric's values are written: "IOPS", or "MB/s" for MBps

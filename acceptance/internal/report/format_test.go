@@ -1,0 +1,253 @@
+package report
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+type thousandsTest struct {
+	in  float64
+	out string
+}
+
+var thousandsTests = []thousandsTest{
+	{0, "0"},
+	{7, "7"},
+	{999, "999"},
+	{1000, "1,000"},
+	{14500, "14,500"},
+	{126011, "126,011"},
+	{2409894, "2,409,894"},
+	{2350000, "2,350,000"},
+	{57400000, "57,400,000"},
+	{1_920_383_410_176, "1,920,383,410,176"},
+	{2409893.5, "2,409,894"}, // halves round away from zero
+	{2409894.49, "2,409,894"},
+	{999.5, "1,000"},
+	{-1234567, "-1,234,567"},
+	{-0.4, "0"}, // never "-0"
+	{math.NaN(), "n/a"},
+	{math.Inf(1), "n/a"},
+	{math.Inf(-1), "n/a"},
+}
+
+func TestFormatThousands(t *testing.T) {
+	for _, tt := range thousandsTests {
+		if out := formatThousands(tt.in); out != tt.out {
+			t.Errorf("formatThousands(%v) = %q, want %q", tt.in, out, tt.out)
+		}
+	}
+}
+
+type valueTest struct {
+	v      float64
+	metric string
+	out    string
+}
+
+var valueTests = []valueTest{
+	{2350000, "iops", "2,350,000 IOPS"},
+	{14500, "MBps", "14,500 MB/s"},
+	{14506.4, "MBps", "14,506 MB/s"},
+	{12, "", "12"},
+}
+
+func TestFormatValue(t *testing.T) {
+	for _, tt := range valueTests {
+		if out := formatValue(tt.v, tt.metric); out != tt.out {
+			t.Errorf("formatValue(%v, %q) = %q, want %q", tt.v, tt.metric, out, tt.out)
+		}
+	}
+}
+
+type percentTest struct {
+	actual, ref float64
+	out         string
+}
+
+var percentTests = []percentTest{
+	{2409894, 2350000, "102.55 %"}, // the brief's 4KB Random Read, 1.92TB
+	{126011, 1200000, "10.50 %"},
+	{1260110, 1200000, "105.01 %"},
+	{14506, 14500, "100.04 %"},
+	{2350000, 2350000, "100.00 %"},
+	{1, 3, "33.33 %"},
+	{2, 3, "66.67 %"},
+	{0, 14500, "0.00 %"},
+	{5, 0, "n/a"},
+	{math.NaN(), 1, "n/a"},
+	{1, math.Inf(1), "n/a"},
+}
+
+func TestFormatPercent(t *testing.T) {
+	for _, tt := range percentTests {
+		if out := formatPercent(tt.actual, tt.ref); out != tt.out {
+			t.Errorf("formatPercent(%v, %v) = %q, want %q", tt.actual, tt.ref, out, tt.out)
+		}
+	}
+}
+
+type bytesTest struct {
+	in  int64
+	out string
+}
+
+var bytesTests = []bytesTest{
+	{1_920_383_410_176, "1.92 TB"},
+	{3_840_755_982_336, "3.84 TB"},
+	{15_360_000_000_000, "15.36 TB"},
+	{1 << 30, "1.07 GB"},
+	{999, "999 B"},
+	{0, "-"},
+	{-1, "-"},
+}
+
+func TestFormatBytes(t *testing.T) {
+	for _, tt := range bytesTests {
+		if out := formatBytes(tt.in); out != tt.out {
+			t.Errorf("formatBytes(%d) = %q, want %q", tt.in, out, tt.out)
+		}
+	}
+}
+
+type verdictTest struct {
+	name     string
+	results  []Result
+	capacity string
+	out      string
+}
+
+func res(capacity, verdict, err string) Result {
+	return Result{Capacity: capacity, Kind: KindSingle, Verdict: verdict, Error: err}
+}
+
+var verdictTests = []verdictTest{
+	{"all pass", []Result{res("1.92TB", Pass, ""), res("1.92TB", Pass, "")}, "1.92TB", Qualified},
+	{"one fail", []Result{res("1.92TB", Pass, ""), res("1.92TB", Fail, "")}, "1.92TB", NotQualified},
+	{"fail beats inconclusive", []Result{res("1.92TB", Inconclusive, "x"), res("1.92TB", Fail, "")}, "1.92TB", NotQualified},
+	{"one inconclusive", []Result{res("1.92TB", Pass, ""), res("1.92TB", Inconclusive, "")}, "1.92TB", CapacityInconclusive},
+	{"pass with an error", []Result{res("1.92TB", Pass, ""), res("1.92TB", Pass, "fio: exit 1")}, "1.92TB", CapacityInconclusive},
+	{"unknown verdict", []Result{res("1.92TB", Pass, ""), res("1.92TB", "", "")}, "1.92TB", CapacityInconclusive},
+	{"other capacity's fail ignored", []Result{res("1.92TB", Pass, ""), res("3.84TB", Fail, "")}, "1.92TB", Qualified},
+	{"scaling fail counts", []Result{res("1.92TB", Pass, ""), {Capacity: "1.92TB", Kind: KindScaling, Drives: 24, Verdict: Fail}}, "1.92TB", NotQualified},
+	{"not tested", []Result{res("1.92TB", Pass, "")}, "7.68TB", ""},
+	{"no results", nil, "1.92TB", ""},
+}
+
+func TestCapacityVerdict(t *testing.T) {
+	for _, tt := range verdictTests {
+		if out := CapacityVerdict(tt.results, tt.capacity); out != tt.out {
+			t.Errorf("%s: CapacityVerdict(%q) = %q, want %q", tt.name, tt.capacity, out, tt.out)
+		}
+	}
+}
+
+func drives(actuals ...float64) []DriveResult {
+	var per []DriveResult
+	for i, a := range actuals {
+		per = append(per, DriveResult{Path: "/dev/d" + string(rune('a'+i)), Actual: a})
+	}
+	return per
+}
+
+type spreadTest struct {
+	per []DriveResult
+	out float64
+}
+
+var spreadTests = []spreadTest{
+	{drives(100, 100, 100), 0},
+	{drives(90, 100, 110), 0.2},
+	{drives(50, 150), 1},
+	{drives(100), 0},
+	{nil, 0},
+	{drives(0, 0), 0},
+	// A drive with an error is left out.
+	{append(drives(90, 110), DriveResult{Path: "/dev/x", Error: "io error"}), 0.2},
+}
+
+func TestSpread(t *testing.T) {
+	for _, tt := range spreadTests {
+		if out := Spread(tt.per); math.Abs(out-tt.out) > 1e-12 {
+			t.Errorf("Spread(%v) = %v, want %v", tt.per, out, tt.out)
+		}
+	}
+}
+
+type outliersTest struct {
+	per       []DriveResult
+	tolerance float64
+	out       []string // paths
+}
+
+var outliersTests = []outliersTest{
+	{drives(100, 100, 100), 0.1, nil},
+	{drives(100, 100, 89), 0.1, []string{"/dev/dc"}},
+	{drives(100, 100, 91), 0.1, nil},
+	{drives(100, 80, 100, 100, 50), 0.1, []string{"/dev/db", "/dev/de"}},
+	{drives(100, 99), 0, []string{"/dev/db"}},                                     // median 99.5
+	{append(drives(100, 100), DriveResult{Path: "/dev/x", Error: "e"}), 0.1, nil}, // errors are reported apart
+}
+
+func TestOutliers(t *testing.T) {
+	for _, tt := range outliersTests {
+		var out []string
+		for _, d := range Outliers(tt.per, tt.tolerance) {
+			out = append(out, d.Path)
+		}
+		if !slices.Equal(out, tt.out) {
+			t.Errorf("Outliers(%v, %v) = %v, want %v", tt.per, tt.tolerance, out, tt.out)
+		}
+	}
+}
+
+// Tables follow the spec's workload order, then any other workload in the
+// order results name it.
+func TestSummaryWorkloadOrder(t *testing.T) {
+	r := &Run{
+		Spec:      "Acme X1",
+		Workloads: []string{"A", "B", "C"},
+		Results: []Result{
+			{Capacity: "1TB", Workload: "Z", Metric: "iops", Spec: 1, Actual: 1, Verdict: Pass},
+			{Capacity: "1TB", Workload: "C", Metric: "iops", Spec: 1, Actual: 1, Verdict: Pass},
+			{Capacity: "1TB", Workload: "A", Metric: "iops", Spec: 1, Actual: 1, Verdict: Pass},
+			{Capacity: "1TB", Workload: "Y", Metric: "iops", Spec: 1, Actual: 1, Verdict: Pass},
+		},
+	}
+	var got []string
+	for _, line := range strings.Split(string(r.Summary()), "\n") {
+		if f := strings.Split(line, " | "); len(f) == 5 && strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| Workload") {
+			got = append(got, strings.TrimPrefix(f[0], "| "))
+		}
+	}
+	if want := []string{"A", "C", "Z", "Y"}; !slices.Equal(got, want) {
+		t.Errorf("summary rows = %v, want %v", got, want)
+	}
+}
+
+// Text from fio lands in table cells; a pipe or newline must not break the
+// table.
+func TestSummaryEscapesCells(t *testing.T) {
+	r := &Run{Spec: "Acme X1", Results: []Result{{
+		Capacity: "1TB", Workload: "A|B", Metric: "iops", Spec: 1, Actual: 1,
+		Verdict: Fail, Error: "line one\nline | two",
+	}}}
+	s := string(r.Summary())
+	for _, want := range []string{`| A\|B |`, `[^1]: line one line \| two`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+func TestSummaryNoResults(t *testing.T) {
+	s := string((&Run{Spec: "Acme X1", Mode: "live"}).Summary())
+	if !strings.HasPrefix(s, "# drivequal: Acme X1\n") {
+		t.Errorf("summary does not open with the title:\n%s", s)
+	}
+	if strings.Contains(s, "## Scaling") || strings.Contains(s, "QUALIFIED") {
+		t.Errorf("summary of a run without results has verdicts or a scaling section:\n%s", s)
+	}
+}
