@@ -1,0 +1,253 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/qual"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+)
+
+var (
+	// suiteBin is the acceptance suite compiled once for every test here.
+	suiteBin string
+	// acceptanceDir is where go test would run the suite.
+	acceptanceDir string
+	// skipReason is why the tests here cannot run on this machine.
+	skipReason string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(setup(m))
+}
+
+func setup(m *testing.M) int {
+	wd, _ := os.Getwd()
+	root, err := qual.ModuleRoot(wd)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	acceptanceDir = filepath.Join(root, "acceptance")
+	switch {
+	case os.Geteuid() != 0:
+		skipReason = "needs root for loop devices"
+	case lookPath("fio") != nil:
+		skipReason = "needs fio (apt-get install fio)"
+	case lookPath("losetup") != nil:
+		skipReason = "needs losetup (apt-get install util-linux)"
+	}
+	if skipReason == "" {
+		dir, err := os.MkdirTemp("", "drivequal-e2e-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		defer os.RemoveAll(dir)
+		suiteBin = filepath.Join(dir, "acceptance.test")
+		build := exec.Command("go", "test", "-c", "-o", suiteBin, ".")
+		build.Dir = acceptanceDir
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building the acceptance suite: %v\n%s", err, out)
+			return 2
+		}
+	}
+	return m.Run()
+}
+
+func lookPath(name string) error {
+	_, err := exec.LookPath(name)
+	return err
+}
+
+// requireLoop skips t when loop devices cannot be used here, or fails it
+// when DRIVEQUAL_REQUIRE_LOOP=1 says they must be.
+func requireLoop(t *testing.T) {
+	t.Helper()
+	if skipReason == "" {
+		return
+	}
+	if os.Getenv("DRIVEQUAL_REQUIRE_LOOP") == "1" {
+		t.Fatalf("DRIVEQUAL_REQUIRE_LOOP=1 but this test %s", skipReason)
+	}
+	t.Skip(skipReason)
+}
+
+// newLoop makes a loop device with direct I/O over a sparse file of size
+// bytes; it is detached when t ends.
+func newLoop(t *testing.T, size int64, losetupArgs ...string) string {
+	t.Helper()
+	requireLoop(t)
+	img := filepath.Join(t.TempDir(), "disk.img")
+	if err := os.WriteFile(img, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, size); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--direct-io=on", "-f", "--show"}, losetupArgs...)
+	out, err := exec.Command("losetup", append(args, img)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("losetup: %v: %s", err, out)
+	}
+	dev := strings.TrimSpace(string(out))
+	t.Cleanup(func() {
+		if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {
+			t.Errorf("losetup -d %s: %v: %s", dev, err, out)
+		}
+	})
+	return dev
+}
+
+// result is one run of the suite.
+type result struct {
+	Code           int
+	Stdout, Stderr string
+	Report         string // the -report directory
+}
+
+// runSuite runs the compiled suite like `go test ./acceptance -args ARGS`
+// would, with its own report directory unless args name one. goFlags are
+// test flags (-test.run=..., -test.timeout=...).
+func runSuite(t *testing.T, goFlags []string, args ...string) result {
+	t.Helper()
+	return runSuiteCtx(context.Background(), t, nil, goFlags, args...)
+}
+
+func runSuiteCtx(ctx context.Context, t *testing.T, started func(*exec.Cmd), goFlags []string, args ...string) result {
+	t.Helper()
+	res := result{Report: filepath.Join(t.TempDir(), "report")}
+	hasReport := false
+	for _, a := range args {
+		if strings.HasPrefix(a, "-report=") {
+			hasReport = true
+			res.Report = strings.TrimPrefix(a, "-report=")
+		}
+	}
+	if !hasReport {
+		args = append(args, "-report="+res.Report)
+	}
+	all := append([]string{"-test.count=1", "-test.v=true"}, goFlags...)
+	all = append(all, args...)
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, suiteBin, all...)
+	cmd.Dir = acceptanceDir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if started != nil {
+		started(cmd)
+	}
+	err := cmd.Wait()
+	res.Stdout, res.Stderr = stdout.String(), stderr.String()
+	if ee, ok := err.(*exec.ExitError); ok {
+		res.Code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running the suite: %v", err)
+	}
+	t.Logf("suite %s: exit %d", strings.Join(all, " "), res.Code)
+	return res
+}
+
+// results reads the run's results.json.
+func (r result) results(t *testing.T) report.Run {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(r.Report, "results.json"))
+	if err != nil {
+		t.Fatalf("results.json: %v\nstdout:\n%s\nstderr:\n%s", err, r.Stdout, r.Stderr)
+	}
+	var run report.Run
+	if err := json.Unmarshal(data, &run); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// verdicts maps each test of a run to its verdict.
+func (r result) verdicts(t *testing.T) map[string]string {
+	t.Helper()
+	v := map[string]string{}
+	for _, res := range r.results(t).Results {
+		v[res.Test] = res.Verdict
+	}
+	return v
+}
+
+// sha256File hashes a whole device or file.
+func sha256File(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// fioProcesses lists the pids of fio processes running now.
+func fioProcesses(t *testing.T) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if err == nil && strings.TrimSpace(string(comm)) == "fio" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// noFioLeft fails t if a fio process is still running a few seconds after
+// the suite ended.
+func noFioLeft(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pids := fioProcesses(t)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("fio processes left running: %v", pids)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// loopSpec is the testdata spec scaled to what a loop device does.
+func loopSpec(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", "loop.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
