@@ -251,3 +251,13 @@ func TestSummaryNoResults(t *testing.T) {
 		t.Errorf("summary of a run without results has verdicts or a scaling section:\n%s", s)
 	}
 }
+
+func TestSummaryNoPrecondition(t *testing.T) {
+	r := &Run{Spec: "Acme X1", Mode: "live", Precondition: "none", Results: []Result{
+		{Capacity: "1TB", Workload: "A", Metric: "iops", Spec: 1, Actual: 2, Verdict: Pass},
+	}}
+	s := string(r.Summary())
+	if !strings.Contains(s, "precondition: none. The drives were not preconditioned") {
+		t.Errorf("summary of a run without preconditioning does not say so:\n%s", s)
+	}
+}

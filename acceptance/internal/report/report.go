@@ -82,9 +82,9 @@ type Result struct {
 	Workload string  `json:"workload"`
 	Drives   int     `json:"drives"`
 	Metric   string  `json:"metric"` // "iops" or "MBps" (10^6 bytes/s)
-	Spec     float64 `json:"spec"`   // the single-drive spec value
+	Spec     float64 `json:"spec"`   // the single-drive spec value, in Metric's unit
 	// Expected is what the cell is judged against before tolerance: the spec
-	// for one drive, N × baseline for scaling.
+	// for one drive, N × baseline for scaling; in Metric's unit.
 	Expected float64 `json:"expected"`
 	Actual   float64 `json:"actual"` // measured, in Metric's unit
 	Ratio    float64 `json:"ratio"`  // Actual / Expected

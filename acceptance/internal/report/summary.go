@@ -107,7 +107,7 @@ func (r *Run) Summary() []byte {
 		b.WriteString("No results yet.\n\n")
 	}
 	for _, c := range caps {
-		fmt.Fprintf(&b, "- **%s: %s**\n", c, CapacityVerdict(r.Results, c))
+		fmt.Fprintf(&b, "- **%s: %s**\n", orDash(cell(c)), CapacityVerdict(r.Results, c))
 	}
 	if len(caps) > 0 {
 		b.WriteString("\n")
@@ -168,7 +168,7 @@ func (r *Run) writeCapacity(b *bytes.Buffer, notes *footnotes, capacity string, 
 		return
 	}
 	sortByWorkload(rows, rank)
-	fmt.Fprintf(b, "## %s\n\n", capacity)
+	fmt.Fprintf(b, "## %s\n\n", orDash(cell(capacity)))
 	b.WriteString("| Workload | Spec | Actual | % of Spec | Verdict |\n")
 	b.WriteString("|---|---:|---:|---:|---|\n")
 	start := len(notes.text)

@@ -66,6 +66,10 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 // each atomically, creating dir if needed. results.json is written first, so
 // that an error in a later file still leaves the results. Errors name the
 // path that could not be written.
+//
+// Write is meant to be called again after every result, so that an
+// interrupted run keeps what it finished; callers serialise calls that share
+// r. A chart whose workload no longer has results is left in place.
 func (r *Run) Write(dir string) error {
 	js, err := r.JSON()
 	if err != nil {
