@@ -87,11 +87,17 @@ func locateKeys(data []byte, md toml.MetaData) ([]located, keyLines) {
 		}
 		l.line = s.find(k[len(k)-1])
 		all = append(all, l)
+		if len(k) == 1 && md.Type(k...) != "ArrayHash" {
+			l.elem = -1 // the whole inline array, not one element
+		}
 		if p := l.path(len(k)); l.line > 0 && lines[p] == 0 {
 			lines[p] = l.line
 		}
 		if len(k) == 1 && l.line > 0 && lines[k[0]] == 0 {
 			lines[k[0]] = l.line // an array of tables is where it starts
+		}
+		if len(k) > 1 && l.elem >= 0 && l.line > 0 && lines[l.path(1)] == 0 {
+			lines[l.path(1)] = l.line // an inline table is where its first key is
 		}
 	}
 	return all, lines

@@ -429,7 +429,7 @@ func (t table) integer(key string, v value, def, lo, hi int64) (int64, bool) {
 
 func (t table) inRange(key string, n, lo, hi int64) bool {
 	switch {
-	case n < lo && hi == math.MaxInt32:
+	case n < lo && (hi == math.MaxInt32 || hi == math.MaxInt64):
 		t.errorf(key, "%s must be >= %d, got %d", key, lo, n)
 	case n < lo || n > hi:
 		t.errorf(key, "%s must be between %d and %d, got %d", key, lo, hi, n)

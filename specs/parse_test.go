@@ -1,0 +1,537 @@
+package specs
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// wantErr is one problem a bad spec must report: on Line, with Text in the
+// message (Where and Msg, as Error prints them).
+type wantErr struct {
+	Line int
+	Text string
+}
+
+type badTest struct {
+	file string // under testdata/bad, without ".toml"
+	want []wantErr
+}
+
+var badTests = []badTest{
+	{"typo", []wantErr{
+		{8, `workload "4KB Random Read": missing required key "iodepth"`},
+		{14, `workload "4KB Random Read": unknown key "iodeph"`},
+	}},
+	{"syntax", []wantErr{{18, "syntax error"}}},
+	{"missing_rw", []wantErr{{16, `workload "4KB Random Write": missing required key "rw"`}}},
+	{"missing_model", []wantErr{{0, `missing required key "model"`}}},
+	{"missing_runtime", []wantErr{{5, `method: missing required key "runtime"`}}},
+	{"capacity_unknown_workload", []wantErr{{30, `capacity "1.92TB": spec."8KB Random Read": unknown workload "8KB Random Read"`}}},
+	{"capacity_empty_spec", []wantErr{{27, `capacity "1.92TB": spec table is empty`}}},
+	{"capacity_no_spec", []wantErr{{24, `capacity "1.92TB": missing required key "spec"`}}},
+	{"capacity_bytes", []wantErr{{26, `capacity "1.92TB": bytes must be >= 1, got 0`}}},
+	{"spec_value", []wantErr{{29, `capacity "1.92TB": spec."4KB Random Write" must be > 0`}}},
+	{"rw_trim", []wantErr{{18, `workload "4KB Random Write": rw "randtrim": trim patterns are not supported`}}},
+	{"rw_unknown", []wantErr{{10, `workload "4KB Random Read": rw "randomread" is not one of fio's patterns`}}},
+	{"bs_unparsable", []wantErr{{11, `workload "4KB Random Read": bs "4q": unknown size suffix "q"`}}},
+	{"bs_not_512", []wantErr{{11, `workload "4KB Random Read": bs must be > 0 and a multiple of 512 bytes, got 1000`}}},
+	{"iodepth_zero", []wantErr{{12, `workload "4KB Random Read": iodepth must be >= 1, got 0`}}},
+	{"iodepth_type", []wantErr{{12, `workload "4KB Random Read": iodepth must be an integer, got string "64"`}}},
+	{"numjobs_zero", []wantErr{{21, `workload "4KB Random Write": numjobs must be >= 1, got -1`}}},
+	{"rwmixread_range", []wantErr{{19, `workload "4KB Random Write": rwmixread must be between 0 and 100, got 170`}}},
+	{"rwmixread_pure", []wantErr{{11, `workload "4KB Random Read": rwmixread is only for mixed patterns`}}},
+	{"metric_bad", []wantErr{{14, `workload "4KB Random Read": metric "IOPS" is not one of iops, MBps`}}},
+	{"method_tolerance", []wantErr{{7, `method: tolerance must be in [0, 1), got 1`}}},
+	{"scaling_tolerance", []wantErr{{34, `scaling: tolerance must be in [0, 1), got -0.1`}}},
+	{"runtime_bad", []wantErr{{6, `method: runtime "60 seconds" is not a duration`}}},
+	{"runtime_zero", []wantErr{{15, `workload "4KB Random Read": runtime must be > 0`}}},
+	{"ramp_negative", []wantErr{{7, `method: ramp_time must be >= 0`}}},
+	{"duplicate_workload", []wantErr{
+		{16, `workload "4KB Random Read": duplicate workload name (first at line 8)`},
+		// The table's "4KB Random Write" now names no workload.
+		{29, `capacity "1.92TB": spec."4KB Random Write": unknown workload`},
+	}},
+	{"duplicate_capacity", []wantErr{{31, `capacity "1.92TB": duplicate capacity name (first at line 24)`}}},
+	{"subtest_collision", []wantErr{{16, `workload "4KB_Random_Read": name gives the same subtest name "4KB_Random_Read" as workload "4KB Random Read"`}}},
+	{"scaling_capacity_unknown", []wantErr{{32, `scaling: capacity "1.92 TB" is not a capacity of this spec ("1.92TB")`}}},
+	{"scaling_drives_order", []wantErr{{33, `scaling: drives must be strictly ascending, got 2 after 4`}}},
+	{"scaling_drives_empty", []wantErr{{33, `scaling: drives must list at least one drive count`}}},
+	{"scaling_drives_zero", []wantErr{{33, `scaling: drives: drive count 0 must be >= 1`}}},
+	{"scaling_baseline", []wantErr{{34, `scaling: baseline "measured" is not one of spec, single`}}},
+	{"override_unknown", []wantErr{{35, `scaling override "8KB Random Read": override names unknown workload "8KB Random Read"`}}},
+	{"purge_bad", []wantErr{{32, `precondition: purge "secure-erase" is not one of format, sanitize, discard, none`}}},
+	{"fill_passes_negative", []wantErr{{32, `precondition: fill_passes must be >= 0, got -1`}}},
+	{"steadystate_bad", []wantErr{{32, `precondition: steadystate "lat:5%" is not a fio criterion`}}},
+	{"precondition_unknown", []wantErr{{15, `workload "4KB Random Read": precondition names unknown workload "4KB Random Writes"`}}},
+	{"precondition_loop", []wantErr{
+		{15, `workload "4KB Random Read": precondition loops: "4KB Random Read" -> "4KB Random Write" -> "4KB Random Read"`},
+		{20, `workload "4KB Random Write": precondition loops: "4KB Random Write" -> "4KB Random Read" -> "4KB Random Write"`},
+	}},
+	{"unknown_table", []wantErr{
+		{0, `method: missing required key "runtime"`},
+		{5, `unknown key "methd"; did you mean "method"?`},
+	}},
+	{"method_not_table", []wantErr{{5, `method must be a table ([method]), got string "60s"`}}},
+	{"no_workloads", []wantErr{
+		{0, `no workloads`},
+		{12, `capacity "1.92TB": spec."4KB Random Read": unknown workload`},
+	}},
+	{"several", []wantErr{
+		{0, `missing required key "source"`},
+		{5, `method: runtime "1 minute" is not a duration`},
+		{6, `method: tolerance must be in [0, 1), got 1.5`},
+		{9, `precondition: purge "erase" is not one of`},
+		{11, `workload "4KB Random Read": missing required key "iodepth"`},
+		{13, `workload "4KB Random Read": rw "randtrim": trim patterns are not supported`},
+		{14, `workload "4KB Random Read": bs must be > 0 and a multiple of 512 bytes, got 4000`},
+		{15, `workload "4KB Random Read": unknown key "iodeph"`},
+		{16, `workload "4KB Random Read": numjobs must be >= 1, got 0`},
+		{17, `workload "4KB Random Read": metric "IOPS" is not one of iops, MBps`},
+		{19, `workload "4KB Random Read": duplicate workload name (first at line 11)`},
+		{26, `workload "4KB Random Read": rwmixread is only for mixed patterns`},
+		{32, `capacity "1.92TB": spec."4KB Random Reed": unknown workload "4KB Random Reed"`},
+		{37, `capacity "3.84TB": spec table is empty`},
+		{40, `scaling: capacity "7.68TB" is not a capacity of this spec ("1.92TB", "3.84TB")`},
+		{41, `scaling: drives must be strictly ascending, got 2 after 2`},
+		{42, `scaling: tolerance must be in [0, 1), got 1`},
+		{44, `scaling override "8KB Random Read": override names unknown workload "8KB Random Read"`},
+	}},
+}
+
+func TestLoadBad(t *testing.T) {
+	files, err := filepath.Glob("testdata/bad/*.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := map[string]bool{}
+	for _, tt := range badTests {
+		tested[filepath.Join("testdata", "bad", tt.file+".toml")] = true
+		t.Run(tt.file, func(t *testing.T) {
+			file := filepath.Join("testdata", "bad", tt.file+".toml")
+			s, err := Load(file)
+			if err == nil {
+				t.Fatalf("Load(%q) = %+v, nil; want an error", file, s)
+			}
+			if s != nil {
+				t.Errorf("Load(%q) returned a spec with error %v", file, err)
+			}
+			var list ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("Load(%q) error is %T, want ErrorList: %v", file, err, err)
+			}
+			for _, w := range tt.want {
+				prefix := file + ": "
+				if w.Line > 0 {
+					prefix = fmt.Sprintf("%s:%d: ", file, w.Line)
+				}
+				found := false
+				for _, e := range list {
+					if e.Line == w.Line && strings.HasPrefix(e.Error(), prefix) && strings.Contains(e.Error(), w.Text) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("Load(%q) errors lack %q with %q; got:\n%v", file, prefix, w.Text, err)
+				}
+			}
+			if len(list) != len(tt.want) {
+				t.Errorf("Load(%q) reported %d problems, want %d:\n%v", file, len(list), len(tt.want), err)
+			}
+			for i := 1; i < len(list); i++ {
+				if list[i].Line < list[i-1].Line {
+					t.Errorf("Load(%q) errors not sorted by line:\n%v", file, err)
+					break
+				}
+			}
+		})
+	}
+	for _, f := range files {
+		if !tested[f] {
+			t.Errorf("%s has no case in badTests", f)
+		}
+	}
+}
+
+func TestLoadGood(t *testing.T) {
+	files, err := filepath.Glob("testdata/good/*.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no files in testdata/good")
+	}
+	for _, file := range files {
+		s, err := Load(file)
+		if err != nil {
+			t.Errorf("Load(%q): %v", file, err)
+			continue
+		}
+		if err := checkSpec(s); err != nil {
+			t.Errorf("Load(%q) = spec breaking an invariant: %v", file, err)
+		}
+		if want := strings.TrimSuffix(filepath.Base(file), ".toml"); s.Name != want || s.File != file {
+			t.Errorf("Load(%q) Name, File = %q, %q; want %q, %q", file, s.Name, s.File, want, file)
+		}
+	}
+}
+
+// TestParseDefaults checks every default on a spec with only required keys.
+func TestParseDefaults(t *testing.T) {
+	s, err := Load("testdata/good/minimal.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Spec{
+		Name:   "minimal",
+		File:   "testdata/good/minimal.toml",
+		Model:  "Minimal",
+		Source: "drivequal test data",
+		Method: Method{Runtime: 60 * time.Second, IOEngine: "libaio", Direct: true},
+		Precondition: Precondition{
+			Purge:         "format",
+			FillPasses:    2,
+			RandomRuntime: 30 * time.Minute,
+		},
+		Workloads: []Workload{{
+			Name: "4KB Random Read", RW: "randread", BS: 4096, IODepth: 64, NumJobs: 8,
+			Metric: IOPS, RWMixRead: -1, Line: 8,
+		}},
+		Capacities: []Capacity{{
+			Name: "1.92TB", Bytes: 1_920_383_410_176,
+			Spec: map[string]float64{"4KB Random Read": 2_350_000},
+			Line: 16,
+		}},
+	}
+	if diff := cmp.Diff(want, s); diff != "" {
+		t.Errorf("Load(minimal.toml) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestParseFull checks every key set to something other than its default.
+func TestParseFull(t *testing.T) {
+	s, err := Load("testdata/good/full.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Spec{
+		Name:   "full",
+		File:   "testdata/good/full.toml",
+		Model:  "Full",
+		Source: "drivequal test data",
+		Method: Method{
+			Runtime: 90 * time.Second, RampTime: 5 * time.Second,
+			IOEngine: "io_uring", Direct: false, Tolerance: 0.05,
+		},
+		Precondition: Precondition{
+			Purge:               "sanitize",
+			FillPasses:          0,
+			RandomRuntime:       time.Hour,
+			SteadyState:         "iops_slope:0.3%",
+			SteadyStateDuration: 10 * time.Minute,
+		},
+		Workloads: []Workload{
+			{Name: "Seq/Read 1MiB", RW: "read", BS: 1 << 20, IODepth: 32, NumJobs: 2,
+				Metric: MBps, RWMixRead: -1, Runtime: 2 * time.Minute, Line: 19},
+			{Name: "Seq Write 1MiB", RW: "write", BS: 1 << 20, IODepth: 32, NumJobs: 2,
+				Metric: MBps, RWMixRead: -1, Line: 28},
+			{Name: "Mixed 512", RW: "readwrite", BS: 512, IODepth: 1, NumJobs: 1,
+				Metric: IOPS, RWMixRead: 0, Precondition: "Seq/Read 1MiB", Line: 36},
+		},
+		Capacities: []Capacity{
+			{Name: "800GB", Bytes: 800_166_076_416, Line: 46, Spec: map[string]float64{
+				"Seq/Read 1MiB": 7000.5, "Seq Write 1MiB": 3500, "Mixed 512": 1e5}},
+			{Name: "1.6TB", Bytes: 1_600_321_314_816, Line: 54, Spec: map[string]float64{
+				"Seq/Read 1MiB": 7000}},
+		},
+		Scaling: Scaling{
+			Capacity: "1.6TB", Drives: []int{2, 3}, Baseline: "single", Tolerance: 0,
+			Override: map[string]Override{
+				"Seq/Read 1MiB": {NumJobs: 4},
+				"Mixed 512":     {IODepth: 8, NumJobs: 3},
+			},
+		},
+	}
+	if diff := cmp.Diff(want, s); diff != "" {
+		t.Errorf("Load(full.toml) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestParseInline checks a spec written with inline tables and dotted keys.
+func TestParseInline(t *testing.T) {
+	s, err := Load("testdata/good/inline.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Workload{
+		{Name: "R", RW: "randread", BS: 8192, IODepth: 4, NumJobs: 1, Metric: IOPS, RWMixRead: -1, Line: 8},
+		{Name: "W", RW: "randwrite", BS: 8192, IODepth: 4, NumJobs: 1, Metric: IOPS, RWMixRead: -1, Line: 9},
+	}
+	if diff := cmp.Diff(want, s.Workloads); diff != "" {
+		t.Errorf("inline.toml workloads mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]float64{"R": 100, "W": 50.5}, s.Capacities[0].Spec); diff != "" {
+		t.Errorf("inline.toml capacity spec mismatch (-want +got):\n%s", diff)
+	}
+	if got := s.Scaling.Override["R"]; got != (Override{IODepth: 2}) {
+		t.Errorf("inline.toml override R = %+v, want iodepth 2", got)
+	}
+}
+
+// TestParseInlineErrors checks lines of problems in inline tables.
+func TestParseInlineErrors(t *testing.T) {
+	data := []byte(`model = "x"
+source = "y"
+method = { runtime = "1s" }
+workload = [
+  { name = "R", rw = "randread", bs = "4k", iodepth = 1, numjobs = 1, metric = "iops" },
+  { name = "W", rw = "randwrite", bs = "4k", iodepth = 0, numjobs = 1, metric = "iops" },
+]
+[[capacity]]
+name = "c"
+bytes = 1
+spec = { R = 1, W = 1, X = 1 }
+`)
+	_, err := Parse("inline.toml", data)
+	want := "inline.toml:6: workload \"W\": iodepth must be >= 1, got 0\n" +
+		"inline.toml:11: capacity \"c\": spec.\"X\": unknown workload \"X\""
+	if err == nil || err.Error() != want {
+		t.Errorf("Parse(inline.toml) error =\n%v\nwant\n%s", err, want)
+	}
+}
+
+// TestLoopSpec checks the loop-device spec others' integration tests use.
+func TestLoopSpec(t *testing.T) {
+	s, err := Load("testdata/good/loop.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "loop" {
+		t.Errorf("Name = %q, want loop", s.Name)
+	}
+	builtin, err := Load("solidigm-d7-ps1010")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(workloadNames(builtin), workloadNames(s)); diff != "" {
+		t.Errorf("loop.toml workloads differ from the built-in spec's (-builtin +loop):\n%s", diff)
+	}
+	c, ok := s.Capacity("1GiB")
+	if !ok || c.Bytes != 1<<30 || len(c.Spec) != 8 {
+		t.Fatalf("Capacity(1GiB) = %+v, %v; want 1073741824 bytes and 8 cells", c, ok)
+	}
+	for _, w := range s.Workloads {
+		want := 500.0
+		if w.Metric == MBps {
+			want = 20
+		}
+		if c.Spec[w.Name] != want {
+			t.Errorf("loop spec %q = %v, want %v", w.Name, c.Spec[w.Name], want)
+		}
+	}
+	wantMethod := Method{Runtime: time.Second, IOEngine: "libaio", Direct: true}
+	wantPre := Precondition{Purge: "discard", FillPasses: 1, RandomRuntime: 2 * time.Second}
+	wantScaling := Scaling{Capacity: "1GiB", Drives: []int{1, 2, 3, 4}, Baseline: "spec", Tolerance: 0.5}
+	if diff := cmp.Diff(wantMethod, s.Method); diff != "" {
+		t.Errorf("loop method (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantPre, s.Precondition); diff != "" {
+		t.Errorf("loop precondition (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantScaling, s.Scaling); diff != "" {
+		t.Errorf("loop scaling (-want +got):\n%s", diff)
+	}
+}
+
+func workloadNames(s *Spec) []string {
+	var names []string
+	for _, w := range s.Workloads {
+		names = append(names, w.Name)
+	}
+	return names
+}
+
+func TestLoadNeither(t *testing.T) {
+	arg := filepath.Join(t.TempDir(), "nonexistent.toml")
+	_, err := Load(arg)
+	if err == nil {
+		t.Fatalf("Load(%q) = nil error, want one", arg)
+	}
+	for _, want := range append(BuiltIn(), arg, "path to a .toml file") {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Load(%q) error %q does not mention %q", arg, err, want)
+		}
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Load(%q) error does not wrap os.ErrNotExist: %v", arg, err)
+	}
+	if _, err := Load("solidigm"); err == nil || !strings.Contains(err.Error(), "solidigm-d7-ps1010") {
+		t.Errorf(`Load("solidigm") error = %v, want one listing the built-in names`, err)
+	}
+}
+
+// TestLoadFilePrefersBuiltIn checks that a name is a built-in name first,
+// and that a path to a file of the same name is still a path.
+func TestLoadPathNamedLikeBuiltIn(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "solidigm-d7-ps1010.toml")
+	data, err := os.ReadFile("testdata/good/minimal.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Model != "Minimal" || s.File != file {
+		t.Errorf("Load(%q) = model %q from %q, want the file's spec", file, s.Model, s.File)
+	}
+}
+
+func TestErrorString(t *testing.T) {
+	tests := []struct {
+		e    Error
+		want string
+	}{
+		{Error{File: "a.toml", Line: 14, Where: `workload "R"`, Msg: "bad"}, `a.toml:14: workload "R": bad`},
+		{Error{File: "a.toml", Line: 3, Msg: "bad"}, `a.toml:3: bad`},
+		{Error{File: "a.toml", Where: "method", Msg: "bad"}, `a.toml: method: bad`},
+		{Error{File: "a.toml", Msg: "bad"}, `a.toml: bad`},
+	}
+	for _, tt := range tests {
+		if got := tt.e.Error(); got != tt.want {
+			t.Errorf("%+v.Error() = %q, want %q", tt.e, got, tt.want)
+		}
+	}
+	list := ErrorList{&tests[0].e, &tests[1].e}
+	if got, want := list.Error(), "a.toml:14: workload \"R\": bad\na.toml:3: bad"; got != want {
+		t.Errorf("ErrorList.Error() = %q, want %q", got, want)
+	}
+}
+
+type blockSizeTest struct {
+	in   string
+	want int64
+	ok   bool
+}
+
+var blockSizeTests = []blockSizeTest{
+	{"4k", 4096, true},
+	{"4K", 4096, true},
+	{"4KiB", 4096, true},
+	{"4kb", 4096, true},
+	{"128k", 131072, true},
+	{"131072", 131072, true},
+	{"512", 512, true},
+	{"1m", 1 << 20, true},
+	{"1MiB", 1 << 20, true},
+	{"2g", 2 << 30, true},
+	{" 8k ", 8192, true},
+	{"0", 0, true}, // parses; the spec's rule refuses it
+	{"", 0, false},
+	{"k", 0, false},
+	{"4q", 0, false},
+	{"-4k", 0, false},
+	{"1.5k", 0, false},
+	{"4 KiB B", 0, false},
+	{"99999999999999999999", 0, false},
+	{"9223372036854775807k", 0, false},
+}
+
+func TestParseBlockSize(t *testing.T) {
+	for _, tt := range blockSizeTests {
+		got, err := ParseBlockSize(tt.in)
+		if ok := err == nil; ok != tt.ok || got != tt.want {
+			t.Errorf("ParseBlockSize(%q) = %d, %v; want %d, ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+// checkSpec is what every successfully parsed spec must satisfy.
+func checkSpec(s *Spec) error {
+	if s.Model == "" || s.Source == "" {
+		return fmt.Errorf("empty model or source")
+	}
+	if s.Method.Runtime <= 0 || s.Method.RampTime < 0 || s.Method.IOEngine == "" {
+		return fmt.Errorf("bad method %+v", s.Method)
+	}
+	if !(s.Method.Tolerance >= 0 && s.Method.Tolerance < 1) {
+		return fmt.Errorf("method tolerance %v", s.Method.Tolerance)
+	}
+	if !contains(purgeMethods, s.Precondition.Purge) || s.Precondition.FillPasses < 0 || s.Precondition.RandomRuntime <= 0 {
+		return fmt.Errorf("bad precondition %+v", s.Precondition)
+	}
+	if len(s.Workloads) == 0 || len(s.Capacities) == 0 {
+		return fmt.Errorf("%d workloads, %d capacities", len(s.Workloads), len(s.Capacities))
+	}
+	names := map[string]bool{}
+	subtests := map[string]bool{}
+	for _, w := range s.Workloads {
+		switch {
+		case w.Name == "" || names[w.Name] || subtests[SubtestName(w.Name)]:
+			return fmt.Errorf("workload name %q empty or not unique", w.Name)
+		case !contains(rwPatterns, w.RW):
+			return fmt.Errorf("workload %q: rw %q", w.Name, w.RW)
+		case w.BS <= 0 || w.BS%512 != 0:
+			return fmt.Errorf("workload %q: bs %d", w.Name, w.BS)
+		case w.IODepth < 1 || w.NumJobs < 1:
+			return fmt.Errorf("workload %q: iodepth %d numjobs %d", w.Name, w.IODepth, w.NumJobs)
+		case w.Metric != IOPS && w.Metric != MBps:
+			return fmt.Errorf("workload %q: metric %q", w.Name, w.Metric)
+		case w.RWMixRead < -1 || w.RWMixRead > 100 || w.RWMixRead >= 0 && !isMixed(w.RW):
+			return fmt.Errorf("workload %q: rwmixread %d", w.Name, w.RWMixRead)
+		case w.Runtime < 0:
+			return fmt.Errorf("workload %q: runtime %v", w.Name, w.Runtime)
+		}
+		names[w.Name], subtests[SubtestName(w.Name)] = true, true
+	}
+	for _, w := range s.Workloads {
+		if w.Precondition != "" && !names[w.Precondition] {
+			return fmt.Errorf("workload %q: precondition %q", w.Name, w.Precondition)
+		}
+		if twin := s.WriteTwin(w); !twin.IsWriteOnly() || twin.BS <= 0 {
+			return fmt.Errorf("workload %q: write twin %+v", w.Name, twin)
+		}
+	}
+	caps := map[string]bool{}
+	for _, c := range s.Capacities {
+		if c.Name == "" || caps[c.Name] || c.Bytes <= 0 || len(c.Spec) == 0 {
+			return fmt.Errorf("bad capacity %+v", c)
+		}
+		caps[c.Name] = true
+		for name, v := range c.Spec {
+			if !names[name] || !(v > 0) || math.IsInf(v, 0) {
+				return fmt.Errorf("capacity %q: spec %q = %v", c.Name, name, v)
+			}
+		}
+	}
+	if sc := s.Scaling; sc.Capacity != "" {
+		if !caps[sc.Capacity] || len(sc.Drives) == 0 || !(sc.Tolerance >= 0 && sc.Tolerance < 1) ||
+			sc.Baseline != "spec" && sc.Baseline != "single" {
+			return fmt.Errorf("bad scaling %+v", sc)
+		}
+		for i, n := range sc.Drives {
+			if n < 1 || i > 0 && n <= sc.Drives[i-1] {
+				return fmt.Errorf("scaling drives %v", sc.Drives)
+			}
+		}
+		for name, o := range sc.Override {
+			if !names[name] || o.IODepth < 0 || o.NumJobs < 0 || o == (Override{}) {
+				return fmt.Errorf("scaling override %q: %+v", name, o)
+			}
+		}
+	} else if len(s.Scaling.Drives) != 0 || len(s.Scaling.Override) != 0 {
+		return fmt.Errorf("scaling without a capacity: %+v", s.Scaling)
+	}
+	return nil
+}
