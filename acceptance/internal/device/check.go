@@ -127,8 +127,11 @@ func (s System) Check(infos []Info, opt Options) []Refusal {
 			if mountErr != nil {
 				refuse(in, "cannot tell whether it is mounted: "+mountErr.Error(), "make /proc/self/mountinfo readable (run on Linux with /proc mounted)")
 			} else if where, points := mountedAt(s, mounts, devs); len(where) > 0 {
-				refuse(in, "is mounted: "+strings.Join(where, ", "),
-					"unmount it (umount "+shellQuote(points[0])+") or choose another device")
+				fix := "unmount it (umount " + shellQuote(points[0]) + ") or choose another device"
+				if _, ok := system[devnum{in.Major, in.Minor}]; ok {
+					fix = "choose another device"
+				}
+				refuse(in, "is mounted: "+strings.Join(where, ", "), fix)
 			}
 			if len(parts) > 0 {
 				refuse(in, "has partitions: "+strings.Join(parts, ", "),
