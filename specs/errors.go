@@ -35,10 +35,12 @@ func (e *Error) Error() string {
 // Load and Parse return one (as an error) when anything is wrong.
 type ErrorList []*Error
 
-// Error returns one problem per line.
+// Error returns one problem per line, sorted by line.
 func (l ErrorList) Error() string {
-	lines := make([]string, len(l))
-	for i, e := range l {
+	sorted := append(ErrorList(nil), l...)
+	sorted.sort()
+	lines := make([]string, len(sorted))
+	for i, e := range sorted {
 		lines[i] = e.Error()
 	}
 	return strings.Join(lines, "\n")

@@ -148,9 +148,17 @@ func (p *parser) parse(data []byte) *Spec {
 		return nil
 	}
 	var t tomlSpec
-	if _, err := toml.Decode(string(data), &t); err != nil {
+	md, err = toml.Decode(string(data), &t)
+	if err != nil {
 		p.decodeError(err)
 		return nil
+	}
+	if len(p.errs) == 0 {
+		// checkKeys and tomlSpec should agree; if they ever do not, a key
+		// must still not be ignored silently.
+		for _, k := range md.Undecoded() {
+			p.addf(0, "", "key %q is not used", k.String())
+		}
 	}
 	return p.convert(&t)
 }

@@ -414,7 +414,7 @@ func TestErrorString(t *testing.T) {
 		}
 	}
 	list := ErrorList{&tests[0].e, &tests[1].e}
-	if got, want := list.Error(), "a.toml:14: workload \"R\": bad\na.toml:3: bad"; got != want {
+	if got, want := list.Error(), "a.toml:3: bad\na.toml:14: workload \"R\": bad"; got != want {
 		t.Errorf("ErrorList.Error() = %q, want %q", got, want)
 	}
 }
