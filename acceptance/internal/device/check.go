@@ -83,17 +83,15 @@ func (s System) Check(infos []Info, opt Options) []Refusal {
 
 		// Duplicates: same device number, same file (path or inode), or a
 		// loop device together with its backing file.
-		dup := ""
-		for _, id := range s.identities(in) {
-			if first, ok := seen[id]; ok && dup == "" {
-				dup = first
+		ids := s.identities(in)
+		for _, id := range ids {
+			if first, ok := seen[id]; ok {
+				refuse(in, fmt.Sprintf("is the same target as %s, given earlier", first),
+					"remove the duplicate from -drives")
+				break
 			}
 		}
-		if dup != "" {
-			refuse(in, fmt.Sprintf("is the same target as %s, given earlier", dup),
-				"remove the duplicate from -drives")
-		}
-		for _, id := range s.identities(in) {
+		for _, id := range ids {
 			if _, ok := seen[id]; !ok {
 				seen[id] = in.Path
 			}

@@ -64,14 +64,6 @@ type Info struct {
 	LocalCPUs []int // CPUs local to the drive; nil unknown
 }
 
-// Describe returns "PATH" or, when the path was a symlink, "PATH (RESOLVED)".
-func (in Info) Describe() string {
-	if in.Resolved != "" && in.Resolved != in.Path {
-		return in.Path + " (" + in.Resolved + ")"
-	}
-	return in.Path
-}
-
 // p maps an absolute path of the inspected system to a path of this machine.
 func (s System) p(path string) string {
 	if s.Root == "" || !filepath.IsAbs(path) {

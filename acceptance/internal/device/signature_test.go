@@ -230,3 +230,19 @@ func createEmpty(t *testing.T, path string) string {
 	}
 	return path
 }
+
+func BenchmarkSignatures(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "img")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Truncate(path, 64<<20); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(2 * probeSpan)
+	for b.Loop() {
+		if _, err := Signatures(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
