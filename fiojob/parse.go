@@ -146,7 +146,7 @@ func Parse(data []byte) (*Output, error) {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("fio JSON output line %d: job %q: %v", lastLine, j.JobName, err)
+			return nil, fmt.Errorf("fio JSON object at line %d: job %q: %v", lastLine, j.JobName, err)
 		}
 		out.Jobs = append(out.Jobs, jr)
 	}
@@ -310,8 +310,10 @@ func Percentiles(bins map[int64]int64, ps ...float64) []float64 {
 }
 
 // countAtPercentile is the smallest integer count c with c >= p/100 × total,
-// computed exactly for the float64 p (fio compares in long double, which
-// agrees with exact arithmetic for fio's percentile lists).
+// computed exactly for the float64 p. fio compares in long double; exact
+// arithmetic agrees with it on which side of an integer p/100 × total falls
+// (99.9 as a float64 is slightly above 99.9, so fio's 99.9th percentile of
+// 1000 samples needs all 1000), where float64 rounding could cross it.
 func countAtPercentile(p float64, total int64) int64 {
 	if p <= 0 {
 		return 0

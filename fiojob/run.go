@@ -70,8 +70,11 @@ func (r Runner) Version(ctx context.Context) (string, error) {
 	v := strings.TrimSpace(string(out))
 	m := versionRE.FindStringSubmatch(v)
 	if m == nil {
-		return "", fmt.Errorf("%s --version printed %q (stderr %q), not fio-MAJOR.MINOR; %s",
-			path, v, firstLine(stderr), installHint)
+		printed := fmt.Sprintf("%q", v)
+		if l := firstLine(stderr); l != "" {
+			printed += fmt.Sprintf(" and %q on stderr", l)
+		}
+		return "", fmt.Errorf("%s --version printed %s, not fio-MAJOR.MINOR; %s", path, printed, installHint)
 	}
 	major, _ := strconv.Atoi(m[1])
 	minor, _ := strconv.Atoi(m[2])
