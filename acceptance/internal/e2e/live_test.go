@@ -1,0 +1,116 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// failRow is how a missed cell reads: like a row of the brief.
+var failRow = regexp.MustCompile(`^(.+): actual ([\d,]+) (IOPS|MB/s) < spec ([\d,]+) (IOPS|MB/s) \((\d+\.\d\d) % of spec\)$`)
+
+// The built-in spec judged on loop devices (forced to 1.92TB) fails every
+// cell, each with real fio figures and a message that reads like the brief.
+func TestBuiltInSpecFailsOnLoopDevices(t *testing.T) {
+	l1, l2 := newLoop(t, 1<<30), newLoop(t, 1<<30)
+	r := runSuite(t, []string{"-test.run=TestSingleDrive"},
+		"-drives="+l1+","+l2, "-capacity=1.92TB", "-destructive", "-runtime=1s", "-precondition=none")
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code, "a run where every cell misses must fail")
+	assert.Contains(t, r.Stderr, "not comparable", "forcing a larger capacity must warn")
+
+	run := r.results(t)
+	require.Len(t, run.Results, 8, "one result per workload of 1.92TB")
+	for _, res := range run.Results {
+		assert.True(t, strings.HasPrefix(res.Test, "TestSingleDrive/1.92TB/"), res.Test)
+		assert.Equal(t, report.Fail, res.Verdict, res.Test)
+		assert.Greater(t, res.Actual, 0.0, "%s: a real measurement", res.Test)
+		assert.Less(t, res.Actual, res.Spec, res.Test)
+		assert.Regexp(t, failRow, res.Error, res.Test)
+		assert.Contains(t, r.Stdout, "--- FAIL: "+res.Test)
+		assert.Contains(t, r.Stdout, res.Error, "the failure message is in go test's output")
+	}
+	assert.Equal(t, l1, run.Drives[0].Path)
+	assert.Equal(t, "loop", run.Drives[0].Model)
+	for _, c := range []string{"3.84TB", "7.68TB", "15.36TB"} {
+		assert.Contains(t, r.Stdout, "--- SKIP: TestSingleDrive/"+c, "a capacity no drive has is skipped")
+	}
+	summary, err := os.ReadFile(filepath.Join(r.Report, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "1.92TB: NOT QUALIFIED")
+}
+
+// A spec scaled to loop devices passes every cell on three of them, single
+// and scaling, each scaling step one fio process covering all its drives;
+// replaying what was recorded gives the same verdicts.
+func TestLoopSpecPassesThenReplays(t *testing.T) {
+	drives := []string{newLoop(t, 1<<30), newLoop(t, 1<<30), newLoop(t, 1<<30)}
+	spec := loopSpec(t)
+	live := runSuite(t, nil, "-spec="+spec, "-drives="+strings.Join(drives, ","), "-destructive")
+	noFioLeft(t)
+	require.Equal(t, 0, live.Code, "stdout:\n%s\nstderr:\n%s", live.Stdout, live.Stderr)
+
+	verdicts := live.verdicts(t)
+	assert.Len(t, verdicts, 8+3*8, "8 single-drive cells and 8 workloads at 1, 2 and 3 drives")
+	for test, v := range verdicts {
+		assert.Equal(t, report.Pass, v, test)
+	}
+	run := live.results(t)
+	assert.Equal(t, "live", run.Mode)
+	assert.Regexp(t, `^fio-3\.`, run.FioVersion)
+	require.Len(t, run.Drives, 3)
+	for i, d := range run.Drives {
+		assert.Equal(t, drives[i], d.Path)
+		assert.Equal(t, int64(1<<30), d.Bytes)
+		assert.NotEmpty(t, d.CPUs, "each drive is pinned with cpus_allowed")
+	}
+
+	raw := filepath.Join(live.Report, "raw")
+	for n := 1; n <= 3; n++ {
+		for _, w := range run.Workloads {
+			base := filepath.Join(raw, "TestScaling", fmt.Sprintf("%d_drives", n), specs.SubtestName(w))
+			data, err := os.ReadFile(base + ".json")
+			require.NoError(t, err)
+			out, err := fiojob.Parse(data)
+			require.NoError(t, err)
+			assert.Len(t, out.Groups(), n, "one fio process covers every drive of the %d-drive step", n)
+			job, err := os.ReadFile(base + ".fio")
+			require.NoError(t, err)
+			assert.Equal(t, n, strings.Count(string(job), "filename="), "the job file is kept beside the output")
+		}
+	}
+	var info struct {
+		Precondition string `json:"precondition"`
+	}
+	data, err := os.ReadFile(filepath.Join(raw, "run.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &info))
+	assert.Equal(t, "full", info.Precondition)
+
+	replay := runSuite(t, nil, "-spec="+spec, "-replay="+raw)
+	require.Equal(t, 0, replay.Code, "stdout:\n%s\nstderr:\n%s", replay.Stdout, replay.Stderr)
+	assert.Equal(t, "replay", replay.results(t).Mode)
+	if diff := cmp.Diff(verdicts, replay.verdicts(t)); diff != "" {
+		t.Errorf("replay verdicts differ from the recorded run (-live +replay):\n%s", diff)
+	}
+	for _, res := range replay.results(t).Results {
+		for _, l := range run.Results {
+			if l.Test == res.Test {
+				assert.InDelta(t, l.Actual, res.Actual, l.Actual*1e-9, res.Test)
+			}
+		}
+	}
+}
+
