@@ -279,7 +279,7 @@ func (p *Planner) targets(drives []int) []fiojob.Target {
 	return ts
 }
 
-// Runtime is the measured time of w in this run.
+// MeasureRuntime is the measured time of w in this run.
 func (p *Planner) MeasureRuntime(w specs.Workload) time.Duration {
 	if p.Runtime > 0 {
 		return p.Runtime
@@ -300,12 +300,21 @@ func (p *Planner) Measure(cell Cell) fiojob.Job {
 		IOEngine:  p.Spec.Method.IOEngine,
 		Direct:    p.Spec.Method.Direct,
 		Runtime:   p.MeasureRuntime(w),
-		RampTime:  p.Spec.Method.RampTime,
+		RampTime:  p.rampTime(),
 		Targets:   p.targets(cell.Drives),
 	}
 }
 
+// rampTime is the spec's ramp, capped at -runtime when that is given: a
+// smoke run stays short.
+func (p *Planner) rampTime() time.Duration {
+	if p.Runtime > 0 {
+		return min(p.Spec.Method.RampTime, p.Runtime)
+	}
+	return p.Spec.Method.RampTime
+}
+
 // MeasureEstimate is the wall time cell's measurement takes.
 func (p *Planner) MeasureEstimate(cell Cell) time.Duration {
-	return p.MeasureRuntime(cell.Workload) + p.Spec.Method.RampTime
+	return p.MeasureRuntime(cell.Workload) + p.rampTime()
 }
