@@ -113,4 +113,3 @@ func TestLoopSpecPassesThenReplays(t *testing.T) {
 		}
 	}
 }
-
