@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -41,8 +41,71 @@ type fioDir struct {
 		Mean float64 `json:"mean"` // ns
 	} `json:"lat_ns"`
 	Clat struct {
-		Bins map[string]int64 `json:"bins"` // ns → count, json+ only
+		Bins fioBins `json:"bins"` // json+ only
 	} `json:"clat_ns"`
+}
+
+// fioBins is json+'s clat_ns bins object, {"latency ns" : count, ...}, in
+// fio's order (ascending latency). It is read by hand: with thousands of
+// bins per job, a map[string]int64 and reflection dominate Parse's time.
+type fioBins struct {
+	ns, count []int64
+}
+
+func (b *fioBins) UnmarshalJSON(data []byte) error {
+	// data is one valid JSON value (encoding/json checked it).
+	if bytes.Equal(data, []byte("null")) {
+		return nil
+	}
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return fmt.Errorf("clat_ns bins is not an object")
+	}
+	i++
+	for {
+		i = skipSpace(data, i)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+		if i >= len(data) || data[i] == '}' {
+			return nil
+		}
+		// A key: a string without escapes in fio's output.
+		end := bytes.IndexByte(data[i+1:], '"')
+		if data[i] != '"' || end < 0 {
+			return fmt.Errorf("clat_ns bins: unexpected %.20q", data[i:])
+		}
+		key := data[i+1 : i+1+end]
+		ns, err := strconv.ParseInt(string(key), 10, 64)
+		if err != nil {
+			return fmt.Errorf("clat_ns bin %q is not an integer", key)
+		}
+		i = skipSpace(data, i+end+2)
+		if i >= len(data) || data[i] != ':' {
+			return fmt.Errorf("clat_ns bins: missing ':' after %q", key)
+		}
+		i = skipSpace(data, i+1)
+		j := i
+		for j < len(data) && data[j] != ',' && data[j] != '}' && !isSpace(data[j]) {
+			j++
+		}
+		c, err := strconv.ParseInt(string(data[i:j]), 10, 64)
+		if err != nil {
+			return fmt.Errorf("clat_ns bin %q: count %q is not an integer", key, data[i:j])
+		}
+		b.ns = append(b.ns, ns)
+		b.count = append(b.count, c)
+		i = j
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
 }
 
 // allClients is the summary entry fio appends to client_stats.
@@ -153,7 +216,7 @@ func Parse(data []byte) (*Output, error) {
 	return out, nil
 }
 
-func (d fioDir) direction() (Direction, error) {
+func (d *fioDir) direction() (Direction, error) {
 	r := Direction{
 		IOBytes:   d.IOBytes,
 		TotalIOs:  d.TotalIOs,
@@ -163,16 +226,21 @@ func (d fioDir) direction() (Direction, error) {
 		LatMeanNs: d.Lat.Mean,
 		LatN:      d.Lat.N,
 	}
-	if len(d.Clat.Bins) > 0 {
-		r.Bins = make(map[int64]int64, len(d.Clat.Bins))
-		for k, c := range d.Clat.Bins {
-			ns, err := strconv.ParseInt(k, 10, 64)
-			if err != nil {
-				return r, fmt.Errorf("clat_ns bin %q is not an integer", k)
+	if bins := d.Clat.Bins; len(bins.ns) > 0 {
+		r.Bins = make(map[int64]int64, len(bins.ns))
+		sorted := true
+		for i, ns := range bins.ns {
+			r.Bins[ns] += bins.count[i]
+			if i > 0 && ns <= bins.ns[i-1] {
+				sorted = false
 			}
-			r.Bins[ns] += c
 		}
-		r.setPercentiles()
+		if sorted {
+			p := percentilesSorted(bins.ns, bins.count, percentileList)
+			r.P50Ns, r.P99Ns, r.P999Ns, r.P9999Ns = p[0], p[1], p[2], p[3]
+		} else {
+			r.setPercentiles()
+		}
 	}
 	return r, nil
 }
@@ -209,11 +277,11 @@ func scanObject(b []byte) (n int, complete bool) {
 	return len(b), false
 }
 
-// sanitize returns b with every bare nan, -nan, inf, -inf (any letters
-// fio's printf may produce, outside strings) replaced by 0. b itself is
-// returned when there is nothing to replace.
+// sanitize returns b with every bare nan, -nan, inf, -inf (as glibc's
+// printf("%f") writes non-finite numbers) outside strings replaced by 0.
+// b itself is returned when there is nothing to replace.
 func sanitize(b []byte) []byte {
-	if !bytes.Contains(b, []byte("nan")) && !bytes.Contains(b, []byte("inf")) {
+	if !mayHoldNonFinite(b) {
 		return b
 	}
 	var out []byte // nil until the first replacement
@@ -239,15 +307,15 @@ func sanitize(b []byte) []byte {
 		if c == '-' {
 			j++
 		}
-		if j >= len(b) || !(b[j] == 'n' || b[j] == 'i' || b[j] == 'N' || b[j] == 'I') {
+		if j >= len(b) || !(b[j] == 'n' || b[j] == 'i') {
 			continue
 		}
 		k := j
 		for k < len(b) && isLetter(b[k]) {
 			k++
 		}
-		switch strings.ToLower(string(b[j:k])) {
-		case "nan", "inf", "infinity":
+		switch string(b[j:k]) {
+		case "nan", "inf":
 		default:
 			i = k - 1 // null or a syntax error for Unmarshal to report
 			continue
@@ -261,6 +329,30 @@ func sanitize(b []byte) []byte {
 		return b
 	}
 	return append(out, b[last:]...)
+}
+
+// mayHoldNonFinite reports whether b holds "nan" or "inf" as a word of its
+// own (not inside "minf" or "info"), the only way a bare nan or inf can
+// appear; sanitize then does the exact, slower pass.
+func mayHoldNonFinite(b []byte) bool {
+	for _, w := range [][]byte{[]byte("nan"), []byte("inf")} {
+		for off := 0; ; {
+			i := bytes.Index(b[off:], w)
+			if i < 0 {
+				break
+			}
+			i += off
+			off = i + len(w)
+			if i > 0 && (isLetter(b[i-1]) || b[i-1] >= '0' && b[i-1] <= '9' || b[i-1] == '_') {
+				continue
+			}
+			if off < len(b) && isLetter(b[off]) {
+				continue
+			}
+			return true
+		}
+	}
+	return false
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
@@ -284,20 +376,36 @@ func Percentiles(bins map[int64]int64, ps ...float64) []float64 {
 		return out
 	}
 	keys := make([]int64, 0, len(bins))
-	var total int64
-	for k, c := range bins {
+	for k := range bins {
 		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	counts := make([]int64, len(keys))
+	for i, k := range keys {
+		counts[i] = bins[k]
+	}
+	return percentilesSorted(keys, counts, ps)
+}
+
+// percentilesSorted is Percentiles for bins given as ascending latencies
+// (ns) and their counts.
+func percentilesSorted(ns, counts []int64, ps []float64) []float64 {
+	out := make([]float64, len(ps))
+	var total int64
+	for _, c := range counts {
 		total += c
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	if total == 0 {
+		return out
+	}
 	need := make([]int64, len(ps))
 	for i, p := range ps {
 		need[i] = countAtPercentile(p, total)
 	}
 	var sum int64
 	j := 0
-	for _, k := range keys {
-		sum += bins[k]
+	for i, k := range ns {
+		sum += counts[i]
 		for j < len(ps) && sum >= need[j] {
 			out[j] = float64(k)
 			j++

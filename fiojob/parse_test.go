@@ -328,7 +328,7 @@ var parseErrorTests = []parseErrorTest{
 			t.Fatal("no bins in fixture")
 		}
 		return append(b[:i:i], append([]byte(`"bins" : {"x1" : 1, `), b[i+len(`"bins" : {`):]...)...)
-	}, `fio JSON object at line 1: job "drive0": clat_ns bin "x1" is not an integer`},
+	}, `fio JSON output line 1: clat_ns bin "x1" is not an integer`},
 }
 
 func TestParseErrors(t *testing.T) {
@@ -351,8 +351,8 @@ var sanitizeTests = []sanitizeTest{
 	{`{"a" : -nan, "b" : nan, "c" : inf, "d" : -inf}`, `{"a" : 0, "b" : 0, "c" : 0, "d" : 0}`},
 	{`{"a" : [nan,-nan], "b" : null, "c" : -1}`, `{"a" : [0,0], "b" : null, "c" : -1}`},
 	{`{"nan" : "-nan inf", "e\"nan" : inf}`, `{"nan" : "-nan inf", "e\"nan" : 0}`},
-	{`{"a" : -NaN, "b" : INF, "c" : infinity}`, `{"a" : 0, "b" : 0, "c" : 0}`},
-	{`{"a" : nano}`, `{"a" : nano}`}, // not fio's; left for Unmarshal to reject
+	{`{"a" : nano, "b" : -info}`, `{"a" : nano, "b" : -info}`}, // not fio's; left for Unmarshal to reject
+	{`{"minf" : 5, "info" : "x"}`, `{"minf" : 5, "info" : "x"}`},
 }
 
 func TestSanitize(t *testing.T) {
