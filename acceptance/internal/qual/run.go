@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -141,8 +142,8 @@ func (s *Suite) finish(res report.Result, cell Cell, fioVersion string) (Outcome
 	d := s.Drives[cell.Drives[0]]
 	o.Attrs = [][2]string{
 		{"verdict", res.Verdict},
-		{"spec", fmt.Sprintf("%g", res.Spec)},
-		{"expected", fmt.Sprintf("%g", res.Expected)},
+		{"spec", strconv.FormatFloat(res.Spec, 'f', -1, 64)},
+		{"expected", strconv.FormatFloat(res.Expected, 'f', -1, 64)},
 		{"actual", fmt.Sprintf("%.0f", res.Actual)},
 		{"ratio", fmt.Sprintf("%.4f", res.Ratio)},
 		{"unit", unit},
