@@ -49,20 +49,18 @@ func setup(m *testing.M) int {
 	case lookPath("losetup") != nil:
 		skipReason = "needs losetup (apt-get install util-linux)"
 	}
-	if skipReason == "" {
-		dir, err := os.MkdirTemp("", "drivequal-e2e-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 2
-		}
-		defer os.RemoveAll(dir)
-		suiteBin = filepath.Join(dir, "acceptance.test")
-		build := exec.Command("go", "test", "-c", "-o", suiteBin, ".")
-		build.Dir = acceptanceDir
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building the acceptance suite: %v\n%s", err, out)
-			return 2
-		}
+	dir, err := os.MkdirTemp("", "drivequal-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	suiteBin = filepath.Join(dir, "acceptance.test")
+	build := exec.Command("go", "test", "-c", "-o", suiteBin, ".")
+	build.Dir = acceptanceDir
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the acceptance suite: %v\n%s", err, out)
+		return 2
 	}
 	return m.Run()
 }

@@ -1,0 +1,167 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/brief"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// fixturesDir is the brief's reconstructed recording.
+func fixturesDir(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(acceptanceDir, "..", "fixtures", "solidigm-d7-ps1010")
+}
+
+// With no flags the suite replays the brief: every single-drive cell
+// passes with the brief's "% of Spec", and the eight 24-drive scaling
+// cells pass with the ratios of the brief's figures.
+func TestDefaultReplayReproducesTheBrief(t *testing.T) {
+	r := runSuite(t, nil)
+	require.Equal(t, 0, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	run := r.results(t)
+	assert.Equal(t, "replay", run.Mode)
+	assert.Equal(t, "Solidigm D7-PS1010", run.Spec)
+
+	data, err := brief.ReadData(filepath.Join(fixturesDir(t), "brief.toml"))
+	require.NoError(t, err)
+	summary, err := os.ReadFile(filepath.Join(r.Report, "summary.md"))
+	require.NoError(t, err)
+	byTest := map[string]report.Result{}
+	for _, res := range run.Results {
+		byTest[res.Test] = res
+	}
+	single := 0
+	for capy, cells := range data.Single {
+		assert.Contains(t, string(summary), capy+": QUALIFIED")
+		for w, c := range cells {
+			res, ok := byTest["TestSingleDrive/"+capy+"/"+specs.SubtestName(w)]
+			require.True(t, ok, "%s %s judged", capy, w)
+			single++
+			assert.Equal(t, report.Pass, res.Verdict)
+			pct := fmt.Sprintf("%.2f %%", float64(c.Actual)/float64(c.Spec)*100)
+			if c.PrintedPercent > 0 {
+				assert.Equal(t, fmt.Sprintf("%.2f %%", c.PrintedPercent), pct, "%s %s: the brief's printed %% of Spec", capy, w)
+			}
+			assert.Contains(t, string(summary), "| "+w+" | ", capy)
+			assert.Contains(t, string(summary), pct, "%s %s: %% of Spec to two decimals", capy, w)
+		}
+	}
+	assert.Equal(t, 32, single)
+
+	wantRatio := map[string]float64{
+		"4KB Random Read": 1.018, "4KB Random Write": 1.000, "4KB Random Mixed Read Write 70/30": 1.020,
+		"8KB Random Read": 0.948, "8KB Random Write": 1.000, "8KB Random Mixed Read Write 70/30": 1.024,
+		"128KB Sequential Read": 0.994, "128KB Sequential Write": 1.037,
+	}
+	for w, want := range wantRatio {
+		res, ok := byTest["TestScaling/24_drives/"+specs.SubtestName(w)]
+		require.True(t, ok, w)
+		assert.Equal(t, report.Pass, res.Verdict, w)
+		assert.Equal(t, 24, res.Drives, w)
+		assert.Len(t, res.PerDrive, 24, w)
+		assert.Equal(t, want, math.Round(res.Ratio*1000)/1000, "%s: ratio to 24 × spec", w)
+		chart := filepath.Join(r.Report, "charts", specs.SubtestName(w)+".svg")
+		svg, err := os.ReadFile(chart)
+		if assert.NoError(t, err, "chart for %s", w) {
+			assert.True(t, bytes.Contains(svg, []byte("<svg")), chart)
+		}
+	}
+	charts, _ := filepath.Glob(filepath.Join(r.Report, "charts", "*.svg"))
+	assert.Len(t, charts, 8)
+	rr := byTest["TestScaling/24_drives/8KB_Random_Read"]
+	assert.Contains(t, rr.Error+scalingSection(string(summary), "8KB Random Read"), "below linear",
+		"8KB Random Read passes within tolerance but is reported below linear")
+}
+
+// scalingSection is the part of summary.md about one scaling workload.
+func scalingSection(summary, workload string) string {
+	i := strings.Index(summary, "## Scaling")
+	if i < 0 {
+		return ""
+	}
+	s := summary[i:]
+	j := strings.Index(s, "### "+workload+"\n")
+	if j < 0 {
+		return ""
+	}
+	s = s[j+1:]
+	if k := strings.Index(s, "\n### "); k >= 0 {
+		s = s[:k]
+	}
+	return s
+}
+
+// A recorded 24-drive run in which one drive delivered 20 % less than the
+// others fails its cell and names that drive.
+func TestReplayNamesTheSlowDrive(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS(fixturesDir(t))))
+	path := filepath.Join(dir, "TestScaling", "24_drives", "4KB_Random_Read.json")
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out map[string]any
+	require.NoError(t, dec.Decode(&out))
+	slowed := 0
+	for _, j := range out["jobs"].([]any) {
+		job := j.(map[string]any)
+		if job["groupid"].(json.Number).String() != "5" {
+			continue
+		}
+		read := job["read"].(map[string]any)
+		for _, k := range []string{"io_bytes", "total_ios"} {
+			n, err := read[k].(json.Number).Int64()
+			require.NoError(t, err)
+			read[k] = n * 8 / 10
+		}
+		slowed++
+	}
+	require.Equal(t, 8, slowed, "drive 6 of the recording has 8 jobs")
+	edited, err := json.Marshal(out)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, edited, 0o644))
+
+	r := runSuite(t, []string{"-test.run=TestScaling/24_drives/4KB_Random_Read$"}, "-replay="+dir)
+	assert.NotEqual(t, 0, r.Code)
+	res := r.results(t).Results
+	require.Len(t, res, 1)
+	assert.Equal(t, report.Fail, res[0].Verdict)
+	assert.Contains(t, res[0].Error, "brief/1.92TB/06", "the slow drive is named")
+	assert.Contains(t, res[0].Error, "below the median")
+	assert.NotContains(t, res[0].Error, "brief/1.92TB/05")
+	var slow report.DriveResult
+	for _, d := range res[0].PerDrive {
+		if d.Path == "brief/1.92TB/06" {
+			slow = d
+		}
+	}
+	assert.Equal(t, report.Fail, slow.Verdict)
+	assert.InDelta(t, 0.8*57_400_000/24, slow.Actual, 2)
+}
+
+// A bad spec given with -dry-run is refused with every problem, each naming
+// the file, the line and the key.
+func TestBadSpecIsRefusedWithEveryProblem(t *testing.T) {
+	bad, err := filepath.Abs(filepath.Join(acceptanceDir, "..", "specs", "testdata", "bad", "typo.toml"))
+	require.NoError(t, err)
+	r := runSuite(t, nil, "-spec="+bad, "-dry-run")
+	assert.NotEqual(t, 0, r.Code)
+	assert.Contains(t, r.Stderr, "typo.toml:14:")
+	assert.Contains(t, r.Stderr, `unknown key "iodeph"`)
+	assert.Contains(t, r.Stderr, "typo.toml:8:", "the missing iodepth is reported too")
+	assert.NotContains(t, r.Stdout+r.Stderr, "panic:")
+	assert.NoDirExists(t, r.Report, "a refused run writes nothing")
+}
