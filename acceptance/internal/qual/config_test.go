@@ -1,0 +1,92 @@
+package qual
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type validateTest struct {
+	name  string
+	flags Flags
+	want  []string // substrings, one per expected error
+}
+
+func validateTests(dir string) []validateTest {
+	blocker := filepath.Join(dir, "file")
+	os.WriteFile(blocker, nil, 0o644)
+	return []validateTest{
+		{"defaults", Flags{Spec: "solidigm-d7-ps1010", Precondition: "full"}, nil},
+		{"empty drive entry", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a,,/dev/b"}, []string{"parsing -drives: entry 2 is empty"}},
+		{"runtime zero", Flags{Spec: "x", Precondition: "full", Runtime: "0s"}, []string{"parsing -runtime: 0s is not positive"}},
+		{"runtime negative", Flags{Spec: "x", Precondition: "full", Runtime: "-5s"}, []string{"parsing -runtime: -5s is not positive"}},
+		{"runtime garbage", Flags{Spec: "x", Precondition: "full", Runtime: "soon"}, []string{`parsing -runtime: "soon" is not a duration`}},
+		{"runtime under a second", Flags{Spec: "x", Precondition: "full", Runtime: "500ms"}, []string{"parsing -runtime: 500ms is under one second"}},
+		{"precondition", Flags{Spec: "x", Precondition: "some"}, []string{`parsing -precondition: "some" is not a mode`}},
+		{"scaling order", Flags{Spec: "x", Precondition: "full", Scaling: "1,4,2"}, []string{"parsing -scaling: counts must be strictly ascending, 2 follows 4"}},
+		{"scaling zero", Flags{Spec: "x", Precondition: "full", Scaling: "0,1"}, []string{`parsing -scaling: "0" is not a drive count`}},
+		{"replay with drives", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Replay: dir}, []string{"parsing -replay: given with -drives"}},
+		{"replay missing", Flags{Spec: "x", Precondition: "full", Replay: filepath.Join(dir, "nope")}, []string{"parsing -replay: " + filepath.Join(dir, "nope") + " is not a directory"}},
+		{"report unwritable", Flags{Spec: "x", Precondition: "full", Report: filepath.Join(blocker, "r")}, []string{"parsing -report: cannot create " + filepath.Join(blocker, "r")}},
+		{"all at once", Flags{Spec: "", Precondition: "x", Runtime: "0", Scaling: "a"}, []string{"parsing -spec", "parsing -runtime", "parsing -precondition", "parsing -scaling"}},
+	}
+}
+
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range validateTests(dir) {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.flags.Report == "" {
+				tt.flags.Report = filepath.Join(dir, "report")
+			}
+			_, errs := tt.flags.Validate(dir)
+			require.Len(t, errs, len(tt.want), "Validate(%+v) = %v", tt.flags, errs)
+			for i, want := range tt.want {
+				assert.Contains(t, errs[i].Error(), want)
+			}
+		})
+	}
+}
+
+func TestValidateDefaults(t *testing.T) {
+	root := t.TempDir()
+	f := Flags{Spec: "solidigm-d7-ps1010", Precondition: "full", Runtime: "2s", Scaling: "1,2,4"}
+	c, errs := f.Validate(root)
+	require.Empty(t, errs)
+	assert.Equal(t, filepath.Join(root, "report"), c.Report)
+	assert.Equal(t, filepath.Join(root, "report", "raw"), c.Record)
+	assert.Equal(t, 2*time.Second, c.Runtime)
+	assert.Equal(t, []int{1, 2, 4}, c.Scaling)
+	assert.False(t, c.Live())
+}
+
+func TestModuleRoot(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "go.mod"), []byte("module x\n"), 0o644))
+	deep := filepath.Join(root, "a", "b")
+	require.NoError(t, os.MkdirAll(deep, 0o755))
+	got, err := ModuleRoot(deep)
+	require.NoError(t, err)
+	assert.Equal(t, root, got)
+	_, err = ModuleRoot(string(filepath.Separator))
+	assert.True(t, err != nil && strings.Contains(err.Error(), "no go.mod"), "ModuleRoot(/) = %v", err)
+	assert.False(t, errors.Is(err, os.ErrNotExist))
+}
+
+func TestSuggestTimeout(t *testing.T) {
+	for _, tt := range []struct{ est, want time.Duration }{
+		{5 * time.Minute, 10 * time.Minute},
+		{50 * time.Minute, 70 * time.Minute},
+		{3 * time.Hour, 4 * time.Hour},
+	} {
+		if got := suggestTimeout(tt.est); got != tt.want {
+			t.Errorf("suggestTimeout(%s) = %s, want %s", tt.est, got, tt.want)
+		}
+	}
+}
