@@ -132,6 +132,7 @@ func (s *Suite) finish(res report.Result, cell Cell, fioVersion string) (Outcome
 	}
 	s.mu.Lock()
 	s.Report.Results = append(s.Report.Results, res)
+	s.Report.Finished = time.Now().UTC().Format(time.RFC3339)
 	err := s.writeReport()
 	s.mu.Unlock()
 	o := Outcome{Result: res, Message: res.Error}

@@ -74,6 +74,13 @@ func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.S
 	for _, w := range spec.Workloads {
 		s.Report.Workloads = append(s.Report.Workloads, w.Name)
 	}
+	for _, c := range spec.Capacities {
+		s.Report.Capacities = append(s.Report.Capacities, c.Name)
+	}
+	if sc := spec.Scaling; sc.Capacity != "" {
+		s.Report.Scaling = &report.Scaling{Capacity: sc.Capacity, Baseline: sc.Baseline, Tolerance: sc.Tolerance, Drives: sc.Drives}
+	}
+	s.Report.Started = time.Now().UTC().Format(time.RFC3339)
 	if cfg.Live() {
 		s.Report.Mode = "live"
 		errs = append(errs, s.setupLive(ctx, sys, runner)...)
