@@ -27,7 +27,12 @@ var (
 	acceptanceDir string
 	// skipReason is why the tests here cannot run on this machine.
 	skipReason string
+	// runMark is the environment entry that marks this test binary's children.
+	runMark string
 )
+
+const markVar = "DRIVEQUAL_E2E_RUN"
+
 
 func TestMain(m *testing.M) {
 	os.Exit(setup(m))
@@ -41,6 +46,10 @@ func setup(m *testing.M) int {
 		return 2
 	}
 	acceptanceDir = filepath.Join(root, "acceptance")
+	// Every process the tests start inherits this mark, so that fio
+	// processes of other test packages running alongside are not ours.
+	runMark = fmt.Sprintf("%s=%d-%d", markVar, os.Getpid(), time.Now().UnixNano())
+	os.Setenv(markVar, strings.TrimPrefix(runMark, markVar+"="))
 	switch {
 	case os.Geteuid() != 0:
 		skipReason = "needs root for loop devices"
@@ -201,7 +210,8 @@ func sha256File(t *testing.T, path string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// fioProcesses lists the pids of fio processes running now.
+// fioProcesses lists the pids of fio processes started by this test
+// binary's children that are running now.
 func fioProcesses(t *testing.T) []int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
@@ -215,7 +225,11 @@ func fioProcesses(t *testing.T) []int {
 			continue
 		}
 		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if err == nil && strings.TrimSpace(string(comm)) == "fio" {
+		if err != nil || strings.TrimSpace(string(comm)) != "fio" {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && bytes.Contains(env, []byte(runMark+"\x00")) {
 			pids = append(pids, pid)
 		}
 	}
