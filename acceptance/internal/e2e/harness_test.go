@@ -33,7 +33,6 @@ var (
 
 const markVar = "DRIVEQUAL_E2E_RUN"
 
-
 func TestMain(m *testing.M) {
 	os.Exit(setup(m))
 }
