@@ -2,7 +2,6 @@ package qual
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -163,27 +162,7 @@ func median(v []float64) float64 {
 // FormatValue writes v in metric's unit with thousands separators:
 // "2,350,000 IOPS", "14,500 MB/s" (MB/s is 10^6 bytes per second).
 func FormatValue(v float64, metric specs.Metric) string {
-	unit := "IOPS"
-	if metric == specs.MBps {
-		unit = "MB/s"
-	}
-	return Thousands(v) + " " + unit
-}
-
-// Thousands rounds v to an integer and groups its digits by three.
-func Thousands(v float64) string {
-	s := strconv.FormatInt(int64(math.Round(math.Abs(v))), 10)
-	var b strings.Builder
-	if v < 0 && math.Round(v) != 0 {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return report.FormatValue(v, string(metric))
 }
 
 func trimFloat(f float64) string {

@@ -76,18 +76,3 @@ func TestJudgeScaling(t *testing.T) {
 	assert.Equal(t, report.Fail, j.Verdict)
 	assert.True(t, strings.HasPrefix(j.Message, "4KB Random Read on 2 drives: total 2,000,000 IOPS < expected 2,400,000 IOPS (83.33 % of expected"), j.Message)
 }
-
-var thousandsTests = []struct {
-	in   float64
-	want string
-}{
-	{0, "0"}, {999, "999"}, {1000, "1,000"}, {2_409_894, "2,409,894"}, {1_260_110.4, "1,260,110"}, {-12_345, "-12,345"}, {14_506.6, "14,507"},
-}
-
-func TestThousands(t *testing.T) {
-	for _, tt := range thousandsTests {
-		if got := Thousands(tt.in); got != tt.want {
-			t.Errorf("Thousands(%v) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}

@@ -55,6 +55,14 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 		return Outcome{Skip: runErr.Error()}, nil
 	}
 	res.Raw = raw
+	if runErr != nil && ctx.Err() != nil {
+		// Stopped by the operator or the -timeout, not by the drive: what
+		// fio measured until then is kept but judges nothing.
+		res.Verdict = report.Inconclusive
+		res.Error = fmt.Sprintf("%s: not finished: %s while fio ran (%v); its partial output is kept in %s",
+			w.Name, stoppedBy(ctx.Err()), runErr, raw)
+		return s.finish(res, cell, "")
+	}
 	if runErr != nil {
 		res.Verdict = report.Fail
 		res.Error = fmt.Sprintf("%s: fio failed: %v", w.Name, runErr)
@@ -114,6 +122,14 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 	o, err := s.finish(res, cell, out.Version)
 	o.Message = j.Message
 	return o, err
+}
+
+// stoppedBy says why a run's context ended.
+func stoppedBy(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "the -timeout is near"
+	}
+	return "the run was interrupted"
 }
 
 // errorText is what results.json keeps as "error": empty for a pass.
@@ -311,7 +327,7 @@ func (s *Suite) PrintPlan(w io.Writer) {
 	fmt.Fprintln(w, "drives:")
 	for _, d := range s.Drives {
 		fmt.Fprintf(w, "  %s -> %s  model %q serial %q firmware %q  %s bytes  as %s  NUMA node %d\n",
-			d.Path, d.Resolved, d.Model, d.Serial, d.Firmware, Thousands(float64(d.Size)), d.Capacity, d.NUMANode)
+			d.Path, d.Resolved, d.Model, d.Serial, d.Firmware, report.Thousands(float64(d.Size)), d.Capacity, d.NUMANode)
 	}
 	for _, warn := range s.Warnings {
 		fmt.Fprintln(w, "warning:", warn)
@@ -344,7 +360,7 @@ func (s *Suite) PrintPlan(w io.Writer) {
 	}
 	fmt.Fprintln(w, "bytes written per drive (estimate):")
 	for i, d := range s.Drives {
-		fmt.Fprintf(w, "  %s: %s bytes\n", d.Path, Thousands(float64(e.Bytes[i])))
+		fmt.Fprintf(w, "  %s: %s bytes\n", d.Path, report.Thousands(float64(e.Bytes[i])))
 	}
 	fmt.Fprintf(w, "estimated duration: %s\n", e.Total.Round(time.Second))
 }

@@ -156,7 +156,7 @@ func (s *Suite) setupLive(ctx context.Context, sys device.System, runner fiojob.
 			d.Capacity = name
 		} else if c, ok := s.Spec.Capacity(cfg.Capacity); ok && !device.Comparable(info.Size, c.Bytes) {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s holds %s bytes, not the %s bytes of %s: its figures are not comparable with the spec's",
-				p, Thousands(float64(info.Size)), Thousands(float64(c.Bytes)), c.Name))
+				p, report.Thousands(float64(info.Size)), report.Thousands(float64(c.Bytes)), c.Name))
 		}
 		s.Drives = append(s.Drives, d)
 	}

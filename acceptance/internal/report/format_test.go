@@ -35,8 +35,8 @@ var thousandsTests = []thousandsTest{
 
 func TestFormatThousands(t *testing.T) {
 	for _, tt := range thousandsTests {
-		if out := formatThousands(tt.in); out != tt.out {
-			t.Errorf("formatThousands(%v) = %q, want %q", tt.in, out, tt.out)
+		if out := Thousands(tt.in); out != tt.out {
+			t.Errorf("Thousands(%v) = %q, want %q", tt.in, out, tt.out)
 		}
 	}
 }
@@ -56,8 +56,8 @@ var valueTests = []valueTest{
 
 func TestFormatValue(t *testing.T) {
 	for _, tt := range valueTests {
-		if out := formatValue(tt.v, tt.metric); out != tt.out {
-			t.Errorf("formatValue(%v, %q) = %q, want %q", tt.v, tt.metric, out, tt.out)
+		if out := FormatValue(tt.v, tt.metric); out != tt.out {
+			t.Errorf("FormatValue(%v, %q) = %q, want %q", tt.v, tt.metric, out, tt.out)
 		}
 	}
 }

@@ -174,7 +174,7 @@ func (r *Run) writeCapacity(b *bytes.Buffer, notes *footnotes, capacity string, 
 	start := len(notes.text)
 	for _, res := range rows {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n",
-			orDash(cell(res.Workload)), formatValue(res.Spec, res.Metric), actualCell(res),
+			orDash(cell(res.Workload)), FormatValue(res.Spec, res.Metric), actualCell(res),
 			percentCell(res, res.Spec), notes.verdict(res))
 	}
 	b.WriteString("\n")
@@ -202,7 +202,7 @@ func (r *Run) writeScaling(b *bytes.Buffer, notes *footnotes, rank map[string]in
 		start := len(notes.text)
 		for _, res := range g.rows {
 			fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n",
-				res.Drives, actualCell(res), formatValue(res.Expected, res.Metric),
+				res.Drives, actualCell(res), FormatValue(res.Expected, res.Metric),
 				percentCell(res, res.Expected), notes.verdict(res))
 		}
 		b.WriteString("\n")
@@ -229,15 +229,15 @@ func (r *Run) writeDrivesOf(b *bytes.Buffer, res Result) {
 			spread = Spread(res.PerDrive)
 		}
 		lines = append(lines, fmt.Sprintf("At %d drives the per-drive spread (max − min) / mean is %s: min %s, median %s, max %s.",
-			res.Drives, fmtPct(spread), formatValue(slices.Min(vals), res.Metric),
-			formatValue(median(vals), res.Metric), formatValue(slices.Max(vals), res.Metric)))
+			res.Drives, fmtPct(spread), FormatValue(slices.Min(vals), res.Metric),
+			FormatValue(median(vals), res.Metric), FormatValue(slices.Max(vals), res.Metric)))
 	}
 	tol := r.driveTolerance(res)
 	med := median(okActuals(res.PerDrive))
 	var items []string
 	for _, d := range Outliers(res.PerDrive, tol) {
 		items = append(items, fmt.Sprintf("- %s: %s, %s below the median (tolerance %s)",
-			driveName(d), formatValue(d.Actual, res.Metric), fmtPct((med-d.Actual)/med), fmtPct(tol)))
+			driveName(d), FormatValue(d.Actual, res.Metric), fmtPct((med-d.Actual)/med), fmtPct(tol)))
 	}
 	for _, d := range res.PerDrive {
 		if d.Error != "" {
@@ -394,7 +394,7 @@ func actualCell(res Result) string {
 	if unmeasured(res) {
 		return "-"
 	}
-	return formatValue(res.Actual, res.Metric)
+	return FormatValue(res.Actual, res.Metric)
 }
 
 // percentCell is a result's actual as a percentage of ref, or "-" when
@@ -418,20 +418,20 @@ func unit(metric string) string {
 	return metric
 }
 
-// formatValue writes v rounded to an integer, with thousands separators and
+// FormatValue writes v rounded to an integer, with thousands separators and
 // the metric's unit: "2,350,000 IOPS", "14,500 MB/s".
-func formatValue(v float64, metric string) string {
-	s := formatThousands(v)
+func FormatValue(v float64, metric string) string {
+	s := Thousands(v)
 	if u := unit(metric); u != "" {
 		s += " " + u
 	}
 	return s
 }
 
-// formatThousands writes v rounded to the nearest integer (halves away from
+// Thousands writes v rounded to the nearest integer (halves away from
 // zero) with a comma between each group of three digits; "n/a" for NaN or
 // ±Inf.
-func formatThousands(v float64) string {
+func Thousands(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "n/a"
 	}
