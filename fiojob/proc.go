@@ -18,8 +18,14 @@ import (
 // thread=1, but Run accepts any job file, so it also watches fio's
 // descendants while fio runs and kills those still alive once fio is gone.
 
-// procWatchInterval is how often a running fio's descendants are listed.
-const procWatchInterval = 250 * time.Millisecond
+// A running fio's descendants are listed after procWatchFirst, then at
+// intervals doubling up to procWatchMax: fio forks its job processes as it
+// starts, and a full pass over /proc must not take CPU from the I/O being
+// measured for hours. Cancellation lists them once more before interrupting.
+const (
+	procWatchFirst = 20 * time.Millisecond
+	procWatchMax   = 5 * time.Second
+)
 
 // procKey identifies a process across pid reuse: pid plus its start time in
 // clock ticks since boot (/proc/PID/stat field 22).
@@ -51,15 +57,17 @@ func watchDescendants(root int) *descendantWatch {
 
 func (w *descendantWatch) loop() {
 	defer close(w.done)
-	t := time.NewTicker(procWatchInterval)
+	d := procWatchFirst
+	t := time.NewTimer(d)
 	defer t.Stop()
-	w.scan()
 	for {
 		select {
 		case <-w.stop:
 			return
 		case <-t.C:
 			w.scan()
+			d = min(2*d, procWatchMax)
+			t.Reset(d)
 		}
 	}
 }

@@ -29,7 +29,7 @@ type Runner struct {
 	Binary string
 	// Grace is how long fio has to stop after an interrupt (SIGINT to its
 	// process group) when the context is done, before the whole group is
-	// killed with SIGKILL. 0 means 5 s.
+	// killed with SIGKILL. 0 means DefaultGrace.
 	Grace time.Duration
 	// Args are extra arguments placed before the job file,
 	// e.g. "--client=127.0.0.1".
@@ -46,9 +46,13 @@ func (r Runner) binary() string {
 	return r.Binary
 }
 
+// DefaultGrace is Runner.Grace when none is set: how long fio has to stop
+// after SIGINT before it is killed.
+const DefaultGrace = 5 * time.Second
+
 func (r Runner) grace() time.Duration {
 	if r.Grace <= 0 {
-		return 5 * time.Second
+		return DefaultGrace
 	}
 	return r.Grace
 }

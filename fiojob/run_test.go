@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -36,14 +37,15 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
-// waitGone polls until process group (pgid > 0 as -pgid) or process is
-// gone, for up to 5 s.
+// waitGone polls, for up to 5 s, until process pid (or process group -pid)
+// is gone. A zombie counts as gone: it does no more I/O, and who reaps it
+// (an orphan's is init) is no business of Run.
 func waitGone(t *testing.T, what string, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		err := syscall.Kill(pid, 0)
-		if errors.Is(err, syscall.ESRCH) {
+		if errors.Is(err, syscall.ESRCH) || pid > 0 && isZombie(pid) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -333,4 +335,35 @@ func TestLiveRandRead(t *testing.T) {
 		t.Errorf("Errors = %q, want none", got.Errors)
 	}
 	t.Logf("%s: %.0f IOPS, p99 %.0f ns", dev, got.IOPS, got.Read.P99Ns)
+}
+
+// TestRunKillsOrphans: the stand-in ends by itself while a child it left in
+// a session of its own runs on, as fio's job processes do when fio dies;
+// Run must not return with that child alive.
+func TestRunKillsOrphans(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		unavailable(t, "no /proc: %v", err)
+	}
+	setsid, sleep := lookTool(t, "setsid"), lookTool(t, "sleep")
+	// The child's stdout and stderr do not go to Run's pipes; if they did,
+	// Run would wait Grace for it to close them before finishing.
+	standIn(t, setsid+" "+sleep+" 30 >/dev/null 2>&1 &\necho $!\n"+sleep+" 2\n")
+	stdout, _, err := Runner{}.Run(testContext(t), "job.fio")
+	if err != nil {
+		t.Fatalf("Run() error = %v, want nil", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(stdout)))
+	if err != nil {
+		t.Fatalf("stand-in printed %q, want its child's pid", stdout)
+	}
+	waitGone(t, "child in its own session", pid)
+}
+
+func isZombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] == "Z"
 }
