@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func run(m *testing.M) int {
 		// Leave time to stop fio and write the report before go test's own
 		// deadline panics the binary.
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout-min(timeout/10, 30*time.Second))
+		ctx, cancel = context.WithTimeout(ctx, timeout-stopMargin(timeout))
 		defer cancel()
 	}
 	runCtx = ctx
@@ -76,8 +77,13 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "drivequal: warning:", w)
 	}
 	if cfg.DryRun {
-		s.PrintPlan(os.Stdout)
+		s.PrintPlan(operator())
 		return 0
+	}
+	if cfg.Live() {
+		est := s.Estimate()
+		fmt.Fprintf(operator(), "drivequal: plan (estimated %s; -dry-run shows the fio job files):\n%s\n",
+			est.Total.Round(time.Second), strings.Join(est.Lines, "\n"))
 	}
 	suite = s
 	code := m.Run()
@@ -105,6 +111,15 @@ func testTimeout() time.Duration {
 	return d
 }
 
+// stopMargin is how long before go test's -timeout the run is stopped: a
+// tenth of the timeout, capped at 30 s, but at least twice the time fio has
+// to stop after SIGINT before it is killed (a fio that ignores SIGINT takes
+// all of it), and never more than half the timeout.
+func stopMargin(timeout time.Duration) time.Duration {
+	m := max(min(timeout/10, 30*time.Second), 2*fiojob.DefaultGrace)
+	return min(m, timeout/2)
+}
+
 // operator is where the summary is shown. go test hides a passing package's
 // output unless -v is given; when the binary runs under the go command
 // without -v, the summary goes to the go command's own standard output, so
@@ -118,12 +133,25 @@ func operator() io.Writer {
 	if err != nil || strings.TrimSpace(string(comm)) != "go" {
 		return os.Stdout
 	}
-	f, err := os.OpenFile("/proc/"+strconv.Itoa(ppid)+"/fd/1", os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
+	// Only a terminal or a pipe: the go command's writes to a regular file
+	// go at its own offset and would overwrite ours.
+	fd1 := "/proc/" + strconv.Itoa(ppid) + "/fd/1"
+	if st, err := os.Stat(fd1); err != nil || st.Mode().IsRegular() {
 		return os.Stdout
 	}
-	return f
+	operatorOnce.Do(func() {
+		operatorOut, _ = os.OpenFile(fd1, os.O_WRONLY, 0)
+	})
+	if operatorOut == nil {
+		return os.Stdout
+	}
+	return operatorOut
 }
+
+var (
+	operatorOnce sync.Once
+	operatorOut  *os.File
+)
 
 func plural(n int) string {
 	if n == 1 {
