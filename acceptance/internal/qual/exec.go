@@ -24,8 +24,10 @@ type Executor interface {
 	// Measure returns fio's stdout for the measurement named test. The
 	// stdout is returned even with an error when fio printed any.
 	Measure(ctx context.Context, test string, job fiojob.Job) ([]byte, error)
-	// Prepare runs a preparation step (purge, fill, random preconditioning).
-	Prepare(ctx context.Context, a Action, drives []Drive) error
+	// Prepare runs a preparation step (purge, fill, random preconditioning);
+	// logf is told about fallbacks, such as a purge method the target
+	// cannot do.
+	Prepare(ctx context.Context, a Action, drives []Drive, logf func(string, ...any)) error
 	// RawPath is where the measurement named test is (or would be) kept.
 	RawPath(test string) string
 }
@@ -51,7 +53,7 @@ func (r Replay) Measure(_ context.Context, test string, _ fiojob.Job) ([]byte, e
 }
 
 // Prepare implements Executor: a replay has nothing to prepare.
-func (Replay) Prepare(context.Context, Action, []Drive) error { return nil }
+func (Replay) Prepare(context.Context, Action, []Drive, func(string, ...any)) error { return nil }
 
 // Live runs fio for real and records each run under Dir: the job file as
 // <test>.fio, stdout byte for byte as <test>.json and stderr, when any, as
@@ -59,9 +61,6 @@ func (Replay) Prepare(context.Context, Action, []Drive) error { return nil }
 type Live struct {
 	Dir    string
 	Runner fiojob.Runner
-	// Logf, when set, is told about fallbacks (a purge method the target
-	// cannot do).
-	Logf func(format string, args ...any)
 
 	mu  sync.Mutex
 	seq int
@@ -102,7 +101,7 @@ func (l *Live) run(ctx context.Context, base string, job fiojob.Job) ([]byte, er
 }
 
 // Prepare implements Executor.
-func (l *Live) Prepare(ctx context.Context, a Action, drives []Drive) error {
+func (l *Live) Prepare(ctx context.Context, a Action, drives []Drive, logf func(string, ...any)) error {
 	l.mu.Lock()
 	l.seq++
 	seq := l.seq
@@ -115,7 +114,7 @@ func (l *Live) Prepare(ctx context.Context, a Action, drives []Drive) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs[i] = l.purge(ctx, drives[d], a.Purge)
+				errs[i] = l.purge(ctx, drives[d], a.Purge, logf)
 			}()
 		}
 		wg.Wait()
@@ -139,7 +138,7 @@ func (l *Live) Prepare(ctx context.Context, a Action, drives []Drive) error {
 
 // purge brings one drive back to a fresh state with the spec's method. A
 // method the target cannot do falls back to a discard, and says so.
-func (l *Live) purge(ctx context.Context, d Drive, method string) error {
+func (l *Live) purge(ctx context.Context, d Drive, method string, logf func(string, ...any)) error {
 	path := d.Resolved
 	if path == "" {
 		path = d.Path
@@ -157,8 +156,8 @@ func (l *Live) purge(ctx context.Context, d Drive, method string) error {
 		return nil
 	}
 	argv, fallback := purgeCommand(d, path, method)
-	if fallback != "" && l.Logf != nil {
-		l.Logf("%s: %s", d.Path, fallback)
+	if fallback != "" {
+		logf("%s: %s", d.Path, fallback)
 	}
 	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
 	if err != nil {

@@ -224,7 +224,7 @@ func (s *Suite) prepare(ctx context.Context, cell Cell, logf func(string, ...any
 	s.mu.Unlock()
 	for _, a := range acts {
 		logf("preparing %s: %s (about %s)", s.paths(a.Drives), a.Name, a.Est.Round(time.Second))
-		if err := s.Exec.Prepare(ctx, a, s.Drives); err != nil {
+		if err := s.Exec.Prepare(ctx, a, s.Drives, logf); err != nil {
 			// The drives' state is unknown now: the next cell starts over.
 			s.mu.Lock()
 			for _, d := range a.Drives {
