@@ -17,7 +17,7 @@ GOTESTSUM = $(GO) tool gotestsum
 
 QUALIFY_ARGS = -spec=$(SPEC) -drives=$(DRIVES) -report=$(abspath $(REPORT)) $(if $(CAPACITY),-capacity=$(CAPACITY))
 
-.PHONY: test demo plan qualify junit lint fuzz deps
+.PHONY: test demo plan qualify junit lint fuzz bench deps
 
 # deps installs what the tests drive when it is missing: fio, and the
 # util-linux, fdisk and e2fsprogs tools the loop-device tests use.
@@ -64,3 +64,9 @@ lint:
 fuzz:
 	$(GO) test ./fiojob -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME)
 	$(GO) test ./specs -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME)
+
+# bench: the parser and report benchmarks, and one cell through the suite
+# against the same fio job run bare (the harness's overhead around fio).
+bench: deps
+	$(GO) test -run='^$$' -bench=. -benchmem ./fiojob ./specs ./acceptance/internal/report ./acceptance/internal/device
+	$(GO) test -run='^$$' -bench=Cell -benchtime=5x ./acceptance/internal/e2e
