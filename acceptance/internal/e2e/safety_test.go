@@ -6,7 +6,6 @@ package e2e
 // and that the device holds the same bytes as before.
 
 import (
-	"bytes"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -101,7 +100,7 @@ func assertRefused(t *testing.T, r result, want ...string) {
 	noFioLeft(t)
 	assert.NotEqual(t, 0, r.Code, "a refused run must exit non-zero")
 	assert.Contains(t, r.Stderr, "drivequal: refusing to run")
-	assert.NotContains(t, r.Stdout+r.Stderr, "panic:")
+	noPanic(t, r)
 	for _, w := range want {
 		assert.Contains(t, r.Stderr, w)
 	}
@@ -292,7 +291,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	r := runSuite(t, nil, "-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-dry-run")
 	noFioLeft(t)
 	require.Equal(t, 0, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
-	assert.NotContains(t, r.Stdout+r.Stderr, "panic:")
+	noPanic(t, r)
 
 	out := r.Stdout
 	for _, want := range []string{
@@ -310,28 +309,4 @@ func TestDryRunWritesNothing(t *testing.T) {
 	assert.NotContains(t, out, "=== RUN", "a dry run runs no subtest")
 	assert.Equal(t, before, sha256File(t, dev), "%s changed in a dry run", dev)
 	assert.NoDirExists(t, r.Report, "a dry run creates no report directory")
-}
-
-// runSuiteIn is runSuite with extra environment variables for the suite
-// (and the fio it starts), e.g. PATH with a stand-in fio first.
-func runSuiteIn(t *testing.T, env []string, goFlags []string, args ...string) result {
-	t.Helper()
-	res := result{Report: filepath.Join(t.TempDir(), "report")}
-	args = append(args, "-report="+res.Report)
-	all := append([]string{"-test.count=1", "-test.v=true"}, goFlags...)
-	all = append(all, args...)
-	cmd := exec.Command(suiteBin, all...)
-	cmd.Dir = acceptanceDir
-	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	res.Stdout, res.Stderr = stdout.String(), stderr.String()
-	if ee, ok := err.(*exec.ExitError); ok {
-		res.Code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running the suite: %v", err)
-	}
-	t.Logf("suite %s %s: exit %d", strings.Join(env, " "), strings.Join(all, " "), res.Code)
-	return res
 }

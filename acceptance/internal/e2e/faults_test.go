@@ -1,0 +1,456 @@
+package e2e
+
+// Faults, interruptions and bad input never lose a result: each test here
+// breaks one thing under the compiled suite (fio killed, fio failing, fio
+// printing garbage or hanging, a recorded file cut short, the operator
+// pressing Ctrl-C, a bad flag) and checks what the suite says about it,
+// which results it kept and that no fio is left behind.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+)
+
+// The cells of testdata/faults.toml, in plan order.
+const (
+	cell512   = "TestSingleDrive/64MiB/512B_Random_Read"
+	cellWrite = "TestSingleDrive/64MiB/4KB_Random_Write" // 20 s unless -runtime says otherwise
+	cellRead  = "TestSingleDrive/64MiB/4KB_Random_Read"
+)
+
+// byTest indexes a run's results by test name.
+func byTest(run report.Run) map[string]report.Result {
+	m := map[string]report.Result{}
+	for _, r := range run.Results {
+		m[r.Test] = r
+	}
+	return m
+}
+
+// assertMeasured checks that a cell was measured and judged on its figures
+// (inconclusive when the run had -precondition=none).
+func assertMeasured(t *testing.T, res map[string]report.Result, test string) {
+	t.Helper()
+	r, ok := res[test]
+	if !assert.True(t, ok, "%s has no result", test) {
+		return
+	}
+	assert.Greater(t, r.Actual, 0.0, "%s: a real measurement", test)
+	assert.NotEqual(t, report.Fail, r.Verdict, "%s: %s", test, r.Error)
+	assert.FileExists(t, r.Raw, "%s: its raw output", test)
+}
+
+// noPanic fails t if the suite panicked (go test's own -timeout panics the
+// binary), quoting the panic rather than the whole output.
+func noPanic(t *testing.T, r result) {
+	t.Helper()
+	out := r.Stdout + r.Stderr
+	if i := strings.Index(out, "panic:"); i >= 0 {
+		end := min(len(out), i+400)
+		t.Errorf("the suite panicked: %s...", out[i:end])
+	}
+}
+
+// processes lists the pids of processes whose command line satisfies match;
+// unlike fioProcesses it may be called from any goroutine.
+func processes(match func(comm string, argv []string) bool) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, err1 := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		cmdline, err2 := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		argv := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		if match(strings.TrimSpace(string(comm)), argv) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// fioRunning returns the pid of the fio running jobFile, waiting for it
+// up to within.
+func fioRunning(jobFile string, within time.Duration) (int, error) {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		pids := processes(func(comm string, argv []string) bool {
+			return comm == "fio" && argv[len(argv)-1] == jobFile
+		})
+		if len(pids) > 0 {
+			return pids[0], nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("no fio ran %s within %s", jobFile, within)
+}
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
+
+// In the middle of a measurement, fio is killed from outside: that cell
+// fails naming the signal, its job file and output stay, and the next cell
+// still runs.
+func TestFioKilledDuringMeasurement(t *testing.T) {
+	dev := newLoop(t, safetySize)
+	rep := filepath.Join(t.TempDir(), "report")
+	job := filepath.Join(rep, "raw", filepath.FromSlash(cellWrite)+".fio")
+	killed := make(chan error, 1)
+	r := runSuiteCtx(context.Background(), t, func(*exec.Cmd) {
+		go func() {
+			pid, err := fioRunning(job, time.Minute)
+			if err == nil {
+				// Let it get well into its 20 s of I/O first.
+				time.Sleep(time.Second)
+				err = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			killed <- err
+		}()
+	}, []string{"-test.run=TestSingleDrive"},
+		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-report="+rep)
+	noFioLeft(t)
+	require.NoError(t, <-killed)
+	assert.NotEqual(t, 0, r.Code, "a run with a failed cell must fail")
+	noPanic(t, r)
+
+	res := byTest(r.results(t))
+	require.Len(t, res, 3, "every cell has a result")
+	w := res[cellWrite]
+	assert.Equal(t, report.Fail, w.Verdict)
+	assert.Contains(t, w.Error, "4KB Random Write: ")
+	assert.Contains(t, w.Error, "SIGKILL")
+	assert.Contains(t, r.Stdout, "--- FAIL: "+cellWrite)
+	assert.FileExists(t, job, "the job file of the failed step is kept")
+	assert.Equal(t, filepath.Join(rep, "raw", filepath.FromSlash(cellWrite)+".json"), w.Raw)
+	assert.FileExists(t, w.Raw, "what fio printed before it was killed is kept")
+	assertMeasured(t, res, cell512)
+	assertMeasured(t, res, cellRead)
+}
+
+// fio fails on its own: 512-byte direct I/O on a device with 4096-byte
+// sectors is EINVAL. The cell fails with fio's exit status, its error text
+// and errno; the other cells are judged.
+func TestFioIOError(t *testing.T) {
+	dev := newLoop(t, safetySize, "--sector-size", "4096")
+	r := runSuite(t, []string{"-test.run=TestSingleDrive"},
+		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=1s")
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code)
+	noPanic(t, r)
+
+	res := byTest(r.results(t))
+	require.Len(t, res, 3)
+	e := res[cell512]
+	assert.Equal(t, report.Fail, e.Verdict)
+	assert.Regexp(t, `^512B Random Read: fio failed: fio exited with status [1-9][0-9]* `, e.Error)
+	assert.Contains(t, e.Error, "Invalid argument", "fio's own error text")
+	assert.Contains(t, e.Error, "errno 22", "fio's errno")
+	assert.Contains(t, r.Stdout, "--- FAIL: "+cell512)
+	stderr, err := os.ReadFile(strings.TrimSuffix(e.Raw, ".json") + ".stderr")
+	require.NoError(t, err, "fio's stderr is kept beside its output")
+	assert.Contains(t, string(stderr), "Invalid argument")
+	assertMeasured(t, res, cellWrite)
+	assertMeasured(t, res, cellRead)
+}
+
+// standIn puts testdata/fio-standin.sh first in PATH as "fio" and returns
+// the environment for the suite; vars set its STANDIN_* knobs. Runs it
+// does not intercept go to the real fio.
+func standIn(t *testing.T, vars ...string) []string {
+	t.Helper()
+	real, err := exec.LookPath("fio")
+	require.NoError(t, err)
+	real, err = filepath.Abs(real)
+	require.NoError(t, err)
+	script, err := os.ReadFile(filepath.Join("testdata", "fio-standin.sh"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fio"), script, 0o755))
+	env := []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH"), "STANDIN_REAL=" + real}
+	return append(env, vars...)
+}
+
+// runSuiteIn is runSuite with extra environment variables for the suite
+// (and the fio it starts), e.g. PATH with a stand-in fio first.
+func runSuiteIn(t *testing.T, env []string, goFlags []string, args ...string) result {
+	t.Helper()
+	res := result{Report: filepath.Join(t.TempDir(), "report")}
+	args = append(args, "-report="+res.Report)
+	all := append([]string{"-test.count=1", "-test.v=true"}, goFlags...)
+	all = append(all, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, suiteBin, all...)
+	cmd.Dir = acceptanceDir
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res.Stdout, res.Stderr = stdout.String(), stderr.String()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		res.Code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running the suite: %v", err)
+	}
+	t.Logf("suite %s: exit %d", strings.Join(all, " "), res.Code)
+	return res
+}
+
+// fio prints text that is not JSON for one cell and nothing at all for
+// another: each fails naming its raw file and what was wrong, the raw
+// files keep exactly what was printed, and the third cell is judged.
+func TestFioPrintsNoJSON(t *testing.T) {
+	dev := newLoop(t, safetySize)
+	env := standIn(t, "STANDIN_GARBAGE=512B_Random_Read.fio", "STANDIN_EMPTY=4KB_Random_Write.fio")
+	r := runSuiteIn(t, env, []string{"-test.run=TestSingleDrive"},
+		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=1s")
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code)
+	noPanic(t, r)
+
+	res := byTest(r.results(t))
+	require.Len(t, res, 3)
+	g := res[cell512]
+	assert.Equal(t, report.Fail, g.Verdict)
+	assert.Equal(t, "512B Random Read: "+g.Raw+`: fio printed no JSON object; its output begins "fio: this is not JSON"`, g.Error)
+	raw, err := os.ReadFile(g.Raw)
+	require.NoError(t, err)
+	assert.Equal(t, "fio: this is not JSON\n<html>garbage</html>\n", string(raw), "the raw file holds fio's stdout byte for byte")
+
+	e := res[cellWrite]
+	assert.Equal(t, report.Fail, e.Verdict)
+	assert.Equal(t, "4KB Random Write: "+e.Raw+": fio printed no JSON object: the output is empty", e.Error)
+	assert.FileExists(t, e.Raw)
+
+	assertMeasured(t, res, cellRead)
+}
+
+// A fio older than the harness accepts: one error before anything runs,
+// saying how to install a newer one, and no results.
+func TestFioTooOld(t *testing.T) {
+	dev := newLoop(t, safetySize)
+	r := runSuiteIn(t, standIn(t, "STANDIN_VERSION=fio-3.27"), nil,
+		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none")
+	assertRefused(t, r, "refusing to run (1 problem)", "is fio-3.27, older than fio-3.28", "apt-get install fio")
+}
+
+// fio hangs in a measurement and ignores SIGINT (as a process stuck in the
+// kernel does) until go test's -timeout is near: the suite stops it, keeps
+// the results finished before, writes the report and exits non-zero before
+// go test's own timeout panics the binary.
+func TestFioHangsUntilTimeout(t *testing.T) {
+	dev := newLoop(t, safetySize)
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	env := standIn(t, "STANDIN_HANG=4KB_Random_Read.fio", "STANDIN_PIDS="+pidFile)
+	r := runSuiteIn(t, env, []string{"-test.run=TestSingleDrive", "-test.timeout=40s"},
+		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=1s")
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code)
+	noPanic(t, r)
+
+	data, err := os.ReadFile(pidFile)
+	require.NoError(t, err, "the stand-in never hung")
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		assert.False(t, alive(pid), "stand-in process %d is still running", pid)
+	}
+
+	res := byTest(r.results(t))
+	assertMeasured(t, res, cell512)
+	assertMeasured(t, res, cellWrite)
+	h, ok := res[cellRead]
+	require.True(t, ok, "the interrupted cell is recorded")
+	assert.Equal(t, report.Inconclusive, h.Verdict, "an interrupted measurement says nothing about the drive")
+	assert.Contains(t, h.Error, "4KB Random Read: not finished: the -timeout is near")
+	summary, err := os.ReadFile(filepath.Join(r.Report, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "4KB Random Read: not finished")
+}
+
+// A recorded output cut in half: that cell fails naming the file and
+// "truncated"; every other cell gets the verdict it gets from the intact
+// recording.
+func TestReplayTruncatedFile(t *testing.T) {
+	requireLoop(t) // for the compiled suite
+	fixtures := filepath.Join(filepath.Dir(acceptanceDir), "fixtures", "solidigm-d7-ps1010")
+	dir := filepath.Join(t.TempDir(), "recorded")
+	require.NoError(t, os.CopyFS(dir, os.DirFS(fixtures)))
+
+	intact := runSuite(t, nil, "-replay="+dir)
+	require.Equal(t, 0, intact.Code, "the intact fixtures pass\nstdout:\n%s\nstderr:\n%s", intact.Stdout, intact.Stderr)
+	want := intact.verdicts(t)
+
+	const cut = "TestSingleDrive/1.92TB/4KB_Random_Read"
+	file := filepath.Join(dir, filepath.FromSlash(cut)+".json")
+	st, err := os.Stat(file)
+	require.NoError(t, err)
+	require.NoError(t, os.Truncate(file, st.Size()/2))
+
+	r := runSuite(t, nil, "-replay="+dir)
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code)
+	noPanic(t, r)
+	res := byTest(r.results(t))
+	assert.Equal(t, report.Fail, res[cut].Verdict)
+	assert.Contains(t, res[cut].Error, file)
+	assert.Contains(t, res[cut].Error, "truncated")
+	assert.Contains(t, r.Stdout, "--- FAIL: "+cut)
+
+	want[cut] = report.Fail
+	if diff := cmp.Diff(want, r.verdicts(t)); diff != "" {
+		t.Errorf("only %s may change verdict (-intact +truncated):\n%s", cut, diff)
+	}
+}
+
+// Ctrl-C or SIGTERM during a live measurement: the suite stops fio within
+// seconds, keeps the results finished before and writes the report.
+func TestInterruptKeepsResults(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) { testInterrupt(t, sig) })
+	}
+}
+
+func testInterrupt(t *testing.T, sig syscall.Signal) {
+	dev := newLoop(t, safetySize)
+	rep := filepath.Join(t.TempDir(), "report")
+	job := filepath.Join(rep, "raw", filepath.FromSlash(cellWrite)+".fio")
+	type sent struct {
+		at  time.Time
+		err error
+	}
+	signalled := make(chan sent, 1)
+	r := runSuiteCtx(context.Background(), t, func(cmd *exec.Cmd) {
+		go func() {
+			// The first cell's result is written; the 20 s one is running.
+			_, err := fioRunning(job, time.Minute)
+			if err == nil {
+				if n := resultCount(filepath.Join(rep, "results.json")); n != 1 {
+					err = fmt.Errorf("results.json holds %d results while %s runs, want 1", n, cellWrite)
+				}
+			}
+			if err == nil {
+				time.Sleep(500 * time.Millisecond)
+				err = cmd.Process.Signal(sig)
+			}
+			signalled <- sent{time.Now(), err}
+		}()
+	}, []string{"-test.run=TestSingleDrive"},
+		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-report="+rep)
+	ended := time.Now()
+	noFioLeft(t)
+	s := <-signalled
+	require.NoError(t, s.err)
+	if took := ended.Sub(s.at); took > 15*time.Second {
+		t.Errorf("the suite took %s to end after %v, want under 15s", took.Round(time.Second), sig)
+	}
+	assert.NotEqual(t, 0, r.Code, "an interrupted run must not pass")
+	noPanic(t, r)
+
+	res := byTest(r.results(t))
+	assertMeasured(t, res, cell512)
+	w, ok := res[cellWrite]
+	require.True(t, ok, "the interrupted cell is recorded")
+	assert.Equal(t, report.Inconclusive, w.Verdict)
+	assert.Contains(t, w.Error, "4KB Random Write: not finished: the run was interrupted")
+	assert.NotContains(t, res, cellRead, "a cell that never ran has no result")
+	assert.Contains(t, r.Stdout, cellRead, "go test says the last cell did not run")
+	assert.Contains(t, r.Stdout, "not run: the run was stopped (interrupted)")
+
+	summary, err := os.ReadFile(filepath.Join(rep, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "| 512B Random Read | 100 IOPS | ")
+	assert.NotContains(t, string(summary), "| 512B Random Read | 100 IOPS | - |", "the finished cell has its figure")
+}
+
+// resultCount is how many results a results.json holds (0 when it is
+// missing or unreadable).
+func resultCount(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	var run report.Run
+	if json.Unmarshal(data, &run) != nil {
+		return 0
+	}
+	return len(run.Results)
+}
+
+// badFlagTest is a command line the suite must refuse before it starts;
+// $TMP in args and want stands for a fresh temporary directory.
+type badFlagTest struct {
+	name string
+	args []string
+	want []string // in stderr
+}
+
+var badFlagTests = []badFlagTest{
+	{"missing drive", []string{"-drives=$TMP/nvme9n9", "-destructive"}, []string{"parsing -drives: $TMP/nvme9n9: does not exist"}},
+	{"unknown capacity", []string{"-capacity=3TB"}, []string{`parsing -capacity: "3TB" is not a capacity`}},
+	{"zero runtime", []string{"-runtime=0"}, []string{"parsing -runtime: 0 is not positive"}},
+	{"negative runtime", []string{"-runtime=-5s"}, []string{"parsing -runtime: -5s is not positive"}},
+	{"replay nowhere", []string{"-replay=$TMP/recorded"}, []string{"parsing -replay: $TMP/recorded is not a directory"}},
+	{"unknown spec", []string{"-spec=no-such-drive"}, []string{`parsing -spec: `, `"no-such-drive"`}},
+	{"report under a file", []string{"-report=$TMP/file/report"}, []string{"parsing -report: cannot create $TMP/file/report: not a directory"}},
+}
+
+func TestBadFlags(t *testing.T) {
+	requireLoop(t) // for the compiled suite
+	for _, tt := range badFlagTests {
+		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {
+			tmp := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(tmp, "file"), nil, 0o644))
+			var args []string
+			for _, a := range tt.args {
+				args = append(args, strings.ReplaceAll(a, "$TMP", tmp))
+			}
+			r := runSuite(t, nil, args...)
+			noFioLeft(t)
+			if r.Code == 0 {
+				t.Errorf("suite %v: exit 0, want non-zero", args)
+			}
+			noPanic(t, r)
+			assert.Contains(t, r.Stderr, "drivequal: refusing to run (1 problem)")
+			for _, w := range tt.want {
+				assert.Contains(t, r.Stderr, strings.ReplaceAll(w, "$TMP", tmp), "suite %v", args)
+			}
+			if _, err := os.Stat(filepath.Join(r.Report, "results.json")); err == nil {
+				t.Errorf("suite %v wrote results.json", args)
+			}
+		})
+	}
+}
