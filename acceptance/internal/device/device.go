@@ -62,6 +62,14 @@ type Info struct {
 
 	NUMANode  int   // -1 unknown
 	LocalCPUs []int // CPUs local to the drive; nil unknown
+
+	// Controller is the NVMe controller ("nvme3") a namespace is reached
+	// through (the first one under native multipath); "" for other devices.
+	Controller string
+	// Siblings are the other namespaces of the same controller or
+	// subsystem ("nvme0n2"): a sanitize, or a format of all namespaces,
+	// erases them too.
+	Siblings []string
 }
 
 // p maps an absolute path of the inspected system to a path of this machine.
@@ -261,6 +269,10 @@ func (s System) readIdentity(info *Info, dir string) {
 		}
 		return ""
 	}
+	if b := filepath.Base(ctrl); nvmeCtrlName.MatchString(b) {
+		info.Controller = b
+		info.Siblings = s.siblingNamespaces(info.Name)
+	}
 	info.Model = pick("model")
 	info.Serial = pick("serial")
 	info.Firmware = pick("firmware_rev", "rev")
@@ -292,6 +304,30 @@ func (s System) readIdentity(info *Info, dir string) {
 		}
 		break
 	}
+}
+
+var nvmeNamespaceName = regexp.MustCompile(`^(nvme[0-9]+)n[0-9]+$`)
+
+// siblingNamespaces lists the other namespaces nvmeXn* of the namespace
+// named name (nvmeXnY), whose X is its controller or, under native
+// multipath, its subsystem.
+func (s System) siblingNamespaces(name string) []string {
+	m := nvmeNamespaceName.FindStringSubmatch(name)
+	if m == nil {
+		return nil
+	}
+	ents, err := os.ReadDir(s.p("/sys/block"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if n := nvmeNamespaceName.FindStringSubmatch(e.Name()); n != nil && n[1] == m[1] && e.Name() != name {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // firstController returns the resolved directory of the lowest-numbered nvmeN

@@ -23,7 +23,7 @@ var inspectTests = []inspectTest{
 			Path: "/dev/nvme0n1", Resolved: "/dev/nvme0n1", Name: "nvme0n1",
 			Major: 259, Minor: 0, Block: true, Size: 1_920_383_410_176, LogicalBlockSize: 4096,
 			Model: "SOLIDIGM SB5PH27X019T", Serial: "PHAX4123004L1P9CGN", Firmware: "G70YG030",
-			NUMANode: 0, LocalCPUs: seq(0, 15),
+			NUMANode: 0, LocalCPUs: seq(0, 15), Controller: "nvme0", Siblings: []string{"nvme0n2"},
 		},
 	},
 	{
@@ -33,7 +33,7 @@ var inspectTests = []inspectTest{
 			Path: "/dev/disk/by-id/nvme-SOLIDIGM_SB5PH27X019T_PHAX4123004L1P9CGN", Resolved: "/dev/nvme0n1", Name: "nvme0n1",
 			Major: 259, Minor: 0, Block: true, Size: 1_920_383_410_176, LogicalBlockSize: 4096,
 			Model: "SOLIDIGM SB5PH27X019T", Serial: "PHAX4123004L1P9CGN", Firmware: "G70YG030",
-			NUMANode: 0, LocalCPUs: seq(0, 15),
+			NUMANode: 0, LocalCPUs: seq(0, 15), Controller: "nvme0", Siblings: []string{"nvme0n2"},
 		},
 	},
 	{
@@ -45,7 +45,7 @@ var inspectTests = []inspectTest{
 			Path: "/dev/nvme1n1", Resolved: "/dev/nvme1n1", Name: "nvme1n1",
 			Major: 259, Minor: 1, Block: true, Size: 3_840_755_982_336, LogicalBlockSize: 512,
 			Model: "SOLIDIGM SB5PH27X038T", Serial: "PHAX4123009Z3P8CGN", Firmware: "G70YG030",
-			NUMANode: 1, LocalCPUs: seq(16, 31),
+			NUMANode: 1, LocalCPUs: seq(16, 31), Controller: "nvme3",
 		},
 	},
 	{
@@ -55,7 +55,7 @@ var inspectTests = []inspectTest{
 			Path: "/dev/nvme4n1", Resolved: "/dev/nvme4n1", Name: "nvme4n1",
 			Major: 259, Minor: 4, Block: true, Size: 2048 * 512, LogicalBlockSize: 512,
 			Model: "Generic NVMe", Serial: "S4", Firmware: "1.0",
-			NUMANode: -1, LocalCPUs: seq(0, 31),
+			NUMANode: -1, LocalCPUs: seq(0, 31), Controller: "nvme4",
 		},
 	},
 	{

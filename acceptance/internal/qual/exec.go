@@ -228,7 +228,7 @@ func findNumber(v any, key string) (float64, bool) {
 // purgeCommand is the command that purges block device d (at path) with
 // method, and a note when it falls back to a discard.
 func purgeCommand(d Drive, path, method string) (argv []string, fallback string) {
-	nvme := strings.HasPrefix(d.Name, "nvme")
+	nvme := d.Controller != ""
 	if nvme {
 		if _, err := exec.LookPath("nvme"); err != nil {
 			nvme = false
@@ -239,19 +239,11 @@ func purgeCommand(d Drive, path, method string) (argv []string, fallback string)
 		return []string{"nvme", "format", path, "--ses=1", "--force"}, ""
 	case method == "sanitize" && nvme:
 		// Block erase on the controller; purge then waits on the sanitize log.
-		return []string{"nvme", "sanitize", controllerPath(d.Name), "--sanact=2"}, ""
+		return []string{"nvme", "sanitize", "/dev/" + d.Controller, "--sanact=2"}, ""
 	case method == "discard":
 		return []string{"blkdiscard", "-f", path}, ""
 	}
 	return []string{"blkdiscard", "-f", path}, fmt.Sprintf("purge %q is not possible on %s (not an NVMe namespace, or nvme-cli missing); discarding instead", method, d.Name)
-}
-
-// controllerPath maps a namespace (nvme0n1) to its controller (/dev/nvme0).
-func controllerPath(ns string) string {
-	if i := strings.LastIndexByte(ns, 'n'); i > len("nvme") {
-		return "/dev/" + ns[:i]
-	}
-	return "/dev/" + ns
 }
 
 func slug(s string) string {

@@ -160,3 +160,24 @@ func TestEstimateOfTheBuiltInPlan(t *testing.T) {
 	want := 30 + fill + 2*30*60 + 8*70
 	require.InDelta(t, want, total, 1)
 }
+
+func TestSanitizeRefusesUngivenNamespaces(t *testing.T) {
+	d := func(name string, siblings ...string) Drive {
+		return Drive{Info: device.Info{Path: "/dev/" + name, Name: name, Controller: "nvme0", Siblings: siblings}}
+	}
+	errs := sanitizeRefusals([]Drive{d("nvme0n1", "nvme0n2")}, "sanitize")
+	require.Len(t, errs, 1)
+	require.Equal(t, "/dev/nvme0n1: the spec purges with sanitize, which erases every namespace of controller nvme0, and /dev/nvme0n2 is not in -drives: add it to -drives, or purge with format", errs[0].Error())
+	require.Empty(t, sanitizeRefusals([]Drive{d("nvme0n1", "nvme0n2"), d("nvme0n2", "nvme0n1")}, "sanitize"), "both namespaces given")
+	require.Empty(t, sanitizeRefusals([]Drive{d("nvme0n1", "nvme0n2")}, "format"))
+}
+
+func TestPurgeCommand(t *testing.T) {
+	loop := Drive{Info: device.Info{Name: "loop3", Block: true}}
+	argv, fallback := purgeCommand(loop, "/dev/loop3", "format")
+	require.Equal(t, []string{"blkdiscard", "-f", "/dev/loop3"}, argv)
+	require.Contains(t, fallback, `purge "format" is not possible on loop3`)
+	argv, fallback = purgeCommand(loop, "/dev/loop3", "discard")
+	require.Equal(t, []string{"blkdiscard", "-f", "/dev/loop3"}, argv)
+	require.Empty(t, fallback)
+}

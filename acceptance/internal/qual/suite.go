@@ -170,6 +170,7 @@ func (s *Suite) setupLive(ctx context.Context, sys device.System, runner fiojob.
 		for _, r := range sys.Check(infos, opt) {
 			errs = append(errs, r)
 		}
+		errs = append(errs, sanitizeRefusals(s.Drives, s.Spec.Precondition.Purge)...)
 		if cfg.DryRun && !cfg.Destructive {
 			s.Warnings = append(s.Warnings, "a real run needs -destructive: everything on the drives above is destroyed")
 		}
@@ -222,6 +223,46 @@ func (s *Suite) setupReplay() []error {
 		}
 	}
 	return nil
+}
+
+// sanitizeRefusals refuses a sanitize that would erase namespaces not
+// given in -drives: sanitize works on a whole NVMe controller (subsystem).
+func sanitizeRefusals(drives []Drive, purge string) []error {
+	if purge != "sanitize" {
+		return nil
+	}
+	given := map[string]bool{}
+	for _, d := range drives {
+		given[d.Name] = true
+	}
+	var errs []error
+	for _, d := range drives {
+		var others []string
+		for _, n := range d.Siblings {
+			if !given[n] {
+				others = append(others, "/dev/"+n)
+			}
+		}
+		if len(others) > 0 {
+			errs = append(errs, fmt.Errorf("%s: the spec purges with sanitize, which erases every namespace of controller %s, and %s %s not in -drives: add %s to -drives, or purge with format",
+				d.Path, d.Controller, strings.Join(others, ", "), isAre(len(others)), itThem(len(others))))
+		}
+	}
+	return errs
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+func itThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 // checkScaling refuses drive counts the run cannot do.
