@@ -90,6 +90,9 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 		DryRun:         f.DryRun,
 		Root:           root,
 	}
+	if strings.ContainsRune(c.Spec, filepath.Separator) || strings.HasSuffix(c.Spec, ".toml") {
+		c.Spec = resolveInput(root, c.Spec)
+	}
 	if strings.TrimSpace(f.Spec) == "" {
 		bad("spec", "empty: give a built-in spec name (e.g. solidigm-d7-ps1010) or the path of a TOML file")
 	}
@@ -100,7 +103,7 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 				bad("drives", "entry %d is empty in %q: separate paths with single commas", i+1, f.Drives)
 				continue
 			}
-			c.Drives = append(c.Drives, d)
+			c.Drives = append(c.Drives, resolveInput(root, d))
 		}
 	}
 	if f.Runtime != "" {
@@ -140,7 +143,7 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 	if f.Replay != "" && f.Drives != "" {
 		bad("replay", "given with -drives: replay judges recorded outputs, a live run measures drives; drop one of the two")
 	}
-	c.Report = f.Report
+	c.Report = resolveOutput(root, f.Report)
 	if c.Report == "" {
 		c.Report = filepath.Join(root, "report")
 	}
@@ -149,7 +152,7 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 			bad("report", "%v: give a directory you can write, e.g. -report=/tmp/drivequal-report", err)
 		}
 	}
-	c.Record = f.Record
+	c.Record = resolveOutput(root, f.Record)
 	if c.Record == "" {
 		c.Record = filepath.Join(c.Report, "raw")
 	} else if f.Drives != "" && !c.DryRun {
@@ -157,13 +160,36 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 			bad("record", "%v: give a directory you can write", err)
 		}
 	}
-	c.Replay = f.Replay
+	c.Replay = resolveInput(root, f.Replay)
 	if c.Replay != "" {
 		if st, err := os.Stat(c.Replay); err != nil || !st.IsDir() {
 			bad("replay", "%s is not a directory: give a directory written by -record (e.g. report/raw)", c.Replay)
 		}
 	}
 	return c, errs
+}
+
+// resolveInput makes a relative path absolute: relative to the directory
+// the suite runs in when it exists there, else to the module root (go test
+// runs the suite in acceptance/, while people write paths from the root).
+func resolveInput(root, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	if _, err := os.Stat(p); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+	}
+	return filepath.Join(root, p)
+}
+
+// resolveOutput makes a relative output directory relative to the module root.
+func resolveOutput(root, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(root, p)
 }
 
 // checkWritableDir makes sure dir exists (creating it) and can take a file.

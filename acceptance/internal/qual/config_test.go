@@ -90,3 +90,32 @@ func TestSuggestTimeout(t *testing.T) {
 		}
 	}
 }
+
+// Relative paths are written from the module root, although go test runs
+// the suite in acceptance/; a path that exists where the suite runs wins.
+func TestRelativePaths(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "fixtures", "rec"), 0o755))
+	f := Flags{Spec: "specs/acme.toml", Precondition: "full", Drives: "images/a.img,/dev/nvme0n1",
+		Report: "out/report", Record: "out/raw"}
+	c, errs := f.Validate(root)
+	require.Empty(t, errs)
+	assert.Equal(t, filepath.Join(root, "specs", "acme.toml"), c.Spec)
+	assert.Equal(t, []string{filepath.Join(root, "images", "a.img"), "/dev/nvme0n1"}, c.Drives)
+	assert.Equal(t, filepath.Join(root, "out", "report"), c.Report)
+	assert.Equal(t, filepath.Join(root, "out", "raw"), c.Record)
+	c, errs = (&Flags{Spec: "x", Precondition: "full", Replay: "fixtures/rec", Report: "out/report"}).Validate(root)
+	require.Empty(t, errs)
+	assert.Equal(t, filepath.Join(root, "fixtures", "rec"), c.Replay)
+	assert.Equal(t, "solidigm-d7-ps1010", resolveSpec(t, root, "solidigm-d7-ps1010"), "a built-in name is not a path")
+
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(wd, "config_test.go"), resolveInput(root, "config_test.go"), "a path that exists here")
+}
+
+func resolveSpec(t *testing.T, root, spec string) string {
+	t.Helper()
+	c, _ := (&Flags{Spec: spec, Precondition: "full", Report: filepath.Join(root, "r")}).Validate(root)
+	return c.Spec
+}
