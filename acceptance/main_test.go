@@ -87,6 +87,12 @@ func run(m *testing.M) int {
 	}
 	suite = s
 	code := m.Run()
+	if len(s.Report.Results) == 0 && code == 0 && (cfg.Live() || flags.Replay != "") {
+		// Drives or a recording were named, yet nothing was judged: that
+		// must not read as a qualified drive.
+		fmt.Fprintln(os.Stderr, "drivequal: nothing was judged: no cell was measured or replayed (check -run, -replay and the spec's capacities)")
+		code = 1
+	}
 	if err := s.WriteReport(); err != nil {
 		fmt.Fprintln(os.Stderr, "drivequal:", err)
 		code = max(code, 1)

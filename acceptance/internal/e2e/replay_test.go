@@ -165,3 +165,15 @@ func TestBadSpecIsRefusedWithEveryProblem(t *testing.T) {
 	assert.NotContains(t, r.Stdout+r.Stderr, "panic:")
 	assert.NoDirExists(t, r.Report, "a refused run writes nothing")
 }
+
+// A replay of a directory with no recordings, or one that judges nothing,
+// must not pass: a typo in -replay would otherwise qualify nothing.
+func TestReplayThatJudgesNothingFails(t *testing.T) {
+	r := runSuite(t, nil, "-replay="+t.TempDir())
+	assert.NotEqual(t, 0, r.Code)
+	assert.Contains(t, r.Stderr, "holds no recorded outputs")
+
+	r = runSuite(t, []string{"-test.run=TestNoSuchCell"}, "-replay="+fixturesDir(t))
+	assert.NotEqual(t, 0, r.Code)
+	assert.Contains(t, r.Stderr, "nothing was judged")
+}

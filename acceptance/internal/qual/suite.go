@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -187,6 +188,9 @@ func (s *Suite) setupReplay() []error {
 		}
 	}
 	s.Exec = Replay{Dir: cfg.Replay}
+	if !hasRecordings(cfg.Replay) {
+		return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs (no TestSingleDrive/**.json or TestScaling/**.json): give a directory written by -record", cfg.Replay)}
+	}
 	info := RunInfo{Precondition: PrecondFull}
 	path := filepath.Join(cfg.Replay, "run.json")
 	if data, err := os.ReadFile(path); err == nil {
@@ -263,6 +267,21 @@ func itThem(n int) string {
 		return "it"
 	}
 	return "them"
+}
+
+// hasRecordings reports whether dir holds at least one recorded measurement.
+func hasRecordings(dir string) bool {
+	found := false
+	for _, top := range []string{"TestSingleDrive", "TestScaling"} {
+		filepath.WalkDir(filepath.Join(dir, top), func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") {
+				found = true
+				return fs.SkipAll
+			}
+			return nil
+		})
+	}
+	return found
 }
 
 // checkScaling refuses drive counts the run cannot do.
