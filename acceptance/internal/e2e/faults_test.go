@@ -217,6 +217,13 @@ func TestFioIOError(t *testing.T) {
 	assert.Contains(t, string(stderr), "Invalid argument")
 	assertMeasured(t, res, cellWrite)
 	assertMeasured(t, res, cellRead)
+
+	// Replaying the recording fails the same cell with the same message:
+	// fio's exit status is recorded beside its output.
+	replay := runSuite(t, nil, "-spec="+faultSpec(t), "-replay="+filepath.Join(r.Report, "raw"))
+	again := byTest(replay.results(t))
+	assert.Equal(t, e.Verdict, again[cell512].Verdict)
+	assert.Equal(t, e.Error, strings.Replace(again[cell512].Error, filepath.Join(replay.Report, ""), filepath.Join(r.Report, ""), 1))
 }
 
 // standIn puts testdata/fio-standin.sh first in PATH as "fio" and returns
@@ -428,6 +435,13 @@ func testInterrupt(t *testing.T, sig syscall.Signal) {
 	require.NoError(t, err)
 	assert.Contains(t, string(summary), "| 512B Random Read | 100 IOPS | ")
 	assert.NotContains(t, string(summary), "| 512B Random Read | 100 IOPS | - |", "the finished cell has its figure")
+
+	// The recording replays with the same verdicts: the interrupted cell's
+	// partial output does not become a pass.
+	replay := runSuite(t, nil, "-spec="+faultSpec(t), "-replay="+filepath.Join(rep, "raw"))
+	again := byTest(replay.results(t))
+	assert.Equal(t, report.Inconclusive, again[cellWrite].Verdict)
+	assert.Equal(t, res[cell512].Verdict, again[cell512].Verdict)
 }
 
 // resultCount is how many results a results.json holds (0 when it is

@@ -43,13 +43,47 @@ func (r Replay) RawPath(test string) string {
 	return filepath.Join(r.Dir, filepath.FromSlash(test)+".json")
 }
 
-// Measure implements Executor.
+// Measure implements Executor. A measurement recorded with a failure
+// (<test>.status.json beside it) replays with the same failure.
 func (r Replay) Measure(_ context.Context, test string, _ fiojob.Job) ([]byte, error) {
-	data, err := os.ReadFile(r.RawPath(test))
+	path := r.RawPath(test)
+	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s does not exist", ErrNotRecorded, r.RawPath(test))
+		return nil, fmt.Errorf("%w: %s does not exist", ErrNotRecorded, path)
 	}
-	return data, err
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.ReadFile(strings.TrimSuffix(path, ".json") + ".status.json")
+	if errors.Is(err, os.ErrNotExist) {
+		return data, nil
+	}
+	if err != nil {
+		return data, err
+	}
+	var rf RecordedFailure
+	if err := json.Unmarshal(st, &rf); err != nil {
+		return data, fmt.Errorf("%s: %w", strings.TrimSuffix(path, ".json")+".status.json", err)
+	}
+	return data, &rf
+}
+
+// RecordedFailure is how a measurement ended when fio did not succeed: kept
+// as <test>.status.json beside its output, so that a replay judges the
+// output as the live run did.
+type RecordedFailure struct {
+	// Interrupted says the run was stopped (Ctrl-C, SIGTERM, the -timeout)
+	// rather than fio failing on its own.
+	Interrupted bool   `json:"interrupted"`
+	Message     string `json:"error"`
+}
+
+func (f *RecordedFailure) Error() string { return f.Message }
+
+// interrupted reports whether err says the run was stopped, live or recorded.
+func interrupted(ctx context.Context, err error) bool {
+	var rf *RecordedFailure
+	return err != nil && (ctx.Err() != nil || errors.As(err, &rf) && rf.Interrupted)
 }
 
 // Prepare implements Executor: a replay has nothing to prepare.
@@ -91,6 +125,12 @@ func (l *Live) run(ctx context.Context, base string, job fiojob.Job) ([]byte, er
 	// Keep what fio printed before judging it: a failed run is evidence.
 	if err := writeFile(base+".json", stdout); err != nil {
 		return stdout, err
+	}
+	if runErr != nil {
+		st, _ := json.Marshal(RecordedFailure{Interrupted: ctx.Err() != nil, Message: runErr.Error()})
+		if err := writeFile(base+".status.json", append(st, '\n')); err != nil {
+			return stdout, err
+		}
 	}
 	if len(stderr) > 0 {
 		if err := writeFile(base+".stderr", stderr); err != nil {

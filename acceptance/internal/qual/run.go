@@ -55,7 +55,7 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 		return Outcome{Skip: runErr.Error()}, nil
 	}
 	res.Raw = raw
-	if runErr != nil && ctx.Err() != nil {
+	if interrupted(ctx, runErr) {
 		// Stopped by the operator or the -timeout, not by the drive: what
 		// fio measured until then is kept but judges nothing.
 		res.Verdict = report.Inconclusive
