@@ -177,3 +177,27 @@ func TestReplayThatJudgesNothingFails(t *testing.T) {
 	assert.NotEqual(t, 0, r.Code)
 	assert.Contains(t, r.Stderr, "nothing was judged")
 }
+
+// With baseline = "single", N drives are judged against N × the measured
+// single drive: the 1-drive scaling cell is its own baseline.
+func TestReplayWithMeasuredBaseline(t *testing.T) {
+	builtin, err := os.ReadFile(filepath.Join(acceptanceDir, "..", "specs", "solidigm-d7-ps1010.toml"))
+	require.NoError(t, err)
+	edited := strings.Replace(string(builtin), `baseline  = "spec"`, `baseline  = "single"`, 1)
+	require.NotEqual(t, string(builtin), edited, "the built-in spec sets its baseline")
+	spec := filepath.Join(t.TempDir(), "solidigm-single.toml")
+	require.NoError(t, os.WriteFile(spec, []byte(edited), 0o644))
+
+	r := runSuite(t, []string{"-test.run=TestScaling"}, "-spec="+spec, "-replay="+fixturesDir(t))
+	require.Equal(t, 0, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	res := map[string]report.Result{}
+	for _, x := range r.results(t).Results {
+		res[x.Test] = x
+	}
+	one := res["TestScaling/1_drives/4KB_Random_Read"]
+	assert.Equal(t, one.Actual, one.Expected)
+	assert.Equal(t, 1.0, one.Ratio)
+	all := res["TestScaling/24_drives/4KB_Random_Read"]
+	assert.Equal(t, 24*2_409_894.0, all.Expected, "24 × the measured single drive")
+	assert.InDelta(t, 57_400_000/(24*2_409_894.0), all.Ratio, 1e-9)
+}

@@ -33,14 +33,20 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 	spec := cell.Capacity.Spec[w.Name]
 	res := report.Result{Test: cell.Test, Kind: cell.Kind, Capacity: cell.Capacity.Name, Workload: w.Name,
 		Drives: len(cell.Drives), Metric: string(w.Metric), Spec: spec, Expected: spec, Tolerance: s.Spec.Method.Tolerance}
+	// A 1-drive scaling cell with a measured baseline is its own baseline.
+	selfBaseline := false
 	if cell.Kind == KindScaling {
 		res.Tolerance = s.Spec.Scaling.Tolerance
 		base, err := s.baseline(cell)
-		if err != nil {
+		switch {
+		case err != nil && len(cell.Drives) == 1:
+			selfBaseline = true
+		case err != nil:
 			res.Verdict, res.Error = report.Inconclusive, err.Error()
 			return s.finish(res, cell, "")
+		default:
+			res.Expected = float64(len(cell.Drives)) * base
 		}
-		res.Expected = float64(len(cell.Drives)) * base
 	}
 	if err := s.prepare(ctx, cell, logf); err != nil {
 		res.Verdict = report.Inconclusive
@@ -110,6 +116,9 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 		d := s.Drives[cell.Drives[i]]
 		shares[i] = DriveShare{Path: d.Path, Serial: d.Serial, Actual: value(g, w.Metric), Err: strings.Join(g.Errors, "; ")}
 		res.Actual += shares[i].Actual
+	}
+	if selfBaseline {
+		res.Expected = res.Actual
 	}
 	j := JudgeScaling(w.Name, w.Metric, shares, res.Expected, spec, res.Tolerance, s.Precondition, total.Errors)
 	res.Ratio, res.Verdict, res.PerDrive, res.Spread = j.Ratio, j.Verdict, j.PerDrive, j.Spread
@@ -204,10 +213,12 @@ func (s *Suite) baseline(cell Cell) (float64, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if v, ok := s.single[cell.Capacity.Name+"/"+w.Name]; ok {
+	// The 1-drive scaling cell ran with the scaling overrides (e.g. a lower
+	// queue depth), so it is the fairer baseline when there is one.
+	if v, ok := s.single["scaling/"+cell.Capacity.Name+"/"+w.Name]; ok {
 		return v, nil
 	}
-	if v, ok := s.single["scaling/"+cell.Capacity.Name+"/"+w.Name]; ok {
+	if v, ok := s.single[cell.Capacity.Name+"/"+w.Name]; ok {
 		return v, nil
 	}
 	return 0, fmt.Errorf("%s: baseline = \"single\" needs TestSingleDrive/%s/%s or TestScaling/1_drives/%s measured first in the same run",
