@@ -157,11 +157,19 @@ func (p *Planner) Prepare(states []State, cell Cell) []Action {
 	}
 	var acts []Action
 	if len(full) > 0 {
+		fills := p.Spec.Precondition.FillPasses > 0
 		if purge := p.Spec.Precondition.Purge; purge != "none" {
-			acts = append(acts, Action{Kind: ActPurge, Name: "purge (" + purge + ")", Drives: full, Purge: purge,
-				Est: p.purgeEstimate(full, purge)})
+			a := Action{Kind: ActPurge, Name: "purge (" + purge + ")", Drives: full, Purge: purge,
+				Est: p.purgeEstimate(full, purge)}
+			if !fills {
+				// With no fill passes, a purged drive is as sequential as it gets.
+				a.State = "seq"
+			}
+			acts = append(acts, a)
 		}
-		acts = append(acts, p.fill(full, cell.Capacity))
+		if fills {
+			acts = append(acts, p.fill(full, cell.Capacity))
+		}
 	}
 	if strings.HasPrefix(cell.Need, "rand:") {
 		all := append(append([]int(nil), full...), randOnly...)
@@ -178,7 +186,7 @@ func Apply(states []State, a Action) {
 	for _, d := range a.Drives {
 		switch a.Kind {
 		case ActPurge:
-			states[d] = State{}
+			states[d] = State{Filled: a.State == "seq", Last: a.State}
 		case ActFill:
 			states[d] = State{Filled: true, Last: "seq"}
 		case ActRandom:

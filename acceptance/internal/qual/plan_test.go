@@ -59,10 +59,11 @@ func kinds(acts []Action) []string {
 }
 
 type prepareTest struct {
-	name  string
-	mode  string
-	cells []string   // run in this order on drive 0
-	want  [][]string // preparation before each cell
+	name   string
+	noFill bool // the spec has fill_passes = 0
+	mode   string
+	cells  []string   // run in this order on drive 0
+	want   [][]string // preparation before each cell
 }
 
 var prepareTests = []prepareTest{
@@ -85,6 +86,13 @@ var prepareTests = []prepareTest{
 		want:  [][]string{{"purge", "sequential fill", "random preconditioning"}, {"purge", "sequential fill"}},
 	},
 	{
+		name:   "no fill passes: purge alone makes a drive sequential",
+		noFill: true,
+		mode:   PrecondFull,
+		cells:  []string{"128KB Sequential Write", "128KB Sequential Read", "4KB Random Read", "8KB Random Read"},
+		want:   [][]string{{"purge"}, nil, {"random preconditioning"}, {"random preconditioning"}},
+	},
+	{
 		name:  "none prepares nothing",
 		mode:  PrecondNone,
 		cells: []string{"4KB Random Read", "128KB Sequential Read"},
@@ -96,6 +104,9 @@ func TestPrepare(t *testing.T) {
 	for _, tt := range prepareTests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := builtinPlanner(t, tt.mode, 1)
+			if tt.noFill {
+				p.Spec.Precondition.FillPasses = 0
+			}
 			states := make([]State, 1)
 			var got [][]string
 			for _, name := range tt.cells {
