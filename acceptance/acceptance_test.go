@@ -46,6 +46,9 @@ func TestScaling(t *testing.T) {
 func subtestName(test string) string { return test[strings.LastIndexByte(test, '/')+1:] }
 
 func judge(t *testing.T, cell qual.Cell) {
+	if cell.Skip != "" {
+		t.Skip(cell.Skip)
+	}
 	if err := runCtx.Err(); err != nil {
 		t.Fatalf("%s: not run: the run was stopped (%v)", cell.Workload.Name, stopReason(err))
 	}

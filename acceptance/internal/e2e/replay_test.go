@@ -201,3 +201,31 @@ func TestReplayWithMeasuredBaseline(t *testing.T) {
 	assert.Equal(t, 24*2_409_894.0, all.Expected, "24 × the measured single drive")
 	assert.InDelta(t, 57_400_000/(24*2_409_894.0), all.Ratio, 1e-9)
 }
+
+// A workload a capacity gives no figure for is a skipped cell that says
+// why, not a missing one.
+func TestCellWithoutFigureIsSkipped(t *testing.T) {
+	builtin, err := os.ReadFile(filepath.Join(acceptanceDir, "..", "specs", "solidigm-d7-ps1010.toml"))
+	require.NoError(t, err)
+	var kept []string
+	dropped, in384 := 0, false
+	for _, l := range strings.Split(string(builtin), "\n") {
+		if strings.HasPrefix(l, "name") {
+			in384 = strings.Contains(l, `"3.84TB"`)
+		}
+		if in384 && strings.HasPrefix(l, `"8KB Random Write"`) {
+			dropped++
+			continue
+		}
+		kept = append(kept, l)
+	}
+	require.Equal(t, 1, dropped, "the 3.84TB table has an 8KB Random Write figure")
+	spec := filepath.Join(t.TempDir(), "no-8k-write.toml")
+	require.NoError(t, os.WriteFile(spec, []byte(strings.Join(kept, "\n")), 0o644))
+
+	r := runSuite(t, []string{"-test.run=TestSingleDrive/3.84TB"}, "-spec="+spec, "-replay="+fixturesDir(t))
+	require.Equal(t, 0, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	assert.Contains(t, r.Stdout, "--- SKIP: TestSingleDrive/3.84TB/8KB_Random_Write")
+	assert.Contains(t, r.Stdout, "gives no figure for 8KB Random Write at 3.84TB")
+	assert.Len(t, r.results(t).Results, 7)
+}

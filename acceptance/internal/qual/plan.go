@@ -37,6 +37,9 @@ type Cell struct {
 	// write twin).
 	Need string
 	Twin specs.Workload
+	// Skip, when set, says why the cell is not measured (the spec has no
+	// figure for the workload at this capacity).
+	Skip string
 }
 
 // ActionKind says what a preparation step does.

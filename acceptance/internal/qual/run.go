@@ -288,6 +288,9 @@ func (s *Suite) Estimate() Estimate {
 	e := Estimate{Bytes: make([]int64, len(s.Drives))}
 	states := make([]State, len(s.Drives))
 	step := func(cell Cell) {
+		if cell.Skip != "" {
+			return
+		}
 		for _, a := range s.Planner.Prepare(states, cell) {
 			Apply(states, a)
 			e.Total += a.Est
@@ -351,6 +354,9 @@ func (s *Suite) PrintPlan(w io.Writer) {
 	fmt.Fprintln(w, "\nfio job files:")
 	states := make([]State, len(s.Drives))
 	show := func(cell Cell) {
+		if cell.Skip != "" {
+			return
+		}
 		for _, a := range s.Planner.Prepare(states, cell) {
 			Apply(states, a)
 			if a.Kind != ActPurge {

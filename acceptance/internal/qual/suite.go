@@ -379,12 +379,9 @@ func (s *Suite) SingleCells() []CapacityCells {
 			continue
 		}
 		for _, w := range s.Planner.Order(s.Spec.Workloads) {
-			if _, ok := c.Spec[w.Name]; !ok {
-				continue
-			}
 			need, twin := s.Planner.Need(w)
 			cc.Cells = append(cc.Cells, Cell{Kind: KindSingle, Test: "TestSingleDrive/" + c.Name + "/" + specs.SubtestName(w.Name),
-				Capacity: c, Workload: w, Drives: drives[:1], Need: need, Twin: twin})
+				Capacity: c, Workload: w, Drives: drives[:1], Need: need, Twin: twin, Skip: s.noFigure(c, w)})
 		}
 		out = append(out, cc)
 	}
@@ -426,16 +423,21 @@ func (s *Suite) ScalingCells() []ScalingStep {
 		}
 		st := ScalingStep{N: n}
 		for _, w := range s.Planner.Order(s.Spec.Workloads) {
-			if _, ok := sc.Spec[w.Name]; !ok {
-				continue
-			}
 			need, twin := s.Planner.Need(w)
 			st.Cells = append(st.Cells, Cell{Kind: KindScaling, Test: fmt.Sprintf("TestScaling/%d_drives/%s", n, specs.SubtestName(w.Name)),
-				Capacity: sc, Workload: s.Spec.ForScaling(w), Drives: drives[:n], Need: need, Twin: twin})
+				Capacity: sc, Workload: s.Spec.ForScaling(w), Drives: drives[:n], Need: need, Twin: twin, Skip: s.noFigure(sc, w)})
 		}
 		out = append(out, st)
 	}
 	return out
+}
+
+// noFigure says why workload w is not measured at capacity c, or "".
+func (s *Suite) noFigure(c specs.Capacity, w specs.Workload) string {
+	if _, ok := c.Spec[w.Name]; ok {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s gives no figure for %s at %s, so the cell is not measured", w.Name, s.Spec.File, w.Name, c.Name)
 }
 
 func (s *Suite) driveSummary() string {
