@@ -60,11 +60,12 @@ func run(m *testing.M) int {
 		return 2
 	}
 	cfg, errs := flags.Validate(root)
-	var s *qual.Suite
+	s, more := qual.Setup(ctx, cfg, timeout, device.System{}, fiojob.Runner{})
+	errs = append(errs, more...)
 	if len(errs) == 0 {
-		var more []error
-		s, more = qual.Setup(ctx, cfg, timeout, device.System{}, fiojob.Runner{})
-		errs = append(errs, more...)
+		if err := s.Start(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(errs) > 0 {
 		fmt.Fprintf(os.Stderr, "drivequal: refusing to run (%d problem%s):\n", len(errs), plural(len(errs)))

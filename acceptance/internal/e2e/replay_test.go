@@ -229,3 +229,15 @@ func TestCellWithoutFigureIsSkipped(t *testing.T) {
 	assert.Contains(t, r.Stdout, "gives no figure for 8KB Random Write at 3.84TB")
 	assert.Len(t, r.results(t).Results, 7)
 }
+
+// Every problem of a command line is listed at once: the flags', the
+// spec's and the drives'.
+func TestEveryProblemAtOnce(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nvme9n9")
+	r := runSuite(t, nil, "-runtime=soon", "-spec=no-such-drive", "-drives="+missing, "-destructive")
+	assert.NotEqual(t, 0, r.Code)
+	assert.Contains(t, r.Stderr, "refusing to run (3 problems)")
+	assert.Contains(t, r.Stderr, `parsing -runtime: "soon" is not a duration`)
+	assert.Contains(t, r.Stderr, `parsing -spec: loading spec "no-such-drive"`)
+	assert.Contains(t, r.Stderr, "parsing -drives: "+missing+": does not exist")
+}

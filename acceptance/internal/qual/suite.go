@@ -63,6 +63,11 @@ func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.S
 		} else {
 			errs = append(errs, fmt.Errorf("parsing -spec: %w", err))
 		}
+		if cfg.Live() {
+			// The drives' own problems are listed too, with the spec's.
+			s := &Suite{Cfg: cfg, Report: &report.Run{}}
+			errs = append(errs, s.setupLive(ctx, sys, runner)...)
+		}
 		return nil, errs
 	}
 	s := &Suite{Cfg: cfg, Spec: spec, Precondition: cfg.Precondition, single: map[string]float64{}}
@@ -113,16 +118,22 @@ func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.S
 		}
 	}
 	s.fillReportDrives()
-	if len(errs) == 0 && cfg.Live() && !cfg.DryRun {
-		if err := s.writeRunInfo(); err != nil {
-			errs = append(errs, fmt.Errorf("parsing -record: %w", err))
-		}
-	}
 	return s, errs
 }
 
-// writeRunInfo writes run.json into the record directory, so that a replay
-// of it knows the drives, the fio version and the preconditioning.
+// Start is called once every check has passed, before the first cell: a
+// live run writes run.json into the record directory, so that a replay of
+// it knows the drives, the fio version and the preconditioning.
+func (s *Suite) Start() error {
+	if !s.Cfg.Live() || s.Cfg.DryRun {
+		return nil
+	}
+	if err := s.writeRunInfo(); err != nil {
+		return fmt.Errorf("parsing -record: %w", err)
+	}
+	return nil
+}
+
 func (s *Suite) writeRunInfo() error {
 	info := RunInfo{Spec: s.Spec.Model, Mode: "record", FioVersion: s.Report.FioVersion,
 		Precondition: s.Precondition, Drives: s.Report.Drives}
@@ -154,27 +165,31 @@ func (s *Suite) setupLive(ctx context.Context, sys device.System, runner fiojob.
 		}
 		infos = append(infos, info)
 		d := Drive{Info: info, Capacity: cfg.Capacity}
-		if d.Capacity == "" {
+		switch {
+		case s.Spec == nil:
+		case d.Capacity == "":
 			name, err := device.MatchCapacity(info.Size, deviceCapacities(s.Spec))
 			if err != nil {
 				errs = append(errs, fmt.Errorf("parsing -drives: %s: %w", p, err))
 			}
 			d.Capacity = name
-		} else if c, ok := s.Spec.Capacity(cfg.Capacity); ok && !device.Comparable(info.Size, c.Bytes) {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s holds %s bytes, not the %s bytes of %s: its figures are not comparable with the spec's",
-				p, report.Thousands(float64(info.Size)), report.Thousands(float64(c.Bytes)), c.Name))
+		default:
+			if c, ok := s.Spec.Capacity(cfg.Capacity); ok && !device.Comparable(info.Size, c.Bytes) {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("%s holds %s bytes, not the %s bytes of %s: its figures are not comparable with the spec's",
+					p, report.Thousands(float64(info.Size)), report.Thousands(float64(c.Bytes)), c.Name))
+			}
 		}
 		s.Drives = append(s.Drives, d)
 	}
-	if len(infos) == len(cfg.Drives) {
-		opt := device.Options{Destructive: cfg.Destructive || cfg.DryRun, WipeSignatures: cfg.WipeSignatures}
-		for _, r := range sys.Check(infos, opt) {
-			errs = append(errs, r)
-		}
+	opt := device.Options{Destructive: cfg.Destructive || cfg.DryRun, WipeSignatures: cfg.WipeSignatures}
+	for _, r := range sys.Check(infos, opt) {
+		errs = append(errs, r)
+	}
+	if s.Spec != nil {
 		errs = append(errs, sanitizeRefusals(s.Drives, s.Spec.Precondition.Purge)...)
-		if cfg.DryRun && !cfg.Destructive {
-			s.Warnings = append(s.Warnings, "a real run needs -destructive: everything on the drives above is destroyed")
-		}
+	}
+	if cfg.DryRun && !cfg.Destructive {
+		s.Warnings = append(s.Warnings, "a real run needs -destructive: everything on the drives above is destroyed")
 	}
 	return errs
 }
@@ -188,6 +203,9 @@ func (s *Suite) setupReplay() []error {
 		}
 	}
 	s.Exec = Replay{Dir: cfg.Replay}
+	if st, err := os.Stat(cfg.Replay); err != nil || !st.IsDir() {
+		return nil // -replay's own check has said so
+	}
 	if !hasRecordings(cfg.Replay) {
 		return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs (no TestSingleDrive/**.json or TestScaling/**.json): give a directory written by -record", cfg.Replay)}
 	}
