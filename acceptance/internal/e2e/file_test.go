@@ -136,9 +136,12 @@ func TestJUnitHasOneTestcasePerCell(t *testing.T) {
 	assert.Equal(t, "pass", rr["verdict"])
 	assert.Equal(t, "brief/1.92TB/01", rr["drive"])
 	assert.Equal(t, "fio-3.28", rr["fio_version"])
+	assert.Equal(t, "1920383410176", rr["size"])
+	assert.Equal(t, "Solidigm D7-PS1010", rr["model"])
 	sw := cells["TestScaling/24_drives/128KB_Sequential_Write"]
 	require.NotNil(t, sw)
 	assert.Equal(t, "MB/s", sw["unit"])
 	assert.Equal(t, "24", sw["drives"])
 	assert.Equal(t, "98400", sw["expected"])
+	assert.Equal(t, "Solidigm D7-PS1010", sw["model"], "one model for 24 drives of the same model")
 }

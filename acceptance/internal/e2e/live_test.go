@@ -77,6 +77,17 @@ func TestLoopSpecPassesThenReplays(t *testing.T) {
 		assert.NotEmpty(t, d.CPUs, "each drive is pinned with cpus_allowed")
 	}
 
+	for _, res := range run.Results {
+		if res.Kind != report.KindScaling {
+			continue
+		}
+		require.Len(t, res.PerDrive, res.Drives, res.Test)
+		for _, d := range res.PerDrive {
+			assert.NotEmpty(t, d.CPUs, "%s: %s is pinned, and the mapping is reported", res.Test, d.Path)
+		}
+	}
+	assert.Contains(t, live.Stdout, "  cpus ", "the plan shows the CPU mapping")
+
 	raw := filepath.Join(live.Report, "raw")
 	for n := 1; n <= 3; n++ {
 		for _, w := range run.Workloads {

@@ -60,6 +60,7 @@ type DriveShare struct {
 	Path, Serial string
 	Actual       float64
 	Err          string // a per-drive error, e.g. a job error on that drive
+	CPUs         string // the cpus_allowed the drive's jobs ran on
 }
 
 // ScalingJudgement is the verdict on an N-drive measurement.
@@ -94,7 +95,7 @@ func JudgeScaling(name string, metric specs.Metric, shares []DriveShare, expecte
 			FormatValue(total, metric), FormatValue(expected, metric), sj.Ratio*100, trimFloat(tolerance*100)))
 	}
 	for _, s := range shares {
-		dr := report.DriveResult{Path: s.Path, Serial: s.Serial, Actual: s.Actual, Ratio: ratio(s.Actual, spec), Verdict: report.Pass, Error: s.Err}
+		dr := report.DriveResult{Path: s.Path, Serial: s.Serial, Actual: s.Actual, Ratio: ratio(s.Actual, spec), Verdict: report.Pass, Error: s.Err, CPUs: s.CPUs}
 		if s.Actual < spec*(1-tolerance) {
 			dr.Verdict = report.Fail
 			problems = append(problems, fmt.Sprintf("drive %s%s at %s < spec %s (%.2f %% of spec)",

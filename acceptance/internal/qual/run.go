@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,6 +116,9 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 	for i, g := range groups {
 		d := s.Drives[cell.Drives[i]]
 		shares[i] = DriveShare{Path: d.Path, Serial: d.Serial, Actual: value(g, w.Metric), Err: strings.Join(g.Errors, "; ")}
+		if i < len(job.Targets) {
+			shares[i].CPUs = job.Targets[i].CPUs
+		}
 		res.Actual += shares[i].Actual
 	}
 	if selfBaseline {
@@ -165,7 +169,24 @@ func (s *Suite) finish(res report.Result, cell Cell, fioVersion string) (Outcome
 	if res.Metric == string(specs.MBps) {
 		unit = "MB/s"
 	}
-	d := s.Drives[cell.Drives[0]]
+	// Identity of every drive of the cell, in the order of "drive".
+	join := func(f func(Drive) string) string {
+		var v []string
+		for _, i := range cell.Drives {
+			v = append(v, f(s.Drives[i]))
+		}
+		return strings.Join(v, ",")
+	}
+	// Model and firmware once each when the drives agree.
+	distinct := func(f func(Drive) string) string {
+		var v []string
+		for _, i := range cell.Drives {
+			if x := f(s.Drives[i]); !slices.Contains(v, x) {
+				v = append(v, x)
+			}
+		}
+		return strings.Join(v, ",")
+	}
 	o.Attrs = [][2]string{
 		{"verdict", res.Verdict},
 		{"spec", strconv.FormatFloat(res.Spec, 'f', -1, 64)},
@@ -175,9 +196,10 @@ func (s *Suite) finish(res report.Result, cell Cell, fioVersion string) (Outcome
 		{"unit", unit},
 		{"drives", fmt.Sprint(len(cell.Drives))},
 		{"drive", s.paths(cell.Drives)},
-		{"serial", d.Serial},
-		{"model", d.Model},
-		{"firmware", d.Firmware},
+		{"serial", join(func(d Drive) string { return d.Serial })},
+		{"model", distinct(func(d Drive) string { return d.Model })},
+		{"firmware", distinct(func(d Drive) string { return d.Firmware })},
+		{"size", join(func(d Drive) string { return strconv.FormatInt(d.Size, 10) })},
 		{"fio_version", fioVersion},
 		{"precondition", s.Precondition},
 	}
@@ -306,7 +328,17 @@ func (s *Suite) Estimate() Estimate {
 				e.Bytes[d] += writtenBytes(cell, s.Planner.MeasureRuntime(cell.Workload))
 			}
 		}
-		e.Lines = append(e.Lines, fmt.Sprintf("  measure  %-28s %-60s ~%s", s.paths(cell.Drives), cell.Test, m.Round(time.Second)))
+		line := fmt.Sprintf("  measure  %-28s %-60s ~%s", s.paths(cell.Drives), cell.Test, m.Round(time.Second))
+		var cpus []string
+		for _, t := range s.Planner.Measure(cell).Targets {
+			if t.CPUs != "" {
+				cpus = append(cpus, t.CPUs)
+			}
+		}
+		if len(cpus) > 0 {
+			line += "  cpus " + strings.Join(cpus, " | ")
+		}
+		e.Lines = append(e.Lines, line)
 	}
 	for _, cc := range s.SingleCells() {
 		for _, c := range cc.Cells {

@@ -111,4 +111,7 @@ type DriveResult struct {
 	Ratio   float64 `json:"ratio"`  // Actual / single-drive spec
 	Verdict string  `json:"verdict"`
 	Error   string  `json:"error,omitempty"`
+	// CPUs is the cpus_allowed list the drive's jobs were pinned to in
+	// this step; empty when not pinned.
+	CPUs string `json:"cpus,omitempty"`
 }
