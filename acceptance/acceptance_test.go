@@ -1,6 +1,8 @@
 package acceptance
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -73,7 +75,7 @@ func judge(t *testing.T, cell qual.Cell) {
 }
 
 func stopReason(err error) string {
-	if err.Error() == "context deadline exceeded" {
+	if errors.Is(err, context.DeadlineExceeded) {
 		return "the -timeout is near"
 	}
 	return "interrupted"

@@ -74,14 +74,14 @@ func run(m *testing.M) int {
 		}
 		return 2
 	}
-	for _, w := range s.Warnings {
-		fmt.Fprintln(os.Stderr, "drivequal: warning:", w)
-	}
 	if cfg.DryRun {
 		s.PrintPlan(operator())
 		return 0
 	}
 	if cfg.Live() {
+		for _, w := range s.Warnings {
+			fmt.Fprintln(os.Stderr, "drivequal: warning:", w)
+		}
 		est := s.Estimate()
 		fmt.Fprintf(operator(), "drivequal: plan (estimated %s; -dry-run shows the fio job files):\n%s\n",
 			est.Total.Round(time.Second), strings.Join(est.Lines, "\n"))

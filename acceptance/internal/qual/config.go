@@ -140,6 +140,12 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 			prev = n
 		}
 	}
+	if f.Drives == "" && f.Record != "" {
+		bad("record", "given without -drives: a replay records nothing; drop -record, or give -drives to measure")
+	}
+	if f.Drives == "" && f.Capacity != "" {
+		bad("capacity", "given without -drives: a replay judges each recorded drive as the capacity it was recorded as; drop -capacity")
+	}
 	if f.Replay != "" && f.Drives != "" {
 		bad("replay", "given with -drives: replay judges recorded outputs, a live run measures drives; drop one of the two")
 	}

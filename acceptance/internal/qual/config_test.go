@@ -119,3 +119,11 @@ func resolveSpec(t *testing.T, root, spec string) string {
 	c, _ := (&Flags{Spec: spec, Precondition: "full", Report: filepath.Join(root, "r")}).Validate(root)
 	return c.Spec
 }
+
+func TestReplayRefusesLiveOnlyFlags(t *testing.T) {
+	dir := t.TempDir()
+	_, errs := (&Flags{Spec: "x", Precondition: "full", Record: filepath.Join(dir, "raw"), Capacity: "1.92TB", Report: filepath.Join(dir, "r")}).Validate(dir)
+	require.Len(t, errs, 2)
+	assert.Contains(t, errs[0].Error(), "parsing -record: given without -drives")
+	assert.Contains(t, errs[1].Error(), "parsing -capacity: given without -drives")
+}

@@ -164,6 +164,9 @@ func (p *Planner) Prepare(states []State, cell Cell) []Action {
 		if purge := p.Spec.Precondition.Purge; purge != "none" {
 			a := Action{Kind: ActPurge, Name: "purge (" + purge + ")", Drives: full, Purge: purge,
 				Est: p.purgeEstimate(full, purge)}
+			if p.allFiles(full) {
+				a.Name, a.Est = "purge (deallocate the file)", time.Second
+			}
 			if !fills {
 				// With no fill passes, a purged drive is as sequential as it gets.
 				a.State = "seq"
@@ -251,6 +254,17 @@ func (p *Planner) seqWriteRate(capy specs.Capacity) float64 {
 		}
 	}
 	return 1e9
+}
+
+// allFiles reports whether drives are all regular files, which are purged
+// by deallocating them whatever the spec's method.
+func (p *Planner) allFiles(drives []int) bool {
+	for _, d := range drives {
+		if p.Drives[d].Block {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Planner) purgeEstimate(drives []int, method string) time.Duration {
