@@ -468,7 +468,8 @@ type badFlagTest struct {
 
 var badFlagTests = []badFlagTest{
 	{"missing drive", []string{"-drives=$TMP/nvme9n9", "-destructive"}, []string{"parsing -drives: $TMP/nvme9n9: does not exist"}},
-	{"unknown capacity", []string{"-capacity=3TB"}, []string{`parsing -capacity: "3TB" is not a capacity`}},
+	{"unknown capacity", []string{"-capacity=3TB", "-drives=$TMP/file", "-dry-run"}, []string{`parsing -capacity: "3TB" is not a capacity`}},
+	{"capacity in a replay", []string{"-capacity=1.92TB"}, []string{"parsing -capacity: given without -drives"}},
 	{"zero runtime", []string{"-runtime=0"}, []string{"parsing -runtime: 0 is not positive"}},
 	{"negative runtime", []string{"-runtime=-5s"}, []string{"parsing -runtime: -5s is not positive"}},
 	{"replay nowhere", []string{"-replay=$TMP/recorded"}, []string{"parsing -replay: $TMP/recorded is not a directory"}},

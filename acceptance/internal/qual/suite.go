@@ -71,7 +71,7 @@ func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.S
 		return nil, errs
 	}
 	s := &Suite{Cfg: cfg, Spec: spec, Precondition: cfg.Precondition, single: map[string]float64{}}
-	if cfg.Capacity != "" {
+	if cfg.Capacity != "" && cfg.Live() {
 		if _, ok := spec.Capacity(cfg.Capacity); !ok {
 			errs = append(errs, fmt.Errorf("parsing -capacity: %q is not a capacity of %s: use one of %s", cfg.Capacity, spec.File, capacityList(spec)))
 		}
