@@ -68,68 +68,6 @@ func noPanic(t *testing.T, r result) {
 	}
 }
 
-// proc is a running process as /proc shows it.
-type proc struct {
-	pid  int
-	comm string
-	argv []string
-	cwd  string // working directory
-}
-
-// processes lists the pids of the processes match accepts; unlike
-// fioProcesses it may be called from any goroutine.
-func processes(match func(proc) bool) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		dir := filepath.Join("/proc", e.Name())
-		comm, err1 := os.ReadFile(filepath.Join(dir, "comm"))
-		cmdline, err2 := os.ReadFile(filepath.Join(dir, "cmdline"))
-		cwd, err3 := os.Readlink(filepath.Join(dir, "cwd"))
-		if err1 != nil || err2 != nil || err3 != nil {
-			continue
-		}
-		p := proc{pid: pid, comm: strings.TrimSpace(string(comm)), cwd: cwd,
-			argv: strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")}
-		if match(p) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// suiteFio reports whether p is a fio the suite started: named fio and
-// working in the suite's directory, which fio inherits and keeps when
-// orphaned.
-func suiteFio(p proc) bool { return p.comm == "fio" && p.cwd == acceptanceDir }
-
-// noSuiteFioLeft fails t if a fio the suite started is still running a few
-// seconds after the suite ended. It is noFioLeft narrowed to suiteFio: go
-// test runs packages in parallel, and other packages' tests run fio of
-// their own at the same time.
-func noSuiteFioLeft(t *testing.T) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		pids := processes(suiteFio)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("fio processes started by the suite left running: %v", pids)
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // fioRunning returns the pid of the suite's fio running jobFile, waiting
 // for it up to within.
 func fioRunning(jobFile string, within time.Duration) (int, error) {
@@ -174,7 +112,7 @@ func TestFioKilledDuringMeasurement(t *testing.T) {
 		}()
 	}, []string{"-test.run=TestSingleDrive"},
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-report="+rep)
-	noSuiteFioLeft(t)
+	noFioLeft(t)
 	require.NoError(t, <-killed)
 	assert.NotEqual(t, 0, r.Code, "a run with a failed cell must fail")
 	noPanic(t, r)
@@ -200,7 +138,7 @@ func TestFioIOError(t *testing.T) {
 	dev := newLoop(t, safetySize, "--sector-size", "4096")
 	r := runSuite(t, []string{"-test.run=TestSingleDrive"},
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=1s")
-	noSuiteFioLeft(t)
+	noFioLeft(t)
 	assert.NotEqual(t, 0, r.Code)
 	noPanic(t, r)
 
@@ -278,7 +216,7 @@ func TestFioPrintsNoJSON(t *testing.T) {
 	env := standIn(t, "STANDIN_GARBAGE=512B_Random_Read.fio", "STANDIN_EMPTY=4KB_Random_Write.fio")
 	r := runSuiteIn(t, env, []string{"-test.run=TestSingleDrive"},
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=1s")
-	noSuiteFioLeft(t)
+	noFioLeft(t)
 	assert.NotEqual(t, 0, r.Code)
 	noPanic(t, r)
 
@@ -318,7 +256,7 @@ func TestFioHangsUntilTimeout(t *testing.T) {
 	env := standIn(t, "STANDIN_HANG=4KB_Random_Read.fio", "STANDIN_PIDS="+pidFile)
 	r := runSuiteIn(t, env, []string{"-test.run=TestSingleDrive", "-test.timeout=40s"},
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=1s")
-	noSuiteFioLeft(t)
+	noFioLeft(t)
 	assert.NotEqual(t, 0, r.Code)
 	noPanic(t, r)
 
@@ -362,7 +300,7 @@ func TestReplayTruncatedFile(t *testing.T) {
 	require.NoError(t, os.Truncate(file, st.Size()/2))
 
 	r := runSuite(t, nil, "-replay="+dir)
-	noSuiteFioLeft(t)
+	noFioLeft(t)
 	assert.NotEqual(t, 0, r.Code)
 	noPanic(t, r)
 	res := byTest(r.results(t))
@@ -412,7 +350,7 @@ func testInterrupt(t *testing.T, sig syscall.Signal) {
 	}, []string{"-test.run=TestSingleDrive"},
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-report="+rep)
 	ended := time.Now()
-	noSuiteFioLeft(t)
+	noFioLeft(t)
 	s := <-signalled
 	require.NoError(t, s.err)
 	if took := ended.Sub(s.at); took > 15*time.Second {
@@ -488,7 +426,7 @@ func TestBadFlags(t *testing.T) {
 				args = append(args, strings.ReplaceAll(a, "$TMP", tmp))
 			}
 			r := runSuite(t, nil, args...)
-			noSuiteFioLeft(t)
+			noFioLeft(t)
 			if r.Code == 0 {
 				t.Errorf("suite %v: exit 0, want non-zero", args)
 			}

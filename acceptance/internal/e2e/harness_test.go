@@ -27,11 +27,7 @@ var (
 	acceptanceDir string
 	// skipReason is why the tests here cannot run on this machine.
 	skipReason string
-	// runMark is the environment entry that marks this test binary's children.
-	runMark string
 )
-
-const markVar = "DRIVEQUAL_E2E_RUN"
 
 func TestMain(m *testing.M) {
 	os.Exit(setup(m))
@@ -45,10 +41,6 @@ func setup(m *testing.M) int {
 		return 2
 	}
 	acceptanceDir = filepath.Join(root, "acceptance")
-	// Every process the tests start inherits this mark, so that fio
-	// processes of other test packages running alongside are not ours.
-	runMark = fmt.Sprintf("%s=%d-%d", markVar, os.Getpid(), time.Now().UnixNano())
-	os.Setenv(markVar, strings.TrimPrefix(runMark, markVar+"="))
 	switch {
 	case os.Geteuid() != 0:
 		skipReason = "needs root for loop devices"
@@ -209,44 +201,60 @@ func sha256File(t *testing.T, path string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// fioProcesses lists the pids of fio processes started by this test
-// binary's children that are running now.
-func fioProcesses(t *testing.T) []int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
+// proc is a running process as /proc shows it.
+type proc struct {
+	pid  int
+	comm string
+	argv []string
+	cwd  string // working directory
+}
+
+// processes lists the pids of the running processes match accepts.
+func processes(match func(proc) bool) []int {
+	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		t.Fatal(err)
+		return nil
 	}
 	var pids []int
-	for _, e := range entries {
+	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if err != nil || strings.TrimSpace(string(comm)) != "fio" {
+		dir := filepath.Join("/proc", e.Name())
+		comm, err1 := os.ReadFile(filepath.Join(dir, "comm"))
+		cmdline, err2 := os.ReadFile(filepath.Join(dir, "cmdline"))
+		cwd, err3 := os.Readlink(filepath.Join(dir, "cwd"))
+		if err1 != nil || err2 != nil || err3 != nil {
 			continue
 		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && bytes.Contains(env, []byte(runMark+"\x00")) {
+		p := proc{pid: pid, comm: strings.TrimSpace(string(comm)), cwd: cwd,
+			argv: strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")}
+		if match(p) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
 }
 
-// noFioLeft fails t if a fio process is still running a few seconds after
-// the suite ended.
+// suiteFio reports whether p is a fio the suite started: named fio and
+// working in the suite's directory, which fio inherits and keeps when
+// orphaned.
+func suiteFio(p proc) bool { return p.comm == "fio" && p.cwd == acceptanceDir }
+
+// noFioLeft fails t if a fio the suite started is still running a few
+// seconds after the suite ended. Only the suite's own fio count: go test
+// runs packages in parallel, and other packages' tests run fio too.
 func noFioLeft(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		pids := fioProcesses(t)
+		pids := processes(suiteFio)
 		if len(pids) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("fio processes left running: %v", pids)
+			t.Errorf("fio processes started by the suite left running: %v", pids)
 			return
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -21,27 +21,39 @@ import (
 // failRow is how a missed cell reads: like a row of the brief.
 var failRow = regexp.MustCompile(`^(.+): actual ([\d,]+) (IOPS|MB/s) < spec ([\d,]+) (IOPS|MB/s) \((\d+\.\d\d) % of spec\)$`)
 
-// The built-in spec judged on loop devices (forced to 1.92TB) fails every
-// cell, each with real fio figures and a message that reads like the brief.
+// The built-in spec judged on loop devices (forced to 1.92TB) qualifies
+// nothing: every cell a loop device misses fails with real fio figures and
+// a message that reads like the brief's row. A loop device can beat a
+// cell (an idle machine's loop device does over 75,000 8 KiB random
+// writes per second); measured without preconditioning that is
+// inconclusive, never a pass.
 func TestBuiltInSpecFailsOnLoopDevices(t *testing.T) {
 	l1, l2 := newLoop(t, 1<<30), newLoop(t, 1<<30)
 	r := runSuite(t, []string{"-test.run=TestSingleDrive"},
 		"-drives="+l1+","+l2, "-capacity=1.92TB", "-destructive", "-runtime=1s", "-precondition=none")
 	noFioLeft(t)
-	assert.NotEqual(t, 0, r.Code, "a run where every cell misses must fail")
+	assert.NotEqual(t, 0, r.Code, "a run where cells miss must fail")
 	assert.Contains(t, r.Stderr, "not comparable", "forcing a larger capacity must warn")
 
 	run := r.results(t)
 	require.Len(t, run.Results, 8, "one result per workload of 1.92TB")
+	failed := 0
 	for _, res := range run.Results {
 		assert.True(t, strings.HasPrefix(res.Test, "TestSingleDrive/1.92TB/"), res.Test)
-		assert.Equal(t, report.Fail, res.Verdict, res.Test)
 		assert.Greater(t, res.Actual, 0.0, "%s: a real measurement", res.Test)
-		assert.Less(t, res.Actual, res.Spec, res.Test)
-		assert.Regexp(t, failRow, res.Error, res.Test)
-		assert.Contains(t, r.Stdout, "--- FAIL: "+res.Test)
-		assert.Contains(t, r.Stdout, res.Error, "the failure message is in go test's output")
+		if res.Actual < res.Spec {
+			failed++
+			assert.Equal(t, report.Fail, res.Verdict, res.Test)
+			assert.Regexp(t, failRow, res.Error, res.Test)
+			assert.Contains(t, r.Stdout, "--- FAIL: "+res.Test)
+			assert.Contains(t, r.Stdout, res.Error, "the failure message is in go test's output")
+		} else {
+			assert.Equal(t, report.Inconclusive, res.Verdict, res.Test)
+			assert.Contains(t, res.Error, "measured with -precondition=none", res.Test)
+			assert.Contains(t, r.Stdout, "--- SKIP: "+res.Test)
+		}
 	}
+	assert.GreaterOrEqual(t, failed, 6, "a loop device misses most of a datacenter drive's figures")
 	assert.Equal(t, l1, run.Drives[0].Path)
 	assert.Equal(t, "loop", run.Drives[0].Model)
 	for _, c := range []string{"3.84TB", "7.68TB", "15.36TB"} {

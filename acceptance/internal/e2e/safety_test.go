@@ -97,7 +97,7 @@ func needCommand(t *testing.T, name, pkg string) {
 // measured or reported.
 func assertRefused(t *testing.T, r result, want ...string) {
 	t.Helper()
-	noSuiteFioLeft(t)
+	noFioLeft(t)
 	assert.NotEqual(t, 0, r.Code, "a refused run must exit non-zero")
 	assert.Contains(t, r.Stderr, "drivequal: refusing to run")
 	noPanic(t, r)
@@ -200,7 +200,7 @@ func TestRefusesPartitionTable(t *testing.T) {
 		// -wipe-signatures lets the target past the refusal; only a dry run
 		// is tried here, which must still write nothing.
 		r = runSuite(t, nil, "-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-wipe-signatures", "-dry-run")
-		noSuiteFioLeft(t)
+		noFioLeft(t)
 		assert.Equal(t, 0, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
 		assert.NotContains(t, r.Stderr, "refusing")
 		assert.Contains(t, r.Stdout, "filename="+dev)
@@ -292,7 +292,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	dev := guardedLoop(t)
 	before := sha256File(t, dev)
 	r := runSuite(t, nil, "-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-dry-run")
-	noSuiteFioLeft(t)
+	noFioLeft(t)
 	require.Equal(t, 0, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
 	noPanic(t, r)
 
