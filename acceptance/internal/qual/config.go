@@ -198,8 +198,22 @@ func resolveOutput(root, p string) string {
 	return filepath.Join(root, p)
 }
 
-// checkWritableDir makes sure dir exists (creating it) and can take a file.
+// checkWritableDir makes sure dir can be created and can take a file. It
+// leaves nothing behind: directories it made are removed again, so that a
+// refused run writes nothing.
 func checkWritableDir(dir string) error {
+	var made []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		made = append(made, d)
+	}
+	defer func() {
+		for _, d := range made {
+			os.Remove(d)
+		}
+	}()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cannot create %s: %w", dir, errors.Unwrap(err))
 	}

@@ -127,3 +127,11 @@ func TestReplayRefusesLiveOnlyFlags(t *testing.T) {
 	assert.Contains(t, errs[0].Error(), "parsing -record: given without -drives")
 	assert.Contains(t, errs[1].Error(), "parsing -capacity: given without -drives")
 }
+
+func TestValidateLeavesNoDirectories(t *testing.T) {
+	root := t.TempDir()
+	report := filepath.Join(root, "out", "report")
+	_, errs := (&Flags{Spec: "x", Precondition: "full", Report: report}).Validate(root)
+	require.Empty(t, errs)
+	assert.NoDirExists(t, filepath.Join(root, "out"), "checking -report creates nothing")
+}
