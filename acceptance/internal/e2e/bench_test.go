@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -54,18 +55,14 @@ func benchTarget(b *testing.B) (string, []string) {
 	if err := os.Truncate(file, 256<<20); err != nil {
 		b.Fatal(err)
 	}
-	spec, err := filepath.Abs(filepath.Join("testdata", "loop.toml"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	return file, []string{"-spec=" + spec, "-drives=" + file, "-capacity=1GiB", "-destructive",
+	return file, []string{"-spec=" + testdataFile(b, "loop.toml"), "-drives=" + file, "-capacity=1GiB", "-destructive",
 		"-precondition=none", "-runtime=1s", "-report=" + filepath.Join(dir, "report")}
 }
 
 func reportOf(args []string) string {
 	for _, a := range args {
-		if len(a) > len("-report=") && a[:len("-report=")] == "-report=" {
-			return a[len("-report="):]
+		if dir, ok := strings.CutPrefix(a, "-report="); ok {
+			return dir
 		}
 	}
 	return ""

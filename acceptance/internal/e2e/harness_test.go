@@ -262,9 +262,13 @@ func noFioLeft(t *testing.T) {
 }
 
 // loopSpec is the testdata spec scaled to what a loop device does.
-func loopSpec(t *testing.T) string {
+func loopSpec(t *testing.T) string { return testdataFile(t, "loop.toml") }
+
+// testdataFile is the absolute path of testdata/name, for the suite, which
+// runs in another directory.
+func testdataFile(t testing.TB, name string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("testdata", "loop.toml"))
+	p, err := filepath.Abs(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}

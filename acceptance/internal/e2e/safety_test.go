@@ -23,14 +23,7 @@ import (
 const safetySize = 64 << 20
 
 // faultSpec is the testdata spec for 64 MiB loop devices.
-func faultSpec(t *testing.T) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join("testdata", "faults.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+func faultSpec(t *testing.T) string { return testdataFile(t, "faults.toml") }
 
 // guardedLoop is a 64 MiB loop device filled with random bytes, so that
 // "unchanged" says something about data and not only about zeros.

@@ -296,6 +296,19 @@ func describeJob(j fiojob.Job) string {
 	return s
 }
 
+// allCells lists every cell of the run in the order the tests run them:
+// single-drive cells, then scaling.
+func (s *Suite) allCells() []Cell {
+	var out []Cell
+	for _, cc := range s.SingleCells() {
+		out = append(out, cc.Cells...)
+	}
+	for _, st := range s.ScalingCells() {
+		out = append(out, st.Cells...)
+	}
+	return out
+}
+
 // Estimate is the plan's duration and bytes written, step by step.
 type Estimate struct {
 	Total time.Duration
@@ -340,15 +353,8 @@ func (s *Suite) Estimate() Estimate {
 		}
 		e.Lines = append(e.Lines, line)
 	}
-	for _, cc := range s.SingleCells() {
-		for _, c := range cc.Cells {
-			step(c)
-		}
-	}
-	for _, st := range s.ScalingCells() {
-		for _, c := range st.Cells {
-			step(c)
-		}
+	for _, c := range s.allCells() {
+		step(c)
 	}
 	return e
 }
@@ -397,15 +403,8 @@ func (s *Suite) PrintPlan(w io.Writer) {
 		}
 		fmt.Fprintf(w, "# %s\n%s\n", cell.Test, s.Planner.Measure(cell).File())
 	}
-	for _, cc := range s.SingleCells() {
-		for _, c := range cc.Cells {
-			show(c)
-		}
-	}
-	for _, st := range s.ScalingCells() {
-		for _, c := range st.Cells {
-			show(c)
-		}
+	for _, c := range s.allCells() {
+		show(c)
 	}
 	fmt.Fprintln(w, "bytes written per drive (estimate):")
 	for i, d := range s.Drives {
