@@ -47,8 +47,38 @@ type Run struct {
 	// Capacities is the spec's capacity order, likewise.
 	Capacities []string `json:"capacities,omitempty"`
 	Scaling    *Scaling `json:"scaling,omitempty"`
-	Drives     []Drive  `json:"drives"`
-	Results    []Result `json:"results"`
+	// Reconstructed says the replayed figures were reconstructed from a
+	// publication (ReconstructedFrom names it): no drive was measured.
+	Reconstructed     bool   `json:"reconstructed,omitempty"`
+	ReconstructedFrom string `json:"reconstructed_from,omitempty"`
+	// JudgedBy is the spec the results were judged against.
+	JudgedBy *SpecRef `json:"judged_by,omitempty"`
+	Drives   []Drive  `json:"drives"`
+	Results  []Result `json:"results"`
+}
+
+// Causes of a verdict other than pass.
+const (
+	CauseBelowSpec    = "below spec"         // measured, and short of the figure
+	CauseFioFailed    = "fio failed"         // fio exited non-zero or reported job errors
+	CausePreparation  = "preparation failed" // a purge, fill or preconditioning step failed
+	CauseDriveChanged = "drive changed"      // the drive is no longer the one set up
+	CausePrecondition = "not preconditioned" // measured with -precondition=quick or none
+	CauseInterrupted  = "interrupted"        // stopped by Ctrl-C, SIGTERM or the -timeout
+	CauseNoBaseline   = "no baseline"        // a measured baseline the run did not measure
+	CauseNotRecorded  = "not recorded"       // a replay has no output for the cell
+	CauseBadRecording = "bad recording"      // fio's output could not be read
+)
+
+// SpecRef names a spec: its model, where it was read from and the sha256
+// of its text.
+type SpecRef struct {
+	Model  string `json:"model"`
+	File   string `json:"file"`
+	SHA256 string `json:"sha256"`
+	// Recorded says the spec is the one the recording was made with, read
+	// from its run.json; false when -spec chose another.
+	Recorded bool `json:"recorded,omitempty"`
 }
 
 // Scaling is how multi-drive results were judged.
@@ -92,6 +122,9 @@ type Result struct {
 	Tolerance float64 `json:"tolerance"`
 	Verdict   string  `json:"verdict"`
 	Error     string  `json:"error"`
+	// Cause is the kind of a verdict other than pass (one of the Cause
+	// constants): a JUnit failure's type, and how summary.md groups it.
+	Cause string `json:"cause,omitempty"`
 	// Raw is the recorded fio output, relative to the report directory's parent
 	// or absolute; empty when none was kept.
 	Raw      string        `json:"raw,omitempty"`

@@ -1,0 +1,143 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ScalingGate is the name of the gate over every scaling step.
+const ScalingGate = "scaling"
+
+// Gate is the verdict on one part of a run: one capacity's single-drive
+// cells, or every scaling step.
+type Gate struct {
+	Name    string // a capacity ("1.92TB"), or ScalingGate
+	Verdict string // Qualified, NotQualified or CapacityInconclusive
+	// Reason says in one line why the verdict is not Qualified; "" when it is.
+	Reason string
+	// Counts of the cells judged.
+	Cells, Passed, Failed, Inconclusive int
+}
+
+// String is the gate as the run's closing line gives it:
+// "NOT QUALIFIED: 1.92TB: 2 of 8 cells failed: 4KB Random Read: actual ...".
+func (g Gate) String() string {
+	if g.Reason == "" {
+		return g.Verdict + ": " + g.Name
+	}
+	return g.Verdict + ": " + g.Name + ": " + g.Reason
+}
+
+// Gates returns the verdict on each capacity whose single-drive cells ran,
+// in the run's capacity order, then on the scaling steps when any ran. A
+// gate is QUALIFIED only when every one of its cells passed; any failure
+// makes it NOT QUALIFIED; otherwise any other verdict makes it INCONCLUSIVE.
+func (r *Run) Gates() []Gate {
+	var gates []Gate
+	for _, c := range r.testedCapacities() {
+		var rs []Result
+		for _, res := range r.Results {
+			if res.Capacity == c && res.Kind != KindScaling {
+				rs = append(rs, res)
+			}
+		}
+		if len(rs) > 0 {
+			gates = append(gates, gateOf(c, rs, r.Precondition))
+		}
+	}
+	var scaling []Result
+	for _, res := range r.Results {
+		if res.Kind == KindScaling {
+			scaling = append(scaling, res)
+		}
+	}
+	if len(scaling) > 0 {
+		gates = append(gates, gateOf(ScalingGate, scaling, r.Precondition))
+	}
+	return gates
+}
+
+// Overall is the verdict on the whole run, the worst of its gates: what the
+// exit status and the closing line give. A run with no gate at all judged
+// nothing and is INCONCLUSIVE.
+func (r *Run) Overall() Gate {
+	gates := r.Gates()
+	all := Gate{Name: "run", Verdict: Qualified}
+	if len(gates) == 0 {
+		all.Verdict, all.Reason = CapacityInconclusive, "nothing was judged: no cell was measured or replayed"
+		return all
+	}
+	var worst *Gate
+	for i, g := range gates {
+		all.Cells += g.Cells
+		all.Passed += g.Passed
+		all.Failed += g.Failed
+		all.Inconclusive += g.Inconclusive
+		if worst == nil || rank(g.Verdict) > rank(worst.Verdict) {
+			worst = &gates[i]
+		}
+	}
+	all.Verdict = worst.Verdict
+	if worst.Verdict != Qualified {
+		all.Reason = worst.Name + ": " + worst.Reason
+	}
+	return all
+}
+
+func rank(verdict string) int {
+	switch verdict {
+	case Qualified:
+		return 0
+	case CapacityInconclusive:
+		return 1
+	}
+	return 2
+}
+
+func gateOf(name string, rs []Result, precondition string) Gate {
+	g := Gate{Name: name, Cells: len(rs)}
+	var firstFail, firstUnsure *Result
+	for i, res := range rs {
+		switch {
+		case res.Verdict == Fail:
+			g.Failed++
+			if firstFail == nil {
+				firstFail = &rs[i]
+			}
+		case res.Verdict == Pass && res.Error == "":
+			g.Passed++
+		default:
+			g.Inconclusive++
+			if firstUnsure == nil {
+				firstUnsure = &rs[i]
+			}
+		}
+	}
+	switch {
+	case g.Failed > 0:
+		g.Verdict = NotQualified
+		g.Reason = fmt.Sprintf("%d of %d cells failed; first: %s", g.Failed, g.Cells, firstLine(firstFail.Error))
+	case g.Inconclusive > 0:
+		g.Verdict = CapacityInconclusive
+		g.Reason = fmt.Sprintf("%d of %d cells inconclusive; first: %s", g.Inconclusive, g.Cells, inconclusiveReason(*firstUnsure, precondition))
+	default:
+		g.Verdict = Qualified
+	}
+	return g
+}
+
+// inconclusiveReason says why res proves nothing, and what to do about it.
+func inconclusiveReason(res Result, precondition string) string {
+	if res.Cause == CausePrecondition {
+		return "measured with -precondition=" + precondition + "; rerun with -precondition=full to qualify"
+	}
+	if res.Error == "" {
+		return res.Workload + ": " + res.Verdict
+	}
+	return firstLine(res.Error)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
