@@ -1,7 +1,9 @@
 package specs
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -46,4 +48,10 @@ func Load(nameOrPath string) (*Spec, error) {
 			nameOrPath, strings.Join(BuiltIn(), ", "), err)
 	}
 	return Parse(nameOrPath, data)
+}
+
+// SHA256 is the hex sha256 of the spec's text, as run.json records it.
+func (s *Spec) SHA256() string {
+	sum := sha256.Sum256(s.Text)
+	return hex.EncodeToString(sum[:])
 }

@@ -119,6 +119,7 @@ func Parse(file string, data []byte) (*Spec, error) {
 	}
 	s.Name = strings.TrimSuffix(filepath.Base(file), ".toml")
 	s.File = file
+	s.Text = data
 	return s, nil
 }
 

@@ -22,6 +22,8 @@ type Spec struct {
 	Name string
 	// File is where the spec was read from, for messages.
 	File string
+	// Text is the spec's TOML as given to Parse.
+	Text []byte
 
 	Model  string
 	Source string
