@@ -57,7 +57,8 @@ type mount struct {
 // non-empty regular file); when it is read-only; when it or one of its
 // partitions is mounted; when it has partitions; when it carries a partition
 // table or a file-system, RAID, LVM or swap signature (unless
-// WipeSignatures); when it has holders (device-mapper, md, LVM); when it or a
+// WipeSignatures); when it is itself a partition (a purge of it would erase
+// its whole disk); when it has holders (device-mapper, md, LVM); when it or a
 // partition of it is active swap; when it backs "/" or "/boot"; when it was
 // already given under another name; and when it is neither a block device
 // nor a regular file.
@@ -107,6 +108,12 @@ func (s System) Check(infos []Info, opt Options) []Refusal {
 		}
 		if in.ReadOnly {
 			refuse(in, "is read-only", "choose a writable device (or make it writable: blockdev --setrw "+shellQuote(name)+")")
+		}
+		if in.Block {
+			if disk, n, ok := s.partitionOf(in.Name); ok {
+				refuse(in, fmt.Sprintf("is partition %d of /dev/%s; a purge erases the whole disk", n, disk),
+					"give /dev/"+disk+" (and nothing else on it) instead")
+			}
 		}
 
 		var parts []string
@@ -225,6 +232,21 @@ func (s System) fileIDs(path string) []string {
 		}
 	}
 	return ids
+}
+
+// partitionOf reports whether block device name is a partition (its sysfs
+// directory holds a "partition" file), and if so the kernel name of its
+// whole disk and its partition number.
+func (s System) partitionOf(name string) (disk string, number int, ok bool) {
+	if name == "" {
+		return "", 0, false
+	}
+	dir, err := s.classDir(name)
+	if err != nil || !exists(filepath.Join(dir, "partition")) {
+		return "", 0, false
+	}
+	n, _ := readInt(filepath.Join(dir, "partition"))
+	return filepath.Base(filepath.Dir(dir)), int(n), true
 }
 
 // partDir returns the sysfs directory of partition part of disk name.

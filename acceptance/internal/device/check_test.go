@@ -70,9 +70,20 @@ var checkTests = []checkTest{
 	{
 		"boot partition", []string{"/dev/nvme7n1p1"}, destructive,
 		[]string{
+			"/dev/nvme7n1p1: is partition 1 of /dev/nvme7n1; a purge erases the whole disk",
 			"/dev/nvme7n1p1: is mounted: nvme7n1p1 at /boot",
 			`/dev/nvme7n1p1: backs the running system: "/boot" is mounted from /dev/nvme7n1p1`,
 		},
+	},
+	{
+		// Nothing else is wrong with it: it is refused as a partition
+		// alone, naming the whole disk.
+		"unused partition", []string{"/dev/nvme2n1p1"}, destructive,
+		[]string{"/dev/nvme2n1p1: is partition 1 of /dev/nvme2n1; a purge erases the whole disk"},
+	},
+	{
+		"disk of an unused partition", []string{"/dev/nvme2n1"}, destructive,
+		[]string{"/dev/nvme2n1: has partitions: nvme2n1p1"},
 	},
 	{
 		"active swap", []string{"/dev/nvme8n1"}, destructive,
@@ -141,6 +152,8 @@ var refusalFixTests = []refusalFixTest{
 		"-wipe-signatures, after checking with `wipefs /dev/nvme4n1` that nothing on it is needed"},
 	{"/dev/nvme5n1", destructive, "/dev/nvme5n1: is mounted: nvme5n1p1 at /srv/my data; " +
 		"unmount it (umount '/srv/my data') or choose another device"},
+	{"/dev/nvme2n1p1", destructive, "/dev/nvme2n1p1: is partition 1 of /dev/nvme2n1; a purge erases the whole disk; " +
+		"give /dev/nvme2n1 (and nothing else on it) instead"},
 	{"/dev/nvme8n1", destructive, "/dev/nvme8n1: is active swap: /dev/nvme8n1; " +
 		"turn the swap off (swapoff /dev/nvme8n1) or choose another device"},
 	{"/dev/nvme0n1", Options{}, "/dev/nvme0n1: -destructive not given: writing would destroy the data on this block device; " +
