@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -23,7 +24,25 @@ const MinVersion = "fio-3.28"
 
 const installHint = "install fio >= 3.28 (Debian/Ubuntu: apt-get install fio)"
 
-// Runner starts fio as a child process in its own process group.
+// Runner starts fio as a child process in its own process group, tied to
+// the life of the process that runs it.
+//
+// fio is started with Setpgid, so that a Ctrl-C at the terminal reaches the
+// suite alone and the suite decides how fio stops (SIGINT, then SIGKILL;
+// see Run). It is also started with Pdeathsig SIGKILL: when the process
+// running Run dies without a chance to clean up (SIGKILL, the OOM killer, a
+// CI runner's hard cancel), the kernel kills fio instead of leaving it
+// writing to the drive until its runtime ends. Linux sends that signal when
+// the OS thread that forked the child ends, not the process, so Run locks
+// its goroutine to its OS thread from before fio starts until fio has been
+// waited for: while fio runs, no other goroutine can take that thread and
+// end it (a goroutine that exits while locked ends its thread).
+//
+// Pdeathsig covers fio itself and nothing it forks: fio's job processes
+// (job files without thread=1) call setsid and do not inherit it. While
+// Run is alive they are found and killed (see proc.go); if the process
+// running Run is killed, they outlive fio. Job files from Job.File use
+// thread=1, so they have no such processes.
 type Runner struct {
 	// Binary is the fio executable; "" means "fio", looked up in PATH.
 	Binary string
@@ -97,6 +116,8 @@ func (r Runner) Version(ctx context.Context) (string, error) {
 // until then. In every case the whole process group is sent SIGKILL once fio
 // has been waited for, and so is every job process fio forked that is still
 // alive (they leave the group; see proc.go), so no fio worker outlives Run.
+// Should the process running Run die first, the kernel kills fio (see
+// Runner for what that does not cover).
 func (r Runner) Run(ctx context.Context, jobFile string) (stdout, stderr []byte, err error) {
 	args := append([]string{"--output-format=json+"}, r.Args...)
 	args = append(args, jobFile)
@@ -111,7 +132,9 @@ func (r Runner) run(ctx context.Context, bin string, args []string, watch bool) 
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout = &outBuf
 	cmd.Stderr = &errBuf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: fio dies with this process (with the thread that forks it;
+	// see Runner and the LockOSThread below).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var watcher atomic.Pointer[descendantWatch] // set after Start, read by Cancel
 	cmd.Cancel = func() error {
 		if w := watcher.Load(); w != nil {
@@ -121,6 +144,12 @@ func (r Runner) run(ctx context.Context, bin string, args []string, watch bool) 
 		return killGroup(cmd.Process.Pid, unix.SIGINT)
 	}
 	cmd.WaitDelay = r.grace()
+	// The kernel sends Pdeathsig when the forking thread ends. Hold this
+	// thread, from before the fork until fio has been waited for and its
+	// leftovers killed, so that it cannot end while fio runs. The lock is
+	// counted, so a caller's own lock outlives this one.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return nil, nil, fmt.Errorf("starting fio: %w; %s", err, installHint)
