@@ -17,6 +17,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/qual"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 )
 
@@ -33,6 +34,7 @@ var runCtx context.Context
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	flags.Given(flag.CommandLine)
 	os.Exit(run(m))
 }
 
@@ -88,22 +90,31 @@ func run(m *testing.M) int {
 	}
 	suite = s
 	code := m.Run()
-	if len(s.Report.Results) == 0 && code == 0 && (cfg.Live() || flags.Replay != "") {
-		// Drives or a recording were named, yet nothing was judged: that
-		// must not read as a qualified drive.
-		fmt.Fprintln(os.Stderr, "drivequal: nothing was judged: no cell was measured or replayed (check -run, -replay and the spec's capacities)")
-		code = 1
-	}
 	if err := s.WriteReport(); err != nil {
 		fmt.Fprintln(os.Stderr, "drivequal:", err)
 		code = max(code, 1)
 	}
-	if ctx.Err() != nil && code == 0 {
-		code = 1
+	if err := s.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "drivequal:", err)
+		code = max(code, 1)
+	}
+	// The exit status is the gate: 0 only when everything tested is
+	// QUALIFIED. A run that judged nothing, or that was stopped, is not.
+	closing := s.Report.ClosingLine()
+	if s.Report.Overall().Verdict != report.Qualified || ctx.Err() != nil {
+		code = max(code, 1)
 	}
 	summary, err := os.ReadFile(filepath.Join(cfg.Report, "summary.md"))
 	if err == nil {
 		fmt.Fprintf(operator(), "\n%s\nreport: %s\n", summary, cfg.Report)
+	}
+	if ctx.Err() != nil {
+		closing += fmt.Sprintf(" (the run was stopped: %s)", stopReason(ctx.Err()))
+	}
+	fmt.Fprintln(operator(), "drivequal:", closing)
+	if operator() != os.Stdout && code != 0 {
+		// go test shows a failing package's output: say it there too.
+		fmt.Println("drivequal:", closing)
 	}
 	return code
 }

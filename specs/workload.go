@@ -106,3 +106,15 @@ func (s *Spec) ForScaling(w Workload) Workload {
 func SubtestName(name string) string {
 	return strings.NewReplacer(" ", "_", "/", "-").Replace(name)
 }
+
+// Writes reports whether measuring w writes to the drive: a write-only
+// workload, or a mixed one with less than 100 % reads.
+func (w Workload) Writes() bool {
+	switch w.RW {
+	case "write", "randwrite":
+		return true
+	case "rw", "readwrite", "randrw":
+		return w.RWMixRead < 100
+	}
+	return false
+}

@@ -35,7 +35,21 @@ type Flags struct {
 	Record         string
 	Report         string
 	DryRun         bool
+	// Set names the flags given on the command line (see Given); a replay
+	// refuses the ones that only a live run uses, and judges with the
+	// recorded spec unless -spec is among them.
+	Set map[string]bool
 }
+
+// Given records which flags of fs were set on the command line.
+func (f *Flags) Given(fs *flag.FlagSet) {
+	f.Set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.Set[fl.Name] = true })
+}
+
+// liveOnly are the flags that change how drives are measured, which a
+// replay cannot honour: it judges what was recorded.
+var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling"}
 
 // Register defines the flags of DESIGN.md on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
@@ -67,6 +81,9 @@ type Config struct {
 	Record         string
 	Report         string
 	DryRun         bool
+	// SpecGiven says -spec was given: a replay then judges with it rather
+	// than with the spec recorded in run.json.
+	SpecGiven bool
 	// Root is the module root, where relative defaults are anchored.
 	Root string
 }
@@ -88,6 +105,7 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 		WipeSignatures: f.WipeSignatures,
 		Precondition:   f.Precondition,
 		DryRun:         f.DryRun,
+		SpecGiven:      f.Set["spec"],
 		Root:           root,
 	}
 	if strings.ContainsRune(c.Spec, filepath.Separator) || strings.HasSuffix(c.Spec, ".toml") {
@@ -140,11 +158,13 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 			prev = n
 		}
 	}
-	if f.Drives == "" && f.Record != "" {
-		bad("record", "given without -drives: a replay records nothing; drop -record, or give -drives to measure")
-	}
-	if f.Drives == "" && f.Capacity != "" {
-		bad("capacity", "given without -drives: a replay judges each recorded drive as the capacity it was recorded as; drop -capacity")
+	if f.Drives == "" {
+		for _, name := range liveOnly {
+			if !f.Set[name] && !(name == "record" && f.Record != "") && !(name == "capacity" && f.Capacity != "") {
+				continue
+			}
+			bad(name, "%s", replayRefusal(name))
+		}
 	}
 	if f.Replay != "" && f.Drives != "" {
 		bad("replay", "given with -drives: replay judges recorded outputs, a live run measures drives; drop one of the two")
@@ -173,6 +193,19 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 		}
 	}
 	return c, errs
+}
+
+// replayRefusal says why a live-only flag does not apply to a replay.
+func replayRefusal(name string) string {
+	switch name {
+	case "record":
+		return "given without -drives: a replay records nothing; drop -record, or give -drives to measure"
+	case "capacity":
+		return "given without -drives: a replay judges each recorded drive as the capacity it was recorded as; drop -capacity"
+	case "scaling":
+		return "given without -drives: a replay judges the drive counts that were recorded; drop -scaling, and select steps with -run=TestScaling/24_drives"
+	}
+	return "given without -drives: a replay judges what was recorded, as run.json says it was measured; drop -" + name + ", or give -drives to measure"
 }
 
 // resolveInput makes a relative path absolute: relative to the directory

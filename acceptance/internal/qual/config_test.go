@@ -126,6 +126,21 @@ func TestReplayRefusesLiveOnlyFlags(t *testing.T) {
 	require.Len(t, errs, 2)
 	assert.Contains(t, errs[0].Error(), "parsing -record: given without -drives")
 	assert.Contains(t, errs[1].Error(), "parsing -capacity: given without -drives")
+
+	// A flag that changes how drives are measured is never ignored by a
+	// replay, even when given its default value.
+	f := Flags{Spec: "x", Precondition: "full", Runtime: "2s", Destructive: true, Report: filepath.Join(dir, "r"),
+		Set: map[string]bool{"precondition": true, "runtime": true, "destructive": true, "scaling": true}}
+	_, errs = f.Validate(dir)
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Error())
+	}
+	require.Len(t, got, 4, "%q", got)
+	assert.Contains(t, got[0], "parsing -destructive: given without -drives: a replay judges what was recorded")
+	assert.Contains(t, got[1], "parsing -runtime: given without -drives")
+	assert.Contains(t, got[2], "parsing -precondition: given without -drives: a replay judges what was recorded, as run.json says it was measured; drop -precondition")
+	assert.Contains(t, got[3], "parsing -scaling: given without -drives: a replay judges the drive counts that were recorded")
 }
 
 func TestValidateLeavesNoDirectories(t *testing.T) {

@@ -161,16 +161,19 @@ func (l *Live) Prepare(ctx context.Context, a Action, drives []Drive, logf func(
 		return errors.Join(errs...)
 	default:
 		name := fmt.Sprintf("%03d-%s", seq, slug(a.Name))
-		stdout, err := l.run(ctx, filepath.Join(l.Dir, "prepare", name), a.Job)
-		if err != nil {
-			return err
-		}
+		stdout, runErr := l.run(ctx, filepath.Join(l.Dir, "prepare", name), a.Job)
 		out, err := fiojob.Parse(stdout)
+		if runErr != nil && ctx.Err() != nil {
+			return runErr
+		}
+		if runErr != nil || err == nil && len(out.Total().Errors) > 0 {
+			if err != nil {
+				out = nil
+			}
+			return errors.New(strings.TrimPrefix(fioFailure("", runErr, out), ": "))
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", filepath.Join(l.Dir, "prepare", name+".json"), err)
-		}
-		if errs := out.Total().Errors; len(errs) > 0 {
-			return fmt.Errorf("fio reported job errors: %s", strings.Join(errs, "; "))
 		}
 		return nil
 	}

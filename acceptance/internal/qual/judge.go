@@ -18,10 +18,11 @@ type Judgement struct {
 }
 
 // JudgeSingle judges one drive's actual against its spec value. A cell
-// measured without the spec's full preconditioning, or whose fio run
-// reported job errors, can fail but never pass: preconditioning only lowers
-// a drive's figures, so meeting the spec then proves nothing.
-func JudgeSingle(name string, metric specs.Metric, actual, spec, tolerance float64, precondition string, jobErrors []string) Judgement {
+// measured without the spec's full preconditioning can fail but never pass:
+// preconditioning only lowers a drive's figures, so meeting the spec then
+// proves nothing. (A cell whose fio reported job errors fails before it is
+// judged: see Suite.Run.)
+func JudgeSingle(name string, metric specs.Metric, actual, spec, tolerance float64, precondition string) Judgement {
 	j := Judgement{Ratio: ratio(actual, spec)}
 	threshold := spec * (1 - tolerance)
 	tol := ""
@@ -37,7 +38,7 @@ func JudgeSingle(name string, metric specs.Metric, actual, spec, tolerance float
 	j.Message = fmt.Sprintf("%s: actual %s >= spec %s (%.2f %% of spec%s)",
 		name, FormatValue(actual, metric), FormatValue(spec, metric), j.Ratio*100, tol)
 	j.Verdict = report.Pass
-	if why := notAPass(precondition, jobErrors); why != "" {
+	if why := notAPass(precondition); why != "" {
 		j.Verdict = report.Inconclusive
 		j.Message += "; " + why
 	}
@@ -45,10 +46,7 @@ func JudgeSingle(name string, metric specs.Metric, actual, spec, tolerance float
 }
 
 // notAPass says why a value that meets its spec still does not pass.
-func notAPass(precondition string, jobErrors []string) string {
-	if len(jobErrors) > 0 {
-		return "fio reported job errors (" + strings.Join(jobErrors, "; ") + "), so the figure is not trusted"
-	}
+func notAPass(precondition string) string {
 	if precondition != PrecondFull {
 		return "measured with -precondition=" + precondition + "; preconditioning only lowers a drive's figures, so this is not a pass"
 	}
@@ -73,7 +71,7 @@ type ScalingJudgement struct {
 // JudgeScaling judges the total of N drives against expected = N ×
 // baseline, and each drive's share against the single-drive spec, both with
 // tolerance. A drive more than tolerance below the median is named.
-func JudgeScaling(name string, metric specs.Metric, shares []DriveShare, expected, spec, tolerance float64, precondition string, jobErrors []string) ScalingJudgement {
+func JudgeScaling(name string, metric specs.Metric, shares []DriveShare, expected, spec, tolerance float64, precondition string) ScalingJudgement {
 	var total float64
 	vals := make([]float64, len(shares))
 	for i, s := range shares {
@@ -126,7 +124,7 @@ func JudgeScaling(name string, metric specs.Metric, shares []DriveShare, expecte
 		if len(outliers) > 0 {
 			sj.Message += "; " + strings.Join(outliers, "; ")
 		}
-		if why := notAPass(precondition, jobErrors); why != "" {
+		if why := notAPass(precondition); why != "" {
 			sj.Verdict = report.Inconclusive
 			sj.Message += "; " + why
 		}

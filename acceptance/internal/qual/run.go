@@ -43,18 +43,44 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 		case err != nil && len(cell.Drives) == 1:
 			selfBaseline = true
 		case err != nil:
-			res.Verdict, res.Error = report.Inconclusive, err.Error()
+			res.Verdict, res.Cause, res.Error = report.Inconclusive, report.CauseNoBaseline, err.Error()
 			return s.finish(res, cell, "")
 		default:
 			res.Expected = float64(len(cell.Drives)) * base
 		}
 	}
+	if why := s.unusable(cell); why.text != "" {
+		res.Verdict, res.Cause = report.Fail, why.cause
+		res.Error = fmt.Sprintf("%s: not measured: %s", w.Name, why.text)
+		return s.finish(res, cell, "")
+	}
 	if err := s.prepare(ctx, cell, logf); err != nil {
-		res.Verdict = report.Inconclusive
-		res.Error = fmt.Sprintf("%s: not measured: preparing the drives failed: %v", w.Name, err)
+		res.Error = fmt.Sprintf("%s: not measured: %v", w.Name, err)
+		var changed *DriveChangedError
+		switch {
+		case ctx.Err() != nil:
+			// Stopped by the operator or the -timeout, not by the drive.
+			res.Verdict, res.Cause = report.Inconclusive, report.CauseInterrupted
+		case errors.As(err, &changed):
+			res.Verdict, res.Cause = report.Fail, report.CauseDriveChanged
+		default:
+			res.Verdict, res.Cause = report.Fail, report.CausePreparation
+		}
 		return s.finish(res, cell, "")
 	}
 	job := s.Planner.Measure(cell)
+	if s.Cfg.Live() {
+		if cell.Workload.Writes() {
+			if err := s.recheck(cell.Drives); err != nil {
+				res.Verdict, res.Cause = report.Fail, report.CauseDriveChanged
+				res.Error = fmt.Sprintf("%s: not measured: %v", w.Name, err)
+				return s.finish(res, cell, "")
+			}
+		}
+		if err := s.forget(cell.Test); err != nil {
+			return s.finish(res, cell, "")
+		}
+	}
 	raw := s.Exec.RawPath(cell.Test)
 	logf("measuring %s on %s (%s, %s)", w.Name, s.paths(cell.Drives), describeJob(job), job.Runtime)
 	stdout, runErr := s.Exec.Measure(ctx, cell.Test, job)
@@ -62,27 +88,28 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 		return Outcome{Skip: runErr.Error()}, nil
 	}
 	res.Raw = raw
+	if s.Cfg.Live() {
+		if err := s.recorded(cell.Test); err != nil {
+			logf("%s: %v", s.Cfg.Record, err)
+		}
+	}
 	if interrupted(ctx, runErr) {
 		// Stopped by the operator or the -timeout, not by the drive: what
 		// fio measured until then is kept but judges nothing.
-		res.Verdict = report.Inconclusive
+		res.Verdict, res.Cause = report.Inconclusive, report.CauseInterrupted
 		res.Error = fmt.Sprintf("%s: not finished: %s while fio ran (%v); its partial output is kept in %s",
 			w.Name, stoppedBy(ctx.Err()), runErr, raw)
 		return s.finish(res, cell, "")
 	}
 	if runErr != nil {
-		res.Verdict = report.Fail
-		res.Error = fmt.Sprintf("%s: fio failed: %v", w.Name, runErr)
-		if out, err := fiojob.Parse(stdout); err == nil {
-			if errs := out.Total().Errors; len(errs) > 0 {
-				res.Error += "; " + strings.Join(errs, "; ")
-			}
-		}
+		out, _ := fiojob.Parse(stdout)
+		res.Verdict, res.Cause = report.Fail, report.CauseFioFailed
+		res.Error = fioFailure(w.Name, runErr, out)
 		return s.finish(res, cell, "")
 	}
 	out, err := fiojob.Parse(stdout)
 	if err != nil {
-		res.Verdict = report.Fail
+		res.Verdict, res.Cause = report.Fail, report.CauseBadRecording
 		res.Error = fmt.Sprintf("%s: %s: %v", w.Name, raw, err)
 		return s.finish(res, cell, "")
 	}
@@ -91,7 +118,7 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 	}
 	groups := out.Groups()
 	if len(groups) != len(cell.Drives) {
-		res.Verdict = report.Fail
+		res.Verdict, res.Cause = report.Fail, report.CauseBadRecording
 		res.Error = fmt.Sprintf("%s: %s: fio reported %d drive groups, the step ran on %d drives", w.Name, raw, len(groups), len(cell.Drives))
 		return s.finish(res, cell, out.Version)
 	}
@@ -102,8 +129,11 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 	}
 	if cell.Kind == KindSingle {
 		res.Actual = value(groups[0], w.Metric)
-		j := JudgeSingle(w.Name, w.Metric, res.Actual, spec, res.Tolerance, s.Precondition, total.Errors)
-		res.Ratio, res.Verdict = j.Ratio, j.Verdict
+		j := JudgeSingle(w.Name, w.Metric, res.Actual, spec, res.Tolerance, s.Precondition)
+		if len(total.Errors) > 0 {
+			j.Verdict, j.Message = report.Fail, fioFailure(w.Name, nil, out)
+		}
+		res.Ratio, res.Verdict, res.Cause = j.Ratio, j.Verdict, causeOf(j, len(total.Errors) > 0)
 		res.Error = errorText(j)
 		s.mu.Lock()
 		s.single[cell.Capacity.Name+"/"+w.Name] = res.Actual
@@ -124,8 +154,12 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 	if selfBaseline {
 		res.Expected = res.Actual
 	}
-	j := JudgeScaling(w.Name, w.Metric, shares, res.Expected, spec, res.Tolerance, s.Precondition, total.Errors)
+	j := JudgeScaling(w.Name, w.Metric, shares, res.Expected, spec, res.Tolerance, s.Precondition)
+	if len(total.Errors) > 0 {
+		j.Verdict, j.Message = report.Fail, fioFailure(fmt.Sprintf("%s on %d drives", w.Name, len(shares)), nil, out)
+	}
 	res.Ratio, res.Verdict, res.PerDrive, res.Spread = j.Ratio, j.Verdict, j.PerDrive, j.Spread
+	res.Cause = causeOf(j.Judgement, len(total.Errors) > 0)
 	res.Error = errorText(j.Judgement)
 	if len(cell.Drives) == 1 {
 		s.mu.Lock()
@@ -143,6 +177,49 @@ func stoppedBy(err error) string {
 		return "the -timeout is near"
 	}
 	return "the run was interrupted"
+}
+
+// causeOf is the cause of a judged cell's verdict.
+func causeOf(j Judgement, jobErrors bool) string {
+	switch {
+	case j.Verdict == report.Pass:
+		return ""
+	case jobErrors:
+		return report.CauseFioFailed
+	case j.Verdict == report.Inconclusive:
+		return report.CausePrecondition
+	}
+	return report.CauseBelowSpec
+}
+
+// fioFailure is the message of a cell whose fio failed: how fio ended,
+// each job's error and what fio printed before its JSON, in fio's words.
+func fioFailure(name string, runErr error, out *fiojob.Output) string {
+	var parts []string
+	if runErr != nil {
+		parts = append(parts, runErr.Error())
+	}
+	if out != nil {
+		if errs := out.Total().Errors; len(errs) > 0 {
+			parts = append(parts, "fio reported job errors: "+strings.Join(errs, "; "))
+		}
+		var said []string
+		for _, n := range out.Notes {
+			if strings.HasPrefix(n, "fio:") || strings.HasPrefix(n, "note:") || strings.Contains(n, "err=") {
+				said = append(said, n)
+			}
+		}
+		if len(said) > 3 {
+			said = append(said[:3], fmt.Sprintf("(%d more lines in the recording)", len(said)-3))
+		}
+		if len(said) > 0 {
+			parts = append(parts, "fio printed: "+strings.Join(said, " | "))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "fio failed without saying why")
+	}
+	return name + ": fio failed: " + strings.Join(parts, "; ")
 }
 
 // errorText is what results.json keeps as "error": empty for a pass.
@@ -257,6 +334,9 @@ func (s *Suite) prepare(ctx context.Context, cell Cell, logf func(string, ...any
 	s.mu.Unlock()
 	for _, a := range acts {
 		logf("preparing %s: %s (about %s)", s.paths(a.Drives), a.Name, a.Est.Round(time.Second))
+		if err := s.recheck(a.Drives); err != nil {
+			return fmt.Errorf("before %s: %w", a.Name, err)
+		}
 		if err := s.Exec.Prepare(ctx, a, s.Drives, logf); err != nil {
 			// The drives' state is unknown now: the next cell starts over.
 			s.mu.Lock()
@@ -264,7 +344,11 @@ func (s *Suite) prepare(ctx context.Context, cell Cell, logf func(string, ...any
 				s.states[d] = State{}
 			}
 			s.mu.Unlock()
-			return fmt.Errorf("%s: %w", a.Name, err)
+			err = fmt.Errorf("preparing %s: %s failed: %w", s.paths(a.Drives), a.Name, err)
+			if ctx.Err() == nil {
+				s.markBroken(a.Drives, report.CausePreparation, "a preparation step", err)
+			}
+			return err
 		}
 		s.mu.Lock()
 		Apply(s.states, a)

@@ -19,15 +19,35 @@ import (
 	"github.com/drivequal/drivequal/specs"
 )
 
+// RunFormat is the version of run.json this code writes. Format 1 (no
+// "format" key) had no spec text and no list of tests.
+const RunFormat = 2
+
 // RunInfo is run.json, written at the start of a recorded run and read by a
 // replay: what the recorded outputs were measured on and how.
 type RunInfo struct {
-	Spec          string         `json:"spec"`
-	Mode          string         `json:"mode"`
-	FioVersion    string         `json:"fio_version"`
-	Precondition  string         `json:"precondition"`
-	Reconstructed bool           `json:"reconstructed,omitempty"`
-	Drives        []report.Drive `json:"drives"`
+	Format int `json:"format"`
+	// Spec is the spec's model; SpecName, SpecFile, SpecSHA256 and SpecText
+	// are the spec the run was made with, in full, so that a replay judges
+	// with it (format 2).
+	Spec       string `json:"spec"`
+	SpecName   string `json:"spec_name,omitempty"`
+	SpecFile   string `json:"spec_file,omitempty"`
+	SpecSHA256 string `json:"spec_sha256,omitempty"`
+	SpecText   string `json:"spec_text,omitempty"`
+
+	Mode         string `json:"mode"`
+	FioVersion   string `json:"fio_version"`
+	Precondition string `json:"precondition"`
+	// Reconstructed says no drive was measured: the outputs were built from
+	// the figures of ReconstructedFrom (a publication).
+	Reconstructed     bool           `json:"reconstructed,omitempty"`
+	ReconstructedFrom string         `json:"reconstructed_from,omitempty"`
+	Drives            []report.Drive `json:"drives"`
+	// Tests lists the cells this run measured, in order, each added once its
+	// output is on disk (format 2). A replay judges these and no other file
+	// in the directory, so that files left by an older run are never judged.
+	Tests []string `json:"tests,omitempty"`
 }
 
 // Suite is one qualification run: a validated configuration, the drives,
@@ -43,9 +63,17 @@ type Suite struct {
 	// Warnings are things the operator should know that do not stop the run.
 	Warnings []string
 
+	// guard holds every target exclusively from setup until Close.
+	guard Guard
+
 	mu     sync.Mutex
 	states []State
 	single map[string]float64 // "capacity/workload" → single-drive actual
+	// broken says why a drive must not be used again (a failed
+	// preparation step, a changed identity); indexed like Drives.
+	broken []unusableDrive
+	info   RunInfo // run.json of a live run, rewritten as tests finish
+	sys    device.System
 }
 
 // Setup validates everything a run needs before any subtest starts: the
@@ -76,16 +104,8 @@ func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.S
 			errs = append(errs, fmt.Errorf("parsing -capacity: %q is not a capacity of %s: use one of %s", cfg.Capacity, spec.File, capacityList(spec)))
 		}
 	}
-	s.Report = &report.Run{Spec: spec.Model, Source: spec.Source, Precondition: cfg.Precondition}
-	for _, w := range spec.Workloads {
-		s.Report.Workloads = append(s.Report.Workloads, w.Name)
-	}
-	for _, c := range spec.Capacities {
-		s.Report.Capacities = append(s.Report.Capacities, c.Name)
-	}
-	if sc := spec.Scaling; sc.Capacity != "" {
-		s.Report.Scaling = &report.Scaling{Capacity: sc.Capacity, Baseline: sc.Baseline, Tolerance: sc.Tolerance, Drives: sc.Drives}
-	}
+	s.Report = &report.Run{Precondition: cfg.Precondition}
+	s.useSpec(spec, !cfg.Live() && cfg.SpecGiven)
 	s.Report.Started = time.Now().UTC().Format(time.RFC3339)
 	if cfg.Live() {
 		s.Report.Mode = "live"
@@ -121,6 +141,27 @@ func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.S
 	return s, errs
 }
 
+// useSpec makes spec the one the run judges with; given says it was chosen
+// with -spec rather than recorded with the run.
+func (s *Suite) useSpec(spec *specs.Spec, given bool) {
+	s.Spec = spec
+	s.Report.Spec, s.Report.Source = spec.Model, spec.Source
+	s.Report.JudgedBy = &report.SpecRef{Model: spec.Model, File: spec.File, SHA256: spec.SHA256(), Recorded: !s.Cfg.Live() && !given}
+	if s.Cfg.Live() {
+		s.Report.JudgedBy.Recorded = false
+	}
+	s.Report.Workloads, s.Report.Capacities, s.Report.Scaling = nil, nil, nil
+	for _, w := range spec.Workloads {
+		s.Report.Workloads = append(s.Report.Workloads, w.Name)
+	}
+	for _, c := range spec.Capacities {
+		s.Report.Capacities = append(s.Report.Capacities, c.Name)
+	}
+	if sc := spec.Scaling; sc.Capacity != "" {
+		s.Report.Scaling = &report.Scaling{Capacity: sc.Capacity, Baseline: sc.Baseline, Tolerance: sc.Tolerance, Drives: sc.Drives}
+	}
+}
+
 // Start is called once every check has passed, before the first cell: a
 // live run writes run.json into the record directory, so that a replay of
 // it knows the drives, the fio version and the preconditioning.
@@ -135,16 +176,51 @@ func (s *Suite) Start() error {
 }
 
 func (s *Suite) writeRunInfo() error {
-	info := RunInfo{Spec: s.Spec.Model, Mode: "record", FioVersion: s.Report.FioVersion,
-		Precondition: s.Precondition, Drives: s.Report.Drives}
-	data, err := json.MarshalIndent(info, "", "  ")
-	if err != nil {
-		return err
-	}
+	s.info = RunInfo{Format: RunFormat, Spec: s.Spec.Model, SpecName: s.Spec.Name, SpecFile: s.Spec.File,
+		SpecSHA256: s.Spec.SHA256(), SpecText: string(s.Spec.Text), Mode: "record",
+		FioVersion: s.Report.FioVersion, Precondition: s.Precondition, Drives: s.Report.Drives}
 	if err := os.MkdirAll(s.Cfg.Record, 0o755); err != nil {
 		return err
 	}
+	// The preparation records of an older run in the same directory are not
+	// this run's: run.json no longer describes them.
+	if err := os.RemoveAll(filepath.Join(s.Cfg.Record, "prepare")); err != nil {
+		return err
+	}
+	return s.saveRunInfo()
+}
+
+// saveRunInfo rewrites run.json; callers hold s.mu or run before the cells.
+func (s *Suite) saveRunInfo() error {
+	data, err := json.MarshalIndent(s.info, "", "  ")
+	if err != nil {
+		return err
+	}
 	return writeFile(filepath.Join(s.Cfg.Record, "run.json"), append(data, '\n'))
+}
+
+// forget removes what an older run recorded for test, before this run
+// records it again: its output, job file, stderr and failure status. A
+// stale status would make a passing rerun replay as failed.
+func (s *Suite) forget(test string) error {
+	base := filepath.Join(s.Cfg.Record, filepath.FromSlash(test))
+	for _, ext := range []string{".json", ".fio", ".stderr", ".status.json"} {
+		if err := os.Remove(base + ext); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("removing the older recording of %s: %w", test, err)
+		}
+	}
+	return nil
+}
+
+// recorded adds test to run.json's tests once its output is on disk.
+func (s *Suite) recorded(test string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slices.Contains(s.info.Tests, test) {
+		return nil
+	}
+	s.info.Tests = append(s.info.Tests, test)
+	return s.saveRunInfo()
 }
 
 func (s *Suite) setupLive(ctx context.Context, sys device.System, runner fiojob.Runner) []error {
@@ -218,15 +294,35 @@ func (s *Suite) setupReplay() []error {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return []error{fmt.Errorf("parsing -replay: %w", err)}
 	}
+	if info.Format > RunFormat {
+		return []error{fmt.Errorf("parsing -replay: %s has format %d, newer than this drivequal reads (%d): replay it with the drivequal that recorded it", path, info.Format, RunFormat)}
+	}
 	switch info.Precondition {
 	case PrecondFull, PrecondQuick, PrecondNone:
 	default:
 		return []error{fmt.Errorf("parsing -replay: %s: precondition %q is not full, quick or none", path, info.Precondition)}
 	}
+	if info.SpecText != "" && !cfg.SpecGiven {
+		// A replay judges with the spec the run was made with.
+		spec, err := specs.Parse(path+": spec_text ("+info.SpecFile+")", []byte(info.SpecText))
+		if err != nil {
+			return []error{fmt.Errorf("parsing -replay: the spec recorded in %s does not load: %v: give -spec to judge with another", path, err)}
+		}
+		spec.Name, spec.File = info.SpecName, info.SpecFile
+		s.useSpec(spec, false)
+	}
+	s.info = info
 	// A replay judges what was recorded: its preconditioning decides.
 	s.Precondition = info.Precondition
 	s.Report.Precondition = info.Precondition
 	s.Report.FioVersion = info.FioVersion
+	s.Report.Reconstructed = info.Reconstructed
+	if info.Reconstructed {
+		s.Report.ReconstructedFrom = info.ReconstructedFrom
+		if s.Report.ReconstructedFrom == "" {
+			s.Report.ReconstructedFrom = s.Spec.Source
+		}
+	}
 	for _, d := range info.Drives {
 		s.Drives = append(s.Drives, Drive{Info: device.Info{Path: d.Path, Model: d.Model, Serial: d.Serial,
 			Firmware: d.Firmware, Size: d.Bytes, NUMANode: d.NUMANode}, Capacity: d.Capacity})
@@ -398,8 +494,15 @@ func (s *Suite) SingleCells() []CapacityCells {
 		}
 		for _, w := range s.Planner.Order(s.Spec.Workloads) {
 			need, twin := s.Planner.Need(w)
-			cc.Cells = append(cc.Cells, Cell{Kind: KindSingle, Test: "TestSingleDrive/" + c.Name + "/" + specs.SubtestName(w.Name),
+			test := "TestSingleDrive/" + c.Name + "/" + specs.SubtestName(w.Name)
+			if !s.inRecording(test) {
+				continue
+			}
+			cc.Cells = append(cc.Cells, Cell{Kind: KindSingle, Test: test,
 				Capacity: c, Workload: w, Drives: drives[:1], Need: need, Twin: twin, Skip: s.noFigure(c, w)})
+		}
+		if len(cc.Cells) == 0 && !s.Cfg.Live() {
+			continue // a replay lists only what was recorded
 		}
 		out = append(out, cc)
 	}
@@ -433,21 +536,35 @@ func (s *Suite) ScalingCells() []ScalingStep {
 		if n > len(drives) {
 			continue
 		}
-		if r, ok := s.Exec.(Replay); ok && s.Cfg.Scaling == nil {
-			// A replay judges the drive counts that were recorded.
-			if st, err := os.Stat(filepath.Join(r.Dir, "TestScaling", fmt.Sprintf("%d_drives", n))); err != nil || !st.IsDir() {
-				continue
-			}
-		}
 		st := ScalingStep{N: n}
 		for _, w := range s.Planner.Order(s.Spec.Workloads) {
 			need, twin := s.Planner.Need(w)
-			st.Cells = append(st.Cells, Cell{Kind: KindScaling, Test: fmt.Sprintf("TestScaling/%d_drives/%s", n, specs.SubtestName(w.Name)),
+			test := fmt.Sprintf("TestScaling/%d_drives/%s", n, specs.SubtestName(w.Name))
+			if !s.inRecording(test) {
+				continue
+			}
+			st.Cells = append(st.Cells, Cell{Kind: KindScaling, Test: test,
 				Capacity: sc, Workload: s.Spec.ForScaling(w), Drives: drives[:n], Need: need, Twin: twin, Skip: s.noFigure(sc, w)})
 		}
-		out = append(out, st)
+		if len(st.Cells) > 0 {
+			out = append(out, st)
+		}
 	}
 	return out
+}
+
+// inRecording reports whether a replay holds test: listed in run.json's
+// tests (format 2), or else recorded on disk. A live run holds every test.
+func (s *Suite) inRecording(test string) bool {
+	r, ok := s.Exec.(Replay)
+	if !ok {
+		return true
+	}
+	if len(s.info.Tests) > 0 {
+		return slices.Contains(s.info.Tests, test)
+	}
+	_, err := os.Stat(r.RawPath(test))
+	return err == nil
 }
 
 // noFigure says why workload w is not measured at capacity c, or "".
@@ -464,4 +581,14 @@ func (s *Suite) driveSummary() string {
 		parts = append(parts, d.Path+" as "+d.Capacity)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Close lets the drives go, once the report is written.
+func (s *Suite) Close() error {
+	if s.guard == nil {
+		return nil
+	}
+	err := s.guard.Close()
+	s.guard = nil
+	return err
 }

@@ -112,18 +112,22 @@ func TestFormatBytes(t *testing.T) {
 	}
 }
 
-type verdictTest struct {
-	name     string
-	results  []Result
-	capacity string
-	out      string
+type gateTest struct {
+	name    string
+	results []Result
+	gate    string // the gate looked at
+	out     string // its verdict; "" for no such gate
 }
 
 func res(capacity, verdict, err string) Result {
 	return Result{Capacity: capacity, Kind: KindSingle, Verdict: verdict, Error: err}
 }
 
-var verdictTests = []verdictTest{
+func scalingRes(verdict string) Result {
+	return Result{Capacity: "1.92TB", Kind: KindScaling, Drives: 24, Verdict: verdict}
+}
+
+var gateTests = []gateTest{
 	{"all pass", []Result{res("1.92TB", Pass, ""), res("1.92TB", Pass, "")}, "1.92TB", Qualified},
 	{"one fail", []Result{res("1.92TB", Pass, ""), res("1.92TB", Fail, "")}, "1.92TB", NotQualified},
 	{"fail beats inconclusive", []Result{res("1.92TB", Inconclusive, "x"), res("1.92TB", Fail, "")}, "1.92TB", NotQualified},
@@ -131,16 +135,60 @@ var verdictTests = []verdictTest{
 	{"pass with an error", []Result{res("1.92TB", Pass, ""), res("1.92TB", Pass, "fio: exit 1")}, "1.92TB", CapacityInconclusive},
 	{"unknown verdict", []Result{res("1.92TB", Pass, ""), res("1.92TB", "", "")}, "1.92TB", CapacityInconclusive},
 	{"other capacity's fail ignored", []Result{res("1.92TB", Pass, ""), res("3.84TB", Fail, "")}, "1.92TB", Qualified},
-	{"scaling fail counts", []Result{res("1.92TB", Pass, ""), {Capacity: "1.92TB", Kind: KindScaling, Drives: 24, Verdict: Fail}}, "1.92TB", NotQualified},
+	{"scaling is its own gate", []Result{res("1.92TB", Pass, ""), scalingRes(Fail)}, "1.92TB", Qualified},
+	{"scaling fail", []Result{res("1.92TB", Pass, ""), scalingRes(Fail)}, ScalingGate, NotQualified},
+	{"all inconclusive scaling", []Result{scalingRes(Inconclusive), scalingRes(Inconclusive)}, ScalingGate, CapacityInconclusive},
 	{"not tested", []Result{res("1.92TB", Pass, "")}, "7.68TB", ""},
 	{"no results", nil, "1.92TB", ""},
 }
 
-func TestCapacityVerdict(t *testing.T) {
-	for _, tt := range verdictTests {
-		if out := CapacityVerdict(tt.results, tt.capacity); out != tt.out {
-			t.Errorf("%s: CapacityVerdict(%q) = %q, want %q", tt.name, tt.capacity, out, tt.out)
+func TestGates(t *testing.T) {
+	for _, tt := range gateTests {
+		r := &Run{Results: tt.results}
+		out := ""
+		for _, g := range r.Gates() {
+			if g.Name == tt.gate {
+				out = g.Verdict
+			}
 		}
+		if out != tt.out {
+			t.Errorf("%s: Gates()[%q] = %q, want %q", tt.name, tt.gate, out, tt.out)
+		}
+	}
+}
+
+type overallTest struct {
+	name    string
+	results []Result
+	verdict string
+	reason  string // a part of the reason
+}
+
+var overallTests = []overallTest{
+	{"all pass", []Result{res("1.92TB", Pass, ""), scalingRes(Pass)}, Qualified, ""},
+	{"scaling fails the run", []Result{res("1.92TB", Pass, ""), scalingRes(Fail)}, NotQualified, "scaling: 1 of 1 cells failed"},
+	{"fail beats inconclusive", []Result{res("1.92TB", Inconclusive, "x"), res("3.84TB", Fail, "slow")}, NotQualified, "3.84TB: 1 of 1 cells failed; first: slow"},
+	{"quick preconditioning", []Result{{Capacity: "1.92TB", Verdict: Inconclusive, Cause: CausePrecondition, Error: "4KB Random Read: ..."}},
+		CapacityInconclusive, "1.92TB: 1 of 1 cells inconclusive; first: measured with -precondition=quick; rerun with -precondition=full to qualify"},
+	{"nothing judged", nil, CapacityInconclusive, "nothing was judged"},
+}
+
+// The run's verdict is its worst gate's: what the exit status gives.
+func TestOverall(t *testing.T) {
+	for _, tt := range overallTests {
+		r := &Run{Results: tt.results, Precondition: "quick"}
+		g := r.Overall()
+		if g.Verdict != tt.verdict || !strings.Contains(g.Reason, tt.reason) {
+			t.Errorf("%s: Overall() = %s %q, want %s containing %q", tt.name, g.Verdict, g.Reason, tt.verdict, tt.reason)
+		}
+	}
+}
+
+func TestClosingLineSaysReconstructed(t *testing.T) {
+	r := &Run{Source: "Acme brief, 2024", Reconstructed: true, Results: []Result{res("1.92TB", Pass, "")}}
+	want := "QUALIFIED: 1.92TB: 1 of 1 cells passed (replay of figures reconstructed from Acme brief, 2024; no drive was measured)"
+	if got := r.ClosingLine(); got != want {
+		t.Errorf("ClosingLine() = %q, want %q", got, want)
 	}
 }
 

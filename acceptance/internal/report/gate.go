@@ -141,3 +141,47 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
+
+// Measured says what the run's figures are: "" for measured drives, else
+// "replay of figures reconstructed from <source>; no drive was measured".
+func (r *Run) Measured() string {
+	if !r.Reconstructed {
+		return ""
+	}
+	from := r.ReconstructedFrom
+	if from == "" {
+		from = r.Source
+	}
+	if from == "" {
+		from = "a publication"
+	}
+	return "replay of figures reconstructed from " + strings.TrimSuffix(from, ".") + "; no drive was measured"
+}
+
+// ClosingLine is the run's verdict in one line, as the terminal ends with:
+// "QUALIFIED: 1.92TB, 3.84TB and scaling: 48 of 48 cells passed", or the
+// worst gate's verdict and reason.
+func (r *Run) ClosingLine() string {
+	all := r.Overall()
+	var line string
+	if all.Verdict == Qualified {
+		var names []string
+		for _, g := range r.Gates() {
+			names = append(names, g.Name)
+		}
+		line = fmt.Sprintf("%s: %s: %d of %d cells passed", Qualified, andList(names), all.Passed, all.Cells)
+	} else {
+		line = all.Verdict + ": " + all.Reason
+	}
+	if m := r.Measured(); m != "" {
+		line += " (" + m + ")"
+	}
+	return line
+}
+
+func andList(s []string) string {
+	if len(s) <= 1 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}

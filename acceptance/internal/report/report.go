@@ -16,7 +16,7 @@ const (
 	KindScaling = "scaling" // N drives against N × baseline
 )
 
-// Verdicts of a capacity as a whole, as CapacityVerdict returns them.
+// Verdicts of a gate (a capacity, or the scaling steps), as Gates returns them.
 const (
 	Qualified            = "QUALIFIED"
 	NotQualified         = "NOT QUALIFIED"

@@ -9,36 +9,6 @@ import (
 	"strings"
 )
 
-// CapacityVerdict judges one capacity from every result that ran on it,
-// single-drive and scaling alike: any fail gives "NOT QUALIFIED"; otherwise
-// any inconclusive result, any result carrying an error, or any verdict other
-// than pass gives "INCONCLUSIVE"; otherwise "QUALIFIED". It returns "" when no
-// result ran on capacity.
-func CapacityVerdict(results []Result, capacity string) string {
-	var seen, failed, unsure bool
-	for _, res := range results {
-		if res.Capacity != capacity {
-			continue
-		}
-		seen = true
-		switch {
-		case res.Verdict == Fail:
-			failed = true
-		case res.Verdict != Pass || res.Error != "":
-			unsure = true
-		}
-	}
-	switch {
-	case !seen:
-		return ""
-	case failed:
-		return NotQualified
-	case unsure:
-		return CapacityInconclusive
-	}
-	return Qualified
-}
-
 // Spread is (max − min) / mean of the actuals of the drives in per that have
 // no error; 0 when there are none or their mean is 0.
 func Spread(per []DriveResult) float64 {
@@ -103,14 +73,37 @@ func (r *Run) Summary() []byte {
 
 	fmt.Fprintf(&b, "# drivequal: %s\n\n", orDash(r.Spec))
 	caps := r.testedCapacities()
-	if len(caps) == 0 {
+	gates := r.Gates()
+	if len(gates) == 0 {
 		b.WriteString("No results yet.\n\n")
 	}
-	for _, c := range caps {
-		fmt.Fprintf(&b, "- **%s: %s**\n", orDash(cell(c)), CapacityVerdict(r.Results, c))
+	measured := ""
+	if m := r.Measured(); m != "" {
+		measured = " (" + cell(m) + ")"
 	}
-	if len(caps) > 0 {
+	for _, g := range gates {
+		fmt.Fprintf(&b, "- **%s: %s**%s", orDash(cell(g.Name)), g.Verdict, measured)
+		if g.Reason != "" {
+			fmt.Fprintf(&b, ": %s", cell(g.Reason))
+		}
 		b.WriteString("\n")
+	}
+	if len(gates) > 0 {
+		b.WriteString("\n")
+	}
+	if j := r.JudgedBy; j != nil {
+		how := "the spec of this run"
+		switch {
+		case j.Recorded:
+			how = "the spec recorded with the run"
+		case r.Mode == "replay":
+			how = "given with -spec, not the spec recorded with the run"
+		}
+		sum := j.SHA256
+		if len(sum) > 12 {
+			sum = sum[:12]
+		}
+		fmt.Fprintf(&b, "Judged against %s (%s, sha256 %s…: %s).\n", cell(j.Model), cell(j.File), sum, how)
 	}
 
 	fmt.Fprintf(&b, "Mode: %s, fio: %s, precondition: %s.", orDash(r.Mode), orDash(r.FioVersion), orDash(r.Precondition))

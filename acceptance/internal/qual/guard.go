@@ -1,0 +1,86 @@
+package qual
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+)
+
+// Guard keeps the run's targets to itself while it runs: it holds each
+// exclusively, discards through that hold and says whether a target is
+// still the one set up.
+type Guard interface {
+	// Recheck fails, saying what changed, when the target is no longer
+	// the one described by info.
+	Recheck(info device.Info) error
+	// Discard deallocates the whole target through the held descriptor.
+	Discard(path string) error
+	// Close lets the targets go.
+	Close() error
+}
+
+// DriveChangedError says a drive is no longer the one set up: another
+// device number, serial or size behind its path. Its remaining cells fail.
+type DriveChangedError struct{ Err error }
+
+func (e *DriveChangedError) Error() string { return e.Err.Error() }
+func (e *DriveChangedError) Unwrap() error { return e.Err }
+
+// unusableDrive says why a cell cannot be measured at all.
+type unusableDrive struct{ cause, text string }
+
+// unusable says why one of cell's drives must not be used again: an
+// earlier preparation step failed on it, or it changed; "" when all can be.
+func (s *Suite) unusable(cell Cell) unusableDrive {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var why []string
+	cause := ""
+	for _, d := range cell.Drives {
+		if d < len(s.broken) && s.broken[d].text != "" {
+			why = append(why, s.broken[d].text)
+			if cause == "" || s.broken[d].cause == report.CauseDriveChanged {
+				cause = s.broken[d].cause
+			}
+		}
+	}
+	if len(why) == 0 {
+		return unusableDrive{}
+	}
+	return unusableDrive{cause: cause, text: strings.Join(why, "; ")}
+}
+
+// markBroken records that drives failed with err, so that their remaining
+// cells fail at once instead of repeating hours of preparation on a drive
+// that already failed.
+func (s *Suite) markBroken(drives []int, cause, step string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.broken == nil {
+		s.broken = make([]unusableDrive, len(s.Drives))
+	}
+	for _, d := range drives {
+		if s.broken[d].text == "" {
+			s.broken[d] = unusableDrive{cause: cause, text: fmt.Sprintf("%s failed %s earlier in this run: %v", s.Drives[d].Path, step, err)}
+		}
+	}
+}
+
+// recheck makes sure each drive is still the one set up (device number,
+// serial and size), before anything is written to it. A regular file or a
+// replay has nothing to check.
+func (s *Suite) recheck(drives []int) error {
+	if !s.Cfg.Live() || s.guard == nil {
+		return nil
+	}
+	for _, d := range drives {
+		if err := s.guard.Recheck(s.Drives[d].Info); err != nil {
+			err = &DriveChangedError{Err: err}
+			s.markBroken([]int{d}, report.CauseDriveChanged, "its identity check", err)
+			return err
+		}
+	}
+	return nil
+}
