@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// The suite is killed with SIGKILL in the middle of a cell, as the OOM
+// killer or a CI runner's hard cancel would: only the suite's own pid, not
+// its process group, and nothing of the suite gets to clean up. The fio it
+// started must die with it, not go on writing the drive for the rest of its
+// 60 s runtime.
+func TestSuiteKilledStopsFio(t *testing.T) {
+	dev := newLoop(t, safetySize)
+	rep := filepath.Join(t.TempDir(), "report")
+	job := filepath.Join(rep, "raw", filepath.FromSlash(cellWrite)+".fio")
+	// Only fio running a job file of this run's report counts, so that
+	// another run of the suite on this machine does not.
+	ours := func(p proc) bool {
+		return suiteFio(p) && strings.HasPrefix(p.argv[len(p.argv)-1], rep+string(filepath.Separator))
+	}
+	t.Cleanup(func() {
+		// A fio the suite left behind must not write for a minute more.
+		for _, pid := range processes(ours) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+
+	type kill struct {
+		fio []int // the suite's fio when it was killed
+		err error
+	}
+	killed := make(chan kill, 1)
+	r := runSuiteCtx(context.Background(), t, func(cmd *exec.Cmd) {
+		go func() {
+			var k kill
+			_, k.err = fioRunning(job, 30*time.Second)
+			if k.err == nil {
+				k.err = beingWritten(dev, 5*time.Second)
+			}
+			k.fio = processes(ours)
+			// Killed in any case: on an error above, the cell would
+			// otherwise run its whole minute.
+			if err := syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); k.err == nil {
+				k.err = err
+			}
+			killed <- k
+		}()
+	}, []string{"-test.run=^TestSingleDrive$/^64MiB$/^4KB_Random_Write$"},
+		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none",
+		"-runtime=60s", "-report="+rep)
+	ended := time.Now()
+	k := <-killed
+	require.NoError(t, k.err, "suite stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	require.NotEmpty(t, k.fio)
+	assert.Equal(t, -1, r.Code, "the suite ended by SIGKILL, not on its own")
+
+	for {
+		left := processes(ours)
+		for _, pid := range k.fio {
+			if alive(pid) && !contains(left, pid) {
+				left = append(left, pid)
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Since(ended) > 2*time.Second {
+			t.Fatalf("fio processes the suite started still run 2 s after it was killed: %v", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("no fio left %v after the suite was killed", time.Since(ended).Round(time.Millisecond))
+
+	// Nothing writes the device any more: neither its data nor the
+	// kernel's count of sectors written change over a second.
+	sum, written := deviceSum(t, dev), sectorsWritten(t, dev)
+	time.Sleep(time.Second)
+	assert.Equal(t, sum, deviceSum(t, dev), "%s changed after the suite was killed", dev)
+	assert.Equal(t, written, sectorsWritten(t, dev), "%s was written after the suite was killed", dev)
+}
+
+// deviceSum is sha256File of a block device as the device holds it now:
+// the kernel's cached pages of it are dropped first (BLKFLSBUF).
+func deviceSum(t *testing.T, dev string) string {
+	t.Helper()
+	f, err := os.Open(dev)
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, unix.IoctlSetInt(int(f.Fd()), unix.BLKFLSBUF, 0), "BLKFLSBUF %s", dev)
+	return sha256File(t, dev)
+}
+
+// beingWritten waits up to within for the kernel's count of sectors written
+// to dev to grow.
+func beingWritten(dev string, within time.Duration) error {
+	first, err := readSectorsWritten(dev)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		n, err := readSectorsWritten(dev)
+		if err != nil {
+			return err
+		}
+		if n > first {
+			return nil
+		}
+	}
+	return fmt.Errorf("nothing was written to %s within %s of fio starting", dev, within)
+}
+
+func sectorsWritten(t *testing.T, dev string) uint64 {
+	t.Helper()
+	n, err := readSectorsWritten(dev)
+	require.NoError(t, err)
+	return n
+}
+
+// readSectorsWritten reads field 7 of /sys/block/<dev>/stat: sectors
+// (512 bytes) written since the device appeared.
+func readSectorsWritten(dev string) (uint64, error) {
+	p := filepath.Join("/sys/block", filepath.Base(dev), "stat")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 7 {
+		return 0, fmt.Errorf("%s: %d fields, want at least 7", p, len(f))
+	}
+	return strconv.ParseUint(f[6], 10, 64)
+}
+
+func contains(pids []int, pid int) bool {
+	for _, p := range pids {
+		if p == pid {
+			return true
+		}
+	}
+	return false
+}
