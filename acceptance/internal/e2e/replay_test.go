@@ -33,6 +33,11 @@ func TestDefaultReplayReproducesTheBrief(t *testing.T) {
 	run := r.results(t)
 	assert.Equal(t, "replay", run.Mode)
 	assert.Equal(t, "Solidigm D7-PS1010", run.Spec)
+	// The figures are reconstructed from the brief: the run says that no
+	// drive was measured, on the terminal and in every report.
+	assert.True(t, run.Reconstructed)
+	const measured = "replay of figures reconstructed from Solidigm D7-PS1010 performance brief, 2024, Tables 2-5; no drive was measured"
+	assert.Contains(t, r.Stdout, "drivequal: QUALIFIED: 1.92TB, 3.84TB, 7.68TB, 15.36TB and scaling: 48 of 48 cells passed ("+measured+")")
 
 	data, err := brief.ReadData(filepath.Join(fixturesDir(t), "brief.toml"))
 	require.NoError(t, err)
@@ -44,7 +49,7 @@ func TestDefaultReplayReproducesTheBrief(t *testing.T) {
 	}
 	single := 0
 	for capy, cells := range data.Single {
-		assert.Contains(t, string(summary), capy+": QUALIFIED")
+		assert.Contains(t, string(summary), capy+": QUALIFIED** ("+measured+")")
 		for w, c := range cells {
 			res, ok := byTest["TestSingleDrive/"+capy+"/"+specs.SubtestName(w)]
 			require.True(t, ok, "%s %s judged", capy, w)

@@ -1,0 +1,151 @@
+package e2e
+
+// The gate tells the truth: the exit status is 0 only when what was tested
+// is QUALIFIED, a drive that fails while being prepared fails its cells in
+// the drive's own words, and a recording says what it was judged with.
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// dyingLoop is a loop device over a sparse file of size bytes on a tmpfs of
+// room bytes: writes past room fail with an I/O error, as a dying drive's
+// would. It is detached and the tmpfs unmounted when t ends.
+func dyingLoop(t *testing.T, size, room int64) string {
+	t.Helper()
+	requireLoop(t)
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(room, 10), "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	img := filepath.Join(dir, "disk.img")
+	require.NoError(t, os.WriteFile(img, nil, 0o644))
+	require.NoError(t, os.Truncate(img, size))
+	out, err := exec.Command("losetup", "--direct-io=on", "-f", "--show", img).CombinedOutput()
+	if err != nil {
+		t.Fatalf("losetup: %v: %s", err, out)
+	}
+	dev := strings.TrimSpace(string(out))
+	t.Cleanup(func() {
+		if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {
+			t.Errorf("losetup -d %s: %v: %s", dev, err, out)
+		}
+	})
+	return dev
+}
+
+// A drive that fails writes during its fill exits non-zero, and every cell
+// that needed the fill fails quoting fio's I/O error, not as inconclusive.
+func TestDyingDriveFailsTheGate(t *testing.T) {
+	dev := dyingLoop(t, safetySize, 16<<20)
+	r := runSuite(t, []string{"-test.run=TestSingleDrive"}, "-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-runtime=1s")
+	noFioLeft(t)
+	noPanic(t, r)
+	assert.NotEqual(t, 0, r.Code, "a drive that errors must not pass the gate")
+	res := byTest(r.results(t))
+	require.Len(t, res, 3, "every cell has a result")
+	for test, x := range res {
+		assert.Equal(t, report.Fail, x.Verdict, test)
+		assert.Equal(t, report.CausePreparation, x.Cause, test)
+		assert.Contains(t, x.Error, "not measured", test)
+		assert.Contains(t, x.Error, dev, test)
+		assert.Regexp(t, `(?i)input/output error|errno 5|No space left`, x.Error, "%s quotes the I/O error", test)
+	}
+	assert.Contains(t, r.Stdout, "drivequal: NOT QUALIFIED: 64MiB: 3 of 3 cells failed")
+}
+
+// Meeting a spec with -precondition=quick proves nothing: the run exits
+// non-zero with the INCONCLUSIVE line saying how to qualify.
+func TestQuickPreconditioningIsNotAPass(t *testing.T) {
+	dev := newLoop(t, safetySize)
+	r := runSuite(t, []string{"-test.run=TestSingleDrive/64MiB/4KB_Random_Read$"},
+		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=quick", "-runtime=1s")
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	v := r.verdicts(t)
+	assert.Equal(t, map[string]string{cellRead: report.Inconclusive}, v)
+	assert.Contains(t, r.Stdout, "drivequal: INCONCLUSIVE: 64MiB: 1 of 1 cells inconclusive; first: measured with -precondition=quick; rerun with -precondition=full to qualify")
+}
+
+// A rerun into the same -record directory replaces what it records: a
+// failure of the first run (its status.json) must not replay as the
+// second run's verdict, and the replay judges with the recorded spec.
+func TestRerunIntoSameRecordReplaysTheRerun(t *testing.T) {
+	raw := filepath.Join(t.TempDir(), "raw")
+	sel := []string{"-test.run=TestSingleDrive/64MiB/512B_Random_Read$"}
+
+	// 512-byte direct I/O on 4096-byte sectors: fio fails with EINVAL.
+	// Without preconditioning, so that it is the measurement that fails.
+	bad := newLoop(t, safetySize, "--sector-size", "4096")
+	first := runSuite(t, sel, "-spec="+faultSpec(t), "-drives="+bad, "-destructive", "-record="+raw, "-precondition=none")
+	require.NotEqual(t, 0, first.Code)
+	require.Equal(t, report.Fail, first.verdicts(t)[cell512], "%+v", first.results(t).Results)
+	require.FileExists(t, filepath.Join(raw, filepath.FromSlash(cell512)+".status.json"))
+
+	// The same cell on a drive that can do it: measured, and inconclusive
+	// only because it was not preconditioned.
+	good := newLoop(t, safetySize)
+	second := runSuite(t, sel, "-spec="+faultSpec(t), "-drives="+good, "-destructive", "-record="+raw, "-precondition=none")
+	require.Equal(t, report.Inconclusive, second.verdicts(t)[cell512], "%+v", second.results(t).Results)
+	assert.NoFileExists(t, filepath.Join(raw, filepath.FromSlash(cell512)+".status.json"), "the first run's failure is gone")
+
+	replay := runSuite(t, nil, "-replay="+raw)
+	assert.Equal(t, map[string]string{cell512: report.Inconclusive}, replay.verdicts(t),
+		"the replay gives the rerun's verdict, and lists only what was recorded\nstdout:\n%s\nstderr:\n%s", replay.Stdout, replay.Stderr)
+	assert.Equal(t, "none", replay.results(t).Precondition)
+
+	// Without -spec the replay judges with the spec recorded in run.json.
+	text, err := os.ReadFile(faultSpec(t))
+	require.NoError(t, err)
+	spec, err := specs.Parse(faultSpec(t), text)
+	require.NoError(t, err)
+	run := replay.results(t)
+	require.NotNil(t, run.JudgedBy)
+	assert.True(t, run.JudgedBy.Recorded)
+	assert.Equal(t, spec.SHA256(), run.JudgedBy.SHA256)
+	assert.Equal(t, "Loop device (faults)", run.Spec)
+	summary, err := os.ReadFile(filepath.Join(replay.Report, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "the spec recorded with the run")
+}
+
+// Re-judging a recording against an edited spec is a feature: the report
+// names the spec that judged it.
+func TestReplayAgainstEditedSpec(t *testing.T) {
+	builtin, err := os.ReadFile(filepath.Join(acceptanceDir, "..", "specs", "solidigm-d7-ps1010.toml"))
+	require.NoError(t, err)
+	// 4KB Random Read at 1.92TB: the brief's 2,350,000 becomes 3,000,000,
+	// above its measured 2,409,894.
+	edited := strings.Replace(string(builtin), `"4KB Random Read"                   = 2_350_000`, `"4KB Random Read"                   = 3_000_000`, 1)
+	require.NotEqual(t, string(builtin), edited, "the built-in spec's 1.92TB 4KB Random Read figure")
+	spec := filepath.Join(t.TempDir(), "stricter.toml")
+	require.NoError(t, os.WriteFile(spec, []byte(edited), 0o644))
+
+	r := runSuite(t, []string{"-test.run=TestSingleDrive/1.92TB"}, "-spec="+spec, "-replay="+fixturesDir(t))
+	assert.NotEqual(t, 0, r.Code)
+	assert.Equal(t, report.Fail, r.verdicts(t)["TestSingleDrive/1.92TB/4KB_Random_Read"])
+	run := r.results(t)
+	require.NotNil(t, run.JudgedBy)
+	assert.Equal(t, spec, run.JudgedBy.File)
+	assert.False(t, run.JudgedBy.Recorded)
+	summary, err := os.ReadFile(filepath.Join(r.Report, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), spec+", sha256 ")
+	assert.Contains(t, string(summary), "given with -spec, not the spec recorded with the run")
+}
