@@ -1,0 +1,480 @@
+// Package junit writes the run's JUnit XML from its judged results.
+//
+// It is one more view of report.Run, beside results.json and summary.md:
+// every figure comes from the run as the judge left it, none is recomputed.
+// The file has one <testsuite> root (the one layout that Jenkins xunit's
+// junit-10.xsd, Maven Surefire's surefire-test-report.xsd and Apache Ant's
+// junitreport all read) holding:
+//
+//   - one testcase per result (cell), with classname the test's group
+//     ("TestSingleDrive/1.92TB", "TestScaling/24_drives") and name its last
+//     element ("4KB_Random_Read"); no testcase for a parent test, so that a
+//     failing cell is counted once;
+//   - a failing cell has <failure message="verdict row" type="cause">; an
+//     inconclusive one <skipped message="INCONCLUSIVE: reason">; a passing
+//     one neither. Every cell's figures are in <system-out> as "key: value"
+//     lines;
+//   - then one testcase per gate (Verdict/<capacity>, Verdict/scaling) that
+//     passes only when the gate is QUALIFIED, so a run that did not qualify
+//     never shows as all green.
+//
+// Properties are written at the testsuite level only, where both schemas
+// allow them; junit-10.xsd has no properties inside a testcase.
+package junit
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+)
+
+// File is the JUnit file's name inside a report directory.
+const File = "junit.xml"
+
+// SuiteName is the testsuite's name.
+const SuiteName = "drivequal"
+
+// VerdictClass is the classname of the gate testcases: the test name of a
+// capacity's gate is "Verdict/1.92TB", of the scaling gate "Verdict/scaling".
+const VerdictClass = "Verdict"
+
+// DefaultFailureType is a failure's type when the result names no cause.
+const DefaultFailureType = report.CauseBelowSpec
+
+// InconclusivePrefix starts the message of every inconclusive testcase.
+const InconclusivePrefix = "INCONCLUSIVE: "
+
+// Write writes dir/junit.xml for r atomically (report.WriteFileAtomic), so
+// that a CI step reading it mid-run sees a whole file. Recording paths are
+// written relative to dir. It is meant to be called after every result, as
+// report.Run.Write is.
+func Write(dir string, r *report.Run) error {
+	path := filepath.Join(dir, File)
+	data, err := Marshal(r, dir)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return report.WriteFileAtomic(path, data)
+}
+
+// Marshal returns the JUnit XML of r, with an XML declaration and a
+// trailing newline. reportDir is the directory the file is for: each
+// result's raw recording is given relative to it. It fails only when the
+// XML cannot be encoded.
+func Marshal(r *report.Run, reportDir string) ([]byte, error) {
+	s := suite(r, reportDir)
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	enc := xml.NewEncoder(&b)
+	enc.Indent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return nil, fmt.Errorf("encoding JUnit: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("encoding JUnit: %w", err)
+	}
+	b.WriteString("\n")
+	return b.Bytes(), nil
+}
+
+// The XML shapes. Attribute and element order follows surefire-test-report.xsd,
+// the stricter of the two schemas (a sequence: properties, then testcases;
+// inside a testcase failure, skipped, then system-out).
+
+type xmlSuite struct {
+	XMLName    xml.Name      `xml:"testsuite"`
+	Name       string        `xml:"name,attr"`
+	Tests      int           `xml:"tests,attr"`
+	Failures   int           `xml:"failures,attr"`
+	Errors     int           `xml:"errors,attr"`
+	Skipped    int           `xml:"skipped,attr"`
+	Time       string        `xml:"time,attr"`
+	Timestamp  string        `xml:"timestamp,attr,omitempty"`
+	Properties *xmlProps     `xml:"properties,omitempty"`
+	Cases      []xmlTestcase `xml:"testcase"`
+}
+
+type xmlProps struct {
+	Props []xmlProp `xml:"property"`
+}
+
+type xmlProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type xmlTestcase struct {
+	Name      string      `xml:"name,attr"`
+	Classname string      `xml:"classname,attr"`
+	Time      string      `xml:"time,attr"`
+	Failure   *xmlFailure `xml:"failure,omitempty"`
+	Skipped   *xmlSkipped `xml:"skipped,omitempty"`
+	SystemOut text        `xml:"system-out,omitempty"`
+}
+
+type xmlFailure struct {
+	Message string
+	Type    string
+	Body    text
+}
+
+// MarshalXML writes the failure with its body's newlines as they are.
+func (f *xmlFailure) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
+	start.Attr = []xml.Attr{{Name: xml.Name{Local: "message"}, Value: f.Message}, {Name: xml.Name{Local: "type"}, Value: f.Type}}
+	return f.Body.MarshalXML(e, start)
+}
+
+// text is element content written with its newlines as they are, so that
+// system-out reads as lines; encoding/xml's chardata fields write "&#xA;".
+// Markup characters and carriage returns are still escaped.
+type text string
+
+// MarshalXML implements xml.Marshaler.
+func (t text) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
+	if err := e.EncodeToken(start); err != nil {
+		return err
+	}
+	if err := e.EncodeToken(xml.CharData(t)); err != nil {
+		return err
+	}
+	return e.EncodeToken(start.End())
+}
+
+// xmlSkipped has no type: surefire-test-report.xsd allows only a message.
+type xmlSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+// zeroTime is every testcase's time: results carry no duration.
+const zeroTime = "0"
+
+func suite(r *report.Run, reportDir string) xmlSuite {
+	s := xmlSuite{Name: SuiteName, Time: suiteTime(r.Started, r.Finished), Timestamp: timestamp(r.Started)}
+	if props := properties(r); len(props) > 0 {
+		s.Properties = &xmlProps{Props: props}
+	}
+	for _, res := range r.Results {
+		s.Cases = append(s.Cases, cellCase(r, res, reportDir))
+	}
+	for _, g := range r.Gates() {
+		s.Cases = append(s.Cases, gateCase(g))
+	}
+	s.Tests = len(s.Cases)
+	for _, c := range s.Cases {
+		switch {
+		case c.Failure != nil:
+			s.Failures++
+		case c.Skipped != nil:
+			s.Skipped++
+		}
+	}
+	return s
+}
+
+// properties are the run's facts that no testcase carries.
+func properties(r *report.Run) []xmlProp {
+	var out []xmlProp
+	add := func(name, value string) {
+		if value != "" {
+			out = append(out, xmlProp{Name: name, Value: clean(value)})
+		}
+	}
+	add("spec", r.Spec)
+	add("source", r.Source)
+	add("mode", r.Mode)
+	add("fio_version", r.FioVersion)
+	add("precondition", r.Precondition)
+	add("started", r.Started)
+	add("finished", r.Finished)
+	if r.Reconstructed {
+		add("reconstructed", "true")
+		add("reconstructed_from", r.ReconstructedFrom)
+	}
+	if j := r.JudgedBy; j != nil {
+		add("judged_by", j.Model)
+		add("judged_by_file", j.File)
+		add("judged_by_sha256", j.SHA256)
+	}
+	if all := r.Overall(); all.Reason == "" {
+		add("verdict", all.Verdict)
+	} else {
+		add("verdict", all.Verdict+": "+all.Reason)
+	}
+	return out
+}
+
+// cellCase is one result as a testcase.
+func cellCase(r *report.Run, res report.Result, reportDir string) xmlTestcase {
+	class, name := split(res.Test)
+	tc := xmlTestcase{Name: clean(name), Classname: clean(class), Time: zeroTime, SystemOut: text(figures(r, res, reportDir))}
+	switch {
+	case res.Verdict == report.Fail:
+		msg := res.Error
+		if msg == "" {
+			msg = res.Workload + ": " + res.Verdict
+		}
+		typ := res.Cause
+		if typ == "" {
+			typ = DefaultFailureType
+		}
+		tc.Failure = &xmlFailure{Message: clean(msg), Type: clean(typ), Body: text(clean(msg))}
+	case res.Verdict == report.Pass && res.Error == "":
+		// A pass has no child but its figures.
+	default:
+		// Inconclusive, or a pass that carries an error (the gate counts
+		// both as inconclusive), or a verdict this package does not know.
+		reason := res.Error
+		if reason == "" {
+			reason = res.Workload + ": " + res.Verdict
+		}
+		tc.Skipped = &xmlSkipped{Message: clean(InconclusivePrefix + reason)}
+	}
+	return tc
+}
+
+// gateCase is one gate as a testcase that passes only when QUALIFIED.
+func gateCase(g report.Gate) xmlTestcase {
+	tc := xmlTestcase{Name: clean(g.Name), Classname: VerdictClass, Time: zeroTime}
+	var b strings.Builder
+	line(&b, "verdict", g.Verdict)
+	line(&b, "reason", g.Reason)
+	line(&b, "cells", strconv.Itoa(g.Cells))
+	line(&b, "passed", strconv.Itoa(g.Passed))
+	line(&b, "failed", strconv.Itoa(g.Failed))
+	line(&b, "inconclusive", strconv.Itoa(g.Inconclusive))
+	tc.SystemOut = text(clean(b.String()))
+	if g.Verdict != report.Qualified {
+		// g.String() is "NOT QUALIFIED: 1.92TB: reason"; the testcase
+		// already names the capacity.
+		msg := g.Verdict
+		if g.Reason != "" {
+			msg += ": " + g.Reason
+		}
+		tc.Failure = &xmlFailure{Message: clean(msg), Type: clean(g.Verdict), Body: text(clean(msg))}
+	}
+	return tc
+}
+
+// figures is a result's system-out: one "key: value" line per figure, in
+// the units results.json gives them, then one line per drive of a
+// multi-drive result.
+func figures(r *report.Run, res report.Result, reportDir string) string {
+	var b strings.Builder
+	line(&b, "test", res.Test)
+	line(&b, "verdict", res.Verdict)
+	line(&b, "cause", res.Cause)
+	line(&b, "error", res.Error)
+	line(&b, "kind", res.Kind)
+	line(&b, "capacity", res.Capacity)
+	line(&b, "workload", res.Workload)
+	line(&b, "metric", res.Metric)
+	line(&b, "unit", unitOf(res.Metric))
+	line(&b, "spec", num(res.Spec))
+	line(&b, "expected", num(res.Expected))
+	line(&b, "actual", num(res.Actual))
+	line(&b, "ratio", num(res.Ratio))
+	line(&b, "tolerance", num(res.Tolerance))
+	line(&b, "drives", strconv.Itoa(res.Drives))
+	line(&b, "precondition", r.Precondition)
+	line(&b, "fio version", r.FioVersion)
+	if res.Kind != report.KindScaling {
+		if d, ok := singleDrive(r, res); ok {
+			line(&b, "drive", d.Path)
+			line(&b, "model", d.Model)
+			line(&b, "serial", d.Serial)
+			line(&b, "firmware", d.Firmware)
+		}
+	}
+	if res.P99Us != 0 {
+		line(&b, "p99 us", num(res.P99Us))
+	}
+	if res.P999Us != 0 {
+		line(&b, "p99.9 us", num(res.P999Us))
+	}
+	if res.Kind == report.KindScaling && res.Spread != 0 {
+		line(&b, "spread", num(res.Spread))
+	}
+	line(&b, "raw", rawPath(res.Raw, reportDir))
+	for i, d := range res.PerDrive {
+		b.WriteString("drive[" + strconv.Itoa(i+1) + "]: " + perDrive(d) + "\n")
+	}
+	return clean(b.String())
+}
+
+// perDrive is one drive's share of a multi-drive result, on one line.
+func perDrive(d report.DriveResult) string {
+	parts := []string{oneLine(d.Path)}
+	kv := func(k, v string) {
+		if v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	kv("serial", oneLine(d.Serial))
+	kv("actual", num(d.Actual))
+	kv("ratio", num(d.Ratio))
+	kv("verdict", oneLine(d.Verdict))
+	kv("cpus", oneLine(d.CPUs))
+	if d.Error != "" {
+		kv("error", strconv.Quote(d.Error))
+	}
+	return strings.Join(parts, " ")
+}
+
+// singleDrive is the drive a single-drive result ran on. Results do not
+// name it; the suite measures each capacity on the first drive given of
+// that capacity, so that is the one named. With no drive of the capacity
+// (or a drive list without capacities) there is none.
+func singleDrive(r *report.Run, res report.Result) (report.Drive, bool) {
+	for _, d := range r.Drives {
+		if d.Capacity == res.Capacity {
+			return d, true
+		}
+	}
+	return report.Drive{}, false
+}
+
+// rawPath is a recording's path relative to reportDir. raw is absolute or
+// relative to reportDir's parent (as results.json gives it). When no
+// relative path exists (another volume), raw is returned as given.
+func rawPath(raw, reportDir string) string {
+	if raw == "" {
+		return ""
+	}
+	full := raw
+	if !filepath.IsAbs(full) {
+		full = filepath.Join(filepath.Dir(filepath.Clean(reportDir)), raw)
+	}
+	dir := reportDir
+	if filepath.IsAbs(full) != filepath.IsAbs(dir) {
+		var err1, err2 error
+		full, err1 = filepath.Abs(full)
+		dir, err2 = filepath.Abs(dir)
+		if err1 != nil || err2 != nil {
+			return filepath.ToSlash(raw)
+		}
+	}
+	rel, err := filepath.Rel(dir, full)
+	if err != nil {
+		return filepath.ToSlash(raw)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// split cuts a test name into its group and its last element:
+// "TestSingleDrive/1.92TB/4KB_Random_Read" → "TestSingleDrive/1.92TB",
+// "4KB_Random_Read". A name without "/" is its own group.
+func split(test string) (class, name string) {
+	i := strings.LastIndexByte(test, '/')
+	if i < 0 {
+		return test, test
+	}
+	return test[:i], test[i+1:]
+}
+
+// line writes "key: value\n" when value is not empty. A value of several
+// lines is indented so that each line of the output stays one key's.
+func line(b *strings.Builder, key, value string) {
+	if value == "" {
+		return
+	}
+	b.WriteString(key)
+	b.WriteString(": ")
+	b.WriteString(strings.ReplaceAll(strings.TrimRight(value, "\n"), "\n", "\n  "))
+	b.WriteString("\n")
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// num writes v as results.json does: the shortest decimal that reads back
+// as v; "NaN" or "+Inf" for a value JSON cannot carry.
+func num(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// unitOf is how a metric's values are named: "IOPS", or "MB/s" (10^6
+// bytes per second) for MBps.
+func unitOf(metric string) string {
+	switch metric {
+	case "iops":
+		return "IOPS"
+	case "MBps":
+		return "MB/s"
+	}
+	return metric
+}
+
+// suiteTime is the run's length in seconds with at most three decimals
+// (junit-10.xsd's SUREFIRE_TIME), from its start and last result; "0" when
+// either is unknown or they are out of order.
+func suiteTime(started, finished string) string {
+	a, err1 := time.Parse(time.RFC3339, started)
+	b, err2 := time.Parse(time.RFC3339, finished)
+	if err1 != nil || err2 != nil || b.Before(a) {
+		return zeroTime
+	}
+	return strconv.FormatFloat(b.Sub(a).Round(time.Millisecond).Seconds(), 'f', -1, 64)
+}
+
+// timestamp is the run's start as an xs:dateTime in UTC, or "" when the
+// start is unknown or not RFC 3339.
+func timestamp(started string) string {
+	t, err := time.Parse(time.RFC3339, started)
+	if err != nil {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05Z")
+}
+
+// clean makes s safe for XML 1.0: a character XML cannot carry at all,
+// not even escaped (most C0 controls, U+FFFE, U+FFFF, invalid UTF-8), is
+// written as a visible escape ("\x1b", "\ufffe") instead of being lost.
+// Markup characters are left to encoding/xml, which escapes them.
+func clean(s string) string {
+	ok := true
+	for _, r := range s {
+		if !isXMLChar(r) {
+			ok = false
+			break
+		}
+	}
+	if ok && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case !isXMLChar(r) && r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case !isXMLChar(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// isXMLChar reports whether r is in XML 1.0's Char production.
+func isXMLChar(r rune) bool {
+	return r == '\t' || r == '\n' || r == '\r' ||
+		r >= 0x20 && r <= 0xD7FF ||
+		r >= 0xE000 && r <= 0xFFFD ||
+		r >= 0x10000 && r <= 0x10FFFF
+}

@@ -1,0 +1,409 @@
+package junit
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	gojunit "github.com/joshdk/go-junit"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden/*.xml from the current output")
+
+// reportDir is the report directory the golden files are written for: the
+// default report/ at the module root, whose parent the recorded raw paths
+// are relative to.
+const reportDir = "report"
+
+// A runCase is one results.json and what its JUnit must count.
+type runCase struct {
+	name string // testdata/golden/<name>.xml
+	file string // the results.json, from this package's directory
+	// Cell and verdict testcases by outcome.
+	cells, cellFailures, cellSkipped int
+	gates, gateFailures              int
+}
+
+// The four runs in testdata/runs are real results.json files of the suite's
+// replay of the brief's fixtures (testdata/runs/README.md has the commands).
+// "mixed" is the report package's golden results.json: single and scaling
+// cells with drive identities, per-drive errors and latency figures.
+var runCases = []runCase{
+	// (a) the brief replayed as published: everything passes.
+	{name: "brief", file: "testdata/runs/brief.json", cells: 48, gates: 5},
+	// (b) judged against a spec ten times the brief's: every cell fails.
+	{name: "allfail", file: "testdata/runs/allfail.json", cells: 48, cellFailures: 48, gates: 5, gateFailures: 5},
+	// (c) a recording made with -precondition=quick: every cell inconclusive.
+	{name: "inconclusive", file: "testdata/runs/quick.json", cells: 48, cellSkipped: 48, gates: 5, gateFailures: 5},
+	// (d) one spec figure raised above the brief's actual: one cell fails.
+	{name: "onefail", file: "testdata/runs/onefail.json", cells: 48, cellFailures: 1, gates: 5, gateFailures: 1},
+	// One fail and two inconclusive cells (one of them scaling) among passes.
+	{name: "mixed", file: "../report/testdata/golden/results.json", cells: 22, cellFailures: 1, cellSkipped: 2, gates: 3, gateFailures: 2},
+}
+
+func loadRun(t *testing.T, path string) *report.Run {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Run
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &r
+}
+
+func marshal(t *testing.T, r *report.Run) []byte {
+	t.Helper()
+	got, err := Marshal(r, reportDir)
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	return got
+}
+
+func TestGolden(t *testing.T) {
+	for _, tc := range runCases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := marshal(t, loadRun(t, tc.file))
+			golden := filepath.Join("testdata", "golden", tc.name+".xml")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("Marshal(%s) differs from %s (-want +got):\n%s", tc.file, golden, diff)
+			}
+		})
+	}
+}
+
+// TestCounts reads each file back with a JUnit parser that CI tools use
+// (joshdk/go-junit) and checks what a reader of the report would count.
+func TestCounts(t *testing.T) {
+	for _, tc := range runCases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := loadRun(t, tc.file)
+			suites, err := gojunit.Ingest(marshal(t, r))
+			if err != nil {
+				t.Fatalf("go-junit: %v", err)
+			}
+			if len(suites) != 1 {
+				t.Fatalf("go-junit read %d suites, want 1", len(suites))
+			}
+			s := suites[0]
+			wantTests := tc.cells + tc.gates
+			wantFailed := tc.cellFailures + tc.gateFailures
+			tot := s.Totals
+			if tot.Tests != wantTests || tot.Failed != wantFailed || tot.Skipped != tc.cellSkipped || tot.Error != 0 {
+				t.Errorf("totals = %d tests, %d failed, %d skipped, %d errors; want %d, %d, %d, 0",
+					tot.Tests, tot.Failed, tot.Skipped, tot.Error, wantTests, wantFailed, tc.cellSkipped)
+			}
+			if want := wantTests - wantFailed - tc.cellSkipped; tot.Passed != want {
+				t.Errorf("passed = %d, want %d", tot.Passed, want)
+			}
+
+			var cellFail, cellSkip, gateFail, gates int
+			for _, c := range s.Tests {
+				if c.Classname == VerdictClass {
+					gates++
+					if c.Status == gojunit.StatusFailed {
+						gateFail++
+						if !strings.HasPrefix(c.Message, report.NotQualified+": ") && !strings.HasPrefix(c.Message, report.CapacityInconclusive+": ") {
+							t.Errorf("Verdict/%s message = %q, want NOT QUALIFIED: or INCONCLUSIVE: first", c.Name, c.Message)
+						}
+					}
+					continue
+				}
+				switch c.Status {
+				case gojunit.StatusFailed:
+					cellFail++
+				case gojunit.StatusSkipped:
+					cellSkip++
+				}
+			}
+			if cellFail != tc.cellFailures || cellSkip != tc.cellSkipped || gates != tc.gates || gateFail != tc.gateFailures {
+				t.Errorf("cells: %d failed, %d skipped; verdicts: %d of %d failed; want %d, %d; %d of %d",
+					cellFail, cellSkip, gateFail, gates, tc.cellFailures, tc.cellSkipped, tc.gateFailures, tc.gates)
+			}
+
+			// Every testcase is a cell of results.json or a gate, once each,
+			// and a cell's message is its verdict row.
+			byTest := make(map[string]report.Result)
+			for _, res := range r.Results {
+				byTest[res.Test] = res
+			}
+			seen := make(map[string]bool)
+			for _, c := range s.Tests {
+				full := c.Classname + "/" + c.Name
+				if seen[full] {
+					t.Errorf("testcase %s appears twice", full)
+				}
+				seen[full] = true
+				if c.Classname == VerdictClass {
+					continue
+				}
+				res, ok := byTest[full]
+				if !ok {
+					t.Errorf("testcase %s is not a result", full)
+					continue
+				}
+				switch c.Status {
+				case gojunit.StatusFailed:
+					if c.Message != res.Error {
+						t.Errorf("%s: failure message = %q, want the verdict row %q", full, c.Message, res.Error)
+					}
+				case gojunit.StatusSkipped:
+					if want := InconclusivePrefix + res.Error; c.Message != want {
+						t.Errorf("%s: skipped message = %q, want %q", full, c.Message, want)
+					}
+				}
+				if !strings.Contains(c.SystemOut, "verdict: "+res.Verdict+"\n") {
+					t.Errorf("%s: system-out lacks %q:\n%s", full, "verdict: "+res.Verdict, c.SystemOut)
+				}
+			}
+			if len(seen) != len(r.Results)+len(r.Gates()) {
+				t.Errorf("%d testcases, want %d results + %d gates", len(seen), len(r.Results), len(r.Gates()))
+			}
+		})
+	}
+}
+
+// TestInconclusiveHasNoPass is the case that must never look green: with
+// every cell inconclusive, no testcase at all passes.
+func TestInconclusiveHasNoPass(t *testing.T) {
+	suites, err := gojunit.Ingest(marshal(t, loadRun(t, "testdata/runs/quick.json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range suites[0].Tests {
+		if c.Status == gojunit.StatusPassed {
+			t.Errorf("%s/%s passed in an all-inconclusive run", c.Classname, c.Name)
+		}
+		if c.Classname != VerdictClass && !strings.HasPrefix(c.Message, InconclusivePrefix) {
+			t.Errorf("%s/%s: message %q does not start with %q", c.Classname, c.Name, c.Message, InconclusivePrefix)
+		}
+	}
+}
+
+// mustHaveXmllint skips t when xmllint is missing, or fails it when
+// DRIVEQUAL_REQUIRE_LOOP=1 (as CI sets) says every test must run.
+func mustHaveXmllint(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("xmllint")
+	if err == nil {
+		return path
+	}
+	if os.Getenv("DRIVEQUAL_REQUIRE_LOOP") == "1" {
+		t.Fatalf("DRIVEQUAL_REQUIRE_LOOP=1 but xmllint is missing (apt-get install libxml2-utils)")
+	}
+	t.Skip("xmllint is missing (apt-get install libxml2-utils)")
+	return ""
+}
+
+// schemas are the strict consumers the file must satisfy; testdata/schema's
+// README says where each comes from.
+var schemas = []string{
+	"testdata/schema/junit-10.xsd",             // Jenkins xunit plugin
+	"testdata/schema/surefire-test-report.xsd", // Maven Surefire
+}
+
+func TestSchemas(t *testing.T) {
+	xmllint := mustHaveXmllint(t)
+	dir := t.TempDir()
+	for _, tc := range append(runCases, runCase{name: "escaping"}) {
+		var r *report.Run
+		if tc.file == "" {
+			r = escapingRun()
+		} else {
+			r = loadRun(t, tc.file)
+		}
+		file := filepath.Join(dir, tc.name+".xml")
+		if err := os.WriteFile(file, marshal(t, r), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, xsd := range schemas {
+			out, err := exec.Command(xmllint, "--noout", "--schema", xsd, file).CombinedOutput()
+			if err != nil {
+				t.Errorf("%s against %s: %v\n%s", tc.name, filepath.Base(xsd), err, out)
+			}
+		}
+	}
+}
+
+// escapingRun has text XML cannot carry as is: markup, a CDATA end, quotes,
+// newlines, an escape sequence from a terminal, a NUL and invalid UTF-8.
+func escapingRun() *report.Run {
+	return &report.Run{
+		Spec: `A<B>&"C"`, Mode: "live", FioVersion: "fio-3.33", Precondition: "full",
+		Capacities: []string{"1.92TB"},
+		Drives:     []report.Drive{{Path: "/dev/nvme0n1", Model: "M\x1b[1mX", Serial: "0012345678", Firmware: "2.10", Capacity: "1.92TB"}},
+		Results: []report.Result{
+			{Test: "TestSingleDrive/1.92TB/4KB_Random_Read", Kind: report.KindSingle, Capacity: "1.92TB", Workload: "4KB Random Read",
+				Drives: 1, Metric: "iops", Spec: 100, Expected: 100, Actual: 50, Ratio: 0.5, Verdict: report.Fail, Cause: report.CauseFioFailed,
+				Error: "fio: <bad> & \"worse\" ]]> line1\nline2\r\nnul\x00 esc\x1b[0m bad\xff utf8 \ufffe"},
+			{Test: "TestSingleDrive/1.92TB/4KB_Random_Write", Kind: report.KindSingle, Capacity: "1.92TB", Workload: "4KB Random Write",
+				Drives: 1, Metric: "iops", Verdict: report.Inconclusive, Error: "drive said \x07 <no>"},
+		},
+	}
+}
+
+func TestEscaping(t *testing.T) {
+	data := marshal(t, escapingRun())
+	// encoding/xml must read it back, and so must go-junit.
+	var v struct {
+		Cases []struct {
+			Name    string `xml:"name,attr"`
+			Failure *struct {
+				Message string `xml:"message,attr"`
+				Type    string `xml:"type,attr"`
+				Body    string `xml:",chardata"`
+			} `xml:"failure"`
+			Skipped *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"skipped"`
+			Out string `xml:"system-out"`
+		} `xml:"testcase"`
+	}
+	if err := xml.Unmarshal(data, &v); err != nil {
+		t.Fatalf("xml.Unmarshal: %v\n%s", err, data)
+	}
+	if _, err := gojunit.Ingest(data); err != nil {
+		t.Fatalf("go-junit: %v", err)
+	}
+	f := v.Cases[0].Failure
+	if f == nil {
+		t.Fatalf("first testcase has no failure:\n%s", data)
+	}
+	want := "fio: <bad> & \"worse\" ]]> line1\nline2\r\nnul\\x00 esc\\x1b[0m bad\\xff utf8 \\ufffe"
+	if f.Message != want || f.Body != want {
+		t.Errorf("failure message = %q, body = %q; want both %q", f.Message, f.Body, want)
+	}
+	if f.Type != report.CauseFioFailed {
+		t.Errorf("failure type = %q, want %q", f.Type, report.CauseFioFailed)
+	}
+	if s := v.Cases[1].Skipped; s == nil || s.Message != `INCONCLUSIVE: drive said \x07 <no>` {
+		t.Errorf("skipped = %+v, want message %q", s, `INCONCLUSIVE: drive said \x07 <no>`)
+	}
+	// Serial and firmware are text: leading zeros and trailing zeros stay.
+	for _, l := range []string{"serial: 0012345678\n", "firmware: 2.10\n", "model: M\\x1b[1mX\n"} {
+		if !strings.Contains(v.Cases[0].Out, l) {
+			t.Errorf("system-out lacks %q:\n%s", l, v.Cases[0].Out)
+		}
+	}
+}
+
+// A rawPathTest is rawPath(raw, dir) = want.
+type rawPathTest struct {
+	raw, dir, want string
+}
+
+var rawPathTests = []rawPathTest{
+	{"", "report", ""},
+	// Relative to the report directory's parent, as results.json has it.
+	{"report/raw/TestSingleDrive/1.92TB/4KB_Random_Read.json", "report", "raw/TestSingleDrive/1.92TB/4KB_Random_Read.json"},
+	{"fixtures/x/TestScaling/24_drives/a.json", "report", "../fixtures/x/TestScaling/24_drives/a.json"},
+	{"out/raw/a.json", "/srv/run/out", "raw/a.json"},
+	// Absolute.
+	{"/srv/run/out/raw/a.json", "/srv/run/out", "raw/a.json"},
+	{"/srv/fixtures/a.json", "/srv/run/out", "../../fixtures/a.json"},
+}
+
+func TestRawPath(t *testing.T) {
+	for _, tt := range rawPathTests {
+		if got := rawPath(tt.raw, tt.dir); got != tt.want {
+			t.Errorf("rawPath(%q, %q) = %q, want %q", tt.raw, tt.dir, got, tt.want)
+		}
+	}
+	// Absolute raw, relative report directory: relative to the working
+	// directory's report/.
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rawPath(filepath.Join(wd, "report", "raw", "a.json"), "report"), "raw/a.json"; got != want {
+		t.Errorf("rawPath(<wd>/report/raw/a.json, report) = %q, want %q", got, want)
+	}
+}
+
+// A splitTest is split(test) = class, name.
+type splitTest struct {
+	test, class, name string
+}
+
+var splitTests = []splitTest{
+	{"TestSingleDrive/1.92TB/4KB_Random_Read", "TestSingleDrive/1.92TB", "4KB_Random_Read"},
+	{"TestScaling/24_drives/128KB_Sequential_Write", "TestScaling/24_drives", "128KB_Sequential_Write"},
+	{"TestFleet/1.92TB/4KB_Random_Read", "TestFleet/1.92TB", "4KB_Random_Read"},
+	{"TestHealth", "TestHealth", "TestHealth"},
+}
+
+func TestSplit(t *testing.T) {
+	for _, tt := range splitTests {
+		if class, name := split(tt.test); class != tt.class || name != tt.name {
+			t.Errorf("split(%q) = %q, %q, want %q, %q", tt.test, class, name, tt.class, tt.name)
+		}
+	}
+}
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	r := loadRun(t, "testdata/runs/onefail.json")
+	if err := Write(dir, r); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Marshal(r, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("Write wrote (-Marshal +file):\n%s", diff)
+	}
+	// Nothing but the file is left in the directory.
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("report directory holds %v, want only %s", names, File)
+	}
+}
+
+// A run with no result yet is still a valid file: the gate-less run has
+// no testcase, and says nothing was judged in its properties.
+func TestEmptyRun(t *testing.T) {
+	data := marshal(t, &report.Run{Spec: "X"})
+	suites, err := gojunit.Ingest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(suites[0].Tests); n != 0 {
+		t.Errorf("empty run has %d testcases, want 0", n)
+	}
+	if !strings.Contains(string(data), `tests="0" failures="0" errors="0" skipped="0"`) {
+		t.Errorf("empty run lacks zero counts:\n%s", data)
+	}
+}
