@@ -5,6 +5,8 @@
 #   make plan DRIVES=/dev/nvme0n1  what a qualification would do; writes nothing
 #   make qualify DRIVES=/dev/nvme0n1,/dev/nvme1n1 [CAPACITY=1.92TB] [SPEC=...]
 #                                  a real run: DESTROYS everything on DRIVES
+#   make junit                     replay the brief; the suite writes report/junit.xml
+#   make junit-check [JUNIT=FILE]  what GitHub's JUnit action shows for a junit.xml
 
 GO       ?= go
 SPEC     ?= solidigm-d7-ps1010
@@ -17,13 +19,15 @@ GOTESTSUM = $(GO) tool gotestsum
 
 QUALIFY_ARGS = -spec=$(SPEC) -drives=$(DRIVES) -report=$(abspath $(REPORT)) $(if $(CAPACITY),-capacity=$(CAPACITY))
 
-.PHONY: test demo plan qualify junit lint fuzz bench deps
+.PHONY: test demo plan qualify junit junit-check lint fuzz bench deps
 
-# deps installs what the tests drive when it is missing: fio, and the
-# util-linux, fdisk and e2fsprogs tools the loop-device tests use.
+# deps installs what the tests drive when it is missing: fio, the
+# util-linux, fdisk and e2fsprogs tools the loop-device tests use, nvme-cli
+# for drive identity and purges, and xmllint (libxml2-utils), which checks
+# the suite's junit.xml against the Jenkins xunit and Surefire schemas.
 deps:
 	@missing=; \
-	for c in fio:fio losetup:util-linux blkdiscard:util-linux sfdisk:fdisk mkfs.ext4:e2fsprogs; do \
+	for c in fio:fio losetup:util-linux blkdiscard:util-linux sfdisk:fdisk mkfs.ext4:e2fsprogs nvme:nvme-cli xmllint:libxml2-utils; do \
 	  command -v $${c%%:*} >/dev/null 2>&1 || missing="$$missing $${c#*:}"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -31,7 +35,7 @@ deps:
 	    echo "installing:$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	  else \
-	    echo "missing:$$missing (install with: sudo apt-get install$$missing); loop-device tests will skip"; \
+	    echo "missing:$$missing (install with: sudo apt-get install$$missing); the tests that need them will skip"; \
 	  fi; \
 	fi
 
@@ -46,16 +50,33 @@ plan:
 	@test -n "$(DRIVES)" || { echo "usage: make plan DRIVES=/dev/nvme0n1[,...] [CAPACITY=NAME] [SPEC=NAME|PATH]"; exit 2; }
 	$(GO) test -count=1 ./acceptance -args $(QUALIFY_ARGS) -dry-run
 
+# qualify and junit: gotestsum shows the run in the terminal and keeps go
+# test's event stream in go-test.json; the suite itself writes
+# $(REPORT)/junit.xml from its judged results (one testcase per cell and
+# one Verdict/<capacity> per gate), which is the file CI publishes.
 qualify: deps
 	@test -n "$(DRIVES)" || { echo "usage: make qualify DRIVES=/dev/nvme0n1[,...] [CAPACITY=NAME] [SPEC=NAME|PATH]"; exit 2; }
 	@mkdir -p $(REPORT)
-	$(GOTESTSUM) --format testname --junitfile $(REPORT)/junit.xml --junitfile-testcase-classname short -- \
+	$(GOTESTSUM) --format testname --jsonfile $(REPORT)/go-test.json -- \
 	  -count=1 -timeout=$(TIMEOUT) ./acceptance -args $(QUALIFY_ARGS) -destructive
 
 junit:
 	@mkdir -p $(REPORT)
-	$(GOTESTSUM) --format testname --junitfile $(REPORT)/junit.xml --junitfile-testcase-classname short -- \
+	$(GOTESTSUM) --format testname --jsonfile $(REPORT)/go-test.json -- \
 	  -count=1 ./acceptance -args -report=$(abspath $(REPORT))
+
+# junit-check runs mikepenz/action-junit-report's released dist/index.js
+# (kept in acceptance/internal/junit/testdata) with node, offline, and
+# prints the counts, check conclusion, annotations and job summary it
+# computes. Default: the golden all-inconclusive and one-failure files; give
+# JUNIT=report/junit.xml for a run's own. Not part of make test.
+JUNIT ?=
+junit-check:
+	@command -v node >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing: nodejs"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs >/dev/null; \
+	  else echo "missing: node (install with: sudo apt-get install nodejs)"; exit 1; fi; }
+	.ci/junit-check $(JUNIT)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
