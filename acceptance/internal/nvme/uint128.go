@@ -1,0 +1,201 @@
+package nvme
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"regexp"
+	"strings"
+)
+
+// Uint128 is an unsigned 128-bit counter of the SMART log (data units,
+// commands, hours, ...) or of identify data (capacities in bytes).
+//
+// nvme-cli has printed these counters four ways, and all four parse:
+//
+//   - v1.x–v2.0 (its own JSON writer): a bare number printed with "%.0Lf"
+//     from a long double, e.g. 499296134;
+//   - v2.1 (json-c, util_json_object_new_double): a quoted "%Lf" string,
+//     e.g. "499296134.000000";
+//   - v2.2–v2.3 (util_json_object_new_uint128): a quoted decimal string,
+//     e.g. "499296134";
+//   - v2.4 and later (the same string, serialised unquoted): a bare
+//     integer that may exceed 2^64, e.g. 18446744073709551617.
+//
+// A number with a fraction or exponent is accepted only when its value is
+// an exact integer; decoding goes through json.Decoder.UseNumber and
+// math/big, never through float64.
+type Uint128 struct {
+	Hi, Lo uint64
+}
+
+var two128 = new(big.Int).Lsh(big.NewInt(1), 128)
+
+// Big returns u as a big.Int.
+func (u Uint128) Big() *big.Int {
+	b := new(big.Int).SetUint64(u.Hi)
+	b.Lsh(b, 64)
+	return b.Or(b, new(big.Int).SetUint64(u.Lo))
+}
+
+// String returns u in decimal.
+func (u Uint128) String() string { return u.Big().String() }
+
+// Uint64 returns u and whether it fits in 64 bits.
+func (u Uint128) Uint64() (uint64, bool) { return u.Lo, u.Hi == 0 }
+
+// IsZero reports whether u is 0.
+func (u Uint128) IsZero() bool { return u.Hi == 0 && u.Lo == 0 }
+
+// Uint128FromBig converts b, which must be in [0, 2^128).
+func Uint128FromBig(b *big.Int) (Uint128, error) {
+	if b.Sign() < 0 || b.Cmp(two128) >= 0 {
+		return Uint128{}, fmt.Errorf("%s is not an unsigned 128-bit value", b)
+	}
+	lo := new(big.Int).And(b, new(big.Int).SetUint64(^uint64(0)))
+	hi := new(big.Int).Rsh(b, 64)
+	return Uint128{Hi: hi.Uint64(), Lo: lo.Uint64()}, nil
+}
+
+var decimalRE = regexp.MustCompile(`^[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?$`)
+
+// ParseUint128 parses a counter as nvme-cli prints it, quoted or not (see
+// Uint128).
+func ParseUint128(s string) (Uint128, error) {
+	t := strings.TrimSpace(s)
+	if len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' {
+		t = strings.TrimSpace(t[1 : len(t)-1])
+	}
+	if !decimalRE.MatchString(t) {
+		return Uint128{}, fmt.Errorf("%q is not an unsigned decimal number", s)
+	}
+	if n, ok := new(big.Int).SetString(t, 10); ok {
+		return Uint128FromBig(n)
+	}
+	r, ok := new(big.Rat).SetString(t)
+	if !ok {
+		return Uint128{}, fmt.Errorf("%q is not an unsigned decimal number", s)
+	}
+	if !r.IsInt() {
+		return Uint128{}, fmt.Errorf("%q is not a whole number", s)
+	}
+	return Uint128FromBig(r.Num())
+}
+
+// UnmarshalJSON accepts a JSON number or a string holding one.
+func (u *Uint128) UnmarshalJSON(b []byte) error {
+	v, err := ParseUint128(string(bytes.TrimSpace(b)))
+	if err != nil {
+		return err
+	}
+	*u = v
+	return nil
+}
+
+// MarshalJSON writes u as a bare JSON integer, as nvme-cli v2.4+ does.
+func (u Uint128) MarshalJSON() ([]byte, error) { return []byte(u.String()), nil }
+
+// decodeObject decodes one JSON object with numbers kept as json.Number.
+func decodeObject(out []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if len(bytes.TrimSpace(out)) == 0 {
+			return nil, fmt.Errorf("no output")
+		}
+		return nil, fmt.Errorf("output is not JSON (%v): %q", err, firstLine(out))
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("output is JSON but not an object: %q", firstLine(out))
+	}
+	return m, nil
+}
+
+// fields reads typed values out of a decoded object, collecting errors.
+type fields struct {
+	m    map[string]any
+	errs []error
+}
+
+func (f *fields) has(key string) bool { _, ok := f.m[key]; return ok }
+
+func (f *fields) fail(key string, v any, err error) {
+	f.errs = append(f.errs, fmt.Errorf("%q: %v (value %v)", key, err, v))
+}
+
+func (f *fields) require(keys ...string) {
+	for _, k := range keys {
+		if !f.has(k) {
+			f.errs = append(f.errs, fmt.Errorf("%q is missing", k))
+		}
+	}
+}
+
+func numText(v any) (string, bool) {
+	switch t := v.(type) {
+	case json.Number:
+		return t.String(), true
+	case string:
+		return t, true
+	}
+	return "", false
+}
+
+func (f *fields) u128(key string) Uint128 {
+	v, ok := f.m[key]
+	if !ok {
+		return Uint128{}
+	}
+	s, ok := numText(v)
+	if !ok {
+		f.fail(key, v, fmt.Errorf("not a number"))
+		return Uint128{}
+	}
+	u, err := ParseUint128(s)
+	if err != nil {
+		f.fail(key, v, err)
+	}
+	return u
+}
+
+// int reads a signed integer in [min, max].
+func (f *fields) int(key string, min, max int64) int64 {
+	v, ok := f.m[key]
+	if !ok {
+		return 0
+	}
+	s, ok := numText(v)
+	if !ok {
+		f.fail(key, v, fmt.Errorf("not a number"))
+		return 0
+	}
+	n, ok := new(big.Int).SetString(strings.TrimSpace(s), 10)
+	if !ok || !n.IsInt64() || n.Int64() < min || n.Int64() > max {
+		f.fail(key, v, fmt.Errorf("not an integer in [%d, %d]", min, max))
+		return 0
+	}
+	return n.Int64()
+}
+
+// u32 reads an unsigned 32-bit field. nvme-cli built without json-c 0.14
+// printed unsigned fields through json_object_new_int (int32), so a value
+// of 2^31 or more came out negative: those are taken back modulo 2^32.
+func (f *fields) u32(key string) uint32 {
+	n := f.int(key, -1<<31, 1<<32-1)
+	return uint32(n)
+}
+
+func (f *fields) str(key string) string {
+	v, ok := f.m[key]
+	if !ok {
+		return ""
+	}
+	s, ok := v.(string)
+	if !ok {
+		f.fail(key, v, fmt.Errorf("not a string"))
+	}
+	return s
+}
