@@ -313,7 +313,11 @@ func (s System) holders(name string, parts []string) []string {
 
 // mounts reads /proc/self/mountinfo.
 func (s System) mounts() ([]mount, error) {
-	path := s.p("/proc/self/mountinfo")
+	return s.mountinfo(s.p("/proc/self/mountinfo"))
+}
+
+// mountinfo reads a mountinfo file (a path of this machine).
+func (s System) mountinfo(path string) ([]mount, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -2,10 +2,16 @@
 // written: it inspects block devices and regular files through sysfs, reads
 // their first and last sectors for partition tables and file-system
 // signatures, refuses unsafe targets, matches a drive's size to a spec
-// capacity and spreads drives over CPUs for cpus_allowed.
+// capacity and spreads drives over CPUs for cpus_allowed. It also owns the
+// targets for a run (Hold: O_EXCL opens and flocks, so that nothing mounts,
+// formats or claims them meanwhile), discards them through the held
+// descriptors (Holds.Discard) and checks before each destructive step that
+// a target is still the one that was checked (Recheck).
 //
-// The package only ever reads. It never opens a target for writing, never
-// wipes a signature and never prints; callers decide what a person sees.
+// Inspect, Check, Signatures and Recheck only read. Hold opens targets for
+// writing but writes nothing; Discard is the only call that changes a
+// target's contents. The package never wipes a signature and never prints;
+// callers decide what a person sees.
 //
 // Sizes are in bytes throughout; GB means 10^9 bytes and MiB 2^20 bytes.
 package device

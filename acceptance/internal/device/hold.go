@@ -1,0 +1,592 @@
+package device
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Holds are the targets a run owns, from Hold until Close: the kernel
+// refuses every other exclusive opener of a held block device (mkfs,
+// wipefs, blkdiscard without -f, another drivequal run) and every mount of
+// it, and every other exclusive flock of a held regular file. fio opens the
+// targets without O_EXCL and is not affected.
+type Holds struct {
+	held []held
+}
+
+type held struct {
+	info Info
+	f    *os.File
+}
+
+// Hold takes every target for the run: a block device is opened
+// O_RDWR|O_EXCL (util-linux's way of owning a device: the kernel refuses the
+// open while the device is mounted, held by dm, md or LVM, active swap or
+// opened exclusively by anyone else), a regular file is opened O_RDWR and
+// locked with an exclusive non-blocking flock. The device is opened for
+// writing, not only reading, because the kernel discards (Discard) only
+// through a writable descriptor; opening it writes nothing.
+//
+// A target is refused when that open or lock fails, the refusal naming who
+// has it (mounts in every mount namespace, holders, swap, and the processes
+// that have it open, by pid and command), and when, once held, another
+// process has it open for writing. Every target is tried, so that all
+// refusals are listed at once; when there is any, nothing stays held and
+// Hold returns nil.
+//
+// Only the running system's devices can be held: with a fake Root a block
+// device (a regular file standing for one) is refused.
+func (s System) Hold(infos []Info) (*Holds, []Refusal) {
+	h := &Holds{}
+	var out []Refusal
+	var procs *procTable
+	table := func() *procTable {
+		if procs == nil {
+			procs = s.scanProcs()
+		}
+		return procs
+	}
+	for _, in := range infos {
+		f, err := s.claim(in)
+		switch {
+		case errors.Is(err, unix.EBUSY) || errors.Is(err, unix.EWOULDBLOCK):
+			out = append(out, s.busyRefusal(in, table()))
+		case err != nil:
+			out = append(out, claimRefusal(in, err))
+		default:
+			h.held = append(h.held, held{info: in, f: f})
+		}
+	}
+	if len(h.held) > 0 {
+		// The scan must see our own descriptors: a fresh one, taken after
+		// every open.
+		procs = s.scanProcs()
+		for _, hd := range h.held {
+			if r, ok := s.writerRefusal(hd.info, procs); ok {
+				out = append(out, r)
+			}
+		}
+	}
+	if len(out) > 0 {
+		h.Close()
+		return nil, out
+	}
+	return h, nil
+}
+
+// errFakeBlock is claim's error for a block device of a fake tree.
+var errFakeBlock = errors.New("is a block device of a fake tree (System.Root), which cannot be opened exclusively")
+
+// claim opens and locks one target.
+func (s System) claim(in Info) (*os.File, error) {
+	path := targetPath(in)
+	if in.Block {
+		if s.Root != "" {
+			return nil, errFakeBlock
+		}
+		f, err := os.OpenFile(path, os.O_RDWR|unix.O_EXCL|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		// The path may have been pointed at another device since Inspect.
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFBLK || unix.Major(st.Rdev) != in.Major || unix.Minor(st.Rdev) != in.Minor {
+			f.Close()
+			return nil, fmt.Errorf("%w: it is not device %d:%d any more", errChanged, in.Major, in.Minor)
+		}
+		return f, nil
+	}
+	f, err := os.OpenFile(s.p(path), os.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%w: it is not a regular file any more", errChanged)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+var errChanged = errors.New("changed since it was inspected")
+
+// claimRefusal explains an open or lock that failed for a reason other than
+// someone else having the target.
+func claimRefusal(in Info, err error) Refusal {
+	r := Refusal{Path: in.Path}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	switch {
+	case errors.Is(err, errChanged):
+		r.Reason, r.Fix = err.Error(), "stop and check the host: the drive is not the one that was checked"
+	case errors.Is(err, errFakeBlock):
+		r.Reason, r.Fix = err.Error(), "hold devices of the running system only (System{})"
+	case errors.Is(err, unix.EROFS):
+		r.Reason, r.Fix = "cannot be opened for writing: it is read-only", "choose a writable device (or make it writable: blockdev --setrw "+shellQuote(targetPath(in))+")"
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+		r.Reason, r.Fix = "cannot be opened for writing: "+err.Error(), "run as root, or give a target this user may write"
+	default:
+		r.Reason, r.Fix = "cannot be opened exclusively: "+err.Error(), "check that "+targetPath(in)+" is the target meant, and that nothing else uses it"
+	}
+	return r
+}
+
+// Close releases every held target. It may be called more than once, and
+// on a nil Holds.
+func (h *Holds) Close() error {
+	if h == nil {
+		return nil
+	}
+	var errs []error
+	for _, hd := range h.held {
+		if err := hd.f.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: releasing: %w", hd.info.Path, err))
+		}
+	}
+	h.held = nil
+	return errors.Join(errs...)
+}
+
+// Discard deallocates the whole of the held target path (as given to Hold,
+// or its resolved name) through the held descriptor: for a block device the
+// BLKDISCARD ioctl over [0, size) (what blkdiscard does, without needing its
+// -f while the device is held), for a regular file a hole punched over its
+// whole length, its size kept. Either way reads return zeros afterwards on
+// devices that zero discarded blocks (loop devices, most NVMe drives; check
+// the drive's DLFEAT if it matters) and on every file system that punches
+// holes.
+func (h *Holds) Discard(path string) error {
+	hd, ok := h.find(path)
+	if !ok {
+		return fmt.Errorf("%s: discarding: it is not held; hold it first (System.Hold)", path)
+	}
+	fd := int(hd.f.Fd())
+	if hd.info.Block {
+		size, err := unix.IoctlGetUint64(fd, unix.BLKGETSIZE64)
+		if err != nil {
+			return fmt.Errorf("%s: discarding: reading its size (BLKGETSIZE64): %w", path, err)
+		}
+		r := [2]uint64{0, size}
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.BLKDISCARD, uintptr(unsafe.Pointer(&r))); e != 0 {
+			if e == unix.EOPNOTSUPP {
+				return fmt.Errorf("%s: discarding %s bytes: the device does not support discard (%w); choose another purge (format, sanitize or none)", path, thousands(int64(size)), e)
+			}
+			return fmt.Errorf("%s: discarding %s bytes (BLKDISCARD): %w", path, thousands(int64(size)), e)
+		}
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("%s: discarding: %w", path, err)
+	}
+	if st.Size == 0 {
+		return nil
+	}
+	if err := unix.Fallocate(fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 0, st.Size); err != nil {
+		if errors.Is(err, unix.EOPNOTSUPP) {
+			return fmt.Errorf("%s: discarding %s bytes: its file system cannot punch holes (%w); choose purge = \"none\" or a file on ext4, xfs, btrfs or tmpfs", path, thousands(st.Size), err)
+		}
+		return fmt.Errorf("%s: discarding %s bytes (fallocate PUNCH_HOLE): %w", path, thousands(st.Size), err)
+	}
+	return nil
+}
+
+func (h *Holds) find(path string) (held, bool) {
+	if h == nil {
+		return held{}, false
+	}
+	for _, hd := range h.held {
+		if hd.info.Path == path || (hd.info.Resolved != "" && hd.info.Resolved == path) {
+			return hd, true
+		}
+	}
+	return held{}, false
+}
+
+func targetPath(in Info) string {
+	if in.Resolved != "" {
+		return in.Resolved
+	}
+	return in.Path
+}
+
+// procTable is what /proc shows about processes' open files.
+type procTable struct {
+	self  int // this process's pid (as /proc/self says); -1 unknown
+	procs []proc
+}
+
+type proc struct {
+	pid int
+	fds []procFD
+}
+
+type procFD struct {
+	fd  int
+	key string // see fileKey
+}
+
+// scanProcs reads /proc/PID/fd of every process it may read.
+func (s System) scanProcs() *procTable {
+	t := &procTable{self: s.selfPID()}
+	for _, pid := range s.pids() {
+		dir := s.p(fmt.Sprintf("/proc/%d/fd", pid))
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue // gone, or not ours to read
+		}
+		p := proc{pid: pid}
+		for _, e := range ents {
+			fd, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if key, ok := s.fdKey(filepath.Join(dir, e.Name())); ok {
+				p.fds = append(p.fds, procFD{fd: fd, key: key})
+			}
+		}
+		t.procs = append(t.procs, p)
+	}
+	return t
+}
+
+// pids lists the processes in /proc, in increasing order.
+func (s System) pids() []int {
+	ents, err := os.ReadDir(s.p("/proc"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && pid > 0 {
+			out = append(out, pid)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// selfPID is this process's pid: /proc/self in a fake tree.
+func (s System) selfPID() int {
+	if s.Root == "" {
+		return os.Getpid()
+	}
+	link, err := os.Readlink(s.p("/proc/self"))
+	if err != nil {
+		return -1
+	}
+	pid, err := strconv.Atoi(filepath.Base(link))
+	if err != nil {
+		return -1
+	}
+	return pid
+}
+
+// fdKey names the file a /proc/PID/fd/N link points to: "dev:MAJ:MIN" for a
+// block device (whatever its name in that process's mount namespace),
+// "inode:DEV:INO" for anything else. Sockets, pipes and anonymous inodes
+// are skipped. In a fake tree the link's text is a path of the inspected
+// system.
+func (s System) fdKey(link string) (string, bool) {
+	target, err := os.Readlink(link)
+	if err != nil || !strings.HasPrefix(target, "/") {
+		return "", false
+	}
+	if s.Root == "" {
+		fi, err := os.Stat(link) // follows the kernel's link to the open file itself
+		if err != nil {
+			return "", false
+		}
+		return fileKey(fi)
+	}
+	target = strings.TrimSuffix(target, " (deleted)")
+	if d, ok := s.devOf(target); ok {
+		return "dev:" + d.String(), true
+	}
+	fi, err := os.Stat(s.p(target))
+	if err != nil {
+		return "", false
+	}
+	return fileKey(fi)
+}
+
+func fileKey(fi fs.FileInfo) (string, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", false
+	}
+	if mode := fi.Mode(); mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0 {
+		return "dev:" + devnum{unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev))}.String(), true
+	}
+	return fmt.Sprintf("inode:%d:%d", st.Dev, st.Ino), true
+}
+
+// targetKey is fdKey's name for a target.
+func (s System) targetKey(in Info) (string, bool) {
+	if in.Block {
+		return "dev:" + devnum{in.Major, in.Minor}.String(), true
+	}
+	fi, err := os.Stat(s.p(targetPath(in)))
+	if err != nil {
+		return "", false
+	}
+	return fileKey(fi)
+}
+
+// opener is one process with a target open.
+type opener struct {
+	pid, fd int
+}
+
+// openers lists the processes that have the target open, by pid; a
+// process with it open more than once is listed once, with its first
+// descriptor.
+func (t *procTable) openers(key string) []opener {
+	var out []opener
+	for _, p := range t.procs {
+		for _, f := range p.fds {
+			if f.key == key {
+				out = append(out, opener{pid: p.pid, fd: f.fd})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// who describes a process: "this process (pid N, device.test)", "another
+// drivequal run (pid N, acceptance.test)" for any Go test binary, or
+// "pid N (dd)".
+func (s System) who(pid int, t *procTable) string {
+	name := s.procName(pid)
+	switch {
+	case pid == t.self:
+		return fmt.Sprintf("this process (pid %d, %s)", pid, name)
+	case strings.HasSuffix(name, ".test"):
+		return fmt.Sprintf("another drivequal run (pid %d, %s)", pid, name)
+	}
+	return fmt.Sprintf("pid %d (%s)", pid, name)
+}
+
+// stopFix is the fix for a target another process pid has: stop it, or
+// (for another drivequal run) let it end; kind is "device" or "file".
+func (s System) stopFix(pid int, t *procTable, kind string) string {
+	if strings.HasPrefix(s.who(pid, t), "another drivequal run") {
+		return fmt.Sprintf("wait for that run to end, or stop it (kill %d)", pid)
+	}
+	return fmt.Sprintf("stop it (kill %d) or choose another %s", pid, kind)
+}
+
+// procName is a process's command: the base name of argv[0] when it is a Go
+// test binary (comm is cut at 15 bytes), else comm.
+func (s System) procName(pid int) string {
+	if b, err := os.ReadFile(s.p(fmt.Sprintf("/proc/%d/cmdline", pid))); err == nil {
+		if argv0, _, _ := strings.Cut(string(b), "\x00"); argv0 != "" && strings.HasSuffix(argv0, ".test") {
+			return filepath.Base(argv0)
+		}
+	}
+	if comm, err := readString(s.p(fmt.Sprintf("/proc/%d/comm", pid))); err == nil && comm != "" {
+		return comm
+	}
+	return "unknown command"
+}
+
+// openForWrite reports whether descriptor fd of pid was opened for writing,
+// from the octal "flags:" line of /proc/PID/fdinfo/FD.
+func (s System) openForWrite(pid, fd int) bool {
+	b, err := os.ReadFile(s.p(fmt.Sprintf("/proc/%d/fdinfo/%d", pid, fd)))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+			return err == nil && flags&unix.O_ACCMODE != unix.O_RDONLY
+		}
+	}
+	return false
+}
+
+// nsMounts is the mount table of one mount namespace.
+type nsMounts struct {
+	pid    int  // the first process seen in it
+	own    bool // this process's namespace
+	mounts []mount
+}
+
+// allMounts reads the mount table of every mount namespace it can see: its
+// own (/proc/self/mountinfo) first, then one per namespace found through
+// /proc/PID/ns/mnt. A process whose namespace cannot be read has its table
+// read anyway.
+func (s System) allMounts(t *procTable) []nsMounts {
+	var out []nsMounts
+	seen := map[string]bool{}
+	if ns, err := os.Readlink(s.p("/proc/self/ns/mnt")); err == nil {
+		seen[ns] = true
+	}
+	if ms, err := s.mounts(); err == nil {
+		out = append(out, nsMounts{pid: t.self, own: true, mounts: ms})
+	}
+	for _, pid := range s.pids() {
+		ns, err := os.Readlink(s.p(fmt.Sprintf("/proc/%d/ns/mnt", pid)))
+		if err == nil {
+			if seen[ns] {
+				continue
+			}
+			seen[ns] = true
+		} else if pid == t.self {
+			continue
+		}
+		ms, err := s.mountinfo(s.p(fmt.Sprintf("/proc/%d/mountinfo", pid)))
+		if err != nil {
+			continue
+		}
+		out = append(out, nsMounts{pid: pid, mounts: ms})
+	}
+	return out
+}
+
+// busyRefusal says who has a target that the kernel would not let Hold
+// have: mounts, holders, swap and the processes that have it open.
+func (s System) busyRefusal(in Info, t *procTable) Refusal {
+	var causes []string
+	fix := ""
+	setFix := func(f string) {
+		if fix == "" {
+			fix = f
+		}
+	}
+	if in.Block {
+		parts := s.partitions(in.Name)
+		devs := map[devnum]string{{in.Major, in.Minor}: in.Name}
+		for _, p := range parts {
+			if maj, min, err := readDev(filepath.Join(s.partDir(in.Name, p), "dev")); err == nil {
+				devs[devnum{maj, min}] = p
+			}
+		}
+		seen := map[string]bool{}
+		for _, ns := range s.allMounts(t) {
+			where, points := mountedAt(s, ns.mounts, devs)
+			for i, w := range where {
+				if seen[w] {
+					continue
+				}
+				seen[w] = true
+				if ns.own {
+					causes = append(causes, "mounted: "+w)
+					setFix("unmount it (umount " + shellQuote(points[i]) + ") or choose another device")
+					continue
+				}
+				causes = append(causes, fmt.Sprintf("mounted: %s in the mount namespace of %s", w, s.who(ns.pid, t)))
+				setFix(fmt.Sprintf("unmount it in that namespace (nsenter -t %d -m umount %s) or choose another device", ns.pid, shellQuote(points[i])))
+			}
+		}
+		if holders := s.holders(in.Name, parts); len(holders) > 0 {
+			causes = append(causes, "held by "+strings.Join(holders, ", "))
+			setFix("stop what holds it (dmsetup remove, mdadm --stop, vgchange -an) or choose another device")
+		}
+		if swaps, err := s.swaps(); err == nil {
+			if on := s.swapOn(in, swaps, devs); len(on) > 0 {
+				causes = append(causes, "active swap: "+strings.Join(on, ", "))
+				setFix("turn the swap off (swapoff " + shellQuote(on[0]) + ") or choose another device")
+			}
+		}
+	}
+	kind := "device"
+	if !in.Block {
+		kind = "file"
+	}
+	if key, ok := s.targetKey(in); ok {
+		self := false
+		for _, o := range t.openers(key) {
+			causes = append(causes, "open by "+s.who(o.pid, t))
+			if o.pid == t.self {
+				self = true
+				continue
+			}
+			setFix(s.stopFix(o.pid, t, kind))
+		}
+		if self {
+			setFix("give each target once, and hold the targets once per run")
+		}
+	}
+	name := targetPath(in)
+	if len(causes) == 0 {
+		causes = append(causes, "nothing this host shows has it (a process in another PID namespace, or a kernel user)")
+		if in.Block {
+			setFix("find what has it (fuser -vm " + shellQuote(name) + ", ls /sys/class/block/" + in.Name + "/holders) or choose another device")
+		} else {
+			setFix("find what has it locked (fuser -v " + shellQuote(name) + ", or its inode in /proc/locks) or choose another file")
+		}
+	}
+	what := "is in use: "
+	if !in.Block {
+		what = "is locked by another holder: "
+	}
+	return Refusal{Path: in.Path, Reason: what + strings.Join(causes, ", "), Fix: fix}
+}
+
+// writerRefusal refuses a held target that another process has open for
+// writing: drivequal must be the only writer.
+func (s System) writerRefusal(in Info, t *procTable) (Refusal, bool) {
+	key, ok := s.targetKey(in)
+	if !ok {
+		return Refusal{}, false
+	}
+	var writers []string
+	fix := ""
+	for _, o := range t.openers(key) {
+		if o.pid == t.self || !s.openForWrite(o.pid, o.fd) {
+			continue
+		}
+		writers = append(writers, s.who(o.pid, t))
+		if fix == "" {
+			kind := "device"
+			if !in.Block {
+				kind = "file"
+			}
+			fix = s.stopFix(o.pid, t, kind)
+		}
+	}
+	if len(writers) == 0 {
+		return Refusal{}, false
+	}
+	return Refusal{Path: in.Path, Reason: "is open for writing by " + strings.Join(writers, ", "), Fix: fix}, true
+}
+
+// thousands formats n with commas: 1,073,741,824.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

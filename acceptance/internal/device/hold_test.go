@@ -1,0 +1,185 @@
+package device
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// A busy target's refusal says who has it (testdata/busy.tree describes
+// each case), and what to do about it.
+type busyTest struct {
+	path string
+	want string // the whole Error()
+}
+
+var busyTests = []busyTest{
+	{"/dev/loop5", "/dev/loop5: is in use: open by this process (pid 100, device.test), " +
+		"open by another drivequal run (pid 200, acceptance.test); wait for that run to end, or stop it (kill 200)"},
+	{"/dev/loop6", "/dev/loop6: is in use: open by this process (pid 100, device.test), open by pid 300 (dd); " +
+		"stop it (kill 300) or choose another device"},
+	{"/dev/loop7", "/dev/loop7: is in use: mounted: loop7 at /data in the mount namespace of pid 400 (containerd-shim); " +
+		"unmount it in that namespace (nsenter -t 400 -m umount /data) or choose another device"},
+	// Mounted here and, through propagation, in pid 400's namespace: one
+	// mount, named once, with the fix for this namespace.
+	{"/dev/loop8", "/dev/loop8: is in use: mounted: loop8 at /mnt/scratch; " +
+		"unmount it (umount /mnt/scratch) or choose another device"},
+	{"/dev/loop9", "/dev/loop9: is in use: held by dm-2 (vg-scratch); " +
+		"stop what holds it (dmsetup remove, mdadm --stop, vgchange -an) or choose another device"},
+	{"/dev/loop10", "/dev/loop10: is in use: active swap: /dev/loop10; " +
+		"turn the swap off (swapoff /dev/loop10) or choose another device"},
+	{"/dev/loop11", "/dev/loop11: is in use: nothing this host shows has it (a process in another PID namespace, or a kernel user); " +
+		"find what has it (fuser -vm /dev/loop11, ls /sys/class/block/loop11/holders) or choose another device"},
+	{"/var/tmp/locked.img", "/var/tmp/locked.img: is locked by another holder: open by pid 500 (fio); " +
+		"stop it (kill 500) or choose another file"},
+}
+
+func TestBusyRefusal(t *testing.T) {
+	sys := buildTree(t, "busy.tree")
+	procs := sys.scanProcs()
+	if procs.self != 100 {
+		t.Fatalf("scanProcs().self = %d, want 100 (proc/self in busy.tree)", procs.self)
+	}
+	for _, tt := range busyTests {
+		in, err := sys.Inspect(tt.path)
+		if err != nil {
+			t.Fatalf("Inspect(%q): %v", tt.path, err)
+		}
+		if got := sys.busyRefusal(in, procs).Error(); got != tt.want {
+			t.Errorf("busyRefusal(%s) =\n\t%s\nwant\n\t%s", tt.path, got, tt.want)
+		}
+	}
+}
+
+// Once held, a target another process has open for writing is refused;
+// readers, and this process's own descriptors, are not.
+func TestWriterRefusal(t *testing.T) {
+	sys := buildTree(t, "busy.tree")
+	procs := sys.scanProcs()
+	want := map[string]string{
+		"/dev/loop5":          "", // pid 200 reads; pid 100 (this process) writes
+		"/dev/loop6":          "/dev/loop6: is open for writing by pid 300 (dd); stop it (kill 300) or choose another device",
+		"/dev/loop11":         "",
+		"/var/tmp/locked.img": "/var/tmp/locked.img: is open for writing by pid 500 (fio); stop it (kill 500) or choose another file",
+	}
+	for path, w := range want {
+		in, err := sys.Inspect(path)
+		if err != nil {
+			t.Fatalf("Inspect(%q): %v", path, err)
+		}
+		r, ok := sys.writerRefusal(in, procs)
+		got := ""
+		if ok {
+			got = r.Error()
+		}
+		if got != w {
+			t.Errorf("writerRefusal(%s) = %q, want %q", path, got, w)
+		}
+	}
+}
+
+// Hold on a fake tree: a block device cannot be held (it is a regular file
+// here); a regular file is locked, then refused because fio (pid 500) has it
+// open for writing; and, refused, nothing stays held.
+func TestHoldFakeTree(t *testing.T) {
+	sys := buildTree(t, "busy.tree")
+	var infos []Info
+	for _, p := range []string{"/dev/loop11", "/var/tmp/locked.img"} {
+		in, err := sys.Inspect(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		infos = append(infos, in)
+	}
+	h, got := sys.Hold(infos)
+	if h != nil {
+		t.Errorf("Hold returned holds with refusals %q", got)
+	}
+	want := []string{
+		"/dev/loop11: is a block device of a fake tree (System.Root), which cannot be opened exclusively",
+		"/var/tmp/locked.img: is open for writing by pid 500 (fio)",
+	}
+	if diff := cmp.Diff(want, reasons(got)); diff != "" {
+		t.Errorf("Hold mismatch (-want +got):\n%s", diff)
+	}
+	// Released: a second Hold of the file gets the lock again, and is
+	// refused for the writer only.
+	_, got = sys.Hold(infos[1:])
+	if diff := cmp.Diff(want[1:], reasons(got)); diff != "" {
+		t.Errorf("second Hold mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// A regular file is held by an exclusive flock: a second Hold, even by the
+// same process, is refused naming this process, the file is unchanged, and
+// Discard punches it to zeros through the held descriptor, keeping its size.
+// Needs no root.
+func TestHoldFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "target.img")
+	data := bytes.Repeat([]byte("drivequal"), 1<<16)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var sys System
+	in, err := sys.Inspect(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, rs := sys.Hold([]Info{in})
+	if len(rs) != 0 {
+		t.Fatalf("Hold(%s) = %q, want it held", path, rs)
+	}
+	defer h.Close()
+
+	h2, rs := sys.Hold([]Info{in})
+	if h2 != nil {
+		h2.Close()
+		t.Fatalf("second Hold(%s) held it again, want a refusal", path)
+	}
+	self := "open by " + sys.who(os.Getpid(), &procTable{self: os.Getpid()})
+	if len(rs) != 1 || !strings.HasPrefix(rs[0].Reason, "is locked by another holder: ") || !strings.Contains(rs[0].Reason, self) {
+		t.Errorf("second Hold(%s) = %q, want one refusal, locked, naming %q", path, rs, self)
+	}
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("%s changed by a refused Hold (err %v)", path, err)
+	}
+
+	if err := h.Discard(path); err != nil {
+		if strings.Contains(err.Error(), "cannot punch holes") {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(data) || !bytes.Equal(got, make([]byte, len(data))) {
+		t.Errorf("after Discard, %s holds %d bytes, not all zero; want %d zero bytes", path, len(got), len(data))
+	}
+	if err := h.Discard(filepath.Join(t.TempDir(), "other")); err == nil || !strings.Contains(err.Error(), "is not held") {
+		t.Errorf("Discard(unheld file) = %v, want a not-held error", err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Released: it can be held again.
+	h3, rs := sys.Hold([]Info{in})
+	if len(rs) != 0 {
+		t.Errorf("Hold(%s) after Close = %q, want it held", path, rs)
+	}
+	h3.Close()
+}
+
+func TestThousands(t *testing.T) {
+	for in, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 536_870_912: "536,870,912",
+		1_073_741_824: "1,073,741,824", -1234: "-1,234"} {
+		if got := thousands(in); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
