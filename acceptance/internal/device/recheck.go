@@ -1,0 +1,64 @@
+package device
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+// recheckFix is the fix of every Recheck error.
+const recheckFix = "the drive is not the one that was checked: stop and check the host"
+
+// Recheck makes sure the target is still the one Inspect described as want,
+// before a destructive step (purge, fill, write workload): it stats the path
+// and rereads sysfs, and returns a Refusal (as the error) when the path is
+// gone or is no longer the same kind of target, or when its device number,
+// serial, size or (loop devices) backing file differ. A regular file whose
+// size was 0 may have grown (fio lays it out); any other size change counts.
+// nil means unchanged.
+func (s System) Recheck(want Info) error {
+	r := Refusal{Path: want.Path, Fix: recheckFix}
+	if _, err := os.Stat(s.p(want.Path)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			r.Reason = "is gone since setup"
+		} else {
+			r.Reason = "cannot be inspected since setup: " + err.Error()
+		}
+		return r
+	}
+	got, err := s.Inspect(want.Path)
+	if err != nil {
+		r.Reason = "changed since setup: " + strings.TrimPrefix(err.Error(), want.Path+": ")
+		return r
+	}
+	var changes []string
+	kind := func(b bool) string {
+		if b {
+			return "block device"
+		}
+		return "regular file"
+	}
+	if got.Block != want.Block {
+		changes = append(changes, kind(want.Block)+" -> "+kind(got.Block))
+	} else {
+		if got.Major != want.Major || got.Minor != want.Minor {
+			changes = append(changes, fmt.Sprintf("device number %d:%d -> %d:%d", want.Major, want.Minor, got.Major, got.Minor))
+		}
+		if got.Serial != want.Serial {
+			changes = append(changes, fmt.Sprintf("serial %q -> %q", want.Serial, got.Serial))
+		}
+		if got.Size != want.Size && (want.Block || want.Size != 0) {
+			changes = append(changes, fmt.Sprintf("size %s -> %s bytes", thousands(want.Size), thousands(got.Size)))
+		}
+		if got.BackingFile != want.BackingFile {
+			changes = append(changes, fmt.Sprintf("backing file %q -> %q", want.BackingFile, got.BackingFile))
+		}
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	r.Reason = "changed since setup: " + strings.Join(changes, ", ")
+	return r
+}
