@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -82,66 +81,52 @@ func TestTimeoutTooShortIsRefused(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(r.Report, "results.json"))
 }
 
-type junitSuites struct {
-	Suites []struct {
-		Cases []struct {
-			Name       string `xml:"name,attr"`
-			Properties []struct {
-				Name  string `xml:"name,attr"`
-				Value string `xml:"value,attr"`
-			} `xml:"properties>property"`
-			Skipped *struct{} `xml:"skipped"`
-			Failure *struct{} `xml:"failure"`
-		} `xml:"testcase"`
-	} `xml:"testsuite"`
+// junitSuite is the part of the suite's junit.xml read here.
+type junitSuite struct {
+	Tests    int `xml:"tests,attr"`
+	Failures int `xml:"failures,attr"`
+	Skipped  int `xml:"skipped,attr"`
+	Cases    []struct {
+		Class     string    `xml:"classname,attr"`
+		Name      string    `xml:"name,attr"`
+		Skipped   *struct{} `xml:"skipped"`
+		Failure   *struct{} `xml:"failure"`
+		SystemOut string    `xml:"system-out"`
+	} `xml:"testcase"`
 }
 
-// gotestsum's JUnit of the replay has one testcase per capacity and
-// workload, named like the subtest, with the figures as properties.
+// make junit's run: gotestsum shows go test's verdicts on the terminal,
+// without ATTR lines, and the suite writes junit.xml itself: one testcase
+// per cell with its group as the class, the figures in system-out, and a
+// passing Verdict testcase per gate.
 func TestJUnitHasOneTestcasePerCell(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test under gotestsum")
 	}
-	junit := filepath.Join(t.TempDir(), "junit.xml")
-	cmd := exec.Command("go", "tool", "gotestsum", "--junitfile", junit, "--junitfile-testcase-classname", "short",
-		"--", "-count=1", "./acceptance", "-args", "-report="+filepath.Join(t.TempDir(), "report"))
+	dir := filepath.Join(t.TempDir(), "report")
+	cmd := exec.Command("go", "tool", "gotestsum", "--format", "testname",
+		"--", "-count=1", "./acceptance", "-args", "-report="+dir)
 	cmd.Dir = filepath.Dir(acceptanceDir)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	data, err := os.ReadFile(junit)
+	assert.NotContains(t, string(out), "=== ATTR", "the terminal shows no ATTR lines")
+	data, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
 	require.NoError(t, err)
-	var js junitSuites
+	var js junitSuite
 	require.NoError(t, xml.Unmarshal(data, &js))
-	cells := map[string]map[string]string{}
-	for _, s := range js.Suites {
-		for _, c := range s.Cases {
-			if strings.Count(c.Name, "/") != 2 {
-				continue
-			}
-			props := map[string]string{}
-			for _, p := range c.Properties {
-				props[p.Name] = p.Value
-			}
-			cells[c.Name] = props
-			assert.Nil(t, c.Failure, c.Name)
-		}
+	assert.Equal(t, 32+16+5, js.Tests, "32 single-drive cells, 8 scaling cells at 1 and 24 drives, 4 capacity verdicts and the scaling verdict")
+	assert.Zero(t, js.Failures)
+	assert.Zero(t, js.Skipped)
+	cells := map[string]string{}
+	for _, c := range js.Cases {
+		assert.Nil(t, c.Failure, c.Class+"/"+c.Name)
+		cells[c.Class+"/"+c.Name] = c.SystemOut
 	}
-	assert.Equal(t, 32+16, len(cells), "32 single-drive cells and 8 scaling cells at 1 and 24 drives")
-	rr := cells["TestSingleDrive/1.92TB/4KB_Random_Read"]
-	require.NotNil(t, rr, "testcase TestSingleDrive/1.92TB/4KB_Random_Read")
-	assert.Equal(t, "2350000", rr["spec"])
-	assert.Equal(t, "2409894", rr["actual"])
-	assert.Equal(t, "1.0255", rr["ratio"])
-	assert.Equal(t, "IOPS", rr["unit"])
-	assert.Equal(t, "pass", rr["verdict"])
-	assert.Equal(t, "brief/1.92TB/01", rr["drive"])
-	assert.Equal(t, "fio-3.28", rr["fio_version"])
-	assert.Equal(t, "1920383410176", rr["size"])
-	assert.Equal(t, "Solidigm D7-PS1010", rr["model"])
-	sw := cells["TestScaling/24_drives/128KB_Sequential_Write"]
-	require.NotNil(t, sw)
-	assert.Equal(t, "MB/s", sw["unit"])
-	assert.Equal(t, "24", sw["drives"])
-	assert.Equal(t, "98400", sw["expected"])
-	assert.Equal(t, "Solidigm D7-PS1010", sw["model"], "one model for 24 drives of the same model")
+	rr, ok := cells["TestSingleDrive/1.92TB/4KB_Random_Read"]
+	require.True(t, ok, "testcase TestSingleDrive/1.92TB/4KB_Random_Read")
+	for _, line := range []string{"verdict: pass", "spec: 2350000", "unit: IOPS", "fio version: fio-3.28"} {
+		assert.Contains(t, rr, line+"\n")
+	}
+	assert.Contains(t, cells, "Verdict/1.92TB")
+	assert.Contains(t, cells, "Verdict/scaling")
 }

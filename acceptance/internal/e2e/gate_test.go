@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -148,4 +149,39 @@ func TestReplayAgainstEditedSpec(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(summary), spec+", sha256 ")
 	assert.Contains(t, string(summary), "given with -spec, not the spec recorded with the run")
+}
+
+// A second run on a drive that a first run is measuring is refused, naming
+// the first run, and the first run's figures are its own.
+func TestSecondRunOnHeldDriveIsRefused(t *testing.T) {
+	dev := newLoop(t, safetySize)
+	firstDone := make(chan result, 1)
+	go func() {
+		firstDone <- runSuite(t, []string{"-test.run=" + cellWrite + "$"},
+			"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=6s")
+	}()
+	// Wait until the first run's fio is writing the drive.
+	deadline := time.Now().Add(60 * time.Second)
+	for len(processes(suiteFio)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the first run's fio never started")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	second := runSuite(t, nil, "-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=1s")
+	// Refused before anything started (not assertRefused: the first run's
+	// fio is meant to be running).
+	assert.NotEqual(t, 0, second.Code)
+	assert.Contains(t, second.Stderr, "drivequal: refusing to run")
+	assert.Contains(t, second.Stderr, dev)
+	assert.Contains(t, second.Stderr, "another drivequal run (pid ")
+	assert.NotContains(t, second.Stdout, "=== RUN", "no subtest may start after a refusal")
+	assertNoReport(t, second)
+	first := <-firstDone
+	noFioLeft(t)
+	assert.Equal(t, map[string]string{cellWrite: report.Inconclusive}, first.verdicts(t),
+		"the first run measured alone: stdout:\n%s\nstderr:\n%s", first.Stdout, first.Stderr)
+	res := byTest(first.results(t))[cellWrite]
+	assert.Greater(t, res.Actual, 0.0)
+	assert.Equal(t, report.CausePrecondition, res.Cause)
 }

@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/fiojob"
 )
 
@@ -95,6 +94,12 @@ func (Replay) Prepare(context.Context, Action, []Drive, func(string, ...any)) er
 type Live struct {
 	Dir    string
 	Runner fiojob.Runner
+	// Ctrls is the identify data of the drives' NVMe controllers, which
+	// decides how far a format or sanitize reaches (see purge.Plan).
+	Ctrls map[string]nvme.Controller
+	// Discarder discards a held drive (the purge "discard", and the
+	// fallback of a drive that cannot format or sanitize).
+	Discarder purge.Discarder
 
 	mu  sync.Mutex
 	seq int
@@ -148,17 +153,15 @@ func (l *Live) Prepare(ctx context.Context, a Action, drives []Drive, logf func(
 	l.mu.Unlock()
 	switch a.Kind {
 	case ActPurge:
-		var wg sync.WaitGroup
-		errs := make([]error, len(a.Drives))
-		for i, d := range a.Drives {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = l.purge(ctx, drives[d], a.Purge, logf)
-			}()
+		var infos []device.Info
+		for _, d := range a.Drives {
+			infos = append(infos, drives[d].Info)
 		}
-		wg.Wait()
-		return errors.Join(errs...)
+		steps, errs := purge.Plan(infos, a.Purge, l.Ctrls)
+		if len(errs) > 0 {
+			return errors.Join(errs...)
+		}
+		return purge.Run(ctx, steps, l.Discarder, logf)
 	default:
 		name := fmt.Sprintf("%03d-%s", seq, slug(a.Name))
 		stdout, runErr := l.run(ctx, filepath.Join(l.Dir, "prepare", name), a.Job)
@@ -177,116 +180,6 @@ func (l *Live) Prepare(ctx context.Context, a Action, drives []Drive, logf func(
 		}
 		return nil
 	}
-}
-
-// purge brings one drive back to a fresh state with the spec's method. A
-// method the target cannot do falls back to a discard, and says so.
-func (l *Live) purge(ctx context.Context, d Drive, method string, logf func(string, ...any)) error {
-	path := d.Resolved
-	if path == "" {
-		path = d.Path
-	}
-	if !d.Block {
-		// A regular file is deallocated; the fill that follows rewrites it.
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return fmt.Errorf("purging %s: %w", d.Path, err)
-		}
-		defer f.Close()
-		if err := unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 0, d.Size); err != nil {
-			return fmt.Errorf("purging %s: deallocating the file: %w", d.Path, err)
-		}
-		return nil
-	}
-	argv, fallback := purgeCommand(d, path, method)
-	if fallback != "" {
-		logf("%s: %s", d.Path, fallback)
-	}
-	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("purging %s: %s: %v: %s", d.Path, strings.Join(argv, " "), err, strings.TrimSpace(string(out)))
-	}
-	if argv[0] == "nvme" && argv[1] == "sanitize" {
-		return waitSanitize(ctx, argv[2])
-	}
-	return nil
-}
-
-// waitSanitize polls the controller's sanitize log until the operation
-// ends. The log's status (SSTAT bits 2:0) is 2 while in progress, 1 when
-// the last sanitize succeeded and 3 when it failed.
-func waitSanitize(ctx context.Context, ctrl string) error {
-	for {
-		out, err := exec.CommandContext(ctx, "nvme", "sanitize-log", ctrl, "--output-format=json").Output()
-		if err != nil {
-			return fmt.Errorf("waiting for sanitize on %s: nvme sanitize-log: %w", ctrl, err)
-		}
-		var v any
-		if err := json.Unmarshal(out, &v); err != nil {
-			return fmt.Errorf("waiting for sanitize on %s: reading the sanitize log: %w", ctrl, err)
-		}
-		sstat, ok := findNumber(v, "sstat")
-		if !ok {
-			return fmt.Errorf("waiting for sanitize on %s: no sstat in the sanitize log", ctrl)
-		}
-		switch int(sstat) & 7 {
-		case 1:
-			return nil
-		case 3:
-			return fmt.Errorf("sanitize on %s failed (sanitize log status %#x)", ctrl, int(sstat))
-		case 2:
-		default:
-			return fmt.Errorf("sanitize on %s: unexpected sanitize log status %#x", ctrl, int(sstat))
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(5 * time.Second):
-		}
-	}
-}
-
-// findNumber finds the first number under key anywhere in a decoded JSON value.
-func findNumber(v any, key string) (float64, bool) {
-	switch t := v.(type) {
-	case map[string]any:
-		if n, ok := t[key].(float64); ok {
-			return n, true
-		}
-		for _, c := range t {
-			if n, ok := findNumber(c, key); ok {
-				return n, true
-			}
-		}
-	case []any:
-		for _, c := range t {
-			if n, ok := findNumber(c, key); ok {
-				return n, true
-			}
-		}
-	}
-	return 0, false
-}
-
-// purgeCommand is the command that purges block device d (at path) with
-// method, and a note when it falls back to a discard.
-func purgeCommand(d Drive, path, method string) (argv []string, fallback string) {
-	nvme := d.Controller != ""
-	if nvme {
-		if _, err := exec.LookPath("nvme"); err != nil {
-			nvme = false
-		}
-	}
-	switch {
-	case method == "format" && nvme:
-		return []string{"nvme", "format", path, "--ses=1", "--force"}, ""
-	case method == "sanitize" && nvme:
-		// Block erase on the controller; purge then waits on the sanitize log.
-		return []string{"nvme", "sanitize", "/dev/" + d.Controller, "--sanact=2"}, ""
-	case method == "discard":
-		return []string{"blkdiscard", "-f", path}, ""
-	}
-	return []string{"blkdiscard", "-f", path}, fmt.Sprintf("purge %q is not possible on %s (not an NVMe namespace, or nvme-cli missing); discarding instead", method, d.Name)
 }
 
 func slug(s string) string {

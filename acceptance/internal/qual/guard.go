@@ -2,9 +2,11 @@ package qual
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
 
@@ -83,4 +85,57 @@ func (s *Suite) recheck(drives []int) error {
 		}
 	}
 	return nil
+}
+
+// held is the Guard of a live run: the drives held by device.System.Hold.
+type held struct {
+	sys   device.System
+	holds *device.Holds
+}
+
+func (h held) Recheck(info device.Info) error { return h.sys.Recheck(info) }
+func (h held) Discard(path string) error      { return h.holds.Discard(path) }
+func (h held) Close() error                   { return h.holds.Close() }
+
+// purgeReach widens a purge of drives to every drive of the run that the
+// purge erases too: the other namespaces of a controller that formats or
+// sanitizes as a whole. Their state is then reset like the drives'.
+func (s *Suite) purgeReach(drives []int, method string) []int {
+	if len(s.ctrls) == 0 {
+		return drives
+	}
+	var infos []device.Info
+	ctrl := map[string]bool{}
+	for _, d := range drives {
+		if c := s.Drives[d].Controller; c != "" {
+			ctrl[c] = true
+		}
+	}
+	index := map[string]int{}
+	for i, d := range s.Drives {
+		if slices.Contains(drives, i) || ctrl[d.Controller] && d.Controller != "" {
+			infos = append(infos, d.Info)
+			index[d.Path] = i
+		}
+	}
+	steps, _ := purge.Plan(infos, method, s.ctrls)
+	out := slices.Clone(drives)
+	for _, st := range steps {
+		touches := false
+		for _, t := range st.Targets {
+			if slices.Contains(drives, index[t]) {
+				touches = true
+			}
+		}
+		if !touches || !st.ControllerWide {
+			continue
+		}
+		for _, t := range st.Targets {
+			if i, ok := index[t]; ok && !slices.Contains(out, i) {
+				out = append(out, i)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

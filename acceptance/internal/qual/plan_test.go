@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -172,23 +173,17 @@ func TestEstimateOfTheBuiltInPlan(t *testing.T) {
 	require.InDelta(t, want, total, 1)
 }
 
-func TestSanitizeRefusesUngivenNamespaces(t *testing.T) {
+// A purge that erases a whole controller resets every drive of the run on
+// it, so that none is measured as if it were still filled.
+func TestPurgeReachesTheController(t *testing.T) {
 	d := func(name string, siblings ...string) Drive {
-		return Drive{Info: device.Info{Path: "/dev/" + name, Name: name, Controller: "nvme0", Siblings: siblings}}
+		return Drive{Info: device.Info{Path: "/dev/" + name, Name: name, Block: true, Controller: "nvme0", Siblings: siblings}}
 	}
-	errs := sanitizeRefusals([]Drive{d("nvme0n1", "nvme0n2")}, "sanitize")
-	require.Len(t, errs, 1)
-	require.Equal(t, "/dev/nvme0n1: the spec purges with sanitize, which erases every namespace of controller nvme0, and /dev/nvme0n2 is not in -drives: add it to -drives, or purge with format", errs[0].Error())
-	require.Empty(t, sanitizeRefusals([]Drive{d("nvme0n1", "nvme0n2"), d("nvme0n2", "nvme0n1")}, "sanitize"), "both namespaces given")
-	require.Empty(t, sanitizeRefusals([]Drive{d("nvme0n1", "nvme0n2")}, "format"))
-}
-
-func TestPurgeCommand(t *testing.T) {
-	loop := Drive{Info: device.Info{Name: "loop3", Block: true}}
-	argv, fallback := purgeCommand(loop, "/dev/loop3", "format")
-	require.Equal(t, []string{"blkdiscard", "-f", "/dev/loop3"}, argv)
-	require.Contains(t, fallback, `purge "format" is not possible on loop3`)
-	argv, fallback = purgeCommand(loop, "/dev/loop3", "discard")
-	require.Equal(t, []string{"blkdiscard", "-f", "/dev/loop3"}, argv)
-	require.Empty(t, fallback)
+	s := &Suite{Drives: []Drive{d("nvme0n1", "nvme0n2"), d("nvme0n2", "nvme0n1")}}
+	s.ctrls = map[string]nvme.Controller{"nvme0": {OACS: 1 << 1, SANICAP: 1 << 1}}
+	require.Equal(t, []int{0, 1}, s.purgeReach([]int{0}, "sanitize"), "sanitize erases the controller")
+	require.Equal(t, []int{0}, s.purgeReach([]int{0}, "format"), "format without FNA bits erases one namespace")
+	s.ctrls["nvme0"] = nvme.Controller{OACS: 1 << 1, FNA: 1}
+	require.Equal(t, []int{0, 1}, s.purgeReach([]int{0}, "format"), "FNA bit 0: format applies to all namespaces")
+	require.Equal(t, []int{0}, s.purgeReach([]int{0}, "discard"))
 }

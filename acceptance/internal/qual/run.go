@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/junit"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
@@ -300,6 +301,9 @@ func (s *Suite) writeReport() error {
 	if err := s.Report.Write(s.Cfg.Report); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
+	if err := junit.Write(s.Cfg.Report, s.Report); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
 	return nil
 }
 
@@ -333,6 +337,9 @@ func (s *Suite) prepare(ctx context.Context, cell Cell, logf func(string, ...any
 	acts := s.Planner.Prepare(s.states, cell)
 	s.mu.Unlock()
 	for _, a := range acts {
+		if a.Kind == ActPurge {
+			a.Drives = s.purgeReach(a.Drives, a.Purge)
+		}
 		logf("preparing %s: %s (about %s)", s.paths(a.Drives), a.Name, a.Est.Round(time.Second))
 		if err := s.recheck(a.Drives); err != nil {
 			return fmt.Errorf("before %s: %w", a.Name, err)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
@@ -73,6 +75,7 @@ type Suite struct {
 	// preparation step, a changed identity); indexed like Drives.
 	broken []unusableDrive
 	info   RunInfo // run.json of a live run, rewritten as tests finish
+	ctrls  map[string]nvme.Controller // identify data of the drives' NVMe controllers
 	sys    device.System
 }
 
@@ -231,7 +234,6 @@ func (s *Suite) setupLive(ctx context.Context, sys device.System, runner fiojob.
 		errs = append(errs, err)
 	}
 	s.Report.FioVersion = version
-	s.Exec = &Live{Dir: cfg.Record, Runner: runner}
 	var infos []device.Info
 	for _, p := range cfg.Drives {
 		info, err := sys.Inspect(p)
@@ -261,9 +263,32 @@ func (s *Suite) setupLive(ctx context.Context, sys device.System, runner fiojob.
 	for _, r := range sys.Check(infos, opt) {
 		errs = append(errs, r)
 	}
-	if s.Spec != nil {
-		errs = append(errs, sanitizeRefusals(s.Drives, s.Spec.Precondition.Purge)...)
+	if s.Spec != nil && len(errs) == 0 {
+		// A format or sanitize reaches further than one namespace on many
+		// controllers: read what each controller says before planning it.
+		method := s.Spec.Precondition.Purge
+		if method == purge.Format || method == purge.Sanitize {
+			ctrls, idErrs := purge.Identify(ctx, nvme.CLI{}, infos)
+			for _, e := range idErrs {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("%v; its namespaces are discarded instead of %s", e, method))
+			}
+			s.ctrls = ctrls
+		}
+		_, perrs := purge.Plan(infos, method, s.ctrls)
+		errs = append(errs, perrs...)
 	}
+	if len(errs) == 0 && !cfg.DryRun {
+		// Own the drives for the whole run: the kernel refuses a second
+		// exclusive opener (another drivequal run) and a mount from now on.
+		holds, refusals := sys.Hold(infos)
+		for _, r := range refusals {
+			errs = append(errs, r)
+		}
+		if holds != nil {
+			s.guard = held{sys: sys, holds: holds}
+		}
+	}
+	s.Exec = &Live{Dir: cfg.Record, Runner: runner, Ctrls: s.ctrls, Discarder: s.guard}
 	if cfg.DryRun && !cfg.Destructive {
 		s.Warnings = append(s.Warnings, "a real run needs -destructive: everything on the drives above is destroyed")
 	}
@@ -341,32 +366,6 @@ func (s *Suite) setupReplay() []error {
 		}
 	}
 	return nil
-}
-
-// sanitizeRefusals refuses a sanitize that would erase namespaces not
-// given in -drives: sanitize works on a whole NVMe controller (subsystem).
-func sanitizeRefusals(drives []Drive, purge string) []error {
-	if purge != "sanitize" {
-		return nil
-	}
-	given := map[string]bool{}
-	for _, d := range drives {
-		given[d.Name] = true
-	}
-	var errs []error
-	for _, d := range drives {
-		var others []string
-		for _, n := range d.Siblings {
-			if !given[n] {
-				others = append(others, "/dev/"+n)
-			}
-		}
-		if len(others) > 0 {
-			errs = append(errs, fmt.Errorf("%s: the spec purges with sanitize, which erases every namespace of controller %s, and %s %s not in -drives: add %s to -drives, or purge with format",
-				d.Path, d.Controller, strings.Join(others, ", "), isAre(len(others)), itThem(len(others))))
-		}
-	}
-	return errs
 }
 
 func isAre(n int) string {
