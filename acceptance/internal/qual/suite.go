@@ -74,7 +74,7 @@ type Suite struct {
 	// broken says why a drive must not be used again (a failed
 	// preparation step, a changed identity); indexed like Drives.
 	broken []unusableDrive
-	info   RunInfo // run.json of a live run, rewritten as tests finish
+	info   RunInfo                    // run.json of a live run, rewritten as tests finish
 	ctrls  map[string]nvme.Controller // identify data of the drives' NVMe controllers
 	sys    device.System
 }
