@@ -1,0 +1,242 @@
+package fiojob
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// IODir is the data direction of a log sample, numbered as fio's logs
+// number it.
+type IODir int
+
+const (
+	DirRead  IODir = 0
+	DirWrite IODir = 1
+	DirTrim  IODir = 2
+)
+
+func (d IODir) String() string {
+	switch d {
+	case DirRead:
+		return "read"
+	case DirWrite:
+		return "write"
+	case DirTrim:
+		return "trim"
+	}
+	return "direction " + strconv.Itoa(int(d))
+}
+
+// Sample is one line of an averaged fio IOPS log (write_iops_log with
+// log_avg_msec): the I/Os of one direction completed in one averaging
+// window, per second.
+type Sample struct {
+	// At is the end of the window, from the start of the job (fio logs it
+	// in milliseconds).
+	At time.Duration
+	// IOPS is the window's I/Os per second: fio's I/Os completed in the
+	// window × 1000 / the window's length in ms, truncated to an integer.
+	IOPS float64
+	Dir  IODir
+}
+
+// ParseIOPSLog reads one fio IOPS log, as written with write_iops_log and
+// log_avg_msec (fio 3.33: "time_ms, value, direction, bs, prio", with the
+// byte offset before prio when log_offset=1; older fio writes
+// "time, value, direction, bs"). Only the first three columns are read.
+//
+// With log_avg_msec, fio writes one line per direction per window in which
+// that direction completed an I/O: a window without I/O has no line, and
+// a job's last, partial window may have none either (the 6 s run of
+// fixtures/fio/iops-log.json logged up to 5.08 s). Without log_avg_msec
+// every I/O is a line with value 1, which is not an IOPS series; such a log
+// reads without error, so callers should set log_avg_msec. A log written
+// with log_max_value=2 (fio ≥ 3.36: mean and max in two columns) is not
+// supported.
+//
+// Errors name the line: "line 3: ...".
+func ParseIOPSLog(r io.Reader) ([]Sample, error) {
+	var out []Sample
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		f := strings.Split(text, ",")
+		if len(f) < 4 {
+			return nil, fmt.Errorf("line %d: %q has %d fields, want at least 4 (time, value, direction, block size)", line, text, len(f))
+		}
+		ms, err := strconv.ParseUint(strings.TrimSpace(f[0]), 10, 63)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: time %q is not a number of milliseconds", line, strings.TrimSpace(f[0]))
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(f[1]), 10, 64)
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("line %d: value %q is not a count of I/Os per second", line, strings.TrimSpace(f[1]))
+		}
+		d, err := strconv.Atoi(strings.TrimSpace(f[2]))
+		if err != nil || d < 0 || d > 2 {
+			return nil, fmt.Errorf("line %d: direction %q is not 0 (read), 1 (write) or 2 (trim)", line, strings.TrimSpace(f[2]))
+		}
+		out = append(out, Sample{At: time.Duration(ms) * time.Millisecond, IOPS: float64(v), Dir: IODir(d)})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	}
+	return out, nil
+}
+
+// ReadIOPSLog reads the fio IOPS log at path (see ParseIOPSLog). Errors
+// read "path:line: ...".
+func ReadIOPSLog(path string) ([]Sample, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s, err := ParseIOPSLog(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%s", path, strings.TrimPrefix(err.Error(), "line "))
+	}
+	return s, nil
+}
+
+// IOPSLogFiles lists the IOPS logs fio wrote for write_iops_log=prefix, in
+// the order of fio's job numbers: prefix_iops.N.log for each job (fio's
+// default per_job_logs=1; N counts the jobs of the whole job file from 1,
+// clones included), or prefix_iops.log alone with per_job_logs=0. It is an
+// error when there are none.
+//
+// A job file that gives each target its own prefix (write_iops_log in the
+// target's section) gets each target's logs, and so each drive's, from one
+// call.
+func IOPSLogFiles(prefix string) ([]string, error) {
+	matches, err := filepath.Glob(globEscape(prefix) + "_iops.*.log")
+	if err != nil {
+		return nil, err
+	}
+	type numbered struct {
+		n    int
+		path string
+	}
+	var logs []numbered
+	for _, m := range matches {
+		// Glob cleans the directory part ("./a" → "a"), so compare names.
+		mid := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), filepath.Base(prefix)+"_iops."), ".log")
+		n, err := strconv.Atoi(mid)
+		if err != nil || n < 1 {
+			continue // not a job number: another prefix's file
+		}
+		logs = append(logs, numbered{n, m})
+	}
+	slices.SortFunc(logs, func(a, b numbered) int { return cmp.Compare(a.n, b.n) })
+	out := make([]string, len(logs))
+	for i, l := range logs {
+		out[i] = l.path
+	}
+	if single := prefix + "_iops.log"; len(out) == 0 {
+		if _, err := os.Stat(single); err == nil {
+			out = append(out, single)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no fio IOPS log %s_iops.N.log or %s_iops.log", prefix, prefix)
+	}
+	return out, nil
+}
+
+// globEscape quotes the metacharacters of filepath.Match in s.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		switch c {
+		case '*', '?', '[', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// SumIOPSLogs adds the IOPS logs of several jobs (the clones of one target,
+// so one drive) window by window: the result has one sample per direction
+// per window, its IOPS the sum over the jobs, its At the latest of theirs.
+//
+// fio closes the windows of all jobs on the same tick of its helper
+// thread, but each job timestamps its own: the clones' times for one window
+// differ by a millisecond or two (fixtures/fio/iops-log-drive0_iops.*.log).
+// So samples of one direction belong to the same window when they lie
+// within half an interval of the window's first sample; interval is the
+// log_avg_msec the logs were written with. A job with no sample in a window
+// completed no I/O in it and adds nothing.
+func SumIOPSLogs(interval time.Duration, logs ...[]Sample) []Sample {
+	type tagged struct {
+		Sample
+		log int
+	}
+	var all []tagged
+	for i, l := range logs {
+		for _, s := range l {
+			all = append(all, tagged{s, i})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b tagged) int {
+		if c := cmp.Compare(a.Dir, b.Dir); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.At, b.At)
+	})
+	var out []Sample
+	for i := 0; i < len(all); {
+		first := all[i]
+		sum := first.Sample
+		seen := map[int]bool{first.log: true}
+		j := i + 1
+		for ; j < len(all); j++ {
+			s := all[j]
+			if s.Dir != first.Dir || 2*(s.At-first.At) >= interval || seen[s.log] {
+				break
+			}
+			seen[s.log] = true
+			sum.IOPS += s.IOPS
+			sum.At = max(sum.At, s.At)
+		}
+		out = append(out, sum)
+		i = j
+	}
+	slices.SortStableFunc(out, func(a, b Sample) int {
+		if c := cmp.Compare(a.At, b.At); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Dir, b.Dir)
+	})
+	return out
+}
+
+// ReadIOPSLogs reads the logs IOPSLogFiles finds for prefix and sums them
+// with SumIOPSLogs: one target's IOPS, window by window, for a job file
+// that gives each target its own write_iops_log prefix.
+func ReadIOPSLogs(prefix string, interval time.Duration) ([]Sample, error) {
+	files, err := IOPSLogFiles(prefix)
+	if err != nil {
+		return nil, err
+	}
+	logs := make([][]Sample, len(files))
+	for i, f := range files {
+		if logs[i], err = ReadIOPSLog(f); err != nil {
+			return nil, err
+		}
+	}
+	return SumIOPSLogs(interval, logs...), nil
+}
