@@ -1,0 +1,285 @@
+// Package steady decides whether a drive reached steady state, by the rule
+// of the SNIA Solid State Storage Performance Test Specification (PTS): over
+// a measurement window of consecutive rounds (5 in the PTS), the tracked
+// variable, here a round's mean IOPS, has
+//
+//   - a range, max − min, of at most 20 % of the window's mean, and
+//   - a best linear fit whose change across the window (the PTS "slope":
+//     the fitted line's max − min over the window) is at most 10 % of the
+//     window's mean.
+//
+// A round is a fixed interval of the workload (1 minute in the PTS), chosen
+// by the caller; Rounds turns fio's per-interval IOPS samples into rounds.
+//
+// fio's own steadystate= option is a different test: its iops_slope limit
+// applies to the slope per sample interval (1 s) over ss_dur, not to the
+// fitted line's change over the PTS window, and its iops limit bounds the
+// largest deviation from the mean, not the range. This package computes
+// the PTS figures itself.
+package steady
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drivequal/drivequal/fiojob"
+)
+
+// Rule is the steady-state criterion. Fractions are of the window's mean
+// (0.20 = 20 %).
+type Rule struct {
+	// Window is the number of consecutive rounds judged together (the PTS
+	// measurement window); at least 2.
+	Window int
+	// MaxRange is the largest allowed max − min of the window's rounds.
+	MaxRange float64
+	// MaxExcursion is the largest allowed change of the window's
+	// least-squares line across the window: |slope| × (Window − 1).
+	MaxExcursion float64
+}
+
+// DefaultRule is the PTS rule: 5 rounds, range ≤ 20 %, excursion ≤ 10 %.
+var DefaultRule = Rule{Window: 5, MaxRange: 0.20, MaxExcursion: 0.10}
+
+// Validate reports what is wrong with r, every problem at once.
+func (r Rule) Validate() error {
+	var bad []string
+	if r.Window < 2 {
+		bad = append(bad, fmt.Sprintf("window must be at least 2 rounds, not %d", r.Window))
+	}
+	if !(r.MaxRange > 0) || math.IsInf(r.MaxRange, 0) {
+		bad = append(bad, fmt.Sprintf("range limit must be a fraction > 0, not %v", r.MaxRange))
+	}
+	if !(r.MaxExcursion > 0) || math.IsInf(r.MaxExcursion, 0) {
+		bad = append(bad, fmt.Sprintf("excursion limit must be a fraction > 0, not %v", r.MaxExcursion))
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("steady-state rule: %s", strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// Verdict is the rule applied to the last Rule.Window rounds of a series.
+type Verdict struct {
+	Attained bool
+	Rule     Rule
+	// Rounds is the number of rounds in the series; the window is its last
+	// Rule.Window rounds, numbered First+1 … Rounds from 1.
+	Rounds int
+	First  int
+	// Mean is the window's mean, in IOPS; Range its max − min, in IOPS.
+	Mean  float64
+	Range float64
+	// Slope is the least-squares slope over the window, in IOPS per round;
+	// Excursion is |Slope| × (Rule.Window − 1), the fitted line's change
+	// across the window, in IOPS.
+	Slope     float64
+	Excursion float64
+	// Note says why the figures were not judged: too few rounds, an
+	// invalid rule, a window mean that is not > 0, a round that is not a
+	// finite number ≥ 0. Empty when they were.
+	Note string
+}
+
+// RelRange is Range as a fraction of Mean (0 when Mean is 0).
+func (v Verdict) RelRange() float64 { return frac(v.Range, v.Mean) }
+
+// RelExcursion is Excursion as a fraction of Mean (0 when Mean is 0).
+func (v Verdict) RelExcursion() float64 { return frac(v.Excursion, v.Mean) }
+
+func frac(x, mean float64) float64 {
+	if mean == 0 {
+		return 0
+	}
+	return x / mean
+}
+
+// String is one line: "steady state reached: window mean 152,300 IOPS,
+// range 4.1 % (limit 20 %), excursion 2.0 % (limit 10 %)", or "not reached:
+// ..." with the same figures or the Note.
+func (v Verdict) String() string {
+	head := "not reached: "
+	if v.Attained {
+		head = "steady state reached: "
+	}
+	if v.Note != "" {
+		return head + v.Note
+	}
+	return fmt.Sprintf("%swindow mean %s IOPS, range %.1f %% (limit %s %%), excursion %.1f %% (limit %s %%)",
+		head, thousands(v.Mean), 100*v.RelRange(), pct(v.Rule.MaxRange), 100*v.RelExcursion(), pct(v.Rule.MaxExcursion))
+}
+
+func pct(f float64) string { return strconv.FormatFloat(100*f, 'g', 4, 64) }
+
+// thousands formats x rounded to an integer with commas: 152,300.
+func thousands(x float64) string {
+	s := strconv.FormatFloat(math.Round(x), 'f', 0, 64)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// Check applies r to the last r.Window rounds (mean IOPS of each round, in
+// order). With fewer rounds than the window, or an invalid rule, the
+// verdict is not attained and its Note says why.
+func (r Rule) Check(rounds []float64) Verdict {
+	v := Verdict{Rule: r, Rounds: len(rounds)}
+	if err := r.Validate(); err != nil {
+		v.Note = err.Error()
+		return v
+	}
+	if len(rounds) < r.Window {
+		v.Note = fmt.Sprintf("%d rounds, fewer than the %d-round window", len(rounds), r.Window)
+		return v
+	}
+	v.First = len(rounds) - r.Window
+	w := rounds[v.First:]
+	for i, y := range w {
+		if math.IsNaN(y) || math.IsInf(y, 0) || y < 0 {
+			v.Note = fmt.Sprintf("round %d is %v IOPS", v.First+i+1, y)
+			return v
+		}
+	}
+	n := float64(len(w))
+	lo, hi := slices.Min(w), slices.Max(w)
+	var sum float64
+	for _, y := range w {
+		sum += y
+	}
+	v.Mean = sum / n
+	v.Range = hi - lo
+	// Least squares over x = 0 … n−1: slope = Σ(x−x̄)(y−ȳ) / Σ(x−x̄)².
+	xm := (n - 1) / 2
+	var sxy, sxx float64
+	for i, y := range w {
+		dx := float64(i) - xm
+		sxy += dx * (y - v.Mean)
+		sxx += dx * dx
+	}
+	v.Slope = sxy / sxx
+	v.Excursion = math.Abs(v.Slope) * (n - 1)
+	if !(v.Mean > 0) {
+		v.Note = fmt.Sprintf("window mean is %s IOPS", thousands(v.Mean))
+		return v
+	}
+	v.Attained = v.Range <= r.MaxRange*v.Mean && v.Excursion <= r.MaxExcursion*v.Mean
+	return v
+}
+
+// Track applies r after each round, as a run that stops at steady state
+// would: attainedAt is the first round (counted from 1) whose trailing
+// window satisfies r, and v that window's verdict; the run took attainedAt
+// rounds. When no window does, attainedAt is 0 and v is the verdict of the
+// last window (or says there were too few rounds).
+func (r Rule) Track(rounds []float64) (attainedAt int, v Verdict) {
+	for n := r.Window; n <= len(rounds); n++ {
+		if v = r.Check(rounds[:n]); v.Attained {
+			return n, v
+		}
+	}
+	return 0, r.Check(rounds)
+}
+
+// Rounds averages fio's per-interval IOPS samples of one drive (one series
+// per direction, as fiojob.SumIOPSLogs returns them) into rounds of length
+// round: the mean IOPS of each complete round, read and write added.
+//
+// Each sample stands for the I/Os of its window (its IOPS × the window's
+// length), which end at its At and start at the previous sample's At of the
+// same direction. fio writes no sample for a window without I/O, so a gap
+// longer than 1.5 × the series' usual interval (the median gap) is taken as
+// windows without I/O and the sample's window as one usual interval; the
+// first sample's window is one usual interval too (after a ramp_time, fio's
+// log starts late). Rounds start at the start of the earliest window; a
+// window across a round boundary is split in proportion. Only whole rounds
+// are returned: the last partial one, and fio's unlogged last window, are
+// left out.
+func Rounds(samples []fiojob.Sample, round time.Duration) []float64 {
+	if round <= 0 || len(samples) == 0 {
+		return nil
+	}
+	byDir := map[fiojob.IODir][]fiojob.Sample{}
+	for _, s := range samples {
+		byDir[s.Dir] = append(byDir[s.Dir], s)
+	}
+	type window struct {
+		start, end time.Duration
+		iops       float64
+	}
+	var ws []window
+	var t0, tEnd time.Duration = math.MaxInt64, 0
+	dirs := slices.Sorted(maps.Keys(byDir)) // a fixed order: the same sums every time
+	for _, d := range dirs {
+		series := byDir[d]
+		slices.SortStableFunc(series, func(a, b fiojob.Sample) int { return cmp.Compare(a.At, b.At) })
+		usual := medianGap(series)
+		for i, s := range series {
+			start := s.At - usual
+			if i > 0 {
+				if gap := s.At - series[i-1].At; 2*gap <= 3*usual {
+					start = series[i-1].At
+				}
+			}
+			start = max(start, 0)
+			ws = append(ws, window{start, s.At, s.IOPS})
+			t0, tEnd = min(t0, start), max(tEnd, s.At)
+		}
+	}
+	n := int((tEnd - t0) / round)
+	if n <= 0 {
+		return nil
+	}
+	ios := make([]float64, n)
+	for _, w := range ws {
+		if w.end <= w.start {
+			continue
+		}
+		rate := w.iops / float64(time.Second) // I/Os per ns
+		for k := int((w.start - t0) / round); k < n; k++ {
+			rs := t0 + time.Duration(k)*round
+			re := rs + round
+			if rs >= w.end {
+				break
+			}
+			overlap := min(re, w.end) - max(rs, w.start)
+			if overlap > 0 {
+				ios[k] += rate * float64(overlap)
+			}
+		}
+	}
+	out := make([]float64, n)
+	for k, c := range ios {
+		out[k] = c / round.Seconds()
+	}
+	return out
+}
+
+// medianGap is the median time between consecutive samples of series, or
+// the first sample's At when there is only one.
+func medianGap(series []fiojob.Sample) time.Duration {
+	if len(series) < 2 {
+		return series[0].At
+	}
+	gaps := make([]time.Duration, 0, len(series)-1)
+	for i := 1; i < len(series); i++ {
+		gaps = append(gaps, series[i].At-series[i-1].At)
+	}
+	slices.Sort(gaps)
+	return gaps[len(gaps)/2]
+}
