@@ -112,9 +112,10 @@ func run(m *testing.M) int {
 		closing += fmt.Sprintf(" (the run was stopped: %s)", stopReason(ctx.Err()))
 	}
 	fmt.Fprintln(operator(), "drivequal:", closing)
-	if operator() != os.Stdout && code != 0 {
-		// go test shows a failing package's output: say it there too.
-		fmt.Println("drivequal:", closing)
+	if code != 0 {
+		// Where errors go too: go test shows a failing package's output,
+		// and a caller that reads only stderr still sees the verdict.
+		fmt.Fprintln(os.Stderr, "drivequal:", closing)
 	}
 	return code
 }

@@ -95,7 +95,9 @@ func (c *Config) Live() bool { return len(c.Drives) > 0 }
 // and every problem found, each naming its flag and the fix.
 func (f *Flags) Validate(root string) (*Config, []error) {
 	var errs []error
+	failed := map[string]bool{}
 	bad := func(flagName, format string, args ...any) {
+		failed[flagName] = true
 		errs = append(errs, fmt.Errorf("parsing -%s: %s", flagName, fmt.Sprintf(format, args...)))
 	}
 	c := &Config{
@@ -160,8 +162,8 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 	}
 	if f.Drives == "" {
 		for _, name := range liveOnly {
-			if !f.Set[name] && !(name == "record" && f.Record != "") && !(name == "capacity" && f.Capacity != "") {
-				continue
+			if failed[name] || !f.Set[name] && !(name == "record" && f.Record != "") && !(name == "capacity" && f.Capacity != "") {
+				continue // one problem per flag
 			}
 			bad(name, "%s", replayRefusal(name))
 		}
