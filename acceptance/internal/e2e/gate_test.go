@@ -38,17 +38,7 @@ func dyingLoop(t *testing.T, size, room int64) string {
 	img := filepath.Join(dir, "disk.img")
 	require.NoError(t, os.WriteFile(img, nil, 0o644))
 	require.NoError(t, os.Truncate(img, size))
-	out, err := exec.Command("losetup", "--direct-io=on", "-f", "--show", img).CombinedOutput()
-	if err != nil {
-		t.Fatalf("losetup: %v: %s", err, out)
-	}
-	dev := strings.TrimSpace(string(out))
-	t.Cleanup(func() {
-		if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {
-			t.Errorf("losetup -d %s: %v: %s", dev, err, out)
-		}
-	})
-	return dev
+	return attachLoop(t, img)
 }
 
 // A drive that fails writes during its fill exits non-zero, and every cell

@@ -95,6 +95,13 @@ func newLoop(t *testing.T, size int64, losetupArgs ...string) string {
 	if err := os.Truncate(img, size); err != nil {
 		t.Fatal(err)
 	}
+	return attachLoop(t, img, losetupArgs...)
+}
+
+// attachLoop attaches a loop device with direct I/O over img; it is
+// detached when t ends.
+func attachLoop(t *testing.T, img string, losetupArgs ...string) string {
+	t.Helper()
 	args := append([]string{"--direct-io=on", "-f", "--show"}, losetupArgs...)
 	out, err := exec.Command("losetup", append(args, img)...).CombinedOutput()
 	if err != nil {
