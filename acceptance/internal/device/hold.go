@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drivequal/drivequal/acceptance/internal/units"
 )
 
 // Holds are the targets a run owns, from Hold until Close: the kernel
@@ -188,9 +190,9 @@ func (h *Holds) Discard(path string) error {
 		r := [2]uint64{0, size}
 		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.BLKDISCARD, uintptr(unsafe.Pointer(&r))); e != 0 {
 			if e == unix.EOPNOTSUPP {
-				return fmt.Errorf("%s: discarding %s bytes: the device does not support discard (%w); choose another purge (format, sanitize or none)", path, thousands(int64(size)), e)
+				return fmt.Errorf("%s: discarding %s bytes: the device does not support discard (%w); choose another purge (format, sanitize or none)", path, units.Thousands(float64(size)), e)
 			}
-			return fmt.Errorf("%s: discarding %s bytes (BLKDISCARD): %w", path, thousands(int64(size)), e)
+			return fmt.Errorf("%s: discarding %s bytes (BLKDISCARD): %w", path, units.Thousands(float64(size)), e)
 		}
 		return nil
 	}
@@ -203,9 +205,9 @@ func (h *Holds) Discard(path string) error {
 	}
 	if err := unix.Fallocate(fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 0, st.Size); err != nil {
 		if errors.Is(err, unix.EOPNOTSUPP) {
-			return fmt.Errorf("%s: discarding %s bytes: its file system cannot punch holes (%w); choose purge = \"none\" or a file on ext4, xfs, btrfs or tmpfs", path, thousands(st.Size), err)
+			return fmt.Errorf("%s: discarding %s bytes: its file system cannot punch holes (%w); choose purge = \"none\" or a file on ext4, xfs, btrfs or tmpfs", path, units.Thousands(float64(st.Size)), err)
 		}
-		return fmt.Errorf("%s: discarding %s bytes (fallocate PUNCH_HOLE): %w", path, thousands(st.Size), err)
+		return fmt.Errorf("%s: discarding %s bytes (fallocate PUNCH_HOLE): %w", path, units.Thousands(float64(st.Size)), err)
 	}
 	return nil
 }
@@ -571,22 +573,4 @@ func (s System) writerRefusal(in Info, t *procTable) (Refusal, bool) {
 		return Refusal{}, false
 	}
 	return Refusal{Path: in.Path, Reason: "is open for writing by " + strings.Join(writers, ", "), Fix: fix}, true
-}
-
-// thousands formats n with commas: 1,073,741,824.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }

@@ -174,12 +174,3 @@ func TestHoldFile(t *testing.T) {
 	}
 	h3.Close()
 }
-
-func TestThousands(t *testing.T) {
-	for in, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 536_870_912: "536,870,912",
-		1_073_741_824: "1,073,741,824", -1234: "-1,234"} {
-		if got := thousands(in); got != want {
-			t.Errorf("thousands(%d) = %q, want %q", in, got, want)
-		}
-	}
-}

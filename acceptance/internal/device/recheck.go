@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/drivequal/drivequal/acceptance/internal/units"
 )
 
 // recheckFix is the fix of every Recheck error.
@@ -50,7 +52,7 @@ func (s System) Recheck(want Info) error {
 			changes = append(changes, fmt.Sprintf("serial %q -> %q", want.Serial, got.Serial))
 		}
 		if got.Size != want.Size && (want.Block || want.Size != 0) {
-			changes = append(changes, fmt.Sprintf("size %s -> %s bytes", thousands(want.Size), thousands(got.Size)))
+			changes = append(changes, fmt.Sprintf("size %s -> %s bytes", units.Thousands(float64(want.Size)), units.Thousands(float64(got.Size))))
 		}
 		if got.BackingFile != want.BackingFile {
 			changes = append(changes, fmt.Sprintf("backing file %q -> %q", want.BackingFile, got.BackingFile))

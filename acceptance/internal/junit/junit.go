@@ -34,6 +34,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/units"
 )
 
 // File is the JUnit file's name inside a report directory.
@@ -276,7 +277,7 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 	line(&b, "capacity", res.Capacity)
 	line(&b, "workload", res.Workload)
 	line(&b, "metric", res.Metric)
-	line(&b, "unit", unitOf(res.Metric))
+	line(&b, "unit", units.Unit(res.Metric))
 	line(&b, "spec", num(res.Spec))
 	line(&b, "expected", num(res.Expected))
 	line(&b, "actual", num(res.Actual))
@@ -402,18 +403,6 @@ func num(v float64) string {
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
-}
-
-// unitOf is how a metric's values are named: "IOPS", or "MB/s" (10^6
-// bytes per second) for MBps.
-func unitOf(metric string) string {
-	switch metric {
-	case "iops":
-		return "IOPS"
-	case "MBps":
-		return "MB/s"
-	}
-	return metric
 }
 
 // suiteTime is the run's length in seconds with at most three decimals

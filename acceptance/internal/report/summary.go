@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/drivequal/drivequal/acceptance/internal/units"
 )
 
 // Spread is (max − min) / mean of the actuals of the drives in per that have
@@ -399,52 +401,19 @@ func percentCell(res Result, ref float64) string {
 	return formatPercent(res.Actual, ref)
 }
 
-// unit is how a metric's values are written: "IOPS", or "MB/s" for MBps
-// (10^6 bytes per second).
-func unit(metric string) string {
-	switch metric {
-	case "iops":
-		return "IOPS"
-	case "MBps":
-		return "MB/s"
-	}
-	return metric
-}
-
 // FormatValue writes v rounded to an integer, with thousands separators and
 // the metric's unit: "2,350,000 IOPS", "14,500 MB/s".
 func FormatValue(v float64, metric string) string {
 	s := Thousands(v)
-	if u := unit(metric); u != "" {
+	if u := units.Unit(metric); u != "" {
 		s += " " + u
 	}
 	return s
 }
 
-// Thousands writes v rounded to the nearest integer (halves away from
-// zero) with a comma between each group of three digits; "n/a" for NaN or
-// ±Inf.
-func Thousands(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "n/a"
-	}
-	v = math.Round(v)
-	if v == 0 {
-		v = 0 // no "-0"
-	}
-	digits := strconv.FormatFloat(math.Abs(v), 'f', 0, 64)
-	var b strings.Builder
-	if v < 0 {
-		b.WriteByte('-')
-	}
-	for i, c := range digits {
-		if i > 0 && (len(digits)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+// Thousands writes v rounded to the nearest integer with commas between
+// groups of three digits (see units.Thousands).
+func Thousands(v float64) string { return units.Thousands(v) }
 
 // formatPercent writes actual / ref as a percentage to two decimals:
 // formatPercent(2409894, 2350000) = "102.55 %". It returns "n/a" when ref is

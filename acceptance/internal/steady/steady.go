@@ -28,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/units"
 	"github.com/drivequal/drivequal/fiojob"
 )
 
@@ -112,28 +113,10 @@ func (v Verdict) String() string {
 		return head + v.Note
 	}
 	return fmt.Sprintf("%swindow mean %s IOPS, range %.1f %% (limit %s %%), excursion %.1f %% (limit %s %%)",
-		head, thousands(v.Mean), 100*v.RelRange(), pct(v.Rule.MaxRange), 100*v.RelExcursion(), pct(v.Rule.MaxExcursion))
+		head, units.Thousands(v.Mean), 100*v.RelRange(), pct(v.Rule.MaxRange), 100*v.RelExcursion(), pct(v.Rule.MaxExcursion))
 }
 
 func pct(f float64) string { return strconv.FormatFloat(100*f, 'g', 4, 64) }
-
-// thousands formats x rounded to an integer with commas: 152,300.
-func thousands(x float64) string {
-	s := strconv.FormatFloat(math.Round(x), 'f', 0, 64)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
 
 // Check applies r to the last r.Window rounds (mean IOPS of each round, in
 // order). With fewer rounds than the window, or an invalid rule, the
@@ -175,7 +158,7 @@ func (r Rule) Check(rounds []float64) Verdict {
 	v.Slope = sxy / sxx
 	v.Excursion = math.Abs(v.Slope) * (n - 1)
 	if !(v.Mean > 0) {
-		v.Note = fmt.Sprintf("window mean is %s IOPS", thousands(v.Mean))
+		v.Note = fmt.Sprintf("window mean is %s IOPS", units.Thousands(v.Mean))
 		return v
 	}
 	v.Attained = v.Range <= r.MaxRange*v.Mean && v.Excursion <= r.MaxExcursion*v.Mean
