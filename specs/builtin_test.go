@@ -113,7 +113,7 @@ func TestBuiltInMethod(t *testing.T) {
 	if diff := cmp.Diff(Method{Runtime: 60 * time.Second, RampTime: 10 * time.Second, IOEngine: "libaio", Direct: true}, s.Method); diff != "" {
 		t.Errorf("method (-want +got):\n%s", diff)
 	}
-	wantPre := Precondition{Purge: "format", FillPasses: 2, RandomRuntime: 30 * time.Minute}
+	wantPre := withSteadyDefaults(Precondition{Purge: "format", FillPasses: 2, RandomRuntime: 30 * time.Minute})
 	if diff := cmp.Diff(wantPre, s.Precondition); diff != "" {
 		t.Errorf("precondition (-want +got):\n%s", diff)
 	}

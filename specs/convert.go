@@ -97,6 +97,14 @@ func (p *parser) precondition(c *tomlPrecondition) Precondition {
 	case c.SteadyStateDuration.set:
 		t.errorf("steadystate_duration", "steadystate_duration has no effect without steadystate")
 	}
+	out.SteadyRound, _ = t.duration("steady_round", c.SteadyRound, DefaultSteadyRound, false)
+	if n, ok := t.integer("steady_window", c.SteadyWindow, DefaultSteadyWindow, 2, 1000); ok {
+		out.SteadyWindow = int(n)
+	}
+	out.SteadyRange, _ = t.fraction("steady_range", c.SteadyRange, DefaultSteadyRange)
+	out.SteadySlope, _ = t.fraction("steady_slope", c.SteadySlope, DefaultSteadySlope)
+	out.IdleLimit, _ = t.duration("idle_limit", c.IdleLimit, DefaultIdleLimit, false)
+	out.TopUpRuntime, _ = t.duration("topup_runtime", c.TopUpRuntime, DefaultTopUpRuntime, false)
 	return out
 }
 

@@ -20,8 +20,22 @@ const (
 	DefaultFillPasses          = 2
 	DefaultRandomRuntime       = 30 * time.Minute
 	DefaultSteadyStateDuration = 300 * time.Second
-	DefaultScalingBaseline     = "spec"
-	DefaultScalingTolerance    = 0.10
+	// The SNIA PTS steady-state rule, measured by drivequal on fio's
+	// per-round IOPS: over the last DefaultSteadyWindow rounds of
+	// DefaultSteadyRound each, max − min within DefaultSteadyRange of the
+	// window's mean and the best-fit line's excursion within
+	// DefaultSteadySlope of it.
+	DefaultSteadyRound  = time.Minute
+	DefaultSteadyWindow = 5
+	DefaultSteadyRange  = 0.20
+	DefaultSteadySlope  = 0.10
+	// A drive idle (no writes) for longer than DefaultIdleLimit is topped
+	// up with its write twin for at most DefaultTopUpRuntime before a
+	// random write or mixed measurement.
+	DefaultIdleLimit        = 5 * time.Minute
+	DefaultTopUpRuntime     = 2 * time.Minute
+	DefaultScalingBaseline  = "spec"
+	DefaultScalingTolerance = 0.10
 )
 
 // The private TOML shape. Every scalar is a value so that decoding never
@@ -49,6 +63,12 @@ type (
 		RandomRuntime       value `toml:"random_runtime"`
 		SteadyState         value `toml:"steadystate"`
 		SteadyStateDuration value `toml:"steadystate_duration"`
+		SteadyRound         value `toml:"steady_round"`
+		SteadyWindow        value `toml:"steady_window"`
+		SteadyRange         value `toml:"steady_range"`
+		SteadySlope         value `toml:"steady_slope"`
+		IdleLimit           value `toml:"idle_limit"`
+		TopUpRuntime        value `toml:"topup_runtime"`
 	}
 	tomlWorkload struct {
 		Name         value `toml:"name"`
@@ -100,7 +120,8 @@ var specSchema = schema{
 	"source": nil,
 	"method": {"runtime": nil, "ramp_time": nil, "ioengine": nil, "direct": nil, "tolerance": nil},
 	"precondition": {"purge": nil, "fill_passes": nil, "random_runtime": nil,
-		"steadystate": nil, "steadystate_duration": nil},
+		"steadystate": nil, "steadystate_duration": nil, "steady_round": nil, "steady_window": nil,
+		"steady_range": nil, "steady_slope": nil, "idle_limit": nil, "topup_runtime": nil},
 	"workload": {"name": nil, "rw": nil, "bs": nil, "iodepth": nil, "numjobs": nil,
 		"metric": nil, "rwmixread": nil, "precondition": nil, "runtime": nil},
 	"capacity": {"name": nil, "bytes": nil, "spec": {"*": nil}},
@@ -477,6 +498,16 @@ func (t table) tolerance(key string, v value, def float64) (float64, bool) {
 	f, ok := t.number(key, v, def)
 	if ok && !(f >= 0 && f < 1) {
 		t.errorf(key, "%s must be in [0, 1), got %v", key, f)
+		return 0, false
+	}
+	return f, ok
+}
+
+// fraction returns a fraction in (0, 1]; def when unset.
+func (t table) fraction(key string, v value, def float64) (float64, bool) {
+	f, ok := t.number(key, v, def)
+	if ok && !(f > 0 && f <= 1) {
+		t.errorf(key, "%s must be a fraction of the window mean in (0, 1] (0.20 is 20 %%), got %v", key, f)
 		return 0, false
 	}
 	return f, ok

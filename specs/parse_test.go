@@ -71,6 +71,11 @@ var badTests = []badTest{
 	{"purge_bad", []wantErr{{32, `precondition: purge "secure-erase" is not one of format, sanitize, discard, none`}}},
 	{"fill_passes_negative", []wantErr{{32, `precondition: fill_passes must be >= 0, got -1`}}},
 	{"steadystate_bad", []wantErr{{32, `precondition: steadystate "lat:5%" is not a fio criterion`}}},
+	{"steady_rule", []wantErr{
+		{32, `precondition: steady_window must be`},
+		{33, `precondition: steady_range must be a fraction of the window mean in (0, 1]`},
+		{34, `precondition: steady_slope must be a fraction`},
+	}},
 	{"precondition_unknown", []wantErr{{15, `workload "4KB Random Read": precondition names unknown workload "4KB Random Writes"`}}},
 	{"precondition_loop", []wantErr{
 		{15, `workload "4KB Random Read": precondition loops: "4KB Random Read" -> "4KB Random Write" -> "4KB Random Read"`},
@@ -200,6 +205,9 @@ func TestParseDefaults(t *testing.T) {
 			Purge:         "format",
 			FillPasses:    2,
 			RandomRuntime: 30 * time.Minute,
+			SteadyRound:   DefaultSteadyRound, SteadyWindow: DefaultSteadyWindow,
+			SteadyRange: DefaultSteadyRange, SteadySlope: DefaultSteadySlope,
+			IdleLimit: DefaultIdleLimit, TopUpRuntime: DefaultTopUpRuntime,
 		},
 		Workloads: []Workload{{
 			Name: "4KB Random Read", RW: "randread", BS: 4096, IODepth: 64, NumJobs: 8,
@@ -237,19 +245,25 @@ func TestParseFull(t *testing.T) {
 			RandomRuntime:       time.Hour,
 			SteadyState:         "iops_slope:0.3%",
 			SteadyStateDuration: 10 * time.Minute,
+			SteadyRound:         30 * time.Second,
+			SteadyWindow:        4,
+			SteadyRange:         0.25,
+			SteadySlope:         0.05,
+			IdleLimit:           10 * time.Minute,
+			TopUpRuntime:        3 * time.Minute,
 		},
 		Workloads: []Workload{
 			{Name: "Seq/Read 1MiB", RW: "read", BS: 1 << 20, IODepth: 32, NumJobs: 2,
-				Metric: MBps, RWMixRead: -1, Runtime: 2 * time.Minute, Line: 19},
+				Metric: MBps, RWMixRead: -1, Runtime: 2 * time.Minute, Line: 25},
 			{Name: "Seq Write 1MiB", RW: "write", BS: 1 << 20, IODepth: 32, NumJobs: 2,
-				Metric: MBps, RWMixRead: -1, Line: 28},
+				Metric: MBps, RWMixRead: -1, Line: 34},
 			{Name: "Mixed 512", RW: "readwrite", BS: 512, IODepth: 1, NumJobs: 1,
-				Metric: IOPS, RWMixRead: 0, Precondition: "Seq/Read 1MiB", Line: 36},
+				Metric: IOPS, RWMixRead: 0, Precondition: "Seq/Read 1MiB", Line: 42},
 		},
 		Capacities: []Capacity{
-			{Name: "800GB", Bytes: 800_166_076_416, Line: 46, Spec: map[string]float64{
+			{Name: "800GB", Bytes: 800_166_076_416, Line: 52, Spec: map[string]float64{
 				"Seq/Read 1MiB": 7000.5, "Seq Write 1MiB": 3500, "Mixed 512": 1e5}},
-			{Name: "1.6TB", Bytes: 1_600_321_314_816, Line: 54, Spec: map[string]float64{
+			{Name: "1.6TB", Bytes: 1_600_321_314_816, Line: 60, Spec: map[string]float64{
 				"Seq/Read 1MiB": 7000}},
 		},
 		Scaling: Scaling{
@@ -338,7 +352,7 @@ func TestLoopSpec(t *testing.T) {
 		}
 	}
 	wantMethod := Method{Runtime: time.Second, IOEngine: "libaio", Direct: true}
-	wantPre := Precondition{Purge: "discard", FillPasses: 1, RandomRuntime: 2 * time.Second}
+	wantPre := withSteadyDefaults(Precondition{Purge: "discard", FillPasses: 1, RandomRuntime: 2 * time.Second})
 	wantScaling := Scaling{Capacity: "1GiB", Drives: []int{1, 2, 3, 4}, Baseline: "spec", Tolerance: 0.5}
 	if diff := cmp.Diff(wantMethod, s.Method); diff != "" {
 		t.Errorf("loop method (-want +got):\n%s", diff)
@@ -535,4 +549,13 @@ func checkSpec(s *Spec) error {
 		return fmt.Errorf("scaling without a capacity: %+v", s.Scaling)
 	}
 	return nil
+}
+
+// withSteadyDefaults is p with the steady-state and idle keys at their
+// defaults.
+func withSteadyDefaults(p Precondition) Precondition {
+	p.SteadyRound, p.SteadyWindow = DefaultSteadyRound, DefaultSteadyWindow
+	p.SteadyRange, p.SteadySlope = DefaultSteadyRange, DefaultSteadySlope
+	p.IdleLimit, p.TopUpRuntime = DefaultIdleLimit, DefaultTopUpRuntime
+	return p
 }

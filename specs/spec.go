@@ -56,6 +56,22 @@ type Precondition struct {
 	SteadyState string
 	// SteadyStateDuration is fio's ss_dur: the window the criterion must hold.
 	SteadyStateDuration time.Duration
+
+	// The steady-state rule drivequal checks on every random
+	// preconditioning step (SNIA PTS): fio's write IOPS averaged over
+	// rounds of SteadyRound; over the last SteadyWindow rounds, max − min
+	// ≤ SteadyRange × mean and the best-fit line's excursion ≤ SteadySlope
+	// × mean. The step ends once every drive holds it, or at RandomRuntime.
+	SteadyRound  time.Duration
+	SteadyWindow int
+	SteadyRange  float64 // fraction of the window mean
+	SteadySlope  float64 // fraction of the window mean
+	// IdleLimit: a drive with no writes for longer than this is topped up
+	// with its write twin, for at most TopUpRuntime (less once steady state
+	// holds again), before a random write or mixed measurement, since an
+	// idle drive's garbage collection flatters the next write figure.
+	IdleLimit    time.Duration
+	TopUpRuntime time.Duration
 }
 
 // Workload is one row of the spec's table.
