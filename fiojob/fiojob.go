@@ -11,6 +11,10 @@ type Target struct {
 	Size int64
 	// CPUs is a cpus_allowed list ("0-7,16-23"); empty means no pinning.
 	CPUs string
+	// IOPSLog, when set, is the target's write_iops_log prefix: fio writes
+	// each of its jobs' IOPS, averaged over Job.LogInterval, to
+	// IOPSLog_iops.N.log (see ReadIOPSLogs).
+	IOPSLog string
 }
 
 // Job is one fio run: a workload applied to one or more targets at once.
@@ -34,6 +38,9 @@ type Job struct {
 	// SteadyState is fio's steadystate= criterion; empty for none.
 	SteadyState         string
 	SteadyStateDuration time.Duration // ss_dur
+	// LogInterval is fio's log_avg_msec for the targets' IOPS logs; 0 for
+	// fio's default (a sample per I/O).
+	LogInterval time.Duration
 	// GroupReporting merges each target's clones into one result in fio's output.
 	GroupReporting bool
 	Targets        []Target

@@ -114,6 +114,9 @@ func (j Job) Validate() error {
 		if t.Size < 0 {
 			bad("target %d (%s): size must not be negative, got %d", i, t.Path, t.Size)
 		}
+		if strings.ContainsAny(t.IOPSLog, "\n\r:") {
+			bad("target %d (%s): iops log %q holds a line break or a ':'", i, t.Path, t.IOPSLog)
+		}
 		if strings.ContainsAny(t.CPUs, "\n\r") {
 			bad("target %d (%s): cpus %q holds a line break", i, t.Path, t.CPUs)
 		}
@@ -182,6 +185,9 @@ func (j Job) File() string {
 			kv("ss_dur", fioDuration(j.SteadyStateDuration))
 		}
 	}
+	if j.LogInterval > 0 {
+		kv("log_avg_msec", strconv.FormatInt(max(j.LogInterval.Milliseconds(), 1), 10))
+	}
 	if j.GroupReporting {
 		kv("group_reporting", "1")
 	}
@@ -194,6 +200,9 @@ func (j Job) File() string {
 			kv("size", strconv.FormatInt(t.Size, 10))
 		}
 		kv("new_group", "1")
+		if t.IOPSLog != "" {
+			kv("write_iops_log", t.IOPSLog)
+		}
 		if t.CPUs != "" {
 			kv("cpus_allowed", t.CPUs)
 			kv("cpus_allowed_policy", "split")

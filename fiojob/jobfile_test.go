@@ -48,6 +48,11 @@ var fileTests = []fileTest{
 	{"fill", Fill(nvme, 2)},
 	{"precondition", RandomPrecondition(nvme, 4096, 30*time.Minute, "iops_slope:0.3%", 10*time.Minute)},
 	{"precondition-no-steady", RandomPrecondition(nvme[:1], 8192, 90*time.Second, "", time.Minute)},
+	{"precondition-logged", func() Job {
+		j := RandomPrecondition([]Target{{Path: "/dev/nvme0n1", IOPSLog: "prepare/003-random.drive0"}}, 4096, time.Hour, "", 0)
+		j.LogInterval = time.Minute
+		return j
+	}()},
 }
 
 func TestFile(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -56,6 +57,11 @@ type Runner struct {
 	// Started, when not nil, is called with fio's pid, which is also its
 	// process group id, as soon as fio has started.
 	Started func(pid int)
+	// Watch, when not nil, also receives fio's stdout as fio writes it
+	// (with --status-interval, each report as it is printed; see
+	// WatchStatus). Run still returns all of stdout. Watch must not block:
+	// fio waits while its stdout is being written.
+	Watch io.Writer
 }
 
 func (r Runner) binary() string {
@@ -131,6 +137,9 @@ func (r Runner) run(ctx context.Context, bin string, args []string, watch bool) 
 	var outBuf, errBuf bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout = &outBuf
+	if r.Watch != nil && watch {
+		cmd.Stdout = io.MultiWriter(&outBuf, r.Watch)
+	}
 	cmd.Stderr = &errBuf
 	// Pdeathsig: fio dies with this process (with the thread that forks it;
 	// see Runner and the LockOSThread below).
