@@ -369,7 +369,8 @@ func (d *Direction) setPercentiles() {
 // count) the way fio does (stat.c, calc_clat_percentiles): the p-th
 // percentile is the smallest bin value at which the running count reaches
 // p/100 × the total count. ps must be ascending; results are in ns, 0 for
-// empty bins.
+// empty bins. QoS states how close a bin's value is to the latencies
+// counted in it (within 1/128).
 func Percentiles(bins map[int64]int64, ps ...float64) []float64 {
 	out := make([]float64, len(ps))
 	if len(bins) == 0 || len(ps) == 0 {
