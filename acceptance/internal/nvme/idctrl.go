@@ -6,7 +6,9 @@ import (
 )
 
 // Controller is what drivequal uses of a controller's identify data
-// (`nvme id-ctrl -o json`; field names as nvme-cli prints them).
+// (`nvme id-ctrl -o json`). nvme-cli has spelled these keys the same way
+// from v1.0 to v3 (checked at every tag); "sanicap" came in v1.4. v1.x
+// pads mn, sn and fr with spaces to their field widths.
 type Controller struct {
 	VID      uint16 // PCI vendor ID ("vid")
 	Model    string // "mn", trimmed
@@ -23,10 +25,12 @@ type Controller struct {
 	SANICAP uint32
 
 	// WCTemp and CCTemp are the warning and critical composite temperature
-	// thresholds in kelvin; 0 means not reported.
+	// thresholds in kelvin ("wctemp", "cctemp"); 0 means not reported. See
+	// Celsius.
 	WCTemp, CCTemp int
 
-	// TNVMCap is the total NVM capacity in bytes (0 when not reported).
+	// TNVMCap is the total NVM capacity in bytes (0 when not reported),
+	// printed like the SMART counters (see Uint128).
 	TNVMCap Uint128
 	// NN is the maximum number of namespaces the controller supports.
 	NN uint32

@@ -8,7 +8,7 @@
 // The package parses what nvme-cli prints in every JSON dialect it has had
 // (see Uint128 for the 128-bit counters); it never prints anything itself.
 //
-// Temperatures are in kelvin, as NVMe reports them.
+// Temperatures are in kelvin, as NVMe reports them; Celsius converts.
 package nvme
 
 import (

@@ -14,7 +14,8 @@ import (
 	"time"
 )
 
-// fixtures are recorded or reconstructed nvme-cli outputs; see their README.
+// fixtures are recorded or reconstructed nvme-cli outputs; see their README,
+// which names the nvme-cli version and the source of each file.
 const fixtures = "../../../fixtures/nvme"
 
 func readFixture(t *testing.T, name string) []byte {
@@ -24,6 +25,27 @@ func readFixture(t *testing.T, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// checkCovered fails unless every fixture matching pattern is in files.
+func checkCovered(t *testing.T, pattern string, files []string) {
+	t.Helper()
+	all, err := filepath.Glob(filepath.Join(fixtures, pattern))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) == 0 {
+		t.Fatalf("no fixtures match %s", pattern)
+	}
+	have := map[string]bool{}
+	for _, f := range files {
+		have[f] = true
+	}
+	for _, path := range all {
+		if name := filepath.Base(path); !have[name] {
+			t.Errorf("fixture %s has no test case", name)
+		}
+	}
 }
 
 func u128(s string) Uint128 {
@@ -45,18 +67,31 @@ type uint128Test struct {
 
 var uint128Tests = []uint128Test{
 	{"0", "0"},
-	{"499296134", "499296134"},
-	{`"499296134"`, "499296134"},                     // v2.2-v2.3
-	{`"499296134.000000"`, "499296134"},              // v2.1 "%Lf"
-	{"499296134.000000", "499296134"},                // a bare float
-	{"1e3", "1000"},                                  // an exact exponent
+	{"499296134", "499296134"},   // v1.x "%.0Lf", v2.4+
+	{"499296134.0", "499296134"}, // v2.0 json-c double
+	{"1.8446744073709552e+19", "18446744073709552000"}, // v2.0 json-c double from 1e17 up
+	{`"499296134.000000"`, "499296134"},                // v2.1 "%Lf"
+	{`"499296134,000000"`, "499296134"},                // v2.1 "%Lf", decimal comma locale
+	{`"499296134"`, "499296134"},                       // v2.2, v2.3 under the C locale
+	{`"499,296,134"`, "499296134"},                     // v2.3 under en_US
+	{`"499.296.134"`, "499296134"},                     // v2.3 under de_DE
+	{"\"499\u202f296\u202f134\"", "499296134"},         // v2.3 under fr_FR
+	{`"2,752,848"`, "2752848"},
+	{`"1,000"`, "1000"},
 	{"18446744073709551616", "18446744073709551616"}, // 2^64
 	{"340282366920938463463374607431768211455", "340282366920938463463374607431768211455"}, // 2^128-1
 	{"340282366920938463463374607431768211456", ""},                                        // 2^128
 	{"1.5", ""},
 	{"-1", ""},
-	{`"2,752,848"`, ""},
+	{`"-1"`, ""},
+	{"2,752,848", ""},   // separators only inside a string
+	{`"2,752,84"`, ""},  // groups of three
+	{`"27,52,848"`, ""}, // groups of three, whatever the locale's grouping rule
+	{`"2,752.848"`, ""}, // one separator throughout
+	{`"2-752-848"`, ""},
+	{`"1,5"`, ""},
 	{"", ""},
+	{`""`, ""},
 	{"0x10", ""},
 }
 
@@ -75,67 +110,131 @@ func TestParseUint128(t *testing.T) {
 }
 
 type smartFixtureTest struct {
-	file                   string
-	read, written, hostWr  string
-	critical               uint8
-	temp, sensor1, percent int
-	powerOnHours           string
-	thm1Count              uint32
+	file string
+	want SmartLog // every field, as the file has it
 }
 
+// smartFixtureTests hold what each fixture says, field by field: counters
+// with their quotes, ".0", ".000000" and thousands separators taken off,
+// keys that the file lacks as 0.
 var smartFixtureTests = []smartFixtureTest{
-	// nvme-cli <= v2.0: bare "%.0Lf" numbers.
-	{file: "smart-log-v2.0-bare-number.json", read: "499296134", written: "1474968593", hostWr: "51493840602",
-		temp: 301, sensor1: 306, percent: 15, powerOnHours: "38313"},
+	// nvme-cli v1.4–v1.9, real: bare "%.0Lf" counters; no endurance group
+	// summary (v1.10) and four temperature sensors.
+	{"smart-log-v1.4-v1.9-dell-disk-exporter.json", SmartLog{
+		Temperature: 301, AvailSpare: 100, SpareThresh: 5, PercentUsed: 15,
+		DataUnitsRead: u128("499296134"), DataUnitsWritten: u128("1474968593"),
+		HostReadCommands: u128("9347931143"), HostWriteCommands: u128("51493840602"),
+		ControllerBusyTime: u128("1974546"), PowerCycles: u128("290"), PowerOnHours: u128("38313"),
+		UnsafeShutdowns: u128("139"), NumErrLogEntries: u128("17"),
+		TempSensors: [8]int{306, 301, 296, 295},
+	}},
+	// v2.0: json-c doubles.
+	{"smart-log-v2.0-jsonc-double.json", reconstructed},
 	// v2.1: quoted "%Lf" strings.
-	{file: "smart-log-v2.1-quoted-float.json", read: "48217463", written: "91522870", hostWr: "2285437192",
-		temp: 310, sensor1: 318, percent: 3, powerOnHours: "8766", thm1Count: 3},
-	// v2.2-v2.3: quoted decimal strings.
-	{file: "smart-log-v2.3-quoted-decimal.json", read: "48217463", written: "91522870", hostWr: "2285437192",
-		temp: 310, sensor1: 318, percent: 3, powerOnHours: "8766", thm1Count: 3},
-	// v2.4+: bare integers, here above 2^64.
-	{file: "smart-log-v2.4-above-2-64.json", read: "18446744073709551621", written: "340282366920938463463374607431768211455",
-		hostWr: "2285437192", temp: 310, sensor1: 318, percent: 3, powerOnHours: "8766", thm1Count: 3},
-	// -v: critical_warning as an object.
-	{file: "smart-log-v2.4-verbose-warning.json", read: "48217463", written: "91522870", hostWr: "2285437192",
-		critical: 5, temp: 310, sensor1: 318, percent: 3, powerOnHours: "8766", thm1Count: 3},
+	{"smart-log-v2.1-quoted-float.json", reconstructed},
+	// v2.2–v2.3: quoted decimal strings, and v2.3's thousands separators.
+	{"smart-log-v2.3-quoted-decimal.json", reconstructed},
+	{"smart-log-v2.3-en-us-grouped.json", reconstructed},
+	// v2.4+: bare integers, here above 2^64 (2^64+5 and 2^128-1).
+	{"smart-log-v2.4-above-2-64.json", func() SmartLog {
+		l := reconstructed
+		l.DataUnitsRead = u128("18446744073709551621")
+		l.DataUnitsWritten = u128("340282366920938463463374607431768211455")
+		return l
+	}()},
+	// -v: critical_warning as an object; a drive below its spare
+	// threshold (bit 0) with degraded reliability (bit 2).
+	{"smart-log-v2.4-verbose-warning.json", SmartLog{
+		CriticalWarning: 5, Temperature: 310, AvailSpare: 4, SpareThresh: 10, PercentUsed: 104,
+		DataUnitsRead: u128("48217463"), DataUnitsWritten: u128("91522870"),
+		HostReadCommands: u128("1093826911"), HostWriteCommands: u128("2285437192"),
+		ControllerBusyTime: u128("1877"), PowerCycles: u128("41"), PowerOnHours: u128("8766"),
+		UnsafeShutdowns: u128("7"), MediaErrors: u128("3"), NumErrLogEntries: u128("14"),
+		WarningTempTime: 61, CriticalCompTime: 2,
+		TempSensors:        [8]int{318, 306},
+		ThmTemp1TransCount: 3, ThmTemp2TransCount: 1, ThmTemp1TotalTime: 421, ThmTemp2TotalTime: 35,
+	}},
+}
+
+// reconstructed is what the reconstructed v2.x fixtures share (one set of
+// values printed in each version's style).
+var reconstructed = SmartLog{
+	Temperature: 310, AvailSpare: 100, SpareThresh: 10, PercentUsed: 3,
+	DataUnitsRead: u128("48217463"), DataUnitsWritten: u128("91522870"),
+	HostReadCommands: u128("1093826911"), HostWriteCommands: u128("2285437192"),
+	ControllerBusyTime: u128("1877"), PowerCycles: u128("41"), PowerOnHours: u128("8766"),
+	UnsafeShutdowns: u128("7"), NumErrLogEntries: u128("14"),
+	WarningTempTime:    12,
+	TempSensors:        [8]int{318, 306},
+	ThmTemp1TransCount: 3, ThmTemp1TotalTime: 421,
 }
 
 func TestParseSmartLogFixtures(t *testing.T) {
+	var files []string
 	for _, tt := range smartFixtureTests {
-		l, err := ParseSmartLog(readFixture(t, tt.file))
+		files = append(files, tt.file)
+		got, err := ParseSmartLog(readFixture(t, tt.file))
 		if err != nil {
 			t.Errorf("ParseSmartLog(%s) = error %v", tt.file, err)
 			continue
 		}
-		for _, c := range []struct {
-			name      string
-			got, want string
-		}{
-			{"DataUnitsRead", l.DataUnitsRead.String(), tt.read},
-			{"DataUnitsWritten", l.DataUnitsWritten.String(), tt.written},
-			{"HostWriteCommands", l.HostWriteCommands.String(), tt.hostWr},
-			{"PowerOnHours", l.PowerOnHours.String(), tt.powerOnHours},
-			{"CriticalWarning", strconv.Itoa(int(l.CriticalWarning)), strconv.Itoa(int(tt.critical))},
-			{"Temperature", strconv.Itoa(l.Temperature), strconv.Itoa(tt.temp)},
-			{"TempSensors[0]", strconv.Itoa(l.TempSensors[0]), strconv.Itoa(tt.sensor1)},
-			{"PercentUsed", strconv.Itoa(l.PercentUsed), strconv.Itoa(tt.percent)},
-			{"ThmTemp1TransCount", strconv.Itoa(int(l.ThmTemp1TransCount)), strconv.Itoa(int(tt.thm1Count))},
-		} {
-			if c.got != c.want {
-				t.Errorf("ParseSmartLog(%s).%s = %s, want %s", tt.file, c.name, c.got, c.want)
-			}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("ParseSmartLog(%s) = %+v, want %+v", tt.file, got, tt.want)
 		}
+	}
+	checkCovered(t, "smart-log-*.json", files)
+}
+
+// TestSmartLogHealth reads the fields a health check judges, through the
+// helpers, from the fixture of a failing drive.
+func TestSmartLogHealth(t *testing.T) {
+	l, err := ParseSmartLog(readFixture(t, "smart-log-v2.4-verbose-warning.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := l.WarningFlags(), (CriticalWarningFlags{Spare: true, Reliability: true}); got != want {
+		t.Errorf("WarningFlags() = %+v, want %+v", got, want)
+	}
+	if l.AvailSpare >= l.SpareThresh {
+		t.Errorf("AvailSpare %d >= SpareThresh %d on a drive whose spare bit is set", l.AvailSpare, l.SpareThresh)
+	}
+	if got := l.TemperatureCelsius(); got != 37 {
+		t.Errorf("TemperatureCelsius() = %d, want 37 (310 K)", got)
+	}
+	if got := DataUnitBytes(l.DataUnitsWritten).String(); got != "46859709440000" {
+		t.Errorf("DataUnitBytes(%s) = %s, want 46859709440000", l.DataUnitsWritten, got)
+	}
+	if v, ok := l.MediaErrors.Uint64(); !ok || v != 3 {
+		t.Errorf("MediaErrors.Uint64() = %d, %v, want 3, true", v, ok)
+	}
+
+	big, err := ParseSmartLog(readFixture(t, "smart-log-v2.4-above-2-64.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := big.DataUnitsRead.Uint64(); ok {
+		t.Errorf("DataUnitsRead.Uint64() fits in 64 bits, want 2^64+5 not to")
+	}
+	if got, want := big.DataUnitsRead, (Uint128{Hi: 1, Lo: 5}); got != want {
+		t.Errorf("DataUnitsRead = %+v, want %+v", got, want)
+	}
+	if got := DataUnitBytes(big.DataUnitsRead).String(); got != "9444732965739290429952000" {
+		t.Errorf("DataUnitBytes(2^64+5) = %s, want 9444732965739290429952000", got)
 	}
 }
 
 func TestParseSmartLogErrors(t *testing.T) {
+	const rest = `"temperature":300,"avail_spare":100,"spare_thresh":10,"percent_used":1,"data_units_read":1,"data_units_written":1,"power_on_hours":1,"media_errors":0`
 	for _, in := range []string{
 		``,
 		`not json`,
 		`[1]`,
 		`{"temperature": 300}`, // most fields missing
 		`{"critical_warning":0,"temperature":300,"avail_spare":100,"spare_thresh":10,"percent_used":1,"data_units_read":"x","data_units_written":1,"power_on_hours":1,"media_errors":0}`,
+		`{"critical_warning":256,` + rest + `}`,
+		`{"critical_warning":{"available_spare":1},` + rest + `}`,           // no "value"
+		`{"critical_warning":{"value":1,"available_spare":0},` + rest + `}`, // bit 0 disagrees
+		`{"critical_warning":{"value":8,"ro":0},` + rest + `}`,              // bit 3 disagrees
 	} {
 		if _, err := ParseSmartLog([]byte(in)); err == nil {
 			t.Errorf("ParseSmartLog(%q) = nil error, want one", in)
@@ -162,47 +261,121 @@ func TestDataUnitBytes(t *testing.T) {
 	}
 }
 
+type criticalWarningTest struct {
+	in    uint8
+	names []string
+	flags CriticalWarningFlags
+}
+
+var criticalWarningTests = []criticalWarningTest{
+	{0, nil, CriticalWarningFlags{}},
+	{0x01, []string{"available spare is below its threshold"}, CriticalWarningFlags{Spare: true}},
+	{0x02, []string{"temperature is outside a threshold"}, CriticalWarningFlags{Temperature: true}},
+	{0x04, []string{"NVM subsystem reliability is degraded by media or internal errors"}, CriticalWarningFlags{Reliability: true}},
+	{0x0a, []string{"temperature is outside a threshold", "media is read-only"}, CriticalWarningFlags{Temperature: true, ReadOnly: true}},
+	{0x30, []string{"volatile memory backup device has failed", "persistent memory region is read-only or unreliable"},
+		CriticalWarningFlags{VolatileBackup: true, PMRReadOnly: true}},
+	{0x80, []string{"reserved critical warning bit 7 is set"}, CriticalWarningFlags{Reserved: 0x80}},
+	{0xff, []string{
+		"available spare is below its threshold",
+		"temperature is outside a threshold",
+		"NVM subsystem reliability is degraded by media or internal errors",
+		"media is read-only",
+		"volatile memory backup device has failed",
+		"persistent memory region is read-only or unreliable",
+		"reserved critical warning bit 6 is set",
+		"reserved critical warning bit 7 is set",
+	}, CriticalWarningFlags{true, true, true, true, true, true, 0xc0}},
+}
+
 func TestDecodeCriticalWarning(t *testing.T) {
-	tests := []struct {
-		in   uint8
-		want []string
-	}{
-		{0, nil},
-		{0x01, []string{"available spare is below its threshold"}},
-		{0x0a, []string{"temperature is outside a threshold", "media is read-only"}},
-		{0x30, []string{"volatile memory backup device has failed", "persistent memory region is read-only or unreliable"}},
-		{0x80, []string{"reserved critical warning bit 7 is set"}},
-	}
-	for _, tt := range tests {
-		if got := DecodeCriticalWarning(tt.in); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("DecodeCriticalWarning(%#x) = %q, want %q", tt.in, got, tt.want)
+	for _, tt := range criticalWarningTests {
+		if got := DecodeCriticalWarning(tt.in); !reflect.DeepEqual(got, tt.names) {
+			t.Errorf("DecodeCriticalWarning(%#x) = %q, want %q", tt.in, got, tt.names)
+		}
+		got := DecodeCriticalWarningFlags(tt.in)
+		if got != tt.flags {
+			t.Errorf("DecodeCriticalWarningFlags(%#x) = %+v, want %+v", tt.in, got, tt.flags)
+		}
+		if got.Any() != (tt.in != 0) {
+			t.Errorf("DecodeCriticalWarningFlags(%#x).Any() = %v, want %v", tt.in, got.Any(), tt.in != 0)
 		}
 	}
 }
 
-func TestParseIDCtrlSolidigm(t *testing.T) {
-	c, err := ParseIDCtrl(readFixture(t, "id-ctrl-solidigm-sbfpf2bu153t.json"))
-	if err != nil {
-		t.Fatal(err)
+func TestCelsius(t *testing.T) {
+	for _, tt := range []struct{ kelvin, celsius int }{{273, 0}, {301, 28}, {343, 70}, {353, 80}, {250, -23}} {
+		if got := Celsius(tt.kelvin); got != tt.celsius {
+			t.Errorf("Celsius(%d) = %d, want %d", tt.kelvin, got, tt.celsius)
+		}
 	}
-	if c.Model != "SOLIDIGM SBFPF2BU153T" || c.Firmware != "6CV10100" || c.VID != 606 {
-		t.Errorf("ParseIDCtrl: model %q firmware %q vid %d, want \"SOLIDIGM SBFPF2BU153T\" \"6CV10100\" 606", c.Model, c.Firmware, c.VID)
+}
+
+type idCtrlFixtureTest struct {
+	file string
+	want Controller // mn, sn and fr trimmed
+}
+
+var idCtrlFixtureTests = []idCtrlFixtureTest{
+	// json-c layout with a bare tnvmcap: nvme-cli v2.4 or later.
+	{"id-ctrl-solidigm-sbfpf2bu153t.json", Controller{
+		VID: 606, Model: "SOLIDIGM SBFPF2BU153T", Serial: "XXXXXXXXXXXXXXXXXXXXX", Firmware: "6CV10100",
+		Version: 0x10400, OACS: 94, FNA: 4, SANICAP: 0x60000003, WCTemp: 343, CCTemp: 353,
+		TNVMCap: u128("15362991415296"), NN: 128,
+	}},
+	// nvme-cli v1.7–v1.8.1: its own writer, space-padded strings.
+	{"id-ctrl-v1.7-v1.8-skhynix-hfs256gd9tng.json", Controller{
+		VID: 7260, Model: "HFS256GD9TNG-62A0A", Serial: "MN95N637910306E2I", Firmware: "80003E00",
+		Version: 0x10200, OACS: 23, WCTemp: 352, CCTemp: 354, NN: 1,
+	}},
+	{"id-ctrl-v1.7-v1.8-samsung-mz1lb960hajq.json", Controller{
+		VID: 5197, Model: "Unknown MZ1LB960HAJQ-000FB", Serial: "S43ANA0M405593", Firmware: "EDA76F2Q",
+		Version: 0x10200, OACS: 15, FNA: 4, WCTemp: 353, CCTemp: 365,
+		TNVMCap: u128("900185481216"), NN: 1,
+	}},
+}
+
+func TestParseIDCtrlFixtures(t *testing.T) {
+	var files []string
+	for _, tt := range idCtrlFixtureTests {
+		files = append(files, tt.file)
+		got, err := ParseIDCtrl(readFixture(t, tt.file))
+		if err != nil {
+			t.Errorf("ParseIDCtrl(%s) = error %v", tt.file, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("ParseIDCtrl(%s) = %+v, want %+v", tt.file, got, tt.want)
+		}
 	}
-	if c.WCTemp != 343 || c.CCTemp != 353 {
-		t.Errorf("ParseIDCtrl: wctemp %d cctemp %d, want 343 353", c.WCTemp, c.CCTemp)
+	checkCovered(t, "id-ctrl-*.json", files)
+}
+
+func TestControllerCapabilities(t *testing.T) {
+	type caps struct {
+		format, formatAll, eraseAll, crypto bool // OACS bit 1, FNA bits 0-2
+		sanCrypto, sanBlock, sanOverwrite   bool // SANICAP bits 0-2
 	}
-	if c.TNVMCap.String() != "15362991415296" {
-		t.Errorf("ParseIDCtrl: tnvmcap %s, want 15362991415296", c.TNVMCap)
-	}
-	// fna 4: per-namespace format with crypto erase; sanicap 0x60000003: crypto and block erase.
-	if c.FormatAppliesToAll() || c.SecureEraseAppliesToAll() || !c.CryptoEraseSupported() {
-		t.Errorf("ParseIDCtrl: FNA %#x decoded wrong", c.FNA)
-	}
-	if !c.SanitizeCryptoErase() || !c.SanitizeBlockErase() || c.SanitizeOverwrite() {
-		t.Errorf("ParseIDCtrl: SANICAP %#x decoded wrong", c.SANICAP)
-	}
-	if !c.FormatSupported() {
-		t.Errorf("ParseIDCtrl: OACS %#x: Format NVM should be supported", c.OACS)
+	for _, tt := range []struct {
+		file string
+		want caps
+	}{
+		// oacs 94 = 0x5e, fna 4, sanicap 0x60000003: crypto and block erase.
+		{"id-ctrl-solidigm-sbfpf2bu153t.json", caps{format: true, crypto: true, sanCrypto: true, sanBlock: true}},
+		// oacs 23 = 0x17, fna 0, sanicap 0.
+		{"id-ctrl-v1.7-v1.8-skhynix-hfs256gd9tng.json", caps{format: true}},
+		// oacs 15 = 0xf, fna 4, sanicap 0.
+		{"id-ctrl-v1.7-v1.8-samsung-mz1lb960hajq.json", caps{format: true, crypto: true}},
+	} {
+		c, err := ParseIDCtrl(readFixture(t, tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := caps{c.FormatSupported(), c.FormatAppliesToAll(), c.SecureEraseAppliesToAll(), c.CryptoEraseSupported(),
+			c.SanitizeCryptoErase(), c.SanitizeBlockErase(), c.SanitizeOverwrite()}
+		if got != tt.want {
+			t.Errorf("%s: capabilities %+v, want %+v", tt.file, got, tt.want)
+		}
 	}
 }
 
@@ -214,6 +387,17 @@ func TestParseIDCtrlNegativeSanicap(t *testing.T) {
 	}
 	if c.SANICAP != 0xa0000002 {
 		t.Errorf("SANICAP = %#x, want 0xa0000002", c.SANICAP)
+	}
+}
+
+func TestParseIDCtrlGroupedTNVMCap(t *testing.T) {
+	// nvme-cli v2.3 under en_US, as reported in linux-nvme/nvme-cli#1827.
+	c, err := ParseIDCtrl([]byte(`{"mn":"m","sn":"s","fr":"f","tnvmcap":"3,200,631,791,616","unvmcap":"0"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TNVMCap.String() != "3200631791616" {
+		t.Errorf("TNVMCap = %s, want 3200631791616", c.TNVMCap)
 	}
 }
 

@@ -7,13 +7,21 @@ import (
 )
 
 // SmartLog is the SMART / health information log (`nvme smart-log -o
-// json`; field names as nvme-cli prints them, unchanged from v1.4 to v3).
+// json`). nvme-cli has spelled its keys the same way from v0.9 to v3
+// (checked at every tag): "temperature", "avail_spare", "spare_thresh",
+// "percent_used", never the text output's "available_spare" or
+// "percentage_used". Keys that older versions lack stay zero: the
+// temperature sensors and thm_* fields came in v1.4,
+// "endurance_grp_critical_warning_summary" in v1.10.
 type SmartLog struct {
-	// CriticalWarning is the critical warning bit field; see
-	// DecodeCriticalWarning. nvme-cli -v prints it as an object whose
-	// "value" is this byte; both forms parse.
+	// CriticalWarning is the critical warning bit field; see WarningFlags
+	// and DecodeCriticalWarning. nvme-cli prints it as an object whose
+	// "value" is this byte with -H (v1.11–v2.10), always (v2.11–v2.12) and
+	// with -v (v2.13 on); both forms parse, and the object's bit fields must
+	// agree with its value.
 	CriticalWarning uint8
-	// Temperature is the composite temperature in kelvin.
+	// Temperature is the composite temperature in kelvin; see
+	// TemperatureCelsius.
 	Temperature int
 	// AvailSpare, SpareThresh and PercentUsed are percentages
 	// ("avail_spare", "spare_thresh", "percent_used"); PercentUsed may
@@ -53,6 +61,67 @@ type SmartLog struct {
 // Warnings names the critical warning bits that are set.
 func (l SmartLog) Warnings() []string { return DecodeCriticalWarning(l.CriticalWarning) }
 
+// WarningFlags decodes CriticalWarning.
+func (l SmartLog) WarningFlags() CriticalWarningFlags {
+	return DecodeCriticalWarningFlags(l.CriticalWarning)
+}
+
+// TemperatureCelsius is the composite temperature in degrees Celsius, as
+// nvme-cli and smartctl print it (see Celsius).
+func (l SmartLog) TemperatureCelsius() int { return Celsius(l.Temperature) }
+
+// Celsius converts a temperature that NVMe reports in kelvin (the SMART
+// log's temperatures, id-ctrl's wctemp and cctemp) to degrees Celsius the
+// way nvme-cli and smartctl do: kelvin − 273, in whole degrees. 0 K means
+// "not reported" in NVMe; check for it before converting.
+func Celsius(kelvin int) int { return kelvin - 273 }
+
+// Critical warning bits of the SMART log (NVMe base specification, SMART /
+// Health Information log, byte 0).
+const (
+	WarnSpare          uint8 = 1 << 0 // available spare is below its threshold
+	WarnTemperature    uint8 = 1 << 1 // a temperature is outside a threshold
+	WarnReliability    uint8 = 1 << 2 // NVM subsystem reliability is degraded
+	WarnReadOnly       uint8 = 1 << 3 // all of the media is read-only
+	WarnVolatileBackup uint8 = 1 << 4 // the volatile memory backup device has failed
+	WarnPMRReadOnly    uint8 = 1 << 5 // the persistent memory region is read-only or unreliable
+)
+
+// CriticalWarningFlags is the critical warning byte decoded, one field per
+// bit; the names in comments are those of nvme-cli's verbose object.
+type CriticalWarningFlags struct {
+	Spare          bool  // bit 0, "available_spare": spare below its threshold
+	Temperature    bool  // bit 1, "temp_threshold": above an over- or below an under-temperature threshold
+	Reliability    bool  // bit 2, "reliability_degraded": media or internal errors
+	ReadOnly       bool  // bit 3, "ro": the media has been placed in read-only mode
+	VolatileBackup bool  // bit 4, "vmbu_failed": volatile memory backup device failed
+	PMRReadOnly    bool  // bit 5, "pmr_ro": persistent memory region read-only or unreliable
+	Reserved       uint8 // bits 6 and 7 as they were set (0 on a drive that follows the specification)
+}
+
+// Any reports whether any bit is set.
+func (f CriticalWarningFlags) Any() bool {
+	return f.Spare || f.Temperature || f.Reliability || f.ReadOnly || f.VolatileBackup || f.PMRReadOnly || f.Reserved != 0
+}
+
+// DecodeCriticalWarningFlags splits a SMART critical warning byte into its
+// bits.
+func DecodeCriticalWarningFlags(v uint8) CriticalWarningFlags {
+	return CriticalWarningFlags{
+		Spare:          v&WarnSpare != 0,
+		Temperature:    v&WarnTemperature != 0,
+		Reliability:    v&WarnReliability != 0,
+		ReadOnly:       v&WarnReadOnly != 0,
+		VolatileBackup: v&WarnVolatileBackup != 0,
+		PMRReadOnly:    v&WarnPMRReadOnly != 0,
+		Reserved:       v &^ 0x3f,
+	}
+}
+
+// verboseWarningKeys are the bit fields of nvme-cli's verbose
+// critical_warning object, lowest bit first.
+var verboseWarningKeys = [...]string{"available_spare", "temp_threshold", "reliability_degraded", "ro", "vmbu_failed", "pmr_ro"}
+
 // DataUnitBytes converts a data-unit count (DataUnitsRead,
 // DataUnitsWritten) to bytes: 1 unit = 1000 × 512 bytes.
 func DataUnitBytes(u Uint128) *big.Int {
@@ -86,7 +155,7 @@ func DecodeCriticalWarning(v uint8) []string {
 }
 
 // ParseSmartLog parses `nvme smart-log -o json` from any nvme-cli version
-// (see Uint128 for the counters).
+// (see SmartLog for the keys, Uint128 for the counters).
 func ParseSmartLog(out []byte) (SmartLog, error) {
 	m, err := decodeObject(out)
 	if err != nil {
@@ -100,6 +169,15 @@ func ParseSmartLog(out []byte) (SmartLog, error) {
 		sub := &fields{m: cw}
 		sub.require("value")
 		l.CriticalWarning = uint8(sub.int("value", 0, 0xff))
+		for i, k := range verboseWarningKeys {
+			if !sub.has(k) {
+				continue
+			}
+			bit := l.CriticalWarning >> i & 1
+			if got := sub.int(k, 0, 1); len(sub.errs) == 0 && got != int64(bit) {
+				sub.errs = append(sub.errs, fmt.Errorf("%q is %d but bit %d of value %d is %d", k, got, i, l.CriticalWarning, bit))
+			}
+		}
 		for _, e := range sub.errs {
 			f.errs = append(f.errs, fmt.Errorf("\"critical_warning\": %w", e))
 		}

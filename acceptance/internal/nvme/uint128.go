@@ -7,25 +7,34 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // Uint128 is an unsigned 128-bit counter of the SMART log (data units,
 // commands, hours, ...) or of identify data (capacities in bytes).
 //
-// nvme-cli has printed these counters four ways, and all four parse:
+// nvme-cli has printed these counters in six ways (checked against its
+// source at each tag), and all six parse:
 //
-//   - v1.x–v2.0 (its own JSON writer): a bare number printed with "%.0Lf"
-//     from a long double, e.g. 499296134;
-//   - v2.1 (json-c, util_json_object_new_double): a quoted "%Lf" string,
-//     e.g. "499296134.000000";
-//   - v2.2–v2.3 (util_json_object_new_uint128): a quoted decimal string,
-//     e.g. "499296134";
-//   - v2.4 and later (the same string, serialised unquoted): a bare
-//     integer that may exceed 2^64, e.g. 18446744073709551617.
+//   - v1.x (its own JSON writer, `"key" : value`): a bare number printed
+//     with "%.0Lf" from a long double, e.g. 499296134;
+//   - v2.0 (json-c, json_object_new_double): a bare double, e.g.
+//     499296134.0, in exponent form from 1e17 up (1.8446744073709552e+19);
+//   - v2.1 (util_json_object_new_double): a "%Lf" string, e.g.
+//     "499296134.000000", or "499296134,000000" under a locale whose
+//     decimal point is a comma;
+//   - v2.2 (util_json_object_new_uint128): a decimal string, "499296134";
+//   - v2.3 (the same, through the locale's thousands separator): "499,296,134"
+//     under en_US, "499.296.134" under de_DE, "499296134" under C;
+//   - v2.4 and later (the string serialised unquoted): a bare integer that
+//     may exceed 2^64, e.g. 18446744073709551617.
 //
+// Up to v2.1 the value went through a long double (v2.0: a double), so
+// counters above 2^64 (v2.0: 2^53) arrive rounded; from v2.2 they are exact.
 // A number with a fraction or exponent is accepted only when its value is
 // an exact integer; decoding goes through json.Decoder.UseNumber and
-// math/big, never through float64.
+// math/big, never through float64. Thousands separators are accepted only
+// inside a JSON string, in groups of three digits, as v2.3 wrote them.
 type Uint128 struct {
 	Hi, Lo uint64
 }
@@ -65,7 +74,16 @@ var decimalRE = regexp.MustCompile(`^[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?$`)
 func ParseUint128(s string) (Uint128, error) {
 	t := strings.TrimSpace(s)
 	if len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' {
-		t = strings.TrimSpace(t[1 : len(t)-1])
+		return parseCounter(s, t[1:len(t)-1], true)
+	}
+	return parseCounter(s, t, false)
+}
+
+// parseCounter parses t, the text of a JSON number or (quoted) the
+// contents of a JSON string; s is what to quote in errors.
+func parseCounter(s, t string, quoted bool) (Uint128, error) {
+	if quoted {
+		t = unlocalize(strings.TrimSpace(t))
 	}
 	if !decimalRE.MatchString(t) {
 		return Uint128{}, fmt.Errorf("%q is not an unsigned decimal number", s)
@@ -81,6 +99,58 @@ func ParseUint128(s string) (Uint128, error) {
 		return Uint128{}, fmt.Errorf("%q is not a whole number", s)
 	}
 	return Uint128FromBig(r.Num())
+}
+
+// lfCommaRE is v2.1's "%Lf" under a locale whose decimal point is a comma.
+var lfCommaRE = regexp.MustCompile(`^([0-9]+),([0-9]{6})$`)
+
+// unlocalize undoes what nvme-cli's locale did to a quoted counter:
+// v2.1's decimal comma ("1234,000000") and v2.3's thousands separator
+// ("1,234,567", "1.234.567", "1 234 567"). Anything else is returned as is.
+func unlocalize(t string) string {
+	if m := lfCommaRE.FindStringSubmatch(t); m != nil {
+		return m[1] + "." + m[2]
+	}
+	// Digit groups split by one separator, used throughout: 1 to 3 digits,
+	// then groups of exactly 3 (uint128_t_to_string ignores the locale's
+	// grouping rule and always groups by three).
+	var digits strings.Builder
+	sep, group, groups := "", 0, 0
+	for i := 0; i < len(t); {
+		if c := t[i]; c >= '0' && c <= '9' {
+			digits.WriteByte(c)
+			group++
+			i++
+			continue
+		}
+		j := i
+		for j < len(t) && (t[j] < '0' || t[j] > '9') {
+			j++
+		}
+		s := t[i:j]
+		if !isSeparator(s) || (sep != "" && s != sep) || group == 0 || group > 3 || (groups > 0 && group != 3) {
+			return t
+		}
+		sep, group, groups, i = s, 0, groups+1, j
+	}
+	if groups == 0 || group != 3 {
+		return t
+	}
+	return digits.String()
+}
+
+// isSeparator reports whether s can be a locale's thousands separator:
+// punctuation or white space other than a sign.
+func isSeparator(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r == '-' || r == '+' || !(unicode.IsPunct(r) || unicode.IsSpace(r)) {
+			return false
+		}
+	}
+	return true
 }
 
 // UnmarshalJSON accepts a JSON number or a string holding one.
@@ -154,7 +224,8 @@ func (f *fields) u128(key string) Uint128 {
 		f.fail(key, v, fmt.Errorf("not a number"))
 		return Uint128{}
 	}
-	u, err := ParseUint128(s)
+	_, quoted := v.(string)
+	u, err := parseCounter(s, s, quoted)
 	if err != nil {
 		f.fail(key, v, err)
 	}
