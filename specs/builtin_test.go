@@ -117,6 +117,14 @@ func TestBuiltInMethod(t *testing.T) {
 	if diff := cmp.Diff(wantPre, s.Precondition); diff != "" {
 		t.Errorf("precondition (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(DefaultHealth(), s.Health); diff != "" {
+		t.Errorf("health: the brief states none, want the defaults (-want +got):\n%s", diff)
+	}
+	for _, c := range s.Capacities {
+		if c.QoS != nil {
+			t.Errorf("capacity %q: latency limits %v; the brief publishes none", c.Name, c.QoS)
+		}
+	}
 	wantScaling := Scaling{
 		Capacity:  "1.92TB",
 		Drives:    []int{1, 2, 4, 8, 12, 16, 20, 24},

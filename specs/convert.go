@@ -27,6 +27,7 @@ func (p *parser) convert(t *tomlSpec) *Spec {
 	s.Source, _ = top.requiredStr("source", t.Source)
 	s.Method = p.method(t.Method)
 	s.Precondition = p.precondition(t.Precondition)
+	s.Health = p.health(t.Health)
 
 	if len(t.Workload) == 0 {
 		p.addf(0, "", "no workloads: add at least one [[workload]]")
@@ -108,6 +109,68 @@ func (p *parser) precondition(c *tomlPrecondition) Precondition {
 	return out
 }
 
+func (p *parser) health(h *tomlHealth) Health {
+	t := table{p: p, where: "health", path: []string{"health"}}
+	if h == nil {
+		h = &tomlHealth{}
+	}
+	out := DefaultHealth()
+	if n, ok := t.integer("percent_used_max", h.PercentUsedMax, DefaultPercentUsedMax, 0, 255); ok {
+		out.PercentUsedMax = int(n)
+	}
+	if h.Firmware.set {
+		out.Firmware, _ = t.firmware("firmware", h.Firmware)
+	}
+	if n, ok := t.integer("media_errors_max_increase", h.MediaErrorsMaxIncrease, 0, 0, math.MaxInt64); ok {
+		out.MediaErrorsMaxIncrease = uint64(n)
+	}
+	if n, ok := t.integer("err_log_entries_max_increase", h.ErrLogEntriesMaxIncrease, 0, 0, math.MaxInt64); ok {
+		out.ErrLogEntriesMaxIncrease = uint64(n)
+	}
+	if n, ok := t.integer("spare_margin", h.SpareMargin, 0, 0, 100); ok {
+		out.SpareMargin = int(n)
+	}
+	if n, ok := t.integer("temperature_margin_c", h.TemperatureMarginC, 0, 0, 150); ok {
+		out.TemperatureMarginC = int(n)
+	}
+	out.ThermalThrottle, _ = t.oneOf("thermal_throttle", h.ThermalThrottle, DefaultThermalThrottle,
+		ThrottleInconclusive, ThrottleIgnore)
+	return out
+}
+
+// firmware returns a list of firmware revisions as id-ctrl reports them
+// ("fr": at most 8 characters, trimmed); nil for an empty list.
+func (t table) firmware(key string, v value) ([]string, bool) {
+	arr, ok := v.v.([]any)
+	if !ok {
+		t.errorf(key, `%s must be an array of firmware revisions like ["GDC7102Q"], got %s`, key, typeName(v.v))
+		return nil, false
+	}
+	var out []string
+	ok = true
+	for _, e := range arr {
+		fw, isStr := e.(string)
+		switch {
+		case !isStr:
+			t.errorf(key, "%s must hold strings, got %s", key, typeName(e))
+		case fw == "":
+			t.errorf(key, "%s: a firmware revision must not be empty", key)
+		case strings.TrimSpace(fw) != fw:
+			t.errorf(key, "%s: firmware revision %q has leading or trailing spaces, which id-ctrl's trimmed revision never has", key, fw)
+		case len(fw) > 8:
+			t.errorf(key, "%s: firmware revision %q is longer than the 8 characters of id-ctrl's fr field", key, fw)
+		default:
+			out = append(out, fw)
+			continue
+		}
+		ok = false
+	}
+	if !ok {
+		return nil, false
+	}
+	return out, true
+}
+
 func (p *parser) workload(i int, w *tomlWorkload) Workload {
 	t := table{p: p, where: p.elemWhere("workload", i), path: []string{"workload", index(i)}}
 	out := Workload{RWMixRead: -1, Line: t.line("")}
@@ -138,7 +201,7 @@ func (p *parser) workload(i int, w *tomlWorkload) Workload {
 	}
 	if !w.Metric.set {
 		t.missing("metric")
-	} else if m, ok := t.oneOf("metric", w.Metric, "", string(IOPS), string(MBps)); ok {
+	} else if m, ok := t.oneOf("metric", w.Metric, "", string(IOPS), string(MBps), string(LatUS)); ok {
 		out.Metric = Metric(m)
 	}
 	if w.RWMixRead.set {
@@ -267,6 +330,7 @@ func (p *parser) capacity(i int, c *tomlCapacity, s *Spec) Capacity {
 		}
 		out.Spec[name] = v
 	}
+	out.QoS = p.qos(t, c.QoS, c.Spec, s)
 	return out
 }
 

@@ -36,7 +36,19 @@ const (
 	DefaultTopUpRuntime     = 2 * time.Minute
 	DefaultScalingBaseline  = "spec"
 	DefaultScalingTolerance = 0.10
+	// [health]: a drive may not be past its rated endurance, and thermal
+	// throttling during a cell makes it inconclusive.
+	DefaultPercentUsedMax  = 100
+	DefaultThermalThrottle = ThrottleInconclusive
 )
+
+// DefaultHealth is [health] with every key at its default: percent_used at
+// most 100, any firmware, no new media errors or error log entries,
+// avail_spare at or above spare_thresh, the composite temperature below
+// WCTEMP, and a thermally throttled cell inconclusive.
+func DefaultHealth() Health {
+	return Health{PercentUsedMax: DefaultPercentUsedMax, ThermalThrottle: DefaultThermalThrottle}
+}
 
 // The private TOML shape. Every scalar is a value so that decoding never
 // fails on a wrong type; conversion checks types and reports them all.
@@ -46,6 +58,7 @@ type (
 		Source       value             `toml:"source"`
 		Method       *tomlMethod       `toml:"method"`
 		Precondition *tomlPrecondition `toml:"precondition"`
+		Health       *tomlHealth       `toml:"health"`
 		Workload     []tomlWorkload    `toml:"workload"`
 		Capacity     []tomlCapacity    `toml:"capacity"`
 		Scaling      *tomlScaling      `toml:"scaling"`
@@ -70,6 +83,15 @@ type (
 		IdleLimit           value `toml:"idle_limit"`
 		TopUpRuntime        value `toml:"topup_runtime"`
 	}
+	tomlHealth struct {
+		PercentUsedMax           value `toml:"percent_used_max"`
+		Firmware                 value `toml:"firmware"`
+		MediaErrorsMaxIncrease   value `toml:"media_errors_max_increase"`
+		ErrLogEntriesMaxIncrease value `toml:"err_log_entries_max_increase"`
+		SpareMargin              value `toml:"spare_margin"`
+		TemperatureMarginC       value `toml:"temperature_margin_c"`
+		ThermalThrottle          value `toml:"thermal_throttle"`
+	}
 	tomlWorkload struct {
 		Name         value `toml:"name"`
 		RW           value `toml:"rw"`
@@ -82,9 +104,26 @@ type (
 		Runtime      value `toml:"runtime"`
 	}
 	tomlCapacity struct {
-		Name  value            `toml:"name"`
-		Bytes value            `toml:"bytes"`
-		Spec  map[string]value `toml:"spec"`
+		Name  value              `toml:"name"`
+		Bytes value              `toml:"bytes"`
+		Spec  map[string]value   `toml:"spec"`
+		QoS   map[string]tomlQoS `toml:"qos"` // by workload name
+	}
+	// tomlQoS is one workload's latency limits in µs at one capacity.
+	tomlQoS struct {
+		ReadP50    value `toml:"read_p50_us"`
+		ReadP99    value `toml:"read_p99_us"`
+		ReadP999   value `toml:"read_p99_9_us"`
+		ReadP9999  value `toml:"read_p99_99_us"`
+		ReadP99999 value `toml:"read_p99_999_us"`
+		ReadMax    value `toml:"read_max_us"`
+
+		WriteP50    value `toml:"write_p50_us"`
+		WriteP99    value `toml:"write_p99_us"`
+		WriteP999   value `toml:"write_p99_9_us"`
+		WriteP9999  value `toml:"write_p99_99_us"`
+		WriteP99999 value `toml:"write_p99_999_us"`
+		WriteMax    value `toml:"write_max_us"`
 	}
 	tomlScaling struct {
 		Capacity  value                   `toml:"capacity"`
@@ -122,9 +161,17 @@ var specSchema = schema{
 	"precondition": {"purge": nil, "fill_passes": nil, "random_runtime": nil,
 		"steadystate": nil, "steadystate_duration": nil, "steady_round": nil, "steady_window": nil,
 		"steady_range": nil, "steady_slope": nil, "idle_limit": nil, "topup_runtime": nil},
+	"health": {"percent_used_max": nil, "firmware": nil, "media_errors_max_increase": nil,
+		"err_log_entries_max_increase": nil, "spare_margin": nil, "temperature_margin_c": nil,
+		"thermal_throttle": nil},
 	"workload": {"name": nil, "rw": nil, "bs": nil, "iodepth": nil, "numjobs": nil,
 		"metric": nil, "rwmixread": nil, "precondition": nil, "runtime": nil},
-	"capacity": {"name": nil, "bytes": nil, "spec": {"*": nil}},
+	"capacity": {"name": nil, "bytes": nil, "spec": {"*": nil}, "qos": {"*": {
+		"read_p50_us": nil, "read_p99_us": nil, "read_p99_9_us": nil, "read_p99_99_us": nil,
+		"read_p99_999_us": nil, "read_max_us": nil,
+		"write_p50_us": nil, "write_p99_us": nil, "write_p99_9_us": nil, "write_p99_99_us": nil,
+		"write_p99_999_us": nil, "write_max_us": nil,
+	}}},
 	"scaling": {"capacity": nil, "drives": nil, "baseline": nil, "tolerance": nil,
 		"override": {"*": {"iodepth": nil, "numjobs": nil}}},
 }
@@ -283,6 +330,9 @@ func (p *parser) where(k toml.Key, elem int) string {
 	case "workload":
 		return p.elemWhere("workload", elem)
 	case "capacity":
+		if len(k) >= 3 && k[1] == "qos" {
+			return qosWhere(p.elemWhere("capacity", elem), k[2])
+		}
 		return p.elemWhere("capacity", elem)
 	case "scaling":
 		if len(k) >= 3 && k[1] == "override" {
@@ -332,7 +382,7 @@ func (p *parser) checkShape() bool {
 		ok = false
 		p.addf(p.lines[key], where, format, args...)
 	}
-	for _, name := range []string{"method", "precondition", "scaling"} {
+	for _, name := range []string{"method", "precondition", "health", "scaling"} {
 		if v, set := p.raw[name]; set {
 			if _, isTable := v.(map[string]any); !isTable {
 				bad("", name, "%s must be a table ([%s]), got %s", name, name, typeName(v))
@@ -349,6 +399,19 @@ func (p *parser) checkShape() bool {
 			if _, isTable := v.(map[string]any); !isTable {
 				bad(p.elemWhere("capacity", i), path("capacity", index(i), "spec"),
 					"spec must be a table ([capacity.spec]), got %s", typeName(v))
+			}
+		}
+		if v, set := c["qos"]; set {
+			q, isTable := v.(map[string]any)
+			if !isTable {
+				bad(p.elemWhere("capacity", i), path("capacity", index(i), "qos"),
+					`qos must be a table of workloads ([capacity.qos."NAME"]), got %s`, typeName(v))
+			}
+			for name, v := range q {
+				if _, isTable := v.(map[string]any); !isTable {
+					bad(qosWhere(p.elemWhere("capacity", i), name), path("capacity", index(i), "qos", name),
+						"limits must be a table ([capacity.qos.%q]), got %s", name, typeName(v))
+				}
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,34 @@ var badTests = []badTest{
 		{33, `precondition: steady_range must be a fraction of the window mean in (0, 1]`},
 		{34, `precondition: steady_slope must be a fraction`},
 	}},
+	{"health_range", []wantErr{
+		{32, `health: percent_used_max must be between 0 and 255, got 300`},
+		{33, `health: media_errors_max_increase must be >= 0, got -1`},
+		{34, `health: spare_margin must be between 0 and 100, got -1`},
+		{35, `health: temperature_margin_c must be between 0 and 150, got 200`},
+	}},
+	{"health_firmware", []wantErr{
+		{32, `health: firmware: a firmware revision must not be empty`},
+		{32, `health: firmware: firmware revision " GDC7102" has leading or trailing spaces`},
+		{32, `health: firmware: firmware revision "GDC7102Q-LONG" is longer than the 8 characters of id-ctrl's fr field`},
+	}},
+	{"health_firmware_type", []wantErr{{32, `health: firmware must be an array of firmware revisions like ["GDC7102Q"], got string "GDC7102Q"`}}},
+	{"health_thermal", []wantErr{{32, `health: thermal_throttle "fail" is not one of inconclusive, ignore`}}},
+	{"health_not_table", []wantErr{{4, `health must be a table ([health]), got boolean true`}}},
+	{"qos_unknown_workload", []wantErr{{30, `capacity "1.92TB": qos."8KB Random Read": unknown workload "8KB Random Read"`}}},
+	{"qos_not_measured", []wantErr{{29, `capacity "1.92TB": qos."4KB Random Write": workload "4KB Random Write" has no spec value at this capacity, so it is not measured here`}}},
+	{"qos_direction", []wantErr{
+		{32, `capacity "1.92TB": qos."4KB Random Read": write_p99_us: workload "4KB Random Read" does not write (rw "randread"); only read_ limits apply`},
+		{34, `capacity "1.92TB": qos."4KB Random Write": read_max_us: workload "4KB Random Write" does not read (rw "randwrite"); only write_ limits apply`},
+	}},
+	{"qos_value", []wantErr{
+		{31, `capacity "1.92TB": qos."4KB Random Read": read_p99_us must be a latency in microseconds > 0, got 0`},
+		{32, `capacity "1.92TB": qos."4KB Random Read": read_p99_99_us must be a latency in microseconds > 0, got -5`},
+	}},
+	{"qos_typo", []wantErr{{32, `capacity "1.92TB": qos."4KB Random Read": unknown key "read_p99_9us"; did you mean "read_p99_9_us"?`}}},
+	{"qos_order", []wantErr{{32, `capacity "1.92TB": qos."4KB Random Read": read_p99_99_us = 200 µs is below read_p99_us = 250 µs: a higher percentile's limit cannot be lower`}}},
+	{"qos_empty", []wantErr{{30, `capacity "1.92TB": qos."4KB Random Read": no limits`}}},
+	{"qos_not_table", []wantErr{{31, `capacity "1.92TB": qos."4KB Random Read": limits must be a table ([capacity.qos."4KB Random Read"]), got integer 250`}}},
 	{"precondition_unknown", []wantErr{{15, `workload "4KB Random Read": precondition names unknown workload "4KB Random Writes"`}}},
 	{"precondition_loop", []wantErr{
 		{15, `workload "4KB Random Read": precondition loops: "4KB Random Read" -> "4KB Random Write" -> "4KB Random Read"`},
@@ -209,6 +238,7 @@ func TestParseDefaults(t *testing.T) {
 			SteadyRange: DefaultSteadyRange, SteadySlope: DefaultSteadySlope,
 			IdleLimit: DefaultIdleLimit, TopUpRuntime: DefaultTopUpRuntime,
 		},
+		Health: Health{PercentUsedMax: 100, ThermalThrottle: "inconclusive"},
 		Workloads: []Workload{{
 			Name: "4KB Random Read", RW: "randread", BS: 4096, IODepth: 64, NumJobs: 8,
 			Metric: IOPS, RWMixRead: -1, Line: 8,
@@ -252,18 +282,50 @@ func TestParseFull(t *testing.T) {
 			IdleLimit:           10 * time.Minute,
 			TopUpRuntime:        3 * time.Minute,
 		},
+		Health: Health{
+			PercentUsedMax:           90,
+			Firmware:                 []string{"GDC7102Q", "GDC7201Q"},
+			MediaErrorsMaxIncrease:   1,
+			ErrLogEntriesMaxIncrease: 16,
+			SpareMargin:              5,
+			TemperatureMarginC:       3,
+			ThermalThrottle:          "ignore",
+		},
 		Workloads: []Workload{
 			{Name: "Seq/Read 1MiB", RW: "read", BS: 1 << 20, IODepth: 32, NumJobs: 2,
-				Metric: MBps, RWMixRead: -1, Runtime: 2 * time.Minute, Line: 25},
+				Metric: MBps, RWMixRead: -1, Runtime: 2 * time.Minute, Line: 34},
 			{Name: "Seq Write 1MiB", RW: "write", BS: 1 << 20, IODepth: 32, NumJobs: 2,
-				Metric: MBps, RWMixRead: -1, Line: 34},
+				Metric: MBps, RWMixRead: -1, Line: 43},
 			{Name: "Mixed 512", RW: "readwrite", BS: 512, IODepth: 1, NumJobs: 1,
-				Metric: IOPS, RWMixRead: 0, Precondition: "Seq/Read 1MiB", Line: 42},
+				Metric: IOPS, RWMixRead: 0, Precondition: "Seq/Read 1MiB", Line: 51},
+			{Name: "Lat 4k QD1", RW: "randrw", BS: 4096, IODepth: 1, NumJobs: 1,
+				Metric: LatUS, RWMixRead: -1, Line: 61},
 		},
 		Capacities: []Capacity{
-			{Name: "800GB", Bytes: 800_166_076_416, Line: 52, Spec: map[string]float64{
-				"Seq/Read 1MiB": 7000.5, "Seq Write 1MiB": 3500, "Mixed 512": 1e5}},
-			{Name: "1.6TB", Bytes: 1_600_321_314_816, Line: 60, Spec: map[string]float64{
+			{Name: "800GB", Bytes: 800_166_076_416, Line: 69, Spec: map[string]float64{
+				"Seq/Read 1MiB": 7000.5, "Seq Write 1MiB": 3500, "Mixed 512": 1e5, "Lat 4k QD1": 85.5},
+				QoS: map[string][]LatencyLimit{
+					"Seq/Read 1MiB": {
+						{"read", 99, 2 * time.Millisecond, "read_p99_us"},
+						{"read", 100, 20 * time.Millisecond, "read_max_us"},
+					},
+					"Mixed 512": {{"write", 50, 12500 * time.Nanosecond, "write_p50_us"}},
+					"Lat 4k QD1": {
+						{"read", 50, 80 * time.Microsecond, "read_p50_us"},
+						{"read", 99, 150 * time.Microsecond, "read_p99_us"},
+						{"read", 99.9, 250 * time.Microsecond, "read_p99_9_us"},
+						{"read", 99.99, 250 * time.Microsecond, "read_p99_99_us"},
+						{"read", 99.999, time.Millisecond, "read_p99_999_us"},
+						{"read", 100, 5 * time.Millisecond, "read_max_us"},
+						{"write", 50, 20 * time.Microsecond, "write_p50_us"},
+						{"write", 99, 40 * time.Microsecond, "write_p99_us"},
+						{"write", 99.9, 100 * time.Microsecond, "write_p99_9_us"},
+						{"write", 99.99, 400 * time.Microsecond, "write_p99_99_us"},
+						{"write", 99.999, 2 * time.Millisecond, "write_p99_999_us"},
+						{"write", 100, 10 * time.Millisecond, "write_max_us"},
+					},
+				}},
+			{Name: "1.6TB", Bytes: 1_600_321_314_816, Line: 96, Spec: map[string]float64{
 				"Seq/Read 1MiB": 7000}},
 		},
 		Scaling: Scaling{
@@ -295,6 +357,16 @@ func TestParseInline(t *testing.T) {
 	if diff := cmp.Diff(map[string]float64{"R": 100, "W": 50.5}, s.Capacities[0].Spec); diff != "" {
 		t.Errorf("inline.toml capacity spec mismatch (-want +got):\n%s", diff)
 	}
+	wantQoS := map[string][]LatencyLimit{
+		"R": {{"read", 99, 100 * time.Microsecond, "read_p99_us"}, {"read", 100, 10 * time.Millisecond, "read_max_us"}},
+		"W": {{"write", 99.99, 800 * time.Microsecond, "write_p99_99_us"}},
+	}
+	if diff := cmp.Diff(wantQoS, s.Capacities[0].QoS); diff != "" {
+		t.Errorf("inline.toml capacity qos mismatch (-want +got):\n%s", diff)
+	}
+	if want := (Health{PercentUsedMax: 100, SpareMargin: 10, ThermalThrottle: "inconclusive"}); !cmp.Equal(want, s.Health) {
+		t.Errorf("inline.toml health = %+v, want %+v (an empty firmware list is nil)", s.Health, want)
+	}
 	if got := s.Scaling.Override["R"]; got != (Override{IODepth: 2}) {
 		t.Errorf("inline.toml override R = %+v, want iodepth 2", got)
 	}
@@ -319,6 +391,58 @@ spec = { R = 1, W = 1, X = 1 }
 		"inline.toml:11: capacity \"c\": spec.\"X\": unknown workload \"X\""
 	if err == nil || err.Error() != want {
 		t.Errorf("Parse(inline.toml) error =\n%v\nwant\n%s", err, want)
+	}
+}
+
+// TestParseQoSErrors checks lines of problems in latency limits written
+// inline and with dotted keys.
+func TestParseQoSErrors(t *testing.T) {
+	data := []byte(`model = "x"
+source = "y"
+method = { runtime = "1s" }
+workload = [
+  { name = "R", rw = "randread", bs = "4k", iodepth = 1, numjobs = 1, metric = "lat_us" },
+  { name = "M", rw = "randrw", rwmixread = 100, bs = "4k", iodepth = 1, numjobs = 1, metric = "iops" },
+]
+[[capacity]]
+name = "c"
+bytes = 1
+spec = { R = 80, M = 1 }
+qos.R = { read_p99_us = "250us" }
+qos.M.write_p99_us = 100
+`)
+	_, err := Parse("qos.toml", data)
+	want := "qos.toml:12: capacity \"c\": qos.\"R\": read_p99_us must be a number, got string \"250us\"\n" +
+		"qos.toml:13: capacity \"c\": qos.\"M\": write_p99_us: workload \"M\" does not write (rwmixread = 100); only read_ limits apply"
+	if err == nil || err.Error() != want {
+		t.Errorf("Parse(qos.toml) error =\n%v\nwant\n%s", err, want)
+	}
+
+	// A qos that is not a table stops the parse, like a spec that is not.
+	data = append(data[:len(data):len(data)], "[[capacity]]\nname = \"d\"\nbytes = 1\nspec = { R = 80 }\nqos = 250\n"...)
+	_, err = Parse("qos.toml", data)
+	want = "qos.toml:18: capacity \"d\": qos must be a table of workloads ([capacity.qos.\"NAME\"]), got integer 250"
+	if err == nil || err.Error() != want {
+		t.Errorf("Parse(qos.toml with qos = 250) error =\n%v\nwant\n%s", err, want)
+	}
+}
+
+type lowerIsBetterTest struct {
+	m    Metric
+	want bool
+}
+
+var lowerIsBetterTests = []lowerIsBetterTest{
+	{IOPS, false},
+	{MBps, false},
+	{LatUS, true},
+}
+
+func TestLowerIsBetter(t *testing.T) {
+	for _, tt := range lowerIsBetterTests {
+		if got := tt.m.LowerIsBetter(); got != tt.want {
+			t.Errorf("Metric(%q).LowerIsBetter() = %v, want %v", tt.m, got, tt.want)
+		}
 	}
 }
 
@@ -486,6 +610,16 @@ func checkSpec(s *Spec) error {
 	if !contains(purgeMethods, s.Precondition.Purge) || s.Precondition.FillPasses < 0 || s.Precondition.RandomRuntime <= 0 {
 		return fmt.Errorf("bad precondition %+v", s.Precondition)
 	}
+	if h := s.Health; h.PercentUsedMax < 0 || h.PercentUsedMax > 255 || h.SpareMargin < 0 || h.SpareMargin > 100 ||
+		h.TemperatureMarginC < 0 || h.ThermalThrottle != ThrottleInconclusive && h.ThermalThrottle != ThrottleIgnore ||
+		h.Firmware != nil && len(h.Firmware) == 0 {
+		return fmt.Errorf("bad health %+v", h)
+	}
+	for _, fw := range s.Health.Firmware {
+		if fw == "" || len(fw) > 8 || strings.TrimSpace(fw) != fw {
+			return fmt.Errorf("health firmware %q", fw)
+		}
+	}
 	if len(s.Workloads) == 0 || len(s.Capacities) == 0 {
 		return fmt.Errorf("%d workloads, %d capacities", len(s.Workloads), len(s.Capacities))
 	}
@@ -501,7 +635,7 @@ func checkSpec(s *Spec) error {
 			return fmt.Errorf("workload %q: bs %d", w.Name, w.BS)
 		case w.IODepth < 1 || w.NumJobs < 1:
 			return fmt.Errorf("workload %q: iodepth %d numjobs %d", w.Name, w.IODepth, w.NumJobs)
-		case w.Metric != IOPS && w.Metric != MBps:
+		case w.Metric != IOPS && w.Metric != MBps && w.Metric != LatUS:
 			return fmt.Errorf("workload %q: metric %q", w.Name, w.Metric)
 		case w.RWMixRead < -1 || w.RWMixRead > 100 || w.RWMixRead >= 0 && !isMixed(w.RW):
 			return fmt.Errorf("workload %q: rwmixread %d", w.Name, w.RWMixRead)
@@ -527,6 +661,27 @@ func checkSpec(s *Spec) error {
 		for name, v := range c.Spec {
 			if !names[name] || !(v > 0) || math.IsInf(v, 0) {
 				return fmt.Errorf("capacity %q: spec %q = %v", c.Name, name, v)
+			}
+		}
+		if c.QoS != nil && len(c.QoS) == 0 {
+			return fmt.Errorf("capacity %q: empty non-nil QoS", c.Name)
+		}
+		for name, limits := range c.QoS {
+			w, _ := s.Workload(name)
+			if _, measured := c.Spec[name]; !measured || len(limits) == 0 {
+				return fmt.Errorf("capacity %q: qos %q for a cell not measured, or no limits", c.Name, name)
+			}
+			for i, l := range limits {
+				if l.Dir == "read" && !w.Reads() || l.Dir == "write" && !w.Writes() || l.Dir != "read" && l.Dir != "write" ||
+					l.Limit <= 0 || !contains([]string{"50", "99", "99.9", "99.99", "99.999", "100"}, strconv.FormatFloat(l.Percentile, 'f', -1, 64)) {
+					return fmt.Errorf("capacity %q: qos %q: limit %+v", c.Name, name, l)
+				}
+				if i > 0 {
+					p := limits[i-1]
+					if p.Dir == "write" && l.Dir == "read" || p.Dir == l.Dir && (p.Percentile >= l.Percentile || p.Limit > l.Limit) {
+						return fmt.Errorf("capacity %q: qos %q: limits out of order: %+v then %+v", c.Name, name, p, l)
+					}
+				}
 			}
 		}
 	}

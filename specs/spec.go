@@ -1,6 +1,7 @@
 // Package specs loads drive specs: a drive model's published figures
-// (capacity × workload → IOPS or MB/s) and the method used to measure them,
-// written as TOML. Built-in specs are embedded and loadable by name.
+// (capacity × workload → IOPS, MB/s or latency, and latency limits), the
+// health a drive must keep, and the method used to measure them, written
+// as TOML. Built-in specs are embedded and loadable by name.
 package specs
 
 import "time"
@@ -13,7 +14,15 @@ const (
 	IOPS Metric = "iops"
 	// MBps is megabytes per second, 10^6 bytes/s, reads and writes together.
 	MBps Metric = "MBps"
+	// LatUS is the mean completion latency (fio's clat) in microseconds,
+	// over reads and writes together; lower is better.
+	LatUS Metric = "lat_us"
 )
+
+// LowerIsBetter reports whether a smaller value of m is the better one
+// (LatUS): a workload in such a metric meets its spec when actual ≤ spec ×
+// (1 + tolerance), where IOPS and MBps need actual ≥ spec × (1 − tolerance).
+func (m Metric) LowerIsBetter() bool { return m == LatUS }
 
 // Spec is one drive model's spec, as loaded from TOML and validated.
 type Spec struct {
@@ -30,6 +39,7 @@ type Spec struct {
 
 	Method       Method
 	Precondition Precondition
+	Health       Health
 	Workloads    []Workload // in file order
 	Capacities   []Capacity // in file order
 	Scaling      Scaling
@@ -102,9 +112,55 @@ type Capacity struct {
 	// A workload missing from this map is not measured at this capacity:
 	// that is not an error, a brief need not publish every cell.
 	Spec map[string]float64
+	// QoS maps a workload name to its latency limits at this capacity
+	// ([capacity.qos."NAME"]), read limits first, then by percentile. Only
+	// workloads in Spec have limits; nil when there are none.
+	QoS map[string][]LatencyLimit
 	// Line is the line of the capacity's [[capacity]] header in File, for messages.
 	Line int
 }
+
+// LatencyLimit is an upper limit on one completion latency percentile of
+// one direction of a workload: fio's clat percentile (or its maximum) must
+// be ≤ Limit.
+type LatencyLimit struct {
+	Dir string // "read" or "write"
+	// Percentile is 50, 99, 99.9, 99.99 or 99.999; 100 for the maximum.
+	Percentile float64
+	Limit      time.Duration // written in the spec in microseconds
+	Key        string        // the spec's key, e.g. "read_p99_99_us", for messages
+}
+
+// Health is what a drive's SMART / health log and identify data must show
+// ([health]). The defaults hold any healthy drive to its own ratings.
+type Health struct {
+	// PercentUsedMax is the highest percent_used (the vendor's estimate of
+	// rated endurance used, in percent; it may exceed 100) allowed after
+	// the run.
+	PercentUsedMax int
+	// Firmware lists the allowed firmware revisions (id-ctrl "fr"); empty
+	// allows any.
+	Firmware []string
+	// MediaErrorsMaxIncrease and ErrLogEntriesMaxIncrease are how much
+	// media_errors and num_err_log_entries may rise during the run.
+	MediaErrorsMaxIncrease   uint64
+	ErrLogEntriesMaxIncrease uint64
+	// SpareMargin is in percentage points: avail_spare must stay ≥
+	// spare_thresh + SpareMargin.
+	SpareMargin int
+	// TemperatureMarginC is in degrees Celsius (equal to kelvin): the
+	// composite temperature must stay below WCTEMP − TemperatureMarginC.
+	TemperatureMarginC int
+	// ThermalThrottle is ThrottleInconclusive (a cell during which thermal
+	// throttling counters rose is inconclusive) or ThrottleIgnore.
+	ThermalThrottle string
+}
+
+// Values of Health.ThermalThrottle.
+const (
+	ThrottleInconclusive = "inconclusive"
+	ThrottleIgnore       = "ignore"
+)
 
 // Scaling is how N drives are judged against one.
 type Scaling struct {

@@ -107,6 +107,18 @@ func SubtestName(name string) string {
 	return strings.NewReplacer(" ", "_", "/", "-").Replace(name)
 }
 
+// Reads reports whether measuring w reads from the drive: a read-only
+// workload, or a mixed one with more than 0 % reads.
+func (w Workload) Reads() bool {
+	switch w.RW {
+	case "read", "randread":
+		return true
+	case "rw", "readwrite", "randrw":
+		return w.RWMixRead != 0
+	}
+	return false
+}
+
 // Writes reports whether measuring w writes to the drive: a write-only
 // workload, or a mixed one with less than 100 % reads.
 func (w Workload) Writes() bool {

@@ -186,3 +186,33 @@ func TestSubtestName(t *testing.T) {
 		}
 	}
 }
+
+type readsWritesTest struct {
+	rw            string
+	rwmixread     int // -1: not set
+	reads, writes bool
+}
+
+var readsWritesTests = []readsWritesTest{
+	{"read", -1, true, false},
+	{"randread", -1, true, false},
+	{"write", -1, false, true},
+	{"randwrite", -1, false, true},
+	{"randrw", -1, true, true}, // fio's default of 50 % reads
+	{"randrw", 70, true, true},
+	{"rw", 100, true, false},
+	{"readwrite", 0, false, true},
+	{"", -1, false, false},
+}
+
+func TestReadsWrites(t *testing.T) {
+	for _, tt := range readsWritesTests {
+		w := Workload{RW: tt.rw, RWMixRead: tt.rwmixread}
+		if got := w.Reads(); got != tt.reads {
+			t.Errorf("Workload{RW: %q, RWMixRead: %d}.Reads() = %v, want %v", tt.rw, tt.rwmixread, got, tt.reads)
+		}
+		if got := w.Writes(); got != tt.writes {
+			t.Errorf("Workload{RW: %q, RWMixRead: %d}.Writes() = %v, want %v", tt.rw, tt.rwmixread, got, tt.writes)
+		}
+	}
+}
