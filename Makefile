@@ -7,6 +7,7 @@
 #                                  a real run: DESTROYS everything on DRIVES
 #   make junit                     replay the brief; the suite writes report/junit.xml
 #   make junit-check [JUNIT=FILE]  what GitHub's JUnit action shows for a junit.xml
+#   make bench-plan [BASE=commit]  wall time of a loop run, an older planner vs this one (root)
 
 GO       ?= go
 SPEC     ?= solidigm-d7-ps1010
@@ -19,7 +20,7 @@ GOTESTSUM = $(GO) tool gotestsum
 
 QUALIFY_ARGS = -spec=$(SPEC) -drives=$(DRIVES) -report=$(abspath $(REPORT)) $(if $(CAPACITY),-capacity=$(CAPACITY))
 
-.PHONY: test demo plan qualify junit junit-check lint fuzz bench deps
+.PHONY: test demo plan qualify junit junit-check lint fuzz bench bench-plan deps
 
 # deps installs what the tests drive when it is missing: fio, the
 # util-linux, fdisk and e2fsprogs tools the loop-device tests use, nvme-cli
@@ -91,3 +92,10 @@ fuzz:
 bench: deps
 	$(GO) test -run='^$$' -bench=. -benchmem ./fiojob ./specs ./acceptance/internal/report ./acceptance/internal/device
 	$(GO) test -run='^$$' -bench=Cell -benchtime=5x ./acceptance/internal/e2e
+
+# bench-plan times one live run of a loop spec (scaling 1, 2, 3 drives, full
+# preconditioning) on three 256 MiB loop devices with the planner of BASE
+# and with this tree's, and checks that both give the same verdicts.
+BASE ?=
+bench-plan: deps
+	$(if $(BASE),BASE=$(BASE)) .ci/bench-plan

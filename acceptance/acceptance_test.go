@@ -59,6 +59,11 @@ func judge(t *testing.T, cell qual.Cell) {
 	if o.Skip != "" {
 		t.Skip(o.Skip)
 	}
+	// The cell's figures as testcase properties (go test's JSON, which
+	// gotestsum writes into its JUnit).
+	for _, a := range o.Attrs {
+		t.Attr(a[0], a[1])
+	}
 	// The verdict row once, nothing around it: the figures are in the
 	// report's junit.xml, results.json and summary.md.
 	switch o.Result.Verdict {

@@ -62,6 +62,8 @@ func run(m *testing.M) int {
 		return 2
 	}
 	cfg, errs := flags.Validate(root)
+	// The plan covers the cells go test will run, and no other.
+	cfg.Run, cfg.Skip = testFlag("test.run"), testFlag("test.skip")
 	s, more := qual.Setup(ctx, cfg, timeout, device.System{}, fiojob.Runner{})
 	errs = append(errs, more...)
 	if len(errs) == 0 {
@@ -88,6 +90,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(operator(), "drivequal: plan (estimated %s; -dry-run shows the fio job files):\n%s\n",
 			est.Total.Round(time.Second), strings.Join(est.Lines, "\n"))
 	}
+	s.Progress = operator()
 	suite = s
 	code := m.Run()
 	if err := s.WriteReport(); err != nil {
@@ -118,6 +121,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "drivequal:", closing)
 	}
 	return code
+}
+
+// testFlag is the value of one of go test's own flags ("" when unset).
+func testFlag(name string) string {
+	if f := flag.Lookup(name); f != nil {
+		return f.Value.String()
+	}
+	return ""
 }
 
 // testTimeout is go test's -timeout (0: none).

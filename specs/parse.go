@@ -566,11 +566,13 @@ func (t table) tolerance(key string, v value, def float64) (float64, bool) {
 	return f, ok
 }
 
-// fraction returns a fraction in (0, 1]; def when unset.
+// fraction returns a fraction of a mean, > 0 (0.20 is 20 %; above 1 is
+// allowed, for targets whose figures swing, such as loop devices); def
+// when unset.
 func (t table) fraction(key string, v value, def float64) (float64, bool) {
 	f, ok := t.number(key, v, def)
-	if ok && !(f > 0 && f <= 1) {
-		t.errorf(key, "%s must be a fraction of the window mean in (0, 1] (0.20 is 20 %%), got %v", key, f)
+	if ok && !(f > 0) || math.IsInf(f, 0) {
+		t.errorf(key, "%s must be a fraction of the window mean > 0 (0.20 is 20 %%), got %v", key, f)
 		return 0, false
 	}
 	return f, ok

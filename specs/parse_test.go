@@ -74,7 +74,7 @@ var badTests = []badTest{
 	{"steadystate_bad", []wantErr{{32, `precondition: steadystate "lat:5%" is not a fio criterion`}}},
 	{"steady_rule", []wantErr{
 		{32, `precondition: steady_window must be`},
-		{33, `precondition: steady_range must be a fraction of the window mean in (0, 1]`},
+		{33, `precondition: steady_range must be a fraction of the window mean > 0`},
 		{34, `precondition: steady_slope must be a fraction`},
 	}},
 	{"health_range", []wantErr{
@@ -477,6 +477,7 @@ func TestLoopSpec(t *testing.T) {
 	}
 	wantMethod := Method{Runtime: time.Second, IOEngine: "libaio", Direct: true}
 	wantPre := withSteadyDefaults(Precondition{Purge: "discard", FillPasses: 1, RandomRuntime: 2 * time.Second})
+	wantPre.SteadyRound, wantPre.SteadyRange, wantPre.SteadySlope = 200*time.Millisecond, 10, 10
 	wantScaling := Scaling{Capacity: "1GiB", Drives: []int{1, 2, 3, 4}, Baseline: "spec", Tolerance: 0.5}
 	if diff := cmp.Diff(wantMethod, s.Method); diff != "" {
 		t.Errorf("loop method (-want +got):\n%s", diff)

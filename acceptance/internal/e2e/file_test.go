@@ -64,7 +64,7 @@ func TestRegularFileTarget(t *testing.T) {
 	// The read cell was selected with its twin, and the preparation ran once.
 	prep, _ := filepath.Glob(filepath.Join(r.Report, "raw", "prepare", "*.json"))
 	assert.Len(t, prep, 2, "one fill and one 4 KiB random preconditioning: %v", prep)
-	assert.Contains(t, r.Stdout, "preparing "+file+": sequential fill")
+	assert.Contains(t, r.Stdout, "step 2 of 5: sequential fill (1 × 128 KiB write pass) on "+file)
 }
 
 // A plan longer than go test's -timeout is refused before anything runs,

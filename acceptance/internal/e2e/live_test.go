@@ -101,9 +101,28 @@ func TestLoopSpecPassesThenReplays(t *testing.T) {
 	assert.Contains(t, live.Stdout, "  cpus ", "the plan shows the CPU mapping")
 
 	raw := filepath.Join(live.Report, "raw")
+	var info struct {
+		Precondition string            `json:"precondition"`
+		Shared       map[string]string `json:"shared"`
+		Steady       []report.Steady   `json:"steady_state"`
+	}
+	data, err := os.ReadFile(filepath.Join(raw, "run.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &info))
+	assert.Equal(t, "full", info.Precondition)
+	// The loop spec has no scaling override: every 1-drive scaling cell is
+	// the single-drive cell's own job and shares its measurement.
+	assert.Len(t, info.Shared, 8, "every 1-drive scaling cell shares the single-drive cell's fio run")
+	// One 4 KiB and one 8 KiB random preconditioning of all three drives.
+	assert.Len(t, info.Steady, 2*3, "a steady-state record per drive and random preconditioning")
+	assert.Len(t, run.SteadyState, 2*3)
 	for n := 1; n <= 3; n++ {
 		for _, w := range run.Workloads {
-			base := filepath.Join(raw, "TestScaling", fmt.Sprintf("%d_drives", n), specs.SubtestName(w))
+			test := fmt.Sprintf("TestScaling/%d_drives/%s", n, specs.SubtestName(w))
+			if owner, ok := info.Shared[test]; ok {
+				test = owner
+			}
+			base := filepath.Join(raw, filepath.FromSlash(test))
 			data, err := os.ReadFile(base + ".json")
 			require.NoError(t, err)
 			out, err := fiojob.Parse(data)
@@ -114,14 +133,6 @@ func TestLoopSpecPassesThenReplays(t *testing.T) {
 			assert.Equal(t, n, strings.Count(string(job), "filename="), "the job file is kept beside the output")
 		}
 	}
-	var info struct {
-		Precondition string `json:"precondition"`
-	}
-	data, err := os.ReadFile(filepath.Join(raw, "run.json"))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(data, &info))
-	assert.Equal(t, "full", info.Precondition)
-
 	replay := runSuite(t, nil, "-spec="+spec, "-replay="+raw)
 	require.Equal(t, 0, replay.Code, "stdout:\n%s\nstderr:\n%s", replay.Stdout, replay.Stderr)
 	assert.Equal(t, "replay", replay.results(t).Mode)

@@ -294,7 +294,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 		// identity
 		dev + " -> " + dev, `model "loop"`, "67,108,864 bytes", "as 64MiB",
 		// plan, with the preparation the spec asks for
-		"plan:", "purge (discard)", "sequential fill", "TestSingleDrive/64MiB/4KB_Random_Write",
+		"plan (", "purge (discard)", "sequential fill", "TestSingleDrive/64MiB/4KB_Random_Write",
 		// job files
 		"fio job files:", "filename=" + dev, "rw=randwrite", "bs=512",
 		// bytes and duration

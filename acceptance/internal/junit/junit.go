@@ -304,6 +304,9 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 		line(&b, "spread", num(res.Spread))
 	}
 	line(&b, "raw", rawPath(res.Raw, reportDir))
+	if len(res.Steady) > 0 {
+		line(&b, "steady state", report.SteadyLine(res.Steady))
+	}
 	for i, d := range res.PerDrive {
 		b.WriteString("drive[" + strconv.Itoa(i+1) + "]: " + perDrive(d) + "\n")
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -86,6 +87,71 @@ type Config struct {
 	SpecGiven bool
 	// Root is the module root, where relative defaults are anchored.
 	Root string
+	// Run and Skip are go test's -run and -skip patterns: the plan covers
+	// the cells they select and no other.
+	Run, Skip string
+}
+
+// Selected reports whether go test's -run and -skip select test (a cell's
+// full name, "TestSingleDrive/1.92TB/4KB_Random_Read"), as go test
+// matches them: each pattern is split at slashes outside brackets and
+// parentheses, and element i must match the name's element i.
+func (c *Config) Selected(test string) bool {
+	name := strings.Split(test, "/")
+	if c.Run != "" && !matchElems(splitPattern(c.Run), name, false) {
+		return false
+	}
+	return c.Skip == "" || !matchElems(splitPattern(c.Skip), name, true)
+}
+
+// matchElems matches name's elements against pattern's. For -run a
+// pattern with more elements than the name still matches (it selects a
+// deeper subtest); for -skip every pattern element must match.
+func matchElems(pattern []*regexp.Regexp, name []string, all bool) bool {
+	if all && len(pattern) > len(name) {
+		return false
+	}
+	for i, re := range pattern {
+		if i >= len(name) {
+			break
+		}
+		if re != nil && !re.MatchString(name[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// splitPattern splits a -run pattern as go test does; an element that
+// does not compile matches nothing (go test has refused it already).
+func splitPattern(p string) []*regexp.Regexp {
+	var elems []string
+	depth, start := 0, 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '[', '(':
+			depth++
+		case ']', ')':
+			depth = max(depth-1, 0)
+		case '\\':
+			i++
+		case '/':
+			if depth == 0 {
+				elems = append(elems, p[start:i])
+				start = i + 1
+			}
+		}
+	}
+	elems = append(elems, p[start:])
+	out := make([]*regexp.Regexp, len(elems))
+	for i, e := range elems {
+		if re, err := regexp.Compile(e); err == nil {
+			out[i] = re
+		} else {
+			out[i] = regexp.MustCompile(`\A\z.`)
+		}
+	}
+	return out
 }
 
 // Live reports whether the run drives fio on real targets.

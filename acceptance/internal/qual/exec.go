@@ -5,14 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/steady"
 	"github.com/drivequal/drivequal/fiojob"
 )
 
@@ -21,30 +26,76 @@ import (
 // is shared.
 type Executor interface {
 	// Measure returns fio's stdout for the measurement named test. The
-	// stdout is returned even with an error when fio printed any.
-	Measure(ctx context.Context, test string, job fiojob.Job) ([]byte, error)
-	// Prepare runs a preparation step (purge, fill, random preconditioning);
-	// logf is told about fallbacks, such as a purge method the target
-	// cannot do.
-	Prepare(ctx context.Context, a Action, drives []Drive, logf func(string, ...any)) error
+	// stdout is returned even with an error when fio printed any. watch,
+	// when set, sees fio's status reports as they come.
+	Measure(ctx context.Context, test string, job fiojob.Job, watch *Watch) ([]byte, error)
+	// Prepare runs a preparation step (purge, fill, random preconditioning,
+	// top-up); logf is told about fallbacks, such as a purge method the
+	// target cannot do.
+	Prepare(ctx context.Context, st Step, drives []Drive, logf func(string, ...any), watch *Watch) (Prepared, error)
 	// RawPath is where the measurement named test is (or would be) kept.
 	RawPath(test string) string
+}
+
+// Watch follows a running fio: fio prints a status report every Interval
+// and Report is called with each; when Report returns true, fio is stopped
+// (SIGINT, so that it still prints its final report) and the step counts
+// as finished, not interrupted.
+type Watch struct {
+	Interval time.Duration
+	Report   func(fiojob.Progress) (stop bool)
+}
+
+// Prepared is what a preparation step leaves to judge it by.
+type Prepared struct {
+	// Rounds holds, for a step that logged IOPS (Job.LogInterval), each
+	// target's write IOPS per round from fio's own IOPS log, in the order
+	// of the job's targets; nil when fio wrote no log.
+	Rounds [][]float64
+	// Stopped says the watch stopped fio before its runtime ended.
+	Stopped bool
 }
 
 // ErrNotRecorded is returned by a replay for a measurement it has no output for.
 var ErrNotRecorded = errors.New("no recorded fio output")
 
 // Replay reads recorded fio outputs: DIR/<test name>.json.
-type Replay struct{ Dir string }
+type Replay struct {
+	Dir string
+	// Shared maps a test to the test whose recording it shares (run.json's
+	// "shared"): one fio run judged as two cells.
+	Shared map[string]string
+}
 
 // RawPath implements Executor.
 func (r Replay) RawPath(test string) string {
+	if owner, ok := r.Shared[test]; ok {
+		test = owner
+	}
 	return filepath.Join(r.Dir, filepath.FromSlash(test)+".json")
+}
+
+// Steady reads the steady-state evidence recorded for test
+// (<test>.steady.json); nil when none was recorded.
+func (r Replay) Steady(test string) ([]report.Steady, error) {
+	path := filepath.Join(r.Dir, filepath.FromSlash(test)+".steady.json")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st []report.Steady
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return st, nil
 }
 
 // Measure implements Executor. A measurement recorded with a failure
 // (<test>.status.json beside it) replays with the same failure.
-func (r Replay) Measure(_ context.Context, test string, _ fiojob.Job) ([]byte, error) {
+func (r Replay) Measure(_ context.Context, test string, _ fiojob.Job, _ *Watch) ([]byte, error) {
 	path := r.RawPath(test)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -86,7 +137,9 @@ func interrupted(ctx context.Context, err error) bool {
 }
 
 // Prepare implements Executor: a replay has nothing to prepare.
-func (Replay) Prepare(context.Context, Action, []Drive, func(string, ...any)) error { return nil }
+func (Replay) Prepare(context.Context, Step, []Drive, func(string, ...any), *Watch) (Prepared, error) {
+	return Prepared{}, nil
+}
 
 // Live runs fio for real and records each run under Dir: the job file as
 // <test>.fio, stdout byte for byte as <test>.json and stderr, when any, as
@@ -100,9 +153,6 @@ type Live struct {
 	// Discarder discards a held drive (the purge "discard", and the
 	// fallback of a drive that cannot format or sanitize).
 	Discarder purge.Discarder
-
-	mu  sync.Mutex
-	seq int
 }
 
 // RawPath implements Executor.
@@ -111,75 +161,137 @@ func (l *Live) RawPath(test string) string {
 }
 
 // Measure implements Executor.
-func (l *Live) Measure(ctx context.Context, test string, job fiojob.Job) ([]byte, error) {
-	return l.run(ctx, strings.TrimSuffix(l.RawPath(test), ".json"), job)
+func (l *Live) Measure(ctx context.Context, test string, job fiojob.Job, watch *Watch) ([]byte, error) {
+	stdout, _, err := l.run(ctx, strings.TrimSuffix(l.RawPath(test), ".json"), job, watch)
+	return stdout, err
 }
 
-func (l *Live) run(ctx context.Context, base string, job fiojob.Job) ([]byte, error) {
+// run runs job, recorded as base.fio, base.json, base.stderr and, when fio
+// failed, base.status.json. stopped says watch stopped fio, which is then
+// no failure.
+func (l *Live) run(ctx context.Context, base string, job fiojob.Job, watch *Watch) (stdout []byte, stopped bool, err error) {
 	if err := job.Validate(); err != nil {
-		return nil, fmt.Errorf("job %q: %w", job.Name, err)
+		return nil, false, fmt.Errorf("job %q: %w", job.Name, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	jobFile := base + ".fio"
 	if err := os.WriteFile(jobFile, []byte(job.File()), 0o644); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	stdout, stderr, runErr := l.Runner.Run(ctx, jobFile)
+	runner := l.Runner
+	runCtx := ctx
+	var (
+		stop    atomic.Bool
+		watched chan struct{}
+		pw      *io.PipeWriter
+	)
+	if watch != nil && watch.Interval > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		runner.Args = append(slices.Clone(runner.Args), "--status-interval="+statusInterval(watch.Interval))
+		var pr *io.PipeReader
+		pr, pw = io.Pipe()
+		runner.Watch = pw
+		watched = make(chan struct{})
+		go func() {
+			defer close(watched)
+			// A report that does not parse is skipped: the final output is
+			// judged on its own once fio ends.
+			_ = fiojob.WatchStatus(pr, func(p fiojob.Progress) {
+				if !stop.Load() && watch.Report(p) {
+					stop.Store(true)
+					cancel()
+				}
+			})
+		}()
+	}
+	stdout, stderr, runErr := runner.Run(runCtx, jobFile)
+	if pw != nil {
+		pw.Close()
+		<-watched
+	}
+	if stop.Load() && ctx.Err() == nil {
+		// Stopped on purpose: fio's SIGINT exit is how the step ends.
+		stopped, runErr = true, nil
+	}
 	// Keep what fio printed before judging it: a failed run is evidence.
 	if err := writeFile(base+".json", stdout); err != nil {
-		return stdout, err
+		return stdout, stopped, err
 	}
 	if runErr != nil {
 		st, _ := json.Marshal(RecordedFailure{Interrupted: ctx.Err() != nil, Message: runErr.Error()})
 		if err := writeFile(base+".status.json", append(st, '\n')); err != nil {
-			return stdout, err
+			return stdout, stopped, err
 		}
 	}
 	if len(stderr) > 0 {
 		if err := writeFile(base+".stderr", stderr); err != nil {
-			return stdout, err
+			return stdout, stopped, err
 		}
 	}
-	return stdout, runErr
+	return stdout, stopped, runErr
 }
 
-// Prepare implements Executor.
-func (l *Live) Prepare(ctx context.Context, a Action, drives []Drive, logf func(string, ...any)) error {
-	l.mu.Lock()
-	l.seq++
-	seq := l.seq
-	l.mu.Unlock()
-	switch a.Kind {
-	case ActPurge:
+// statusInterval writes d for fio's --status-interval: whole seconds, or
+// milliseconds.
+func statusInterval(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprint(int64(d / time.Second))
+	}
+	return fmt.Sprintf("%dms", max(d.Milliseconds(), 1))
+}
+
+// Prepare implements Executor. A step that logs IOPS (Job.LogInterval)
+// logs each target to prepare/NNN-name.driveI and returns its rounds.
+func (l *Live) Prepare(ctx context.Context, st Step, drives []Drive, logf func(string, ...any), watch *Watch) (Prepared, error) {
+	if st.Kind == StepPurge {
 		var infos []device.Info
-		for _, d := range a.Drives {
+		for _, d := range st.Drives {
 			infos = append(infos, drives[d].Info)
 		}
-		steps, errs := purge.Plan(infos, a.Purge, l.Ctrls)
+		steps, errs := purge.Plan(infos, st.Purge, l.Ctrls)
 		if len(errs) > 0 {
-			return errors.Join(errs...)
+			return Prepared{}, errors.Join(errs...)
 		}
-		return purge.Run(ctx, steps, l.Discarder, logf)
-	default:
-		name := fmt.Sprintf("%03d-%s", seq, slug(a.Name))
-		stdout, runErr := l.run(ctx, filepath.Join(l.Dir, "prepare", name), a.Job)
-		out, err := fiojob.Parse(stdout)
-		if runErr != nil && ctx.Err() != nil {
-			return runErr
-		}
-		if runErr != nil || err == nil && len(out.Total().Errors) > 0 {
-			if err != nil {
-				out = nil
-			}
-			return errors.New(strings.TrimPrefix(fioFailure("", runErr, out), ": "))
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", filepath.Join(l.Dir, "prepare", name+".json"), err)
-		}
-		return nil
+		return Prepared{}, purge.Run(ctx, steps, l.Discarder, logf)
 	}
+	base := filepath.Join(l.Dir, "prepare", fmt.Sprintf("%03d-%s", st.N, slug(st.Name)))
+	job := st.Job
+	if job.LogInterval > 0 {
+		job.Targets = slices.Clone(job.Targets)
+		for i := range job.Targets {
+			job.Targets[i].IOPSLog = base + "." + fiojob.SectionName(i)
+		}
+	}
+	stdout, stopped, runErr := l.run(ctx, base, job, watch)
+	prep := Prepared{Stopped: stopped}
+	out, err := fiojob.Parse(stdout)
+	if runErr != nil && ctx.Err() != nil {
+		return prep, runErr
+	}
+	if runErr != nil || err == nil && len(out.Total().Errors) > 0 {
+		if err != nil {
+			out = nil
+		}
+		return prep, errors.New(strings.TrimPrefix(fioFailure("", runErr, out), ": "))
+	}
+	if err != nil {
+		return prep, fmt.Errorf("%s: %w", base+".json", err)
+	}
+	if job.LogInterval > 0 {
+		for _, t := range job.Targets {
+			samples, err := fiojob.ReadIOPSLogs(t.IOPSLog, job.LogInterval)
+			if err != nil {
+				prep.Rounds = nil
+				break
+			}
+			prep.Rounds = append(prep.Rounds, steady.Rounds(samples, st.Round))
+		}
+	}
+	return prep, nil
 }
 
 func slug(s string) string {

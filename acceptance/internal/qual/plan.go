@@ -2,11 +2,13 @@ package qual
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/steady"
 	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
 )
@@ -42,26 +44,66 @@ type Cell struct {
 	Skip string
 }
 
-// ActionKind says what a preparation step does.
-type ActionKind int
+// StepKind says what a step of the plan does.
+type StepKind int
 
-// Preparation steps, in the order a drive goes through them.
+// Steps, in the order a drive goes through them.
 const (
-	ActPurge ActionKind = iota
-	ActFill
-	ActRandom
+	StepPurge StepKind = iota
+	StepFill
+	StepRandom // random preconditioning, until steady state or its bound
+	StepTopUp  // random writes on drives left idle too long, before a write measurement
+	StepMeasure
 )
 
-// Action is one preparation step on a set of drives.
-type Action struct {
-	Kind   ActionKind
+func (k StepKind) String() string {
+	return [...]string{"purge", "fill", "precondition", "top-up", "measure"}[k]
+}
+
+// Step is one step of the plan: a preparation of some drives or one fio
+// measurement, which judges one or more cells.
+type Step struct {
+	// N numbers the steps from 1, in the order they run.
+	N      int
+	Kind   StepKind
 	Name   string
 	Drives []int
-	Job    fiojob.Job    // for ActFill and ActRandom
-	Purge  string        // for ActPurge: the spec's method
-	Est    time.Duration // estimated duration
+	Job    fiojob.Job    // every kind but StepPurge
+	Purge  string        // StepPurge: the spec's method
+	Est    time.Duration // estimated duration; for StepRandom and StepTopUp its bound
 	Bytes  int64         // estimated bytes written per drive
 	State  string        // the state the drives reach
+	// Twin is the write twin of a StepRandom or StepTopUp.
+	Twin specs.Workload
+	// Rule and Round are the steady-state rule a StepRandom or StepTopUp
+	// ends on (see steady).
+	Rule  steady.Rule
+	Round time.Duration
+	// Idle (StepTopUp) is the idle limit: the step tops up those of Drives
+	// that have written nothing for longer.
+	Idle time.Duration
+	// Cells (StepMeasure) are the cells judged from the step's one fio
+	// output: a single-drive cell and the 1-drive scaling cell that is the
+	// same job on the same drive share one measurement. The first owns the
+	// recording.
+	Cells []Cell
+}
+
+// Writes reports whether the step writes to its drives.
+func (st Step) Writes() bool {
+	return st.Kind != StepMeasure || st.Cells[0].Workload.Writes()
+}
+
+// Plan is the run, step by step: what -dry-run prints, what the estimate
+// and the -timeout check add up, and what a live run executes.
+type Plan struct {
+	Steps []Step
+	// Total is the estimated duration of all steps.
+	Total time.Duration
+	// Bytes is the estimated bytes written per drive, by drive index.
+	Bytes []int64
+	// Measures maps a cell's test name to the index of its StepMeasure.
+	Measures map[string]int
 }
 
 // State is what has been done to a drive since the run started.
@@ -70,8 +112,8 @@ type State struct {
 	Last   string // the state reached by the last step ("seq", "rand:<twin>")
 }
 
-// Planner orders cells so that preconditioning is shared, and says which
-// preparation steps a cell needs given the drives' states.
+// Planner orders cells so that preconditioning is shared, and builds the
+// plan of a run.
 type Planner struct {
 	Spec         *specs.Spec
 	Precondition string        // full, quick or none
@@ -141,67 +183,169 @@ func (p *Planner) Order(ws []specs.Workload) []specs.Workload {
 	return out
 }
 
-// Prepare returns the preparation steps that bring drives (given their
-// states) to the state cell needs. It does not change states; Apply does.
-func (p *Planner) Prepare(states []State, cell Cell) []Action {
+// Build makes the plan of cells (in the order the tests judge them).
+//
+// Cells are grouped by the state they need, sequential first, then each
+// random group by block size: a group's drives are brought to its state
+// together (one purge and fill, one random preconditioning, each one fio
+// process for all the drives), then every measurement of the group runs
+// back to back, single-drive cells and every scaling step alike. A cell
+// that is the same fio job on the same drives as an earlier one shares
+// its measurement. Before a random write or mixed measurement, drives the
+// estimate sees idle for longer than the spec's idle_limit get a top-up
+// step; a live run tops up whatever is idle by then (see Suite.Run).
+func (p *Planner) Build(cells []Cell) Plan {
+	pl := Plan{Bytes: make([]int64, len(p.Drives)), Measures: map[string]int{}}
+	var needs []string
+	groups := map[string][]Cell{}
+	twins := map[string]specs.Workload{}
+	for _, c := range cells {
+		if c.Skip != "" {
+			continue
+		}
+		if _, ok := groups[c.Need]; !ok {
+			needs = append(needs, c.Need)
+			twins[c.Need] = c.Twin
+		}
+		groups[c.Need] = append(groups[c.Need], c)
+	}
+	sort.SliceStable(needs, func(i, j int) bool {
+		a, b := needs[i], needs[j]
+		if (a == "seq") != (b == "seq") {
+			return a == "seq"
+		}
+		if ta, tb := twins[a].BS, twins[b].BS; ta != tb {
+			return ta < tb
+		}
+		return a < b
+	})
+	states := make([]State, len(p.Drives))
+	var clock time.Duration
+	lastWrite := make([]time.Duration, len(p.Drives))
+	written := make([]bool, len(p.Drives))
+	add := func(st Step) {
+		st.N = len(pl.Steps) + 1
+		pl.Steps = append(pl.Steps, st)
+		pl.Total += st.Est
+		clock += st.Est
+		for _, d := range st.Drives {
+			pl.Bytes[d] += st.Bytes
+			if st.Writes() {
+				lastWrite[d], written[d] = clock, true
+			}
+		}
+		if st.Kind != StepMeasure {
+			applyStep(states, st)
+		}
+	}
+	for _, need := range needs {
+		group := groups[need]
+		var drives []int
+		for _, c := range group {
+			for _, d := range c.Drives {
+				if !slices.Contains(drives, d) {
+					drives = append(drives, d)
+				}
+			}
+		}
+		sort.Ints(drives)
+		for _, st := range p.prepare(states, need, twins[need], drives) {
+			add(st)
+		}
+		shared := map[string]int{} // job file → step index
+		for _, c := range group {
+			job := p.Measure(c)
+			key := job.File()
+			if i, ok := shared[key]; ok {
+				pl.Steps[i].Cells = append(pl.Steps[i].Cells, c)
+				pl.Measures[c.Test] = i
+				continue
+			}
+			if p.Precondition != PrecondNone && strings.HasPrefix(need, "rand:") && c.Workload.Writes() {
+				var idle []int
+				for _, d := range c.Drives {
+					if written[d] && clock-lastWrite[d] > p.Spec.Precondition.IdleLimit {
+						idle = append(idle, d)
+					}
+				}
+				if len(idle) > 0 {
+					add(p.topUp(idle, c.Twin))
+				}
+			}
+			st := Step{Kind: StepMeasure, Name: c.Test, Drives: c.Drives, Job: job, Est: p.MeasureEstimate(c),
+				Cells: []Cell{c}, State: need}
+			if c.Workload.Writes() {
+				st.Bytes = writtenBytes(c.Workload, c.Capacity.Spec[c.Workload.Name], p.MeasureRuntime(c.Workload))
+			}
+			shared[key] = len(pl.Steps)
+			pl.Measures[c.Test] = len(pl.Steps)
+			add(st)
+		}
+	}
+	return pl
+}
+
+// prepare returns the preparation steps that bring drives (given their
+// states) to need. It does not change states; applyStep does.
+func (p *Planner) prepare(states []State, need string, twin specs.Workload, drives []int) []Step {
 	if p.Precondition == PrecondNone {
 		return nil
 	}
 	var full, randOnly []int
-	for _, d := range cell.Drives {
+	for _, d := range drives {
 		st := states[d]
 		switch {
-		case st.Last == cell.Need:
-		case cell.Need == "seq" || !st.Filled:
+		case st.Last == need:
+		case need == "seq" || !st.Filled:
 			full = append(full, d)
 		default:
 			randOnly = append(randOnly, d)
 		}
 	}
-	var acts []Action
+	var steps []Step
 	if len(full) > 0 {
 		fills := p.Spec.Precondition.FillPasses > 0
 		if purge := p.Spec.Precondition.Purge; purge != "none" {
-			a := Action{Kind: ActPurge, Name: "purge (" + purge + ")", Drives: full, Purge: purge,
+			st := Step{Kind: StepPurge, Name: "purge (" + purge + ")", Drives: full, Purge: purge,
 				Est: p.purgeEstimate(full, purge)}
 			if p.allFiles(full) {
-				a.Name, a.Est = "purge (deallocate the file)", time.Second
+				st.Name, st.Est = "purge (deallocate the file)", time.Second
 			}
 			if !fills {
 				// With no fill passes, a purged drive is as sequential as it gets.
-				a.State = "seq"
+				st.State = "seq"
 			}
-			acts = append(acts, a)
+			steps = append(steps, st)
 		}
 		if fills {
-			acts = append(acts, p.fill(full, cell.Capacity))
+			steps = append(steps, p.fill(full))
 		}
 	}
-	if strings.HasPrefix(cell.Need, "rand:") {
+	if strings.HasPrefix(need, "rand:") {
 		all := append(append([]int(nil), full...), randOnly...)
 		sort.Ints(all)
 		if len(all) > 0 {
-			acts = append(acts, p.random(all, cell))
+			steps = append(steps, p.random(all, twin, need))
 		}
 	}
-	return acts
+	return steps
 }
 
-// Apply records that a has run.
-func Apply(states []State, a Action) {
-	for _, d := range a.Drives {
-		switch a.Kind {
-		case ActPurge:
-			states[d] = State{Filled: a.State == "seq", Last: a.State}
-		case ActFill:
+// applyStep records that st has run.
+func applyStep(states []State, st Step) {
+	for _, d := range st.Drives {
+		switch st.Kind {
+		case StepPurge:
+			states[d] = State{Filled: st.State == "seq", Last: st.State}
+		case StepFill:
 			states[d] = State{Filled: true, Last: "seq"}
-		case ActRandom:
-			states[d].Last = a.State
+		case StepRandom:
+			states[d].Last = st.State
 		}
 	}
 }
 
-func (p *Planner) fill(drives []int, capy specs.Capacity) Action {
+func (p *Planner) fill(drives []int) Step {
 	passes := p.Spec.Precondition.FillPasses
 	var cap64 int64
 	if p.Precondition == PrecondQuick {
@@ -210,6 +354,7 @@ func (p *Planner) fill(drives []int, capy specs.Capacity) Action {
 	}
 	targets := p.targets(drives)
 	var bytes int64
+	var est time.Duration
 	for i, d := range drives {
 		size := p.Drives[d].Size
 		if cap64 > 0 && size > cap64 {
@@ -217,35 +362,72 @@ func (p *Planner) fill(drives []int, capy specs.Capacity) Action {
 			size = cap64
 		}
 		bytes = max(bytes, size*int64(passes))
+		rate := p.seqWriteRate(p.Drives[d].Capacity)
+		est = max(est, time.Duration(float64(size*int64(passes))/rate*float64(time.Second)))
 	}
 	job := fiojob.Fill(targets, passes)
 	job.IOEngine = p.Spec.Method.IOEngine
 	job.Direct = p.Spec.Method.Direct
-	rate := p.seqWriteRate(capy)
-	return Action{Kind: ActFill, Name: fmt.Sprintf("sequential fill (%d × 128 KiB write pass)", passes), Drives: drives,
-		Job: job, Bytes: bytes, State: "seq", Est: time.Duration(float64(bytes) / rate * float64(time.Second))}
+	return Step{Kind: StepFill, Name: fmt.Sprintf("sequential fill (%d × 128 KiB write pass)", passes), Drives: drives,
+		Job: job, Bytes: bytes, State: "seq", Est: est}
 }
 
-func (p *Planner) random(drives []int, cell Cell) Action {
+// Rule is the spec's steady-state rule.
+func (p *Planner) Rule() steady.Rule {
+	pc := p.Spec.Precondition
+	return steady.Rule{Window: pc.SteadyWindow, MaxRange: pc.SteadyRange, MaxExcursion: pc.SteadySlope}
+}
+
+func (p *Planner) random(drives []int, twin specs.Workload, need string) Step {
 	pc := p.Spec.Precondition
 	rt := pc.RandomRuntime
 	if p.Precondition == PrecondQuick {
 		rt = min(rt, quickRandomCap)
 	}
-	job := fiojob.RandomPrecondition(p.targets(drives), cell.Twin.BS, rt, pc.SteadyState, pc.SteadyStateDuration)
+	st := p.randomWrites(drives, twin, rt, pc.SteadyRound)
+	st.Kind, st.State = StepRandom, need
+	st.Name = fmt.Sprintf("random preconditioning (%s, until steady state, at most %s)", twin.Name, rt)
+	st.Job.SteadyState, st.Job.SteadyStateDuration = pc.SteadyState, pc.SteadyStateDuration
+	return st
+}
+
+// topUp is the top-up of idle drives with twin's random writes: at most
+// the spec's topup_runtime, on rounds short enough that the steady-state
+// window fits in it twice.
+func (p *Planner) topUp(drives []int, twin specs.Workload) Step {
+	pc := p.Spec.Precondition
+	rt := pc.TopUpRuntime
+	if p.Precondition == PrecondQuick {
+		rt = min(rt, quickRandomCap)
+	}
+	round := min(pc.SteadyRound, rt/time.Duration(2*max(pc.SteadyWindow, 1)))
+	round = max(round, 100*time.Millisecond)
+	st := p.randomWrites(drives, twin, rt, round)
+	st.Kind, st.Idle, st.State = StepTopUp, pc.IdleLimit, "rand:"+twin.Name
+	st.Name = fmt.Sprintf("top-up of drives idle > %s (%s, until steady state, at most %s)", pc.IdleLimit, twin.Name, rt)
+	return st
+}
+
+// randomWrites is twin's random writes on drives for at most rt, logging
+// IOPS per round.
+func (p *Planner) randomWrites(drives []int, twin specs.Workload, rt, round time.Duration) Step {
+	job := fiojob.RandomPrecondition(p.targets(drives), twin.BS, rt, "", 0)
 	job.IOEngine = p.Spec.Method.IOEngine
 	job.Direct = p.Spec.Method.Direct
+	job.LogInterval = round
 	var bytes int64
-	if v, ok := cell.Capacity.Spec[cell.Twin.Name]; ok {
-		bytes = int64(v * float64(cell.Twin.BS) * rt.Seconds())
+	for _, d := range drives {
+		if c, ok := p.Spec.Capacity(p.Drives[d].Capacity); ok {
+			bytes = max(bytes, writtenBytes(twin, c.Spec[twin.Name], rt))
+		}
 	}
-	return Action{Kind: ActRandom, Name: fmt.Sprintf("random preconditioning (%s, %s)", cell.Twin.Name, rt), Drives: drives,
-		Job: job, Bytes: bytes, State: cell.Need, Est: rt}
+	return Step{Drives: drives, Job: job, Bytes: bytes, Est: rt, Twin: twin, Rule: p.Rule(), Round: round}
 }
 
 // seqWriteRate is the fill's expected rate in bytes per second: the
 // capacity's sequential-write spec, or 1 GB/s when the spec has none.
-func (p *Planner) seqWriteRate(capy specs.Capacity) float64 {
+func (p *Planner) seqWriteRate(capacity string) float64 {
+	capy, _ := p.Spec.Capacity(capacity)
 	for _, w := range p.Spec.Workloads {
 		if w.RW == "write" && w.Metric == specs.MBps {
 			if v, ok := capy.Spec[w.Name]; ok && v > 0 {
@@ -342,4 +524,44 @@ func (p *Planner) rampTime() time.Duration {
 // MeasureEstimate is the wall time cell's measurement takes.
 func (p *Planner) MeasureEstimate(cell Cell) time.Duration {
 	return p.MeasureRuntime(cell.Workload) + p.rampTime()
+}
+
+// writtenBytes estimates what w writes per drive in rt at its spec value
+// v: IOPS × block size, or MB/s, times the written fraction of a mixed
+// workload (fio's default rwmixread is 50).
+func writtenBytes(w specs.Workload, v float64, rt time.Duration) int64 {
+	if !w.Writes() {
+		return 0
+	}
+	frac := 1.0
+	if !w.IsWriteOnly() {
+		read := w.RWMixRead
+		if read < 0 {
+			read = 50
+		}
+		frac = float64(100-read) / 100
+	}
+	if w.Metric == specs.MBps {
+		return int64(v * 1e6 * rt.Seconds() * frac)
+	}
+	return int64(v * float64(w.BS) * rt.Seconds() * frac)
+}
+
+// narrow is st on fewer drives (the others failed earlier, or are not
+// idle): the same step, its job rebuilt for drives.
+func (p *Planner) narrow(st Step, drives []int) Step {
+	var out Step
+	switch st.Kind {
+	case StepFill:
+		out = p.fill(drives)
+	case StepRandom:
+		out = p.random(drives, st.Twin, st.State)
+	case StepTopUp:
+		out = p.topUp(drives, st.Twin)
+	default:
+		st.Drives = drives
+		return st
+	}
+	out.N, out.Name = st.N, st.Name
+	return out
 }

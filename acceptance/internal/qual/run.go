@@ -27,14 +27,25 @@ type Outcome struct {
 	Attrs [][2]string
 }
 
-// Run prepares the cell's drives as its plan says (live runs only), runs or
-// replays its measurement, judges it and writes the report. logf receives
-// progress lines.
+// Run judges cell: a live run first executes the plan up to and including
+// the cell's measurement (preparing drives, and measuring the cells planned
+// before it, which later subtests judge); a replay reads the cell's
+// recorded output. logf receives progress lines.
 func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (Outcome, error) {
 	w := cell.Workload
 	spec := cell.Capacity.Spec[w.Name]
 	res := report.Result{Test: cell.Test, Kind: cell.Kind, Capacity: cell.Capacity.Name, Workload: w.Name,
 		Drives: len(cell.Drives), Metric: string(w.Metric), Spec: spec, Expected: spec, Tolerance: s.Spec.Method.Tolerance}
+	var m *measured
+	if s.Cfg.Live() {
+		m = s.advance(ctx, cell, logf)
+	} else {
+		m = s.replayed(ctx, cell)
+		if errors.Is(m.runErr, ErrNotRecorded) {
+			return Outcome{Skip: m.runErr.Error()}, nil
+		}
+	}
+	res.Steady = m.steady
 	// A 1-drive scaling cell with a measured baseline is its own baseline.
 	selfBaseline := false
 	if cell.Kind == KindScaling {
@@ -50,50 +61,16 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 			res.Expected = float64(len(cell.Drives)) * base
 		}
 	}
-	if why := s.unusable(cell); why.text != "" {
-		res.Verdict, res.Cause = report.Fail, why.cause
-		res.Error = fmt.Sprintf("%s: not measured: %s", w.Name, why.text)
+	if m.notRun != "" {
+		res.Verdict, res.Cause = report.Fail, m.cause
+		if m.cause == report.CauseInterrupted {
+			res.Verdict = report.Inconclusive
+		}
+		res.Error = fmt.Sprintf("%s: not measured: %s", w.Name, m.notRun)
 		return s.finish(res, cell, "")
 	}
-	if err := s.prepare(ctx, cell, logf); err != nil {
-		res.Error = fmt.Sprintf("%s: not measured: %v", w.Name, err)
-		var changed *DriveChangedError
-		switch {
-		case ctx.Err() != nil:
-			// Stopped by the operator or the -timeout, not by the drive.
-			res.Verdict, res.Cause = report.Inconclusive, report.CauseInterrupted
-		case errors.As(err, &changed):
-			res.Verdict, res.Cause = report.Fail, report.CauseDriveChanged
-		default:
-			res.Verdict, res.Cause = report.Fail, report.CausePreparation
-		}
-		return s.finish(res, cell, "")
-	}
-	job := s.Planner.Measure(cell)
-	if s.Cfg.Live() {
-		if cell.Workload.Writes() {
-			if err := s.recheck(cell.Drives); err != nil {
-				res.Verdict, res.Cause = report.Fail, report.CauseDriveChanged
-				res.Error = fmt.Sprintf("%s: not measured: %v", w.Name, err)
-				return s.finish(res, cell, "")
-			}
-		}
-		if err := s.forget(cell.Test); err != nil {
-			return s.finish(res, cell, "")
-		}
-	}
-	raw := s.Exec.RawPath(cell.Test)
-	logf("measuring %s on %s (%s, %s)", w.Name, s.paths(cell.Drives), describeJob(job), job.Runtime)
-	stdout, runErr := s.Exec.Measure(ctx, cell.Test, job)
-	if errors.Is(runErr, ErrNotRecorded) {
-		return Outcome{Skip: runErr.Error()}, nil
-	}
+	stdout, runErr, raw := m.stdout, m.runErr, m.raw
 	res.Raw = raw
-	if s.Cfg.Live() {
-		if err := s.recorded(cell.Test); err != nil {
-			logf("%s: %v", s.Cfg.Record, err)
-		}
-	}
 	if interrupted(ctx, runErr) {
 		// Stopped by the operator or the -timeout, not by the drive: what
 		// fio measured until then is kept but judges nothing.
@@ -128,48 +105,81 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 		res.P99Us = max(total.Read.P99Ns, total.Write.P99Ns) / 1e3
 		res.P999Us = max(total.Read.P999Ns, total.Write.P999Ns) / 1e3
 	}
+	var j Judgement
 	if cell.Kind == KindSingle {
 		res.Actual = value(groups[0], w.Metric)
-		j := JudgeSingle(w.Name, w.Metric, res.Actual, spec, res.Tolerance, s.Precondition)
+		j = JudgeSingle(w.Name, w.Metric, res.Actual, spec, res.Tolerance, s.Precondition)
 		if len(total.Errors) > 0 {
 			j.Verdict, j.Message = report.Fail, fioFailure(w.Name, nil, out)
 		}
-		res.Ratio, res.Verdict, res.Cause = j.Ratio, j.Verdict, causeOf(j, len(total.Errors) > 0)
-		res.Error = errorText(j)
 		s.mu.Lock()
 		s.single[cell.Capacity.Name+"/"+w.Name] = res.Actual
 		s.mu.Unlock()
-		o, err := s.finish(res, cell, out.Version)
-		o.Message = j.Message
-		return o, err
-	}
-	shares := make([]DriveShare, len(groups))
-	for i, g := range groups {
-		d := s.Drives[cell.Drives[i]]
-		shares[i] = DriveShare{Path: d.Path, Serial: d.Serial, Actual: value(g, w.Metric), Err: strings.Join(g.Errors, "; ")}
-		if i < len(job.Targets) {
-			shares[i].CPUs = job.Targets[i].CPUs
+	} else {
+		shares := make([]DriveShare, len(groups))
+		for i, g := range groups {
+			d := s.Drives[cell.Drives[i]]
+			shares[i] = DriveShare{Path: d.Path, Serial: d.Serial, Actual: value(g, w.Metric), Err: strings.Join(g.Errors, "; ")}
+			if i < len(m.job.Targets) {
+				shares[i].CPUs = m.job.Targets[i].CPUs
+			}
+			res.Actual += shares[i].Actual
 		}
-		res.Actual += shares[i].Actual
+		if selfBaseline {
+			res.Expected = res.Actual
+		}
+		sj := JudgeScaling(w.Name, w.Metric, shares, res.Expected, spec, res.Tolerance, s.Precondition)
+		if len(total.Errors) > 0 {
+			sj.Verdict, sj.Message = report.Fail, fioFailure(fmt.Sprintf("%s on %d drives", w.Name, len(shares)), nil, out)
+		}
+		res.PerDrive, res.Spread = sj.PerDrive, sj.Spread
+		j = sj.Judgement
+		if len(cell.Drives) == 1 {
+			s.mu.Lock()
+			s.single["scaling/"+cell.Capacity.Name+"/"+w.Name] = res.Actual
+			s.mu.Unlock()
+		}
 	}
-	if selfBaseline {
-		res.Expected = res.Actual
+	res.Ratio, res.Verdict = j.Ratio, j.Verdict
+	res.Cause = causeOf(j, len(total.Errors) > 0)
+	if j.Verdict == report.Pass {
+		// A figure measured on a drive that was not shown to be in steady
+		// state proves nothing, whichever way it went.
+		if why := notSteady(m.steady); why != "" {
+			j.Verdict, j.Message = report.Inconclusive, j.Message+"; "+why
+			res.Verdict, res.Cause = report.Inconclusive, report.CauseNotSteady
+		}
 	}
-	j := JudgeScaling(w.Name, w.Metric, shares, res.Expected, spec, res.Tolerance, s.Precondition)
-	if len(total.Errors) > 0 {
-		j.Verdict, j.Message = report.Fail, fioFailure(fmt.Sprintf("%s on %d drives", w.Name, len(shares)), nil, out)
-	}
-	res.Ratio, res.Verdict, res.PerDrive, res.Spread = j.Ratio, j.Verdict, j.PerDrive, j.Spread
-	res.Cause = causeOf(j.Judgement, len(total.Errors) > 0)
-	res.Error = errorText(j.Judgement)
-	if len(cell.Drives) == 1 {
-		s.mu.Lock()
-		s.single["scaling/"+cell.Capacity.Name+"/"+w.Name] = res.Actual
-		s.mu.Unlock()
-	}
+	res.Error = errorText(j)
 	o, err := s.finish(res, cell, out.Version)
 	o.Message = j.Message
 	return o, err
+}
+
+// notSteady says which drive did not reach steady state, with the
+// window's figures; "" when every record attained it.
+func notSteady(recs []report.Steady) string {
+	var why []string
+	for _, r := range recs {
+		if r.Attained {
+			continue
+		}
+		what := "random preconditioning"
+		if r.Kind == StepTopUp.String() {
+			what = "top-up after idling"
+		}
+		detail := r.Note
+		if detail == "" {
+			detail = fmt.Sprintf("window mean %s IOPS, range %.1f %% (limit %s %%), excursion %.1f %% (limit %s %%)",
+				report.Thousands(r.Mean), r.RangePct, trimFloat(r.RangeLimitPct), r.ExcursionPct, trimFloat(r.ExcursionLimitPct))
+		}
+		why = append(why, fmt.Sprintf("%s did not reach steady state in its %s (%s, step %d) within %s: %s",
+			r.Drive, what, r.Twin, r.Step, time.Duration(r.BoundSeconds*float64(time.Second)), detail))
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return strings.Join(why, "; ") + "; the figure proves nothing: raise random_runtime (or topup_runtime) and rerun"
 }
 
 // stoppedBy says why a run's context ended.
@@ -284,6 +294,9 @@ func (s *Suite) finish(res report.Result, cell Cell, fioVersion string) (Outcome
 	if res.Raw != "" {
 		o.Attrs = append(o.Attrs, [2]string{"raw", res.Raw})
 	}
+	if len(res.Steady) > 0 {
+		o.Attrs = append(o.Attrs, [2]string{"steady_state", report.SteadyLine(res.Steady)})
+	}
 	return o, err
 }
 
@@ -328,40 +341,13 @@ func (s *Suite) baseline(cell Cell) (float64, error) {
 		w.Name, cell.Capacity.Name, specs.SubtestName(w.Name), specs.SubtestName(w.Name))
 }
 
-// prepare runs the preparation steps the cell's drives need.
-func (s *Suite) prepare(ctx context.Context, cell Cell, logf func(string, ...any)) error {
-	if !s.Cfg.Live() {
-		return nil
+// shortPaths is paths for a few drives, else the first and last and how
+// many: "/dev/nvme0n1 … /dev/nvme23n1 (24 drives)".
+func (s *Suite) shortPaths(drives []int) string {
+	if len(drives) <= 2 {
+		return s.paths(drives)
 	}
-	s.mu.Lock()
-	acts := s.Planner.Prepare(s.states, cell)
-	s.mu.Unlock()
-	for _, a := range acts {
-		if a.Kind == ActPurge {
-			a.Drives = s.purgeReach(a.Drives, a.Purge)
-		}
-		logf("preparing %s: %s (about %s)", s.paths(a.Drives), a.Name, a.Est.Round(time.Second))
-		if err := s.recheck(a.Drives); err != nil {
-			return fmt.Errorf("before %s: %w", a.Name, err)
-		}
-		if err := s.Exec.Prepare(ctx, a, s.Drives, logf); err != nil {
-			// The drives' state is unknown now: the next cell starts over.
-			s.mu.Lock()
-			for _, d := range a.Drives {
-				s.states[d] = State{}
-			}
-			s.mu.Unlock()
-			err = fmt.Errorf("preparing %s: %s failed: %w", s.paths(a.Drives), a.Name, err)
-			if ctx.Err() == nil {
-				s.markBroken(a.Drives, report.CausePreparation, "a preparation step", err)
-			}
-			return err
-		}
-		s.mu.Lock()
-		Apply(s.states, a)
-		s.mu.Unlock()
-	}
-	return nil
+	return fmt.Sprintf("%s … %s (%d drives)", s.Drives[drives[0]].Path, s.Drives[drives[len(drives)-1]].Path, len(drives))
 }
 
 func (s *Suite) paths(drives []int) string {
@@ -408,35 +394,26 @@ type Estimate struct {
 	Lines []string
 }
 
-// Estimate simulates the whole run (single-drive cells, then scaling) from
-// fresh drives and adds up what each step takes.
+// Estimate is the plan seen as lines of text, with its total duration
+// and bytes written per drive.
 func (s *Suite) Estimate() Estimate {
-	e := Estimate{Bytes: make([]int64, len(s.Drives))}
-	states := make([]State, len(s.Drives))
-	step := func(cell Cell) {
-		if cell.Skip != "" {
-			return
-		}
-		for _, a := range s.Planner.Prepare(states, cell) {
-			Apply(states, a)
-			e.Total += a.Est
-			for _, d := range a.Drives {
-				e.Bytes[d] += a.Bytes
+	e := Estimate{Total: s.Plan.Total, Bytes: s.Plan.Bytes}
+	for _, st := range s.Plan.Steps {
+		what := st.Name
+		if st.Kind == StepMeasure {
+			var names []string
+			for _, c := range st.Cells {
+				names = append(names, c.Test)
 			}
-			e.Lines = append(e.Lines, fmt.Sprintf("  prepare  %-28s %-60s ~%s", s.paths(a.Drives), a.Name, a.Est.Round(time.Second)))
+			what = strings.Join(names, " + ")
 		}
-		m := s.Planner.MeasureEstimate(cell)
-		e.Total += m
-		if cell.Workload.IsWriteOnly() || cell.Workload.RW == "rw" || cell.Workload.RW == "randrw" {
-			for _, d := range cell.Drives {
-				e.Bytes[d] += writtenBytes(cell, s.Planner.MeasureRuntime(cell.Workload))
-			}
-		}
-		line := fmt.Sprintf("  measure  %-28s %-60s ~%s", s.paths(cell.Drives), cell.Test, m.Round(time.Second))
+		line := fmt.Sprintf("  %3d %-12s %-28s %-60s %s%s", st.N, st.Kind, s.shortPaths(st.Drives), what, estMark(st.Kind), st.Est.Round(time.Second))
 		var cpus []string
-		for _, t := range s.Planner.Measure(cell).Targets {
-			if t.CPUs != "" {
-				cpus = append(cpus, t.CPUs)
+		if st.Kind == StepMeasure {
+			for _, t := range st.Job.Targets {
+				if t.CPUs != "" {
+					cpus = append(cpus, t.CPUs)
+				}
 			}
 		}
 		if len(cpus) > 0 {
@@ -444,23 +421,15 @@ func (s *Suite) Estimate() Estimate {
 		}
 		e.Lines = append(e.Lines, line)
 	}
-	for _, c := range s.allCells() {
-		step(c)
-	}
 	return e
 }
 
-// writtenBytes estimates what a measurement writes per drive from its spec.
-func writtenBytes(cell Cell, rt time.Duration) int64 {
-	v := cell.Capacity.Spec[cell.Workload.Name]
-	frac := 1.0
-	if cell.Workload.RWMixRead >= 0 && !cell.Workload.IsWriteOnly() {
-		frac = float64(100-cell.Workload.RWMixRead) / 100
+// estMark is "≤" for a step whose estimate is its bound, "~" otherwise.
+func estMark(k StepKind) string {
+	if k == StepRandom || k == StepTopUp {
+		return "≤"
 	}
-	if cell.Workload.Metric == specs.MBps {
-		return int64(v * 1e6 * rt.Seconds() * frac)
-	}
-	return int64(v * float64(cell.Workload.BS) * rt.Seconds() * frac)
+	return "~"
 }
 
 // PrintPlan writes the dry run: each drive's identity, every step with its
@@ -476,26 +445,16 @@ func (s *Suite) PrintPlan(w io.Writer) {
 		fmt.Fprintln(w, "warning:", warn)
 	}
 	e := s.Estimate()
-	fmt.Fprintln(w, "\nplan:")
+	fmt.Fprintln(w, "\nplan (~ estimate, ≤ bound: preconditioning ends at steady state):")
 	for _, l := range e.Lines {
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w, "\nfio job files:")
-	states := make([]State, len(s.Drives))
-	show := func(cell Cell) {
-		if cell.Skip != "" {
-			return
+	for _, st := range s.Plan.Steps {
+		if st.Kind == StepPurge {
+			continue
 		}
-		for _, a := range s.Planner.Prepare(states, cell) {
-			Apply(states, a)
-			if a.Kind != ActPurge {
-				fmt.Fprintf(w, "# prepare: %s\n%s\n", a.Name, a.Job.File())
-			}
-		}
-		fmt.Fprintf(w, "# %s\n%s\n", cell.Test, s.Planner.Measure(cell).File())
-	}
-	for _, c := range s.allCells() {
-		show(c)
+		fmt.Fprintf(w, "# step %d, %s: %s\n%s\n", st.N, st.Kind, st.Name, st.Job.File())
 	}
 	fmt.Fprintln(w, "bytes written per drive (estimate):")
 	for i, d := range s.Drives {

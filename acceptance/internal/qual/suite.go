@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -50,15 +51,28 @@ type RunInfo struct {
 	// output is on disk (format 2). A replay judges these and no other file
 	// in the directory, so that files left by an older run are never judged.
 	Tests []string `json:"tests,omitempty"`
+	// Shared maps a test to the test whose recording it shares: a
+	// single-drive cell and the 1-drive scaling cell that is the same fio
+	// job on the same drive are measured once (format 2).
+	Shared map[string]string `json:"shared,omitempty"`
+	// Steady holds each random preconditioning and top-up step's
+	// steady-state verdict per drive, as the steps finish (format 2).
+	Steady []report.Steady `json:"steady_state,omitempty"`
 }
 
 // Suite is one qualification run: a validated configuration, the drives,
 // the plan and the report being written.
 type Suite struct {
-	Cfg          *Config
-	Spec         *specs.Spec
-	Drives       []Drive
-	Planner      *Planner
+	Cfg     *Config
+	Spec    *specs.Spec
+	Drives  []Drive
+	Planner *Planner
+	// Plan is what a live run executes, step by step, for the cells the
+	// -run pattern selects.
+	Plan Plan
+	// Progress, when set, receives progress lines on long steps (the
+	// operator's terminal).
+	Progress     io.Writer
 	Exec         Executor
 	Report       *report.Run
 	Precondition string // the preconditioning the measurements had
@@ -70,6 +84,16 @@ type Suite struct {
 
 	mu     sync.Mutex
 	states []State
+	// cursor is the next step of Plan to run; done holds each measured
+	// cell's output until its subtest judges it.
+	cursor int
+	done   map[string]*measured
+	// lastWrite is when each drive last wrote; basis the steady-state
+	// records of its current state.
+	lastWrite []time.Time
+	basis     [][]report.Steady
+	// logf is where progress goes outside a subtest.
+	logf   func(string, ...any)
 	single map[string]float64 // "capacity/workload" → single-drive actual
 	// broken says why a drive must not be used again (a failed
 	// preparation step, a changed identity); indexed like Drives.
@@ -126,6 +150,23 @@ func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.S
 	}
 	s.Planner = &Planner{Spec: spec, Precondition: s.Precondition, Runtime: cfg.Runtime, Drives: s.Drives, Online: online}
 	s.states = make([]State, len(s.Drives))
+	s.lastWrite = make([]time.Time, len(s.Drives))
+	s.basis = make([][]report.Steady, len(s.Drives))
+	s.done = map[string]*measured{}
+	if r, ok := s.Exec.(Replay); ok {
+		r.Shared = s.info.Shared
+		s.Exec = r
+	}
+	if cfg.Live() {
+		var cells []Cell
+		for _, c := range s.allCells() {
+			if cfg.Selected(c.Test) {
+				cells = append(cells, c)
+			}
+		}
+		s.Plan = s.Planner.Build(cells)
+		s.Warnings = append(s.Warnings, s.steadyWarnings()...)
+	}
 	if err := s.checkScaling(); err != nil {
 		errs = append(errs, err)
 	}
@@ -341,6 +382,7 @@ func (s *Suite) setupReplay() []error {
 	s.Precondition = info.Precondition
 	s.Report.Precondition = info.Precondition
 	s.Report.FioVersion = info.FioVersion
+	s.Report.SteadyState = info.Steady
 	s.Report.Reconstructed = info.Reconstructed
 	if info.Reconstructed {
 		s.Report.ReconstructedFrom = info.ReconstructedFrom
@@ -580,6 +622,30 @@ func (s *Suite) driveSummary() string {
 		parts = append(parts, d.Path+" as "+d.Capacity)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// steadyWarnings says when the spec's bounds leave no room to show steady
+// state: the random cells would all be INCONCLUSIVE.
+func (s *Suite) steadyWarnings() []string {
+	if s.Precondition == PrecondNone {
+		return nil
+	}
+	var out []string
+	for _, st := range s.Plan.Steps {
+		if st.Kind != StepRandom && st.Kind != StepTopUp {
+			continue
+		}
+		if need := time.Duration(st.Rule.Window) * st.Round; st.Est < need {
+			key := "random_runtime"
+			if st.Kind == StepTopUp {
+				key = "topup_runtime"
+			}
+			out = append(out, fmt.Sprintf("%s: step %d (%s) is bounded at %s, shorter than the steady-state window of %d rounds of %s (%s): steady state cannot be shown and its cells will be INCONCLUSIVE; raise %s",
+				s.Spec.File, st.N, st.Name, st.Est, st.Rule.Window, st.Round, need, key))
+			break
+		}
+	}
+	return out
 }
 
 // Close lets the drives go, once the report is written.

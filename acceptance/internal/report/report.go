@@ -55,6 +55,57 @@ type Run struct {
 	JudgedBy *SpecRef `json:"judged_by,omitempty"`
 	Drives   []Drive  `json:"drives"`
 	Results  []Result `json:"results"`
+	// SteadyState holds, for every random preconditioning and top-up step
+	// and every drive of it, whether the drive reached steady state.
+	SteadyState []Steady `json:"steady_state,omitempty"`
+	// Steps is the plan of a live run as it ran: each step's estimated and
+	// actual duration.
+	Steps []Step `json:"steps,omitempty"`
+}
+
+// Steady is one drive's steady-state verdict in one random preconditioning
+// (or top-up) step, by the SNIA PTS rule on the step's write IOPS per round.
+type Steady struct {
+	Step  int    `json:"step"`  // the step's number in the plan
+	Name  string `json:"name"`  // "random preconditioning (4KB Random Write, ...)"
+	Kind  string `json:"kind"`  // "precondition" or "top-up"
+	Twin  string `json:"twin"`  // the write workload that preconditioned
+	Drive string `json:"drive"` // the drive's path
+	// Attained says the rule held over the last Window rounds.
+	Attained bool `json:"attained"`
+	// Seconds is the step's duration until steady state (or its end);
+	// BoundSeconds its bound.
+	Seconds      float64 `json:"seconds"`
+	BoundSeconds float64 `json:"bound_seconds"`
+	RoundSeconds float64 `json:"round_seconds"`
+	Rounds       int     `json:"rounds"` // rounds seen
+	Window       int     `json:"window"`
+	// Mean is the window's mean IOPS; RangePct and ExcursionPct the
+	// window's max − min and the best-fit line's excursion, in % of Mean,
+	// against their limits.
+	Mean              float64 `json:"mean_iops"`
+	RangePct          float64 `json:"range_pct"`
+	RangeLimitPct     float64 `json:"range_limit_pct"`
+	ExcursionPct      float64 `json:"excursion_pct"`
+	ExcursionLimitPct float64 `json:"excursion_limit_pct"`
+	// Source says where the rounds came from: "fio iops log" or "fio
+	// status reports".
+	Source string `json:"source,omitempty"`
+	Note   string `json:"note,omitempty"`
+}
+
+// Step is one step of a live run's plan.
+type Step struct {
+	N      int      `json:"n"`
+	Kind   string   `json:"kind"` // purge, fill, precondition, top-up, measure
+	Name   string   `json:"name"`
+	Drives []string `json:"drives"`
+	// EstimatedSeconds is the plan's estimate (a bound for precondition
+	// and top-up steps); ActualSeconds what it took; Skipped says why it
+	// did not run.
+	EstimatedSeconds float64 `json:"estimated_seconds"`
+	ActualSeconds    float64 `json:"actual_seconds"`
+	Skipped          string  `json:"skipped,omitempty"`
 }
 
 // Causes of a verdict other than pass.
@@ -68,6 +119,7 @@ const (
 	CauseNoBaseline   = "no baseline"        // a measured baseline the run did not measure
 	CauseNotRecorded  = "not recorded"       // a replay has no output for the cell
 	CauseBadRecording = "bad recording"      // fio's output could not be read
+	CauseNotSteady    = "not steady"         // a drive did not reach steady state before the cell
 )
 
 // SpecRef names a spec: its model, where it was read from and the sha256
@@ -134,6 +186,9 @@ type Result struct {
 	// Latency percentiles of completion latency in microseconds, when fio gave bins.
 	P99Us  float64 `json:"p99_us,omitempty"`
 	P999Us float64 `json:"p99_9_us,omitempty"`
+	// Steady is the steady-state evidence of the cell's drives: the last
+	// random preconditioning of each, and any top-up since (random cells).
+	Steady []Steady `json:"steady_state,omitempty"`
 }
 
 // DriveResult is one drive's share of a multi-drive result.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/units"
 )
@@ -122,12 +123,71 @@ func (r *Run) Summary() []byte {
 	b.WriteString("\n")
 
 	r.writeDrives(&b)
+	r.writeSteady(&b)
 	rank := r.workloadRank()
 	for _, c := range caps {
 		r.writeCapacity(&b, notes, c, rank)
 	}
 	r.writeScaling(&b, notes, rank)
 	return b.Bytes()
+}
+
+// writeSteady writes one line per random preconditioning (or top-up) step
+// and drive: whether it reached steady state, how long it took, and the
+// window's figures against the rule.
+func (r *Run) writeSteady(b *bytes.Buffer) {
+	if len(r.SteadyState) == 0 {
+		return
+	}
+	b.WriteString("## Steady state\n\n")
+	for _, s := range r.SteadyState {
+		verdict := fmt.Sprintf("reached in %s", secs(s.Seconds))
+		if !s.Attained {
+			verdict = fmt.Sprintf("**not reached** within %s", secs(s.BoundSeconds))
+		}
+		fmt.Fprintf(b, "- step %d, %s (%s), %s: %s", s.Step, s.Kind, cell(s.Twin), cell(s.Drive), verdict)
+		if s.Note != "" {
+			fmt.Fprintf(b, ": %s", cell(s.Note))
+		} else {
+			fmt.Fprintf(b, "; last %d rounds of %s: mean %s IOPS, range %.1f %% (limit %s %%), excursion %.1f %% (limit %s %%)",
+				s.Window, secs(s.RoundSeconds), Thousands(s.Mean), s.RangePct, trimPct(s.RangeLimitPct), s.ExcursionPct, trimPct(s.ExcursionLimitPct))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+// secs writes a number of seconds as a duration, "12m0s", "200ms".
+func secs(v float64) string {
+	d := time.Duration(v * float64(time.Second))
+	if d >= time.Second {
+		d = d.Round(time.Second)
+	}
+	return d.String()
+}
+
+func trimPct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// SteadyLine is steady-state evidence in one line: "/dev/nvme0n1 step 5:
+// reached in 12m0s, window mean 152,000 IOPS, range 4.1 % (≤ 20 %),
+// excursion 1.2 % (≤ 10 %)", one clause per record.
+func SteadyLine(recs []Steady) string {
+	var parts []string
+	for _, r := range recs {
+		head := "reached in " + time.Duration(r.Seconds*float64(time.Second)).Round(time.Second).String()
+		if !r.Attained {
+			head = "NOT reached in " + time.Duration(r.BoundSeconds*float64(time.Second)).Round(time.Second).String()
+		}
+		p := fmt.Sprintf("%s step %d (%s): %s", r.Drive, r.Step, r.Kind, head)
+		if r.Note != "" {
+			p += ": " + r.Note
+		} else {
+			p += fmt.Sprintf(", window mean %s IOPS, range %.1f %% (≤ %s %%), excursion %.1f %% (≤ %s %%)",
+				Thousands(r.Mean), r.RangePct, trimPct(r.RangeLimitPct), r.ExcursionPct, trimPct(r.ExcursionLimitPct))
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (r *Run) writeDrives(b *bytes.Buffer) {

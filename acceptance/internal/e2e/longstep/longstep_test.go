@@ -1,0 +1,113 @@
+// Package longstep runs the suite on a loop device with one 3-minute
+// measurement, apart from package e2e so that go test runs the two side
+// by side: the step's progress lines show on the terminal, and a replay
+// of the recording gives the same verdicts. The suite runs from this
+// package's directory, so that package e2e, which looks for fio left
+// running from the acceptance directory, never counts this test's fio.
+package longstep
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/drivequal/drivequal/acceptance/internal/qual"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
+)
+
+const spec = `# One 3-minute sequential read on a 64 MiB loop device: the long step of
+# TestLongStepShowsProgress. Not a drive's published figures.
+model  = "Loop device (long step)"
+source = "drivequal test data"
+
+[method]
+runtime = "3m"
+
+[precondition]
+purge          = "discard"
+fill_passes    = 1
+
+[[workload]]
+name    = "128KB Sequential Read"
+rw      = "read"
+bs      = "128k"
+iodepth = 1
+numjobs = 1
+metric  = "MBps"
+
+[[capacity]]
+name  = "64MiB"
+bytes = 67108864
+[capacity.spec]
+"128KB Sequential Read" = 1
+`
+
+// progressLine is a progress line of the measurement with both ETAs.
+var progressLine = regexp.MustCompile(`(?m)^drivequal: \d\d:\d\d:\d\d step 3 of 3 \(TestSingleDrive/64MiB/128KB_Sequential_Read\): \d+m?\d*s elapsed, step ETA [0-9ms]+, run ETA [0-9ms]+; fio now [0-9,]+ IOPS, [0-9,]+ MB/s$`)
+
+func TestLongStepShowsProgress(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	dev := testenv.Loop(t, 64<<20)
+	dir := t.TempDir()
+	specFile := filepath.Join(dir, "long.toml")
+	if err := os.WriteFile(specFile, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	root, err := qual.ModuleRoot(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "acceptance.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, ".")
+	build.Dir = filepath.Join(root, "acceptance")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the acceptance suite: %v\n%s", err, out)
+	}
+	record := filepath.Join(dir, "record")
+	live := suite(t, bin, "-spec="+specFile, "-drives="+dev, "-destructive", "-record="+record, "-report="+filepath.Join(dir, "live"))
+	lines := progressLine.FindAllString(live, -1)
+	if len(lines) < 5 {
+		t.Fatalf("%d progress lines of the 3-minute step on the terminal, want at least 5:\n%s", len(lines), live)
+	}
+	t.Logf("%d progress lines, the first: %s", len(lines), lines[0])
+	suite(t, bin, "-replay="+record, "-report="+filepath.Join(dir, "replay"))
+	want, got := verdicts(t, filepath.Join(dir, "live")), verdicts(t, filepath.Join(dir, "replay"))
+	if len(want) == 0 || strings.Join(want, "\n") != strings.Join(got, "\n") {
+		t.Errorf("replay verdicts %q, live %q", got, want)
+	}
+}
+
+// suite runs the compiled suite bin with args and returns what it
+// printed: the operator's lines go to its stdout.
+func suite(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"-test.count=1", "-test.timeout=10m"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func verdicts(t *testing.T, reportDir string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(reportDir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run report.Run
+	if err := json.Unmarshal(data, &run); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range run.Results {
+		out = append(out, r.Test+" "+r.Verdict)
+	}
+	return out
+}

@@ -1,0 +1,461 @@
+package qual
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/steady"
+	"github.com/drivequal/drivequal/fiojob"
+)
+
+// measured is what a cell is judged from: its fio output, or why it was
+// not measured, and the steady-state evidence of its drives.
+type measured struct {
+	stdout []byte
+	runErr error
+	raw    string
+	job    fiojob.Job
+	// notRun, when set, says why the cell was not measured; cause is its
+	// report cause.
+	notRun, cause string
+	steady        []report.Steady
+}
+
+// replayed reads cell's recording.
+func (s *Suite) replayed(ctx context.Context, cell Cell) *measured {
+	r := s.Exec.(Replay)
+	job := s.Planner.Measure(cell)
+	stdout, err := r.Measure(ctx, cell.Test, job, nil)
+	m := &measured{stdout: stdout, runErr: err, raw: r.RawPath(cell.Test), job: job}
+	if err == nil || !errors.Is(err, ErrNotRecorded) {
+		st, serr := r.Steady(cell.Test)
+		if serr != nil {
+			m.notRun, m.cause = serr.Error(), report.CauseBadRecording
+		}
+		m.steady = st
+	}
+	return m
+}
+
+// advance runs the plan's steps up to and including cell's measurement,
+// and returns that measurement. Cells measured on the way are kept for
+// their own subtests.
+func (s *Suite) advance(ctx context.Context, cell Cell, logf func(string, ...any)) *measured {
+	if m, ok := s.done[cell.Test]; ok {
+		return m
+	}
+	idx, ok := s.Plan.Measures[cell.Test]
+	if !ok {
+		// Not selected when the plan was made (a -run pattern this suite
+		// read differently from go test): plan it on its own.
+		logf("%s was not in the plan: preparing its drives for it alone", cell.Test)
+		extra := s.Planner.Build([]Cell{cell})
+		base := len(s.Plan.Steps)
+		for _, st := range extra.Steps {
+			st.N = base + st.N
+			s.Plan.Steps = append(s.Plan.Steps, st)
+		}
+		s.Plan.Total += extra.Total
+		idx = base + extra.Measures[cell.Test]
+		s.Plan.Measures[cell.Test] = idx
+		s.cursor = base
+	}
+	for s.cursor <= idx && s.cursor < len(s.Plan.Steps) {
+		st := s.Plan.Steps[s.cursor]
+		s.cursor++
+		s.runStep(ctx, st, logf)
+	}
+	if m, ok := s.done[cell.Test]; ok {
+		return m
+	}
+	return &measured{notRun: "the plan ended before its measurement", cause: report.CauseInterrupted}
+}
+
+// runStep runs one step of the plan and records it in the report.
+func (s *Suite) runStep(ctx context.Context, st Step, logf func(string, ...any)) {
+	start := time.Now()
+	rec := report.Step{N: st.N, Kind: st.Kind.String(), Name: st.Name, Drives: s.pathList(st.Drives), EstimatedSeconds: st.Est.Seconds()}
+	skipped := s.execStep(ctx, &st, logf)
+	rec.Drives = s.pathList(st.Drives)
+	rec.ActualSeconds = time.Since(start).Seconds()
+	rec.Skipped = skipped
+	s.mu.Lock()
+	s.Report.Steps = append(s.Report.Steps, rec)
+	s.mu.Unlock()
+}
+
+// execStep runs st; it returns why it did not run, or "".
+func (s *Suite) execStep(ctx context.Context, st *Step, logf func(string, ...any)) string {
+	if st.Kind == StepMeasure {
+		return s.measure(ctx, *st, logf)
+	}
+	// A drive that failed an earlier step is not prepared again.
+	var drives []int
+	for _, d := range st.Drives {
+		if s.brokenText(d) == "" {
+			drives = append(drives, d)
+		}
+	}
+	if st.Kind == StepTopUp {
+		drives = s.idle(drives, st.Idle)
+		if len(drives) == 0 {
+			logf("step %d of %d: no drive idle for more than %s: no top-up", st.N, len(s.Plan.Steps), st.Idle)
+			return "no drive idle for longer than the limit"
+		}
+	}
+	if len(drives) == 0 {
+		return "every drive of the step failed earlier"
+	}
+	if len(drives) != len(st.Drives) {
+		*st = s.Planner.narrow(*st, drives)
+	}
+	if ctx.Err() != nil {
+		return "the run was stopped"
+	}
+	if st.Kind == StepPurge {
+		st.Drives = s.purgeReach(st.Drives, st.Purge)
+	}
+	s.progress(logf, "step %d of %d: %s on %s (%s %s)", st.N, len(s.Plan.Steps), st.Name, s.paths(st.Drives),
+		boundWord(st.Kind), st.Est.Round(time.Second))
+	if err := s.recheck(st.Drives); err != nil {
+		s.resetStates(st.Drives)
+		return fmt.Sprintf("before %s: %v", st.Name, err)
+	}
+	start := time.Now()
+	var w *Watch
+	track := newRoundTracker(*st)
+	if st.Kind != StepPurge {
+		w = s.watch(*st, start, track)
+	}
+	prep, err := s.Exec.Prepare(ctx, *st, s.Drives, logf, w)
+	if err != nil {
+		// The drives' state is unknown now: the next cell starts over.
+		s.resetStates(st.Drives)
+		err = fmt.Errorf("preparing %s: %s failed: %w", s.paths(st.Drives), st.Name, err)
+		if ctx.Err() == nil {
+			s.markBroken(st.Drives, report.CausePreparation, "a preparation step", err)
+		}
+		logf("%v", err)
+		return err.Error()
+	}
+	now := time.Now()
+	s.mu.Lock()
+	applyStep(s.states, *st)
+	for _, d := range st.Drives {
+		s.lastWrite[d] = now
+		if st.Kind == StepPurge || st.Kind == StepFill {
+			s.basis[d] = nil
+		}
+	}
+	s.mu.Unlock()
+	if st.Kind == StepRandom || st.Kind == StepTopUp {
+		s.judgeSteady(*st, prep, track, now.Sub(start), logf)
+	}
+	return ""
+}
+
+func boundWord(k StepKind) string {
+	if k == StepRandom || k == StepTopUp {
+		return "at most"
+	}
+	return "about"
+}
+
+// judgeSteady records each drive's steady-state verdict for a random
+// step, from fio's IOPS log (or, without one, its status reports).
+func (s *Suite) judgeSteady(st Step, prep Prepared, track *roundTracker, took time.Duration, logf func(string, ...any)) {
+	rounds, source := prep.Rounds, "fio iops log"
+	if len(rounds) != len(st.Drives) {
+		rounds, source = track.rounds(), "fio status reports"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, d := range st.Drives {
+		var series []float64
+		if i < len(rounds) {
+			series = rounds[i]
+		}
+		if source == "fio iops log" && len(series) > st.Rule.Window {
+			// fio's last log entry is written when the job ends, over
+			// whatever part of a round was left: it is not a round.
+			series = series[:len(series)-1]
+		}
+		at, v := st.Rule.Track(series)
+		rec := steadyRecord(st, s.Drives[d].Path, v, source)
+		rec.Seconds = took.Seconds()
+		if at > 0 {
+			rec.Seconds = min(took, time.Duration(at)*st.Round).Seconds()
+		}
+		if st.Kind == StepRandom {
+			s.basis[d] = []report.Steady{rec}
+		} else {
+			s.basis[d] = append(s.basis[d], rec)
+		}
+		s.Report.SteadyState = append(s.Report.SteadyState, rec)
+		s.info.Steady = append(s.info.Steady, rec)
+		logf("step %d: %s: %s", st.N, s.Drives[d].Path, v)
+	}
+	if err := s.saveRunInfo(); err != nil {
+		logf("%s: %v", s.Cfg.Record, err)
+	}
+}
+
+// steadyRecord is v as the report keeps it.
+func steadyRecord(st Step, drive string, v steady.Verdict, source string) report.Steady {
+	return report.Steady{Step: st.N, Name: st.Name, Kind: st.Kind.String(), Twin: st.Twin.Name, Drive: drive,
+		Attained: v.Attained, BoundSeconds: st.Est.Seconds(), RoundSeconds: st.Round.Seconds(), Rounds: v.Rounds,
+		Window: v.Rule.Window, Mean: v.Mean, RangePct: 100 * v.RelRange(), RangeLimitPct: 100 * v.Rule.MaxRange,
+		ExcursionPct: 100 * v.RelExcursion(), ExcursionLimitPct: 100 * v.Rule.MaxExcursion, Source: source, Note: v.Note}
+}
+
+// roundTracker keeps each target's write IOPS per status report of a
+// random step, which decides when every drive holds the rule.
+type roundTracker struct {
+	st     Step
+	series [][]float64
+}
+
+func newRoundTracker(st Step) *roundTracker {
+	return &roundTracker{st: st, series: make([][]float64, len(st.Drives))}
+}
+
+// add takes one status report; it returns true once every target holds
+// the rule.
+func (t *roundTracker) add(p fiojob.Progress) bool {
+	if len(p.Interval) != len(t.series) {
+		return false
+	}
+	all := true
+	for i, r := range p.Interval {
+		// A report less than half a round after the last is fio's final
+		// one, or jitter: it is not a round.
+		if r.Span < t.st.Round/2 {
+			return false
+		}
+		t.series[i] = append(t.series[i], r.WriteIOPS)
+		if !t.st.Rule.Check(t.series[i]).Attained {
+			all = false
+		}
+	}
+	return all
+}
+
+func (t *roundTracker) rounds() [][]float64 { return t.series }
+
+// watch follows a running step: progress lines at most every progressEvery,
+// and for random steps the rounds that stop it at steady state.
+func (s *Suite) watch(st Step, start time.Time, track *roundTracker) *Watch {
+	interval := progressEvery
+	random := st.Kind == StepRandom || st.Kind == StepTopUp
+	if random {
+		interval = st.Round
+	}
+	if !random && st.Est <= progressMin {
+		return nil
+	}
+	last := start
+	return &Watch{Interval: min(interval, progressEvery), Report: func(p fiojob.Progress) bool {
+		stop := random && track.add(p)
+		if now := time.Now(); st.Est > progressMin && now.Sub(last) >= progressEvery-time.Second/2 {
+			last = now
+			s.progress(nil, "%s", s.progressLine(st, now.Sub(start), p))
+		}
+		return stop
+	}}
+}
+
+// Progress is shown for steps longer than progressMin, at most every
+// progressEvery.
+var (
+	progressMin   = time.Minute
+	progressEvery = 30 * time.Second
+)
+
+// progressLine is "step k of n (what): elapsed, ETA step and run, fio's rate".
+func (s *Suite) progressLine(st Step, elapsed time.Duration, p fiojob.Progress) string {
+	var rest time.Duration
+	for _, later := range s.Plan.Steps[min(st.N, len(s.Plan.Steps)):] {
+		rest += later.Est
+	}
+	left := max(st.Est-elapsed, 0)
+	var iops, mbps float64
+	for _, r := range p.Interval {
+		iops += r.IOPS()
+		mbps += r.MBps()
+	}
+	return fmt.Sprintf("step %d of %d (%s): %s elapsed, step ETA %s, run ETA %s; fio now %s IOPS, %s MB/s",
+		st.N, len(s.Plan.Steps), st.Name, elapsed.Round(time.Second), left.Round(time.Second),
+		(left + rest).Round(time.Second), report.Thousands(iops), report.Thousands(mbps))
+}
+
+// progress writes a progress line to the operator's terminal and, when
+// logf is set, to the subtest's log.
+func (s *Suite) progress(logf func(string, ...any), format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	if s.Progress != nil {
+		fmt.Fprintf(s.Progress, "drivequal: %s %s\n", time.Now().Format("15:04:05"), line)
+	}
+	if logf != nil {
+		logf("%s", line)
+	} else if s.logf != nil {
+		s.logf("%s", line)
+	}
+}
+
+// measure runs a measurement step and keeps its output for each of its
+// cells.
+func (s *Suite) measure(ctx context.Context, st Step, logf func(string, ...any)) string {
+	owner := st.Cells[0]
+	keep := func(m *measured) {
+		for _, c := range st.Cells {
+			s.done[c.Test] = m
+		}
+	}
+	if why := s.unusable(owner); why.text != "" {
+		keep(&measured{notRun: why.text, cause: why.cause})
+		return why.text
+	}
+	if ctx.Err() != nil {
+		keep(&measured{notRun: stoppedBy(ctx.Err()) + " before the measurement", cause: report.CauseInterrupted})
+		return "the run was stopped"
+	}
+	if s.Precondition != PrecondNone {
+		// The preparation this cell depends on failed or was skipped.
+		for _, d := range st.Drives {
+			if s.states[d].Last != st.State {
+				keep(&measured{notRun: fmt.Sprintf("%s is not in the state %q the cell needs (its preparation did not finish)", s.Drives[d].Path, st.State),
+					cause: report.CausePreparation})
+				return "its preparation did not finish"
+			}
+		}
+	}
+	if owner.Workload.Writes() {
+		if strings.HasPrefix(st.State, "rand:") && s.Precondition != PrecondNone {
+			// Whatever the estimate said, drives idle for too long by now
+			// are topped up first.
+			if idle := s.idle(st.Drives, s.Spec.Precondition.IdleLimit); len(idle) > 0 {
+				top := s.Planner.topUp(idle, owner.Twin)
+				top.N = st.N
+				top.Name = "unplanned " + top.Name
+				s.execStep(ctx, &top, logf)
+			}
+		}
+		if err := s.recheck(st.Drives); err != nil {
+			keep(&measured{notRun: err.Error(), cause: report.CauseDriveChanged})
+			return err.Error()
+		}
+	}
+	for _, c := range st.Cells {
+		if err := s.forget(c.Test); err != nil {
+			keep(&measured{notRun: err.Error(), cause: report.CauseBadRecording})
+			return err.Error()
+		}
+	}
+	s.mu.Lock()
+	var basis []report.Steady
+	if strings.HasPrefix(st.State, "rand:") {
+		for _, d := range st.Drives {
+			basis = append(basis, s.basis[d]...)
+		}
+	}
+	s.mu.Unlock()
+	names := make([]string, len(st.Cells))
+	for i, c := range st.Cells {
+		names[i] = c.Test
+	}
+	s.progress(logf, "step %d of %d: measuring %s on %s (%s, %s)", st.N, len(s.Plan.Steps), strings.Join(names, " and "),
+		s.paths(st.Drives), describeJob(st.Job), st.Job.Runtime)
+	start := time.Now()
+	stdout, runErr := s.Exec.Measure(ctx, owner.Test, st.Job, s.watch(st, start, nil))
+	m := &measured{stdout: stdout, runErr: runErr, raw: s.Exec.RawPath(owner.Test), job: st.Job, steady: basis}
+	if owner.Workload.Writes() {
+		now := time.Now()
+		s.mu.Lock()
+		for _, d := range st.Drives {
+			s.lastWrite[d] = now
+		}
+		s.mu.Unlock()
+	}
+	for i, c := range st.Cells {
+		if err := s.recordSteady(c.Test, basis); err != nil {
+			logf("%s: %v", s.Cfg.Record, err)
+		}
+		if i > 0 {
+			s.mu.Lock()
+			if s.info.Shared == nil {
+				s.info.Shared = map[string]string{}
+			}
+			s.info.Shared[c.Test] = owner.Test
+			s.mu.Unlock()
+		}
+		if err := s.recorded(c.Test); err != nil {
+			logf("%s: %v", s.Cfg.Record, err)
+		}
+	}
+	keep(m)
+	return ""
+}
+
+// recordSteady keeps the steady-state evidence of test beside its
+// recording, for a replay to judge it by.
+func (s *Suite) recordSteady(test string, recs []report.Steady) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	data, err := json.MarshalIndent(recs, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(s.Cfg.Record, filepath.FromSlash(test)+".steady.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return writeFile(path, append(data, '\n'))
+}
+
+// idle lists those of drives that have written nothing for longer than limit.
+func (s *Suite) idle(drives []int, limit time.Duration) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	now := time.Now()
+	for _, d := range drives {
+		if t := s.lastWrite[d]; !t.IsZero() && now.Sub(t) > limit {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (s *Suite) resetStates(drives []int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range drives {
+		s.states[d] = State{}
+		s.basis[d] = nil
+	}
+}
+
+func (s *Suite) brokenText(d int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d < len(s.broken) {
+		return s.broken[d].text
+	}
+	return ""
+}
+
+func (s *Suite) pathList(drives []int) []string {
+	out := make([]string, len(drives))
+	for i, d := range drives {
+		out[i] = s.Drives[d].Path
+	}
+	return out
+}

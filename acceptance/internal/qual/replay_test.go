@@ -1,0 +1,125 @@
+package qual
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
+)
+
+const notSteadySpec = `model  = "Loop device"
+source = "drivequal test data"
+
+[method]
+runtime = "1s"
+
+[precondition]
+purge          = "discard"
+fill_passes    = 1
+random_runtime = "2s"
+steady_round   = "200ms"
+
+[[workload]]
+name    = "4KB Random Read"
+rw      = "randread"
+bs      = "4k"
+iodepth = 16
+numjobs = 8
+metric  = "iops"
+
+[[workload]]
+name    = "4KB Random Write"
+rw      = "randwrite"
+bs      = "4k"
+iodepth = 16
+numjobs = 8
+metric  = "iops"
+
+[[capacity]]
+name  = "256MiB"
+bytes = 268435456
+[capacity.spec]
+"4KB Random Read" = 500
+`
+
+// recordedRun writes a recorded run of one random read cell: real fio
+// output (fixtures/fio/randread-8jobs-group.json) and the steady-state
+// record of its drive's preconditioning, attained or not.
+func recordedRun(t *testing.T, attained bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	test := "TestSingleDrive/256MiB/4KB_Random_Read"
+	rec := report.Steady{Step: 3, Name: "random preconditioning (4KB Random Write, until steady state, at most 2s)",
+		Kind: "precondition", Twin: "4KB Random Write", Drive: "/dev/loop7", Attained: attained,
+		Seconds: 2, BoundSeconds: 2, RoundSeconds: 0.2, Rounds: 9, Window: 5,
+		Mean: 41000, RangePct: 31.5, RangeLimitPct: 20, ExcursionPct: 12.25, ExcursionLimitPct: 10, Source: "fio iops log"}
+	if attained {
+		rec.RangePct, rec.ExcursionPct = 4.1, 1.5
+	}
+	info := RunInfo{Format: RunFormat, Spec: "Loop device", SpecName: "loop", SpecFile: "loop.toml", SpecText: notSteadySpec,
+		Mode: "record", FioVersion: "fio-3.33", Precondition: PrecondFull,
+		Drives: []report.Drive{{Path: "/dev/loop7", Bytes: 268435456, Capacity: "256MiB", NUMANode: -1}},
+		Tests:  []string{test}, Steady: []report.Steady{rec}}
+	writeJSON(t, filepath.Join(dir, "run.json"), info)
+	out, err := os.ReadFile(filepath.Join(moduleRoot(t), "fixtures", "fio", "randread-8jobs-group.json"))
+	require.NoError(t, err)
+	base := filepath.Join(dir, filepath.FromSlash(test))
+	require.NoError(t, os.MkdirAll(filepath.Dir(base), 0o755))
+	require.NoError(t, os.WriteFile(base+".json", out, 0o644))
+	writeJSON(t, base+".steady.json", []report.Steady{rec})
+	return dir
+}
+
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := json.MarshalIndent(v, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	root, err := ModuleRoot(wd)
+	require.NoError(t, err)
+	return root
+}
+
+// replayCell sets up a replay of dir and judges its one cell.
+func replayCell(t *testing.T, dir string) (Outcome, *Suite) {
+	t.Helper()
+	cfg := &Config{Spec: "solidigm-d7-ps1010", Replay: dir, Report: t.TempDir(), Root: moduleRoot(t), Precondition: PrecondFull}
+	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
+	require.Empty(t, errs)
+	cells := s.SingleCells()
+	require.Len(t, cells, 1)
+	require.Len(t, cells[0].Cells, 1)
+	o, err := s.Run(context.Background(), cells[0].Cells[0], t.Logf)
+	require.NoError(t, err)
+	return o, s
+}
+
+// A recorded cell whose drive did not reach steady state in its random
+// preconditioning replays INCONCLUSIVE, with the window's figures; the
+// same recording with steady state reached passes.
+func TestReplayNotSteadyIsInconclusive(t *testing.T) {
+	o, s := replayCell(t, recordedRun(t, false))
+	require.Equal(t, report.Inconclusive, o.Result.Verdict)
+	require.Equal(t, report.CauseNotSteady, o.Result.Cause)
+	require.Contains(t, o.Message, "/dev/loop7 did not reach steady state in its random preconditioning (4KB Random Write, step 3) within 2s")
+	require.Contains(t, o.Message, "range 31.5 % (limit 20 %), excursion 12.2 % (limit 10 %)")
+	require.Len(t, s.Report.SteadyState, 1, "results.json lists the run's steady-state records")
+	require.Contains(t, string(s.Report.Summary()), "**not reached** within 2s")
+
+	o, _ = replayCell(t, recordedRun(t, true))
+	require.Equal(t, report.Pass, o.Result.Verdict, o.Message)
+	require.Len(t, o.Result.Steady, 1)
+}
