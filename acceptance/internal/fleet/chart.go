@@ -1,0 +1,142 @@
+package fleet
+
+import (
+	"bytes"
+	"errors"
+	"image/color"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+)
+
+// Colours of the chart's points and lines.
+var (
+	driveColor   = color.RGBA{R: 31, G: 119, B: 180, A: 255}  // a drive that passed
+	flaggedColor = color.RGBA{R: 214, G: 39, B: 40, A: 255}   // below spec or an outlier
+	specColor    = color.RGBA{R: 128, G: 128, B: 128, A: 255} // actual = spec
+)
+
+// Chart writes ChartSVG's chart of cells to path, atomically (see
+// report.WriteFileAtomic), creating its directory.
+func Chart(cells []Cell, path string) error {
+	svg, err := ChartSVG(cells)
+	if err != nil {
+		return err
+	}
+	return report.WriteFileAtomic(path, svg)
+}
+
+// ChartSVG draws every cell on one SVG chart, one row per cell in the
+// order given (labelled with its workload, and its capacity when cells
+// have more than one): a box of the counted drives' actual / spec, and
+// each drive as a point over it, red when it is below spec or an
+// outlier. A line marks actual = spec. For a latency cell a value below 1
+// is the better one.
+func ChartSVG(cells []Cell) ([]byte, error) {
+	if len(cells) == 0 {
+		return nil, errors.New("fleet chart: no cells")
+	}
+	capacities := make(map[string]bool)
+	for _, c := range cells {
+		capacities[c.Capacity] = true
+	}
+
+	p := plot.New()
+	p.Title.Text = "fleet: each drive's actual / spec"
+	p.X.Label.Text = "actual / spec"
+	p.Add(plotter.NewGrid())
+
+	n := len(cells)
+	labels := make([]string, n)
+	lo, hi := 1.0, 1.0
+	var ok, flagged plotter.XYs
+	for i, c := range cells {
+		y := float64(n - 1 - i) // the first cell at the top
+		labels[n-1-i] = c.Workload
+		if len(capacities) > 1 {
+			labels[n-1-i] = c.Capacity + " " + c.Workload
+		}
+		var ratios plotter.Values
+		for j, m := range c.Members {
+			if !m.Counted || c.Spec <= 0 {
+				continue
+			}
+			r := m.Actual / c.Spec
+			ratios = append(ratios, r)
+			lo, hi = min(lo, r), max(hi, r)
+			// Spread the points a little up and down so that equal
+			// values stay visible.
+			pt := plotter.XY{X: r, Y: y + float64(j%7-3)*0.05}
+			if m.Below || m.Outlier {
+				flagged = append(flagged, pt)
+			} else {
+				ok = append(ok, pt)
+			}
+		}
+		if len(ratios) == 0 {
+			continue
+		}
+		box, err := plotter.NewBoxPlot(vg.Points(18), y, ratios)
+		if err != nil {
+			return nil, err
+		}
+		box.Horizontal = true
+		box.GlyphStyle.Radius = 0 // the points show every drive
+		p.Add(box)
+	}
+	for _, set := range []struct {
+		xys plotter.XYs
+		col color.Color
+		leg string
+	}{{ok, driveColor, "drive"}, {flagged, flaggedColor, "below spec or outlier"}} {
+		if len(set.xys) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(set.xys)
+		if err != nil {
+			return nil, err
+		}
+		sc.Color = set.col
+		sc.Shape = draw.CircleGlyph{}
+		sc.Radius = vg.Points(2.5)
+		p.Add(sc)
+		p.Legend.Add(set.leg, sc)
+	}
+	spec, err := plotter.NewLine(plotter.XYs{{X: 1, Y: -0.6}, {X: 1, Y: float64(n) - 0.4}})
+	if err != nil {
+		return nil, err
+	}
+	spec.Color = specColor
+	spec.Width = vg.Points(1.5)
+	spec.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+	p.Add(spec)
+	p.Legend.Add("spec", spec)
+
+	pad := (hi - lo) * 0.08
+	p.X.Min, p.X.Max = lo-pad-0.01, hi+pad+0.01
+	p.NominalY(labels...)
+	// A free band above the first row holds the legend.
+	p.Y.Min, p.Y.Max = -0.6, float64(n)+0.9
+	p.Title.Padding = vg.Points(8)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), vg.Points(-4)
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	for _, st := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle} {
+		st.Font.Variant = "Sans"
+	}
+
+	w, err := p.WriterTo(7*vg.Inch, 1.5*vg.Inch+vg.Length(n)*0.4*vg.Inch, "svg")
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
