@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drivequal/drivequal/acceptance/internal/health"
 	"github.com/drivequal/drivequal/acceptance/internal/qual"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
@@ -39,6 +40,39 @@ func TestScaling(t *testing.T) {
 				t.Run(subtestName(cell.Test), func(t *testing.T) { judge(t, cell) })
 			}
 		})
+	}
+}
+
+// TestHealth judges each drive's health after the run against its health
+// before it (nvme-cli's SMART log) and the spec's [health] rules:
+// TestHealth/<drive>/<check>. A drive nvme-cli cannot read (a loop device,
+// a file) is skipped, saying why.
+func TestHealth(t *testing.T) {
+	drives, why := suite.JudgeHealth(runCtx)
+	if why != "" {
+		t.Skip(why)
+	}
+	for _, d := range drives {
+		t.Run(d.Name, func(t *testing.T) {
+			if d.Skip != "" {
+				t.Skip(d.Skip)
+			}
+			for _, c := range d.Checks {
+				t.Run(c.Name, func(t *testing.T) {
+					switch c.Verdict {
+					case health.Fail:
+						t.Error(c.Message)
+					case health.Skip:
+						t.Skip(c.Message)
+					default:
+						t.Log(c.Message)
+					}
+				})
+			}
+		})
+	}
+	if err := suite.WriteReport(); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -26,6 +26,9 @@ type measured struct {
 	// report cause.
 	notRun, cause string
 	steady        []report.Steady
+	// thermal, when set, says a drive throttled on heat during the
+	// measurement.
+	thermal string
 }
 
 // replayed reads cell's recording.
@@ -40,6 +43,7 @@ func (s *Suite) replayed(ctx context.Context, cell Cell) *measured {
 			m.notRun, m.cause = serr.Error(), report.CauseBadRecording
 		}
 		m.steady = st
+		m.thermal = r.thermal(cell.Test)
 	}
 	return m
 }
@@ -240,7 +244,10 @@ func (t *roundTracker) add(p fiojob.Progress) bool {
 			return false
 		}
 		t.series[i] = append(t.series[i], r.WriteIOPS)
-		if !t.st.Rule.Check(t.series[i]).Attained {
+		// One round more than the window before stopping: fio's own log,
+		// which decides, then holds the whole window besides its last,
+		// partial entry.
+		if len(t.series[i]) <= t.st.Rule.Window || !t.st.Rule.Check(t.series[i]).Attained {
 			all = false
 		}
 	}
@@ -372,9 +379,11 @@ func (s *Suite) measure(ctx context.Context, st Step, logf func(string, ...any))
 	}
 	s.progress(logf, "step %d of %d: measuring %s on %s (%s, %s)", st.N, len(s.Plan.Steps), strings.Join(names, " and "),
 		s.paths(st.Drives), describeJob(st.Job), st.Job.Runtime)
+	before := s.snapshot(ctx, st.Drives)
 	start := time.Now()
 	stdout, runErr := s.Exec.Measure(ctx, owner.Test, st.Job, s.watch(st, start, nil))
-	m := &measured{stdout: stdout, runErr: runErr, raw: s.Exec.RawPath(owner.Test), job: st.Job, steady: basis}
+	m := &measured{stdout: stdout, runErr: runErr, raw: s.Exec.RawPath(owner.Test), job: st.Job, steady: basis,
+		thermal: s.throttled(before, s.snapshot(ctx, st.Drives))}
 	if owner.Workload.Writes() {
 		now := time.Now()
 		s.mu.Lock()
@@ -385,6 +394,9 @@ func (s *Suite) measure(ctx context.Context, st Step, logf func(string, ...any))
 	}
 	for i, c := range st.Cells {
 		if err := s.recordSteady(c.Test, basis); err != nil {
+			logf("%s: %v", s.Cfg.Record, err)
+		}
+		if err := s.recordThermal(c.Test, m.thermal); err != nil {
 			logf("%s: %v", s.Cfg.Record, err)
 		}
 		if i > 0 {

@@ -29,6 +29,23 @@ func JudgeSingle(name string, metric specs.Metric, actual, spec, tolerance float
 	if tolerance > 0 {
 		tol = fmt.Sprintf(", tolerance %s %%", trimFloat(tolerance*100))
 	}
+	if metric.LowerIsBetter() {
+		// A latency: the drive passes at or below its figure.
+		if actual > spec*(1+tolerance) {
+			j.Verdict = report.Fail
+			j.Message = fmt.Sprintf("%s: actual %s > spec %s (%.2f %% of spec%s)",
+				name, FormatValue(actual, metric), FormatValue(spec, metric), j.Ratio*100, tol)
+			return j
+		}
+		j.Message = fmt.Sprintf("%s: actual %s <= spec %s (%.2f %% of spec%s)",
+			name, FormatValue(actual, metric), FormatValue(spec, metric), j.Ratio*100, tol)
+		j.Verdict = report.Pass
+		if why := notAPass(precondition); why != "" {
+			j.Verdict = report.Inconclusive
+			j.Message += "; " + why
+		}
+		return j
+	}
 	if actual < threshold {
 		j.Verdict = report.Fail
 		j.Message = fmt.Sprintf("%s: actual %s < spec %s (%.2f %% of spec%s)",

@@ -105,6 +105,7 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 		res.P99Us = max(total.Read.P99Ns, total.Write.P99Ns) / 1e3
 		res.P999Us = max(total.Read.P999Ns, total.Write.P999Ns) / 1e3
 	}
+	res.Read, res.Write = latencyOf(total.Read), latencyOf(total.Write)
 	var j Judgement
 	if cell.Kind == KindSingle {
 		res.Actual = value(groups[0], w.Metric)
@@ -142,6 +143,27 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 	}
 	res.Ratio, res.Verdict = j.Ratio, j.Verdict
 	res.Cause = causeOf(j, len(total.Errors) > 0)
+	if res.QoS = judgeQoS(cell, res.Read, res.Write); len(res.QoS) > 0 {
+		var over []string
+		for _, q := range res.QoS {
+			if q.Verdict == report.Fail {
+				over = append(over, fmt.Sprintf("%s: %s %s latency %s µs > limit %s µs", w.Name, strings.SplitN(q.Key, "_", 2)[0],
+					percentileName(q.Key), report.Thousands(q.Actual), report.Thousands(q.LimitUs)))
+			}
+		}
+		if len(over) > 0 && j.Verdict != report.Fail {
+			j.Verdict, j.Message = report.Fail, strings.Join(over, "; ")+" ("+j.Message+")"
+			res.Verdict, res.Cause = report.Fail, report.CauseLatency
+		} else if len(over) > 0 {
+			j.Message += "; " + strings.Join(over, "; ")
+		}
+	}
+	if m.thermal != "" && s.Spec.Health.ThermalThrottle != specs.ThrottleIgnore && j.Verdict != report.Inconclusive {
+		// A figure measured while the drive throttled on heat says more
+		// about the airflow than the drive, whichever way it went.
+		j.Verdict, j.Message = report.Inconclusive, j.Message+"; thermally throttled during the cell: "+m.thermal+"; check airflow and rerun"
+		res.Verdict, res.Cause = report.Inconclusive, report.CauseThrottled
+	}
 	if j.Verdict == report.Pass {
 		// A figure measured on a drive that was not shown to be in steady
 		// state proves nothing, whichever way it went.
@@ -359,8 +381,16 @@ func (s *Suite) paths(drives []int) string {
 }
 
 func value(r fiojob.Result, m specs.Metric) float64 {
-	if m == specs.MBps {
+	switch m {
+	case specs.MBps:
 		return r.MBps()
+	case specs.LatUS:
+		// fio's mean total latency (lat_ns), reads and writes together.
+		n := r.Read.LatN + r.Write.LatN
+		if n == 0 {
+			return 0
+		}
+		return (r.Read.LatMeanNs*float64(r.Read.LatN) + r.Write.LatMeanNs*float64(r.Write.LatN)) / float64(n) / 1e3
 	}
 	return r.IOPS
 }
@@ -461,4 +491,45 @@ func (s *Suite) PrintPlan(w io.Writer) {
 		fmt.Fprintf(w, "  %s: %s bytes\n", d.Path, report.Thousands(float64(e.Bytes[i])))
 	}
 	fmt.Fprintf(w, "estimated duration: %s\n", e.Total.Round(time.Second))
+}
+
+// latencyOf is d's latency percentiles in µs; nil when d has no bins.
+func latencyOf(d fiojob.Direction) *report.Latency {
+	q := d.QoS()
+	if q.MaxNs == 0 {
+		return nil
+	}
+	return &report.Latency{P50: q.P50Ns / 1e3, P99: q.P99Ns / 1e3, P999: q.P999Ns / 1e3, P9999: q.P9999Ns / 1e3,
+		P99999: q.P99999Ns / 1e3, Max: q.MaxNs / 1e3}
+}
+
+// judgeQoS judges each latency limit the spec sets for cell's workload at
+// its capacity. A limit on a direction fio gave no bins for fails: the
+// cell did not show it is met.
+func judgeQoS(cell Cell, read, write *report.Latency) []report.QoSCheck {
+	var out []report.QoSCheck
+	for _, l := range cell.Capacity.QoS[cell.Workload.Name] {
+		lat := read
+		if l.Dir == "write" {
+			lat = write
+		}
+		q := report.QoSCheck{Key: l.Key, LimitUs: float64(l.Limit) / 1e3, Verdict: report.Pass}
+		if lat == nil {
+			q.Verdict = report.Fail
+		} else if q.Actual = lat.Percentile(l.Percentile); q.Actual > q.LimitUs {
+			q.Verdict = report.Fail
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// percentileName is "p99.99" for the key "read_p99_99_us", "max" for
+// "write_max_us".
+func percentileName(key string) string {
+	_, p, _ := strings.Cut(strings.TrimSuffix(key, "_us"), "_")
+	if p == "max" {
+		return "max"
+	}
+	return strings.Replace(strings.Replace(p, "_", ".", 1), "_", "", -1)
 }

@@ -58,6 +58,11 @@ type RunInfo struct {
 	// Steady holds each random preconditioning and top-up step's
 	// steady-state verdict per drive, as the steps finish (format 2).
 	Steady []report.Steady `json:"steady_state,omitempty"`
+	// HealthSkips says, by drive, why its health was not read ("" when
+	// it was: nvme-cli's outputs are under health/); MaxTempK is each
+	// drive's highest composite temperature read during the run.
+	HealthSkips []string `json:"health_skips,omitempty"`
+	MaxTempK    []int    `json:"max_temp_k,omitempty"`
 }
 
 // Suite is one qualification run: a validated configuration, the drives,
@@ -101,6 +106,11 @@ type Suite struct {
 	info   RunInfo                    // run.json of a live run, rewritten as tests finish
 	ctrls  map[string]nvme.Controller // identify data of the drives' NVMe controllers
 	sys    device.System
+	// nvme reads the drives' health; health and healthRaw are what it
+	// read (raw: nvme-cli's outputs, kept with the recording).
+	nvme      nvme.CLI
+	health    []driveHealth
+	healthRaw map[string][]byte
 }
 
 // Setup validates everything a run needs before any subtest starts: the
@@ -216,6 +226,9 @@ func (s *Suite) Start() error {
 	if err := s.writeRunInfo(); err != nil {
 		return fmt.Errorf("parsing -record: %w", err)
 	}
+	if err := s.writeHealthRecords(); err != nil {
+		return fmt.Errorf("parsing -record: %w", err)
+	}
 	return nil
 }
 
@@ -228,8 +241,10 @@ func (s *Suite) writeRunInfo() error {
 	}
 	// The preparation records of an older run in the same directory are not
 	// this run's: run.json no longer describes them.
-	if err := os.RemoveAll(filepath.Join(s.Cfg.Record, "prepare")); err != nil {
-		return err
+	for _, dir := range []string{"prepare", "health"} {
+		if err := os.RemoveAll(filepath.Join(s.Cfg.Record, dir)); err != nil {
+			return err
+		}
 	}
 	return s.saveRunInfo()
 }
@@ -248,7 +263,7 @@ func (s *Suite) saveRunInfo() error {
 // stale status would make a passing rerun replay as failed.
 func (s *Suite) forget(test string) error {
 	base := filepath.Join(s.Cfg.Record, filepath.FromSlash(test))
-	for _, ext := range []string{".json", ".fio", ".stderr", ".status.json"} {
+	for _, ext := range []string{".json", ".fio", ".stderr", ".status.json", ".steady.json", ".thermal.json"} {
 		if err := os.Remove(base + ext); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("removing the older recording of %s: %w", test, err)
 		}
@@ -317,6 +332,11 @@ func (s *Suite) setupLive(ctx context.Context, sys device.System, runner fiojob.
 		}
 		_, perrs := purge.Plan(infos, method, s.ctrls)
 		errs = append(errs, perrs...)
+	}
+	if s.Spec != nil && len(errs) == 0 {
+		// A drive with a critical warning is refused before anything is
+		// written to it.
+		errs = append(errs, s.readHealth(ctx)...)
 	}
 	if len(errs) == 0 && !cfg.DryRun {
 		// Own the drives for the whole run: the kernel refuses a second
@@ -584,8 +604,12 @@ func (s *Suite) ScalingCells() []ScalingStep {
 			if !s.inRecording(test) {
 				continue
 			}
+			skip := s.noFigure(sc, w)
+			if w.Metric.LowerIsBetter() {
+				skip = fmt.Sprintf("%s: a latency is judged drive by drive, not summed over N drives: its cells are in TestSingleDrive", w.Name)
+			}
 			st.Cells = append(st.Cells, Cell{Kind: KindScaling, Test: test,
-				Capacity: sc, Workload: s.Spec.ForScaling(w), Drives: drives[:n], Need: need, Twin: twin, Skip: s.noFigure(sc, w)})
+				Capacity: sc, Workload: s.Spec.ForScaling(w), Drives: drives[:n], Need: need, Twin: twin, Skip: skip})
 		}
 		if len(st.Cells) > 0 {
 			out = append(out, st)

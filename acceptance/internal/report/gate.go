@@ -5,8 +5,12 @@ import (
 	"strings"
 )
 
-// ScalingGate is the name of the gate over every scaling step.
-const ScalingGate = "scaling"
+// ScalingGate is the name of the gate over every scaling step; HealthGate
+// of the gate over every drive's health checks.
+const (
+	ScalingGate = "scaling"
+	HealthGate  = "health"
+)
 
 // Gate is the verdict on one part of a run: one capacity's single-drive
 // cells, or every scaling step.
@@ -54,7 +58,36 @@ func (r *Run) Gates() []Gate {
 	if len(scaling) > 0 {
 		gates = append(gates, gateOf(ScalingGate, scaling, r.Precondition))
 	}
+	if g, ok := r.healthGate(); ok {
+		gates = append(gates, g)
+	}
 	return gates
+}
+
+// healthGate is the verdict on the drives' health checks: NOT QUALIFIED
+// when one failed. Checks that were skipped (no NVMe health log) count for
+// nothing; a run whose checks were all skipped has no health gate.
+func (r *Run) healthGate() (Gate, bool) {
+	g := Gate{Name: HealthGate, Verdict: Qualified}
+	var first string
+	for _, h := range r.Health {
+		switch h.Verdict {
+		case Pass:
+			g.Cells++
+			g.Passed++
+		case Fail:
+			g.Cells++
+			g.Failed++
+			if first == "" {
+				first = h.Drive + ": " + h.Message
+			}
+		}
+	}
+	if g.Failed > 0 {
+		g.Verdict = NotQualified
+		g.Reason = fmt.Sprintf("%d of %d checks failed; first: %s", g.Failed, g.Cells, first)
+	}
+	return g, g.Cells > 0
 }
 
 // Overall is the verdict on the whole run, the worst of its gates: what the

@@ -61,6 +61,58 @@ type Run struct {
 	// Steps is the plan of a live run as it ran: each step's estimated and
 	// actual duration.
 	Steps []Step `json:"steps,omitempty"`
+	// Health holds every drive's health checks (nvme-cli's SMART log
+	// before and after the run), or why its health was not read.
+	Health []HealthCheck `json:"health,omitempty"`
+}
+
+// HealthCheck is one health check of one drive; a drive whose health was
+// not read has one entry with an empty Check and Verdict Skip.
+type HealthCheck struct {
+	Drive   string `json:"drive"`
+	Serial  string `json:"serial,omitempty"`
+	Check   string `json:"check"` // "media_errors", "critical_warning", ...
+	Verdict string `json:"verdict"`
+	Message string `json:"message"`
+}
+
+// Latency is a direction's completion latency percentiles in
+// microseconds, merged from fio's json+ bins (each within 1/128 of the
+// true value; see fiojob.QoS).
+type Latency struct {
+	P50   float64 `json:"p50_us"`
+	P99   float64 `json:"p99_us"`
+	P999  float64 `json:"p99_9_us"`
+	P9999 float64 `json:"p99_99_us"`
+	// P99999 needs 100,000 samples to differ from the maximum.
+	P99999 float64 `json:"p99_999_us"`
+	Max    float64 `json:"max_us"`
+}
+
+// Percentile is the latency at p (50, 99, 99.9, 99.99, 99.999; 100 is
+// the maximum).
+func (l Latency) Percentile(p float64) float64 {
+	switch p {
+	case 50:
+		return l.P50
+	case 99:
+		return l.P99
+	case 99.9:
+		return l.P999
+	case 99.99:
+		return l.P9999
+	case 99.999:
+		return l.P99999
+	}
+	return l.Max
+}
+
+// QoSCheck is one latency limit of a cell, judged.
+type QoSCheck struct {
+	Key     string  `json:"key"` // the spec's key, "read_p99_99_us"
+	LimitUs float64 `json:"limit_us"`
+	Actual  float64 `json:"actual_us"`
+	Verdict string  `json:"verdict"`
 }
 
 // Steady is one drive's steady-state verdict in one random preconditioning
@@ -110,17 +162,23 @@ type Step struct {
 
 // Causes of a verdict other than pass.
 const (
-	CauseBelowSpec    = "below spec"         // measured, and short of the figure
-	CauseFioFailed    = "fio failed"         // fio exited non-zero or reported job errors
-	CausePreparation  = "preparation failed" // a purge, fill or preconditioning step failed
-	CauseDriveChanged = "drive changed"      // the drive is no longer the one set up
-	CausePrecondition = "not preconditioned" // measured with -precondition=quick or none
-	CauseInterrupted  = "interrupted"        // stopped by Ctrl-C, SIGTERM or the -timeout
-	CauseNoBaseline   = "no baseline"        // a measured baseline the run did not measure
-	CauseNotRecorded  = "not recorded"       // a replay has no output for the cell
-	CauseBadRecording = "bad recording"      // fio's output could not be read
-	CauseNotSteady    = "not steady"         // a drive did not reach steady state before the cell
+	CauseBelowSpec    = "below spec"          // measured, and short of the figure
+	CauseFioFailed    = "fio failed"          // fio exited non-zero or reported job errors
+	CausePreparation  = "preparation failed"  // a purge, fill or preconditioning step failed
+	CauseDriveChanged = "drive changed"       // the drive is no longer the one set up
+	CausePrecondition = "not preconditioned"  // measured with -precondition=quick or none
+	CauseInterrupted  = "interrupted"         // stopped by Ctrl-C, SIGTERM or the -timeout
+	CauseNoBaseline   = "no baseline"         // a measured baseline the run did not measure
+	CauseNotRecorded  = "not recorded"        // a replay has no output for the cell
+	CauseBadRecording = "bad recording"       // fio's output could not be read
+	CauseNotSteady    = "not steady"          // a drive did not reach steady state before the cell
+	CauseThrottled    = "thermal throttle"    // the drive throttled on heat during the cell
+	CauseLatency      = "latency above limit" // a latency percentile above the spec's limit
 )
+
+// Skip is a health check that was not made (the drive has no NVMe health
+// log, or the spec sets no limit for it).
+const Skip = "skip"
 
 // SpecRef names a spec: its model, where it was read from and the sha256
 // of its text.
@@ -189,6 +247,12 @@ type Result struct {
 	// Steady is the steady-state evidence of the cell's drives: the last
 	// random preconditioning of each, and any top-up since (random cells).
 	Steady []Steady `json:"steady_state,omitempty"`
+	// Read and Write are the cell's latency percentiles per direction
+	// (all drives together), when fio gave bins and the direction ran.
+	Read  *Latency `json:"read_latency,omitempty"`
+	Write *Latency `json:"write_latency,omitempty"`
+	// QoS is every latency limit the spec sets for the cell, judged.
+	QoS []QoSCheck `json:"qos,omitempty"`
 }
 
 // DriveResult is one drive's share of a multi-drive result.

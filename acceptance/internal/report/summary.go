@@ -129,6 +129,7 @@ func (r *Run) Summary() []byte {
 		r.writeCapacity(&b, notes, c, rank)
 	}
 	r.writeScaling(&b, notes, rank)
+	r.writeHealth(&b)
 	return b.Bytes()
 }
 
@@ -224,16 +225,93 @@ func (r *Run) writeCapacity(b *bytes.Buffer, notes *footnotes, capacity string, 
 	}
 	sortByWorkload(rows, rank)
 	fmt.Fprintf(b, "## %s\n\n", orDash(cell(capacity)))
-	b.WriteString("| Workload | Spec | Actual | % of Spec | Verdict |\n")
-	b.WriteString("|---|---:|---:|---:|---|\n")
+	lat := hasLatency(rows)
+	b.WriteString("| Workload | Spec | Actual | % of Spec | Verdict |")
+	if lat {
+		b.WriteString(latencyHead)
+	}
+	b.WriteString("\n|---|---:|---:|---:|---|")
+	if lat {
+		b.WriteString(latencyRule)
+	}
+	b.WriteString("\n")
 	start := len(notes.text)
 	for _, res := range rows {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |",
 			orDash(cell(res.Workload)), FormatValue(res.Spec, res.Metric), actualCell(res),
 			percentCell(res, res.Spec), notes.verdict(res))
+		if lat {
+			b.WriteString(latencyCells(res))
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n")
 	notes.flush(b, start)
+}
+
+// The latency columns of a table whose rows have latency: completion
+// latency percentiles in µs, "r X / w Y" for a workload that reads and
+// writes.
+const (
+	latencyHead = " p50 µs | p99 µs | p99.9 µs | p99.99 µs | p99.999 µs |"
+	latencyRule = "---:|---:|---:|---:|---:|"
+)
+
+func hasLatency(rows []Result) bool {
+	for _, r := range rows {
+		if r.Read != nil || r.Write != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func latencyCells(res Result) string {
+	var b strings.Builder
+	for _, p := range []float64{50, 99, 99.9, 99.99, 99.999} {
+		var parts []string
+		if res.Read != nil {
+			parts = append(parts, Thousands(res.Read.Percentile(p)))
+		}
+		if res.Write != nil {
+			parts = append(parts, Thousands(res.Write.Percentile(p)))
+		}
+		v := strings.Join(parts, " / ")
+		if res.Read != nil && res.Write != nil {
+			v = "r " + parts[0] + " / w " + parts[1]
+		}
+		b.WriteString(" " + orDash(v) + " |")
+	}
+	return b.String()
+}
+
+// writeHealth writes a table per drive of its health checks, or why its
+// health was not read.
+func (r *Run) writeHealth(b *bytes.Buffer) {
+	if len(r.Health) == 0 {
+		return
+	}
+	b.WriteString("## Health\n\n")
+	var drives []string
+	by := map[string][]HealthCheck{}
+	for _, h := range r.Health {
+		if _, ok := by[h.Drive]; !ok {
+			drives = append(drives, h.Drive)
+		}
+		by[h.Drive] = append(by[h.Drive], h)
+	}
+	for _, d := range drives {
+		checks := by[d]
+		if len(checks) == 1 && checks[0].Check == "" {
+			fmt.Fprintf(b, "- %s: not checked: %s\n\n", cell(d), cell(checks[0].Message))
+			continue
+		}
+		fmt.Fprintf(b, "### %s\n\n| Check | Verdict | Detail |\n|---|---|---|\n", cell(d))
+		for _, h := range checks {
+			fmt.Fprintf(b, "| %s | %s | %s |\n", cell(h.Check), strings.ToUpper(h.Verdict), cell(h.Message))
+		}
+		b.WriteString("\n")
+	}
 }
 
 func (r *Run) writeScaling(b *bytes.Buffer, notes *footnotes, rank map[string]int) {

@@ -42,6 +42,8 @@ func Unit(metric string) string {
 		return "IOPS"
 	case "MBps":
 		return "MB/s"
+	case "lat_us":
+		return "µs"
 	}
 	return metric
 }

@@ -1,0 +1,198 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+)
+
+// The health tests run the suite with testdata/nvme-standin.sh as nvme-cli:
+// it serves smart-log.N.json on the Nth read of a drive. A run of
+// testdata/health.toml reads each drive's log once before the run, before
+// and after each of its two measurements, and once after the run:
+// reads 1 (before), 2-3 (4KB Random Write), 4-5 (4KB Random Read), 6
+// (after). The logs are the reconstructed nvme-cli v2.4 fixture
+// fixtures/nvme/smart-log-v2.4-above-2-64.json with fields changed by each
+// test, and the identity is the real id-ctrl fixture of a D7-PS1010.
+
+// healthLogs writes the stand-in's files: logs[i] is read i+1, each the
+// base fixture with its replacements ("old" → "new" pairs).
+func healthLogs(t *testing.T, idCtrl string, logs ...[]string) []string {
+	t.Helper()
+	base, err := os.ReadFile(filepath.Join(acceptanceDir, "..", "fixtures", "nvme", "smart-log-v2.4-above-2-64.json"))
+	require.NoError(t, err)
+	id, err := os.ReadFile(filepath.Join(acceptanceDir, "..", "fixtures", "nvme", "id-ctrl-solidigm-sbfpf2bu153t.json"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	if idCtrl != "" {
+		id = []byte(strings.Replace(string(id), `"fr":"6CV10100"`, idCtrl, 1))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "id-ctrl.json"), id, 0o644))
+	for i, repl := range logs {
+		text := string(base)
+		for j := 0; j+1 < len(repl); j += 2 {
+			require.Contains(t, text, repl[j])
+			text = strings.Replace(text, repl[j], repl[j+1], 1)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "smart-log."+strconv.Itoa(i+1)+".json"), []byte(text), 0o644))
+	}
+	script, err := os.ReadFile(filepath.Join("testdata", "nvme-standin.sh"))
+	require.NoError(t, err)
+	bin := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "nvme"), script, 0o755))
+	return []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "NVME_STANDIN_DIR=" + dir}
+}
+
+func healthSpec(t *testing.T) string { return testdataFile(t, "health.toml") }
+
+// healthRun runs testdata/health.toml on a fresh loop device with the
+// stand-in nvme-cli.
+func healthRun(t *testing.T, env []string) (result, string) {
+	t.Helper()
+	dev := newLoop(t, 64<<20)
+	r := runSuiteIn(t, env, nil, "-spec="+healthSpec(t), "-drives="+dev, "-destructive")
+	noFioLeft(t)
+	return r, dev
+}
+
+func healthOf(t *testing.T, r result) map[string]report.HealthCheck {
+	t.Helper()
+	out := map[string]report.HealthCheck{}
+	for _, h := range r.results(t).Health {
+		out[h.Check] = h
+	}
+	return out
+}
+
+// media_errors rising during the run fails TestHealth/<drive>/media_errors
+// with before and after in the message, and the run does not qualify.
+func TestHealthMediaErrorsRise(t *testing.T) {
+	same := []string{}
+	env := healthLogs(t, "", same, same, same, same, same, []string{`"media_errors":0`, `"media_errors":3`})
+	r, dev := healthRun(t, env)
+	name := strings.TrimPrefix(dev, "/dev/")
+	assert.NotEqual(t, 0, r.Code, "a drive whose media errors rose does not qualify")
+	assert.Contains(t, r.Stdout, "--- FAIL: TestHealth/"+name+"/media_errors")
+	h := healthOf(t, r)
+	require.Contains(t, h, "media_errors")
+	assert.Equal(t, report.Fail, h["media_errors"].Verdict)
+	assert.Contains(t, h["media_errors"].Message, "0 before, 3 after")
+	assert.Equal(t, report.Pass, h["critical_warning"].Verdict)
+	assert.Equal(t, report.Pass, h["firmware"].Verdict, "6CV10100 is in the spec's allow-list")
+	for test, v := range r.verdicts(t) {
+		assert.Equal(t, report.Pass, v, "%s: the cells themselves pass", test)
+	}
+	summary, err := os.ReadFile(filepath.Join(r.Report, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "## Health")
+	assert.Contains(t, string(summary), "health: NOT QUALIFIED")
+}
+
+// A critical warning before the run refuses the drive, naming the bits,
+// before anything is written to it.
+func TestHealthCriticalWarningRefuses(t *testing.T) {
+	env := healthLogs(t, "", []string{`"critical_warning":0`, `"critical_warning":4`})
+	dev := newLoop(t, 64<<20)
+	before := sha256File(t, dev)
+	r := runSuiteIn(t, env, nil, "-spec="+healthSpec(t), "-drives="+dev, "-destructive")
+	assert.Equal(t, 2, r.Code)
+	assert.Contains(t, r.Stderr, dev)
+	assert.Contains(t, strings.ToLower(r.Stderr), "reliability")
+	assert.Equal(t, before, sha256File(t, dev), "a refused drive is left byte for byte unchanged")
+	assert.NoFileExists(t, filepath.Join(r.Report, "results.json"))
+}
+
+// A thermal-management transition during one cell makes that cell, and
+// only it, INCONCLUSIVE; a firmware outside the allow-list fails its check.
+func TestHealthThermalAndFirmware(t *testing.T) {
+	same := []string{}
+	hot := []string{`"thm_temp1_trans_count":3`, `"thm_temp1_trans_count":5`}
+	env := healthLogs(t, `"fr":"9ZZ99999"`, same, same, hot, hot, hot, hot)
+	r, dev := healthRun(t, env)
+	assert.NotEqual(t, 0, r.Code)
+	v := r.verdicts(t)
+	assert.Equal(t, report.Inconclusive, v["TestSingleDrive/64MiB/4KB_Random_Write"], "the cell during which the drive throttled")
+	assert.Equal(t, report.Pass, v["TestSingleDrive/64MiB/4KB_Random_Read"], "the cell after it")
+	for _, res := range r.results(t).Results {
+		if res.Workload == "4KB Random Write" {
+			assert.Equal(t, report.CauseThrottled, res.Cause)
+			assert.Contains(t, res.Error, "thermally throttled during the cell")
+			assert.Contains(t, res.Error, "thm_temp1_trans_count 3 → 5")
+		}
+	}
+	h := healthOf(t, r)
+	assert.Equal(t, report.Fail, h["firmware"].Verdict)
+	assert.Contains(t, h["firmware"].Message, "9ZZ99999")
+	assert.Contains(t, r.Stdout, "--- FAIL: TestHealth/"+strings.TrimPrefix(dev, "/dev/")+"/firmware")
+
+	// The recording replays to the same verdicts, health checks included.
+	raw := filepath.Join(r.Report, "raw")
+	replay := runSuite(t, nil, "-replay="+raw)
+	assert.Equal(t, v, replay.verdicts(t))
+	assert.Equal(t, h["firmware"].Verdict, healthOf(t, replay)["firmware"].Verdict)
+}
+
+// Without the stand-in, a loop device has no health log: TestHealth skips
+// it, saying why.
+func TestHealthSkipsLoopDevices(t *testing.T) {
+	dev := newLoop(t, 64<<20)
+	if _, err := exec.LookPath("nvme"); err != nil {
+		t.Log("nvme-cli is not installed: the skip says so")
+	}
+	r := runSuite(t, []string{"-test.run=TestSingleDrive/64MiB/4KB_Random_Read|TestHealth"},
+		"-spec="+healthSpec(t), "-drives="+dev, "-destructive", "-precondition=none")
+	assert.Contains(t, r.Stdout, "--- SKIP: TestHealth/"+strings.TrimPrefix(dev, "/dev/"))
+	assert.Contains(t, r.Stdout, "health checks need")
+	h := r.results(t).Health
+	require.Len(t, h, 1)
+	assert.Equal(t, report.Skip, h[0].Verdict)
+}
+
+// qosSpec is testdata/health.toml with a p99.99 read latency limit.
+func qosSpec(t *testing.T, limitUs int) string {
+	t.Helper()
+	data, err := os.ReadFile(healthSpec(t))
+	require.NoError(t, err)
+	text := string(data) + "\n[capacity.qos.\"4KB Random Read\"]\nread_p99_99_us = " + strconv.Itoa(limitUs) + "\n"
+	path := filepath.Join(t.TempDir(), "qos.toml")
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	return path
+}
+
+// A p99.99 limit below what a loop device does fails the cell with the
+// latency message; one far above it passes. summary.md shows the
+// percentile columns, live and replayed.
+func TestQoSLimits(t *testing.T) {
+	dev := newLoop(t, 64<<20)
+	run := []string{"-test.run=TestSingleDrive/64MiB/4KB_Random_(Read|Write)$"}
+	tight := runSuite(t, run, "-spec="+qosSpec(t, 1), "-drives="+dev, "-destructive")
+	noFioLeft(t)
+	v := tight.verdicts(t)
+	assert.Equal(t, report.Fail, v["TestSingleDrive/64MiB/4KB_Random_Read"])
+	for _, res := range tight.results(t).Results {
+		if res.Workload == "4KB Random Read" {
+			assert.Equal(t, report.CauseLatency, res.Cause)
+			assert.Regexp(t, `4KB Random Read: read p99\.99 latency [0-9,]+ µs > limit 1 µs`, res.Error)
+			require.Len(t, res.QoS, 1)
+			require.NotNil(t, res.Read)
+			assert.LessOrEqual(t, res.Read.P50, res.Read.P99)
+		}
+	}
+	loose := runSuite(t, run, "-spec="+qosSpec(t, 10_000_000), "-drives="+dev, "-destructive")
+	for _, res := range loose.results(t).Results {
+		assert.Equal(t, report.Pass, res.Verdict, "%s: %s", res.Test, res.Error)
+	}
+	for _, r := range []result{loose, runSuite(t, nil, "-replay="+filepath.Join(loose.Report, "raw"))} {
+		summary, err := os.ReadFile(filepath.Join(r.Report, "summary.md"))
+		require.NoError(t, err)
+		assert.Contains(t, string(summary), "| p50 µs | p99 µs | p99.9 µs | p99.99 µs | p99.999 µs |")
+	}
+}
