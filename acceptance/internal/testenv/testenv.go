@@ -1,9 +1,10 @@
 // Package testenv says whether a test can have what it needs here (root,
-// fio, loop devices) and skips it when not, or fails it when
+// fio, loop devices, a command) and skips it when not, or fails it when
 // DRIVEQUAL_REQUIRE_LOOP=1 (as .ci/run sets) says everything must run.
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,9 +12,14 @@ import (
 	"testing"
 )
 
-// missing skips or fails t for what it lacks.
-func missing(t testing.TB, what string) {
+// Skipf skips t for the reason given, which reads after "this test"
+// ("needs a mounted ext4: mount: ..."), or fails t with it when
+// DRIVEQUAL_REQUIRE_LOOP=1. It is for what only trying tells, such as
+// losetup failing to attach a device or mount refusing one; the MustHave
+// helpers use it for what can be looked up first.
+func Skipf(t testing.TB, format string, args ...any) {
 	t.Helper()
+	what := fmt.Sprintf(format, args...)
 	if os.Getenv("DRIVEQUAL_REQUIRE_LOOP") == "1" {
 		t.Fatalf("DRIVEQUAL_REQUIRE_LOOP=1 but this test %s", what)
 	}
@@ -24,34 +30,43 @@ func missing(t testing.TB, what string) {
 func MustHaveRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		missing(t, "needs root for loop devices")
+		Skipf(t, "needs root for loop devices")
 	}
 }
 
-// MustHaveFio needs fio on PATH.
-func MustHaveFio(t testing.TB) {
+// MustHave needs the command cmd on PATH and returns its path; install
+// says how to get it ("apt-get install libxml2-utils").
+func MustHave(t testing.TB, cmd, install string) string {
 	t.Helper()
-	if _, err := exec.LookPath("fio"); err != nil {
-		missing(t, "needs fio (apt-get install fio)")
+	path, err := exec.LookPath(cmd)
+	if err != nil {
+		Skipf(t, "needs %s (%s)", cmd, install)
 	}
+	return path
 }
 
-// MustHaveLoop needs root, fio and losetup: everything a loop-device test
-// drives.
+// MustHaveFio needs fio on PATH and returns its path.
+func MustHaveFio(t testing.TB) string {
+	t.Helper()
+	return MustHave(t, "fio", "apt-get install fio")
+}
+
+// MustHaveLoop needs root, fio and losetup: everything a test that runs fio
+// on a loop device drives.
 func MustHaveLoop(t testing.TB) {
 	t.Helper()
 	MustHaveRoot(t)
 	MustHaveFio(t)
-	if _, err := exec.LookPath("losetup"); err != nil {
-		missing(t, "needs losetup (apt-get install util-linux)")
-	}
+	MustHave(t, "losetup", "apt-get install util-linux")
 }
 
 // Loop makes a loop device with direct I/O over a sparse file of size
-// bytes; it is detached when t ends.
+// bytes; it is detached when t ends. It needs root and losetup (a test that
+// also runs fio on it calls MustHaveLoop).
 func Loop(t testing.TB, size int64) string {
 	t.Helper()
-	MustHaveLoop(t)
+	MustHaveRoot(t)
+	MustHave(t, "losetup", "apt-get install util-linux")
 	img := filepath.Join(t.TempDir(), "disk.img")
 	f, err := os.Create(img)
 	if err != nil {
@@ -61,9 +76,21 @@ func Loop(t testing.TB, size int64) string {
 		t.Fatal(err)
 	}
 	f.Close()
-	out, err := exec.Command("losetup", "--direct-io=on", "-f", "--show", img).CombinedOutput()
+	return Attach(t, img)
+}
+
+// Attach attaches the image file img to a free loop device with direct
+// I/O and extra losetup flags (such as "-P", to scan its partition table),
+// and returns the device; it is detached when t ends. It needs root and
+// losetup, and skips (see Skipf) when losetup cannot attach it.
+func Attach(t testing.TB, img string, flags ...string) string {
+	t.Helper()
+	MustHaveRoot(t)
+	MustHave(t, "losetup", "apt-get install util-linux")
+	args := append([]string{"--direct-io=on", "-f", "--show"}, flags...)
+	out, err := exec.Command("losetup", append(args, img)...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("losetup: %v: %s", err, out)
+		Skipf(t, "needs a loop device: losetup %s %s: %v: %s", strings.Join(args, " "), img, err, strings.TrimSpace(string(out)))
 	}
 	dev := strings.TrimSpace(string(out))
 	t.Cleanup(func() {

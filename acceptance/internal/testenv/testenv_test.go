@@ -1,0 +1,66 @@
+package testenv
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+)
+
+// recorder is a testing.TB whose Skip and Fatalf end the goroutine, as the
+// real ones do, after noting what was said.
+type recorder struct {
+	testing.TB
+	skipped, failed string
+}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Skip(args ...any) {
+	r.skipped = fmt.Sprint(args...)
+	runtime.Goexit()
+}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.failed = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+// call runs f with a recorder in a goroutine of its own and returns the
+// recorder once f has returned or ended it.
+func call(t *testing.T, f func(testing.TB)) *recorder {
+	r := &recorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(r)
+	}()
+	<-done
+	return r
+}
+
+const absent = "drivequal-no-such-command"
+
+func TestMustHaveSkips(t *testing.T) {
+	t.Setenv("DRIVEQUAL_REQUIRE_LOOP", "")
+	r := call(t, func(tb testing.TB) { MustHave(tb, absent, "apt-get install it") })
+	if want := "needs " + absent + " (apt-get install it)"; r.skipped != want || r.failed != "" {
+		t.Errorf("MustHave(%s) skipped %q, failed %q; want skipped %q", absent, r.skipped, r.failed, want)
+	}
+}
+
+func TestMustHaveFailsWhenRequired(t *testing.T) {
+	t.Setenv("DRIVEQUAL_REQUIRE_LOOP", "1")
+	r := call(t, func(tb testing.TB) { MustHave(tb, absent, "apt-get install it") })
+	if want := "DRIVEQUAL_REQUIRE_LOOP=1 but this test needs " + absent + " (apt-get install it)"; r.failed != want || r.skipped != "" {
+		t.Errorf("MustHave(%s) failed %q, skipped %q; want failed %q", absent, r.failed, r.skipped, want)
+	}
+}
+
+func TestMustHaveFinds(t *testing.T) {
+	t.Setenv("DRIVEQUAL_REQUIRE_LOOP", "1")
+	var path string
+	r := call(t, func(tb testing.TB) { path = MustHave(tb, "go", "install Go") })
+	if path == "" || r.failed != "" || r.skipped != "" {
+		t.Errorf("MustHave(go) = %q, failed %q, skipped %q; want go's path", path, r.failed, r.skipped)
+	}
+}
