@@ -18,22 +18,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
 )
 
 var update = flag.Bool("update", false, "rewrite the fixtures in fixtures/"+SpecName+" from the data file")
-
-// requireOrSkip skips a test that needs something this machine lacks (fio,
-// root, loop devices), or fails it when DRIVEQUAL_REQUIRE_LOOP=1 says the
-// machine must have it.
-func requireOrSkip(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("DRIVEQUAL_REQUIRE_LOOP") == "1" {
-		t.Fatalf(format+" (DRIVEQUAL_REQUIRE_LOOP=1)", args...)
-	}
-	t.Skipf(format, args...)
-}
 
 // fixturesDir is fixtures/SpecName of the module this package is in.
 func fixturesDir(t *testing.T) string {
@@ -526,10 +516,7 @@ func TestRunFile(t *testing.T) {
 // that a generated file has the same keys, in the same order, as fio's own
 // output of the same kind of job file (values and disk_util aside).
 func TestShapeMatchesFio(t *testing.T) {
-	fio, err := exec.LookPath("fio")
-	if err != nil {
-		requireOrSkip(t, "fio not on PATH: %v", err)
-	}
+	fio := testenv.MustHaveFio(t)
 	dir := t.TempDir()
 	jobFile := filepath.Join(dir, "shape.fio")
 	var b strings.Builder

@@ -14,6 +14,7 @@ import (
 	gojunit "github.com/joshdk/go-junit"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.xml from the current output")
@@ -201,21 +202,6 @@ func TestInconclusiveHasNoPass(t *testing.T) {
 	}
 }
 
-// mustHaveXmllint skips t when xmllint is missing, or fails it when
-// DRIVEQUAL_REQUIRE_LOOP=1 (as CI sets) says every test must run.
-func mustHaveXmllint(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("xmllint")
-	if err == nil {
-		return path
-	}
-	if os.Getenv("DRIVEQUAL_REQUIRE_LOOP") == "1" {
-		t.Fatalf("DRIVEQUAL_REQUIRE_LOOP=1 but xmllint is missing (apt-get install libxml2-utils)")
-	}
-	t.Skip("xmllint is missing (apt-get install libxml2-utils)")
-	return ""
-}
-
 // schemas are the strict consumers the file must satisfy; testdata/schema's
 // README says where each comes from.
 var schemas = []string{
@@ -224,7 +210,7 @@ var schemas = []string{
 }
 
 func TestSchemas(t *testing.T) {
-	xmllint := mustHaveXmllint(t)
+	xmllint := testenv.MustHave(t, "xmllint", "apt-get install libxml2-utils")
 	dir := t.TempDir()
 	for _, tc := range append(runCases, runCase{name: "escaping"}) {
 		var r *report.Run
