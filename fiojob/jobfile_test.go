@@ -1,7 +1,7 @@
 package fiojob
 
 import (
-	"context"
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,7 +99,7 @@ func TestFileParsesInFio(t *testing.T) {
 // TestFileGroupIDs checks, with real fio on two regular files, that the
 // jobs of target i report groupid i with and without group_reporting.
 func TestFileGroupIDs(t *testing.T) {
-	needFio(t)
+	fio := needFio(t)
 	dir := t.TempDir()
 	for _, grouped := range []bool{false, true} {
 		job := Job{
@@ -110,9 +110,12 @@ func TestFileGroupIDs(t *testing.T) {
 				{Path: filepath.Join(dir, "b"), Size: 1 << 20},
 			},
 		}
-		stdout, stderr, err := Runner{}.Run(context.Background(), writeJobFile(t, job.File()))
+		var stderr bytes.Buffer
+		cmd := exec.CommandContext(t.Context(), fio, "--output-format=json+", writeJobFile(t, job.File()))
+		cmd.Stderr = &stderr
+		stdout, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("group_reporting=%v: Run: %v\n%s", grouped, err, stderr)
+			t.Fatalf("group_reporting=%v: fio: %v\n%s", grouped, err, stderr.Bytes())
 		}
 		out, err := Parse(stdout)
 		if err != nil {

@@ -3,16 +3,13 @@ package fiojob
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -41,9 +38,13 @@ const installHint = "install fio >= 3.28 (Debian/Ubuntu: apt-get install fio)"
 //
 // Pdeathsig covers fio itself and nothing it forks: fio's job processes
 // (job files without thread=1) call setsid and do not inherit it. While
-// Run is alive they are found and killed (see proc.go); if the process
+// Run is alive they are found and killed (through /proc); if the process
 // running Run is killed, they outlive fio. Job files from Job.File use
 // thread=1, so they have no such processes.
+//
+// Starting fio this way needs Linux: on other systems Version and Run
+// return an error saying so. The rest of the package (job files, parsing,
+// aggregation, iolog and status reports) works on every system.
 type Runner struct {
 	// Binary is the fio executable; "" means "fio", looked up in PATH.
 	Binary string
@@ -121,92 +122,13 @@ func (r Runner) Version(ctx context.Context) (string, error) {
 // ctx.Err() (and the *ExitError, if any), and stdout holds what fio printed
 // until then. In every case the whole process group is sent SIGKILL once fio
 // has been waited for, and so is every job process fio forked that is still
-// alive (they leave the group; see proc.go), so no fio worker outlives Run.
+// alive (they leave the group; see Runner), so no fio worker outlives Run.
 // Should the process running Run die first, the kernel kills fio (see
 // Runner for what that does not cover).
 func (r Runner) Run(ctx context.Context, jobFile string) (stdout, stderr []byte, err error) {
 	args := append([]string{"--output-format=json+"}, r.Args...)
 	args = append(args, jobFile)
 	return r.run(ctx, r.binary(), args, true)
-}
-
-// run runs bin with args in a new process group. With watch set it also
-// records the process's descendants while it runs (see proc.go) and kills
-// those left once it has ended.
-func (r Runner) run(ctx context.Context, bin string, args []string, watch bool) (stdout, stderr []byte, err error) {
-	var outBuf, errBuf bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stdout = &outBuf
-	if r.Watch != nil && watch {
-		cmd.Stdout = io.MultiWriter(&outBuf, r.Watch)
-	}
-	cmd.Stderr = &errBuf
-	// Pdeathsig: fio dies with this process (with the thread that forks it;
-	// see Runner and the LockOSThread below).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	var watcher atomic.Pointer[descendantWatch] // set after Start, read by Cancel
-	cmd.Cancel = func() error {
-		if w := watcher.Load(); w != nil {
-			w.scan()
-		}
-		// fio stops its jobs on SIGINT and still prints its report.
-		return killGroup(cmd.Process.Pid, unix.SIGINT)
-	}
-	cmd.WaitDelay = r.grace()
-	// The kernel sends Pdeathsig when the forking thread ends. Hold this
-	// thread, from before the fork until fio has been waited for and its
-	// leftovers killed, so that it cannot end while fio runs. The lock is
-	// counted, so a caller's own lock outlives this one.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := cmd.Start(); err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
-			return nil, nil, fmt.Errorf("starting fio: %w; %s", err, installHint)
-		}
-		if ctx.Err() != nil {
-			return nil, nil, fmt.Errorf("starting fio: %w", ctx.Err())
-		}
-		return nil, nil, fmt.Errorf("starting fio: %w", err)
-	}
-	pgid := cmd.Process.Pid
-	if watch {
-		watcher.Store(watchDescendants(pgid))
-	}
-	if r.Started != nil {
-		r.Started(pgid)
-	}
-	waitErr := cmd.Wait()
-	// exec only kills the leader after WaitDelay; finish the group and any
-	// job process that left it, none of which may outlive Run.
-	_ = killGroup(pgid, unix.SIGKILL)
-	if w := watcher.Load(); w != nil {
-		w.killSurvivors()
-	}
-
-	stdout, stderr = outBuf.Bytes(), errBuf.Bytes()
-	var exitErr error
-	if ee := (*exec.ExitError)(nil); errors.As(waitErr, &ee) {
-		exitErr = newExitError(ee.ProcessState, stderr)
-	} else if waitErr != nil && !errors.Is(waitErr, exec.ErrWaitDelay) {
-		exitErr = fmt.Errorf("waiting for fio: %w", waitErr)
-	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		if exitErr != nil {
-			return stdout, stderr, fmt.Errorf("fio stopped: %w (%w)", ctxErr, exitErr)
-		}
-		return stdout, stderr, fmt.Errorf("fio stopped: %w", ctxErr)
-	}
-	return stdout, stderr, exitErr
-}
-
-// killGroup sends sig to process group pgid; a group that is already gone
-// is not an error.
-func killGroup(pgid int, sig unix.Signal) error {
-	err := unix.Kill(-pgid, sig)
-	if errors.Is(err, unix.ESRCH) {
-		return nil
-	}
-	return err
 }
 
 // ExitError is fio ending with a non-zero status or by a signal.

@@ -131,6 +131,9 @@ func (s System) Inspect(path string) (Info, error) {
 	mode := fi.Mode()
 	switch {
 	case mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0:
+		if s.Root == "" && !haveSysfs {
+			return info, fmt.Errorf("%s: inspecting a block device needs Linux: its size and identity come from sysfs", path)
+		}
 		st, ok := fi.Sys().(*syscall.Stat_t)
 		if !ok {
 			return info, fmt.Errorf("%s: cannot read the device number", path)

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -96,38 +95,15 @@ func (s System) claim(in Info) (*os.File, error) {
 		if s.Root != "" {
 			return nil, errFakeBlock
 		}
-		f, err := os.OpenFile(path, os.O_RDWR|unix.O_EXCL|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, err
-		}
-		// The path may have been pointed at another device since Inspect.
-		var st unix.Stat_t
-		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-			f.Close()
-			return nil, err
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFBLK || unix.Major(st.Rdev) != in.Major || unix.Minor(st.Rdev) != in.Minor {
-			f.Close()
-			return nil, fmt.Errorf("%w: it is not device %d:%d any more", errChanged, in.Major, in.Minor)
-		}
-		return f, nil
+		return claimBlock(path, in.Major, in.Minor)
 	}
-	f, err := os.OpenFile(s.p(path), os.O_RDWR|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%w: it is not a regular file any more", errChanged)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return claimFile(s.p(path))
 }
 
 var errChanged = errors.New("changed since it was inspected")
+
+// errNeedsLinux is wrapped by what only Linux can do (see kernel_linux.go).
+var errNeedsLinux = errors.New("needs Linux")
 
 // claimRefusal explains an open or lock that failed for a reason other than
 // someone else having the target.
@@ -142,6 +118,8 @@ func claimRefusal(in Info, err error) Refusal {
 		r.Reason, r.Fix = err.Error(), "stop and check the host: the drive is not the one that was checked"
 	case errors.Is(err, errFakeBlock):
 		r.Reason, r.Fix = err.Error(), "hold devices of the running system only (System{})"
+	case errors.Is(err, errNeedsLinux):
+		r.Reason, r.Fix = "cannot be held: "+err.Error(), "run drivequal on Linux"
 	case errors.Is(err, unix.EROFS):
 		r.Reason, r.Fix = "cannot be opened for writing: it is read-only", "choose a writable device (or make it writable: blockdev --setrw "+shellQuote(targetPath(in))+")"
 	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
@@ -181,29 +159,17 @@ func (h *Holds) Discard(path string) error {
 	if !ok {
 		return fmt.Errorf("%s: discarding: it is not held; hold it first (System.Hold)", path)
 	}
-	fd := int(hd.f.Fd())
 	if hd.info.Block {
-		size, err := unix.IoctlGetUint64(fd, unix.BLKGETSIZE64)
-		if err != nil {
-			return fmt.Errorf("%s: discarding: reading its size (BLKGETSIZE64): %w", path, err)
-		}
-		r := [2]uint64{0, size}
-		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.BLKDISCARD, uintptr(unsafe.Pointer(&r))); e != 0 {
-			if e == unix.EOPNOTSUPP {
-				return fmt.Errorf("%s: discarding %s bytes: the device does not support discard (%w); choose another purge (format, sanitize or none)", path, units.Thousands(float64(size)), e)
-			}
-			return fmt.Errorf("%s: discarding %s bytes (BLKDISCARD): %w", path, units.Thousands(float64(size)), e)
-		}
-		return nil
+		return discardBlock(path, hd.f)
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := unix.Fstat(int(hd.f.Fd()), &st); err != nil {
 		return fmt.Errorf("%s: discarding: %w", path, err)
 	}
 	if st.Size == 0 {
 		return nil
 	}
-	if err := unix.Fallocate(fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 0, st.Size); err != nil {
+	if err := PunchHole(hd.f, st.Size); err != nil {
 		if errors.Is(err, unix.EOPNOTSUPP) {
 			return fmt.Errorf("%s: discarding %s bytes: its file system cannot punch holes (%w); choose purge = \"none\" or a file on ext4, xfs, btrfs or tmpfs", path, units.Thousands(float64(st.Size)), err)
 		}

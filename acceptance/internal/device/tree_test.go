@@ -3,11 +3,12 @@ package device
 import (
 	"bufio"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // buildTree builds the fake tree described by testdata/NAME (see the format
@@ -68,22 +69,19 @@ func buildTree(t *testing.T, name string) System {
 	return System{Root: root}
 }
 
-// needLoop skips the test for the reason given, or fails it when
-// DRIVEQUAL_REQUIRE_LOOP=1 says the machine must be able to run it.
-func needLoop(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("DRIVEQUAL_REQUIRE_LOOP") == "1" {
-		t.Fatalf("DRIVEQUAL_REQUIRE_LOOP=1 but "+format, args...)
-	}
-	t.Skipf(format, args...)
+// packages names the Debian package of each command the tests run.
+var packages = map[string]string{
+	"losetup": "util-linux", "mount": "util-linux", "umount": "util-linux",
+	"partx": "util-linux", "wipefs": "util-linux",
+	"mkswap": "util-linux", "swapon": "util-linux", "swapoff": "util-linux",
+	"mkfs.ext4": "e2fsprogs", "sfdisk": "fdisk",
+	"sh": "dash", "sleep": "coreutils",
 }
 
-// needTools skips (or fails, see needLoop) unless every command is on PATH.
+// needTools needs every command on PATH (see testenv.MustHave).
 func needTools(t *testing.T, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			needLoop(t, "%s is not installed", tool)
-		}
+		testenv.MustHave(t, tool, "apt-get install "+packages[tool])
 	}
 }

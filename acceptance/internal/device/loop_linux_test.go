@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // These tests use real loop devices: they need root, losetup and the tools
@@ -46,9 +48,7 @@ type loopOpts struct {
 // t.TempDir() and returns the device and backing file paths.
 func newLoop(t *testing.T, o loopOpts) (dev, img string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		needLoop(t, "loop devices need root (running as uid %d)", os.Geteuid())
-	}
+	testenv.MustHaveRoot(t)
 	needTools(t, "losetup")
 	img = filepath.Join(t.TempDir(), "backing.img")
 	if err := os.WriteFile(img, nil, 0o600); err != nil {
@@ -60,21 +60,11 @@ func newLoop(t *testing.T, o loopOpts) (dev, img string) {
 	if o.prepare != nil {
 		o.prepare(t, img)
 	}
-	args := []string{"--direct-io=on", "-f", "--show"}
+	var flags []string
 	if o.partscan {
-		args = append(args, "-P")
+		flags = append(flags, "-P")
 	}
-	out, err := exec.Command("losetup", append(args, img)...).CombinedOutput()
-	if err != nil {
-		needLoop(t, "losetup %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	dev = strings.TrimSpace(string(out))
-	t.Cleanup(func() {
-		if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {
-			t.Errorf("losetup -d %s: %v: %s", dev, err, out)
-		}
-	})
-	return dev, img
+	return testenv.Attach(t, img, flags...), img
 }
 
 func sha(t *testing.T, path string) string {
@@ -213,7 +203,7 @@ func TestLoopMounted(t *testing.T) {
 	run(t, "", "mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", dev)
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-o", "ro", dev, dir).CombinedOutput(); err != nil {
-		needLoop(t, "mount %s: %v: %s", dev, err, out)
+		testenv.Skipf(t, "needs to mount %s: %v: %s", dev, err, out)
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
@@ -256,16 +246,16 @@ func TestLoopPartitions(t *testing.T) {
 		// user space and tells the kernel about them instead.
 		needTools(t, "partx")
 		if out, err := exec.Command("partx", "-a", dev).CombinedOutput(); err != nil {
-			needLoop(t, "losetup -P made no %s and partx -a failed: %v: %s", part, err, out)
+			testenv.Skipf(t, "needs partition %s: losetup -P made none and partx -a failed: %v: %s", part, err, out)
 		}
 		if _, err := os.Stat(part); err != nil {
-			needLoop(t, "no partition node %s: %v", part, err)
+			testenv.Skipf(t, "needs partition node %s: %v", part, err)
 		}
 	}
 	run(t, "", "mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", part)
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-o", "ro", part, dir).CombinedOutput(); err != nil {
-		needLoop(t, "mount %s: %v: %s", part, err, out)
+		testenv.Skipf(t, "needs to mount %s: %v: %s", part, err, out)
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
@@ -291,7 +281,7 @@ func TestLoopSwap(t *testing.T) {
 	run(t, "", "mkswap", "-q", dev)
 	// Lowest priority, so the kernel prefers any other swap meanwhile.
 	if out, err := exec.Command("swapon", "-p", "0", dev).CombinedOutput(); err != nil {
-		needLoop(t, "swapon %s: %v: %s", dev, err, out)
+		testenv.Skipf(t, "needs swap on %s: %v: %s", dev, err, out)
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("swapoff", dev).CombinedOutput(); err != nil {

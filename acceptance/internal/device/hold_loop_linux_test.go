@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// These tests hold real loop devices; see loop_test.go for what they need.
+// These tests hold real loop devices; see loop_linux_test.go for what they need.
 
 // holdWhenSettled is Hold, tried again for a while as long as a refusal
 // names losetup: a losetup -f of a parallel test that raced for the same
