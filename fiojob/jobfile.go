@@ -59,8 +59,9 @@ var validRW = map[string]bool{
 	"rw": true, "readwrite": true, "randrw": true, "trimwrite": true,
 }
 
-// isMixed reports whether rw reads and writes in one job (rwmixread applies).
-func isMixed(rw string) bool {
+// IsMixed reports whether fio's rw pattern rw reads and writes in one job
+// (rw, readwrite or randrw), so that rwmixread applies.
+func IsMixed(rw string) bool {
 	return rw == "rw" || rw == "readwrite" || rw == "randrw"
 }
 
@@ -161,7 +162,7 @@ func (j Job) File() string {
 	kv("bs", strconv.FormatInt(j.BS, 10))
 	kv("iodepth", strconv.Itoa(j.IODepth))
 	kv("numjobs", strconv.Itoa(j.NumJobs))
-	if isMixed(j.RW) && j.RWMixRead >= 0 {
+	if IsMixed(j.RW) && j.RWMixRead >= 0 {
 		kv("rwmixread", strconv.Itoa(j.RWMixRead))
 	}
 	if isRandom(j.RW) {

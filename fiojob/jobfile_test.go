@@ -234,3 +234,28 @@ func TestEscapeFilename(t *testing.T) {
 		}
 	}
 }
+
+type mixedTest struct {
+	rw    string
+	mixed bool
+}
+
+var mixedTests = []mixedTest{
+	{"rw", true},
+	{"readwrite", true},
+	{"randrw", true},
+	{"read", false},
+	{"write", false},
+	{"randread", false},
+	{"randwrite", false},
+	{"trimwrite", false},
+	{"", false},
+}
+
+func TestIsMixed(t *testing.T) {
+	for _, tt := range mixedTests {
+		if got := IsMixed(tt.rw); got != tt.mixed {
+			t.Errorf("IsMixed(%q) = %v, want %v", tt.rw, got, tt.mixed)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/drivequal/drivequal/fiojob"
 )
 
 // fio's rw patterns a workload may use; trim patterns are not measured.
@@ -208,7 +210,7 @@ func (p *parser) workload(i int, w *tomlWorkload) Workload {
 		if n, ok := t.integer("rwmixread", w.RWMixRead, 0, 0, 100); ok {
 			out.RWMixRead = int(n)
 		}
-		if rwOK && !isMixed(out.RW) {
+		if rwOK && !fiojob.IsMixed(out.RW) {
 			t.errorf("rwmixread", "rwmixread is only for mixed patterns (rw, readwrite, randrw), not %q", out.RW)
 		}
 	}
@@ -463,7 +465,8 @@ func ParseBlockSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-func isMixed(rw string) bool { return rw == "rw" || rw == "readwrite" || rw == "randrw" }
+// isMixed is fiojob.IsMixed: whether rw reads and writes in one job.
+func isMixed(rw string) bool { return fiojob.IsMixed(rw) }
 
 func contains(list []string, s string) bool {
 	for _, e := range list {
