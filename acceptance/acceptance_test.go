@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,31 +14,73 @@ import (
 )
 
 // TestSingleDrive judges one drive per capacity against each cell of the
-// spec, in the plan's order so that preconditioning is shared.
-func TestSingleDrive(t *testing.T) {
-	for _, cc := range suite.SingleCells() {
+// spec, in the plan's order so that preconditioning is shared. A fleet
+// replay judges each host's run under its name:
+// TestSingleDrive/<host>/<capacity>/<workload>.
+func TestSingleDrive(t *testing.T) { eachRun(t, singleDrive) }
+
+func singleDrive(t *testing.T, s *qual.Suite) {
+	for _, cc := range s.SingleCells() {
 		t.Run(cc.Capacity.Name, func(t *testing.T) {
 			if cc.Skip != "" {
 				t.Skip(cc.Skip)
 			}
 			for _, cell := range cc.Cells {
-				t.Run(subtestName(cell.Test), func(t *testing.T) { judge(t, cell) })
+				t.Run(subtestName(cell.Test), func(t *testing.T) { judge(t, s, cell) })
 			}
 		})
 	}
 }
 
 // TestScaling judges N drives measured together against N × one drive.
-func TestScaling(t *testing.T) {
-	steps := suite.ScalingCells()
+func TestScaling(t *testing.T) { eachRun(t, scaling) }
+
+func scaling(t *testing.T, s *qual.Suite) {
+	steps := s.ScalingCells()
 	if len(steps) == 0 {
 		t.Skipf("no scaling to judge: spec %s scales capacity %q, and no drive count of %v fits the drives given",
-			suite.Spec.Name, suite.Spec.Scaling.Capacity, suite.Spec.Scaling.Drives)
+			s.Spec.Name, s.Spec.Scaling.Capacity, s.Spec.Scaling.Drives)
 	}
 	for _, st := range steps {
 		t.Run(fmt.Sprintf("%d_drives", st.N), func(t *testing.T) {
 			for _, cell := range st.Cells {
-				t.Run(subtestName(cell.Test), func(t *testing.T) { judge(t, cell) })
+				t.Run(subtestName(cell.Test), func(t *testing.T) { judge(t, s, cell) })
+			}
+		})
+	}
+}
+
+// TestFleet judges the hosts of a fleet replay (-replay=DIR1,DIR2,...) as
+// one population: TestFleet/<capacity>/<workload> passes when every
+// host's drive meets the spec and the drives agree within the fleet
+// tolerance, naming each outlier by host, path and serial.
+func TestFleet(t *testing.T) {
+	if len(suite.Members) == 0 {
+		t.Skip("one run: give -replay=DIR1,DIR2,... to judge several hosts' runs as one fleet")
+	}
+	cells := suite.JudgeFleet()
+	var capacities []string
+	for _, c := range cells {
+		if !slices.Contains(capacities, c.Capacity) {
+			capacities = append(capacities, c.Capacity)
+		}
+	}
+	for _, capacity := range capacities {
+		t.Run(capacity, func(t *testing.T) {
+			for _, c := range cells {
+				if c.Capacity != capacity {
+					continue
+				}
+				t.Run(subtestName(c.Test), func(t *testing.T) {
+					switch c.Verdict {
+					case report.Pass:
+						t.Log(c.Message)
+					case report.Fail:
+						t.Error(c.Message)
+					default:
+						t.Skip("INCONCLUSIVE: " + c.Message)
+					}
+				})
 			}
 		})
 	}
@@ -48,7 +91,14 @@ func TestScaling(t *testing.T) {
 // TestHealth/<drive>/<check>. A drive nvme-cli cannot read (a loop device,
 // a file) is skipped, saying why.
 func TestHealth(t *testing.T) {
-	drives, why := suite.JudgeHealth(runCtx)
+	eachRun(t, healthOf)
+	if err := suite.WriteReport(); err != nil {
+		t.Error(err)
+	}
+}
+
+func healthOf(t *testing.T, s *qual.Suite) {
+	drives, why := s.JudgeHealth(runCtx)
 	if why != "" {
 		t.Skip(why)
 	}
@@ -71,22 +121,34 @@ func TestHealth(t *testing.T) {
 			}
 		})
 	}
-	if err := suite.WriteReport(); err != nil {
+	if err := s.WriteReport(); err != nil {
 		t.Error(err)
+	}
+}
+
+// eachRun runs f on the suite, or on each host's run of a fleet replay
+// in a subtest named after the host.
+func eachRun(t *testing.T, f func(*testing.T, *qual.Suite)) {
+	if len(suite.Members) == 0 {
+		f(t, suite)
+		return
+	}
+	for _, m := range suite.Members {
+		t.Run(m.Name, func(t *testing.T) { f(t, m.Suite) })
 	}
 }
 
 // subtestName is the last element of a cell's test name.
 func subtestName(test string) string { return test[strings.LastIndexByte(test, '/')+1:] }
 
-func judge(t *testing.T, cell qual.Cell) {
+func judge(t *testing.T, s *qual.Suite, cell qual.Cell) {
 	if cell.Skip != "" {
 		t.Skip(cell.Skip)
 	}
 	if err := runCtx.Err(); err != nil {
 		t.Fatalf("%s: not run: the run was stopped (%v)", cell.Workload.Name, stopReason(err))
 	}
-	o, err := suite.Run(runCtx, cell, t.Logf)
+	o, err := s.Run(runCtx, cell, t.Logf)
 	if err != nil {
 		t.Error(err)
 	}

@@ -338,7 +338,8 @@ func perDrive(d report.DriveResult) string {
 // (or a drive list without capacities) there is none.
 func singleDrive(r *report.Run, res report.Result) (report.Drive, bool) {
 	for _, d := range r.Drives {
-		if d.Capacity == res.Capacity {
+		// In a fleet replay, drives are named <host>:<path>.
+		if d.Capacity == res.Capacity && (res.Host == "" || strings.HasPrefix(d.Path, res.Host+":")) {
 			return d, true
 		}
 	}

@@ -33,9 +33,12 @@ type Flags struct {
 	Precondition   string
 	Scaling        string
 	Replay         string
-	Record         string
-	Report         string
-	DryRun         bool
+	// Replays holds every directory of -replay=DIR1,DIR2,...; with more
+	// than one, the runs are judged as one fleet (Replay is then "").
+	Replays []string
+	Record  string
+	Report  string
+	DryRun  bool
 	// Set names the flags given on the command line (see Given); a replay
 	// refuses the ones that only a live run uses, and judges with the
 	// recorded spec unless -spec is among them.
@@ -62,7 +65,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Runtime, "runtime", "", "override each workload's measured `DURATION` (e.g. 2s for a smoke run)")
 	fs.StringVar(&f.Precondition, "precondition", PrecondFull, "preconditioning: full (as the spec says), quick (one capped pass) or none")
 	fs.StringVar(&f.Scaling, "scaling", "", "comma-separated drive `COUNTS` for TestScaling (default: the spec's, capped at the drives given)")
-	fs.StringVar(&f.Replay, "replay", "", "judge recorded fio outputs in `DIR` instead of running fio (default with no -drives: fixtures/<spec>)")
+	fs.StringVar(&f.Replay, "replay", "", "judge recorded fio outputs in `DIR` instead of running fio (default with no -drives: fixtures/<spec>); DIR1,DIR2,... judges several hosts' runs as one fleet")
 	fs.StringVar(&f.Record, "record", "", "`DIR` for raw fio outputs (default: <report>/raw)")
 	fs.StringVar(&f.Report, "report", "", "`DIR` for results.json, summary.md and charts (default: report/ at the module root)")
 	fs.BoolVar(&f.DryRun, "dry-run", false, "print the plan, the fio job files and the time estimate; write nothing")
@@ -79,9 +82,12 @@ type Config struct {
 	Precondition   string
 	Scaling        []int // nil: the spec's
 	Replay         string
-	Record         string
-	Report         string
-	DryRun         bool
+	// Replays holds every directory of -replay=DIR1,DIR2,...; with more
+	// than one, the runs are judged as one fleet (Replay is then "").
+	Replays []string
+	Record  string
+	Report  string
+	DryRun  bool
 	// SpecGiven says -spec was given: a replay then judges with it rather
 	// than with the spec recorded in run.json.
 	SpecGiven bool
@@ -254,10 +260,30 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 			bad("record", "%v: give a directory you can write", err)
 		}
 	}
-	c.Replay = resolveInput(root, f.Replay)
-	if c.Replay != "" {
-		if st, err := os.Stat(c.Replay); err != nil || !st.IsDir() {
-			bad("replay", "%s is not a directory: give a directory written by -record (e.g. report/raw)", c.Replay)
+	// -replay=DIR1,DIR2,... judges several recorded runs as one fleet.
+	var notDirs []string
+	for _, d := range strings.Split(f.Replay, ",") {
+		if d = strings.TrimSpace(d); d == "" {
+			continue
+		}
+		d = resolveInput(root, d)
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			notDirs = append(notDirs, d)
+		}
+		c.Replays = append(c.Replays, d)
+	}
+	switch {
+	case len(notDirs) > 0:
+		bad("replay", "%s %s not a directory: give directories written by -record (e.g. report/raw), separated by commas", strings.Join(notDirs, ", "), isAre(len(notDirs)))
+	case len(c.Replays) == 1:
+		c.Replay = c.Replays[0]
+	case len(c.Replays) > 1:
+		seen := map[string]bool{}
+		for _, d := range c.Replays {
+			if seen[d] {
+				bad("replay", "%s is given twice: each recorded run once", d)
+			}
+			seen[d] = true
 		}
 	}
 	return c, errs

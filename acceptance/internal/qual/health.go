@@ -223,6 +223,14 @@ func (s *Suite) JudgeHealth(ctx context.Context) ([]HealthDrive, string) {
 	s.mu.Lock()
 	s.Report.Health = checks
 	s.mu.Unlock()
+	if p := s.parent; p != nil {
+		p.mu.Lock()
+		for _, c := range checks {
+			c.Drive = s.hostName + ":" + c.Drive
+			p.Report.Health = append(p.Report.Health, c)
+		}
+		p.mu.Unlock()
+	}
 	return out, ""
 }
 

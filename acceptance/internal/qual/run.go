@@ -272,8 +272,16 @@ func (s *Suite) finish(res report.Result, cell Cell, fioVersion string) (Outcome
 	s.mu.Lock()
 	s.Report.Results = append(s.Report.Results, res)
 	s.Report.Finished = time.Now().UTC().Format(time.RFC3339)
-	err := s.writeReport()
+	var err error
+	if s.parent == nil {
+		err = s.writeReport()
+	}
 	s.mu.Unlock()
+	if s.parent != nil {
+		c := res
+		c.PerDrive, c.Steady = slices.Clone(res.PerDrive), slices.Clone(res.Steady)
+		s.toParent(c)
+	}
 	o := Outcome{Result: res, Message: res.Error}
 	unit := "IOPS"
 	if res.Metric == string(specs.MBps) {
@@ -322,11 +330,16 @@ func (s *Suite) finish(res report.Result, cell Cell, fioVersion string) (Outcome
 	return o, err
 }
 
-// WriteReport writes results.json, summary.md and the charts now.
+// WriteReport writes results.json, summary.md and the charts now; for a
+// fleet replay, each host's report too.
 func (s *Suite) WriteReport() error {
+	var errs []error
+	for _, m := range s.Members {
+		errs = append(errs, m.Suite.WriteReport())
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.writeReport()
+	return errors.Join(append(errs, s.writeReport())...)
 }
 
 func (s *Suite) writeReport() error {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
@@ -63,6 +64,8 @@ type RunInfo struct {
 	// drive's highest composite temperature read during the run.
 	HealthSkips []string `json:"health_skips,omitempty"`
 	MaxTempK    []int    `json:"max_temp_k,omitempty"`
+	// Host is the machine the run was recorded on (format 2).
+	Host host.Info `json:"host,omitzero"`
 }
 
 // Suite is one qualification run: a validated configuration, the drives,
@@ -83,6 +86,12 @@ type Suite struct {
 	Precondition string // the preconditioning the measurements had
 	// Warnings are things the operator should know that do not stop the run.
 	Warnings []string
+	// Members are the hosts' runs of a fleet replay (-replay=DIR1,DIR2,...),
+	// each judged as its own suite; nil for one run.
+	Members []Member
+	// parent is the fleet suite of a member, hostName its name there.
+	parent   *Suite
+	hostName string
 
 	// guard holds every target exclusively from setup until Close.
 	guard Guard
@@ -117,6 +126,9 @@ type Suite struct {
 // spec, the drives and their safety, the replay directory and the plan's
 // duration against timeout (0: none). It returns every problem found.
 func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.System, runner fiojob.Runner) (*Suite, []error) {
+	if len(cfg.Replays) > 1 {
+		return setupFleet(ctx, cfg)
+	}
 	var errs []error
 	spec, err := specs.Load(cfg.Spec)
 	if err != nil {
@@ -236,6 +248,9 @@ func (s *Suite) writeRunInfo() error {
 	s.info = RunInfo{Format: RunFormat, Spec: s.Spec.Model, SpecName: s.Spec.Name, SpecFile: s.Spec.File,
 		SpecSHA256: s.Spec.SHA256(), SpecText: string(s.Spec.Text), Mode: "record",
 		FioVersion: s.Report.FioVersion, Precondition: s.Precondition, Drives: s.Report.Drives}
+	if s.Report.Host != nil {
+		s.info.Host = *s.Report.Host
+	}
 	if err := os.MkdirAll(s.Cfg.Record, 0o755); err != nil {
 		return err
 	}
@@ -290,6 +305,12 @@ func (s *Suite) setupLive(ctx context.Context, sys device.System, runner fiojob.
 		errs = append(errs, err)
 	}
 	s.Report.FioVersion = version
+	h := host.Identify(ctx)
+	h.FioVersion = version
+	if v, err := s.nvme.Version(ctx); err == nil {
+		h.NvmeVersion = v
+	}
+	s.Report.Host = &h
 	var infos []device.Info
 	for _, p := range cfg.Drives {
 		info, err := sys.Inspect(p)
@@ -403,6 +424,10 @@ func (s *Suite) setupReplay() []error {
 	s.Report.Precondition = info.Precondition
 	s.Report.FioVersion = info.FioVersion
 	s.Report.SteadyState = info.Steady
+	if info.Host.Name() != "" {
+		h := info.Host
+		s.Report.Host = &h
+	}
 	s.Report.Reconstructed = info.Reconstructed
 	if info.Reconstructed {
 		s.Report.ReconstructedFrom = info.ReconstructedFrom

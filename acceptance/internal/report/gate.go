@@ -10,6 +10,7 @@ import (
 const (
 	ScalingGate = "scaling"
 	HealthGate  = "health"
+	FleetGate   = "fleet"
 )
 
 // Gate is the verdict on one part of a run: one capacity's single-drive
@@ -41,7 +42,7 @@ func (r *Run) Gates() []Gate {
 	for _, c := range r.testedCapacities() {
 		var rs []Result
 		for _, res := range r.Results {
-			if res.Capacity == c && res.Kind != KindScaling {
+			if res.Capacity == c && res.Kind != KindScaling && res.Kind != KindFleet {
 				rs = append(rs, res)
 			}
 		}
@@ -57,6 +58,15 @@ func (r *Run) Gates() []Gate {
 	}
 	if len(scaling) > 0 {
 		gates = append(gates, gateOf(ScalingGate, scaling, r.Precondition))
+	}
+	var fleet []Result
+	for _, res := range r.Results {
+		if res.Kind == KindFleet {
+			fleet = append(fleet, res)
+		}
+	}
+	if len(fleet) > 0 {
+		gates = append(gates, gateOf(FleetGate, fleet, r.Precondition))
 	}
 	if g, ok := r.healthGate(); ok {
 		gates = append(gates, g)

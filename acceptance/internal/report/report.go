@@ -3,6 +3,8 @@
 // atomically (written to a temporary file, then renamed).
 package report
 
+import "github.com/drivequal/drivequal/acceptance/internal/host"
+
 // Verdicts of a result.
 const (
 	Pass         = "pass"
@@ -14,6 +16,7 @@ const (
 const (
 	KindSingle  = "single"  // one drive against the capacity's spec
 	KindScaling = "scaling" // N drives against N × baseline
+	KindFleet   = "fleet"   // every host's drive of a capacity, as one population
 )
 
 // Verdicts of a gate (a capacity, or the scaling steps), as Gates returns them.
@@ -64,6 +67,18 @@ type Run struct {
 	// Health holds every drive's health checks (nvme-cli's SMART log
 	// before and after the run), or why its health was not read.
 	Health []HealthCheck `json:"health,omitempty"`
+	// Host is the machine the run was recorded on; Hosts, in a fleet
+	// replay, every member run's host, in the order given.
+	Host  *host.Info `json:"host,omitempty"`
+	Hosts []Host     `json:"hosts,omitempty"`
+}
+
+// Host is one member run of a fleet replay.
+type Host struct {
+	Name string    `json:"name"` // unique in the fleet; drives are named <name>:<path>
+	Info host.Info `json:"info"`
+	// Verdict is the member run's own overall verdict.
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // HealthCheck is one health check of one drive; a drive whose health was
@@ -216,6 +231,8 @@ type Drive struct {
 
 // Result is one subtest's outcome.
 type Result struct {
+	// Host names the member run of a fleet replay the result is from.
+	Host     string  `json:"host,omitempty"`
 	Test     string  `json:"test"` // "TestSingleDrive/1.92TB/4KB_Random_Read"
 	Kind     string  `json:"kind"` // "single" or "scaling"
 	Capacity string  `json:"capacity"`

@@ -129,6 +129,7 @@ func (r *Run) Summary() []byte {
 		r.writeCapacity(&b, notes, c, rank)
 	}
 	r.writeScaling(&b, notes, rank)
+	r.writeFleet(&b)
 	r.writeHealth(&b)
 	return b.Bytes()
 }
@@ -214,7 +215,7 @@ func (r *Run) writeDrives(b *bytes.Buffer) {
 func (r *Run) writeCapacity(b *bytes.Buffer, notes *footnotes, capacity string, rank map[string]int) {
 	var rows []Result
 	for _, res := range r.Results {
-		if res.Capacity == capacity && res.Kind != KindScaling {
+		if res.Capacity == capacity && res.Kind != KindScaling && res.Kind != KindFleet {
 			rows = append(rows, res)
 		}
 	}
@@ -237,8 +238,12 @@ func (r *Run) writeCapacity(b *bytes.Buffer, notes *footnotes, capacity string, 
 	b.WriteString("\n")
 	start := len(notes.text)
 	for _, res := range rows {
+		name := res.Workload
+		if res.Host != "" {
+			name = res.Host + ": " + name
+		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |",
-			orDash(cell(res.Workload)), FormatValue(res.Spec, res.Metric), actualCell(res),
+			orDash(cell(name)), FormatValue(res.Spec, res.Metric), actualCell(res),
 			percentCell(res, res.Spec), notes.verdict(res))
 		if lat {
 			b.WriteString(latencyCells(res))
@@ -283,6 +288,64 @@ func latencyCells(res Result) string {
 		b.WriteString(" " + orDash(v) + " |")
 	}
 	return b.String()
+}
+
+// writeFleet writes the fleet section of a replay of several hosts' runs:
+// the hosts and their own verdicts, then per capacity and workload the
+// drives' min, median and max, the verdict and the outliers, and the chart.
+func (r *Run) writeFleet(b *bytes.Buffer) {
+	var cells []Result
+	for _, res := range r.Results {
+		if res.Kind == KindFleet {
+			cells = append(cells, res)
+		}
+	}
+	if len(r.Hosts) == 0 && len(cells) == 0 {
+		return
+	}
+	b.WriteString("## Fleet\n\n")
+	if len(r.Hosts) > 0 {
+		b.WriteString("| Host | Machine | Kernel | CPU | fio | Verdict |\n|---|---|---|---|---|---|\n")
+		for _, h := range r.Hosts {
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", cell(h.Name), orDash(cell(firstOf(h.Info.ProductSerial, h.Info.MachineID))),
+				orDash(cell(h.Info.Kernel)), orDash(cell(h.Info.CPUModel)), orDash(cell(h.Info.FioVersion)), orDash(cell(h.Verdict)))
+		}
+		b.WriteString("\n")
+	}
+	if len(cells) == 0 {
+		return
+	}
+	b.WriteString("| Capacity | Workload | Spec | Drives | Min | Median | Max | Spread | Verdict | Outliers |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---|---|\n")
+	for _, c := range cells {
+		var vals []float64
+		var outliers []string
+		for _, d := range c.PerDrive {
+			if d.Actual > 0 {
+				vals = append(vals, d.Actual)
+			}
+			if d.Verdict == Fail {
+				outliers = append(outliers, d.Path+" ("+firstOf(d.Error, "no figure")+")")
+			}
+		}
+		lo, hi := 0.0, 0.0
+		if len(vals) > 0 {
+			lo, hi = slices.Min(vals), slices.Max(vals)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", cell(c.Capacity), cell(c.Workload),
+			FormatValue(c.Spec, c.Metric), c.Drives, FormatValue(lo, c.Metric), FormatValue(c.Actual, c.Metric), FormatValue(hi, c.Metric),
+			fmtPct(c.Spread), strings.ToUpper(c.Verdict), orDash(cell(strings.Join(outliers, "; "))))
+	}
+	b.WriteString("\n![fleet](charts/fleet.svg)\n\n")
+}
+
+func firstOf(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // writeHealth writes a table per drive of its health checks, or why its

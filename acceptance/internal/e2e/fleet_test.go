@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+)
+
+// Two hosts' live runs (DRIVEQUAL_HOSTNAME names them) replayed as one
+// fleet: each run's cells keep their verdicts, TestFleet cells appear, and
+// the drive made slow is named as the fleet's outlier with its host. The
+// slow drive is made by editing host-b's recording of 4KB Random Read:
+// its total_ios divided by 5 (fio's IOPS is total_ios / runtime).
+func TestFleetOfTwoHosts(t *testing.T) {
+	run := []string{"-test.run=TestSingleDrive"}
+	var dirs []string
+	for _, h := range []string{"host-a", "host-b"} {
+		dev := newLoop(t, 256<<20)
+		r := runSuiteIn(t, []string{"DRIVEQUAL_HOSTNAME=" + h}, run, "-spec="+loopSpec(t), "-drives="+dev, "-destructive", "-capacity=1GiB")
+		noFioLeft(t)
+		require.Equal(t, h, r.results(t).Host.Hostname, "results.json names the host")
+		dirs = append(dirs, filepath.Join(r.Report, "raw"))
+	}
+	slow := filepath.Join(dirs[1], "TestSingleDrive", "1GiB", "4KB_Random_Read.json")
+	data, err := os.ReadFile(slow)
+	require.NoError(t, err)
+	ios := regexp.MustCompile(`"total_ios" : ([1-9][0-9]*)`)
+	edited := ios.ReplaceAllStringFunc(string(data), func(m string) string {
+		n, _ := strconv.Atoi(ios.FindStringSubmatch(m)[1])
+		return `"total_ios" : ` + strconv.Itoa(n/5)
+	})
+	require.NotEqual(t, string(data), edited)
+	require.NoError(t, os.WriteFile(slow, []byte(edited), 0o644))
+
+	alone := runSuite(t, nil, "-replay="+dirs[1]).verdicts(t)
+	both := runSuite(t, nil, "-replay="+strings.Join(dirs, ","))
+	res := both.results(t)
+	require.Len(t, res.Hosts, 2)
+	for _, r := range res.Results {
+		switch {
+		case r.Kind == report.KindFleet:
+		case r.Host == "host-b":
+			test := strings.Replace(r.Test, "/host-b/", "/", 1)
+			require.Contains(t, alone, test)
+			assert.Equal(t, alone[test], r.Verdict, "%s keeps its verdict in the fleet", r.Test)
+		}
+	}
+	var fleet *report.Result
+	for i, r := range res.Results {
+		if r.Test == "TestFleet/1GiB/4KB_Random_Read" {
+			fleet = &res.Results[i]
+		}
+	}
+	require.NotNil(t, fleet, "a TestFleet cell per capacity and workload")
+	assert.Equal(t, report.Fail, fleet.Verdict)
+	assert.Contains(t, fleet.Error, "host-b:/dev/loop")
+	assert.Contains(t, both.Stdout, "--- FAIL: TestFleet/1GiB/4KB_Random_Read")
+	assert.Regexp(t, `--- PASS: TestFleet/1GiB/\S+`, both.Stdout, "the drives agree on the cells left alone")
+	summary, err := os.ReadFile(filepath.Join(both.Report, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "## Fleet")
+	assert.FileExists(t, filepath.Join(both.Report, "charts", "fleet.svg"))
+	junit, err := os.ReadFile(filepath.Join(both.Report, "junit.xml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(junit), `name="4KB_Random_Read" classname="TestFleet/1GiB"`)
+	assert.Contains(t, string(junit), `classname="TestSingleDrive/host-b/1GiB"`, "each host's cells under its name, as go test names them")
+
+	// A run judged by another spec is refused with the other runs, both
+	// specs named.
+	other := filepath.Join(t.TempDir(), "other")
+	require.NoError(t, os.CopyFS(other, os.DirFS(dirs[0])))
+	info, err := os.ReadFile(filepath.Join(other, "run.json"))
+	require.NoError(t, err)
+	edit := strings.NewReplacer(`"spec_name": "loop"`, `"spec_name": "loop-edited"`, `loop.toml"`, `loop-edited.toml"`,
+		`"spec_text": "#`, `"spec_text": "# edited for this test\n#`)
+	require.NoError(t, os.WriteFile(filepath.Join(other, "run.json"), []byte(edit.Replace(string(info))), 0o644))
+	refused := runSuite(t, nil, "-replay="+dirs[0]+","+other)
+	assert.Equal(t, 2, refused.Code)
+	assert.Contains(t, refused.Stderr, "testdata/loop.toml", "the spec of one run")
+	assert.Contains(t, refused.Stderr, "testdata/loop-edited.toml", "and of the other")
+	assert.NoDirExists(t, refused.Report, "a refused fleet replay writes nothing")
+}

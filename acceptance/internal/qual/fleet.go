@@ -1,0 +1,188 @@
+package qual
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/fleet"
+	"github.com/drivequal/drivequal/acceptance/internal/host"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
+)
+
+// Member is one host's recorded run in a fleet replay: its own suite,
+// judged as replaying it alone would, and the host it was recorded on.
+type Member struct {
+	Name  string // the host's name, unique in the fleet
+	Suite *Suite
+}
+
+// setupFleet sets up -replay=DIR1,DIR2,...: each directory replays as its
+// own suite (its cells keep the verdicts it has alone, its report goes to
+// REPORT/hosts/<host>), and the top suite's report holds every member's
+// results, each drive named <host>:<path>, and the TestFleet cells. Runs
+// recorded with different specs or fio major versions are refused
+// together, each named.
+func setupFleet(ctx context.Context, cfg *Config) (*Suite, []error) {
+	top := &Suite{Cfg: cfg, Report: &report.Run{Mode: "replay", Started: time.Now().UTC().Format(time.RFC3339)}, single: map[string]float64{}}
+	var errs []error
+	names := map[string]int{}
+	for _, dir := range cfg.Replays {
+		mc := *cfg
+		mc.Replay, mc.Replays = dir, nil
+		m, merrs := Setup(ctx, &mc, 0, device.System{}, fiojob.Runner{})
+		for _, e := range merrs {
+			errs = append(errs, fmt.Errorf("%s: %w", dir, e))
+		}
+		if m == nil {
+			continue
+		}
+		name := m.info.Host.Name()
+		if name == "" {
+			name = filepath.Base(filepath.Dir(filepath.Clean(dir))) + "/" + filepath.Base(dir)
+		}
+		if n := names[name]; n > 0 {
+			name += "#" + strconv.Itoa(n+1)
+		}
+		names[m.info.Host.Name()]++
+		m.parent, m.hostName = top, name
+		m.Cfg.Report = filepath.Join(cfg.Report, "hosts", slug(name))
+		top.Members = append(top.Members, Member{Name: name, Suite: m})
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if err := fleet.Compatible(top.fleetRuns()); err != nil {
+		return nil, []error{fmt.Errorf("parsing -replay: these runs cannot be judged as one fleet: %w", err)}
+	}
+	if !cfg.DryRun {
+		// Only once everything checked out: a refused run writes nothing.
+		for _, m := range top.Members {
+			if err := os.MkdirAll(m.Suite.Cfg.Report, 0o755); err != nil {
+				return nil, []error{fmt.Errorf("parsing -report: %w", err)}
+			}
+		}
+	}
+	first := top.Members[0].Suite
+	top.Spec, top.Precondition, top.Planner = first.Spec, first.Precondition, first.Planner
+	top.useSpec(first.Spec, cfg.SpecGiven)
+	top.Report.JudgedBy.Recorded = !cfg.SpecGiven
+	top.Report.Precondition, top.Report.FioVersion = first.Precondition, first.Report.FioVersion
+	for _, m := range top.Members {
+		for _, d := range m.Suite.Report.Drives {
+			d.Path = m.Name + ":" + d.Path
+			top.Report.Drives = append(top.Report.Drives, d)
+		}
+		if m.Suite.Report.Host != nil {
+			h := *m.Suite.Report.Host
+			top.Report.Hosts = append(top.Report.Hosts, report.Host{Name: m.Name, Info: h})
+		} else {
+			top.Report.Hosts = append(top.Report.Hosts, report.Host{Name: m.Name})
+		}
+		for _, st := range m.Suite.Report.SteadyState {
+			st.Drive = m.Name + ":" + st.Drive
+			top.Report.SteadyState = append(top.Report.SteadyState, st)
+		}
+	}
+	return top, nil
+}
+
+// fleetRuns is the members as the fleet package judges them.
+func (s *Suite) fleetRuns() []fleet.Run {
+	var runs []fleet.Run
+	for _, m := range s.Members {
+		info := host.Info{}
+		if m.Suite.Report.Host != nil {
+			info = *m.Suite.Report.Host
+		}
+		info.Hostname = m.Name
+		runs = append(runs, fleet.Run{Host: info, Dir: m.Suite.Cfg.Replay, Report: m.Suite.Report})
+	}
+	return runs
+}
+
+// JudgeFleet judges every member's single-drive cells as one population:
+// a TestFleet/<capacity>/<workload> cell each, with the chart of the
+// drives' figures against the spec. Call it once every member's cells
+// have been judged.
+func (s *Suite) JudgeFleet() []fleet.Cell {
+	if len(s.Members) == 0 {
+		return nil
+	}
+	cells := fleet.Judge(s.fleetRuns(), fleet.Recorded, fleet.Recorded)
+	defer func() {
+		if err := s.WriteReport(); err != nil {
+			s.Warnings = append(s.Warnings, err.Error())
+		}
+	}()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, m := range s.Members {
+		s.Report.Hosts[i].Verdict = m.Suite.Report.Overall().Verdict
+	}
+	for _, c := range cells {
+		res := report.Result{Test: c.Test, Kind: report.KindFleet, Capacity: c.Capacity, Workload: c.Workload,
+			Drives: c.Drives, Metric: c.Metric, Spec: c.Spec, Expected: c.Spec, Actual: c.Median, Tolerance: c.FleetTolerance,
+			Verdict: c.Verdict, Cause: c.Cause, Spread: c.Spread}
+		if c.Spec > 0 {
+			res.Ratio = c.Median / c.Spec
+		}
+		if c.Verdict != report.Pass {
+			res.Error = c.Message
+		}
+		for _, m := range c.Members {
+			v := report.Pass
+			if m.Below || m.Outlier || !m.Counted {
+				v = report.Fail
+			}
+			var why []string
+			if m.Outlier {
+				why = append(why, "outlier")
+			}
+			if m.Below {
+				why = append(why, "below spec")
+			}
+			res.PerDrive = append(res.PerDrive, report.DriveResult{Path: m.Host + ":" + m.Path, Serial: m.Serial,
+				Actual: m.Actual, Ratio: m.Ratio, Verdict: v, Error: strings.Join(why, ", ")})
+		}
+		s.Report.Results = append(s.Report.Results, res)
+	}
+	if len(cells) > 0 && !s.Cfg.DryRun {
+		if err := fleet.Chart(cells, filepath.Join(s.Cfg.Report, "charts", "fleet.svg")); err != nil {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("drawing the fleet chart: %v", err))
+		}
+	}
+	s.Report.Finished = time.Now().UTC().Format(time.RFC3339)
+	return cells
+}
+
+// toParent adds a member's judged result to the fleet's report, its drives
+// named <host>:<path>.
+func (s *Suite) toParent(res report.Result) {
+	p := s.parent
+	res.Host = s.hostName
+	// The test as go test names it in a fleet replay:
+	// TestSingleDrive/<host>/<capacity>/<workload>.
+	if top, rest, ok := strings.Cut(res.Test, "/"); ok {
+		res.Test = top + "/" + s.hostName + "/" + rest
+	}
+	for i := range res.PerDrive {
+		res.PerDrive[i].Path = s.hostName + ":" + res.PerDrive[i].Path
+	}
+	for i := range res.Steady {
+		res.Steady[i].Drive = s.hostName + ":" + res.Steady[i].Drive
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// A replay loses nothing if stopped (its recordings are on disk): the
+	// fleet's reports are written once its cells are judged (JudgeFleet,
+	// and WriteReport at the end), not after each of thousands of cells.
+	p.Report.Results = append(p.Report.Results, res)
+	p.Report.Finished = time.Now().UTC().Format(time.RFC3339)
+}
