@@ -7,6 +7,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/stats"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -110,7 +111,12 @@ func Synthetic(hosts, drives int, spec *specs.Spec) []Run {
 					res.PerDrive = append(res.PerDrive, report.DriveResult{Path: d.Path, Serial: d.Serial, Actual: a, Ratio: a / sv, Verdict: report.Pass})
 				}
 				res.Ratio = res.Actual / res.Expected
-				res.Spread = report.Spread(res.PerDrive)
+				var vals []float64
+				for _, d := range res.PerDrive {
+					vals = append(vals, d.Actual)
+				}
+				st := stats.Of(vals)
+				res.Spread, res.Min, res.Median, res.Max = st.SpreadOfMean(), st.Min, st.Median, st.Max
 				rep.Results = append(rep.Results, res)
 			}
 		}

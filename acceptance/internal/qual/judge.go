@@ -2,11 +2,11 @@ package qual
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/stats"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -82,28 +82,31 @@ type DriveShare struct {
 type ScalingJudgement struct {
 	Judgement
 	PerDrive []report.DriveResult
-	Spread   float64 // (max − min) / mean of the per-drive actuals
+	// Spread is (max − min) / mean of the per-drive actuals of the drives
+	// without an error; Min, Median and Max are theirs too.
+	Spread           float64
+	Min, Median, Max float64
 }
 
 // JudgeScaling judges the total of N drives against expected = N ×
 // baseline, and each drive's share against the single-drive spec, both with
-// tolerance. A drive more than tolerance below the median is named.
+// tolerance. A drive more than tolerance below the median is named. The
+// spread, median and outliers are over the drives without an error: a
+// drive whose jobs failed has no figure to compare (it fails on its own).
 func JudgeScaling(name string, metric specs.Metric, shares []DriveShare, expected, spec, tolerance float64, precondition string) ScalingJudgement {
 	var total float64
-	vals := make([]float64, len(shares))
-	for i, s := range shares {
+	var vals []float64
+	for _, s := range shares {
 		total += s.Actual
-		vals[i] = s.Actual
+		if s.Err == "" {
+			vals = append(vals, s.Actual)
+		}
 	}
 	n := len(shares)
 	sj := ScalingJudgement{Judgement: Judgement{Ratio: ratio(total, expected)}}
-	med := median(vals)
-	if n > 0 {
-		mean := total / float64(n)
-		if mean > 0 {
-			sj.Spread = (slices.Max(vals) - slices.Min(vals)) / mean
-		}
-	}
+	st := stats.Of(vals)
+	sj.Spread, sj.Min, sj.Median, sj.Max = st.SpreadOfMean(), st.Min, st.Median, st.Max
+	med := st.Median
 	var problems, outliers []string
 	if total < expected*(1-tolerance) {
 		problems = append(problems, fmt.Sprintf("total %s < expected %s (%.2f %% of expected, tolerance %s %%)",
@@ -116,7 +119,8 @@ func JudgeScaling(name string, metric specs.Metric, shares []DriveShare, expecte
 			problems = append(problems, fmt.Sprintf("drive %s%s at %s < spec %s (%.2f %% of spec)",
 				s.Path, serialNote(s.Serial), FormatValue(s.Actual, metric), FormatValue(spec, metric), dr.Ratio*100))
 		}
-		if med > 0 && s.Actual < med*(1-tolerance) {
+		if s.Err == "" && med > 0 && s.Actual < med*(1-tolerance) {
+			dr.Outlier = true
 			outliers = append(outliers, fmt.Sprintf("drive %s%s is %.1f %% below the median %s",
 				s.Path, serialNote(s.Serial), (1-s.Actual/med)*100, FormatValue(med, metric)))
 		}
@@ -161,18 +165,6 @@ func ratio(actual, expected float64) float64 {
 		return 0
 	}
 	return actual / expected
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // FormatValue writes v in metric's unit with thousands separators:

@@ -1,7 +1,11 @@
 package qual
 
 import (
+	"encoding/json"
+	"github.com/stretchr/testify/require"
+	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,4 +104,63 @@ func TestFioFailureQuotesFio(t *testing.T) {
 	if strings.Contains(got, "actual") {
 		t.Errorf("fioFailure() = %q reads as a measured figure", got)
 	}
+}
+
+// The judge computes the spread, median and outliers of a scaling step
+// over the drives without an error (a drive whose jobs failed has no
+// figure to compare); the report renders them as given.
+func TestJudgeScalingStatistics(t *testing.T) {
+	share := func(actuals ...float64) []DriveShare {
+		var out []DriveShare
+		for i, a := range actuals {
+			out = append(out, DriveShare{Path: "/dev/d" + string(rune('a'+i)), Actual: a})
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		shares   []DriveShare
+		spread   float64
+		median   float64
+		outliers []string
+	}{
+		{"equal", share(100, 100, 100), 0, 100, nil},
+		{"spread", share(90, 100, 110), 0.2, 100, nil},
+		{"one slow", share(100, 100, 89), 11.0 / (289.0 / 3), 100, []string{"/dev/dc"}},
+		{"just inside", share(100, 100, 91), 9.0 / (291.0 / 3), 100, nil},
+		{"two slow", share(100, 80, 100, 100, 50), 50.0 / 86, 100, []string{"/dev/db", "/dev/de"}},
+		{"a drive with an error is left out", append(share(90, 110), DriveShare{Path: "/dev/x", Err: "io error"}), 0.2, 100, nil},
+	}
+	for _, tt := range tests {
+		sj := JudgeScaling("W", specs.IOPS, tt.shares, 0, 1, 0.1, PrecondFull)
+		if math.Abs(sj.Spread-tt.spread) > 1e-12 || sj.Median != tt.median {
+			t.Errorf("%s: spread %v median %v, want %v and %v", tt.name, sj.Spread, sj.Median, tt.spread, tt.median)
+		}
+		var out []string
+		for _, d := range sj.PerDrive {
+			if d.Outlier {
+				out = append(out, d.Path)
+			}
+		}
+		if !slices.Equal(out, tt.outliers) {
+			t.Errorf("%s: outliers %v, want %v", tt.name, out, tt.outliers)
+		}
+	}
+}
+
+// results.json and summary.md give the same spread for a scaling cell
+// with a failed drive: the summary renders the judge's figure.
+func TestSummarySpreadIsTheJudges(t *testing.T) {
+	shares := []DriveShare{{Path: "/dev/da", Actual: 90}, {Path: "/dev/db", Actual: 110}, {Path: "/dev/dc", Actual: 10, Err: "io error"}}
+	sj := JudgeScaling("W", specs.IOPS, shares, 300, 100, 0.1, PrecondFull)
+	res := report.Result{Test: "TestScaling/3_drives/W", Kind: report.KindScaling, Capacity: "1GiB", Workload: "W", Drives: 3,
+		Metric: "iops", Spec: 100, Expected: 300, Actual: 210, Tolerance: 0.1, Verdict: sj.Verdict, Error: sj.Message,
+		PerDrive: sj.PerDrive, Spread: sj.Spread, Min: sj.Min, Median: sj.Median, Max: sj.Max}
+	run := &report.Run{Spec: "X", Results: []report.Result{res}}
+	data, err := json.Marshal(run)
+	require.NoError(t, err)
+	var back report.Run
+	require.NoError(t, json.Unmarshal(data, &back))
+	require.InDelta(t, 0.2, back.Results[0].Spread, 1e-12, "results.json: (110 − 90) / 100, the failed drive left out")
+	require.Contains(t, string(back.Summary()), "spread (max − min) / mean is 20.00 %")
 }

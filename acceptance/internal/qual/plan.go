@@ -20,15 +20,9 @@ type Drive struct {
 	Capacity string
 }
 
-// Kinds of cells.
-const (
-	KindSingle  = "single"
-	KindScaling = "scaling"
-)
-
 // Cell is one subtest: a workload measured on one or more drives.
 type Cell struct {
-	Kind     string
+	Kind     string // report.KindSingle or report.KindScaling
 	Test     string // full subtest name, e.g. "TestSingleDrive/1.92TB/4KB_Random_Read"
 	Capacity specs.Capacity
 	// Workload is the spec's workload, with scaling overrides applied for scaling cells.

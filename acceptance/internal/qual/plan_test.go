@@ -1,6 +1,7 @@
 package qual
 
 import (
+	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func cellFor(t *testing.T, p *Planner, name string, drives ...int) Cell {
 	require.True(t, ok, name)
 	c, _ := p.Spec.Capacity("1.92TB")
 	need, twin := p.Need(w)
-	return Cell{Kind: KindSingle, Capacity: c, Workload: w, Drives: drives, Need: need, Twin: twin}
+	return Cell{Kind: report.KindSingle, Capacity: c, Workload: w, Drives: drives, Need: need, Twin: twin}
 }
 
 // kinds lists each step as its kind, with a measurement's workloads.

@@ -48,7 +48,7 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 	res.Steady = m.steady
 	// A 1-drive scaling cell with a measured baseline is its own baseline.
 	selfBaseline := false
-	if cell.Kind == KindScaling {
+	if cell.Kind == report.KindScaling {
 		res.Tolerance = s.Spec.Scaling.Tolerance
 		base, err := s.baseline(cell)
 		switch {
@@ -107,7 +107,7 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 	}
 	res.Read, res.Write = latencyOf(total.Read), latencyOf(total.Write)
 	var j Judgement
-	if cell.Kind == KindSingle {
+	if cell.Kind == report.KindSingle {
 		res.Actual = value(groups[0], w.Metric)
 		j = JudgeSingle(w.Name, w.Metric, res.Actual, spec, res.Tolerance, s.Precondition)
 		if len(total.Errors) > 0 {
@@ -133,7 +133,7 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 		if len(total.Errors) > 0 {
 			sj.Verdict, sj.Message = report.Fail, fioFailure(fmt.Sprintf("%s on %d drives", w.Name, len(shares)), nil, out)
 		}
-		res.PerDrive, res.Spread = sj.PerDrive, sj.Spread
+		res.PerDrive, res.Spread, res.Min, res.Median, res.Max = sj.PerDrive, sj.Spread, sj.Min, sj.Median, sj.Max
 		j = sj.Judgement
 		if len(cell.Drives) == 1 {
 			s.mu.Lock()
@@ -410,7 +410,7 @@ func value(r fiojob.Result, m specs.Metric) float64 {
 
 func describeJob(j fiojob.Job) string {
 	s := fmt.Sprintf("rw=%s bs=%d iodepth=%d numjobs=%d", j.RW, j.BS, j.IODepth, j.NumJobs)
-	if j.RWMixRead >= 0 && (j.RW == "rw" || j.RW == "randrw" || j.RW == "readwrite") {
+	if j.RWMixRead >= 0 && fiojob.IsMixed(j.RW) {
 		s += fmt.Sprintf(" rwmixread=%d", j.RWMixRead)
 	}
 	return s

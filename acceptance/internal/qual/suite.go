@@ -584,7 +584,7 @@ func (s *Suite) SingleCells() []CapacityCells {
 			if !s.inRecording(test) {
 				continue
 			}
-			cc.Cells = append(cc.Cells, Cell{Kind: KindSingle, Test: test,
+			cc.Cells = append(cc.Cells, Cell{Kind: report.KindSingle, Test: test,
 				Capacity: c, Workload: w, Drives: drives[:1], Need: need, Twin: twin, Skip: s.noFigure(c, w)})
 		}
 		if len(cc.Cells) == 0 && !s.Cfg.Live() {
@@ -633,7 +633,7 @@ func (s *Suite) ScalingCells() []ScalingStep {
 			if w.Metric.LowerIsBetter() {
 				skip = fmt.Sprintf("%s: a latency is judged drive by drive, not summed over N drives: its cells are in TestSingleDrive", w.Name)
 			}
-			st.Cells = append(st.Cells, Cell{Kind: KindScaling, Test: test,
+			st.Cells = append(st.Cells, Cell{Kind: report.KindScaling, Test: test,
 				Capacity: sc, Workload: s.Spec.ForScaling(w), Drives: drives[:n], Need: need, Twin: twin, Skip: skip})
 		}
 		if len(st.Cells) > 0 {

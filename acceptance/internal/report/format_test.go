@@ -200,57 +200,6 @@ func drives(actuals ...float64) []DriveResult {
 	return per
 }
 
-type spreadTest struct {
-	per []DriveResult
-	out float64
-}
-
-var spreadTests = []spreadTest{
-	{drives(100, 100, 100), 0},
-	{drives(90, 100, 110), 0.2},
-	{drives(50, 150), 1},
-	{drives(100), 0},
-	{nil, 0},
-	{drives(0, 0), 0},
-	// A drive with an error is left out.
-	{append(drives(90, 110), DriveResult{Path: "/dev/x", Error: "io error"}), 0.2},
-}
-
-func TestSpread(t *testing.T) {
-	for _, tt := range spreadTests {
-		if out := Spread(tt.per); math.Abs(out-tt.out) > 1e-12 {
-			t.Errorf("Spread(%v) = %v, want %v", tt.per, out, tt.out)
-		}
-	}
-}
-
-type outliersTest struct {
-	per       []DriveResult
-	tolerance float64
-	out       []string // paths
-}
-
-var outliersTests = []outliersTest{
-	{drives(100, 100, 100), 0.1, nil},
-	{drives(100, 100, 89), 0.1, []string{"/dev/dc"}},
-	{drives(100, 100, 91), 0.1, nil},
-	{drives(100, 80, 100, 100, 50), 0.1, []string{"/dev/db", "/dev/de"}},
-	{drives(100, 99), 0, []string{"/dev/db"}},                                     // median 99.5
-	{append(drives(100, 100), DriveResult{Path: "/dev/x", Error: "e"}), 0.1, nil}, // errors are reported apart
-}
-
-func TestOutliers(t *testing.T) {
-	for _, tt := range outliersTests {
-		var out []string
-		for _, d := range Outliers(tt.per, tt.tolerance) {
-			out = append(out, d.Path)
-		}
-		if !slices.Equal(out, tt.out) {
-			t.Errorf("Outliers(%v, %v) = %v, want %v", tt.per, tt.tolerance, out, tt.out)
-		}
-	}
-}
-
 // Tables follow the spec's workload order, then any other workload in the
 // order results name it.
 func TestSummaryWorkloadOrder(t *testing.T) {

@@ -256,8 +256,13 @@ type Result struct {
 	// or absolute; empty when none was kept.
 	Raw      string        `json:"raw,omitempty"`
 	PerDrive []DriveResult `json:"per_drive,omitempty"` // scaling only
-	// Spread is (max − min) / mean of the per-drive actuals; scaling only.
+	// Spread is (max − min) / mean of the per-drive actuals of the drives
+	// without an error, and Min, Median and Max are theirs: scaling only,
+	// as the judge computed them (the report renders, never recomputes).
 	Spread float64 `json:"spread,omitempty"`
+	Min    float64 `json:"min,omitempty"`
+	Median float64 `json:"median,omitempty"`
+	Max    float64 `json:"max,omitempty"`
 	// Latency percentiles of completion latency in microseconds, when fio gave bins.
 	P99Us  float64 `json:"p99_us,omitempty"`
 	P999Us float64 `json:"p99_9_us,omitempty"`
@@ -283,4 +288,7 @@ type DriveResult struct {
 	// CPUs is the cpus_allowed list the drive's jobs were pinned to in
 	// this step; empty when not pinned.
 	CPUs string `json:"cpus,omitempty"`
+	// Outlier says the drive is more than the tolerance below the median
+	// of the drives without an error (as the judge found).
+	Outlier bool `json:"outlier,omitempty"`
 }

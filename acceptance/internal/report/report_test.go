@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/stats"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,7 +107,7 @@ func scaling(row briefRow, n int, perDrive float64, odd map[int]DriveResult) Res
 		res.PerDrive = append(res.PerDrive, d)
 	}
 	res.Ratio = res.Actual / res.Expected
-	res.Spread = Spread(res.PerDrive)
+	judged(&res)
 	res.Verdict = Pass
 	if res.Ratio < 1-res.Tolerance {
 		res.Verdict = Fail
@@ -254,5 +255,22 @@ func TestJSONNotFinite(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), r.Results[3].Test) {
 		t.Errorf("JSON() error %q does not name the result %s", err, r.Results[3].Test)
+	}
+}
+
+// judged fills in what the judge computes for a scaling result (qual's
+// JudgeScaling, tested there): the statistics of the drives without an
+// error, and which of them are outliers.
+func judged(res *Result) {
+	var vals []float64
+	for _, d := range res.PerDrive {
+		if d.Error == "" {
+			vals = append(vals, d.Actual)
+		}
+	}
+	st := stats.Of(vals)
+	res.Spread, res.Min, res.Median, res.Max = st.SpreadOfMean(), st.Min, st.Median, st.Max
+	for i, d := range res.PerDrive {
+		res.PerDrive[i].Outlier = d.Error == "" && d.Actual < st.Median*(1-res.Tolerance)
 	}
 }

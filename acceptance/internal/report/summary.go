@@ -12,61 +12,6 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/units"
 )
 
-// Spread is (max − min) / mean of the actuals of the drives in per that have
-// no error; 0 when there are none or their mean is 0.
-func Spread(per []DriveResult) float64 {
-	vals := okActuals(per)
-	if len(vals) == 0 {
-		return 0
-	}
-	var sum float64
-	for _, v := range vals {
-		sum += v
-	}
-	mean := sum / float64(len(vals))
-	if mean == 0 {
-		return 0
-	}
-	return (slices.Max(vals) - slices.Min(vals)) / mean
-}
-
-// Outliers returns the drives in per, without errors, whose actual is below
-// the median of those drives by more than tolerance (a fraction of the
-// median), in the order given.
-func Outliers(per []DriveResult, tolerance float64) []DriveResult {
-	med := median(okActuals(per))
-	var out []DriveResult
-	for _, d := range per {
-		if d.Error == "" && d.Actual < med*(1-tolerance) {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-func okActuals(per []DriveResult) []float64 {
-	var vals []float64
-	for _, d := range per {
-		if d.Error == "" && !math.IsNaN(d.Actual) && !math.IsInf(d.Actual, 0) {
-			vals = append(vals, d.Actual)
-		}
-	}
-	return vals
-}
-
-func median(vals []float64) float64 {
-	if len(vals) == 0 {
-		return 0
-	}
-	s := slices.Clone(vals)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // Summary returns summary.md: the verdict per capacity tested, how the run
 // was made, the drives, one table per capacity in the layout of a vendor
 // brief, and the scaling section with links to the charts.
@@ -419,21 +364,18 @@ func (r *Run) writeScaling(b *bytes.Buffer, notes *footnotes, rank map[string]in
 // below linear.
 func (r *Run) writeDrivesOf(b *bytes.Buffer, res Result) {
 	var lines []string
-	if vals := okActuals(res.PerDrive); len(res.PerDrive) > 1 && len(vals) > 0 {
-		spread := res.Spread
-		if len(res.PerDrive) > 0 {
-			spread = Spread(res.PerDrive)
-		}
+	if len(res.PerDrive) > 1 && res.Median > 0 {
 		lines = append(lines, fmt.Sprintf("At %d drives the per-drive spread (max − min) / mean is %s: min %s, median %s, max %s.",
-			res.Drives, fmtPct(spread), FormatValue(slices.Min(vals), res.Metric),
-			FormatValue(median(vals), res.Metric), FormatValue(slices.Max(vals), res.Metric)))
+			res.Drives, fmtPct(res.Spread), FormatValue(res.Min, res.Metric),
+			FormatValue(res.Median, res.Metric), FormatValue(res.Max, res.Metric)))
 	}
 	tol := r.driveTolerance(res)
-	med := median(okActuals(res.PerDrive))
 	var items []string
-	for _, d := range Outliers(res.PerDrive, tol) {
-		items = append(items, fmt.Sprintf("- %s: %s, %s below the median (tolerance %s)",
-			driveName(d), FormatValue(d.Actual, res.Metric), fmtPct((med-d.Actual)/med), fmtPct(tol)))
+	for _, d := range res.PerDrive {
+		if d.Outlier {
+			items = append(items, fmt.Sprintf("- %s: %s, %s below the median (tolerance %s)",
+				driveName(d), FormatValue(d.Actual, res.Metric), fmtPct((res.Median-d.Actual)/res.Median), fmtPct(tol)))
+		}
 	}
 	for _, d := range res.PerDrive {
 		if d.Error != "" {
