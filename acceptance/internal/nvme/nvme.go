@@ -5,6 +5,8 @@
 // Every command is a real nvme-cli process that belongs to its caller: it
 // runs in its own process group, is killed with the group when the context
 // ends, and is killed by the kernel if the process that started it dies.
+// That needs Linux; elsewhere Run returns an error saying so, and only the
+// parsers are of use.
 // The package parses what nvme-cli prints in every JSON dialect it has had
 // (see Uint128 for the 128-bit counters); it never prints anything itself.
 //
@@ -17,9 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"runtime"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -73,7 +73,8 @@ func (e *CommandError) Unwrap() error { return e.Err }
 // Run runs nvme-cli with args and returns its stdout. A run that does not
 // exit 0 is a *CommandError carrying stderr; a missing nvme-cli wraps
 // ErrNotInstalled. When ctx ends, the process group is killed and the
-// error wraps ctx.Err().
+// error wraps ctx.Err(). On systems other than Linux nothing is started:
+// the *CommandError says running nvme-cli needs Linux.
 func (c CLI) Run(ctx context.Context, args ...string) ([]byte, error) {
 	argv := append([]string{c.binary()}, args...)
 	path, err := exec.LookPath(argv[0])
@@ -86,31 +87,14 @@ func (c CLI) Run(ctx context.Context, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, path, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// Its own process group, so that a kill reaches anything it started,
-	// and SIGKILL from the kernel should this process die first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error {
-		// Signal 0 goes through the process handle: it says whether the
-		// leader is still there (not yet reaped) before the group is hit.
-		if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
-			return err
-		}
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
 	cmd.WaitDelay = c.WaitDelay
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = 5 * time.Second
 	}
-
-	// Pdeathsig fires when the OS thread that started the child exits, not
-	// the process: keep this goroutine on its thread from Start to Wait so
-	// that the runtime cannot retire the thread under a running child.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := cmd.Start(); err != nil {
+	started, err := run(cmd)
+	if !started {
 		return nil, &CommandError{Argv: argv, Err: err}
 	}
-	err = cmd.Wait()
 	if err != nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}

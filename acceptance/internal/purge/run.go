@@ -9,8 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 )
 
@@ -91,7 +90,7 @@ func (r Runner) step(ctx context.Context, s Step, d Discarder, logf func(string,
 			return fmt.Errorf("purging %s: %w", targets, err)
 		}
 		defer f.Close()
-		if err := unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 0, s.Size); err != nil {
+		if err := device.PunchHole(f, s.Size); err != nil {
 			return fmt.Errorf("purging %s: deallocating the file: %w: use a file system that can punch holes (ext4, xfs, tmpfs), or purge with none", targets, err)
 		}
 		return nil
