@@ -2,8 +2,8 @@ package fleet
 
 import (
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/stats"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -34,7 +34,8 @@ func judge(c *Cell, tolerance float64) {
 	}
 	c.Hosts = len(hosts)
 	if len(vals) > 0 {
-		c.Min, c.Max, c.Median = slices.Min(vals), slices.Max(vals), median(vals)
+		st := stats.Of(vals)
+		c.Min, c.Max, c.Median = st.Min, st.Max, st.Median
 		if c.Median > 0 {
 			c.Spread = (c.Max - c.Min) / c.Median
 		}
@@ -203,16 +204,6 @@ func toleranceText(t float64) string {
 // pct writes a fraction as a percentage with no trailing zeros: 0.1 → "10".
 func pct(f float64) string {
 	return strconv.FormatFloat(math.Round(f*1e6)/1e4, 'f', -1, 64)
-}
-
-func median(vals []float64) float64 {
-	s := slices.Clone(vals)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // plural writes "1 drive", "2 drives".
