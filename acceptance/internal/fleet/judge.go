@@ -2,12 +2,12 @@ package fleet
 
 import (
 	"fmt"
-	"github.com/drivequal/drivequal/acceptance/internal/stats"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/stats"
 	"github.com/drivequal/drivequal/specs"
 )
 

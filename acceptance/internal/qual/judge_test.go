@@ -2,7 +2,6 @@ package qual
 
 import (
 	"encoding/json"
-	"github.com/stretchr/testify/require"
 	"math"
 	"os"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"

@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/drivequal/drivequal/acceptance/internal/stats"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/drivequal/drivequal/acceptance/internal/stats"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
