@@ -7,6 +7,7 @@
 #                                  a real run: DESTROYS everything on DRIVES
 #   make junit                     replay the brief; the suite writes report/junit.xml
 #   make junit-check [JUNIT=FILE]  what GitHub's JUnit action shows for a junit.xml
+#   make lint                      gofmt, go vet (Linux and macOS) and actionlint
 #   make bench-plan [BASE=commit]  wall time of a loop run, an older planner vs this one (root)
 
 GO       ?= go
@@ -79,9 +80,20 @@ junit-check:
 	  else echo "missing: node (install with: sudo apt-get install nodejs)"; exit 1; fi; }
 	.ci/junit-check $(JUNIT)
 
+# lint: gofmt over every tracked Go file (the gofmt of $(GO)'s own
+# toolchain), go vet for Linux and for macOS (where replay must build), and
+# actionlint over .github/workflows; actionlint checks the run: scripts
+# with shellcheck, installed here as root when missing. Not part of make test.
 lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@gofmt=$$($(GO) env GOROOT)/bin/gofmt; out=$$($$gofmt -l $$(git ls-files '*.go')) || exit 1; \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	GOOS=darwin $(GO) vet ./...
+	@command -v shellcheck >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing: shellcheck"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >/dev/null; \
+	  else echo "missing: shellcheck (install with: sudo apt-get install shellcheck); actionlint checks the run: scripts only with it"; fi; }
+	$(GO) tool actionlint
 
 fuzz:
 	$(GO) test ./fiojob -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME)
