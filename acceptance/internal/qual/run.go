@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/judge"
 	"github.com/drivequal/drivequal/acceptance/internal/junit"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
@@ -105,11 +106,11 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 		res.P99Us = max(total.Read.P99Ns, total.Write.P99Ns) / 1e3
 		res.P999Us = max(total.Read.P999Ns, total.Write.P999Ns) / 1e3
 	}
-	res.Read, res.Write = latencyOf(total.Read), latencyOf(total.Write)
-	var j Judgement
+	res.Read, res.Write = judge.Latency(total.Read), judge.Latency(total.Write)
+	var j judge.Judgement
 	if cell.Kind == report.KindSingle {
 		res.Actual = value(groups[0], w.Metric)
-		j = JudgeSingle(w.Name, w.Metric, res.Actual, spec, res.Tolerance, s.Precondition)
+		j = judge.Single(w.Name, w.Metric, res.Actual, spec, res.Tolerance, notAPass(s.Precondition))
 		if len(total.Errors) > 0 {
 			j.Verdict, j.Message = report.Fail, fioFailure(w.Name, nil, out)
 		}
@@ -117,10 +118,10 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 		s.single[cell.Capacity.Name+"/"+w.Name] = res.Actual
 		s.mu.Unlock()
 	} else {
-		shares := make([]DriveShare, len(groups))
+		shares := make([]judge.DriveShare, len(groups))
 		for i, g := range groups {
 			d := s.Drives[cell.Drives[i]]
-			shares[i] = DriveShare{Path: d.Path, Serial: d.Serial, Actual: value(g, w.Metric), Err: strings.Join(g.Errors, "; ")}
+			shares[i] = judge.DriveShare{Path: d.Path, Serial: d.Serial, Actual: value(g, w.Metric), Err: strings.Join(g.Errors, "; ")}
 			if i < len(m.job.Targets) {
 				shares[i].CPUs = m.job.Targets[i].CPUs
 			}
@@ -129,7 +130,7 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 		if selfBaseline {
 			res.Expected = res.Actual
 		}
-		sj := JudgeScaling(w.Name, w.Metric, shares, res.Expected, spec, res.Tolerance, s.Precondition)
+		sj := judge.Scaling(w.Name, w.Metric, shares, res.Expected, spec, res.Tolerance, notAPass(s.Precondition))
 		if len(total.Errors) > 0 {
 			sj.Verdict, sj.Message = report.Fail, fioFailure(fmt.Sprintf("%s on %d drives", w.Name, len(shares)), nil, out)
 		}
@@ -143,12 +144,12 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 	}
 	res.Ratio, res.Verdict = j.Ratio, j.Verdict
 	res.Cause = causeOf(j, len(total.Errors) > 0)
-	if res.QoS = judgeQoS(cell, res.Read, res.Write); len(res.QoS) > 0 {
+	if res.QoS = judge.QoS(cell.Capacity.QoS[w.Name], res.Read, res.Write); len(res.QoS) > 0 {
 		var over []string
 		for _, q := range res.QoS {
 			if q.Verdict == report.Fail {
 				over = append(over, fmt.Sprintf("%s: %s %s latency %s µs > limit %s µs", w.Name, strings.SplitN(q.Key, "_", 2)[0],
-					percentileName(q.Key), report.Thousands(q.Actual), report.Thousands(q.LimitUs)))
+					judge.PercentileName(q.Key), report.Thousands(q.Actual), report.Thousands(q.LimitUs)))
 			}
 		}
 		if len(over) > 0 && j.Verdict != report.Fail {
@@ -167,7 +168,7 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 	if j.Verdict == report.Pass {
 		// A figure measured on a drive that was not shown to be in steady
 		// state proves nothing, whichever way it went.
-		if why := notSteady(m.steady); why != "" {
+		if why := judge.NotSteady(m.steady); why != "" {
 			j.Verdict, j.Message = report.Inconclusive, j.Message+"; "+why
 			res.Verdict, res.Cause = report.Inconclusive, report.CauseNotSteady
 		}
@@ -178,30 +179,12 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 	return o, err
 }
 
-// notSteady says which drive did not reach steady state, with the
-// window's figures; "" when every record attained it.
-func notSteady(recs []report.Steady) string {
-	var why []string
-	for _, r := range recs {
-		if r.Attained {
-			continue
-		}
-		what := "random preconditioning"
-		if r.Kind == StepTopUp.String() {
-			what = "top-up after idling"
-		}
-		detail := r.Note
-		if detail == "" {
-			detail = fmt.Sprintf("window mean %s IOPS, range %.1f %% (limit %s %%), excursion %.1f %% (limit %s %%)",
-				report.Thousands(r.Mean), r.RangePct, trimFloat(r.RangeLimitPct), r.ExcursionPct, trimFloat(r.ExcursionLimitPct))
-		}
-		why = append(why, fmt.Sprintf("%s did not reach steady state in its %s (%s, step %d) within %s: %s",
-			r.Drive, what, r.Twin, r.Step, time.Duration(r.BoundSeconds*float64(time.Second)), detail))
+// notAPass says why a value that meets its spec still does not pass.
+func notAPass(precondition string) string {
+	if precondition != PrecondFull {
+		return "measured with -precondition=" + precondition + "; preconditioning only lowers a drive's figures, so this is not a pass"
 	}
-	if len(why) == 0 {
-		return ""
-	}
-	return strings.Join(why, "; ") + "; the figure proves nothing: raise random_runtime (or topup_runtime) and rerun"
+	return ""
 }
 
 // stoppedBy says why a run's context ended.
@@ -213,7 +196,7 @@ func stoppedBy(err error) string {
 }
 
 // causeOf is the cause of a judged cell's verdict.
-func causeOf(j Judgement, jobErrors bool) string {
+func causeOf(j judge.Judgement, jobErrors bool) string {
 	switch {
 	case j.Verdict == report.Pass:
 		return ""
@@ -256,7 +239,7 @@ func fioFailure(name string, runErr error, out *fiojob.Output) string {
 }
 
 // errorText is what results.json keeps as "error": empty for a pass.
-func errorText(j Judgement) string {
+func errorText(j judge.Judgement) string {
 	if j.Verdict == report.Pass {
 		return ""
 	}
@@ -504,45 +487,4 @@ func (s *Suite) PrintPlan(w io.Writer) {
 		fmt.Fprintf(w, "  %s: %s bytes\n", d.Path, report.Thousands(float64(e.Bytes[i])))
 	}
 	fmt.Fprintf(w, "estimated duration: %s\n", e.Total.Round(time.Second))
-}
-
-// latencyOf is d's latency percentiles in µs; nil when d has no bins.
-func latencyOf(d fiojob.Direction) *report.Latency {
-	q := d.QoS()
-	if q.MaxNs == 0 {
-		return nil
-	}
-	return &report.Latency{P50: q.P50Ns / 1e3, P99: q.P99Ns / 1e3, P999: q.P999Ns / 1e3, P9999: q.P9999Ns / 1e3,
-		P99999: q.P99999Ns / 1e3, Max: q.MaxNs / 1e3}
-}
-
-// judgeQoS judges each latency limit the spec sets for cell's workload at
-// its capacity. A limit on a direction fio gave no bins for fails: the
-// cell did not show it is met.
-func judgeQoS(cell Cell, read, write *report.Latency) []report.QoSCheck {
-	var out []report.QoSCheck
-	for _, l := range cell.Capacity.QoS[cell.Workload.Name] {
-		lat := read
-		if l.Dir == "write" {
-			lat = write
-		}
-		q := report.QoSCheck{Key: l.Key, LimitUs: float64(l.Limit) / 1e3, Verdict: report.Pass}
-		if lat == nil {
-			q.Verdict = report.Fail
-		} else if q.Actual = lat.Percentile(l.Percentile); q.Actual > q.LimitUs {
-			q.Verdict = report.Fail
-		}
-		out = append(out, q)
-	}
-	return out
-}
-
-// percentileName is "p99.99" for the key "read_p99_99_us", "max" for
-// "write_max_us".
-func percentileName(key string) string {
-	_, p, _ := strings.Cut(strings.TrimSuffix(key, "_us"), "_")
-	if p == "max" {
-		return "max"
-	}
-	return strings.Replace(strings.Replace(p, "_", ".", 1), "_", "", -1)
 }

@@ -1,12 +1,18 @@
-package qual
+// Package judge decides verdicts: one drive's figure against its spec, N
+// drives against N × a baseline (with the spread and outliers of the step),
+// a cell's latency against its limits, and whether the drives were shown
+// to be in steady state. It computes; the report renders what it returns.
+package judge
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/stats"
+	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -17,12 +23,11 @@ type Judgement struct {
 	Message string  // one line, like a row of the brief
 }
 
-// JudgeSingle judges one drive's actual against its spec value. A cell
-// measured without the spec's full preconditioning can fail but never pass:
-// preconditioning only lowers a drive's figures, so meeting the spec then
-// proves nothing. (A cell whose fio reported job errors fails before it is
-// judged: see Suite.Run.)
-func JudgeSingle(name string, metric specs.Metric, actual, spec, tolerance float64, precondition string) Judgement {
+// Single judges one drive's actual against its spec value. provisional,
+// when set, says why a figure that meets its spec still proves nothing
+// (measured without the spec's full preconditioning: preconditioning only
+// lowers a drive's figures): such a cell can fail but never pass.
+func Single(name string, metric specs.Metric, actual, spec, tolerance float64, provisional string) Judgement {
 	j := Judgement{Ratio: ratio(actual, spec)}
 	threshold := spec * (1 - tolerance)
 	tol := ""
@@ -40,7 +45,7 @@ func JudgeSingle(name string, metric specs.Metric, actual, spec, tolerance float
 		j.Message = fmt.Sprintf("%s: actual %s <= spec %s (%.2f %% of spec%s)",
 			name, FormatValue(actual, metric), FormatValue(spec, metric), j.Ratio*100, tol)
 		j.Verdict = report.Pass
-		if why := notAPass(precondition); why != "" {
+		if why := provisional; why != "" {
 			j.Verdict = report.Inconclusive
 			j.Message += "; " + why
 		}
@@ -55,19 +60,11 @@ func JudgeSingle(name string, metric specs.Metric, actual, spec, tolerance float
 	j.Message = fmt.Sprintf("%s: actual %s >= spec %s (%.2f %% of spec%s)",
 		name, FormatValue(actual, metric), FormatValue(spec, metric), j.Ratio*100, tol)
 	j.Verdict = report.Pass
-	if why := notAPass(precondition); why != "" {
+	if why := provisional; why != "" {
 		j.Verdict = report.Inconclusive
 		j.Message += "; " + why
 	}
 	return j
-}
-
-// notAPass says why a value that meets its spec still does not pass.
-func notAPass(precondition string) string {
-	if precondition != PrecondFull {
-		return "measured with -precondition=" + precondition + "; preconditioning only lowers a drive's figures, so this is not a pass"
-	}
-	return ""
 }
 
 // DriveShare is one drive's part of a multi-drive measurement.
@@ -88,12 +85,12 @@ type ScalingJudgement struct {
 	Min, Median, Max float64
 }
 
-// JudgeScaling judges the total of N drives against expected = N ×
+// Scaling judges the total of N drives against expected = N ×
 // baseline, and each drive's share against the single-drive spec, both with
 // tolerance. A drive more than tolerance below the median is named. The
 // spread, median and outliers are over the drives without an error: a
 // drive whose jobs failed has no figure to compare (it fails on its own).
-func JudgeScaling(name string, metric specs.Metric, shares []DriveShare, expected, spec, tolerance float64, precondition string) ScalingJudgement {
+func Scaling(name string, metric specs.Metric, shares []DriveShare, expected, spec, tolerance float64, provisional string) ScalingJudgement {
 	var total float64
 	var vals []float64
 	for _, s := range shares {
@@ -145,7 +142,7 @@ func JudgeScaling(name string, metric specs.Metric, shares []DriveShare, expecte
 		if len(outliers) > 0 {
 			sj.Message += "; " + strings.Join(outliers, "; ")
 		}
-		if why := notAPass(precondition); why != "" {
+		if why := provisional; why != "" {
 			sj.Verdict = report.Inconclusive
 			sj.Message += "; " + why
 		}
@@ -175,4 +172,70 @@ func FormatValue(v float64, metric specs.Metric) string {
 
 func trimFloat(f float64) string {
 	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// NotSteady says which drive did not reach steady state, with the
+// window's figures; "" when every record attained it.
+func NotSteady(recs []report.Steady) string {
+	var why []string
+	for _, r := range recs {
+		if r.Attained {
+			continue
+		}
+		what := "random preconditioning"
+		if r.Kind == "top-up" {
+			what = "top-up after idling"
+		}
+		detail := r.Note
+		if detail == "" {
+			detail = fmt.Sprintf("window mean %s IOPS, range %.1f %% (limit %s %%), excursion %.1f %% (limit %s %%)",
+				report.Thousands(r.Mean), r.RangePct, trimFloat(r.RangeLimitPct), r.ExcursionPct, trimFloat(r.ExcursionLimitPct))
+		}
+		why = append(why, fmt.Sprintf("%s did not reach steady state in its %s (%s, step %d) within %s: %s",
+			r.Drive, what, r.Twin, r.Step, time.Duration(r.BoundSeconds*float64(time.Second)), detail))
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return strings.Join(why, "; ") + "; the figure proves nothing: raise random_runtime (or topup_runtime) and rerun"
+}
+
+// Latency is d's latency percentiles in µs; nil when d has no bins.
+func Latency(d fiojob.Direction) *report.Latency {
+	q := d.QoS()
+	if q.MaxNs == 0 {
+		return nil
+	}
+	return &report.Latency{P50: q.P50Ns / 1e3, P99: q.P99Ns / 1e3, P999: q.P999Ns / 1e3, P9999: q.P9999Ns / 1e3,
+		P99999: q.P99999Ns / 1e3, Max: q.MaxNs / 1e3}
+}
+
+// QoS judges each latency limit the spec sets for a cell (limits). A limit on a direction fio gave no bins for fails: the
+// cell did not show it is met.
+func QoS(limits []specs.LatencyLimit, read, write *report.Latency) []report.QoSCheck {
+	var out []report.QoSCheck
+	for _, l := range limits {
+		lat := read
+		if l.Dir == "write" {
+			lat = write
+		}
+		q := report.QoSCheck{Key: l.Key, LimitUs: float64(l.Limit) / 1e3, Verdict: report.Pass}
+		if lat == nil {
+			q.Verdict = report.Fail
+		} else if q.Actual = lat.Percentile(l.Percentile); q.Actual > q.LimitUs {
+			q.Verdict = report.Fail
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// PercentileName is "p99.99" for the key "read_p99_99_us", "max" for
+// "write_max_us".
+func PercentileName(key string) string {
+	_, p, _ := strings.Cut(strings.TrimSuffix(key, "_us"), "_")
+	if p == "max" {
+		return "max"
+	}
+	return strings.Replace(strings.Replace(p, "_", ".", 1), "_", "", -1)
 }

@@ -1,0 +1,175 @@
+package judge
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
+	"github.com/drivequal/drivequal/specs"
+)
+
+type singleTest struct {
+	actual, spec, tol float64
+	provisional       string
+	verdict           string
+	message           string
+}
+
+var singleTests = []singleTest{
+	{62_113, 2_350_000, 0, "", report.Fail,
+		"4KB Random Read: actual 62,113 IOPS < spec 2,350,000 IOPS (2.64 % of spec)"},
+	{2_409_894, 2_350_000, 0, "", report.Pass,
+		"4KB Random Read: actual 2,409,894 IOPS >= spec 2,350,000 IOPS (102.55 % of spec)"},
+	{2_200_000, 2_350_000, 0.1, "", report.Pass,
+		"4KB Random Read: actual 2,200,000 IOPS >= spec 2,350,000 IOPS (93.62 % of spec, tolerance 10 %)"},
+	{2_409_894, 2_350_000, 0, "measured with -precondition=quick; preconditioning only lowers a drive's figures, so this is not a pass", report.Inconclusive,
+		"4KB Random Read: actual 2,409,894 IOPS >= spec 2,350,000 IOPS (102.55 % of spec); measured with -precondition=quick; preconditioning only lowers a drive's figures, so this is not a pass"},
+	{62_113, 2_350_000, 0, "measured with -precondition=none", report.Fail,
+		"4KB Random Read: actual 62,113 IOPS < spec 2,350,000 IOPS (2.64 % of spec)"},
+}
+
+func TestJudgeSingle(t *testing.T) {
+	for _, tt := range singleTests {
+		j := Single("4KB Random Read", specs.IOPS, tt.actual, tt.spec, tt.tol, tt.provisional)
+		if j.Verdict != tt.verdict || j.Message != tt.message {
+			t.Errorf("Single(%v, %v, %v, %s) = %s %q, want %s %q", tt.actual, tt.spec, tt.tol, tt.provisional, j.Verdict, j.Message, tt.verdict, tt.message)
+		}
+	}
+}
+
+func shares(vals ...float64) []DriveShare {
+	out := make([]DriveShare, len(vals))
+	for i, v := range vals {
+		out[i] = DriveShare{Path: "/dev/nvme" + string(rune('0'+i)) + "n1", Serial: "S" + string(rune('0'+i)), Actual: v}
+	}
+	return out
+}
+
+func TestJudgeScaling(t *testing.T) {
+	// The brief's 8KB Random Read at 24 drives: 27.3 M against 28.8 M.
+	per := make([]float64, 24)
+	for i := range per {
+		per[i] = 27_300_000 / 24.0
+	}
+	j := Scaling("8KB Random Read", specs.IOPS, shares(per...), 24*1_200_000, 1_200_000, 0.10, "")
+	assert.Equal(t, report.Pass, j.Verdict)
+	assert.InDelta(t, 0.948, j.Ratio, 0.0005)
+	assert.Contains(t, j.Message, "below linear")
+	assert.Zero(t, j.Spread)
+
+	// One drive of four 20 % low: named, and below the single-drive spec.
+	j = Scaling("4KB Random Read", specs.IOPS, shares(2.4e6, 2.4e6, 1.92e6, 2.4e6), 4*2_350_000, 2_350_000, 0.10, "")
+	assert.Equal(t, report.Fail, j.Verdict)
+	assert.Contains(t, j.Message, "drive /dev/nvme2n1 (serial S2) is 20.0 % below the median 2,400,000 IOPS")
+	assert.NotContains(t, j.Message, "nvme1n1")
+	assert.Equal(t, report.Fail, j.PerDrive[2].Verdict)
+	assert.Equal(t, report.Pass, j.PerDrive[0].Verdict)
+	assert.InDelta(t, 0.48/(9.12/4), j.Spread, 1e-9)
+
+	// Total short although each drive passes.
+	j = Scaling("4KB Random Read", specs.IOPS, shares(1e6, 1e6), 2*1e6*1.2, 1e6, 0.10, "")
+	assert.Equal(t, report.Fail, j.Verdict)
+	assert.True(t, strings.HasPrefix(j.Message, "4KB Random Read on 2 drives: total 2,000,000 IOPS < expected 2,400,000 IOPS (83.33 % of expected"), j.Message)
+}
+
+// The judge computes the spread, median and outliers of a scaling step
+// over the drives without an error (a drive whose jobs failed has no
+// figure to compare); the report renders them as given.
+func TestJudgeScalingStatistics(t *testing.T) {
+	share := func(actuals ...float64) []DriveShare {
+		var out []DriveShare
+		for i, a := range actuals {
+			out = append(out, DriveShare{Path: "/dev/d" + string(rune('a'+i)), Actual: a})
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		shares   []DriveShare
+		spread   float64
+		median   float64
+		outliers []string
+	}{
+		{"equal", share(100, 100, 100), 0, 100, nil},
+		{"spread", share(90, 100, 110), 0.2, 100, nil},
+		{"one slow", share(100, 100, 89), 11.0 / (289.0 / 3), 100, []string{"/dev/dc"}},
+		{"just inside", share(100, 100, 91), 9.0 / (291.0 / 3), 100, nil},
+		{"two slow", share(100, 80, 100, 100, 50), 50.0 / 86, 100, []string{"/dev/db", "/dev/de"}},
+		{"a drive with an error is left out", append(share(90, 110), DriveShare{Path: "/dev/x", Err: "io error"}), 0.2, 100, nil},
+	}
+	for _, tt := range tests {
+		sj := Scaling("W", specs.IOPS, tt.shares, 0, 1, 0.1, "")
+		if math.Abs(sj.Spread-tt.spread) > 1e-12 || sj.Median != tt.median {
+			t.Errorf("%s: spread %v median %v, want %v and %v", tt.name, sj.Spread, sj.Median, tt.spread, tt.median)
+		}
+		var out []string
+		for _, d := range sj.PerDrive {
+			if d.Outlier {
+				out = append(out, d.Path)
+			}
+		}
+		if !slices.Equal(out, tt.outliers) {
+			t.Errorf("%s: outliers %v, want %v", tt.name, out, tt.outliers)
+		}
+	}
+}
+
+// A latency workload passes at or below its figure.
+func TestSingleLatency(t *testing.T) {
+	j := Single("QD1 Read", specs.LatUS, 80, 90, 0, "")
+	assert.Equal(t, report.Pass, j.Verdict, j.Message)
+	assert.Equal(t, "QD1 Read: actual 80 µs <= spec 90 µs (88.89 % of spec)", j.Message)
+	j = Single("QD1 Read", specs.LatUS, 99, 90, 0.05, "")
+	assert.Equal(t, report.Fail, j.Verdict)
+	assert.Equal(t, "QD1 Read: actual 99 µs > spec 90 µs (110.00 % of spec, tolerance 5 %)", j.Message)
+	j = Single("QD1 Read", specs.LatUS, 80, 90, 0, "measured with -precondition=quick")
+	assert.Equal(t, report.Inconclusive, j.Verdict)
+}
+
+func TestQoS(t *testing.T) {
+	limits := []specs.LatencyLimit{
+		{Dir: "read", Percentile: 99, Limit: 250 * time.Microsecond, Key: "read_p99_us"},
+		{Dir: "read", Percentile: 99.99, Limit: 2 * time.Millisecond, Key: "read_p99_99_us"},
+		{Dir: "write", Percentile: 100, Limit: time.Millisecond, Key: "write_max_us"},
+	}
+	read := &report.Latency{P50: 80, P99: 240, P999: 900, P9999: 2310, P99999: 2400, Max: 2500}
+	got := QoS(limits, read, nil)
+	require.Len(t, got, 3)
+	assert.Equal(t, report.QoSCheck{Key: "read_p99_us", LimitUs: 250, Actual: 240, Verdict: report.Pass}, got[0])
+	assert.Equal(t, report.QoSCheck{Key: "read_p99_99_us", LimitUs: 2000, Actual: 2310, Verdict: report.Fail}, got[1])
+	assert.Equal(t, report.Fail, got[2].Verdict, "a limit on a direction without bins is not shown to be met")
+	assert.Equal(t, "p99.99", PercentileName("read_p99_99_us"))
+	assert.Equal(t, "p99.999", PercentileName("write_p99_999_us"))
+	assert.Equal(t, "p50", PercentileName("read_p50_us"))
+	assert.Equal(t, "max", PercentileName("write_max_us"))
+}
+
+// Latency reads the merged bins' percentiles in µs; no bins, no latency.
+func TestLatency(t *testing.T) {
+	assert.Nil(t, Latency(fiojob.Direction{}))
+	d := fiojob.Direction{Bins: map[int64]int64{1000: 98, 5000: 1, 20000: 1}}
+	l := Latency(d)
+	require.NotNil(t, l)
+	assert.Equal(t, 1.0, l.P50)
+	assert.Equal(t, 5.0, l.P99)
+	assert.Equal(t, 20.0, l.Max)
+}
+
+func TestNotSteady(t *testing.T) {
+	ok := report.Steady{Step: 3, Kind: "precondition", Twin: "4KB Random Write", Drive: "/dev/a", Attained: true}
+	assert.Empty(t, NotSteady([]report.Steady{ok}))
+	bad := report.Steady{Step: 9, Kind: "top-up", Twin: "4KB Random Write", Drive: "/dev/b", BoundSeconds: 120,
+		Mean: 150000, RangePct: 25, RangeLimitPct: 20, ExcursionPct: 4, ExcursionLimitPct: 10}
+	got := NotSteady([]report.Steady{ok, bad})
+	assert.Contains(t, got, "/dev/b did not reach steady state in its top-up after idling (4KB Random Write, step 9) within 2m0s")
+	assert.Contains(t, got, "window mean 150,000 IOPS, range 25.0 % (limit 20 %), excursion 4.0 % (limit 10 %)")
+	bad.Note = "3 rounds, fewer than the 5-round window"
+	assert.Contains(t, NotSteady([]report.Steady{bad}), ": 3 rounds, fewer than the 5-round window")
+}
