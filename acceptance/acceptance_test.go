@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/drivequal/drivequal/acceptance/internal/health"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
@@ -141,7 +142,7 @@ func eachRun(t *testing.T, f func(*testing.T, *qual.Suite)) {
 // subtestName is the last element of a cell's test name.
 func subtestName(test string) string { return test[strings.LastIndexByte(test, '/')+1:] }
 
-func judge(t *testing.T, s *qual.Suite, cell qual.Cell) {
+func judge(t *testing.T, s *qual.Suite, cell plan.Cell) {
 	if cell.Skip != "" {
 		t.Skip(cell.Skip)
 	}

@@ -7,19 +7,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
-)
-
-// Precondition modes.
-const (
-	PrecondFull  = "full"
-	PrecondQuick = "quick"
-	PrecondNone  = "none"
 )
 
 // Flags are the suite's flags as given, before validation.
@@ -63,7 +57,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Destructive, "destructive", false, "allow writing to the drives (everything on them is destroyed)")
 	fs.BoolVar(&f.WipeSignatures, "wipe-signatures", false, "also allow drives that carry a partition table or a file-system, RAID or LVM signature")
 	fs.StringVar(&f.Runtime, "runtime", "", "override each workload's measured `DURATION` (e.g. 2s for a smoke run)")
-	fs.StringVar(&f.Precondition, "precondition", PrecondFull, "preconditioning: full (as the spec says), quick (one capped pass) or none")
+	fs.StringVar(&f.Precondition, "precondition", plan.Full, "preconditioning: full (as the spec says), quick (one capped pass) or none")
 	fs.StringVar(&f.Scaling, "scaling", "", "comma-separated drive `COUNTS` for TestScaling (default: the spec's, capped at the drives given)")
 	fs.StringVar(&f.Replay, "replay", "", "judge recorded fio outputs in `DIR` instead of running fio (default with no -drives: fixtures/<spec>); DIR1,DIR2,... judges several hosts' runs as one fleet")
 	fs.StringVar(&f.Record, "record", "", "`DIR` for raw fio outputs (default: <report>/raw)")
@@ -212,7 +206,7 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 		}
 	}
 	switch f.Precondition {
-	case PrecondFull, PrecondQuick, PrecondNone:
+	case plan.Full, plan.Quick, plan.None:
 	default:
 		bad("precondition", "%q is not a mode: use full, quick or none", f.Precondition)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"io"
 	"os"
 	"path/filepath"
@@ -32,7 +33,7 @@ type Executor interface {
 	// Prepare runs a preparation step (purge, fill, random preconditioning,
 	// top-up); logf is told about fallbacks, such as a purge method the
 	// target cannot do.
-	Prepare(ctx context.Context, st Step, drives []Drive, logf func(string, ...any), watch *Watch) (Prepared, error)
+	Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, logf func(string, ...any), watch *Watch) (Prepared, error)
 	// RawPath is where the measurement named test is (or would be) kept.
 	RawPath(test string) string
 }
@@ -137,7 +138,7 @@ func interrupted(ctx context.Context, err error) bool {
 }
 
 // Prepare implements Executor: a replay has nothing to prepare.
-func (Replay) Prepare(context.Context, Step, []Drive, func(string, ...any), *Watch) (Prepared, error) {
+func (Replay) Prepare(context.Context, plan.Step, []plan.Drive, func(string, ...any), *Watch) (Prepared, error) {
 	return Prepared{}, nil
 }
 
@@ -246,8 +247,8 @@ func statusInterval(d time.Duration) string {
 
 // Prepare implements Executor. A step that logs IOPS (Job.LogInterval)
 // logs each target to prepare/NNN-name.driveI and returns its rounds.
-func (l *Live) Prepare(ctx context.Context, st Step, drives []Drive, logf func(string, ...any), watch *Watch) (Prepared, error) {
-	if st.Kind == StepPurge {
+func (l *Live) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, logf func(string, ...any), watch *Watch) (Prepared, error) {
+	if st.Kind == plan.StepPurge {
 		var infos []device.Info
 		for _, d := range st.Drives {
 			infos = append(infos, drives[d].Info)

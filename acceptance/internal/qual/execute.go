@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,7 @@ type measured struct {
 }
 
 // replayed reads cell's recording.
-func (s *Suite) replayed(ctx context.Context, cell Cell) *measured {
+func (s *Suite) replayed(ctx context.Context, cell plan.Cell) *measured {
 	r := s.Exec.(Replay)
 	job := s.Planner.Measure(cell)
 	stdout, err := r.Measure(ctx, cell.Test, job, nil)
@@ -51,7 +52,7 @@ func (s *Suite) replayed(ctx context.Context, cell Cell) *measured {
 // advance runs the plan's steps up to and including cell's measurement,
 // and returns that measurement. Cells measured on the way are kept for
 // their own subtests.
-func (s *Suite) advance(ctx context.Context, cell Cell, logf func(string, ...any)) *measured {
+func (s *Suite) advance(ctx context.Context, cell plan.Cell, logf func(string, ...any)) *measured {
 	if m, ok := s.done[cell.Test]; ok {
 		return m
 	}
@@ -60,7 +61,7 @@ func (s *Suite) advance(ctx context.Context, cell Cell, logf func(string, ...any
 		// Not selected when the plan was made (a -run pattern this suite
 		// read differently from go test): plan it on its own.
 		logf("%s was not in the plan: preparing its drives for it alone", cell.Test)
-		extra := s.Planner.Build([]Cell{cell})
+		extra := s.Planner.Build([]plan.Cell{cell})
 		base := len(s.Plan.Steps)
 		for _, st := range extra.Steps {
 			st.N = base + st.N
@@ -83,7 +84,7 @@ func (s *Suite) advance(ctx context.Context, cell Cell, logf func(string, ...any
 }
 
 // runStep runs one step of the plan and records it in the report.
-func (s *Suite) runStep(ctx context.Context, st Step, logf func(string, ...any)) {
+func (s *Suite) runStep(ctx context.Context, st plan.Step, logf func(string, ...any)) {
 	start := time.Now()
 	rec := report.Step{N: st.N, Kind: st.Kind.String(), Name: st.Name, Drives: s.pathList(st.Drives), EstimatedSeconds: st.Est.Seconds()}
 	skipped := s.execStep(ctx, &st, logf)
@@ -96,8 +97,8 @@ func (s *Suite) runStep(ctx context.Context, st Step, logf func(string, ...any))
 }
 
 // execStep runs st; it returns why it did not run, or "".
-func (s *Suite) execStep(ctx context.Context, st *Step, logf func(string, ...any)) string {
-	if st.Kind == StepMeasure {
+func (s *Suite) execStep(ctx context.Context, st *plan.Step, logf func(string, ...any)) string {
+	if st.Kind == plan.StepMeasure {
 		return s.measure(ctx, *st, logf)
 	}
 	// A drive that failed an earlier step is not prepared again.
@@ -107,7 +108,7 @@ func (s *Suite) execStep(ctx context.Context, st *Step, logf func(string, ...any
 			drives = append(drives, d)
 		}
 	}
-	if st.Kind == StepTopUp {
+	if st.Kind == plan.StepTopUp {
 		drives = s.idle(drives, st.Idle)
 		if len(drives) == 0 {
 			logf("step %d of %d: no drive idle for more than %s: no top-up", st.N, len(s.Plan.Steps), st.Idle)
@@ -118,12 +119,12 @@ func (s *Suite) execStep(ctx context.Context, st *Step, logf func(string, ...any
 		return "every drive of the step failed earlier"
 	}
 	if len(drives) != len(st.Drives) {
-		*st = s.Planner.narrow(*st, drives)
+		*st = s.Planner.Narrow(*st, drives)
 	}
 	if ctx.Err() != nil {
 		return "the run was stopped"
 	}
-	if st.Kind == StepPurge {
+	if st.Kind == plan.StepPurge {
 		st.Drives = s.purgeReach(st.Drives, st.Purge)
 	}
 	s.progress(logf, "step %d of %d: %s on %s (%s %s)", st.N, len(s.Plan.Steps), st.Name, s.paths(st.Drives),
@@ -135,7 +136,7 @@ func (s *Suite) execStep(ctx context.Context, st *Step, logf func(string, ...any
 	start := time.Now()
 	var w *Watch
 	track := newRoundTracker(*st)
-	if st.Kind != StepPurge {
+	if st.Kind != plan.StepPurge {
 		w = s.watch(*st, start, track)
 	}
 	prep, err := s.Exec.Prepare(ctx, *st, s.Drives, logf, w)
@@ -151,22 +152,22 @@ func (s *Suite) execStep(ctx context.Context, st *Step, logf func(string, ...any
 	}
 	now := time.Now()
 	s.mu.Lock()
-	applyStep(s.states, *st)
+	plan.Apply(s.states, *st)
 	for _, d := range st.Drives {
 		s.lastWrite[d] = now
-		if st.Kind == StepPurge || st.Kind == StepFill {
+		if st.Kind == plan.StepPurge || st.Kind == plan.StepFill {
 			s.basis[d] = nil
 		}
 	}
 	s.mu.Unlock()
-	if st.Kind == StepRandom || st.Kind == StepTopUp {
+	if st.Kind == plan.StepRandom || st.Kind == plan.StepTopUp {
 		s.judgeSteady(*st, prep, track, now.Sub(start), logf)
 	}
 	return ""
 }
 
-func boundWord(k StepKind) string {
-	if k == StepRandom || k == StepTopUp {
+func boundWord(k plan.StepKind) string {
+	if k == plan.StepRandom || k == plan.StepTopUp {
 		return "at most"
 	}
 	return "about"
@@ -174,7 +175,7 @@ func boundWord(k StepKind) string {
 
 // judgeSteady records each drive's steady-state verdict for a random
 // step, from fio's IOPS log (or, without one, its status reports).
-func (s *Suite) judgeSteady(st Step, prep Prepared, track *roundTracker, took time.Duration, logf func(string, ...any)) {
+func (s *Suite) judgeSteady(st plan.Step, prep Prepared, track *roundTracker, took time.Duration, logf func(string, ...any)) {
 	rounds, source := prep.Rounds, "fio iops log"
 	if len(rounds) != len(st.Drives) {
 		rounds, source = track.rounds(), "fio status reports"
@@ -197,7 +198,7 @@ func (s *Suite) judgeSteady(st Step, prep Prepared, track *roundTracker, took ti
 		if at > 0 {
 			rec.Seconds = min(took, time.Duration(at)*st.Round).Seconds()
 		}
-		if st.Kind == StepRandom {
+		if st.Kind == plan.StepRandom {
 			s.basis[d] = []report.Steady{rec}
 		} else {
 			s.basis[d] = append(s.basis[d], rec)
@@ -212,7 +213,7 @@ func (s *Suite) judgeSteady(st Step, prep Prepared, track *roundTracker, took ti
 }
 
 // steadyRecord is v as the report keeps it.
-func steadyRecord(st Step, drive string, v steady.Verdict, source string) report.Steady {
+func steadyRecord(st plan.Step, drive string, v steady.Verdict, source string) report.Steady {
 	return report.Steady{Step: st.N, Name: st.Name, Kind: st.Kind.String(), Twin: st.Twin.Name, Drive: drive,
 		Attained: v.Attained, BoundSeconds: st.Est.Seconds(), RoundSeconds: st.Round.Seconds(), Rounds: v.Rounds,
 		Window: v.Rule.Window, Mean: v.Mean, RangePct: 100 * v.RelRange(), RangeLimitPct: 100 * v.Rule.MaxRange,
@@ -222,11 +223,11 @@ func steadyRecord(st Step, drive string, v steady.Verdict, source string) report
 // roundTracker keeps each target's write IOPS per status report of a
 // random step, which decides when every drive holds the rule.
 type roundTracker struct {
-	st     Step
+	st     plan.Step
 	series [][]float64
 }
 
-func newRoundTracker(st Step) *roundTracker {
+func newRoundTracker(st plan.Step) *roundTracker {
 	return &roundTracker{st: st, series: make([][]float64, len(st.Drives))}
 }
 
@@ -258,9 +259,9 @@ func (t *roundTracker) rounds() [][]float64 { return t.series }
 
 // watch follows a running step: progress lines at most every progressEvery,
 // and for random steps the rounds that stop it at steady state.
-func (s *Suite) watch(st Step, start time.Time, track *roundTracker) *Watch {
+func (s *Suite) watch(st plan.Step, start time.Time, track *roundTracker) *Watch {
 	interval := progressEvery
-	random := st.Kind == StepRandom || st.Kind == StepTopUp
+	random := st.Kind == plan.StepRandom || st.Kind == plan.StepTopUp
 	if random {
 		interval = st.Round
 	}
@@ -286,7 +287,7 @@ var (
 )
 
 // progressLine is "step k of n (what): elapsed, ETA step and run, fio's rate".
-func (s *Suite) progressLine(st Step, elapsed time.Duration, p fiojob.Progress) string {
+func (s *Suite) progressLine(st plan.Step, elapsed time.Duration, p fiojob.Progress) string {
 	var rest time.Duration
 	for _, later := range s.Plan.Steps[min(st.N, len(s.Plan.Steps)):] {
 		rest += later.Est
@@ -318,7 +319,7 @@ func (s *Suite) progress(logf func(string, ...any), format string, args ...any) 
 
 // measure runs a measurement step and keeps its output for each of its
 // cells.
-func (s *Suite) measure(ctx context.Context, st Step, logf func(string, ...any)) string {
+func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...any)) string {
 	owner := st.Cells[0]
 	keep := func(m *measured) {
 		for _, c := range st.Cells {
@@ -333,7 +334,7 @@ func (s *Suite) measure(ctx context.Context, st Step, logf func(string, ...any))
 		keep(&measured{notRun: stoppedBy(ctx.Err()) + " before the measurement", cause: report.CauseInterrupted})
 		return "the run was stopped"
 	}
-	if s.Precondition != PrecondNone {
+	if s.Precondition != plan.None {
 		// The preparation this cell depends on failed or was skipped.
 		for _, d := range st.Drives {
 			if s.states[d].Last != st.State {
@@ -344,11 +345,11 @@ func (s *Suite) measure(ctx context.Context, st Step, logf func(string, ...any))
 		}
 	}
 	if owner.Workload.Writes() {
-		if strings.HasPrefix(st.State, "rand:") && s.Precondition != PrecondNone {
+		if strings.HasPrefix(st.State, "rand:") && s.Precondition != plan.None {
 			// Whatever the estimate said, drives idle for too long by now
 			// are topped up first.
 			if idle := s.idle(st.Drives, s.Spec.Precondition.IdleLimit); len(idle) > 0 {
-				top := s.Planner.topUp(idle, owner.Twin)
+				top := s.Planner.TopUp(idle, owner.Twin)
 				top.N = st.N
 				top.Name = "unplanned " + top.Name
 				s.execStep(ctx, &top, logf)
@@ -450,7 +451,7 @@ func (s *Suite) resetStates(drives []int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, d := range drives {
-		s.states[d] = State{}
+		s.states[d] = plan.State{}
 		s.basis[d] = nil
 	}
 }

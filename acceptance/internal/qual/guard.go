@@ -2,6 +2,7 @@ package qual
 
 import (
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"slices"
 	"strings"
 
@@ -35,7 +36,7 @@ type unusableDrive struct{ cause, text string }
 
 // unusable says why one of cell's drives must not be used again: an
 // earlier preparation step failed on it, or it changed; "" when all can be.
-func (s *Suite) unusable(cell Cell) unusableDrive {
+func (s *Suite) unusable(cell plan.Cell) unusableDrive {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var why []string

@@ -3,6 +3,7 @@ package qual
 import (
 	"context"
 	"encoding/json"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"os"
 	"path/filepath"
 	"testing"
@@ -64,7 +65,7 @@ func recordedRun(t *testing.T, attained bool) string {
 		rec.RangePct, rec.ExcursionPct = 4.1, 1.5
 	}
 	info := RunInfo{Format: RunFormat, Spec: "Loop device", SpecName: "loop", SpecFile: "loop.toml", SpecText: notSteadySpec,
-		Mode: "record", FioVersion: "fio-3.33", Precondition: PrecondFull,
+		Mode: "record", FioVersion: "fio-3.33", Precondition: plan.Full,
 		Drives: []report.Drive{{Path: "/dev/loop7", Bytes: 268435456, Capacity: "256MiB", NUMANode: -1}},
 		Tests:  []string{test}, Steady: []report.Steady{rec}}
 	writeJSON(t, filepath.Join(dir, "run.json"), info)
@@ -96,7 +97,7 @@ func moduleRoot(t *testing.T) string {
 // replayCell sets up a replay of dir and judges its one cell.
 func replayCell(t *testing.T, dir string) (Outcome, *Suite) {
 	t.Helper()
-	cfg := &Config{Spec: "solidigm-d7-ps1010", Replay: dir, Report: t.TempDir(), Root: moduleRoot(t), Precondition: PrecondFull}
+	cfg := &Config{Spec: "solidigm-d7-ps1010", Replay: dir, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
 	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
 	require.Empty(t, errs)
 	cells := s.SingleCells()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"io"
 	"slices"
 	"strconv"
@@ -32,7 +33,7 @@ type Outcome struct {
 // the cell's measurement (preparing drives, and measuring the cells planned
 // before it, which later subtests judge); a replay reads the cell's
 // recorded output. logf receives progress lines.
-func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (Outcome, error) {
+func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...any)) (Outcome, error) {
 	w := cell.Workload
 	spec := cell.Capacity.Spec[w.Name]
 	res := report.Result{Test: cell.Test, Kind: cell.Kind, Capacity: cell.Capacity.Name, Workload: w.Name,
@@ -181,7 +182,7 @@ func (s *Suite) Run(ctx context.Context, cell Cell, logf func(string, ...any)) (
 
 // notAPass says why a value that meets its spec still does not pass.
 func notAPass(precondition string) string {
-	if precondition != PrecondFull {
+	if precondition != plan.Full {
 		return "measured with -precondition=" + precondition + "; preconditioning only lowers a drive's figures, so this is not a pass"
 	}
 	return ""
@@ -248,7 +249,7 @@ func errorText(j judge.Judgement) string {
 
 // finish records res in the report (rewritten at once, so an interrupted
 // run keeps every finished result) and builds the outcome.
-func (s *Suite) finish(res report.Result, cell Cell, fioVersion string) (Outcome, error) {
+func (s *Suite) finish(res report.Result, cell plan.Cell, fioVersion string) (Outcome, error) {
 	if fioVersion == "" {
 		fioVersion = s.Report.FioVersion
 	}
@@ -271,7 +272,7 @@ func (s *Suite) finish(res report.Result, cell Cell, fioVersion string) (Outcome
 		unit = "MB/s"
 	}
 	// Identity of every drive of the cell, in the order of "drive".
-	join := func(f func(Drive) string) string {
+	join := func(f func(plan.Drive) string) string {
 		var v []string
 		for _, i := range cell.Drives {
 			v = append(v, f(s.Drives[i]))
@@ -279,7 +280,7 @@ func (s *Suite) finish(res report.Result, cell Cell, fioVersion string) (Outcome
 		return strings.Join(v, ",")
 	}
 	// Model and firmware once each when the drives agree.
-	distinct := func(f func(Drive) string) string {
+	distinct := func(f func(plan.Drive) string) string {
 		var v []string
 		for _, i := range cell.Drives {
 			if x := f(s.Drives[i]); !slices.Contains(v, x) {
@@ -297,10 +298,10 @@ func (s *Suite) finish(res report.Result, cell Cell, fioVersion string) (Outcome
 		{"unit", unit},
 		{"drives", fmt.Sprint(len(cell.Drives))},
 		{"drive", s.paths(cell.Drives)},
-		{"serial", join(func(d Drive) string { return d.Serial })},
-		{"model", distinct(func(d Drive) string { return d.Model })},
-		{"firmware", distinct(func(d Drive) string { return d.Firmware })},
-		{"size", join(func(d Drive) string { return strconv.FormatInt(d.Size, 10) })},
+		{"serial", join(func(d plan.Drive) string { return d.Serial })},
+		{"model", distinct(func(d plan.Drive) string { return d.Model })},
+		{"firmware", distinct(func(d plan.Drive) string { return d.Firmware })},
+		{"size", join(func(d plan.Drive) string { return strconv.FormatInt(d.Size, 10) })},
 		{"fio_version", fioVersion},
 		{"precondition", s.Precondition},
 	}
@@ -340,7 +341,7 @@ func (s *Suite) writeReport() error {
 
 // baseline is one drive's expected value for a scaling cell: the spec, or
 // the single drive measured in this run.
-func (s *Suite) baseline(cell Cell) (float64, error) {
+func (s *Suite) baseline(cell plan.Cell) (float64, error) {
 	w := cell.Workload
 	if s.Spec.Scaling.Baseline != "single" {
 		return cell.Capacity.Spec[w.Name], nil
@@ -401,8 +402,8 @@ func describeJob(j fiojob.Job) string {
 
 // allCells lists every cell of the run in the order the tests run them:
 // single-drive cells, then scaling.
-func (s *Suite) allCells() []Cell {
-	var out []Cell
+func (s *Suite) allCells() []plan.Cell {
+	var out []plan.Cell
 	for _, cc := range s.SingleCells() {
 		out = append(out, cc.Cells...)
 	}
@@ -426,7 +427,7 @@ func (s *Suite) Estimate() Estimate {
 	e := Estimate{Total: s.Plan.Total, Bytes: s.Plan.Bytes}
 	for _, st := range s.Plan.Steps {
 		what := st.Name
-		if st.Kind == StepMeasure {
+		if st.Kind == plan.StepMeasure {
 			var names []string
 			for _, c := range st.Cells {
 				names = append(names, c.Test)
@@ -435,7 +436,7 @@ func (s *Suite) Estimate() Estimate {
 		}
 		line := fmt.Sprintf("  %3d %-12s %-28s %-60s %s%s", st.N, st.Kind, s.shortPaths(st.Drives), what, estMark(st.Kind), st.Est.Round(time.Second))
 		var cpus []string
-		if st.Kind == StepMeasure {
+		if st.Kind == plan.StepMeasure {
 			for _, t := range st.Job.Targets {
 				if t.CPUs != "" {
 					cpus = append(cpus, t.CPUs)
@@ -451,8 +452,8 @@ func (s *Suite) Estimate() Estimate {
 }
 
 // estMark is "≤" for a step whose estimate is its bound, "~" otherwise.
-func estMark(k StepKind) string {
-	if k == StepRandom || k == StepTopUp {
+func estMark(k plan.StepKind) string {
+	if k == plan.StepRandom || k == plan.StepTopUp {
 		return "≤"
 	}
 	return "~"
@@ -477,7 +478,7 @@ func (s *Suite) PrintPlan(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nfio job files:")
 	for _, st := range s.Plan.Steps {
-		if st.Kind == StepPurge {
+		if st.Kind == plan.StepPurge {
 			continue
 		}
 		fmt.Fprintf(w, "# step %d, %s: %s\n%s\n", st.N, st.Kind, st.Name, st.Job.File())

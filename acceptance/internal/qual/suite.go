@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"io"
 	"io/fs"
 	"os"
@@ -73,11 +74,11 @@ type RunInfo struct {
 type Suite struct {
 	Cfg     *Config
 	Spec    *specs.Spec
-	Drives  []Drive
-	Planner *Planner
+	Drives  []plan.Drive
+	Planner *plan.Planner
 	// Plan is what a live run executes, step by step, for the cells the
 	// -run pattern selects.
-	Plan Plan
+	Plan plan.Plan
 	// Progress, when set, receives progress lines on long steps (the
 	// operator's terminal).
 	Progress     io.Writer
@@ -97,7 +98,7 @@ type Suite struct {
 	guard Guard
 
 	mu     sync.Mutex
-	states []State
+	states []plan.State
 	// cursor is the next step of Plan to run; done holds each measured
 	// cell's output until its subtest judges it.
 	cursor int
@@ -170,8 +171,8 @@ func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.S
 	if cfg.Live() {
 		online, _ = sys.OnlineCPUs()
 	}
-	s.Planner = &Planner{Spec: spec, Precondition: s.Precondition, Runtime: cfg.Runtime, Drives: s.Drives, Online: online}
-	s.states = make([]State, len(s.Drives))
+	s.Planner = &plan.Planner{Spec: spec, Precondition: s.Precondition, Runtime: cfg.Runtime, Drives: s.Drives, Online: online}
+	s.states = make([]plan.State, len(s.Drives))
 	s.lastWrite = make([]time.Time, len(s.Drives))
 	s.basis = make([][]report.Steady, len(s.Drives))
 	s.done = map[string]*measured{}
@@ -180,7 +181,7 @@ func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.S
 		s.Exec = r
 	}
 	if cfg.Live() {
-		var cells []Cell
+		var cells []plan.Cell
 		for _, c := range s.allCells() {
 			if cfg.Selected(c.Test) {
 				cells = append(cells, c)
@@ -319,7 +320,7 @@ func (s *Suite) setupLive(ctx context.Context, sys device.System, runner fiojob.
 			continue
 		}
 		infos = append(infos, info)
-		d := Drive{Info: info, Capacity: cfg.Capacity}
+		d := plan.Drive{Info: info, Capacity: cfg.Capacity}
 		switch {
 		case s.Spec == nil:
 		case d.Capacity == "":
@@ -392,7 +393,7 @@ func (s *Suite) setupReplay() []error {
 	if !hasRecordings(cfg.Replay) {
 		return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs (no TestSingleDrive/**.json or TestScaling/**.json): give a directory written by -record", cfg.Replay)}
 	}
-	info := RunInfo{Precondition: PrecondFull}
+	info := RunInfo{Precondition: plan.Full}
 	path := filepath.Join(cfg.Replay, "run.json")
 	if data, err := os.ReadFile(path); err == nil {
 		if err := json.Unmarshal(data, &info); err != nil {
@@ -405,7 +406,7 @@ func (s *Suite) setupReplay() []error {
 		return []error{fmt.Errorf("parsing -replay: %s has format %d, newer than this drivequal reads (%d): replay it with the drivequal that recorded it", path, info.Format, RunFormat)}
 	}
 	switch info.Precondition {
-	case PrecondFull, PrecondQuick, PrecondNone:
+	case plan.Full, plan.Quick, plan.None:
 	default:
 		return []error{fmt.Errorf("parsing -replay: %s: precondition %q is not full, quick or none", path, info.Precondition)}
 	}
@@ -436,20 +437,20 @@ func (s *Suite) setupReplay() []error {
 		}
 	}
 	for _, d := range info.Drives {
-		s.Drives = append(s.Drives, Drive{Info: device.Info{Path: d.Path, Model: d.Model, Serial: d.Serial,
+		s.Drives = append(s.Drives, plan.Drive{Info: device.Info{Path: d.Path, Model: d.Model, Serial: d.Serial,
 			Firmware: d.Firmware, Size: d.Bytes, NUMANode: d.NUMANode}, Capacity: d.Capacity})
 	}
 	// Recorded outputs with no drive identity still replay, on placeholders.
 	for _, c := range s.Spec.Capacities {
 		if len(s.drivesOf(c.Name)) == 0 {
-			s.Drives = append(s.Drives, Drive{Info: device.Info{Path: "recorded " + c.Name + " drive", NUMANode: -1, Size: c.Bytes}, Capacity: c.Name})
+			s.Drives = append(s.Drives, plan.Drive{Info: device.Info{Path: "recorded " + c.Name + " drive", NUMANode: -1, Size: c.Bytes}, Capacity: c.Name})
 		}
 	}
 	if sc := s.Spec.Scaling.Capacity; sc != "" {
 		have := len(s.drivesOf(sc))
 		want := slices.Max(append([]int{0}, s.Spec.Scaling.Drives...))
 		for i := have; i < want; i++ {
-			s.Drives = append(s.Drives, Drive{Info: device.Info{Path: fmt.Sprintf("recorded %s drive %d", sc, i+1), NUMANode: -1}, Capacity: sc})
+			s.Drives = append(s.Drives, plan.Drive{Info: device.Info{Path: fmt.Sprintf("recorded %s drive %d", sc, i+1), NUMANode: -1}, Capacity: sc})
 		}
 	}
 	return nil
@@ -508,7 +509,7 @@ func (s *Suite) fillReportDrives() {
 		rd := report.Drive{Path: d.Path, Model: d.Model, Serial: d.Serial, Firmware: d.Firmware, Bytes: d.Size,
 			Capacity: d.Capacity, NUMANode: d.NUMANode}
 		if s.Planner != nil && s.Cfg.Live() {
-			if t := s.Planner.targets(s.drivesOf(d.Capacity)); len(t) > 0 {
+			if t := s.Planner.Targets(s.drivesOf(d.Capacity)); len(t) > 0 {
 				for j, idx := range s.drivesOf(d.Capacity) {
 					if idx == i {
 						rd.CPUs = t[j].CPUs
@@ -563,7 +564,7 @@ type CapacityCells struct {
 	Capacity specs.Capacity
 	// Skip, when set, says why the capacity is not measured.
 	Skip  string
-	Cells []Cell
+	Cells []plan.Cell
 }
 
 // SingleCells lists TestSingleDrive's cells, capacity by capacity in the
@@ -584,7 +585,7 @@ func (s *Suite) SingleCells() []CapacityCells {
 			if !s.inRecording(test) {
 				continue
 			}
-			cc.Cells = append(cc.Cells, Cell{Kind: report.KindSingle, Test: test,
+			cc.Cells = append(cc.Cells, plan.Cell{Kind: report.KindSingle, Test: test,
 				Capacity: c, Workload: w, Drives: drives[:1], Need: need, Twin: twin, Skip: s.noFigure(c, w)})
 		}
 		if len(cc.Cells) == 0 && !s.Cfg.Live() {
@@ -598,7 +599,7 @@ func (s *Suite) SingleCells() []CapacityCells {
 // ScalingStep is one drive count's cells.
 type ScalingStep struct {
 	N     int
-	Cells []Cell
+	Cells []plan.Cell
 }
 
 // ScalingCells lists TestScaling's cells: for each drive count, each workload
@@ -633,7 +634,7 @@ func (s *Suite) ScalingCells() []ScalingStep {
 			if w.Metric.LowerIsBetter() {
 				skip = fmt.Sprintf("%s: a latency is judged drive by drive, not summed over N drives: its cells are in TestSingleDrive", w.Name)
 			}
-			st.Cells = append(st.Cells, Cell{Kind: report.KindScaling, Test: test,
+			st.Cells = append(st.Cells, plan.Cell{Kind: report.KindScaling, Test: test,
 				Capacity: sc, Workload: s.Spec.ForScaling(w), Drives: drives[:n], Need: need, Twin: twin, Skip: skip})
 		}
 		if len(st.Cells) > 0 {
@@ -676,17 +677,17 @@ func (s *Suite) driveSummary() string {
 // steadyWarnings says when the spec's bounds leave no room to show steady
 // state: the random cells would all be INCONCLUSIVE.
 func (s *Suite) steadyWarnings() []string {
-	if s.Precondition == PrecondNone {
+	if s.Precondition == plan.None {
 		return nil
 	}
 	var out []string
 	for _, st := range s.Plan.Steps {
-		if st.Kind != StepRandom && st.Kind != StepTopUp {
+		if st.Kind != plan.StepRandom && st.Kind != plan.StepTopUp {
 			continue
 		}
 		if need := time.Duration(st.Rule.Window) * st.Round; st.Est < need {
 			key := "random_runtime"
-			if st.Kind == StepTopUp {
+			if st.Kind == plan.StepTopUp {
 				key = "topup_runtime"
 			}
 			out = append(out, fmt.Sprintf("%s: step %d (%s) is bounded at %s, shorter than the steady-state window of %d rounds of %s (%s): steady state cannot be shown and its cells will be INCONCLUSIVE; raise %s",

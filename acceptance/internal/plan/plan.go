@@ -1,4 +1,9 @@
-package qual
+// Package plan makes a qualification's plan: the cells to judge in the
+// order that shares preconditioning, and the one list of steps (purge,
+// fill, random preconditioning until steady state, top-ups of idle drives,
+// measurements) that a dry run prints, the estimate adds up and a live run
+// executes.
+package plan
 
 import (
 	"fmt"
@@ -37,6 +42,13 @@ type Cell struct {
 	// figure for the workload at this capacity).
 	Skip string
 }
+
+// Preconditioning modes (-precondition).
+const (
+	Full  = "full"  // as the spec says
+	Quick = "quick" // one fill pass over at most QuickFillCap, random steps of at most QuickRandomCap
+	None  = "none"  // none
+)
 
 // StepKind says what a step of the plan does.
 type StepKind int
@@ -116,11 +128,11 @@ type Planner struct {
 	Online       []int // online CPUs, for placement
 }
 
-// quickFillCap bounds the bytes one quick fill pass writes per drive.
-const quickFillCap = 64 << 30
+// QuickFillCap bounds the bytes one quick fill pass writes per drive.
+const QuickFillCap = 64 << 30
 
-// quickRandomCap bounds a quick random preconditioning step.
-const quickRandomCap = time.Minute
+// QuickRandomCap bounds a quick random preconditioning step.
+const QuickRandomCap = time.Minute
 
 // Need returns the state workload w needs and its write twin.
 func (p *Planner) Need(w specs.Workload) (string, specs.Workload) {
@@ -229,7 +241,7 @@ func (p *Planner) Build(cells []Cell) Plan {
 			}
 		}
 		if st.Kind != StepMeasure {
-			applyStep(states, st)
+			Apply(states, st)
 		}
 	}
 	for _, need := range needs {
@@ -255,7 +267,7 @@ func (p *Planner) Build(cells []Cell) Plan {
 				pl.Measures[c.Test] = i
 				continue
 			}
-			if p.Precondition != PrecondNone && strings.HasPrefix(need, "rand:") && c.Workload.Writes() {
+			if p.Precondition != None && strings.HasPrefix(need, "rand:") && c.Workload.Writes() {
 				var idle []int
 				for _, d := range c.Drives {
 					if written[d] && clock-lastWrite[d] > p.Spec.Precondition.IdleLimit {
@@ -263,7 +275,7 @@ func (p *Planner) Build(cells []Cell) Plan {
 					}
 				}
 				if len(idle) > 0 {
-					add(p.topUp(idle, c.Twin))
+					add(p.TopUp(idle, c.Twin))
 				}
 			}
 			st := Step{Kind: StepMeasure, Name: c.Test, Drives: c.Drives, Job: job, Est: p.MeasureEstimate(c),
@@ -282,7 +294,7 @@ func (p *Planner) Build(cells []Cell) Plan {
 // prepare returns the preparation steps that bring drives (given their
 // states) to need. It does not change states; applyStep does.
 func (p *Planner) prepare(states []State, need string, twin specs.Workload, drives []int) []Step {
-	if p.Precondition == PrecondNone {
+	if p.Precondition == None {
 		return nil
 	}
 	var full, randOnly []int
@@ -325,8 +337,8 @@ func (p *Planner) prepare(states []State, need string, twin specs.Workload, driv
 	return steps
 }
 
-// applyStep records that st has run.
-func applyStep(states []State, st Step) {
+// Apply records that st has run.
+func Apply(states []State, st Step) {
 	for _, d := range st.Drives {
 		switch st.Kind {
 		case StepPurge:
@@ -342,11 +354,11 @@ func applyStep(states []State, st Step) {
 func (p *Planner) fill(drives []int) Step {
 	passes := p.Spec.Precondition.FillPasses
 	var cap64 int64
-	if p.Precondition == PrecondQuick {
+	if p.Precondition == Quick {
 		passes = min(passes, 1)
-		cap64 = quickFillCap
+		cap64 = QuickFillCap
 	}
-	targets := p.targets(drives)
+	targets := p.Targets(drives)
 	var bytes int64
 	var est time.Duration
 	for i, d := range drives {
@@ -375,8 +387,8 @@ func (p *Planner) Rule() steady.Rule {
 func (p *Planner) random(drives []int, twin specs.Workload, need string) Step {
 	pc := p.Spec.Precondition
 	rt := pc.RandomRuntime
-	if p.Precondition == PrecondQuick {
-		rt = min(rt, quickRandomCap)
+	if p.Precondition == Quick {
+		rt = min(rt, QuickRandomCap)
 	}
 	st := p.randomWrites(drives, twin, rt, pc.SteadyRound)
 	st.Kind, st.State = StepRandom, need
@@ -385,14 +397,14 @@ func (p *Planner) random(drives []int, twin specs.Workload, need string) Step {
 	return st
 }
 
-// topUp is the top-up of idle drives with twin's random writes: at most
+// TopUp is the top-up of idle drives with twin's random writes: at most
 // the spec's topup_runtime, on rounds short enough that the steady-state
 // window fits in it twice.
-func (p *Planner) topUp(drives []int, twin specs.Workload) Step {
+func (p *Planner) TopUp(drives []int, twin specs.Workload) Step {
 	pc := p.Spec.Precondition
 	rt := pc.TopUpRuntime
-	if p.Precondition == PrecondQuick {
-		rt = min(rt, quickRandomCap)
+	if p.Precondition == Quick {
+		rt = min(rt, QuickRandomCap)
 	}
 	round := min(pc.SteadyRound, rt/time.Duration(2*max(pc.SteadyWindow, 1)))
 	round = max(round, 100*time.Millisecond)
@@ -405,7 +417,7 @@ func (p *Planner) topUp(drives []int, twin specs.Workload) Step {
 // randomWrites is twin's random writes on drives for at most rt, logging
 // IOPS per round.
 func (p *Planner) randomWrites(drives []int, twin specs.Workload, rt, round time.Duration) Step {
-	job := fiojob.RandomPrecondition(p.targets(drives), twin.BS, rt, "", 0)
+	job := fiojob.RandomPrecondition(p.Targets(drives), twin.BS, rt, "", 0)
 	job.IOEngine = p.Spec.Method.IOEngine
 	job.Direct = p.Spec.Method.Direct
 	job.LogInterval = round
@@ -457,8 +469,8 @@ func (p *Planner) purgeEstimate(drives []int, method string) time.Duration {
 	return 10 * time.Second
 }
 
-// targets gives drives as fio targets, each pinned to its share of CPUs.
-func (p *Planner) targets(drives []int) []fiojob.Target {
+// Targets gives drives as fio targets, each pinned to its share of CPUs.
+func (p *Planner) Targets(drives []int) []fiojob.Target {
 	infos := make([]device.Info, len(drives))
 	for i, d := range drives {
 		infos[i] = p.Drives[d].Info
@@ -502,7 +514,7 @@ func (p *Planner) Measure(cell Cell) fiojob.Job {
 		Direct:    p.Spec.Method.Direct,
 		Runtime:   p.MeasureRuntime(w),
 		RampTime:  p.rampTime(),
-		Targets:   p.targets(cell.Drives),
+		Targets:   p.Targets(cell.Drives),
 	}
 }
 
@@ -541,9 +553,9 @@ func writtenBytes(w specs.Workload, v float64, rt time.Duration) int64 {
 	return int64(v * float64(w.BS) * rt.Seconds() * frac)
 }
 
-// narrow is st on fewer drives (the others failed earlier, or are not
+// Narrow is st on fewer drives (the others failed earlier, or are not
 // idle): the same step, its job rebuilt for drives.
-func (p *Planner) narrow(st Step, drives []int) Step {
+func (p *Planner) Narrow(st Step, drives []int) Step {
 	var out Step
 	switch st.Kind {
 	case StepFill:
@@ -551,7 +563,7 @@ func (p *Planner) narrow(st Step, drives []int) Step {
 	case StepRandom:
 		out = p.random(drives, st.Twin, st.State)
 	case StepTopUp:
-		out = p.topUp(drives, st.Twin)
+		out = p.TopUp(drives, st.Twin)
 	default:
 		st.Drives = drives
 		return st

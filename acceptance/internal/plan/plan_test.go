@@ -1,0 +1,150 @@
+package plan
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/specs"
+)
+
+func builtinPlanner(t *testing.T, precondition string, drives int) *Planner {
+	t.Helper()
+	spec, err := specs.Load("solidigm-d7-ps1010")
+	require.NoError(t, err)
+	p := &Planner{Spec: spec, Precondition: precondition, Online: []int{0, 1, 2, 3}}
+	for i := range drives {
+		p.Drives = append(p.Drives, Drive{Info: device.Info{Path: "/dev/nvme" + string(rune('0'+i)) + "n1",
+			Block: true, Size: 1_920_383_410_176, NUMANode: -1}, Capacity: "1.92TB"})
+	}
+	return p
+}
+
+// The plan follows the brief: sequential first, then each random block
+// size behind its write twin.
+func TestOrderFollowsTheBrief(t *testing.T) {
+	p := builtinPlanner(t, Full, 1)
+	var got []string
+	for _, w := range p.Order(p.Spec.Workloads) {
+		got = append(got, w.Name)
+	}
+	want := []string{
+		"128KB Sequential Write", "128KB Sequential Read",
+		"4KB Random Write", "4KB Random Read", "4KB Random Mixed Read Write 70/30",
+		"8KB Random Write", "8KB Random Read", "8KB Random Mixed Read Write 70/30",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Order (-want +got):\n%s", diff)
+	}
+}
+
+func cellFor(t *testing.T, p *Planner, name string, drives ...int) Cell {
+	t.Helper()
+	w, ok := p.Spec.Workload(name)
+	require.True(t, ok, name)
+	c, _ := p.Spec.Capacity("1.92TB")
+	need, twin := p.Need(w)
+	return Cell{Kind: "single", Capacity: c, Workload: w, Drives: drives, Need: need, Twin: twin}
+}
+
+// kinds lists each step as its kind, with a measurement's workloads.
+func kinds(pl Plan) []string {
+	var out []string
+	for _, st := range pl.Steps {
+		k := st.Kind.String()
+		if st.Kind == StepMeasure {
+			k = st.Cells[0].Workload.Name
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+type buildTest struct {
+	name   string
+	noFill bool // the spec has fill_passes = 0
+	mode   string
+	cells  []string // single-drive cells on drive 0
+	want   []string
+}
+
+var buildTests = []buildTest{
+	{
+		name:  "one purge and fill, one random preconditioning per block size",
+		mode:  Full,
+		cells: []string{"128KB Sequential Write", "128KB Sequential Read", "4KB Random Write", "4KB Random Read", "4KB Random Mixed Read Write 70/30", "8KB Random Write", "8KB Random Read"},
+		want: []string{"purge", "fill", "128KB Sequential Write", "128KB Sequential Read",
+			"precondition", "4KB Random Write", "4KB Random Read", "4KB Random Mixed Read Write 70/30",
+			"precondition", "8KB Random Write", "8KB Random Read"},
+	},
+	{
+		name:  "a random read alone gets purge, fill and its write twin",
+		mode:  Full,
+		cells: []string{"8KB Random Read"},
+		want:  []string{"purge", "fill", "precondition", "8KB Random Read"},
+	},
+	{
+		name:  "sequential cells run first whatever the order asked",
+		mode:  Full,
+		cells: []string{"4KB Random Read", "128KB Sequential Read"},
+		want:  []string{"purge", "fill", "128KB Sequential Read", "precondition", "4KB Random Read"},
+	},
+	{
+		name:   "no fill passes: purge alone makes a drive sequential",
+		noFill: true,
+		mode:   Full,
+		cells:  []string{"128KB Sequential Write", "128KB Sequential Read", "4KB Random Read", "8KB Random Read"},
+		want:   []string{"purge", "128KB Sequential Write", "128KB Sequential Read", "precondition", "4KB Random Read", "precondition", "8KB Random Read"},
+	},
+	{
+		name:  "none prepares nothing",
+		mode:  None,
+		cells: []string{"4KB Random Read", "128KB Sequential Read"},
+		want:  []string{"128KB Sequential Read", "4KB Random Read"},
+	},
+}
+
+func TestBuild(t *testing.T) {
+	for _, tt := range buildTests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := builtinPlanner(t, tt.mode, 1)
+			if tt.noFill {
+				p.Spec.Precondition.FillPasses = 0
+			}
+			var cells []Cell
+			for _, name := range tt.cells {
+				cells = append(cells, cellFor(t, p, name, 0))
+			}
+			if diff := cmp.Diff(tt.want, kinds(p.Build(cells))); diff != "" {
+				t.Errorf("Build (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Quick preconditioning fills once, over at most QuickFillCap bytes, and
+// bounds the random step.
+func TestQuickPreconditionIsCapped(t *testing.T) {
+	p := builtinPlanner(t, Quick, 1)
+	pl := p.Build([]Cell{cellFor(t, p, "4KB Random Read", 0)})
+	require.Len(t, pl.Steps, 4)
+	fill := pl.Steps[1]
+	require.Equal(t, 1, fill.Job.Loops)
+	require.Equal(t, int64(QuickFillCap), fill.Job.Targets[0].Size)
+	require.Equal(t, QuickRandomCap, pl.Steps[2].Est)
+}
+
+// Bytes written count MB/s write measurements and readwrite's writes.
+func TestWrittenBytes(t *testing.T) {
+	seq := specs.Workload{RW: "write", BS: 128 << 10, Metric: specs.MBps, RWMixRead: -1}
+	require.Equal(t, int64(4100e6*60), writtenBytes(seq, 4100, time.Minute))
+	rw := specs.Workload{RW: "readwrite", BS: 4096, Metric: specs.IOPS, RWMixRead: 70}
+	require.Equal(t, int64(1000*4096*60*0.3), writtenBytes(rw, 1000, time.Minute))
+	half := specs.Workload{RW: "randrw", BS: 4096, Metric: specs.IOPS, RWMixRead: -1}
+	require.Equal(t, int64(1000*4096*60/2), writtenBytes(half, 1000, time.Minute))
+	read := specs.Workload{RW: "randread", BS: 4096, Metric: specs.IOPS, RWMixRead: -1}
+	require.Zero(t, writtenBytes(read, 1000, time.Minute))
+}

@@ -1,0 +1,119 @@
+package qual
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// builtinSuite is a live suite of the built-in spec on n 1.92 TB files,
+// with every cell of the run.
+func builtinSuite(t *testing.T, n int) (*Suite, []plan.Cell) {
+	t.Helper()
+	spec, err := specs.Load("solidigm-d7-ps1010")
+	require.NoError(t, err)
+	p := &plan.Planner{Spec: spec, Precondition: plan.Full, Online: []int{0, 1, 2, 3}}
+	for i := range n {
+		p.Drives = append(p.Drives, plan.Drive{Info: device.Info{Path: "/dev/nvme" + string(rune('0'+i)) + "n1",
+			Size: 1_920_383_410_176, NUMANode: -1}, Capacity: "1.92TB"})
+	}
+	var paths []string
+	for _, d := range p.Drives {
+		paths = append(paths, d.Path)
+	}
+	s := &Suite{Cfg: &Config{Drives: paths}, Spec: p.Spec, Drives: p.Drives, Planner: p, Exec: &Live{}, Precondition: plan.Full}
+	return s, s.allCells()
+}
+
+// The whole built-in run shares one purge and fill and one random
+// preconditioning per block size across the single-drive cells and every
+// scaling step, and measures a single-drive cell and the same job on one
+// drive once.
+func TestBuildSharesAcrossScaling(t *testing.T) {
+	s, cells := builtinSuite(t, 24)
+	pl := s.Planner.Build(cells)
+	count := map[plan.StepKind]int{}
+	for _, st := range pl.Steps {
+		count[st.Kind]++
+		if st.Kind == plan.StepPurge || st.Kind == plan.StepFill || st.Kind == plan.StepRandom {
+			require.Len(t, st.Drives, 24, "step %d (%s) prepares every drive at once", st.N, st.Name)
+		}
+	}
+	require.Equal(t, 1, count[plan.StepPurge])
+	require.Equal(t, 1, count[plan.StepFill])
+	require.Equal(t, 2, count[plan.StepRandom], "one per random block size")
+	// 8 workloads × (1 single + 8 scaling steps) = 72 cells, 7 of which
+	// are the single-drive cell's own job (8KB Random Read has a scaling
+	// override) and share its measurement.
+	require.Equal(t, 72-7, count[plan.StepMeasure])
+	for _, c := range cells {
+		st := pl.Steps[pl.Measures[c.Test]]
+		require.Contains(t, st.Cells, c)
+	}
+	shared := pl.Steps[pl.Measures["TestScaling/1_drives/4KB_Random_Read"]]
+	require.Equal(t, "TestSingleDrive/1.92TB/4KB_Random_Read", shared.Cells[0].Test, "the single-drive cell owns the recording")
+	require.LessOrEqual(t, pl.Total, 4*time.Hour)
+}
+
+// Before a random write or mixed measurement, drives idle past the limit
+// since their preconditioning are topped up; reads never wait for one.
+func TestBuildTopsUpIdleDrives(t *testing.T) {
+	s, cells := builtinSuite(t, 24)
+	pl := s.Planner.Build(cells)
+	var clock time.Duration
+	last := map[int]time.Duration{}
+	for i, st := range pl.Steps {
+		if st.Kind == plan.StepTopUp {
+			next := pl.Steps[i+1]
+			require.Equal(t, plan.StepMeasure, next.Kind)
+			require.True(t, next.Cells[0].Workload.Writes(), "step %d tops up before %s", st.N, next.Name)
+			require.Equal(t, 2*time.Minute, st.Est)
+		}
+		if st.Kind == plan.StepMeasure && st.Cells[0].Workload.Writes() && strings.HasPrefix(st.State, "rand:") {
+			for _, d := range st.Drives {
+				require.LessOrEqual(t, clock-last[d], 5*time.Minute, "step %d: drive %d idle since %s", st.N, d, last[d])
+			}
+		}
+		clock += st.Est
+		if st.Writes() {
+			for _, d := range st.Drives {
+				last[d] = clock
+			}
+		}
+	}
+}
+
+// The estimate of the built-in plan on one 1.92TB drive: the two fill
+// passes at the spec's 4,100 MB/s, the two 30-minute random
+// preconditioning bounds and nine 70 s measurements (the 1-drive scaling
+// cells share the single-drive cells' but for 8KB Random Read's).
+func TestEstimateOfTheBuiltInPlan(t *testing.T) {
+	s, cells := builtinSuite(t, 1)
+	pl := s.Planner.Build(cells)
+	fill := 2 * 1_920_383_410_176 / 4100e6
+	want := 1 + fill + 2*30*60 + 9*70
+	require.InDelta(t, want, pl.Total.Seconds(), 1)
+	require.LessOrEqual(t, pl.Total, 90*time.Minute)
+}
+
+// A purge that erases a whole controller resets every drive of the run on
+// it, so that none is measured as if it were still filled.
+func TestPurgeReachesTheController(t *testing.T) {
+	d := func(name string, siblings ...string) plan.Drive {
+		return plan.Drive{Info: device.Info{Path: "/dev/" + name, Name: name, Block: true, Controller: "nvme0", Siblings: siblings}}
+	}
+	s := &Suite{Drives: []plan.Drive{d("nvme0n1", "nvme0n2"), d("nvme0n2", "nvme0n1")}}
+	s.ctrls = map[string]nvme.Controller{"nvme0": {OACS: 1 << 1, SANICAP: 1 << 1}}
+	require.Equal(t, []int{0, 1}, s.purgeReach([]int{0}, "sanitize"), "sanitize erases the controller")
+	require.Equal(t, []int{0}, s.purgeReach([]int{0}, "format"), "format without FNA bits erases one namespace")
+	s.ctrls["nvme0"] = nvme.Controller{OACS: 1 << 1, FNA: 1}
+	require.Equal(t, []int{0, 1}, s.purgeReach([]int{0}, "format"), "FNA bit 0: format applies to all namespaces")
+	require.Equal(t, []int{0}, s.purgeReach([]int{0}, "discard"))
+}
