@@ -219,17 +219,17 @@ func (l *Live) run(ctx context.Context, base string, job fiojob.Job, watch *Watc
 		stopped, runErr = true, nil
 	}
 	// Keep what fio printed before judging it: a failed run is evidence.
-	if err := writeFile(base+".json", stdout); err != nil {
+	if err := report.WriteFileAtomic(base+".json", stdout); err != nil {
 		return stdout, stopped, err
 	}
 	if runErr != nil {
 		st, _ := json.Marshal(RecordedFailure{Interrupted: ctx.Err() != nil, Message: runErr.Error()})
-		if err := writeFile(base+".status.json", append(st, '\n')); err != nil {
+		if err := report.WriteFileAtomic(base+".status.json", append(st, '\n')); err != nil {
 			return stdout, stopped, err
 		}
 	}
 	if len(stderr) > 0 {
-		if err := writeFile(base+".stderr", stderr); err != nil {
+		if err := report.WriteFileAtomic(base+".stderr", stderr); err != nil {
 			return stdout, stopped, err
 		}
 	}
@@ -305,11 +305,3 @@ func slug(s string) string {
 	}, s)
 }
 
-// writeFile writes data to path through a temporary file and a rename.
-func writeFile(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}

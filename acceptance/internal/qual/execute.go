@@ -430,7 +430,7 @@ func (s *Suite) recordSteady(test string, recs []report.Steady) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return writeFile(path, append(data, '\n'))
+	return report.WriteFileAtomic(path, append(data, '\n'))
 }
 
 // idle lists those of drives that have written nothing for longer than limit.

@@ -106,7 +106,7 @@ func (s *Suite) writeHealthRecords() error {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		if err := writeFile(path, out); err != nil {
+		if err := report.WriteFileAtomic(path, out); err != nil {
 			return err
 		}
 	}
@@ -281,7 +281,7 @@ func (s *Suite) recordThermal(test, why string) error {
 		return nil
 	}
 	data, _ := json.Marshal(map[string]string{"throttled": why})
-	return writeFile(filepath.Join(s.Cfg.Record, filepath.FromSlash(test)+".thermal.json"), append(data, '\n'))
+	return report.WriteFileAtomic(filepath.Join(s.Cfg.Record, filepath.FromSlash(test)+".thermal.json"), append(data, '\n'))
 }
 
 // replayedThermal reads a cell's recorded throttling verdict; "" for none.

@@ -271,7 +271,7 @@ func (s *Suite) saveRunInfo() error {
 	if err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(s.Cfg.Record, "run.json"), append(data, '\n'))
+	return report.WriteFileAtomic(filepath.Join(s.Cfg.Record, "run.json"), append(data, '\n'))
 }
 
 // forget removes what an older run recorded for test, before this run

@@ -6,7 +6,6 @@ import (
 	"image/color"
 	"math"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -14,6 +13,8 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/drivequal/drivequal/specs"
 )
 
 // Colours of the chart's lines.
@@ -67,7 +68,7 @@ func measured(res Result) bool {
 // chartFile is the chart's file name for a workload: its subtest name
 // (spaces to "_", "/" to "-") plus ".svg".
 func chartFile(workload string) string {
-	return strings.NewReplacer(" ", "_", "/", "-").Replace(workload) + ".svg"
+	return specs.SubtestName(workload) + ".svg"
 }
 
 // chartScale is how a metric is drawn: the divisor and the axis unit.
