@@ -1,15 +1,20 @@
 package qual
 
 import (
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -116,4 +121,31 @@ func TestPurgeReachesTheController(t *testing.T) {
 	s.ctrls["nvme0"] = nvme.Controller{OACS: 1 << 1, FNA: 1}
 	require.Equal(t, []int{0, 1}, s.purgeReach([]int{0}, "format"), "FNA bit 0: format applies to all namespaces")
 	require.Equal(t, []int{0}, s.purgeReach([]int{0}, "discard"))
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/golden")
+
+// The dry run of the built-in spec on two 1.92 TB drives, as printed:
+// every step with its estimate or bound, every fio job file, the bytes
+// written per drive and the total (testdata/golden/dry-run-2-drives.txt;
+// go test -update rewrites it).
+func TestDryRunGolden(t *testing.T) {
+	s, cells := builtinSuite(t, 2)
+	s.Report = &report.Run{}
+	s.Plan = s.Planner.Build(cells)
+	for i := range s.Drives {
+		s.Drives[i].Resolved = s.Drives[i].Path
+	}
+	var b strings.Builder
+	s.PrintPlan(&b)
+	golden := filepath.Join("testdata", "golden", "dry-run-2-drives.txt")
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+		require.NoError(t, os.WriteFile(golden, []byte(b.String()), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	if diff := cmp.Diff(string(want), b.String()); diff != "" {
+		t.Errorf("dry run (-%s +got):\n%s", golden, diff)
+	}
 }

@@ -171,25 +171,7 @@ func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.S
 	if cfg.Live() {
 		online, _ = sys.OnlineCPUs()
 	}
-	s.Planner = &plan.Planner{Spec: spec, Precondition: s.Precondition, Runtime: cfg.Runtime, Drives: s.Drives, Online: online}
-	s.states = make([]plan.State, len(s.Drives))
-	s.lastWrite = make([]time.Time, len(s.Drives))
-	s.basis = make([][]report.Steady, len(s.Drives))
-	s.done = map[string]*measured{}
-	if r, ok := s.Exec.(Replay); ok {
-		r.Shared = s.info.Shared
-		s.Exec = r
-	}
-	if cfg.Live() {
-		var cells []plan.Cell
-		for _, c := range s.allCells() {
-			if cfg.Selected(c.Test) {
-				cells = append(cells, c)
-			}
-		}
-		s.Plan = s.Planner.Build(cells)
-		s.Warnings = append(s.Warnings, s.steadyWarnings()...)
-	}
+	s.planRun(online)
 	if err := s.checkScaling(); err != nil {
 		errs = append(errs, err)
 	}
@@ -206,6 +188,31 @@ func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.S
 	}
 	s.fillReportDrives()
 	return s, errs
+}
+
+// planRun sets up what running the cells needs once the spec, the drives
+// and the executor are known: the planner, each drive's state and, for a
+// live run, the plan of the cells -run and -skip select.
+func (s *Suite) planRun(online []int) {
+	s.Planner = &plan.Planner{Spec: s.Spec, Precondition: s.Precondition, Runtime: s.Cfg.Runtime, Drives: s.Drives, Online: online}
+	s.states = make([]plan.State, len(s.Drives))
+	s.lastWrite = make([]time.Time, len(s.Drives))
+	s.basis = make([][]report.Steady, len(s.Drives))
+	s.done = map[string]*measured{}
+	if r, ok := s.Exec.(Replay); ok {
+		r.Shared = s.info.Shared
+		s.Exec = r
+	}
+	if s.Cfg.Live() {
+		var cells []plan.Cell
+		for _, c := range s.allCells() {
+			if s.Cfg.Selected(c.Test) {
+				cells = append(cells, c)
+			}
+		}
+		s.Plan = s.Planner.Build(cells)
+		s.Warnings = append(s.Warnings, s.steadyWarnings()...)
+	}
 }
 
 // useSpec makes spec the one the run judges with; given says it was chosen
