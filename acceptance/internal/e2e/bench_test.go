@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // The harness against raw fio, one 1-second 4 KiB random-read cell on a
@@ -44,9 +46,7 @@ func BenchmarkCellRawFio(b *testing.B) {
 
 func benchTarget(b *testing.B) (string, []string) {
 	b.Helper()
-	if lookPath("fio") != nil {
-		b.Skip("needs fio")
-	}
+	testenv.MustHaveFio(b)
 	dir := b.TempDir()
 	file := filepath.Join(dir, "target.img")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {

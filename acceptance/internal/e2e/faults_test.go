@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // The cells of testdata/faults.toml, in plan order.
@@ -284,7 +285,6 @@ func TestFioHangsUntilTimeout(t *testing.T) {
 // "truncated"; every other cell gets the verdict it gets from the intact
 // recording.
 func TestReplayTruncatedFile(t *testing.T) {
-	requireLoop(t) // for the compiled suite
 	fixtures := filepath.Join(filepath.Dir(acceptanceDir), "fixtures", "solidigm-d7-ps1010")
 	dir := filepath.Join(t.TempDir(), "recorded")
 	require.NoError(t, os.CopyFS(dir, os.DirFS(fixtures)))
@@ -416,7 +416,7 @@ var badFlagTests = []badFlagTest{
 }
 
 func TestBadFlags(t *testing.T) {
-	requireLoop(t) // for the compiled suite
+	testenv.MustHaveFio(t) // a live run's flags are checked with fio's version
 	for _, tt := range badFlagTests {
 		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {
 			tmp := t.TempDir()

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // newTargetFile makes a regular-file target of size bytes whose first MiB
@@ -26,21 +27,10 @@ func newTargetFile(t *testing.T, size int64) string {
 	return path
 }
 
-func requireFio(t *testing.T) {
-	t.Helper()
-	if lookPath("fio") == nil {
-		return
-	}
-	if os.Getenv("DRIVEQUAL_REQUIRE_LOOP") == "1" {
-		t.Fatal("DRIVEQUAL_REQUIRE_LOOP=1 but fio is not installed")
-	}
-	t.Skip("needs fio (apt-get install fio)")
-}
-
 // A regular file is a target like a drive: refused without -destructive
 // (it is not empty), measured with it. Needs fio but not root.
 func TestRegularFileTarget(t *testing.T) {
-	requireFio(t)
+	testenv.MustHaveFio(t)
 	file := newTargetFile(t, 256<<20)
 	before := sha256File(t, file)
 
@@ -70,7 +60,7 @@ func TestRegularFileTarget(t *testing.T) {
 // A plan longer than go test's -timeout is refused before anything runs,
 // saying which -timeout to use.
 func TestTimeoutTooShortIsRefused(t *testing.T) {
-	requireFio(t)
+	testenv.MustHaveFio(t)
 	file := newTargetFile(t, 64<<20)
 	before := sha256File(t, file)
 	r := runSuite(t, []string{"-test.timeout=5s"}, "-spec="+loopSpec(t), "-drives="+file, "-capacity=1GiB", "-destructive")

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -25,7 +26,7 @@ import (
 // would. It is detached and the tmpfs unmounted when t ends.
 func dyingLoop(t *testing.T, size, room int64) string {
 	t.Helper()
-	requireLoop(t)
+	testenv.MustHaveLoop(t)
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(room, 10), "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Fatalf("mount tmpfs: %v: %s", err, out)
@@ -38,7 +39,7 @@ func dyingLoop(t *testing.T, size, room int64) string {
 	img := filepath.Join(dir, "disk.img")
 	require.NoError(t, os.WriteFile(img, nil, 0o644))
 	require.NoError(t, os.Truncate(img, size))
-	return attachLoop(t, img)
+	return testenv.Attach(t, img)
 }
 
 // A drive that fails writes during its fill exits non-zero, and every cell

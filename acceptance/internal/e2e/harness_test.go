@@ -18,6 +18,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/qual"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 var (
@@ -25,8 +26,6 @@ var (
 	suiteBin string
 	// acceptanceDir is where go test would run the suite.
 	acceptanceDir string
-	// skipReason is why the tests here cannot run on this machine.
-	skipReason string
 )
 
 func TestMain(m *testing.M) {
@@ -41,14 +40,6 @@ func setup(m *testing.M) int {
 		return 2
 	}
 	acceptanceDir = filepath.Join(root, "acceptance")
-	switch {
-	case os.Geteuid() != 0:
-		skipReason = "needs root for loop devices"
-	case lookPath("fio") != nil:
-		skipReason = "needs fio (apt-get install fio)"
-	case lookPath("losetup") != nil:
-		skipReason = "needs losetup (apt-get install util-linux)"
-	}
 	dir, err := os.MkdirTemp("", "drivequal-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -65,55 +56,12 @@ func setup(m *testing.M) int {
 	return m.Run()
 }
 
-func lookPath(name string) error {
-	_, err := exec.LookPath(name)
-	return err
-}
-
-// requireLoop skips t when loop devices cannot be used here, or fails it
-// when DRIVEQUAL_REQUIRE_LOOP=1 says they must be.
-func requireLoop(t *testing.T) {
-	t.Helper()
-	if skipReason == "" {
-		return
-	}
-	if os.Getenv("DRIVEQUAL_REQUIRE_LOOP") == "1" {
-		t.Fatalf("DRIVEQUAL_REQUIRE_LOOP=1 but this test %s", skipReason)
-	}
-	t.Skip(skipReason)
-}
-
-// newLoop makes a loop device with direct I/O over a sparse file of size
-// bytes; it is detached when t ends.
+// newLoop makes a loop device for a test that runs the suite (and so fio)
+// on it: see testenv.Loop.
 func newLoop(t *testing.T, size int64, losetupArgs ...string) string {
 	t.Helper()
-	requireLoop(t)
-	img := filepath.Join(t.TempDir(), "disk.img")
-	if err := os.WriteFile(img, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(img, size); err != nil {
-		t.Fatal(err)
-	}
-	return attachLoop(t, img, losetupArgs...)
-}
-
-// attachLoop attaches a loop device with direct I/O over img; it is
-// detached when t ends.
-func attachLoop(t *testing.T, img string, losetupArgs ...string) string {
-	t.Helper()
-	args := append([]string{"--direct-io=on", "-f", "--show"}, losetupArgs...)
-	out, err := exec.Command("losetup", append(args, img)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("losetup: %v: %s", err, out)
-	}
-	dev := strings.TrimSpace(string(out))
-	t.Cleanup(func() {
-		if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {
-			t.Errorf("losetup -d %s: %v: %s", dev, err, out)
-		}
-	})
-	return dev
+	testenv.MustHaveLoop(t)
+	return testenv.Loop(t, size, losetupArgs...)
 }
 
 // result is one run of the suite.

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // safetySize is the size of the loop devices the safety tests guard, in
@@ -72,19 +74,6 @@ func command(t *testing.T, stdin string, name string, args ...string) {
 	}
 }
 
-// needCommand skips (or with DRIVEQUAL_REQUIRE_LOOP=1 fails) t when a
-// setup command is missing.
-func needCommand(t *testing.T, name, pkg string) {
-	t.Helper()
-	if lookPath(name) == nil {
-		return
-	}
-	if os.Getenv("DRIVEQUAL_REQUIRE_LOOP") == "1" {
-		t.Fatalf("DRIVEQUAL_REQUIRE_LOOP=1 but %s is missing (apt-get install %s)", name, pkg)
-	}
-	t.Skipf("needs %s (apt-get install %s)", name, pkg)
-}
-
 // assertRefused checks a run the suite refused: a non-zero exit without a
 // panic, every want in the refusal on stderr, no fio left and nothing
 // measured or reported.
@@ -126,7 +115,7 @@ func TestRefusesWithoutDestructive(t *testing.T) {
 }
 
 func TestRefusesMountedFileSystem(t *testing.T) {
-	needCommand(t, "mkfs.ext4", "e2fsprogs")
+	testenv.MustHave(t, "mkfs.ext4", "apt-get install e2fsprogs")
 	dev := guardedLoop(t)
 	command(t, "", "mkfs.ext4", "-q", "-F", dev)
 	mnt := t.TempDir()
@@ -177,7 +166,7 @@ func TestRefusesMountedFileSystem(t *testing.T) {
 }
 
 func TestRefusesPartitionTable(t *testing.T) {
-	needCommand(t, "sfdisk", "fdisk")
+	testenv.MustHave(t, "sfdisk", "apt-get install fdisk")
 	const table = "label: gpt\n,,L\n"
 
 	t.Run("signature", func(t *testing.T) {
@@ -211,7 +200,7 @@ func TestRefusesPartitionTable(t *testing.T) {
 		if _, err := os.Stat(partition); err != nil {
 			// sfdisk asks the kernel to re-read the table, which some
 			// containers ignore; partx adds the partition directly.
-			needCommand(t, "partx", "util-linux")
+			testenv.MustHave(t, "partx", "apt-get install util-linux")
 			command(t, "", "partx", "-a", dev)
 		}
 		require.FileExists(t, partition, "sfdisk and partx should have made %s", part)
@@ -223,7 +212,7 @@ func TestRefusesPartitionTable(t *testing.T) {
 }
 
 func TestRefusesActiveSwap(t *testing.T) {
-	needCommand(t, "mkswap", "util-linux")
+	testenv.MustHave(t, "mkswap", "apt-get install util-linux")
 	dev := guardedLoop(t)
 	command(t, "", "mkswap", "-q", dev)
 	before := sha256File(t, dev)

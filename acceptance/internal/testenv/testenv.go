@@ -61,9 +61,10 @@ func MustHaveLoop(t testing.TB) {
 }
 
 // Loop makes a loop device with direct I/O over a sparse file of size
-// bytes; it is detached when t ends. It needs root and losetup (a test that
-// also runs fio on it calls MustHaveLoop).
-func Loop(t testing.TB, size int64) string {
+// bytes, with extra losetup flags (such as "--sector-size", "4096"); it is
+// detached when t ends. It needs root and losetup (a test that also runs
+// fio on it calls MustHaveLoop).
+func Loop(t testing.TB, size int64, flags ...string) string {
 	t.Helper()
 	MustHaveRoot(t)
 	MustHave(t, "losetup", "apt-get install util-linux")
@@ -76,7 +77,7 @@ func Loop(t testing.TB, size int64) string {
 		t.Fatal(err)
 	}
 	f.Close()
-	return Attach(t, img)
+	return Attach(t, img, flags...)
 }
 
 // Attach attaches the image file img to a free loop device with direct
