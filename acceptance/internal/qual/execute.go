@@ -137,7 +137,7 @@ func (s *Suite) execStep(ctx context.Context, st *plan.Step, logf func(string, .
 	var w *Watch
 	track := newRoundTracker(*st)
 	if st.Kind != plan.StepPurge {
-		w = s.watch(*st, start, track)
+		w = s.watch(*st, start, track, logf)
 	}
 	prep, err := s.Exec.Prepare(ctx, *st, s.Drives, logf, w)
 	if err != nil {
@@ -257,9 +257,10 @@ func (t *roundTracker) add(p fiojob.Progress) bool {
 
 func (t *roundTracker) rounds() [][]float64 { return t.series }
 
-// watch follows a running step: progress lines at most every progressEvery,
-// and for random steps the rounds that stop it at steady state.
-func (s *Suite) watch(st plan.Step, start time.Time, track *roundTracker) *Watch {
+// watch follows a running step: progress lines at most every progressEvery
+// (on the terminal and through logf, into the subtest's log and so its
+// JUnit), and for random steps the rounds that stop it at steady state.
+func (s *Suite) watch(st plan.Step, start time.Time, track *roundTracker, logf func(string, ...any)) *Watch {
 	interval := progressEvery
 	random := st.Kind == plan.StepRandom || st.Kind == plan.StepTopUp
 	if random {
@@ -273,7 +274,7 @@ func (s *Suite) watch(st plan.Step, start time.Time, track *roundTracker) *Watch
 		stop := random && track.add(p)
 		if now := time.Now(); st.Est > progressMin && now.Sub(last) >= progressEvery-time.Second/2 {
 			last = now
-			s.progress(nil, "%s", s.progressLine(st, now.Sub(start), p))
+			s.progress(logf, "%s", s.progressLine(st, now.Sub(start), p))
 		}
 		return stop
 	}}
@@ -382,7 +383,7 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 		s.paths(st.Drives), describeJob(st.Job), st.Job.Runtime)
 	before := s.snapshot(ctx, st.Drives)
 	start := time.Now()
-	stdout, runErr := s.Exec.Measure(ctx, owner.Test, st.Job, s.watch(st, start, nil))
+	stdout, runErr := s.Exec.Measure(ctx, owner.Test, st.Job, s.watch(st, start, nil, logf))
 	m := &measured{stdout: stdout, runErr: runErr, raw: s.Exec.RawPath(owner.Test), job: st.Job, steady: basis,
 		thermal: s.throttled(before, s.snapshot(ctx, st.Drives))}
 	if owner.Workload.Writes() {
