@@ -29,40 +29,29 @@ type Judgement struct {
 // lowers a drive's figures): such a cell can fail but never pass.
 func Single(name string, metric specs.Metric, actual, spec, tolerance float64, provisional string) Judgement {
 	j := Judgement{Ratio: ratio(actual, spec)}
-	threshold := spec * (1 - tolerance)
 	tol := ""
 	if tolerance > 0 {
 		tol = fmt.Sprintf(", tolerance %s %%", trimFloat(tolerance*100))
 	}
+	// A throughput passes at or above its figure; a latency at or below.
+	met, pass, fail := actual >= spec*(1-tolerance), ">=", "<"
 	if metric.LowerIsBetter() {
-		// A latency: the drive passes at or below its figure.
-		if actual > spec*(1+tolerance) {
-			j.Verdict = report.Fail
-			j.Message = fmt.Sprintf("%s: actual %s > spec %s (%.2f %% of spec%s)",
-				name, FormatValue(actual, metric), FormatValue(spec, metric), j.Ratio*100, tol)
-			return j
-		}
-		j.Message = fmt.Sprintf("%s: actual %s <= spec %s (%.2f %% of spec%s)",
-			name, FormatValue(actual, metric), FormatValue(spec, metric), j.Ratio*100, tol)
-		j.Verdict = report.Pass
-		if why := provisional; why != "" {
-			j.Verdict = report.Inconclusive
-			j.Message += "; " + why
-		}
-		return j
+		met, pass, fail = actual <= spec*(1+tolerance), "<=", ">"
 	}
-	if actual < threshold {
+	op := pass
+	if !met {
+		op = fail
+	}
+	j.Message = fmt.Sprintf("%s: actual %s %s spec %s (%.2f %% of spec%s)",
+		name, FormatValue(actual, metric), op, FormatValue(spec, metric), j.Ratio*100, tol)
+	switch {
+	case !met:
 		j.Verdict = report.Fail
-		j.Message = fmt.Sprintf("%s: actual %s < spec %s (%.2f %% of spec%s)",
-			name, FormatValue(actual, metric), FormatValue(spec, metric), j.Ratio*100, tol)
-		return j
-	}
-	j.Message = fmt.Sprintf("%s: actual %s >= spec %s (%.2f %% of spec%s)",
-		name, FormatValue(actual, metric), FormatValue(spec, metric), j.Ratio*100, tol)
-	j.Verdict = report.Pass
-	if why := provisional; why != "" {
+	case provisional != "":
 		j.Verdict = report.Inconclusive
-		j.Message += "; " + why
+		j.Message += "; " + provisional
+	default:
+		j.Verdict = report.Pass
 	}
 	return j
 }

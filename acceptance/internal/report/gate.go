@@ -50,23 +50,16 @@ func (r *Run) Gates() []Gate {
 			gates = append(gates, gateOf(c, rs, r.Precondition))
 		}
 	}
-	var scaling []Result
-	for _, res := range r.Results {
-		if res.Kind == KindScaling {
-			scaling = append(scaling, res)
+	for _, k := range []struct{ kind, gate string }{{KindScaling, ScalingGate}, {KindFleet, FleetGate}} {
+		var rs []Result
+		for _, res := range r.Results {
+			if res.Kind == k.kind {
+				rs = append(rs, res)
+			}
 		}
-	}
-	if len(scaling) > 0 {
-		gates = append(gates, gateOf(ScalingGate, scaling, r.Precondition))
-	}
-	var fleet []Result
-	for _, res := range r.Results {
-		if res.Kind == KindFleet {
-			fleet = append(fleet, res)
+		if len(rs) > 0 {
+			gates = append(gates, gateOf(k.gate, rs, r.Precondition))
 		}
-	}
-	if len(fleet) > 0 {
-		gates = append(gates, gateOf(FleetGate, fleet, r.Precondition))
 	}
 	if g, ok := r.healthGate(); ok {
 		gates = append(gates, g)
