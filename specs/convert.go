@@ -7,8 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/drivequal/drivequal/fiojob"
+	"time"
 )
 
 // fio's rw patterns a workload may use; trim patterns are not measured.
@@ -21,128 +20,198 @@ var purgeMethods = []string{"format", "sanitize", "discard", "none"}
 // limit, in percent with a trailing "%".
 var steadyStateRE = regexp.MustCompile(`^(iops|iops_slope|bw|bw_slope):([0-9]+(\.[0-9]*)?|\.[0-9]+)%?$`)
 
-// convert checks t and turns it into a Spec, recording every problem.
-func (p *parser) convert(t *tomlSpec) *Spec {
-	s := &Spec{}
-	top := table{p: p}
-	s.Model, _ = top.requiredStr("model", t.Model)
-	s.Source, _ = top.requiredStr("source", t.Source)
-	s.Method = p.method(t.Method)
-	s.Precondition = p.precondition(t.Precondition)
-	s.Health = p.health(t.Health)
-
-	if len(t.Workload) == 0 {
-		p.addf(0, "", "no workloads: add at least one [[workload]]")
-	}
-	for i := range t.Workload {
-		s.Workloads = append(s.Workloads, p.workload(i, &t.Workload[i]))
-	}
-	p.checkWorkloads(s.Workloads)
-
-	if len(t.Capacity) == 0 {
-		p.addf(0, "", "no capacities: add at least one [[capacity]]")
-	}
-	for i := range t.Capacity {
-		s.Capacities = append(s.Capacities, p.capacity(i, &t.Capacity[i], s))
-	}
-	p.checkUnique("capacity", len(s.Capacities), func(i int) (string, int) {
-		return s.Capacities[i].Name, s.Capacities[i].Line
-	})
-
-	if t.Scaling != nil {
-		s.Scaling = p.scaling(t.Scaling, s)
-	}
-	return s
+// table is one TOML table being converted: its keys as decoded, and where
+// its problems go, each at its key's line (or the table's, for a missing
+// key) under one Where.
+type table struct {
+	p     *parser
+	where string
+	path  []string       // keyLines path of the table
+	raw   map[string]any // nil when the table is absent
 }
 
-func (p *parser) method(m *tomlMethod) Method {
-	t := table{p: p, where: "method", path: []string{"method"}}
-	if m == nil {
-		m = &tomlMethod{}
-	}
-	var out Method
-	if !m.Runtime.set {
-		t.missing("runtime")
-	} else {
-		out.Runtime, _ = t.duration("runtime", m.Runtime, 0, false)
-	}
-	out.RampTime, _ = t.duration("ramp_time", m.RampTime, 0, true)
-	out.IOEngine, _ = t.str("ioengine", m.IOEngine, DefaultIOEngine)
-	if out.IOEngine == "" && m.IOEngine.set {
-		t.errorf("ioengine", "ioengine must not be empty")
-	}
-	out.Direct, _ = t.boolean("direct", m.Direct, true)
-	out.Tolerance, _ = t.tolerance("tolerance", m.Tolerance, 0)
-	return out
+// value is one key of a table as decoded; set is false when it is absent.
+type value struct {
+	key string
+	v   any
+	set bool
 }
 
-func (p *parser) precondition(c *tomlPrecondition) Precondition {
-	t := table{p: p, where: "precondition", path: []string{"precondition"}}
-	if c == nil {
-		c = &tomlPrecondition{}
-	}
-	var out Precondition
-	out.Purge, _ = t.oneOf("purge", c.Purge, DefaultPurge, purgeMethods...)
-	if n, ok := t.integer("fill_passes", c.FillPasses, DefaultFillPasses, 0, math.MaxInt32); ok {
-		out.FillPasses = int(n)
-	}
-	out.RandomRuntime, _ = t.duration("random_runtime", c.RandomRuntime, DefaultRandomRuntime, false)
-	if ss, ok := t.str("steadystate", c.SteadyState, ""); ok && c.SteadyState.set {
-		if steadyStateRE.MatchString(ss) {
-			out.SteadyState = ss
-		} else {
-			t.errorf("steadystate", `steadystate %q is not a fio criterion like "iops_slope:0.3%%" (iops, iops_slope, bw or bw_slope, a colon, a number, optionally %%)`, ss)
+func (t table) get(key string) value {
+	v, set := t.raw[key]
+	return value{key: key, v: v, set: set}
+}
+
+// sub returns the table in key v of t, its problems under where.
+func (t table) sub(v value, where string) table {
+	m, _ := v.v.(map[string]any)
+	return table{p: t.p, where: where, path: append(t.path[:len(t.path):len(t.path)], v.key), raw: m}
+}
+
+// named returns table name of v, a table of tables named by the spec.
+func (t table) named(v value, name, where string) table {
+	m, _ := v.v.(map[string]any)
+	e, _ := m[name].(map[string]any)
+	return table{p: t.p, where: where, path: append(t.path[:len(t.path):len(t.path)], v.key, name), raw: e}
+}
+
+func (t table) line(key string) int {
+	if key != "" {
+		if l := t.p.lines[path(append(t.path[:len(t.path):len(t.path)], key)...)]; l > 0 {
+			return l
 		}
 	}
-	switch {
-	case c.SteadyState.set:
-		out.SteadyStateDuration, _ = t.duration("steadystate_duration", c.SteadyStateDuration, DefaultSteadyStateDuration, false)
-	case c.SteadyStateDuration.set:
-		t.errorf("steadystate_duration", "steadystate_duration has no effect without steadystate")
+	if len(t.path) > 0 {
+		return t.p.lines[path(t.path...)]
 	}
-	out.SteadyRound, _ = t.duration("steady_round", c.SteadyRound, DefaultSteadyRound, false)
-	if n, ok := t.integer("steady_window", c.SteadyWindow, DefaultSteadyWindow, 2, 1000); ok {
-		out.SteadyWindow = int(n)
-	}
-	out.SteadyRange, _ = t.fraction("steady_range", c.SteadyRange, DefaultSteadyRange)
-	out.SteadySlope, _ = t.fraction("steady_slope", c.SteadySlope, DefaultSteadySlope)
-	out.IdleLimit, _ = t.duration("idle_limit", c.IdleLimit, DefaultIdleLimit, false)
-	out.TopUpRuntime, _ = t.duration("topup_runtime", c.TopUpRuntime, DefaultTopUpRuntime, false)
-	return out
+	return 0
 }
 
-func (p *parser) health(h *tomlHealth) Health {
-	t := table{p: p, where: "health", path: []string{"health"}}
-	if h == nil {
-		h = &tomlHealth{}
+func (t table) errorf(key, format string, args ...any) {
+	t.p.addf(t.line(key), t.where, format, args...)
+}
+
+func (t table) missing(key string) {
+	t.errorf("", "missing required key %q", key)
+}
+
+// str returns a string value; def when unset. It reports a wrong type.
+func (t table) str(v value, def string) (string, bool) {
+	if !v.set {
+		return def, true
 	}
-	out := DefaultHealth()
-	if n, ok := t.integer("percent_used_max", h.PercentUsedMax, DefaultPercentUsedMax, 0, 255); ok {
-		out.PercentUsedMax = int(n)
+	s, ok := v.v.(string)
+	if !ok {
+		t.errorf(v.key, "%s must be a string, got %s", v.key, typeName(v.v))
 	}
-	if h.Firmware.set {
-		out.Firmware, _ = t.firmware("firmware", h.Firmware)
+	return s, ok
+}
+
+// nonEmpty is str for a key that may not be empty.
+func (t table) nonEmpty(v value) (string, bool) {
+	s, ok := t.str(v, "")
+	if ok && s == "" {
+		t.errorf(v.key, "%s must not be empty", v.key)
+		return "", false
 	}
-	if n, ok := t.integer("media_errors_max_increase", h.MediaErrorsMaxIncrease, 0, 0, math.MaxInt64); ok {
-		out.MediaErrorsMaxIncrease = uint64(n)
+	return s, ok
+}
+
+// integer returns an integer value in [lo, hi]; def when unset.
+func (t table) integer(v value, def, lo, hi int64) (int64, bool) {
+	if !v.set {
+		return def, true
 	}
-	if n, ok := t.integer("err_log_entries_max_increase", h.ErrLogEntriesMaxIncrease, 0, 0, math.MaxInt64); ok {
-		out.ErrLogEntriesMaxIncrease = uint64(n)
+	n, ok := v.v.(int64)
+	if !ok {
+		t.errorf(v.key, "%s must be an integer, got %s", v.key, typeName(v.v))
+		return 0, false
 	}
-	if n, ok := t.integer("spare_margin", h.SpareMargin, 0, 0, 100); ok {
-		out.SpareMargin = int(n)
+	switch {
+	case n < lo && (hi == math.MaxInt32 || hi == math.MaxInt64):
+		t.errorf(v.key, "%s must be >= %d, got %d", v.key, lo, n)
+	case n < lo || n > hi:
+		t.errorf(v.key, "%s must be between %d and %d, got %d", v.key, lo, hi, n)
+	default:
+		return n, true
 	}
-	if n, ok := t.integer("temperature_margin_c", h.TemperatureMarginC, 0, 0, 150); ok {
-		out.TemperatureMarginC = int(n)
+	return n, false
+}
+
+// number returns an integer or float value as a float64; def when unset.
+func (t table) number(v value, def float64) (float64, bool) {
+	if !v.set {
+		return def, true
 	}
-	out.ThermalThrottle, _ = t.oneOf("thermal_throttle", h.ThermalThrottle, DefaultThermalThrottle,
-		ThrottleInconclusive, ThrottleIgnore)
-	return out
+	switch n := v.v.(type) {
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	t.errorf(v.key, "%s must be a number, got %s", v.key, typeName(v.v))
+	return 0, false
+}
+
+// tolerance returns a fraction in [0, 1); def when unset.
+func (t table) tolerance(v value, def float64) (float64, bool) {
+	f, ok := t.number(v, def)
+	if ok && !(f >= 0 && f < 1) {
+		t.errorf(v.key, "%s must be in [0, 1), got %v", v.key, f)
+		return 0, false
+	}
+	return f, ok
+}
+
+// fraction returns a fraction of a mean, > 0 (0.20 is 20 %; above 1 is
+// allowed, for targets whose figures swing, such as loop devices); def
+// when unset.
+func (t table) fraction(v value, def float64) (float64, bool) {
+	f, ok := t.number(v, def)
+	if ok && !(f > 0) || math.IsInf(f, 0) {
+		t.errorf(v.key, "%s must be a fraction of the window mean > 0 (0.20 is 20 %%), got %v", v.key, f)
+		return 0, false
+	}
+	return f, ok
+}
+
+// boolean returns a boolean value; def when unset.
+func (t table) boolean(v value, def bool) (bool, bool) {
+	if !v.set {
+		return def, true
+	}
+	b, ok := v.v.(bool)
+	if !ok {
+		t.errorf(v.key, "%s must be true or false, got %s", v.key, typeName(v.v))
+	}
+	return b, ok
+}
+
+// duration returns a duration written as a Go duration string ("60s",
+// "30m", "1m30s"); def when unset. A duration must be > 0, or >= 0 when
+// zeroOK.
+func (t table) duration(v value, def time.Duration, zeroOK bool) (time.Duration, bool) {
+	if !v.set {
+		return def, true
+	}
+	s, ok := v.v.(string)
+	if !ok {
+		t.errorf(v.key, `%s must be a duration string like "60s", got %s`, v.key, typeName(v.v))
+		return 0, false
+	}
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		t.errorf(v.key, `%s %q is not a duration (want e.g. "60s", "30m")`, v.key, s)
+	case d < 0 || d == 0 && !zeroOK:
+		want := "> 0"
+		if zeroOK {
+			want = ">= 0"
+		}
+		t.errorf(v.key, "%s must be %s, got %q", v.key, want, s)
+	default:
+		return d, true
+	}
+	return 0, false
+}
+
+// oneOf returns a string value that must be one of allowed; def when unset.
+func (t table) oneOf(v value, def string, allowed ...string) (string, bool) {
+	s, ok := t.str(v, def)
+	if !ok {
+		return "", false
+	}
+	if contains(allowed, s) {
+		return s, true
+	}
+	t.errorf(v.key, "%s %q is not one of %s", v.key, s, strings.Join(allowed, ", "))
+	return "", false
 }
 
 // firmware returns a list of firmware revisions as id-ctrl reports them
 // ("fr": at most 8 characters, trimmed); nil for an empty list.
-func (t table) firmware(key string, v value) ([]string, bool) {
+func (t table) firmware(v value) ([]string, bool) {
+	key := v.key
 	arr, ok := v.v.([]any)
 	if !ok {
 		t.errorf(key, `%s must be an array of firmware revisions like ["GDC7102Q"], got %s`, key, typeName(v.v))
@@ -171,61 +240,6 @@ func (t table) firmware(key string, v value) ([]string, bool) {
 		return nil, false
 	}
 	return out, true
-}
-
-func (p *parser) workload(i int, w *tomlWorkload) Workload {
-	t := table{p: p, where: p.elemWhere("workload", i), path: []string{"workload", index(i)}}
-	out := Workload{RWMixRead: -1, Line: t.line("")}
-	out.Name, _ = t.requiredStr("name", w.Name)
-	rwOK := false
-	if !w.RW.set {
-		t.missing("rw")
-	} else if rw, ok := t.str("rw", w.RW, ""); ok {
-		switch {
-		case contains(rwPatterns, rw):
-			out.RW, rwOK = rw, true
-		case strings.Contains(rw, "trim"):
-			t.errorf("rw", "rw %q: trim patterns are not supported; use one of %s", rw, strings.Join(rwPatterns, ", "))
-		default:
-			t.errorf("rw", "rw %q is not one of fio's patterns %s", rw, strings.Join(rwPatterns, ", "))
-		}
-	}
-	if !w.BS.set {
-		t.missing("bs")
-	} else {
-		out.BS, _ = t.blockSize("bs", w.BS)
-	}
-	if n, ok := t.requiredInt("iodepth", w.IODepth, 1, math.MaxInt32); ok {
-		out.IODepth = int(n)
-	}
-	if n, ok := t.requiredInt("numjobs", w.NumJobs, 1, math.MaxInt32); ok {
-		out.NumJobs = int(n)
-	}
-	if !w.Metric.set {
-		t.missing("metric")
-	} else if m, ok := t.oneOf("metric", w.Metric, "", string(IOPS), string(MBps), string(LatUS)); ok {
-		out.Metric = Metric(m)
-	}
-	if w.RWMixRead.set {
-		if n, ok := t.integer("rwmixread", w.RWMixRead, 0, 0, 100); ok {
-			out.RWMixRead = int(n)
-		}
-		if rwOK && !fiojob.IsMixed(out.RW) {
-			t.errorf("rwmixread", "rwmixread is only for mixed patterns (rw, readwrite, randrw), not %q", out.RW)
-		}
-	}
-	if w.Precondition.set {
-		if pre, ok := t.str("precondition", w.Precondition, ""); ok {
-			out.Precondition = pre
-			if pre == "" {
-				t.errorf("precondition", "precondition must name a workload; leave it out for the default write twin")
-			}
-		}
-	}
-	if w.Runtime.set {
-		out.Runtime, _ = t.duration("runtime", w.Runtime, 0, false)
-	}
-	return out
 }
 
 // checkWorkloads checks what relates workloads to each other: unique names
@@ -293,93 +307,9 @@ func (p *parser) checkUnique(kind string, n int, at func(int) (name string, line
 	}
 }
 
-func (p *parser) capacity(i int, c *tomlCapacity, s *Spec) Capacity {
-	t := table{p: p, where: p.elemWhere("capacity", i), path: []string{"capacity", index(i)}}
-	out := Capacity{Line: t.line("")}
-	out.Name, _ = t.requiredStr("name", c.Name)
-	if !c.Bytes.set {
-		t.missing("bytes")
-	} else {
-		out.Bytes, _ = t.integer("bytes", c.Bytes, 0, 1, math.MaxInt64)
-	}
-	switch {
-	case c.Spec == nil:
-		t.missing("spec")
-		return out
-	case len(c.Spec) == 0:
-		t.errorf("spec", "spec table is empty: list at least one workload's spec value")
-		return out
-	}
-	known := map[string]bool{}
-	for _, w := range s.Workloads {
-		known[w.Name] = true
-	}
-	out.Spec = map[string]float64{}
-	st := table{p: p, where: t.where, path: append(t.path, "spec")}
-	for _, name := range sortedKeys(c.Spec) {
-		key := fmt.Sprintf("spec.%q", name)
-		if !known[name] {
-			st.errorf(name, "%s: unknown workload %q", key, name)
-			continue
-		}
-		v, ok := st.number(key, c.Spec[name], 0)
-		if !ok {
-			continue
-		}
-		if !(v > 0) || math.IsInf(v, 0) {
-			st.errorf(name, "%s must be > 0 and finite, got %v", key, v)
-			continue
-		}
-		out.Spec[name] = v
-	}
-	out.QoS = p.qos(t, c.QoS, c.Spec, s)
-	return out
-}
-
-func (p *parser) scaling(sc *tomlScaling, s *Spec) Scaling {
-	t := table{p: p, where: "scaling", path: []string{"scaling"}}
-	var out Scaling
-	if name, ok := t.requiredStr("capacity", sc.Capacity); ok {
-		out.Capacity = name
-		if _, found := s.Capacity(name); !found {
-			t.errorf("capacity", "capacity %q is not a capacity of this spec (%s)", name, strings.Join(quoteAll(capacityNames(s)), ", "))
-		}
-	}
-	if !sc.Drives.set {
-		t.missing("drives")
-	} else {
-		out.Drives, _ = t.driveCounts("drives", sc.Drives)
-	}
-	out.Baseline, _ = t.oneOf("baseline", sc.Baseline, DefaultScalingBaseline, "spec", "single")
-	out.Tolerance, _ = t.tolerance("tolerance", sc.Tolerance, DefaultScalingTolerance)
-	for _, name := range sortedKeys(sc.Override) {
-		o := sc.Override[name]
-		ot := table{p: p, where: fmt.Sprintf("scaling override %q", name), path: []string{"scaling", "override", name}}
-		if _, found := s.Workload(name); !found {
-			ot.errorf("", "override names unknown workload %q", name)
-			continue
-		}
-		var ov Override
-		if n, ok := ot.integer("iodepth", o.IODepth, 0, 1, math.MaxInt32); ok {
-			ov.IODepth = int(n)
-		}
-		if n, ok := ot.integer("numjobs", o.NumJobs, 0, 1, math.MaxInt32); ok {
-			ov.NumJobs = int(n)
-		}
-		if !o.IODepth.set && !o.NumJobs.set {
-			ot.errorf("", "override sets neither iodepth nor numjobs")
-			continue
-		}
-		if out.Override == nil {
-			out.Override = map[string]Override{}
-		}
-		out.Override[name] = ov
-	}
-	return out
-}
-
 // driveCounts returns a non-empty, strictly ascending list of drive counts.
-func (t table) driveCounts(key string, v value) ([]int, bool) {
+func (t table) driveCounts(v value) ([]int, bool) {
+	key := v.key
 	arr, ok := v.v.([]any)
 	if !ok {
 		t.errorf(key, "%s must be an array of drive counts like [1, 2, 4], got %s", key, typeName(v.v))
@@ -412,7 +342,8 @@ func (t table) driveCounts(key string, v value) ([]int, bool) {
 // string with an optional binary suffix: "4096", "4k", "4K", "4KiB", "4KB",
 // "1m", "1MiB". k, K, KB and KiB all mean 1024 bytes, as in fio. The size
 // must be > 0 and a multiple of 512.
-func (t table) blockSize(key string, v value) (int64, bool) {
+func (t table) blockSize(v value) (int64, bool) {
+	key := v.key
 	var n int64
 	switch b := v.v.(type) {
 	case int64:
@@ -464,9 +395,6 @@ func ParseBlockSize(s string) (int64, error) {
 	}
 	return n * mult, nil
 }
-
-// isMixed is fiojob.IsMixed: whether rw reads and writes in one job.
-func isMixed(rw string) bool { return fiojob.IsMixed(rw) }
 
 func contains(list []string, s string) bool {
 	for _, e := range list {

@@ -9,7 +9,10 @@ import (
 )
 
 // The toml package reports where a syntax error is but not where each key
-// is defined, so keyLines finds the keys again in the text. md.Keys lists
+// is defined: MetaData keeps key positions unexported (BurntSushi/toml
+// #462), and keyed by dotted key, so each [[workload]] element's keys
+// overwrite the previous element's. So keyLines finds the keys again in
+// the text. md.Keys lists
 // them in document order; each is looked for after the previous one, as a
 // key token (bare or quoted, outside comments and values) followed by "=",
 // "." or "]". Keys under a top-level array of tables ([[workload]]) get the

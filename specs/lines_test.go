@@ -1,7 +1,6 @@
 package specs
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/BurntSushi/toml"
@@ -80,34 +79,4 @@ iodepth = 32
 	if t.Failed() {
 		t.Logf("all: %s", cmp.Diff(want, got))
 	}
-}
-
-// TestSchemaMatchesStructs checks that specSchema, which unknown keys are
-// reported against, holds exactly the keys the TOML structs decode.
-func TestSchemaMatchesStructs(t *testing.T) {
-	got := schemaOf(reflect.TypeOf(tomlSpec{}))
-	if diff := cmp.Diff(specSchema, got); diff != "" {
-		t.Errorf("specSchema differs from the toml struct tags (-specSchema +structs):\n%s", diff)
-	}
-}
-
-// schemaOf builds a schema from a struct type's toml tags.
-func schemaOf(typ reflect.Type) schema {
-	for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice {
-		typ = typ.Elem()
-	}
-	if typ == reflect.TypeOf(value{}) {
-		return nil
-	}
-	if typ.Kind() == reflect.Map {
-		return schema{"*": schemaOf(typ.Elem())}
-	}
-	s := schema{}
-	for i := 0; i < typ.NumField(); i++ {
-		f := typ.Field(i)
-		if f.IsExported() {
-			s[f.Tag.Get("toml")] = schemaOf(f.Type)
-		}
-	}
-	return s
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/drivequal/drivequal/fiojob"
 )
 
 // wantErr is one problem a bad spec must report: on Line, with Text in the
@@ -638,7 +640,7 @@ func checkSpec(s *Spec) error {
 			return fmt.Errorf("workload %q: iodepth %d numjobs %d", w.Name, w.IODepth, w.NumJobs)
 		case w.Metric != IOPS && w.Metric != MBps && w.Metric != LatUS:
 			return fmt.Errorf("workload %q: metric %q", w.Name, w.Metric)
-		case w.RWMixRead < -1 || w.RWMixRead > 100 || w.RWMixRead >= 0 && !isMixed(w.RW):
+		case w.RWMixRead < -1 || w.RWMixRead > 100 || w.RWMixRead >= 0 && !fiojob.IsMixed(w.RW):
 			return fmt.Errorf("workload %q: rwmixread %d", w.Name, w.RWMixRead)
 		case w.Runtime < 0:
 			return fmt.Errorf("workload %q: runtime %v", w.Name, w.Runtime)
