@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Flags are the suite's flags as given, before validation.
@@ -319,32 +321,35 @@ func resolveOutput(root, p string) string {
 	return filepath.Join(root, p)
 }
 
-// checkWritableDir makes sure dir can be created and can take a file. It
-// leaves nothing behind: directories it made are removed again, so that a
-// refused run writes nothing.
+// checkWritableDir reports whether dir could be created and written
+// without writing anything: the nearest existing directory on its path must
+// be a directory this process may write in (access(2), which also says a
+// read-only file system is one). A refused run creates nothing.
 func checkWritableDir(dir string) error {
-	var made []string
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
+	d := dir
+	for {
+		st, err := os.Stat(d)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("cannot create %s: %s is not a directory", dir, d)
+			}
 			break
 		}
-		made = append(made, d)
-	}
-	defer func() {
-		for _, d := range made {
-			os.Remove(d)
+		if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("cannot create %s: %w", dir, errors.Unwrap(err))
 		}
-	}()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cannot create %s: %w", dir, errors.Unwrap(err))
+		if filepath.Dir(d) == d {
+			return fmt.Errorf("cannot create %s: no directory on its path exists", dir)
+		}
+		d = filepath.Dir(d)
 	}
-	f, err := os.CreateTemp(dir, ".drivequal-probe-*")
-	if err != nil {
-		return fmt.Errorf("cannot write in %s: %w", dir, errors.Unwrap(err))
+	if err := unix.Access(d, unix.W_OK|unix.X_OK); err != nil {
+		if d == dir {
+			return fmt.Errorf("cannot write in %s: %w", dir, err)
+		}
+		return fmt.Errorf("cannot create %s: cannot write in %s: %w", dir, d, err)
 	}
-	name := f.Name()
-	f.Close()
-	return os.Remove(name)
+	return nil
 }
 
 // ModuleRoot walks up from dir to the directory holding go.mod.

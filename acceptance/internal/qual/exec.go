@@ -304,4 +304,3 @@ func slug(s string) string {
 		return '_'
 	}, s)
 }
-
