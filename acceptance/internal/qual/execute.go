@@ -8,7 +8,9 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
@@ -30,6 +32,66 @@ type measured struct {
 	// thermal, when set, says a drive throttled on heat during the
 	// measurement.
 	thermal string
+	// out and parseErr are stdout parsed, once parsed is set.
+	parsed   bool
+	out      *fiojob.Output
+	parseErr error
+}
+
+// parse is fiojob.Parse of the measurement's stdout, parsed once.
+func (m *measured) parse() (*fiojob.Output, error) {
+	if !m.parsed {
+		m.out, m.parseErr = fiojob.Parse(m.stdout)
+		m.parsed = true
+	}
+	return m.out, m.parseErr
+}
+
+// replayedCell is cell's recording, read and parsed. The first call reads
+// and parses every cell of the replay at once, on as many workers as there
+// are CPUs, and each cell's recording is let go once judged: a replay
+// holds one run's recordings at a time.
+func (s *Suite) replayedCell(ctx context.Context, cell plan.Cell) *measured {
+	s.mu.Lock()
+	if !s.prefetched {
+		s.prefetched = true
+		s.mu.Unlock()
+		s.prefetch(ctx)
+		s.mu.Lock()
+	}
+	m, ok := s.done[cell.Test]
+	delete(s.done, cell.Test)
+	s.mu.Unlock()
+	if ok {
+		return m
+	}
+	return s.replayed(ctx, cell)
+}
+
+// prefetch reads and parses every cell of a replay in parallel.
+func (s *Suite) prefetch(ctx context.Context) {
+	cells := make(chan plan.Cell)
+	var wg sync.WaitGroup
+	for range max(runtime.GOMAXPROCS(0), 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range cells {
+				m := s.replayed(ctx, c)
+				m.parse()
+				s.mu.Lock()
+				s.done[c.Test] = m
+				s.mu.Unlock()
+			}
+		}()
+	}
+	for _, c := range s.allCells() {
+		if c.Skip == "" {
+			cells <- c
+		}
+	}
+	close(cells)
+	wg.Wait()
 }
 
 // replayed reads cell's recording.

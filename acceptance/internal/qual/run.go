@@ -42,7 +42,7 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 	if s.Cfg.Live() {
 		m = s.advance(ctx, cell, logf)
 	} else {
-		m = s.replayed(ctx, cell)
+		m = s.replayedCell(ctx, cell)
 		if errors.Is(m.runErr, ErrNotRecorded) {
 			return Outcome{Skip: m.runErr.Error()}, nil
 		}
@@ -71,7 +71,7 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 		res.Error = fmt.Sprintf("%s: not measured: %s", w.Name, m.notRun)
 		return s.finish(res, cell, "")
 	}
-	stdout, runErr, raw := m.stdout, m.runErr, m.raw
+	runErr, raw := m.runErr, m.raw
 	res.Raw = raw
 	if interrupted(ctx, runErr) {
 		// Stopped by the operator or the -timeout, not by the drive: what
@@ -82,12 +82,12 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 		return s.finish(res, cell, "")
 	}
 	if runErr != nil {
-		out, _ := fiojob.Parse(stdout)
+		out, _ := m.parse()
 		res.Verdict, res.Cause = report.Fail, report.CauseFioFailed
 		res.Error = fioFailure(w.Name, runErr, out)
 		return s.finish(res, cell, "")
 	}
-	out, err := fiojob.Parse(stdout)
+	out, err := m.parse()
 	if err != nil {
 		res.Verdict, res.Cause = report.Fail, report.CauseBadRecording
 		res.Error = fmt.Sprintf("%s: %s: %v", w.Name, raw, err)
@@ -330,6 +330,13 @@ func (s *Suite) writeReport() error {
 	if s.Cfg.DryRun {
 		return nil
 	}
+	// Nothing new since the last write: the files on disk are current.
+	// (Results, health checks and fleet cells are only ever added.)
+	state := [3]int{len(s.Report.Results), len(s.Report.Health), len(s.Report.SteadyState)}
+	if s.written == state && s.wroteOnce {
+		return nil
+	}
+	s.written, s.wroteOnce = state, true
 	if err := s.Report.Write(s.Cfg.Report); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}

@@ -107,6 +107,11 @@ type Suite struct {
 	// records of its current state.
 	lastWrite []time.Time
 	basis     [][]report.Steady
+	// prefetched says a replay has read and parsed its recordings ahead;
+	// written and wroteOnce what the report files on disk hold.
+	prefetched bool
+	written    [3]int
+	wroteOnce  bool
 	// logf is where progress goes outside a subtest.
 	logf   func(string, ...any)
 	single map[string]float64 // "capacity/workload" → single-drive actual
