@@ -104,6 +104,8 @@ fuzz:
 bench: deps
 	$(GO) test -run='^$$' -bench=. -benchmem ./fiojob ./specs ./acceptance/internal/report ./acceptance/internal/device
 	$(GO) test -run='^$$' -bench=Cell -benchtime=5x ./acceptance/internal/e2e
+	$(GO) test -run='^$$' -bench=. -benchmem ./acceptance/internal/fleet
+	$(GO) test -run='^$$' -bench=FleetReplay -benchtime=1x ./acceptance/internal/e2e
 
 # bench-plan times one live run of a loop spec (scaling 1, 2, 3 drives, full
 # preconditioning) on three 256 MiB loop devices with the planner of BASE
