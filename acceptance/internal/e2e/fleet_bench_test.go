@@ -21,7 +21,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
-	"github.com/drivequal/drivequal/acceptance/internal/qual"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/specs"
 )
@@ -197,7 +197,7 @@ func writeFleet(b *testing.B, dir string, hosts int) fleetRecording {
 		b.Fatal(err)
 	}
 	fixtures := filepath.Join(filepath.Dir(acceptanceDir), "fixtures", spec.Name)
-	var tmplInfo qual.RunInfo
+	var tmplInfo record.Run
 	readJSON(b, filepath.Join(fixtures, "run.json"), &tmplInfo)
 	capacity, ok := spec.Capacity(spec.Scaling.Capacity)
 	if !ok {
@@ -254,7 +254,7 @@ func writeFleet(b *testing.B, dir string, hosts int) fleetRecording {
 		name := fmt.Sprintf("syn-h%03d", h)
 		hostDir := filepath.Join(dir, name)
 		rng := rand.New(rand.NewPCG(uint64(h), 0x5eed))
-		info := qual.RunInfo{Format: qual.RunFormat, Spec: spec.Model, SpecName: spec.Name, SpecFile: spec.File,
+		info := record.Run{Format: record.Format, Spec: spec.Model, SpecName: spec.Name, SpecFile: spec.File,
 			SpecSHA256: spec.SHA256(), SpecText: string(spec.Text), Mode: "record", FioVersion: tmplInfo.FioVersion,
 			Precondition: plan.Full, Reconstructed: true,
 			ReconstructedFrom: "synthetic: " + spec.Source + " (fixtures/" + spec.Name + "), each drive's I/O counts scaled",

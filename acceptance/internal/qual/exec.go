@@ -17,6 +17,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/steady"
 	"github.com/drivequal/drivequal/fiojob"
@@ -57,9 +58,6 @@ type Prepared struct {
 	Stopped bool
 }
 
-// ErrNotRecorded is returned by a replay for a measurement it has no output for.
-var ErrNotRecorded = errors.New("no recorded fio output")
-
 // Replay reads recorded fio outputs: DIR/<test name>.json.
 type Replay struct {
 	Dir string
@@ -70,28 +68,15 @@ type Replay struct {
 
 // RawPath implements Executor.
 func (r Replay) RawPath(test string) string {
-	if owner, ok := r.Shared[test]; ok {
-		test = owner
-	}
-	return filepath.Join(r.Dir, filepath.FromSlash(test)+".json")
+	return record.Base(r.Dir, r.owner(test)) + record.OutputExt
 }
 
 // Steady reads the steady-state evidence recorded for test
 // (<test>.steady.json); nil when none was recorded.
 func (r Replay) Steady(test string) ([]report.Steady, error) {
-	path := filepath.Join(r.Dir, filepath.FromSlash(test)+".steady.json")
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
 	var st []report.Steady
-	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return st, nil
+	_, err := record.ReadJSON(r.Dir, test, record.SteadyExt, &st)
+	return st, err
 }
 
 // Measure implements Executor. A measurement recorded with a failure
@@ -100,40 +85,30 @@ func (r Replay) Measure(_ context.Context, test string, _ fiojob.Job, _ *Watch) 
 	path := r.RawPath(test)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s does not exist", ErrNotRecorded, path)
+		return nil, fmt.Errorf("%w: %s does not exist", record.ErrNotRecorded, path)
 	}
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.ReadFile(strings.TrimSuffix(path, ".json") + ".status.json")
-	if errors.Is(err, os.ErrNotExist) {
-		return data, nil
-	}
-	if err != nil {
+	var rf record.Failure
+	found, err := record.ReadJSON(r.Dir, r.owner(test), record.StatusExt, &rf)
+	if err != nil || !found {
 		return data, err
-	}
-	var rf RecordedFailure
-	if err := json.Unmarshal(st, &rf); err != nil {
-		return data, fmt.Errorf("%s: %w", strings.TrimSuffix(path, ".json")+".status.json", err)
 	}
 	return data, &rf
 }
 
-// RecordedFailure is how a measurement ended when fio did not succeed: kept
-// as <test>.status.json beside its output, so that a replay judges the
-// output as the live run did.
-type RecordedFailure struct {
-	// Interrupted says the run was stopped (Ctrl-C, SIGTERM, the -timeout)
-	// rather than fio failing on its own.
-	Interrupted bool   `json:"interrupted"`
-	Message     string `json:"error"`
+// owner is the test whose recording test reads.
+func (r Replay) owner(test string) string {
+	if o, ok := r.Shared[test]; ok {
+		return o
+	}
+	return test
 }
-
-func (f *RecordedFailure) Error() string { return f.Message }
 
 // interrupted reports whether err says the run was stopped, live or recorded.
 func interrupted(ctx context.Context, err error) bool {
-	var rf *RecordedFailure
+	var rf *record.Failure
 	return err != nil && (ctx.Err() != nil || errors.As(err, &rf) && rf.Interrupted)
 }
 
@@ -223,7 +198,7 @@ func (l *Live) run(ctx context.Context, base string, job fiojob.Job, watch *Watc
 		return stdout, stopped, err
 	}
 	if runErr != nil {
-		st, _ := json.Marshal(RecordedFailure{Interrupted: ctx.Err() != nil, Message: runErr.Error()})
+		st, _ := json.Marshal(record.Failure{Interrupted: ctx.Err() != nil, Message: runErr.Error()})
 		if err := report.WriteFileAtomic(base+".status.json", append(st, '\n')); err != nil {
 			return stdout, stopped, err
 		}

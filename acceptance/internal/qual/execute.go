@@ -2,17 +2,15 @@ package qual
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/steady"
 	"github.com/drivequal/drivequal/fiojob"
@@ -100,7 +98,7 @@ func (s *Suite) replayed(ctx context.Context, cell plan.Cell) *measured {
 	job := s.Planner.Measure(cell)
 	stdout, err := r.Measure(ctx, cell.Test, job, nil)
 	m := &measured{stdout: stdout, runErr: err, raw: r.RawPath(cell.Test), job: job}
-	if err == nil || !errors.Is(err, ErrNotRecorded) {
+	if err == nil || !errors.Is(err, record.ErrNotRecorded) {
 		st, serr := r.Steady(cell.Test)
 		if serr != nil {
 			m.notRun, m.cause = serr.Error(), report.CauseBadRecording
@@ -485,15 +483,7 @@ func (s *Suite) recordSteady(test string, recs []report.Steady) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	data, err := json.MarshalIndent(recs, "", "  ")
-	if err != nil {
-		return err
-	}
-	path := filepath.Join(s.Cfg.Record, filepath.FromSlash(test)+".steady.json")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return report.WriteFileAtomic(path, append(data, '\n'))
+	return record.WriteJSON(s.Cfg.Record, test, record.SteadyExt, recs)
 }
 
 // idle lists those of drives that have written nothing for longer than limit.

@@ -2,7 +2,6 @@ package qual
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/health"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
 
@@ -260,19 +260,11 @@ func (s *Suite) replayHealth() {
 			h.skip = fmt.Sprintf("%s: the recorded health logs do not parse: %v", d.Path, err)
 			continue
 		}
-		h.before, h.last, h.maxTempK = b, a, max(b.Temperature, a.Temperature, s.info.maxTemp(i))
+		h.before, h.last, h.maxTempK = b, a, max(b.Temperature, a.Temperature, s.info.MaxTemp(i))
 		if id, err := read("id-ctrl"); err == nil {
 			h.ctrl, _ = nvme.ParseIDCtrl(id)
 		}
 	}
-}
-
-// maxTemp is the highest composite temperature (K) recorded for drive i.
-func (ri RunInfo) maxTemp(i int) int {
-	if i < len(ri.MaxTempK) {
-		return ri.MaxTempK[i]
-	}
-	return 0
 }
 
 // recordThermal keeps a cell's throttling verdict beside its recording.
@@ -280,19 +272,14 @@ func (s *Suite) recordThermal(test, why string) error {
 	if why == "" {
 		return nil
 	}
-	data, _ := json.Marshal(map[string]string{"throttled": why})
-	return report.WriteFileAtomic(filepath.Join(s.Cfg.Record, filepath.FromSlash(test)+".thermal.json"), append(data, '\n'))
+	return record.WriteJSON(s.Cfg.Record, test, record.ThermalExt, record.Thermal{Throttled: why})
 }
 
-// replayedThermal reads a cell's recorded throttling verdict; "" for none.
+// thermal reads a cell's recorded throttling verdict; "" for none.
 func (r Replay) thermal(test string) string {
-	data, err := os.ReadFile(filepath.Join(r.Dir, filepath.FromSlash(test)+".thermal.json"))
-	if err != nil {
+	var t record.Thermal
+	if found, err := record.ReadJSON(r.Dir, test, record.ThermalExt, &t); !found || err != nil {
 		return ""
 	}
-	var v map[string]string
-	if json.Unmarshal(data, &v) != nil {
-		return ""
-	}
-	return v["throttled"]
+	return t.Throttled
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 )
@@ -64,7 +65,7 @@ func recordedRun(t *testing.T, attained bool) string {
 	if attained {
 		rec.RangePct, rec.ExcursionPct = 4.1, 1.5
 	}
-	info := RunInfo{Format: RunFormat, Spec: "Loop device", SpecName: "loop", SpecFile: "loop.toml", SpecText: notSteadySpec,
+	info := record.Run{Format: record.Format, Spec: "Loop device", SpecName: "loop", SpecFile: "loop.toml", SpecText: notSteadySpec,
 		Mode: "record", FioVersion: "fio-3.33", Precondition: plan.Full,
 		Drives: []report.Drive{{Path: "/dev/loop7", Bytes: 268435456, Capacity: "256MiB", NUMANode: -1}},
 		Tests:  []string{test}, Steady: []report.Steady{rec}}

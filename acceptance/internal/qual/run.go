@@ -13,6 +13,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/judge"
 	"github.com/drivequal/drivequal/acceptance/internal/junit"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
@@ -43,7 +44,7 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 		m = s.advance(ctx, cell, logf)
 	} else {
 		m = s.replayedCell(ctx, cell)
-		if errors.Is(m.runErr, ErrNotRecorded) {
+		if errors.Is(m.runErr, record.ErrNotRecorded) {
 			return Outcome{Skip: m.runErr.Error()}, nil
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
@@ -39,7 +40,7 @@ func (f *fakeExec) Measure(ctx context.Context, test string, _ fiojob.Job, _ *Wa
 	f.measured = append(f.measured, test)
 	if f.cancel != nil {
 		f.cancel()
-		return f.stdout, &RecordedFailure{Interrupted: true, Message: "fio stopped: " + ctx.Err().Error()}
+		return f.stdout, &record.Failure{Interrupted: true, Message: "fio stopped: " + ctx.Err().Error()}
 	}
 	return f.stdout, f.measure
 }

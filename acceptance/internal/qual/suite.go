@@ -19,55 +19,11 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
 )
-
-// RunFormat is the version of run.json this code writes. Format 1 (no
-// "format" key) had no spec text and no list of tests.
-const RunFormat = 2
-
-// RunInfo is run.json, written at the start of a recorded run and read by a
-// replay: what the recorded outputs were measured on and how.
-type RunInfo struct {
-	Format int `json:"format"`
-	// Spec is the spec's model; SpecName, SpecFile, SpecSHA256 and SpecText
-	// are the spec the run was made with, in full, so that a replay judges
-	// with it (format 2).
-	Spec       string `json:"spec"`
-	SpecName   string `json:"spec_name,omitempty"`
-	SpecFile   string `json:"spec_file,omitempty"`
-	SpecSHA256 string `json:"spec_sha256,omitempty"`
-	SpecText   string `json:"spec_text,omitempty"`
-
-	Mode         string `json:"mode"`
-	FioVersion   string `json:"fio_version"`
-	Precondition string `json:"precondition"`
-	// Reconstructed says no drive was measured: the outputs were built from
-	// the figures of ReconstructedFrom (a publication).
-	Reconstructed     bool           `json:"reconstructed,omitempty"`
-	ReconstructedFrom string         `json:"reconstructed_from,omitempty"`
-	Drives            []report.Drive `json:"drives"`
-	// Tests lists the cells this run measured, in order, each added once its
-	// output is on disk (format 2). A replay judges these and no other file
-	// in the directory, so that files left by an older run are never judged.
-	Tests []string `json:"tests,omitempty"`
-	// Shared maps a test to the test whose recording it shares: a
-	// single-drive cell and the 1-drive scaling cell that is the same fio
-	// job on the same drive are measured once (format 2).
-	Shared map[string]string `json:"shared,omitempty"`
-	// Steady holds each random preconditioning and top-up step's
-	// steady-state verdict per drive, as the steps finish (format 2).
-	Steady []report.Steady `json:"steady_state,omitempty"`
-	// HealthSkips says, by drive, why its health was not read ("" when
-	// it was: nvme-cli's outputs are under health/); MaxTempK is each
-	// drive's highest composite temperature read during the run.
-	HealthSkips []string `json:"health_skips,omitempty"`
-	MaxTempK    []int    `json:"max_temp_k,omitempty"`
-	// Host is the machine the run was recorded on (format 2).
-	Host host.Info `json:"host,omitzero"`
-}
 
 // Suite is one qualification run: a validated configuration, the drives,
 // the plan and the report being written.
@@ -118,7 +74,7 @@ type Suite struct {
 	// broken says why a drive must not be used again (a failed
 	// preparation step, a changed identity); indexed like Drives.
 	broken []unusableDrive
-	info   RunInfo                    // run.json of a live run, rewritten as tests finish
+	info   record.Run                 // run.json of a live run, rewritten as tests finish
 	ctrls  map[string]nvme.Controller // identify data of the drives' NVMe controllers
 	sys    device.System
 	// nvme reads the drives' health; health and healthRaw are what it
@@ -258,7 +214,7 @@ func (s *Suite) Start() error {
 }
 
 func (s *Suite) writeRunInfo() error {
-	s.info = RunInfo{Format: RunFormat, Spec: s.Spec.Model, SpecName: s.Spec.Name, SpecFile: s.Spec.File,
+	s.info = record.Run{Format: record.Format, Spec: s.Spec.Model, SpecName: s.Spec.Name, SpecFile: s.Spec.File,
 		SpecSHA256: s.Spec.SHA256(), SpecText: string(s.Spec.Text), Mode: "record",
 		FioVersion: s.Report.FioVersion, Precondition: s.Precondition, Drives: s.Report.Drives}
 	if s.Report.Host != nil {
@@ -287,17 +243,8 @@ func (s *Suite) saveRunInfo() error {
 }
 
 // forget removes what an older run recorded for test, before this run
-// records it again: its output, job file, stderr and failure status. A
-// stale status would make a passing rerun replay as failed.
-func (s *Suite) forget(test string) error {
-	base := filepath.Join(s.Cfg.Record, filepath.FromSlash(test))
-	for _, ext := range []string{".json", ".fio", ".stderr", ".status.json", ".steady.json", ".thermal.json"} {
-		if err := os.Remove(base + ext); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("removing the older recording of %s: %w", test, err)
-		}
-	}
-	return nil
-}
+// records it again.
+func (s *Suite) forget(test string) error { return record.Forget(s.Cfg.Record, test) }
 
 // recorded adds test to run.json's tests once its output is on disk.
 func (s *Suite) recorded(test string) error {
@@ -405,7 +352,7 @@ func (s *Suite) setupReplay() []error {
 	if !hasRecordings(cfg.Replay) {
 		return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs (no TestSingleDrive/**.json or TestScaling/**.json): give a directory written by -record", cfg.Replay)}
 	}
-	info := RunInfo{Precondition: plan.Full}
+	info := record.Run{Precondition: plan.Full}
 	path := filepath.Join(cfg.Replay, "run.json")
 	if data, err := os.ReadFile(path); err == nil {
 		if err := json.Unmarshal(data, &info); err != nil {
@@ -414,8 +361,8 @@ func (s *Suite) setupReplay() []error {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return []error{fmt.Errorf("parsing -replay: %w", err)}
 	}
-	if info.Format > RunFormat {
-		return []error{fmt.Errorf("parsing -replay: %s has format %d, newer than this drivequal reads (%d): replay it with the drivequal that recorded it", path, info.Format, RunFormat)}
+	if info.Format > record.Format {
+		return []error{fmt.Errorf("parsing -replay: %s has format %d, newer than this drivequal reads (%d): replay it with the drivequal that recorded it", path, info.Format, record.Format)}
 	}
 	switch info.Precondition {
 	case plan.Full, plan.Quick, plan.None:

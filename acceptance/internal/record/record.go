@@ -1,0 +1,147 @@
+// Package record owns the layout of a recorded run, the directory a live
+// run writes with -record and a replay reads: run.json (Run), and beside
+// each test's fio output <test>.json the sidecars that let a replay judge
+// it as the live run did (<test>.status.json, how fio failed; .steady.json,
+// the steady-state evidence of its drives; .thermal.json, a throttling
+// during it).
+package record
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/drivequal/drivequal/acceptance/internal/host"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+)
+
+// Format is the version of run.json this code writes. Format 1 (no
+// "format" key) had no spec text and no list of tests.
+const Format = 2
+
+// Run is run.json, written at the start of a recorded run and read by a
+// replay: what the recorded outputs were measured on and how.
+type Run struct {
+	Format int `json:"format"`
+	// Spec is the spec's model; SpecName, SpecFile, SpecSHA256 and SpecText
+	// are the spec the run was made with, in full, so that a replay judges
+	// with it (format 2).
+	Spec       string `json:"spec"`
+	SpecName   string `json:"spec_name,omitempty"`
+	SpecFile   string `json:"spec_file,omitempty"`
+	SpecSHA256 string `json:"spec_sha256,omitempty"`
+	SpecText   string `json:"spec_text,omitempty"`
+
+	Mode         string `json:"mode"`
+	FioVersion   string `json:"fio_version"`
+	Precondition string `json:"precondition"`
+	// Reconstructed says no drive was measured: the outputs were built from
+	// the figures of ReconstructedFrom (a publication).
+	Reconstructed     bool           `json:"reconstructed,omitempty"`
+	ReconstructedFrom string         `json:"reconstructed_from,omitempty"`
+	Drives            []report.Drive `json:"drives"`
+	// Tests lists the cells this run measured, in order, each added once its
+	// output is on disk (format 2). A replay judges these and no other file
+	// in the directory, so that files left by an older run are never judged.
+	Tests []string `json:"tests,omitempty"`
+	// Shared maps a test to the test whose recording it shares: a
+	// single-drive cell and the 1-drive scaling cell that is the same fio
+	// job on the same drive are measured once (format 2).
+	Shared map[string]string `json:"shared,omitempty"`
+	// Steady holds each random preconditioning and top-up step's
+	// steady-state verdict per drive, as the steps finish (format 2).
+	Steady []report.Steady `json:"steady_state,omitempty"`
+	// HealthSkips says, by drive, why its health was not read ("" when
+	// it was: nvme-cli's outputs are under health/); MaxTempK is each
+	// drive's highest composite temperature read during the run.
+	HealthSkips []string `json:"health_skips,omitempty"`
+	MaxTempK    []int    `json:"max_temp_k,omitempty"`
+	// Host is the machine the run was recorded on (format 2).
+	Host host.Info `json:"host,omitzero"`
+}
+
+// MaxTemp is the highest composite temperature (K) recorded for drive i.
+func (r Run) MaxTemp(i int) int {
+	if i < len(r.MaxTempK) {
+		return r.MaxTempK[i]
+	}
+	return 0
+}
+
+// ErrNotRecorded says a replay has no output for a measurement.
+var ErrNotRecorded = errors.New("no recorded fio output")
+
+// Failure is how a measurement ended when fio did not succeed: kept
+// as <test>.status.json beside its output, so that a replay judges the
+// output as the live run did.
+type Failure struct {
+	// Interrupted says the run was stopped (Ctrl-C, SIGTERM, the -timeout)
+	// rather than fio failing on its own.
+	Interrupted bool   `json:"interrupted"`
+	Message     string `json:"error"`
+}
+
+func (f *Failure) Error() string { return f.Message }
+
+// Extensions of a test's files: its fio output and the sidecars.
+const (
+	OutputExt  = ".json"
+	JobExt     = ".fio"
+	StderrExt  = ".stderr"
+	StatusExt  = ".status.json"
+	SteadyExt  = ".steady.json"
+	ThermalExt = ".thermal.json"
+)
+
+// Base is the path of test's files in dir without an extension:
+// DIR/TestSingleDrive/1.92TB/4KB_Random_Read.
+func Base(dir, test string) string { return filepath.Join(dir, filepath.FromSlash(test)) }
+
+// Forget removes what a run recorded for test in dir: its output, job file,
+// stderr and every sidecar. A stale status would make a passing rerun
+// replay as failed.
+func Forget(dir, test string) error {
+	for _, ext := range []string{OutputExt, JobExt, StderrExt, StatusExt, SteadyExt, ThermalExt} {
+		if err := os.Remove(Base(dir, test) + ext); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("removing the older recording of %s: %w", test, err)
+		}
+	}
+	return nil
+}
+
+// WriteJSON writes v as test's sidecar ext in dir.
+func WriteJSON(dir, test, ext string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := Base(dir, test) + ext
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return report.WriteFileAtomic(path, append(data, '\n'))
+}
+
+// ReadJSON reads test's sidecar ext in dir into v; found is false when
+// there is none.
+func ReadJSON(dir, test, ext string, v any) (found bool, err error) {
+	path := Base(dir, test) + ext
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return true, fmt.Errorf("%s: %w", path, err)
+	}
+	return true, nil
+}
+
+// Thermal is a <test>.thermal.json: why the cell is not judged.
+type Thermal struct {
+	Throttled string `json:"throttled"`
+}
