@@ -45,16 +45,21 @@ func (m *measured) parse() (*fiojob.Output, error) {
 	return m.out, m.parseErr
 }
 
-// replayedCell is cell's recording, read and parsed. The first call reads
-// and parses every cell of the replay at once, on as many workers as there
-// are CPUs, and each cell's recording is let go once judged: a replay
-// holds one run's recordings at a time.
+// replayedCell is cell's recording, read and parsed. The first call for a
+// kind of cell (single-drive, scaling) reads and parses every cell of that
+// kind at once, on as many workers as there are CPUs, and each cell's
+// recording is let go once judged: a fleet replay, which judges every
+// host's single-drive cells before any host's scaling cells, holds one
+// run's cells of one kind in memory at a time.
 func (s *Suite) replayedCell(ctx context.Context, cell plan.Cell) *measured {
 	s.mu.Lock()
-	if !s.prefetched {
-		s.prefetched = true
+	if s.prefetched == nil {
+		s.prefetched = map[string]bool{}
+	}
+	if !s.prefetched[cell.Kind] {
+		s.prefetched[cell.Kind] = true
 		s.mu.Unlock()
-		s.prefetch(ctx)
+		s.prefetch(ctx, cell.Kind)
 		s.mu.Lock()
 	}
 	m, ok := s.done[cell.Test]
@@ -66,8 +71,8 @@ func (s *Suite) replayedCell(ctx context.Context, cell plan.Cell) *measured {
 	return s.replayed(ctx, cell)
 }
 
-// prefetch reads and parses every cell of a replay in parallel.
-func (s *Suite) prefetch(ctx context.Context) {
+// prefetch reads and parses every cell of a replay of kind in parallel.
+func (s *Suite) prefetch(ctx context.Context, kind string) {
 	cells := make(chan plan.Cell)
 	var wg sync.WaitGroup
 	for range max(runtime.GOMAXPROCS(0), 1) {
@@ -84,7 +89,7 @@ func (s *Suite) prefetch(ctx context.Context) {
 		}()
 	}
 	for _, c := range s.allCells() {
-		if c.Skip == "" {
+		if c.Skip == "" && c.Kind == kind {
 			cells <- c
 		}
 	}

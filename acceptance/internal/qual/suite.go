@@ -63,9 +63,10 @@ type Suite struct {
 	// records of its current state.
 	lastWrite []time.Time
 	basis     [][]report.Steady
-	// prefetched says a replay has read and parsed its recordings ahead;
+	// prefetched says, by cell kind, that a replay has read and parsed
+	// those recordings ahead;
 	// written and wroteOnce what the report files on disk hold.
-	prefetched bool
+	prefetched map[string]bool
 	written    [3]int
 	wroteOnce  bool
 	// logf is where progress goes outside a subtest.
