@@ -1,6 +1,8 @@
-// Package qual is the qualification suite's engine: it validates the
-// command line, plans the steps a drive goes through, runs or replays fio
-// and judges each cell. The acceptance package only wires it to go test.
+// Package qual runs a qualification: it validates the command line, sets
+// up the suite (the spec, the drives and every safety check), executes the
+// plan (package plan) on the drives or replays a recording (package
+// record), has each cell judged (package judge) and writes the report. The
+// acceptance package only wires it to go test.
 package qual
 
 import (
