@@ -255,7 +255,7 @@ func TestFioHangsUntilTimeout(t *testing.T) {
 	dev := newLoop(t, safetySize)
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	env := standIn(t, "STANDIN_HANG=4KB_Random_Read.fio", "STANDIN_PIDS="+pidFile)
-	r := runSuiteIn(t, env, []string{"-test.run=TestSingleDrive", "-test.timeout=40s"},
+	r := runSuiteIn(t, env, []string{"-test.run=TestSingleDrive", "-test.timeout=25s"},
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=1s")
 	noFioLeft(t)
 	assert.NotEqual(t, 0, r.Code)
