@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // These tests hold real loop devices; see loop_linux_test.go for what they need.
@@ -75,7 +77,7 @@ func exclusiveOpenFails(t *testing.T, dev string) bool {
 func TestLoopHoldTwice(t *testing.T) {
 	t.Parallel()
 	dev, _ := newLoop(t, loopOpts{})
-	before := sha(t, dev)
+	before := testenv.SHA256(t, dev)
 	h, in := holdLoop(t, dev)
 	if !exclusiveOpenFails(t, dev) {
 		t.Errorf("while held, another exclusive open of %s succeeded", dev)
@@ -92,7 +94,7 @@ func TestLoopHoldTwice(t *testing.T) {
 		t.Errorf("second Hold(%s) = %q, want one refusal, in use, naming %q", dev, rs, self)
 	}
 	// fio opens without O_EXCL: reading (sha) works while held.
-	if after := sha(t, dev); after != before {
+	if after := testenv.SHA256(t, dev); after != before {
 		t.Errorf("%s changed: sha256 %s before, %s after", dev, before, after)
 	}
 
@@ -115,7 +117,7 @@ func TestLoopHoldWriter(t *testing.T) {
 	t.Parallel()
 	needTools(t, "sh", "sleep")
 	dev, _ := newLoop(t, loopOpts{})
-	before := sha(t, dev)
+	before := testenv.SHA256(t, dev)
 	// 3<> opens read-write without truncating: nothing is written.
 	cmd := exec.Command("sh", "-c", `exec 3<>"$1"; exec sleep 60`, "sh", dev)
 	if err := cmd.Start(); err != nil {
@@ -157,7 +159,7 @@ func TestLoopHoldWriter(t *testing.T) {
 	if exclusiveOpenFails(t, dev) {
 		t.Errorf("after a refused Hold, %s is still held", dev)
 	}
-	if after := sha(t, dev); after != before {
+	if after := testenv.SHA256(t, dev); after != before {
 		t.Errorf("%s changed: sha256 %s before, %s after", dev, before, after)
 	}
 }
@@ -181,7 +183,7 @@ func TestLoopDiscard(t *testing.T) {
 		t.Fatal(err)
 	}
 	zero := shaOf(make([]byte, loopSize))
-	if sha(t, dev) == zero {
+	if testenv.SHA256(t, dev) == zero {
 		t.Fatalf("%s reads as zeros after writing random data to it", dev)
 	}
 
@@ -192,7 +194,7 @@ func TestLoopDiscard(t *testing.T) {
 	if !exclusiveOpenFails(t, dev) {
 		t.Errorf("after Discard, another exclusive open of %s succeeded: it is no longer held", dev)
 	}
-	if got := sha(t, dev); got != zero {
+	if got := testenv.SHA256(t, dev); got != zero {
 		t.Errorf("after Discard, %s has sha256 %s, want that of %d zero bytes (%s)", dev, got, loopSize, zero)
 	}
 	var st unix.Stat_t

@@ -1,10 +1,7 @@
 package device
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,27 +64,13 @@ func newLoop(t *testing.T, o loopOpts) (dev, img string) {
 	return testenv.Attach(t, img, flags...), img
 }
 
-func sha(t *testing.T, path string) string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 // inspectAndCheck runs Inspect on every path, Check and Signatures, and
 // fails the test if any device's contents changed meanwhile.
 func inspectAndCheck(t *testing.T, opt Options, paths ...string) []Refusal {
 	t.Helper()
 	before := map[string]string{}
 	for _, p := range paths {
-		before[p] = sha(t, p)
+		before[p] = testenv.SHA256(t, p)
 	}
 	var sys System
 	var infos []Info
@@ -103,7 +86,7 @@ func inspectAndCheck(t *testing.T, opt Options, paths ...string) []Refusal {
 	}
 	refusals := sys.Check(infos, opt)
 	for _, p := range paths {
-		if after := sha(t, p); after != before[p] {
+		if after := testenv.SHA256(t, p); after != before[p] {
 			t.Errorf("%s changed: sha256 %s before, %s after", p, before[p], after)
 		}
 	}
@@ -117,7 +100,7 @@ func TestLoopInspect(t *testing.T) {
 	if err := os.Symlink(dev, link); err != nil {
 		t.Fatal(err)
 	}
-	before := sha(t, dev)
+	before := testenv.SHA256(t, dev)
 	n, err := strconv.Atoi(strings.TrimPrefix(dev, "/dev/loop"))
 	if err != nil {
 		t.Fatalf("losetup gave %q, not /dev/loopN", dev)
@@ -140,7 +123,7 @@ func TestLoopInspect(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Inspect(%s) mismatch (-want +got):\n%s", link, diff)
 	}
-	if after := sha(t, dev); after != before {
+	if after := testenv.SHA256(t, dev); after != before {
 		t.Errorf("%s changed: sha256 %s before, %s after", dev, before, after)
 	}
 }

@@ -32,13 +32,13 @@ func newTargetFile(t *testing.T, size int64) string {
 func TestRegularFileTarget(t *testing.T) {
 	testenv.MustHaveFio(t)
 	file := newTargetFile(t, 256<<20)
-	before := sha256File(t, file)
+	before := testenv.SHA256(t, file)
 
 	r := runSuite(t, nil, "-spec="+loopSpec(t), "-drives="+file, "-capacity=1GiB")
 	assert.NotEqual(t, 0, r.Code)
 	assert.Contains(t, r.Stderr, file)
 	assert.Contains(t, r.Stderr, "-destructive")
-	assert.Equal(t, before, sha256File(t, file), "a refused run leaves the file unchanged")
+	assert.Equal(t, before, testenv.SHA256(t, file), "a refused run leaves the file unchanged")
 	assert.NoFileExists(t, filepath.Join(r.Report, "results.json"))
 
 	r = runSuite(t, []string{"-test.run=TestSingleDrive/1GiB/4KB_Random_(Read|Write)$"},
@@ -62,12 +62,12 @@ func TestRegularFileTarget(t *testing.T) {
 func TestTimeoutTooShortIsRefused(t *testing.T) {
 	testenv.MustHaveFio(t)
 	file := newTargetFile(t, 64<<20)
-	before := sha256File(t, file)
+	before := testenv.SHA256(t, file)
 	r := runSuite(t, []string{"-test.timeout=5s"}, "-spec="+loopSpec(t), "-drives="+file, "-capacity=1GiB", "-destructive")
 	assert.NotEqual(t, 0, r.Code)
 	assert.Contains(t, r.Stderr, "parsing -timeout: the plan takes about")
 	assert.Contains(t, r.Stderr, "run with -timeout=10m0s")
-	assert.Equal(t, before, sha256File(t, file))
+	assert.Equal(t, before, testenv.SHA256(t, file))
 	assert.NoFileExists(t, filepath.Join(r.Report, "results.json"))
 }
 

@@ -3,11 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,21 +136,6 @@ func (r result) verdicts(t *testing.T) map[string]string {
 		v[res.Test] = res.Verdict
 	}
 	return v
-}
-
-// sha256File hashes a whole device or file.
-func sha256File(t *testing.T, path string) string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // proc is a running process as /proc shows it.

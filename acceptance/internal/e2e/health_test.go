@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // The health tests run the suite with testdata/nvme-standin.sh as nvme-cli:
@@ -101,12 +102,12 @@ func TestHealthMediaErrorsRise(t *testing.T) {
 func TestHealthCriticalWarningRefuses(t *testing.T) {
 	env := healthLogs(t, "", []string{`"critical_warning":0`, `"critical_warning":4`})
 	dev := newLoop(t, 64<<20)
-	before := sha256File(t, dev)
+	before := testenv.SHA256(t, dev)
 	r := runSuiteIn(t, env, nil, "-spec="+healthSpec(t), "-drives="+dev, "-destructive")
 	assert.Equal(t, 2, r.Code)
 	assert.Contains(t, r.Stderr, dev)
 	assert.Contains(t, strings.ToLower(r.Stderr), "reliability")
-	assert.Equal(t, before, sha256File(t, dev), "a refused drive is left byte for byte unchanged")
+	assert.Equal(t, before, testenv.SHA256(t, dev), "a refused drive is left byte for byte unchanged")
 	assert.NoFileExists(t, filepath.Join(r.Report, "results.json"))
 }
 

@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // The suite is killed with SIGKILL in the middle of a cell, as the OOM
@@ -102,7 +104,7 @@ func deviceSum(t *testing.T, dev string) string {
 	require.NoError(t, err)
 	defer f.Close()
 	require.NoError(t, unix.IoctlSetInt(int(f.Fd()), unix.BLKFLSBUF, 0), "BLKFLSBUF %s", dev)
-	return sha256File(t, dev)
+	return testenv.SHA256(t, dev)
 }
 
 // beingWritten waits up to within for the kernel's count of sectors written

@@ -108,10 +108,10 @@ func assertNoReport(t *testing.T, r result) {
 
 func TestRefusesWithoutDestructive(t *testing.T) {
 	dev := guardedLoop(t)
-	before := sha256File(t, dev)
+	before := testenv.SHA256(t, dev)
 	r := runSuite(t, nil, "-spec="+faultSpec(t), "-drives="+dev, "-precondition=none")
 	assertRefused(t, r, dev+": -destructive not given", "add -destructive if everything on "+dev+" may be destroyed")
-	assert.Equal(t, before, sha256File(t, dev), "%s changed", dev)
+	assert.Equal(t, before, testenv.SHA256(t, dev), "%s changed", dev)
 }
 
 func TestRefusesMountedFileSystem(t *testing.T) {
@@ -156,13 +156,13 @@ func TestRefusesMountedFileSystem(t *testing.T) {
 	// hash of the cleanly unmounted file system to the hash after the
 	// refused run and the unmount.
 	umount()
-	before := sha256File(t, dev)
+	before := testenv.SHA256(t, dev)
 	mount("-o", "ro,noload")
 	// -wipe-signatures leaves the mount as the only reason to refuse.
 	r = runSuite(t, nil, "-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-wipe-signatures", "-precondition=none")
 	assertRefused(t, r, dev+": is mounted: ", " at "+mnt)
 	umount()
-	assert.Equal(t, before, sha256File(t, dev), "%s changed while mounted read-only", dev)
+	assert.Equal(t, before, testenv.SHA256(t, dev), "%s changed while mounted read-only", dev)
 }
 
 func TestRefusesPartitionTable(t *testing.T) {
@@ -174,10 +174,10 @@ func TestRefusesPartitionTable(t *testing.T) {
 		// GPT itself is the reason to refuse.
 		dev := guardedLoop(t)
 		command(t, table, "sfdisk", "-q", dev)
-		before := sha256File(t, dev)
+		before := testenv.SHA256(t, dev)
 		r := runSuite(t, nil, "-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none")
 		assertRefused(t, r, dev+": has a partition table or file-system signature: ", "gpt", "-wipe-signatures")
-		assert.Equal(t, before, sha256File(t, dev), "%s changed", dev)
+		assert.Equal(t, before, testenv.SHA256(t, dev), "%s changed", dev)
 
 		// -wipe-signatures lets the target past the refusal; only a dry run
 		// is tried here, which must still write nothing.
@@ -187,7 +187,7 @@ func TestRefusesPartitionTable(t *testing.T) {
 		assert.NotContains(t, r.Stderr, "refusing")
 		assert.Contains(t, r.Stdout, "filename="+dev)
 		assert.NoDirExists(t, r.Report, "a dry run creates no report")
-		assert.Equal(t, before, sha256File(t, dev), "%s changed in a dry run", dev)
+		assert.Equal(t, before, testenv.SHA256(t, dev), "%s changed in a dry run", dev)
 	})
 
 	t.Run("partitions", func(t *testing.T) {
@@ -204,10 +204,10 @@ func TestRefusesPartitionTable(t *testing.T) {
 			command(t, "", "partx", "-a", dev)
 		}
 		require.FileExists(t, partition, "sfdisk and partx should have made %s", part)
-		before := sha256File(t, dev)
+		before := testenv.SHA256(t, dev)
 		r := runSuite(t, nil, "-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-wipe-signatures", "-precondition=none")
 		assertRefused(t, r, dev+": has partitions: "+part)
-		assert.Equal(t, before, sha256File(t, dev), "%s changed", dev)
+		assert.Equal(t, before, testenv.SHA256(t, dev), "%s changed", dev)
 	})
 }
 
@@ -215,7 +215,7 @@ func TestRefusesActiveSwap(t *testing.T) {
 	testenv.MustHave(t, "mkswap", "apt-get install util-linux")
 	dev := guardedLoop(t)
 	command(t, "", "mkswap", "-q", dev)
-	before := sha256File(t, dev)
+	before := testenv.SHA256(t, dev)
 	command(t, "", "swapon", "--priority=0", dev)
 	on := true
 	swapoff := func() {
@@ -240,7 +240,7 @@ func TestRefusesActiveSwap(t *testing.T) {
 		t.Logf("the kernel swapped %d KiB out to %s during the test: its hash is not comparable", used, dev)
 		return
 	}
-	assert.Equal(t, before, sha256File(t, dev), "%s changed", dev)
+	assert.Equal(t, before, testenv.SHA256(t, dev), "%s changed", dev)
 }
 
 // swapUsed is the "Used" column of /proc/swaps for dev, in KiB.
@@ -264,15 +264,15 @@ func TestRefusesSameDriveTwice(t *testing.T) {
 	dev := guardedLoop(t)
 	link := filepath.Join(t.TempDir(), "same-drive")
 	require.NoError(t, os.Symlink(dev, link))
-	before := sha256File(t, dev)
+	before := testenv.SHA256(t, dev)
 	r := runSuite(t, nil, "-spec="+faultSpec(t), "-drives="+dev+","+link, "-destructive", "-precondition=none")
 	assertRefused(t, r, link+": is the same target as "+dev+", given earlier", "remove the duplicate from -drives")
-	assert.Equal(t, before, sha256File(t, dev), "%s changed", dev)
+	assert.Equal(t, before, testenv.SHA256(t, dev), "%s changed", dev)
 }
 
 func TestDryRunWritesNothing(t *testing.T) {
 	dev := guardedLoop(t)
-	before := sha256File(t, dev)
+	before := testenv.SHA256(t, dev)
 	r := runSuite(t, nil, "-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-dry-run")
 	noFioLeft(t)
 	require.Equal(t, 0, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
@@ -292,6 +292,6 @@ func TestDryRunWritesNothing(t *testing.T) {
 		assert.Contains(t, out, want)
 	}
 	assert.NotContains(t, out, "=== RUN", "a dry run runs no subtest")
-	assert.Equal(t, before, sha256File(t, dev), "%s changed in a dry run", dev)
+	assert.Equal(t, before, testenv.SHA256(t, dev), "%s changed in a dry run", dev)
 	assert.NoDirExists(t, r.Report, "a dry run creates no report directory")
 }

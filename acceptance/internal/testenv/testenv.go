@@ -4,7 +4,10 @@
 package testenv
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,4 +103,21 @@ func Attach(t testing.TB, img string, flags ...string) string {
 		}
 	})
 	return dev
+}
+
+// SHA256 hashes the whole device or file at path: a test compares it
+// before and after to prove a refused run left the target byte for byte
+// unchanged.
+func SHA256(t testing.TB, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
