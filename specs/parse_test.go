@@ -55,6 +55,8 @@ var badTests = []badTest{
 	{"metric_bad", []wantErr{{14, `workload "4KB Random Read": metric "IOPS" is not one of iops, MBps`}}},
 	{"method_tolerance", []wantErr{{7, `method: tolerance must be in [0, 1), got 1`}}},
 	{"scaling_tolerance", []wantErr{{34, `scaling: tolerance must be in [0, 1), got -0.1`}}},
+	{"fleet_tolerance", []wantErr{{33, `fleet: tolerance must be in [0, 1), got 1`}}},
+	{"fleet_not_table", []wantErr{{4, `fleet must be a table ([fleet]), got float 0.2`}}},
 	{"runtime_bad", []wantErr{{6, `method: runtime "60 seconds" is not a duration`}}},
 	{"runtime_zero", []wantErr{{15, `workload "4KB Random Read": runtime must be > 0`}}},
 	{"ramp_negative", []wantErr{{7, `method: ramp_time must be >= 0`}}},
@@ -250,6 +252,7 @@ func TestParseDefaults(t *testing.T) {
 			Spec: map[string]float64{"4KB Random Read": 2_350_000},
 			Line: 16,
 		}},
+		Fleet: Fleet{Tolerance: DefaultScalingTolerance},
 	}
 	if diff := cmp.Diff(want, s, cmpopts.IgnoreFields(Spec{}, "Text")); diff != "" {
 		t.Errorf("Load(minimal.toml) mismatch (-want +got):\n%s", diff)
@@ -337,6 +340,7 @@ func TestParseFull(t *testing.T) {
 				"Mixed 512":     {IODepth: 8, NumJobs: 3},
 			},
 		},
+		Fleet: Fleet{Tolerance: 0.25},
 	}
 	if diff := cmp.Diff(want, s, cmpopts.IgnoreFields(Spec{}, "Text")); diff != "" {
 		t.Errorf("Load(full.toml) mismatch (-want +got):\n%s", diff)
@@ -445,6 +449,50 @@ func TestLowerIsBetter(t *testing.T) {
 		if got := tt.m.LowerIsBetter(); got != tt.want {
 			t.Errorf("Metric(%q).LowerIsBetter() = %v, want %v", tt.m, got, tt.want)
 		}
+	}
+}
+
+// TestFleetTolerance checks that the fleet's tolerance is [fleet]'s,
+// else the scaling tolerance, else the default, whichever cells a run
+// selects.
+func TestFleetTolerance(t *testing.T) {
+	const head = `model = "M"
+source = "S"
+[method]
+runtime = "1s"
+[[workload]]
+name = "R"
+rw = "randread"
+bs = "4k"
+iodepth = 1
+numjobs = 1
+metric = "iops"
+[[capacity]]
+name = "C"
+bytes = 1
+[capacity.spec]
+R = 1
+`
+	for _, tt := range []struct {
+		name, tail string
+		want       float64
+	}{
+		{"neither", "", DefaultScalingTolerance},
+		{"scaling", "[scaling]\ncapacity = \"C\"\ndrives = [1]\ntolerance = 0.5\n", 0.5},
+		{"scaling default", "[scaling]\ncapacity = \"C\"\ndrives = [1]\n", DefaultScalingTolerance},
+		{"fleet over scaling", "[scaling]\ncapacity = \"C\"\ndrives = [1]\ntolerance = 0.5\n[fleet]\ntolerance = 0.2\n", 0.2},
+		{"fleet zero", "[fleet]\ntolerance = 0\n", 0},
+		{"empty fleet table", "[scaling]\ncapacity = \"C\"\ndrives = [1]\ntolerance = 0.3\n[fleet]\n", 0.3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Parse("fleet.toml", []byte(head+tt.tail))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Fleet.Tolerance != tt.want {
+				t.Errorf("Fleet.Tolerance = %v, want %v", s.Fleet.Tolerance, tt.want)
+			}
+		})
 	}
 }
 

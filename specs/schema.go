@@ -138,6 +138,26 @@ var specKeys = fields[Spec]{
 				scalingKeys.convert(t.sub(v, "scaling"), &s.Scaling)
 			}
 		}},
+	// After scaling: the fleet tolerance defaults to the scaling one.
+	{key: "fleet", sub: fleetKeys.inTable("fleet must be a table ([fleet])"),
+		conv: func(t table, v value, s *Spec) {
+			s.Fleet.Tolerance = DefaultScalingTolerance
+			if s.Scaling.Capacity != "" {
+				s.Fleet.Tolerance = s.Scaling.Tolerance
+			}
+			if v.set {
+				fleetKeys.convert(t.sub(v, "fleet"), &s.Fleet)
+			}
+		}},
+}
+
+// fleetKeys fill a Fleet that starts with its default tolerance.
+var fleetKeys = fields[Fleet]{
+	{key: "tolerance", conv: func(t table, v value, f *Fleet) {
+		if v.set {
+			f.Tolerance, _ = t.tolerance(v, f.Tolerance)
+		}
+	}},
 }
 
 var methodKeys = fields[Method]{

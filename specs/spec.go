@@ -43,6 +43,7 @@ type Spec struct {
 	Workloads    []Workload // in file order
 	Capacities   []Capacity // in file order
 	Scaling      Scaling
+	Fleet        Fleet
 }
 
 // Method is how every workload is measured unless the workload overrides it.
@@ -170,6 +171,16 @@ type Scaling struct {
 	Tolerance float64 // in [0, 1)
 	// Override holds per-workload changes for scaling runs, by workload name.
 	Override map[string]Override
+}
+
+// Fleet is how many hosts' runs are judged as one population
+// (-replay=DIR1,DIR2,...).
+type Fleet struct {
+	// Tolerance is the largest spread, (max − min) / median, of a
+	// workload's figures across the fleet's drives, and how far a drive may
+	// be worse than the median before it is named an outlier; in [0, 1).
+	// It defaults to the scaling tolerance, else DefaultScalingTolerance.
+	Tolerance float64
 }
 
 // Override changes a workload for scaling runs; zero fields keep the workload's value.

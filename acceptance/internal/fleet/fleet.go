@@ -39,10 +39,9 @@ func (r Run) name() string {
 	return r.Dir
 }
 
-// Recorded, given as either tolerance of Judge, takes the tolerance the
-// runs recorded: for drives against the spec, each member result's own
-// (the spec's method tolerance); for the spread, the spec's scaling
-// tolerance, or report.DefaultDriveTolerance when it gives none.
+// Recorded, given as Judge's tolerance, takes the tolerance the runs
+// recorded for drives against the spec: each member result's own (the
+// spec's method tolerance).
 const Recorded = -1
 
 // Causes of a fleet cell's verdict other than pass, beside
@@ -230,8 +229,8 @@ func short(sum string) string {
 //
 // tolerance is the fraction a drive may fall short of its spec
 // (actual ≥ spec × (1 − tolerance); for a latency, actual ≤ spec ×
-// (1 + tolerance)); fleetTolerance the largest (max − min) / median
-// allowed. Either may be Recorded.
+// (1 + tolerance)), or Recorded; fleetTolerance the largest
+// (max − min) / median allowed (the spec's Fleet.Tolerance).
 //
 // A cell fails when any member is below spec, when the spread exceeds
 // fleetTolerance (naming every drive worse than the median by more than
@@ -245,9 +244,6 @@ func short(sum string) string {
 // precedence, as in a run's own cells: a drive below spec is below spec
 // however its peers were measured.
 func Judge(runs []Run, tolerance, fleetTolerance float64) []Cell {
-	if fleetTolerance < 0 {
-		fleetTolerance = recordedFleetTolerance(runs)
-	}
 	type key struct{ capacity, workload string }
 	cells := make(map[key]*Cell)
 	var order []key
@@ -290,17 +286,6 @@ func Judge(runs []Run, tolerance, fleetTolerance float64) []Cell {
 		out[i] = *c
 	}
 	return out
-}
-
-// recordedFleetTolerance is the first run's scaling tolerance, else
-// report.DefaultDriveTolerance.
-func recordedFleetTolerance(runs []Run) float64 {
-	for _, r := range runs {
-		if r.Report != nil && r.Report.Scaling != nil && r.Report.Scaling.Tolerance > 0 {
-			return r.Report.Scaling.Tolerance
-		}
-	}
-	return report.DefaultDriveTolerance
 }
 
 // ranks maps the first run's capacities and workloads (the spec's order)

@@ -159,7 +159,7 @@ func TestJudge(t *testing.T) {
 			if err := Compatible(runs); err != nil {
 				t.Fatalf("Compatible = %v, want nil", err)
 			}
-			cells := Judge(runs, tt.tolerance, Recorded)
+			cells := Judge(runs, tt.tolerance, report.DefaultDriveTolerance)
 			if len(cells) != 8 {
 				t.Fatalf("Judge gave %d cells, want 8 (one per workload of 1.92TB)", len(cells))
 			}
@@ -198,7 +198,7 @@ func TestJudge(t *testing.T) {
 // and each member is the host's first drive of the capacity.
 func TestJudgeOrder(t *testing.T) {
 	runs := Synthetic(3, 2, nil)
-	cells := Judge(runs, Recorded, Recorded)
+	cells := Judge(runs, Recorded, 0.25)
 	var got []string
 	for _, c := range cells {
 		got = append(got, c.Workload)
@@ -211,8 +211,9 @@ func TestJudgeOrder(t *testing.T) {
 	if m.Host != "syn-h002" || m.Path != "/dev/disk/by-id/nvme-SYNTH_h002_d01" || m.Serial != "SYNh002d01" {
 		t.Errorf("member = %s, want syn-h002's first drive", m.Name())
 	}
-	if cells[0].FleetTolerance != 0.10 {
-		t.Errorf("FleetTolerance = %v with Recorded, want the spec's scaling tolerance 0.10", cells[0].FleetTolerance)
+	if cells[0].FleetTolerance != 0.25 || cells[0].Tolerance != runs[0].Report.Results[0].Tolerance {
+		t.Errorf("tolerances = %v, %v; want the fleet's 0.25 and the recorded %v",
+			cells[0].FleetTolerance, cells[0].Tolerance, runs[0].Report.Results[0].Tolerance)
 	}
 }
 
@@ -296,7 +297,7 @@ func TestChart(t *testing.T) {
 	runs := Synthetic(6, 1, nil)
 	setResult(t, runs, 3, readWL, setActual(0.8))
 	path := filepath.Join(t.TempDir(), "charts", "fleet.svg")
-	if err := Chart(Judge(runs, Recorded, Recorded), path); err != nil {
+	if err := Chart(Judge(runs, Recorded, report.DefaultDriveTolerance), path); err != nil {
 		t.Fatalf("Chart = %v", err)
 	}
 	svg, err := os.ReadFile(path)
@@ -336,7 +337,7 @@ func BenchmarkJudgeFleet(b *testing.B) {
 		if err := Compatible(runs); err != nil {
 			b.Fatal(err)
 		}
-		cells := Judge(runs, Recorded, Recorded)
+		cells := Judge(runs, Recorded, report.DefaultDriveTolerance)
 		if len(cells) != 8 || cells[0].Drives != 50 {
 			b.Fatalf("Judge gave %d cells, first with %d drives; want 8 with 50", len(cells), cells[0].Drives)
 		}

@@ -115,7 +115,7 @@ func (s *Suite) JudgeFleet() []fleet.Cell {
 	if len(s.Members) == 0 {
 		return nil
 	}
-	cells := fleet.Judge(s.fleetRuns(), fleet.Recorded, fleet.Recorded)
+	cells := fleet.Judge(s.fleetRuns(), fleet.Recorded, s.Spec.Fleet.Tolerance)
 	defer func() {
 		if err := s.WriteReport(); err != nil {
 			s.Warnings = append(s.Warnings, err.Error())
