@@ -21,10 +21,12 @@ import (
 	"github.com/drivequal/drivequal/specs"
 )
 
-// dyingLoop is a loop device over a sparse file of size bytes on a tmpfs of
-// room bytes: writes past room fail with an I/O error, as a dying drive's
-// would. It is detached and the tmpfs unmounted when t ends.
-func dyingLoop(t *testing.T, size, room int64) string {
+// tmpfsLoop is a loop device over a sparse file of size bytes on a tmpfs of
+// room bytes. With room below size, writes past room fail with an I/O
+// error, as a dying drive's would; with room to spare, the device runs at
+// memory speed, unmoved by what the machine's disk is doing. It is
+// detached and the tmpfs unmounted when t ends.
+func tmpfsLoop(t *testing.T, size, room int64) string {
 	t.Helper()
 	testenv.MustHaveLoop(t)
 	dir := t.TempDir()
@@ -45,7 +47,7 @@ func dyingLoop(t *testing.T, size, room int64) string {
 // A drive that fails writes during its fill exits non-zero, and every cell
 // that needed the fill fails quoting fio's I/O error, not as inconclusive.
 func TestDyingDriveFailsTheGate(t *testing.T) {
-	dev := dyingLoop(t, safetySize, 16<<20)
+	dev := tmpfsLoop(t, safetySize, 16<<20) // a dying drive
 	r := runSuite(t, []string{"-test.run=TestSingleDrive"}, "-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-runtime=1s")
 	noFioLeft(t)
 	noPanic(t, r)
