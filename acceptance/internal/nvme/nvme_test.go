@@ -125,7 +125,16 @@ var smartFixtureTests = []smartFixtureTest{
 		UnsafeShutdowns: u128("139"), NumErrLogEntries: u128("17"),
 		TempSensors: [8]int{306, 301, 296, 295},
 	}},
-	// v2.0: json-c doubles.
+	// v2.0, real: json-c doubles ("1765656.0") for the 128-bit counters,
+	// integers for the rest; three temperature sensors.
+	{"smart-log-v2.0-crusoecloud-nvme-exporter.json", SmartLog{
+		Temperature: 310, AvailSpare: 100, SpareThresh: 10,
+		DataUnitsRead: u128("1765656"), DataUnitsWritten: u128("4445011"),
+		HostReadCommands: u128("195912399"), HostWriteCommands: u128("433050333"),
+		ControllerBusyTime: u128("63"), PowerCycles: u128("27"), PowerOnHours: u128("6282"),
+		UnsafeShutdowns: u128("21"),
+		TempSensors:     [8]int{318, 312, 310},
+	}},
 	{"smart-log-v2.0-jsonc-double.json", reconstructed},
 	// v2.1: quoted "%Lf" strings.
 	{"smart-log-v2.1-quoted-float.json", reconstructed},
@@ -139,6 +148,16 @@ var smartFixtureTests = []smartFixtureTest{
 		l.DataUnitsWritten = u128("340282366920938463463374607431768211455")
 		return l
 	}()},
+	// v2.11–v2.12 (or v2.4+ with -H), real: bare integers, critical_warning
+	// as an object with every bit clear.
+	{"smart-log-v2.11-v2.12-crusoecloud-nvme-exporter.json", SmartLog{
+		Temperature: 296, AvailSpare: 100, SpareThresh: 10,
+		DataUnitsRead: u128("4540"), DataUnitsWritten: u128("16778"),
+		HostReadCommands: u128("151174"), HostWriteCommands: u128("99578"),
+		ControllerBusyTime: u128("1"), PowerCycles: u128("31"), PowerOnHours: u128("907"),
+		UnsafeShutdowns: u128("24"),
+		TempSensors:     [8]int{302, 298, 296},
+	}},
 	// -v: critical_warning as an object; a drive below its spare
 	// threshold (bit 0) with degraded reliability (bit 2).
 	{"smart-log-v2.4-verbose-warning.json", SmartLog{
