@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -111,7 +110,7 @@ func TestFioKilledDuringMeasurement(t *testing.T) {
 			}
 			killed <- err
 		}()
-	}, []string{"-test.run=TestSingleDrive"},
+	}, nil, []string{"-test.run=TestSingleDrive"},
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-report="+rep)
 	noFioLeft(t)
 	require.NoError(t, <-killed)
@@ -182,33 +181,6 @@ func standIn(t *testing.T, vars ...string) []string {
 	return append(env, vars...)
 }
 
-// runSuiteIn is runSuite with extra environment variables for the suite
-// (and the fio it starts), e.g. PATH with a stand-in fio first.
-func runSuiteIn(t *testing.T, env []string, goFlags []string, args ...string) result {
-	t.Helper()
-	res := result{Report: filepath.Join(t.TempDir(), "report")}
-	args = append(args, "-report="+res.Report)
-	all := append([]string{"-test.count=1", "-test.v=true"}, goFlags...)
-	all = append(all, args...)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, suiteBin, all...)
-	cmd.Dir = acceptanceDir
-	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	res.Stdout, res.Stderr = stdout.String(), stderr.String()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		res.Code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running the suite: %v", err)
-	}
-	t.Logf("suite %s: exit %d", strings.Join(all, " "), res.Code)
-	return res
-}
-
 // fio prints text that is not JSON for one cell and nothing at all for
 // another: each fails naming its raw file and what was wrong, the raw
 // files keep exactly what was printed, and the third cell is judged.
@@ -252,6 +224,7 @@ func TestFioTooOld(t *testing.T) {
 // the results finished before, writes the report and exits non-zero before
 // go test's own timeout panics the binary.
 func TestFioHangsUntilTimeout(t *testing.T) {
+	t.Parallel() // it mostly waits for the -timeout
 	dev := newLoop(t, safetySize)
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	env := standIn(t, "STANDIN_HANG=4KB_Random_Read.fio", "STANDIN_PIDS="+pidFile)
@@ -347,7 +320,7 @@ func testInterrupt(t *testing.T, sig syscall.Signal) {
 			}
 			signalled <- sent{time.Now(), err}
 		}()
-	}, []string{"-test.run=TestSingleDrive"},
+	}, nil, []string{"-test.run=TestSingleDrive"},
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-report="+rep)
 	ended := time.Now()
 	noFioLeft(t)

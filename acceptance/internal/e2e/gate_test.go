@@ -155,7 +155,7 @@ func TestSecondRunOnHeldDriveIsRefused(t *testing.T) {
 	}()
 	// Wait until the first run's fio is writing the drive.
 	deadline := time.Now().Add(60 * time.Second)
-	for len(processes(suiteFio)) == 0 {
+	for len(processes(ours(t))) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the first run's fio never started")
 		}

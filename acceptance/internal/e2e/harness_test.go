@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,10 +75,19 @@ type result struct {
 // test flags (-test.run=..., -test.timeout=...).
 func runSuite(t *testing.T, goFlags []string, args ...string) result {
 	t.Helper()
-	return runSuiteCtx(context.Background(), t, nil, goFlags, args...)
+	return runSuiteCtx(context.Background(), t, nil, nil, goFlags, args...)
 }
 
-func runSuiteCtx(ctx context.Context, t *testing.T, started func(*exec.Cmd), goFlags []string, args ...string) result {
+// runSuiteIn is runSuite with env added to the suite's environment.
+func runSuiteIn(t *testing.T, env []string, goFlags []string, args ...string) result {
+	t.Helper()
+	return runSuiteCtx(context.Background(), t, nil, env, goFlags, args...)
+}
+
+// runSuiteCtx runs the suite as runSuiteIn does, calling started once it
+// has started. The suite, and every fio it starts, carries t's marker in
+// its environment (see ours).
+func runSuiteCtx(ctx context.Context, t *testing.T, started func(*exec.Cmd), env []string, goFlags []string, args ...string) result {
 	t.Helper()
 	res := result{Report: filepath.Join(t.TempDir(), "report")}
 	hasReport := false
@@ -95,6 +106,7 @@ func runSuiteCtx(ctx context.Context, t *testing.T, started func(*exec.Cmd), goF
 	defer cancel()
 	cmd := exec.CommandContext(ctx, suiteBin, all...)
 	cmd.Dir = acceptanceDir
+	cmd.Env = append(append(os.Environ(), env...), marker(t))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -105,7 +117,8 @@ func runSuiteCtx(ctx context.Context, t *testing.T, started func(*exec.Cmd), goF
 	}
 	err := cmd.Wait()
 	res.Stdout, res.Stderr = stdout.String(), stderr.String()
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		res.Code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("running the suite: %v", err)
@@ -143,7 +156,8 @@ type proc struct {
 	pid  int
 	comm string
 	argv []string
-	cwd  string // working directory
+	cwd  string   // working directory
+	env  []string // its environment, as it started
 }
 
 // processes lists the pids of the running processes match accepts.
@@ -162,11 +176,13 @@ func processes(match func(proc) bool) []int {
 		comm, err1 := os.ReadFile(filepath.Join(dir, "comm"))
 		cmdline, err2 := os.ReadFile(filepath.Join(dir, "cmdline"))
 		cwd, err3 := os.Readlink(filepath.Join(dir, "cwd"))
-		if err1 != nil || err2 != nil || err3 != nil {
+		environ, err4 := os.ReadFile(filepath.Join(dir, "environ"))
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 			continue
 		}
 		p := proc{pid: pid, comm: strings.TrimSpace(string(comm)), cwd: cwd,
-			argv: strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")}
+			argv: strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00"),
+			env:  strings.Split(strings.TrimRight(string(environ), "\x00"), "\x00")}
 		if match(p) {
 			pids = append(pids, pid)
 		}
@@ -179,6 +195,20 @@ func processes(match func(proc) bool) []int {
 // orphaned.
 func suiteFio(p proc) bool { return p.comm == "fio" && p.cwd == acceptanceDir }
 
+// marker is the environment variable that names t's top-level test in
+// every suite it runs, and so in every fio those start.
+func marker(t *testing.T) string {
+	return "DRIVEQUAL_E2E_TEST=" + strings.SplitN(t.Name(), "/", 2)[0]
+}
+
+// ours matches the fio processes that t's own runs of the suite started,
+// and no other test's: tests that wait more than they work run in
+// parallel (t.Parallel).
+func ours(t *testing.T) func(proc) bool {
+	m := marker(t)
+	return func(p proc) bool { return suiteFio(p) && slices.Contains(p.env, m) }
+}
+
 // noFioLeft fails t if a fio the suite started is still running a few
 // seconds after the suite ended. Only the suite's own fio count: go test
 // runs packages in parallel, and other packages' tests run fio too.
@@ -186,7 +216,7 @@ func noFioLeft(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		pids := processes(suiteFio)
+		pids := processes(ours(t))
 		if len(pids) == 0 {
 			return
 		}

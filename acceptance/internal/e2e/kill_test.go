@@ -30,14 +30,10 @@ func TestSuiteKilledStopsFio(t *testing.T) {
 	dev := newLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
 	job := filepath.Join(rep, "raw", filepath.FromSlash(cellWrite)+".fio")
-	// Only fio running a job file of this run's report counts, so that
-	// another run of the suite on this machine does not.
-	ours := func(p proc) bool {
-		return suiteFio(p) && strings.HasPrefix(p.argv[len(p.argv)-1], rep+string(filepath.Separator))
-	}
+	mine := ours(t)
 	t.Cleanup(func() {
 		// A fio the suite left behind must not write for a minute more.
-		for _, pid := range processes(ours) {
+		for _, pid := range processes(mine) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -54,7 +50,7 @@ func TestSuiteKilledStopsFio(t *testing.T) {
 			if k.err == nil {
 				k.err = beingWritten(dev, 5*time.Second)
 			}
-			k.fio = processes(ours)
+			k.fio = processes(mine)
 			// Killed in any case: on an error above, the cell would
 			// otherwise run its whole minute.
 			if err := syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); k.err == nil {
@@ -62,7 +58,7 @@ func TestSuiteKilledStopsFio(t *testing.T) {
 			}
 			killed <- k
 		}()
-	}, []string{"-test.run=^TestSingleDrive$/^64MiB$/^4KB_Random_Write$"},
+	}, nil, []string{"-test.run=^TestSingleDrive$/^64MiB$/^4KB_Random_Write$"},
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none",
 		"-runtime=60s", "-report="+rep)
 	ended := time.Now()
@@ -72,7 +68,7 @@ func TestSuiteKilledStopsFio(t *testing.T) {
 	assert.Equal(t, -1, r.Code, "the suite ended by SIGKILL, not on its own")
 
 	for {
-		left := processes(ours)
+		left := processes(mine)
 		for _, pid := range k.fio {
 			if alive(pid) && !contains(left, pid) {
 				left = append(left, pid)

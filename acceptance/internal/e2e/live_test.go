@@ -28,6 +28,7 @@ var failRow = regexp.MustCompile(`^(.+): actual ([\d,]+) (IOPS|MB/s) < spec ([\d
 // writes per second); measured without preconditioning that is
 // inconclusive, never a pass.
 func TestBuiltInSpecFailsOnLoopDevices(t *testing.T) {
+	t.Parallel() // beside the hang test, which waits; a slower loop device only misses more
 	l1, l2 := newLoop(t, 1<<30), newLoop(t, 1<<30)
 	r := runSuite(t, []string{"-test.run=TestSingleDrive"},
 		"-drives="+l1+","+l2, "-capacity=1.92TB", "-destructive", "-runtime=1s", "-precondition=none")
