@@ -57,7 +57,11 @@ func loopDevice(t testing.TB, size int64) string {
 	if err := os.Truncate(img, size); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("losetup", "--direct-io=on", "-f", "--show", img).CombinedOutput()
+	// Under the lock the acceptance tests take around losetup (their
+	// testenv.LosetupLock), so that attaching here never holds open a
+	// device one of them has just attached.
+	lock := filepath.Join(os.TempDir(), "drivequal-losetup.lock")
+	out, err := exec.Command("flock", lock, "losetup", "--direct-io=on", "-f", "--show", img).CombinedOutput()
 	if err != nil {
 		unavailable(t, "losetup cannot attach a loop device: %v: %s", err, bytes.TrimSpace(out))
 	}

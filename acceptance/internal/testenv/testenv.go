@@ -83,6 +83,15 @@ func Loop(t testing.TB, size int64, flags ...string) string {
 	return Attach(t, img, flags...)
 }
 
+// LosetupLock is the file that every test here locks (flock(1)) while
+// losetup attaches a device. losetup -f opens the free device it was
+// given and retries with the next when another losetup bound it first;
+// two at once would so briefly hold open, for writing, a device that
+// another test has just attached and is handing to the suite, which then
+// refuses it as in use. fiojob's tests, which cannot import this package,
+// lock the same file.
+var LosetupLock = filepath.Join(os.TempDir(), "drivequal-losetup.lock")
+
 // Attach attaches the image file img to a free loop device with direct
 // I/O and extra losetup flags (such as "-P", to scan its partition table),
 // and returns the device; it is detached when t ends. It needs root and
@@ -91,8 +100,9 @@ func Attach(t testing.TB, img string, flags ...string) string {
 	t.Helper()
 	MustHaveRoot(t)
 	MustHave(t, "losetup", "apt-get install util-linux")
+	MustHave(t, "flock", "apt-get install util-linux")
 	args := append([]string{"--direct-io=on", "-f", "--show"}, flags...)
-	out, err := exec.Command("losetup", append(args, img)...).CombinedOutput()
+	out, err := exec.Command("flock", append([]string{LosetupLock, "losetup"}, append(args, img)...)...).CombinedOutput()
 	if err != nil {
 		Skipf(t, "needs a loop device: losetup %s %s: %v: %s", strings.Join(args, " "), img, err, strings.TrimSpace(string(out)))
 	}
