@@ -1,24 +1,15 @@
 package fleet
 
 import (
-	"bytes"
 	"errors"
 	"image/color"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
-)
-
-// Colours of the chart's points and lines.
-var (
-	driveColor   = color.RGBA{R: 31, G: 119, B: 180, A: 255}  // a drive that passed
-	flaggedColor = color.RGBA{R: 214, G: 39, B: 40, A: 255}   // below spec or an outlier
-	specColor    = color.RGBA{R: 128, G: 128, B: 128, A: 255} // actual = spec
 )
 
 // Chart writes ChartSVG's chart of cells to path, atomically (see
@@ -93,7 +84,7 @@ func ChartSVG(cells []Cell) ([]byte, error) {
 		xys plotter.XYs
 		col color.Color
 		leg string
-	}{{ok, driveColor, "drive"}, {flagged, flaggedColor, "below spec or outlier"}} {
+	}{{ok, report.MeasuredColor, "drive"}, {flagged, report.FlaggedColor, "below spec or outlier"}} {
 		if len(set.xys) == 0 {
 			continue
 		}
@@ -107,13 +98,10 @@ func ChartSVG(cells []Cell) ([]byte, error) {
 		p.Add(sc)
 		p.Legend.Add(set.leg, sc)
 	}
-	spec, err := plotter.NewLine(plotter.XYs{{X: 1, Y: -0.6}, {X: 1, Y: float64(n) - 0.4}})
+	spec, err := report.ReferenceLine(plotter.XYs{{X: 1, Y: -0.6}, {X: 1, Y: float64(n) - 0.4}})
 	if err != nil {
 		return nil, err
 	}
-	spec.Color = specColor
-	spec.Width = vg.Points(1.5)
-	spec.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
 	p.Add(spec)
 	p.Legend.Add("spec", spec)
 
@@ -126,17 +114,5 @@ func ChartSVG(cells []Cell) ([]byte, error) {
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), vg.Points(-4)
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	for _, st := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle} {
-		st.Font.Variant = "Sans"
-	}
-
-	w, err := p.WriterTo(7*vg.Inch, 1.5*vg.Inch+vg.Length(n)*0.4*vg.Inch, "svg")
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return report.SVG(p, 7*vg.Inch, 1.5*vg.Inch+vg.Length(n)*0.4*vg.Inch)
 }

@@ -17,11 +17,48 @@ import (
 	"github.com/drivequal/drivequal/specs"
 )
 
-// Colours of the chart's lines.
+// The colours of drivequal's charts: MeasuredColor for what fio
+// measured, ReferenceColor for what it is held to (the spec, the expected
+// total), FlaggedColor for a figure that misses it.
 var (
-	measuredColor = color.RGBA{R: 31, G: 119, B: 180, A: 255}
-	expectedColor = color.RGBA{R: 128, G: 128, B: 128, A: 255}
+	MeasuredColor  = color.RGBA{R: 31, G: 119, B: 180, A: 255}
+	ReferenceColor = color.RGBA{R: 128, G: 128, B: 128, A: 255}
+	FlaggedColor   = color.RGBA{R: 214, G: 39, B: 40, A: 255}
 )
+
+// ReferenceLine is the dashed grey line through xys that marks what a
+// chart's figures are held to.
+func ReferenceLine(xys plotter.XYs) (*plotter.Line, error) {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return nil, err
+	}
+	l.Color = ReferenceColor
+	l.Width = vg.Points(1.5)
+	l.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+	return l, nil
+}
+
+// SVG renders p as an SVG of w × h in drivequal's charts' face: sans-serif
+// throughout (set on p and on the extra styles given, never through
+// gonum/plot's global default font).
+func SVG(p *plot.Plot, w, h vg.Length, extra ...*text.Style) ([]byte, error) {
+	for _, st := range append([]*text.Style{
+		&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle,
+		&p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle,
+	}, extra...) {
+		st.Font.Variant = "Sans"
+	}
+	wt, err := p.WriterTo(w, h, "svg")
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if _, err := wt.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
 
 // Chart size.
 const (
@@ -132,9 +169,9 @@ func scalingChart(g scalingGroup) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	line.Color = measuredColor
+	line.Color = MeasuredColor
 	line.Width = vg.Points(2)
-	points.Color = measuredColor
+	points.Color = MeasuredColor
 	points.Shape = draw.CircleGlyph{}
 	points.Radius = vg.Points(3.5)
 	p.Add(line, points)
@@ -142,13 +179,10 @@ func scalingChart(g scalingGroup) ([]byte, error) {
 	// The expected line goes on top: where the two coincide, its dashes
 	// still show.
 	if len(want) > 0 {
-		exp, err := plotter.NewLine(want)
+		exp, err := ReferenceLine(want)
 		if err != nil {
 			return nil, err
 		}
-		exp.Color = expectedColor
-		exp.Width = vg.Points(1.5)
-		exp.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
 		p.Add(exp)
 		p.Legend.Add("expected (linear)", exp)
 	}
@@ -174,25 +208,7 @@ func scalingChart(g scalingGroup) ([]byte, error) {
 	p.Legend.YOffs = vg.Points(-6)
 	p.Legend.TextStyle.Font.Size = vg.Points(10)
 
-	// Sans-serif throughout; set per plot, never through the package's
-	// global default font.
-	for _, st := range []*text.Style{
-		&lab.style,
-		&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle,
-		&p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle,
-	} {
-		st.Font.Variant = "Sans"
-	}
-
-	w, err := p.WriterTo(chartWidth, chartHeight, "svg")
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return SVG(p, chartWidth, chartHeight, &lab.style)
 }
 
 // dedupTicks drops ticks repeating an earlier value (a drive count run twice).

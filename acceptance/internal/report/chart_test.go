@@ -79,7 +79,7 @@ func TestCharts(t *testing.T) {
 		t.Fatalf("Charts() made %v, want %v", names, want)
 	}
 
-	glyph := fmt.Sprintf("fill:#%02X%02X%02X", measuredColor.R, measuredColor.G, measuredColor.B)
+	glyph := fmt.Sprintf("fill:#%02X%02X%02X", MeasuredColor.R, MeasuredColor.G, MeasuredColor.B)
 	for _, g := range r.scalingGroups(r.workloadRank()) {
 		name := chartFile(g.workload)
 		doc := parseSVG(t, name, charts[name])
