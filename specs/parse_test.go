@@ -479,6 +479,7 @@ R = 1
 	}{
 		{"neither", "", DefaultScalingTolerance},
 		{"scaling", "[scaling]\ncapacity = \"C\"\ndrives = [1]\ntolerance = 0.5\n", 0.5},
+		{"scaling zero", "[scaling]\ncapacity = \"C\"\ndrives = [1]\ntolerance = 0\n", DefaultScalingTolerance},
 		{"scaling default", "[scaling]\ncapacity = \"C\"\ndrives = [1]\n", DefaultScalingTolerance},
 		{"fleet over scaling", "[scaling]\ncapacity = \"C\"\ndrives = [1]\ntolerance = 0.5\n[fleet]\ntolerance = 0.2\n", 0.2},
 		{"fleet zero", "[fleet]\ntolerance = 0\n", 0},

@@ -138,11 +138,12 @@ var specKeys = fields[Spec]{
 				scalingKeys.convert(t.sub(v, "scaling"), &s.Scaling)
 			}
 		}},
-	// After scaling: the fleet tolerance defaults to the scaling one.
+	// After scaling: the fleet tolerance defaults to the scaling one, when
+	// that is above 0 (no spread at all is no rule for a population).
 	{key: "fleet", sub: fleetKeys.inTable("fleet must be a table ([fleet])"),
 		conv: func(t table, v value, s *Spec) {
 			s.Fleet.Tolerance = DefaultScalingTolerance
-			if s.Scaling.Capacity != "" {
+			if s.Scaling.Capacity != "" && s.Scaling.Tolerance > 0 {
 				s.Fleet.Tolerance = s.Scaling.Tolerance
 			}
 			if v.set {

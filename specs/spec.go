@@ -179,7 +179,8 @@ type Fleet struct {
 	// Tolerance is the largest spread, (max − min) / median, of a
 	// workload's figures across the fleet's drives, and how far a drive may
 	// be worse than the median before it is named an outlier; in [0, 1).
-	// It defaults to the scaling tolerance, else DefaultScalingTolerance.
+	// It defaults to the scaling tolerance when that is above 0, else
+	// DefaultScalingTolerance.
 	Tolerance float64
 }
 

@@ -230,7 +230,8 @@ func short(sum string) string {
 // tolerance is the fraction a drive may fall short of its spec
 // (actual ≥ spec × (1 − tolerance); for a latency, actual ≤ spec ×
 // (1 + tolerance)), or Recorded; fleetTolerance the largest
-// (max − min) / median allowed (the spec's Fleet.Tolerance).
+// (max − min) / median allowed (the spec's Fleet.Tolerance), ≥ 0: Judge
+// panics on a negative one, which would name every drive an outlier.
 //
 // A cell fails when any member is below spec, when the spread exceeds
 // fleetTolerance (naming every drive worse than the median by more than
@@ -244,6 +245,9 @@ func short(sum string) string {
 // precedence, as in a run's own cells: a drive below spec is below spec
 // however its peers were measured.
 func Judge(runs []Run, tolerance, fleetTolerance float64) []Cell {
+	if fleetTolerance < 0 {
+		panic(fmt.Sprintf("fleet.Judge: fleet tolerance %v < 0", fleetTolerance))
+	}
 	type key struct{ capacity, workload string }
 	cells := make(map[key]*Cell)
 	var order []key
