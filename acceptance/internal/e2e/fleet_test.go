@@ -70,6 +70,7 @@ func TestFleetOfTwoHosts(t *testing.T) {
 	assert.Contains(t, fleet.Error, "host-b:/dev/loop")
 	assert.Contains(t, both.Stdout, "--- FAIL: TestFleet/1GiB/4KB_Random_Read")
 	require.NotNil(t, alike)
+	assert.Equal(t, 0.5, alike.Tolerance, "the fleet's tolerance is loop.toml's scaling tolerance, though no scaling cell ran")
 	for _, r := range []*report.Result{fleet, alike} {
 		t.Logf("%s: spread %.1f %%: %+v", r.Test, r.Spread*100, r.PerDrive)
 	}
@@ -78,6 +79,7 @@ func TestFleetOfTwoHosts(t *testing.T) {
 	summary, err := os.ReadFile(filepath.Join(both.Report, "summary.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(summary), "## Fleet")
+	assert.Contains(t, string(summary), "(limit 50.00 %)", "each fleet row shows the spread's limit")
 	assert.FileExists(t, filepath.Join(both.Report, "charts", "fleet.svg"))
 	junit, err := os.ReadFile(filepath.Join(both.Report, "junit.xml"))
 	require.NoError(t, err)

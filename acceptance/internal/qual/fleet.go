@@ -129,7 +129,7 @@ func (s *Suite) JudgeFleet() []fleet.Cell {
 	for _, c := range cells {
 		res := report.Result{Test: c.Test, Kind: report.KindFleet, Capacity: c.Capacity, Workload: c.Workload,
 			Drives: c.Drives, Metric: c.Metric, Spec: c.Spec, Expected: c.Spec, Actual: c.Median, Tolerance: c.FleetTolerance,
-			Verdict: c.Verdict, Cause: c.Cause, Spread: c.Spread}
+			Verdict: c.Verdict, Cause: c.Cause, Spread: c.Spread, Min: c.Min, Median: c.Median, Max: c.Max}
 		if c.Spec > 0 {
 			res.Ratio = c.Median / c.Spec
 		}

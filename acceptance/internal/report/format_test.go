@@ -239,6 +239,25 @@ func TestSummaryEscapesCells(t *testing.T) {
 	}
 }
 
+// The fleet's table renders the judge's figures, the spread beside its
+// limit, and names each failed drive.
+func TestSummaryFleet(t *testing.T) {
+	r := &Run{Spec: "Acme X1", Mode: "replay", Hosts: []Host{{Name: "h1", Verdict: Pass}, {Name: "h2", Verdict: Fail}},
+		Results: []Result{{
+			Test: "TestFleet/1TB/A", Kind: KindFleet, Capacity: "1TB", Workload: "A", Metric: "iops",
+			Spec: 100, Drives: 2, Min: 40, Median: 120, Max: 200, Spread: 4.0 / 3, Tolerance: 0.5, Actual: 120,
+			Verdict: Fail, PerDrive: []DriveResult{
+				{Path: "h1:/dev/a", Actual: 200, Verdict: Pass},
+				{Path: "h2:/dev/b", Actual: 40, Verdict: Fail, Error: "outlier, below spec"},
+			},
+		}}}
+	s := string(r.Summary())
+	want := "| 1TB | A | 100 IOPS | 2 | 40 IOPS | 120 IOPS | 200 IOPS | 133.33 % (limit 50.00 %) | FAIL | h2:/dev/b (outlier, below spec) |"
+	if !strings.Contains(s, want) {
+		t.Errorf("summary lacks the fleet row %q:\n%s", want, s)
+	}
+}
+
 func TestSummaryNoResults(t *testing.T) {
 	s := string((&Run{Spec: "Acme X1", Mode: "live"}).Summary())
 	if !strings.HasPrefix(s, "# drivequal: Acme X1\n") {

@@ -237,7 +237,8 @@ func latencyCells(res Result) string {
 
 // writeFleet writes the fleet section of a replay of several hosts' runs:
 // the hosts and their own verdicts, then per capacity and workload the
-// drives' min, median and max, the verdict and the outliers, and the chart.
+// drives' min, median and max, the spread against its limit, the verdict
+// and the outliers (all as the fleet's judge found them), and the chart.
 func (r *Run) writeFleet(b *bytes.Buffer) {
 	var cells []Result
 	for _, res := range r.Results {
@@ -263,23 +264,15 @@ func (r *Run) writeFleet(b *bytes.Buffer) {
 	b.WriteString("| Capacity | Workload | Spec | Drives | Min | Median | Max | Spread | Verdict | Outliers |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, c := range cells {
-		var vals []float64
 		var outliers []string
 		for _, d := range c.PerDrive {
-			if d.Actual > 0 {
-				vals = append(vals, d.Actual)
-			}
 			if d.Verdict == Fail {
 				outliers = append(outliers, d.Path+" ("+firstOf(d.Error, "no figure")+")")
 			}
 		}
-		lo, hi := 0.0, 0.0
-		if len(vals) > 0 {
-			lo, hi = slices.Min(vals), slices.Max(vals)
-		}
-		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", cell(c.Capacity), cell(c.Workload),
-			FormatValue(c.Spec, c.Metric), c.Drives, FormatValue(lo, c.Metric), FormatValue(c.Actual, c.Metric), FormatValue(hi, c.Metric),
-			fmtPct(c.Spread), strings.ToUpper(c.Verdict), orDash(cell(strings.Join(outliers, "; "))))
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s | %s | %s (limit %s) | %s | %s |\n", cell(c.Capacity), cell(c.Workload),
+			FormatValue(c.Spec, c.Metric), c.Drives, FormatValue(c.Min, c.Metric), FormatValue(c.Median, c.Metric), FormatValue(c.Max, c.Metric),
+			fmtPct(c.Spread), fmtPct(c.Tolerance), strings.ToUpper(c.Verdict), orDash(cell(strings.Join(outliers, "; "))))
 	}
 	b.WriteString("\n![fleet](charts/fleet.svg)\n\n")
 }
