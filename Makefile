@@ -24,12 +24,13 @@ QUALIFY_ARGS = -spec=$(SPEC) -drives=$(DRIVES) -report=$(abspath $(REPORT)) $(if
 .PHONY: test demo plan qualify junit junit-check lint fuzz bench bench-plan deps
 
 # deps installs what the tests drive when it is missing: fio, the
-# util-linux, fdisk and e2fsprogs tools the loop-device tests use, nvme-cli
+# mount, util-linux, fdisk and e2fsprogs tools the loop-device tests use (Debian
+# ships losetup in mount, flock and blkdiscard in util-linux), nvme-cli
 # for drive identity and purges, and xmllint (libxml2-utils), which checks
 # the suite's junit.xml against the Jenkins xunit and Surefire schemas.
 deps:
 	@missing=; \
-	for c in fio:fio losetup:util-linux blkdiscard:util-linux sfdisk:fdisk mkfs.ext4:e2fsprogs nvme:nvme-cli xmllint:libxml2-utils; do \
+	for c in fio:fio losetup:mount flock:util-linux blkdiscard:util-linux sfdisk:fdisk mkfs.ext4:e2fsprogs nvme:nvme-cli xmllint:libxml2-utils; do \
 	  command -v $${c%%:*} >/dev/null 2>&1 || missing="$$missing $${c#*:}"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -44,9 +45,12 @@ deps:
 # test runs one package more than there are CPUs (go test's default is
 # as many): the loop-device packages spend most of their time waiting on
 # fio and on timeouts, so the short packages run beside them.
+# TEST_P overrides it, e.g. where nproc sees more CPUs than a container's
+# quota gives.
+TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test: deps
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout=20m -p=$$(( $$(nproc 2>/dev/null || echo 1) + 1 )) ./...
+	$(GO) test -race -count=1 -timeout=20m -p=$(TEST_P) ./...
 
 demo:
 	$(GO) test -count=1 ./acceptance -args -report=$(abspath $(REPORT))

@@ -47,8 +47,10 @@ func loopDevice(t testing.TB, size int64) string {
 	if os.Geteuid() != 0 {
 		unavailable(t, "loop devices need root")
 	}
-	if _, err := exec.LookPath("losetup"); err != nil {
-		unavailable(t, "losetup is not installed: %v", err)
+	for _, c := range []string{"losetup", "flock"} {
+		if _, err := exec.LookPath(c); err != nil {
+			unavailable(t, "%s is not installed: %v", c, err)
+		}
 	}
 	img := filepath.Join(t.TempDir(), "loop.img")
 	if err := os.WriteFile(img, nil, 0o600); err != nil {
@@ -60,8 +62,8 @@ func loopDevice(t testing.TB, size int64) string {
 	// Under the lock the acceptance tests take around losetup (their
 	// testenv.LosetupLock), so that attaching here never holds open a
 	// device one of them has just attached.
-	lock := filepath.Join(os.TempDir(), "drivequal-losetup.lock")
-	out, err := exec.Command("flock", lock, "losetup", "--direct-io=on", "-f", "--show", img).CombinedOutput()
+	out, err := exec.Command("flock", "-w", "60", "/run/drivequal-losetup.lock",
+		"losetup", "--direct-io=on", "-f", "--show", img).CombinedOutput()
 	if err != nil {
 		unavailable(t, "losetup cannot attach a loop device: %v: %s", err, bytes.TrimSpace(out))
 	}

@@ -195,10 +195,12 @@ func processes(match func(proc) bool) []int {
 // orphaned.
 func suiteFio(p proc) bool { return p.comm == "fio" && p.cwd == acceptanceDir }
 
-// marker is the environment variable that names t's top-level test in
-// every suite it runs, and so in every fio those start.
+// marker is the environment variable that names this test binary and t's
+// top-level test in every suite it runs, and so in every fio those start:
+// another binary's run of the same test (a second checkout's make test)
+// carries another.
 func marker(t *testing.T) string {
-	return "DRIVEQUAL_E2E_TEST=" + strings.SplitN(t.Name(), "/", 2)[0]
+	return "DRIVEQUAL_E2E_TEST=" + strconv.Itoa(os.Getpid()) + "/" + strings.SplitN(t.Name(), "/", 2)[0]
 }
 
 // ours matches the fio processes that t's own runs of the suite started,

@@ -60,7 +60,7 @@ func MustHaveLoop(t testing.TB) {
 	t.Helper()
 	MustHaveRoot(t)
 	MustHaveFio(t)
-	MustHave(t, "losetup", "apt-get install util-linux")
+	MustHave(t, "losetup", "apt-get install mount")
 }
 
 // Loop makes a loop device with direct I/O over a sparse file of size
@@ -70,7 +70,7 @@ func MustHaveLoop(t testing.TB) {
 func Loop(t testing.TB, size int64, flags ...string) string {
 	t.Helper()
 	MustHaveRoot(t)
-	MustHave(t, "losetup", "apt-get install util-linux")
+	MustHave(t, "losetup", "apt-get install mount")
 	img := filepath.Join(t.TempDir(), "disk.img")
 	f, err := os.Create(img)
 	if err != nil {
@@ -83,14 +83,15 @@ func Loop(t testing.TB, size int64, flags ...string) string {
 	return Attach(t, img, flags...)
 }
 
-// LosetupLock is the file that every test here locks (flock(1)) while
-// losetup attaches a device. losetup -f opens the free device it was
-// given and retries with the next when another losetup bound it first;
-// two at once would so briefly hold open, for writing, a device that
-// another test has just attached and is handing to the suite, which then
-// refuses it as in use. fiojob's tests, which cannot import this package,
-// lock the same file.
-var LosetupLock = filepath.Join(os.TempDir(), "drivequal-losetup.lock")
+// LosetupLock is the file that every test here locks (flock(1), for at
+// most a minute) while losetup attaches a device. losetup -f opens the
+// free device it was given and retries with the next when another losetup
+// bound it first; two at once would so briefly hold open, for writing, a
+// device that another test has just attached and is handing to the suite,
+// which then refuses it as in use. It is in /run, which only root writes
+// (attaching needs root anyway), so no other user can hold it. fiojob's
+// tests, which cannot import this package, lock the same file.
+const LosetupLock = "/run/drivequal-losetup.lock"
 
 // Attach attaches the image file img to a free loop device with direct
 // I/O and extra losetup flags (such as "-P", to scan its partition table),
@@ -99,10 +100,10 @@ var LosetupLock = filepath.Join(os.TempDir(), "drivequal-losetup.lock")
 func Attach(t testing.TB, img string, flags ...string) string {
 	t.Helper()
 	MustHaveRoot(t)
-	MustHave(t, "losetup", "apt-get install util-linux")
+	MustHave(t, "losetup", "apt-get install mount")
 	MustHave(t, "flock", "apt-get install util-linux")
 	args := append([]string{"--direct-io=on", "-f", "--show"}, flags...)
-	out, err := exec.Command("flock", append([]string{LosetupLock, "losetup"}, append(args, img)...)...).CombinedOutput()
+	out, err := exec.Command("flock", append([]string{"-w", "60", LosetupLock, "losetup"}, append(args, img)...)...).CombinedOutput()
 	if err != nil {
 		Skipf(t, "needs a loop device: losetup %s %s: %v: %s", strings.Join(args, " "), img, err, strings.TrimSpace(string(out)))
 	}
