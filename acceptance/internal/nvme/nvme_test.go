@@ -148,7 +148,7 @@ var smartFixtureTests = []smartFixtureTest{
 		l.DataUnitsWritten = u128("340282366920938463463374607431768211455")
 		return l
 	}()},
-	// v2.11–v2.12 (or v2.4+ with -H), real: bare integers, critical_warning
+	// v2.11–v2.12 (or v2.4–v2.10 with -H, v2.13+ with -v), real: bare integers, critical_warning
 	// as an object with every bit clear.
 	{"smart-log-v2.11-v2.12-crusoecloud-nvme-exporter.json", SmartLog{
 		Temperature: 296, AvailSpare: 100, SpareThresh: 10,

@@ -40,11 +40,12 @@ func ReferenceLine(xys plotter.XYs) (*plotter.Line, error) {
 }
 
 // SVG renders p as an SVG of w × h in drivequal's charts' face: sans-serif
-// throughout (set on p and on the extra styles given, never through
-// gonum/plot's global default font).
+// for the title, the x label, the ticks and the legend, and for the extra
+// styles given (such as a y label); set per plot, never through
+// gonum/plot's global default font.
 func SVG(p *plot.Plot, w, h vg.Length, extra ...*text.Style) ([]byte, error) {
 	for _, st := range append([]*text.Style{
-		&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle,
+		&p.Title.TextStyle, &p.X.Label.TextStyle,
 		&p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle,
 	}, extra...) {
 		st.Font.Variant = "Sans"
@@ -208,7 +209,7 @@ func scalingChart(g scalingGroup) ([]byte, error) {
 	p.Legend.YOffs = vg.Points(-6)
 	p.Legend.TextStyle.Font.Size = vg.Points(10)
 
-	return SVG(p, chartWidth, chartHeight, &lab.style)
+	return SVG(p, chartWidth, chartHeight, &p.Y.Label.TextStyle, &lab.style)
 }
 
 // dedupTicks drops ticks repeating an earlier value (a drive count run twice).
