@@ -160,16 +160,22 @@ var smartFixtureTests = []smartFixtureTest{
 	}},
 	// -v: critical_warning as an object; a drive below its spare
 	// threshold (bit 0) with degraded reliability (bit 2).
-	{"smart-log-v2.4-verbose-warning.json", SmartLog{
-		CriticalWarning: 5, Temperature: 310, AvailSpare: 4, SpareThresh: 10, PercentUsed: 104,
-		DataUnitsRead: u128("48217463"), DataUnitsWritten: u128("91522870"),
-		HostReadCommands: u128("1093826911"), HostWriteCommands: u128("2285437192"),
-		ControllerBusyTime: u128("1877"), PowerCycles: u128("41"), PowerOnHours: u128("8766"),
-		UnsafeShutdowns: u128("7"), MediaErrors: u128("3"), NumErrLogEntries: u128("14"),
-		WarningTempTime: 61, CriticalCompTime: 2,
-		TempSensors:        [8]int{318, 306},
-		ThmTemp1TransCount: 3, ThmTemp2TransCount: 1, ThmTemp1TotalTime: 421, ThmTemp2TotalTime: 35,
-	}},
+	{"smart-log-v2.4-verbose-warning.json", failing},
+	// v2.3 -H: the same failing drive, its counters quoted.
+	{"smart-log-v2.3-verbose-warning.json", failing},
+}
+
+// failing is a drive below its spare threshold (bit 0) with degraded
+// reliability (bit 2), worn past its rating and with media errors.
+var failing = SmartLog{
+	CriticalWarning: 5, Temperature: 310, AvailSpare: 4, SpareThresh: 10, PercentUsed: 104,
+	DataUnitsRead: u128("48217463"), DataUnitsWritten: u128("91522870"),
+	HostReadCommands: u128("1093826911"), HostWriteCommands: u128("2285437192"),
+	ControllerBusyTime: u128("1877"), PowerCycles: u128("41"), PowerOnHours: u128("8766"),
+	UnsafeShutdowns: u128("7"), MediaErrors: u128("3"), NumErrLogEntries: u128("14"),
+	WarningTempTime: 61, CriticalCompTime: 2,
+	TempSensors:        [8]int{318, 306},
+	ThmTemp1TransCount: 3, ThmTemp2TransCount: 1, ThmTemp1TotalTime: 421, ThmTemp2TotalTime: 35,
 }
 
 // reconstructed is what the reconstructed v2.x fixtures share (one set of
