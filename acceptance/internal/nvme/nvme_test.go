@@ -78,6 +78,12 @@ var uint128Tests = []uint128Test{
 	{"18446744073709551616", "18446744073709551616"}, // 2^64
 	{"340282366920938463463374607431768211455", "340282366920938463463374607431768211455"}, // 2^128-1
 	{"340282366920938463463374607431768211456", ""},                                        // 2^128
+	// 2^128 - 1 rounded up by v2.1's long double and v2.0's double.
+	{`"340282366920938463463374607431768211456.000000"`, "340282366920938463463374607431768211455"},
+	{"3.402823669209385e+38", "340282366920938463463374607431768211455"},
+	{"3.4028236692093846e+38", "340282366920938460000000000000000000000"},
+	{"3.5e+38", ""},
+	{`"340282366920938463463374607431768211457"`, ""}, // no rounding in an exact form
 	{"1.5", ""},
 	{"-1", ""},
 	{`"-1"`, ""},
@@ -141,13 +147,14 @@ var smartFixtureTests = []smartFixtureTest{
 	// v2.2–v2.3: quoted decimal strings, and v2.3's thousands separators.
 	{"smart-log-v2.3-quoted-decimal.json", reconstructed},
 	{"smart-log-v2.3-en-us-grouped.json", reconstructed},
-	// v2.4+: bare integers, here above 2^64 (2^64+5 and 2^128-1).
-	{"smart-log-v2.4-above-2-64.json", func() SmartLog {
-		l := reconstructed
-		l.DataUnitsRead = u128("18446744073709551621")
-		l.DataUnitsWritten = u128("340282366920938463463374607431768211455")
-		return l
-	}()},
+	// v2.4+: bare integers, here above 2^64 (2^64+5 and 2^128-1), exact.
+	{"smart-log-v2.4-above-2-64.json", above264},
+	// The same page in v2.0's doubles and v2.1's long doubles: rounded, and
+	// 2^128-1 rounded up past 128 bits by v2.1 (read as 2^128-1).
+	{"smart-log-v2.0-above-2-64.json", v20Above264},
+	{"smart-log-v2.1-above-2-64.json", v21Above264},
+	// v2.11-v2.12: critical_warning as an object without -H.
+	{"smart-log-v2.11-warning-object.json", reconstructed},
 	// v2.11–v2.12 (or v2.4–v2.10 with -H, v2.13+ with -v), real: bare integers, critical_warning
 	// as an object with every bit clear.
 	{"smart-log-v2.11-v2.12-crusoecloud-nvme-exporter.json", SmartLog{
@@ -163,6 +170,19 @@ var smartFixtureTests = []smartFixtureTest{
 	{"smart-log-v2.4-verbose-warning.json", failing},
 	// v2.3 -H: the same failing drive, its counters quoted.
 	{"smart-log-v2.3-verbose-warning.json", failing},
+}
+
+// above264 is reconstructed with two counters above 2^64: 2^64+5 and
+// 2^128-1; v20Above264 and v21Above264 are what nvme-cli v2.0 and v2.1
+// made of them.
+var above264, v20Above264, v21Above264 = withCounters("18446744073709551621", "340282366920938463463374607431768211455"),
+	withCounters("18446744073709552000", "340282366920938460000000000000000000000"),
+	withCounters("18446744073709551620", "340282366920938463463374607431768211455")
+
+func withCounters(read, written string) SmartLog {
+	l := reconstructed
+	l.DataUnitsRead, l.DataUnitsWritten = u128(read), u128(written)
+	return l
 }
 
 // failing is a drive below its spare threshold (bit 0) with degraded

@@ -98,8 +98,20 @@ func parseCounter(s, t string, quoted bool) (Uint128, error) {
 	if !r.IsInt() {
 		return Uint128{}, fmt.Errorf("%q is not a whole number", s)
 	}
+	// A fraction or exponent is a counter that nvme-cli rounded through a
+	// double (v2.0) or long double (v2.1), which can round the largest
+	// ones up past 2^128 − 1: v2.1 prints 2^128 − 1 as
+	// "340282366920938463463374607431768211456.000000" (2^128). Within that
+	// rounding it reads as 2^128 − 1.
+	if n := r.Num(); n.Cmp(two128) >= 0 && n.Cmp(roundedMax) <= 0 {
+		return Uint128{Hi: ^uint64(0), Lo: ^uint64(0)}, nil
+	}
 	return Uint128FromBig(r.Num())
 }
+
+// roundedMax is the largest value that a double or long double near
+// 2^128 − 1 can print as: 2^128 plus one unit in a double's last place.
+var roundedMax = new(big.Int).Add(two128, new(big.Int).Lsh(big.NewInt(1), 128-52))
 
 // lfCommaRE is v2.1's "%Lf" under a locale whose decimal point is a comma.
 var lfCommaRE = regexp.MustCompile(`^([0-9]+),([0-9]{6})$`)
