@@ -204,7 +204,10 @@ filename=`+EscapeFilename(target)+`
 	defer cancel()
 	var pgid atomic.Int64
 	var workers atomic.Value // []procKey
-	r := Runner{Grace: 10 * time.Second, Started: func(pid int) {
+	// fio ends within a second of SIGINT on an idle machine; the grace is
+	// for a loaded one (make test runs this beside the loop-device
+	// packages' fio), where 10 s once ran out before fio's report.
+	r := Runner{Grace: 30 * time.Second, Started: func(pid int) {
 		pgid.Store(int64(pid))
 		go func() {
 			// Cancel once both job processes run.
