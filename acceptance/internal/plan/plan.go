@@ -195,7 +195,9 @@ func (p *Planner) Order(ws []specs.Workload) []specs.Workload {
 // random group by block size: a group's drives are brought to its state
 // together (one purge and fill, one random preconditioning, each one fio
 // process for all the drives), then every measurement of the group runs
-// back to back, single-drive cells and every scaling step alike. A cell
+// back to back, single-drive cells and every scaling step alike; in a
+// random group the scaling steps run from the most drives down to one, so
+// that a drive is never left idle before it is needed again. A cell
 // that is the same fio job on the same drives as an earlier one shares
 // its measurement. Before a random write or mixed measurement, drives the
 // estimate sees idle for longer than the spec's idle_limit get a top-up
@@ -246,6 +248,12 @@ func (p *Planner) Build(cells []Cell) Plan {
 	}
 	for _, need := range needs {
 		group := groups[need]
+		if strings.HasPrefix(need, "rand:") {
+			// Largest scaling step first, one drive last: each drive is
+			// measured last in the step that needs it and never falls idle
+			// before it is needed again, so no top-up is needed.
+			slices.SortStableFunc(group, func(a, b Cell) int { return len(b.Drives) - len(a.Drives) })
+		}
 		var drives []int
 		for _, c := range group {
 			for _, d := range c.Drives {

@@ -67,15 +67,52 @@ func TestBuildSharesAcrossScaling(t *testing.T) {
 	require.LessOrEqual(t, pl.Total, 4*time.Hour)
 }
 
+// After each random preconditioning the scaling steps run from the most
+// drives down to one: every drive is measured for the last time in its
+// group before any drive falls idle, so the built-in plan on 24 drives
+// needs no top-up, and its cells are the same.
+func TestBuildLargestStepFirst(t *testing.T) {
+	s, cells := builtinSuite(t, 24)
+	pl := s.Planner.Build(cells)
+	var measured []string
+	for _, st := range pl.Steps {
+		require.NotEqual(t, plan.StepTopUp, st.Kind, "step %d: %s", st.N, st.Name)
+		for _, c := range st.Cells {
+			measured = append(measured, c.Test)
+		}
+	}
+	var want []string
+	for _, c := range cells {
+		want = append(want, c.Test)
+	}
+	require.ElementsMatch(t, want, measured)
+	// In each random group, no step measures more drives than the one before it.
+	for i := 1; i < len(pl.Steps); i++ {
+		prev, st := pl.Steps[i-1], pl.Steps[i]
+		if prev.Kind == plan.StepMeasure && st.Kind == plan.StepMeasure && strings.HasPrefix(st.State, "rand:") {
+			require.LessOrEqual(t, len(st.Drives), len(prev.Drives), "step %d after step %d", st.N, prev.N)
+		}
+	}
+	require.Less(t, pl.Measures["TestScaling/24_drives/4KB_Random_Write"], pl.Measures["TestScaling/1_drives/4KB_Random_Write"])
+	require.LessOrEqual(t, pl.Total, 2*time.Hour+35*time.Minute)
+}
+
 // Before a random write or mixed measurement, drives idle past the limit
-// since their preconditioning are topped up; reads never wait for one.
+// since they last wrote are topped up; reads never wait for one. With a
+// 1-minute idle limit, the 70 s read between a step's write and mixed
+// measurements leaves its drives idle.
 func TestBuildTopsUpIdleDrives(t *testing.T) {
 	s, cells := builtinSuite(t, 24)
+	spec := *s.Spec
+	spec.Precondition.IdleLimit = time.Minute
+	s.Planner.Spec = &spec
 	pl := s.Planner.Build(cells)
 	var clock time.Duration
 	last := map[int]time.Duration{}
+	topups := 0
 	for i, st := range pl.Steps {
 		if st.Kind == plan.StepTopUp {
+			topups++
 			next := pl.Steps[i+1]
 			require.Equal(t, plan.StepMeasure, next.Kind)
 			require.True(t, next.Cells[0].Workload.Writes(), "step %d tops up before %s", st.N, next.Name)
@@ -83,7 +120,7 @@ func TestBuildTopsUpIdleDrives(t *testing.T) {
 		}
 		if st.Kind == plan.StepMeasure && st.Cells[0].Workload.Writes() && strings.HasPrefix(st.State, "rand:") {
 			for _, d := range st.Drives {
-				require.LessOrEqual(t, clock-last[d], 5*time.Minute, "step %d: drive %d idle since %s", st.N, d, last[d])
+				require.LessOrEqual(t, clock-last[d], time.Minute, "step %d: drive %d idle since %s", st.N, d, last[d])
 			}
 		}
 		clock += st.Est
@@ -93,6 +130,7 @@ func TestBuildTopsUpIdleDrives(t *testing.T) {
 			}
 		}
 	}
+	require.Positive(t, topups)
 }
 
 // The estimate of the built-in plan on one 1.92TB drive: the two fill
