@@ -13,7 +13,7 @@ type Target struct {
 	CPUs string
 	// IOPSLog, when set, is the target's write_iops_log prefix: fio writes
 	// each of its jobs' IOPS, averaged over Job.LogInterval, to
-	// IOPSLog_iops.N.log (see ReadIOPSLogs).
+	// IOPSLog_iops.N.log (see IOPSLogFiles).
 	IOPSLog string
 }
 

@@ -19,7 +19,6 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
-	"github.com/drivequal/drivequal/acceptance/internal/steady"
 	"github.com/drivequal/drivequal/fiojob"
 )
 
@@ -50,10 +49,10 @@ type Watch struct {
 
 // Prepared is what a preparation step leaves to judge it by.
 type Prepared struct {
-	// Rounds holds, for a step that logged IOPS (Job.LogInterval), each
-	// target's write IOPS per round from fio's own IOPS log, in the order
-	// of the job's targets; nil when fio wrote no log.
-	Rounds [][]float64
+	// Logs holds, for a step that logged IOPS (Job.LogInterval), each
+	// target's IOPS logs, one series per job, in the order of the job's
+	// targets; nil when fio wrote none.
+	Logs [][][]fiojob.Sample
 	// Stopped says the watch stopped fio before its runtime ended.
 	Stopped bool
 }
@@ -258,16 +257,29 @@ func (l *Live) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, l
 		return prep, fmt.Errorf("%s: %w", base+".json", err)
 	}
 	if job.LogInterval > 0 {
-		for _, t := range job.Targets {
-			samples, err := fiojob.ReadIOPSLogs(t.IOPSLog, job.LogInterval)
-			if err != nil {
-				prep.Rounds = nil
-				break
-			}
-			prep.Rounds = append(prep.Rounds, steady.Rounds(samples, st.Round))
-		}
+		prep.Logs = readLogs(job.Targets)
 	}
 	return prep, nil
+}
+
+// readLogs reads each target's IOPS logs, one series per job; nil when a
+// target has none or one does not read.
+func readLogs(targets []fiojob.Target) [][][]fiojob.Sample {
+	out := make([][][]fiojob.Sample, len(targets))
+	for i, t := range targets {
+		files, err := fiojob.IOPSLogFiles(t.IOPSLog)
+		if err != nil {
+			return nil
+		}
+		for _, f := range files {
+			samples, err := fiojob.ReadIOPSLog(f)
+			if err != nil {
+				return nil
+			}
+			out[i] = append(out[i], samples)
+		}
+	}
+	return out
 }
 
 func slug(s string) string {

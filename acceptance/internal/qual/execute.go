@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -199,8 +200,13 @@ func (s *Suite) execStep(ctx context.Context, st *plan.Step, logf func(string, .
 		return fmt.Sprintf("before %s: %v", st.Name, err)
 	}
 	start := time.Now()
-	var w *Watch
-	track := newRoundTracker(*st)
+	var (
+		w     *Watch
+		track *steady.Tracker
+	)
+	if st.Kind == plan.StepRandom || st.Kind == plan.StepTopUp {
+		track = steady.NewTracker(st.Rule, st.Round, len(st.Drives))
+	}
 	if st.Kind != plan.StepPurge {
 		w = s.watch(*st, start, track, logf)
 	}
@@ -239,29 +245,25 @@ func boundWord(k plan.StepKind) string {
 }
 
 // judgeSteady records each drive's steady-state verdict for a random
-// step, from fio's IOPS log (or, without one, its status reports).
-func (s *Suite) judgeSteady(st plan.Step, prep Prepared, track *roundTracker, took time.Duration, logf func(string, ...any)) {
-	rounds, source := prep.Rounds, "fio iops log"
-	if len(rounds) != len(st.Drives) {
-		rounds, source = track.rounds(), "fio status reports"
-	}
+// step: the rounds track made of fio's status reports, which decided when
+// to stop the step, or, for a drive without a whole round from them, the
+// rounds of fio's IOPS logs.
+func (s *Suite) judgeSteady(st plan.Step, prep Prepared, track *steady.Tracker, took time.Duration, logf func(string, ...any)) {
+	results := track.Results()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, d := range st.Drives {
-		var series []float64
-		if i < len(rounds) {
-			series = rounds[i]
+		res, source := results[i], "fio status reports"
+		if len(res.Rounds) == 0 && i < len(prep.Logs) {
+			rounds := steady.LogRounds(prep.Logs[i], st.Job.LogInterval, st.Round)
+			at, v := st.Rule.Track(rounds)
+			res, source = steady.Result{Rounds: rounds, At: at, Verdict: v}, "fio iops log"
 		}
-		if source == "fio iops log" && len(series) > st.Rule.Window {
-			// fio's last log entry is written when the job ends, over
-			// whatever part of a round was left: it is not a round.
-			series = series[:len(series)-1]
-		}
-		at, v := st.Rule.Track(series)
-		rec := steadyRecord(st, s.Drives[d].Path, v, source)
+		rec := steadyRecord(st, s.Drives[d].Path, res, source)
 		rec.Seconds = took.Seconds()
-		if at > 0 {
-			rec.Seconds = min(took, time.Duration(at)*st.Round).Seconds()
+		if res.At > 0 {
+			// fio's runtime when the window that held ended.
+			rec.Seconds = (time.Duration(res.At) * st.Round).Seconds()
 		}
 		if st.Kind == plan.StepRandom {
 			s.basis[d] = []report.Steady{rec}
@@ -270,73 +272,56 @@ func (s *Suite) judgeSteady(st plan.Step, prep Prepared, track *roundTracker, to
 		}
 		s.Report.SteadyState = append(s.Report.SteadyState, rec)
 		s.info.Steady = append(s.info.Steady, rec)
-		logf("step %d: %s: %s", st.N, s.Drives[d].Path, v)
+		logf("step %d: %s: %s", st.N, s.Drives[d].Path, windowText(res))
 	}
 	if err := s.saveRunInfo(); err != nil {
 		logf("%s: %v", s.Cfg.Record, err)
 	}
 }
 
-// steadyRecord is v as the report keeps it.
-func steadyRecord(st plan.Step, drive string, v steady.Verdict, source string) report.Steady {
-	return report.Steady{Step: st.N, Name: st.Name, Kind: st.Kind.String(), Twin: st.Twin.Name, Drive: drive,
-		Attained: v.Attained, BoundSeconds: st.Est.Seconds(), RoundSeconds: st.Round.Seconds(), Rounds: v.Rounds,
+// windowText is res's verdict with the rounds of its window: "rounds 1-5
+// of 6: steady state reached: ...".
+func windowText(res steady.Result) string {
+	v := res.Verdict
+	if v.Note != "" {
+		return v.String()
+	}
+	return fmt.Sprintf("rounds %d-%d of %d: %s", v.First+1, v.First+v.Rule.Window, len(res.Rounds), v)
+}
+
+// steadyRecord is res as the report keeps it.
+func steadyRecord(st plan.Step, drive string, res steady.Result, source string) report.Steady {
+	v := res.Verdict
+	rec := report.Steady{Step: st.N, Name: st.Name, Kind: st.Kind.String(), Twin: st.Twin.Name, Drive: drive,
+		Attained: v.Attained, BoundSeconds: st.Est.Seconds(), RoundSeconds: st.Round.Seconds(), Rounds: len(res.Rounds),
 		Window: v.Rule.Window, Mean: v.Mean, RangePct: 100 * v.RelRange(), RangeLimitPct: 100 * v.Rule.MaxRange,
 		ExcursionPct: 100 * v.RelExcursion(), ExcursionLimitPct: 100 * v.Rule.MaxExcursion, Source: source, Note: v.Note}
-}
-
-// roundTracker keeps each target's write IOPS per status report of a
-// random step, which decides when every drive holds the rule.
-type roundTracker struct {
-	st     plan.Step
-	series [][]float64
-}
-
-func newRoundTracker(st plan.Step) *roundTracker {
-	return &roundTracker{st: st, series: make([][]float64, len(st.Drives))}
-}
-
-// add takes one status report; it returns true once every target holds
-// the rule.
-func (t *roundTracker) add(p fiojob.Progress) bool {
-	if len(p.Interval) != len(t.series) {
-		return false
+	if v.Note == "" {
+		rec.FirstRound, rec.LastRound = v.First+1, v.First+v.Rule.Window
 	}
-	all := true
-	for i, r := range p.Interval {
-		// A report less than half a round after the last is fio's final
-		// one, or jitter: it is not a round.
-		if r.Span < t.st.Round/2 {
-			return false
-		}
-		t.series[i] = append(t.series[i], r.WriteIOPS)
-		// One round more than the window before stopping: fio's own log,
-		// which decides, then holds the whole window besides its last,
-		// partial entry.
-		if len(t.series[i]) <= t.st.Rule.Window || !t.st.Rule.Check(t.series[i]).Attained {
-			all = false
+	rec.RoundIOPS = make([]*float64, len(res.Rounds))
+	for k, x := range res.Rounds {
+		if !math.IsNaN(x) {
+			rec.RoundIOPS[k] = &x
 		}
 	}
-	return all
+	return rec
 }
 
-func (t *roundTracker) rounds() [][]float64 { return t.series }
-
-// watch follows a running step: progress lines at most every progressEvery
-// (on the terminal and through logf, into the subtest's log and so its
-// JUnit), and for random steps the rounds that stop it at steady state.
-func (s *Suite) watch(st plan.Step, start time.Time, track *roundTracker, logf func(string, ...any)) *Watch {
+// watch follows a running step: progress lines at most every
+// progressEvery (on the terminal and through logf, into the subtest's log
+// and so its JUnit), and for random steps track, fed every status report,
+// which stops the step once every drive holds the steady-state rule.
+func (s *Suite) watch(st plan.Step, start time.Time, track *steady.Tracker, logf func(string, ...any)) *Watch {
 	interval := progressEvery
-	random := st.Kind == plan.StepRandom || st.Kind == plan.StepTopUp
-	if random {
-		interval = st.Round
-	}
-	if !random && st.Est <= progressMin {
+	if track != nil {
+		interval = min(interval, steady.ReportEvery(st.Round))
+	} else if st.Est <= progressMin {
 		return nil
 	}
 	last := start
-	return &Watch{Interval: min(interval, progressEvery), Report: func(p fiojob.Progress) bool {
-		stop := random && track.add(p)
+	return &Watch{Interval: interval, Report: func(p fiojob.Progress) bool {
+		stop := track != nil && track.Report(p)
 		if now := time.Now(); st.Est > progressMin && now.Sub(last) >= progressEvery-time.Second/2 {
 			last = now
 			s.progress(logf, "%s", s.progressLine(st, now.Sub(start), p))

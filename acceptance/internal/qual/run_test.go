@@ -1,12 +1,14 @@
 package qual
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -22,11 +24,14 @@ import (
 // from fixtures/fio) and the failures a behaviour asks for, and counts
 // what it was asked to do.
 type fakeExec struct {
-	dir      string
-	stdout   []byte // what every measurement prints
-	measure  error  // the error every measurement returns
-	prepare  error  // the error every preparation step returns
-	rounds   []float64
+	dir     string
+	stdout  []byte // what every measurement prints
+	measure error  // the error every measurement returns
+	prepare error  // the error every preparation step returns
+	rounds  []float64
+	// status, when set, is a recorded fio stdout whose status reports a
+	// random step's watch reads, as it reads a live fio's.
+	status   []byte
 	cancel   context.CancelFunc // called during measurements: an interrupt
 	prepared []plan.StepKind
 	measured []string
@@ -45,16 +50,39 @@ func (f *fakeExec) Measure(ctx context.Context, test string, _ fiojob.Job, _ *Wa
 	return f.stdout, f.measure
 }
 
-func (f *fakeExec) Prepare(_ context.Context, st plan.Step, _ []plan.Drive, _ func(string, ...any), _ *Watch) (Prepared, error) {
+// Prepare feeds a random step's watch, as fio's status reports would, six
+// reports a round in which every drive does f.rounds' IOPS, and stops when
+// the watch says so.
+func (f *fakeExec) Prepare(_ context.Context, st plan.Step, _ []plan.Drive, _ func(string, ...any), w *Watch) (Prepared, error) {
 	f.prepared = append(f.prepared, st.Kind)
 	if f.prepare != nil {
 		return Prepared{}, f.prepare
 	}
-	var p Prepared
-	for range st.Drives {
-		p.Rounds = append(p.Rounds, f.rounds)
+	if w == nil || st.Round <= 0 {
+		return Prepared{}, nil
 	}
-	return p, nil
+	if f.status != nil {
+		stopped := false
+		err := fiojob.WatchStatus(bytes.NewReader(f.status), func(p fiojob.Progress) {
+			stopped = stopped || w.Report(p)
+		})
+		return Prepared{Stopped: stopped}, err
+	}
+	var ios float64
+	for k, iops := range f.rounds {
+		for j := 1; j <= 6; j++ {
+			ios += iops * st.Round.Seconds() / 6
+			at := time.Duration(k)*st.Round + time.Duration(j)*st.Round/6
+			var p fiojob.Progress
+			for g := range st.Drives {
+				p.Groups = append(p.Groups, fiojob.Result{GroupID: g, Runtime: at, Write: fiojob.Direction{TotalIOs: int64(ios)}})
+			}
+			if w.Report(p) {
+				return Prepared{Stopped: true}, nil
+			}
+		}
+	}
+	return Prepared{}, nil
 }
 
 const fakeSpec = `model  = "Fake"
@@ -97,7 +125,13 @@ bytes = 1073741824
 // exec: everything Setup does after checking the drives.
 func liveSuite(t *testing.T, exec *fakeExec) *Suite {
 	t.Helper()
-	spec, err := specs.Parse("fake.toml", []byte(fakeSpec))
+	return liveSuiteOf(t, exec, fakeSpec)
+}
+
+// liveSuiteOf is liveSuite with the spec text given.
+func liveSuiteOf(t *testing.T, exec *fakeExec, text string) *Suite {
+	t.Helper()
+	spec, err := specs.Parse("fake.toml", []byte(text))
 	require.NoError(t, err)
 	dir := t.TempDir()
 	exec.dir = filepath.Join(dir, "raw")
@@ -224,4 +258,69 @@ func TestRunVerdicts(t *testing.T) {
 			require.Equal(t, 2, strings.Count(string(data), `"test": "TestSingleDrive/1GiB/`))
 		})
 	}
+}
+
+// A real fio run at the PTS's 1-minute round (fixtures/fio/precondition-1m.json,
+// its status reports every 10 s) read by the suite's own watch: with a
+// rule the loop device holds, steady state is recorded on rounds 1-5, at
+// 300 s, never earlier, and the cells are judged; with the PTS's limits,
+// which that run does not meet, the cells are INCONCLUSIVE with the
+// figures of the last window.
+func TestSteadyAtTheDefaultRound(t *testing.T) {
+	for _, tt := range []struct {
+		name, limits string
+		want         [2]string
+	}{
+		{"held", "steady_range = 1.5\nsteady_slope = 1.5\n", [2]string{report.Pass, ""}},
+		{"not held", "", [2]string{report.Inconclusive, report.CauseNotSteady}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := strings.Replace(fakeSpec, "random_runtime = \"2s\"\nsteady_round   = \"200ms\"\n",
+				"random_runtime = \"30m\"\n"+tt.limits, 1)
+			require.NotEqual(t, fakeSpec, spec)
+			exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), status: fixture(t, "precondition-1m.json")}
+			s := liveSuiteOf(t, exec, spec)
+			require.Equal(t, time.Minute, s.Spec.Precondition.SteadyRound, "the built-in method's round")
+			o, err := s.Run(context.Background(), s.SingleCells()[0].Cells[0], t.Logf)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, [2]string{o.Result.Verdict, o.Result.Cause}, o.Result.Error)
+			require.NotEmpty(t, s.Report.SteadyState)
+			st := s.Report.SteadyState[0]
+			require.Equal(t, "fio status reports", st.Source)
+			if tt.want[0] == report.Pass {
+				require.True(t, st.Attained)
+				require.Equal(t, [3]int{5, 1, 5}, [3]int{st.Rounds, st.FirstRound, st.LastRound})
+				require.Equal(t, 300.0, st.Seconds)
+				require.Len(t, st.RoundIOPS, 5)
+				require.InDelta(t, 52776.7, *st.RoundIOPS[0], 0.1)
+				return
+			}
+			require.False(t, st.Attained)
+			require.Equal(t, [3]int{7, 3, 7}, [3]int{st.Rounds, st.FirstRound, st.LastRound})
+			require.InDelta(t, 53.57, st.RangePct, 0.01)
+			require.Contains(t, o.Result.Error, "range 53.6 % (limit 20 %)")
+		})
+	}
+}
+
+// A drive that does fall idle past the limit before a random write (here
+// the limit is lowered after the plan was made, as a -run subset or a slow
+// step would leave it) is topped up before it is measured.
+func TestUnplannedTopUp(t *testing.T) {
+	spec := strings.Replace(fakeSpec, `name    = "8KB Random Read"
+rw      = "randread"`, `name    = "4KB Random Write"
+rw      = "randwrite"`, 1)
+	spec = strings.Replace(strings.Replace(spec, `bs      = "8k"`, `bs      = "4k"`, 1), `"8KB Random Read" = 500`, `"4KB Random Write" = 500`, 1)
+	exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), rounds: steadyRounds}
+	s := liveSuiteOf(t, exec, spec)
+	for _, st := range s.Plan.Steps {
+		require.NotEqual(t, plan.StepTopUp, st.Kind, "the plan expects no idle drive")
+	}
+	s.Spec.Precondition.IdleLimit = time.Nanosecond
+	for _, c := range s.SingleCells()[0].Cells {
+		o, err := s.Run(context.Background(), c, t.Logf)
+		require.NoError(t, err)
+		require.Equal(t, report.Pass, o.Result.Verdict, o.Result.Error)
+	}
+	require.Contains(t, exec.prepared, plan.StepTopUp)
 }

@@ -159,6 +159,14 @@ type Steady struct {
 	// status reports".
 	Source string `json:"source,omitempty"`
 	Note   string `json:"note,omitempty"`
+	// FirstRound and LastRound number (from 1) the window judged: the
+	// first that held the rule, or the last one when none did; 0 when no
+	// window was judged (Note says why).
+	FirstRound int `json:"first_round,omitempty"`
+	LastRound  int `json:"last_round,omitempty"`
+	// RoundIOPS is the mean IOPS of every whole round, in order from the
+	// step's start; null for a round too few samples measured.
+	RoundIOPS []*float64 `json:"round_iops,omitempty"`
 }
 
 // Step is one step of a live run's plan.

@@ -9,7 +9,20 @@
 //     window's mean.
 //
 // A round is a fixed interval of the workload (1 minute in the PTS), chosen
-// by the caller; Rounds turns fio's per-interval IOPS samples into rounds.
+// by the caller. Rounds are whole rounds of one clock, counted from the
+// start of the step: round k is fio's runtime ((k−1)·round, k·round].
+// Tracker makes them from fio's status reports as fio runs, and decides
+// when to stop; the recorded verdict is the same Tracker's, so the window
+// that stopped a run is the window recorded. LogRounds makes the same
+// rounds from fio's IOPS logs, for a run without status reports. A round
+// that fio's reports or logs do not cover closely enough is Unmeasured:
+// it says so and is never read as 0 IOPS.
+//
+// The PTS semantics, as SNIA PTS 2.0.2 §2.1.24 and the public
+// implementations read them: steady state is reached at the first round n
+// ≥ Window whose trailing window of Window rounds holds both limits, the
+// limits inclusive; a run is never judged on fewer than Window whole
+// rounds.
 //
 // fio's own steadystate= option is a different test: its iops_slope limit
 // applies to the slope per sample interval (1 s) over ss_dur, not to the
@@ -19,17 +32,13 @@
 package steady
 
 import (
-	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/units"
-	"github.com/drivequal/drivequal/fiojob"
 )
 
 // Rule is the steady-state criterion. Fractions are of the window's mean
@@ -83,8 +92,8 @@ type Verdict struct {
 	Slope     float64
 	Excursion float64
 	// Note says why the figures were not judged: too few rounds, an
-	// invalid rule, a window mean that is not > 0, a round that is not a
-	// finite number ≥ 0. Empty when they were.
+	// invalid rule, a window mean that is not > 0, an Unmeasured round or
+	// one that is not a finite number ≥ 0. Empty when they were.
 	Note string
 }
 
@@ -134,7 +143,11 @@ func (r Rule) Check(rounds []float64) Verdict {
 	v.First = len(rounds) - r.Window
 	w := rounds[v.First:]
 	for i, y := range w {
-		if math.IsNaN(y) || math.IsInf(y, 0) || y < 0 {
+		if math.IsNaN(y) {
+			v.Note = fmt.Sprintf("round %d was not measured: too few samples of it", v.First+i+1)
+			return v
+		}
+		if math.IsInf(y, 0) || y < 0 {
 			v.Note = fmt.Sprintf("round %d is %v IOPS", v.First+i+1, y)
 			return v
 		}
@@ -177,92 +190,4 @@ func (r Rule) Track(rounds []float64) (attainedAt int, v Verdict) {
 		}
 	}
 	return 0, r.Check(rounds)
-}
-
-// Rounds averages fio's per-interval IOPS samples of one drive (one series
-// per direction, as fiojob.SumIOPSLogs returns them) into rounds of length
-// round: the mean IOPS of each complete round, read and write added.
-//
-// Each sample stands for the I/Os of its window (its IOPS × the window's
-// length), which end at its At and start at the previous sample's At of the
-// same direction. fio writes no sample for a window without I/O, so a gap
-// longer than 1.5 × the series' usual interval (the median gap) is taken as
-// windows without I/O and the sample's window as one usual interval; the
-// first sample's window is one usual interval too (after a ramp_time, fio's
-// log starts late). Rounds start at the start of the earliest window; a
-// window across a round boundary is split in proportion. Only whole rounds
-// are returned: the last partial one, and fio's unlogged last window, are
-// left out.
-func Rounds(samples []fiojob.Sample, round time.Duration) []float64 {
-	if round <= 0 || len(samples) == 0 {
-		return nil
-	}
-	byDir := map[fiojob.IODir][]fiojob.Sample{}
-	for _, s := range samples {
-		byDir[s.Dir] = append(byDir[s.Dir], s)
-	}
-	type window struct {
-		start, end time.Duration
-		iops       float64
-	}
-	var ws []window
-	var t0, tEnd time.Duration = math.MaxInt64, 0
-	dirs := slices.Sorted(maps.Keys(byDir)) // a fixed order: the same sums every time
-	for _, d := range dirs {
-		series := byDir[d]
-		slices.SortStableFunc(series, func(a, b fiojob.Sample) int { return cmp.Compare(a.At, b.At) })
-		usual := medianGap(series)
-		for i, s := range series {
-			start := s.At - usual
-			if i > 0 {
-				if gap := s.At - series[i-1].At; 2*gap <= 3*usual {
-					start = series[i-1].At
-				}
-			}
-			start = max(start, 0)
-			ws = append(ws, window{start, s.At, s.IOPS})
-			t0, tEnd = min(t0, start), max(tEnd, s.At)
-		}
-	}
-	n := int((tEnd - t0) / round)
-	if n <= 0 {
-		return nil
-	}
-	ios := make([]float64, n)
-	for _, w := range ws {
-		if w.end <= w.start {
-			continue
-		}
-		rate := w.iops / float64(time.Second) // I/Os per ns
-		for k := int((w.start - t0) / round); k < n; k++ {
-			rs := t0 + time.Duration(k)*round
-			re := rs + round
-			if rs >= w.end {
-				break
-			}
-			overlap := min(re, w.end) - max(rs, w.start)
-			if overlap > 0 {
-				ios[k] += rate * float64(overlap)
-			}
-		}
-	}
-	out := make([]float64, n)
-	for k, c := range ios {
-		out[k] = c / round.Seconds()
-	}
-	return out
-}
-
-// medianGap is the median time between consecutive samples of series, or
-// the first sample's At when there is only one.
-func medianGap(series []fiojob.Sample) time.Duration {
-	if len(series) < 2 {
-		return series[0].At
-	}
-	gaps := make([]time.Duration, 0, len(series)-1)
-	for i := 1; i < len(series); i++ {
-		gaps = append(gaps, series[i].At-series[i-1].At)
-	}
-	slices.Sort(gaps)
-	return gaps[len(gaps)/2]
 }
