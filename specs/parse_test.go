@@ -527,8 +527,8 @@ func TestLoopSpec(t *testing.T) {
 		}
 	}
 	wantMethod := Method{Runtime: time.Second, IOEngine: "libaio", Direct: true}
-	wantPre := withSteadyDefaults(Precondition{Purge: "discard", FillPasses: 1, RandomRuntime: 2 * time.Second})
-	wantPre.SteadyRound, wantPre.SteadyRange, wantPre.SteadySlope = 200*time.Millisecond, 10, 10
+	wantPre := withSteadyDefaults(Precondition{Purge: "discard", FillPasses: 1, RandomRuntime: 4 * time.Second})
+	wantPre.SteadyRound, wantPre.SteadyRange, wantPre.SteadySlope = 500*time.Millisecond, 10, 10
 	wantScaling := Scaling{Capacity: "1GiB", Drives: []int{1, 2, 3, 4}, Baseline: "spec", Tolerance: 0.5}
 	if diff := cmp.Diff(wantMethod, s.Method); diff != "" {
 		t.Errorf("loop method (-want +got):\n%s", diff)
@@ -765,4 +765,47 @@ func withSteadyDefaults(p Precondition) Precondition {
 	p.SteadyRange, p.SteadySlope = DefaultSteadyRange, DefaultSteadySlope
 	p.IdleLimit, p.TopUpRuntime = DefaultIdleLimit, DefaultTopUpRuntime
 	return p
+}
+
+// TestReceipt reads [receipt]: each limit unset unless given, sizes in
+// bytes or with a decimal unit, and errors naming file, line and fix.
+func TestReceipt(t *testing.T) {
+	const head = `model = "M"
+source = "S"
+method = { runtime = "1s" }
+workload = [{ name = "R", rw = "randread", bs = "4k", iodepth = 1, numjobs = 1, metric = "iops" }]
+capacity = [{ name = "C", bytes = 1, spec = { R = 1 } }]
+`
+	s, err := Parse("receipt.toml", []byte(head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Receipt{}, s.Receipt); diff != "" {
+		t.Errorf("no [receipt]: Receipt mismatch (-want +got):\n%s", diff)
+	}
+	s, err = Parse("receipt.toml", []byte(head+`[receipt]
+max_power_on_hours = 100
+max_data_written = "1.5TB"
+max_data_read = 2_000_000_000
+max_media_errors = 0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := func(n uint64) *uint64 { return &n }
+	want := Receipt{MaxPowerOnHours: u(100), MaxDataWritten: u(1_500_000_000_000), MaxDataRead: u(2_000_000_000), MaxMediaErrors: u(0)}
+	if diff := cmp.Diff(want, s.Receipt); diff != "" {
+		t.Errorf("Receipt mismatch (-want +got):\n%s", diff)
+	}
+	_, err = Parse("receipt.toml", []byte(head+`[receipt]
+max_power_on_hours = -1
+max_data_written = "1.5 TiB"
+max_unsafe_shutdowns = "3"
+`))
+	wantErr := "receipt.toml:7: receipt: max_power_on_hours must be >= 0, got -1\n" +
+		"receipt.toml:8: receipt: max_data_written \"1.5 TiB\" is not a size: write a number and a decimal unit, such as \"1TB\" (10^12 bytes) or \"500GB\"\n" +
+		"receipt.toml:9: receipt: max_unsafe_shutdowns must be an integer, got string \"3\""
+	if err == nil || err.Error() != wantErr {
+		t.Errorf("Parse(bad [receipt]) error =\n%v\nwant\n%s", err, wantErr)
+	}
 }

@@ -25,10 +25,11 @@ func ReportEvery(round time.Duration) time.Duration {
 }
 
 // maxGap is the widest span between two status reports across which a
-// round's end is interpolated: half a round, three times ReportEvery. A
-// wider one (fio's reporting thread starved of CPU) leaves the rounds on
-// either side Unmeasured.
-func maxGap(round time.Duration) time.Duration { return round / 2 }
+// round's end is interpolated: half a round, three times ReportEvery, or
+// twice ReportEvery for rounds so short that fio reports at its 50 ms
+// floor. A wider one (fio's reporting thread starved of CPU) leaves the
+// rounds on either side Unmeasured.
+func maxGap(round time.Duration) time.Duration { return max(round/2, 2*ReportEvery(round)) }
 
 // Result is one drive's rounds of one step and the rule applied to them.
 type Result struct {

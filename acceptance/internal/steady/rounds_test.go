@@ -426,3 +426,29 @@ func TestRecordedStarvedRun(t *testing.T) {
 		}
 	}
 }
+
+// Rounds so short that fio reports at its 50 ms floor still pin every
+// round, with fio's reports a few milliseconds late.
+func TestTrackerShortRounds(t *testing.T) {
+	for _, round := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond} {
+		every := ReportEvery(round)
+		var reps []fiojob.Progress
+		for at := every + 3*time.Millisecond; at <= 8*round; at += every + 3*time.Millisecond {
+			reps = append(reps, fiojob.Progress{Groups: []fiojob.Result{{Runtime: at, Write: fiojob.Direction{TotalIOs: int64(at.Seconds() * 1000)}}}})
+		}
+		tr, _ := feed(DefaultRule, round, 1, reps)
+		res := tr.Results()[0]
+		if res.At != 5 || slicesHasNaN(res.Rounds) {
+			t.Errorf("round %v: %+v, want every round measured, steady at 5", round, res)
+		}
+	}
+}
+
+func slicesHasNaN(xs []float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) {
+			return true
+		}
+	}
+	return false
+}
