@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // Two hosts' live runs (DRIVEQUAL_HOSTNAME names them) replayed as one
@@ -34,7 +35,7 @@ func TestFleetOfTwoHosts(t *testing.T) {
 	var readIOPS, seqMBps []float64
 	for _, h := range []string{"host-a", "host-b"} {
 		// On a tmpfs: at memory speed, and unmoved by the machine's disk.
-		dev := tmpfsLoop(t, 256<<20, 257<<20)
+		dev := testenv.TmpfsLoop(t, 256<<20, 257<<20)
 		r := runSuiteIn(t, []string{"DRIVEQUAL_HOSTNAME=" + h}, run, "-spec="+loopSpec(t), "-drives="+dev, "-destructive", "-capacity=1GiB")
 		noFioLeft(t)
 		res := r.results(t)

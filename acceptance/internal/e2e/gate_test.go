@@ -6,9 +6,7 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,33 +19,10 @@ import (
 	"github.com/drivequal/drivequal/specs"
 )
 
-// tmpfsLoop is a loop device over a sparse file of size bytes on a tmpfs of
-// room bytes. With room below size, writes past room fail with an I/O
-// error, as a dying drive's would; with room to spare, the device runs at
-// memory speed, unmoved by what the machine's disk is doing. It is
-// detached and the tmpfs unmounted when t ends.
-func tmpfsLoop(t *testing.T, size, room int64) string {
-	t.Helper()
-	testenv.MustHaveLoop(t)
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(room, 10), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mount tmpfs: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	img := filepath.Join(dir, "disk.img")
-	require.NoError(t, os.WriteFile(img, nil, 0o644))
-	require.NoError(t, os.Truncate(img, size))
-	return testenv.Attach(t, img)
-}
-
 // A drive that fails writes during its fill exits non-zero, and every cell
 // that needed the fill fails quoting fio's I/O error, not as inconclusive.
 func TestDyingDriveFailsTheGate(t *testing.T) {
-	dev := tmpfsLoop(t, safetySize, 16<<20) // a dying drive
+	dev := testenv.TmpfsLoop(t, safetySize, 16<<20) // a dying drive
 	r := runSuite(t, []string{"-test.run=TestSingleDrive"}, "-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-runtime=1s")
 	noFioLeft(t)
 	noPanic(t, r)

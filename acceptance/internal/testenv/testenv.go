@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -131,4 +132,31 @@ func SHA256(t testing.TB, path string) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TmpfsLoop is a loop device over a sparse file of size bytes on a tmpfs
+// of room bytes. With room below size, writes past room fail with an I/O
+// error, as a dying drive's would; with room to spare, the device runs at
+// memory speed, unmoved by what the machine's disk is doing. It is
+// detached and the tmpfs unmounted when t ends.
+func TmpfsLoop(t testing.TB, size, room int64) string {
+	t.Helper()
+	MustHaveLoop(t)
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(room, 10), "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	img := filepath.Join(dir, "disk.img")
+	if err := os.WriteFile(img, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, size); err != nil {
+		t.Fatal(err)
+	}
+	return Attach(t, img)
 }

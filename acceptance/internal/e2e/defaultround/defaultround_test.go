@@ -1,0 +1,194 @@
+// Package defaultround runs a live random preconditioning on a loop
+// device at the built-in method's own steady-state round, 1 minute, for
+// the 5 whole rounds the PTS window needs: about 5½ minutes, so it is a
+// package of its own, which go test runs beside the others. The suite
+// runs from this package's directory, so that package e2e, which looks
+// for fio left running from the acceptance directory, never counts this
+// test's fio.
+package defaultround
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/qual"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
+)
+
+// specText is one random write workload on a 128 MiB loop device, its
+// random preconditioning bounded at 8 minutes and tracked at the round
+// given (ROUND: a steady_round line, or none for the built-in 1 minute).
+// The limits, 150 % of the window's mean, hold for any loop device: a
+// loop device's IOPS follow the host's load, and the test is of the
+// rounds, the stop and the record, not of the device.
+const specText = `# drivequal test data: modest figures for a 128 MiB loop device, not a drive's.
+model  = "Loop device (steady state)"
+source = "drivequal test data"
+
+[method]
+runtime   = "2s"
+ramp_time = "0s"
+
+[precondition]
+purge          = "discard"
+fill_passes    = 1
+random_runtime = "8m"
+steady_range   = 1.5
+steady_slope   = 1.5
+ROUND
+
+[[workload]]
+name    = "4KB Random Write"
+rw      = "randwrite"
+bs      = "4k"
+iodepth = 32
+numjobs = 4
+metric  = "iops"
+
+[[capacity]]
+name  = "128MiB"
+bytes = 134217728
+[capacity.spec]
+"4KB Random Write" = 100
+`
+
+// progressLine is a progress line of the random preconditioning.
+var progressLine = regexp.MustCompile(`(?m)^drivequal: \d\d:\d\d:\d\d step 3 of 4 \(random preconditioning [^)]*\)\): \d+m?\d*s elapsed, `)
+
+// TestDefaultRound: at the built-in 1-minute round, fio is stopped on the
+// first status report after round 5, never before 300 s of runtime, the
+// drive is recorded steady on the whole window of rounds 1-5, the random
+// cell is judged (PASS), not INCONCLUSIVE, and a replay of the recording
+// gives the same verdicts. At 2 s rounds the same holds, 50 times faster.
+func TestDefaultRound(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	bin := buildSuite(t)
+	for _, tt := range []struct {
+		name  string
+		round time.Duration
+		line  string
+	}{
+		{"2s", 2 * time.Second, `steady_round   = "2s"`},
+		{"1m", time.Minute, ""}, // the built-in method's round
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dev := testenv.TmpfsLoop(t, 128<<20, 160<<20)
+			dir := t.TempDir()
+			specFile := filepath.Join(dir, "steady.toml")
+			if err := os.WriteFile(specFile, []byte(strings.Replace(specText, "ROUND", tt.line, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			record := filepath.Join(dir, "record")
+			start := time.Now()
+			out := suite(t, bin, "-test.run=TestSingleDrive", "-spec="+specFile, "-drives="+dev, "-destructive",
+				"-record="+record, "-report="+filepath.Join(dir, "live"))
+			t.Logf("live run: %s", time.Since(start).Round(time.Second))
+			run := results(t, filepath.Join(dir, "live"))
+
+			if len(run.SteadyState) != 1 {
+				t.Fatalf("%d steady-state records, want 1:\n%s", len(run.SteadyState), out)
+			}
+			st := run.SteadyState[0]
+			t.Logf("steady state: %s; rounds %v", report.SteadyLine(run.SteadyState), roundIOPS(st))
+			if !st.Attained || st.Source != "fio status reports" || st.RoundSeconds != tt.round.Seconds() {
+				t.Errorf("steady state = %+v, want attained from fio's status reports in %v rounds", st, tt.round)
+			}
+			if st.FirstRound != 1 || st.LastRound != 5 || st.Rounds < 5 || len(st.RoundIOPS) != st.Rounds {
+				t.Errorf("window of rounds %d-%d of %d (%d figures), want rounds 1-5 of at least 5", st.FirstRound, st.LastRound, st.Rounds, len(st.RoundIOPS))
+			}
+			for k, x := range st.RoundIOPS {
+				if x == nil || *x <= 0 {
+					t.Errorf("round %d = %v IOPS, want a measured figure", k+1, x)
+				}
+			}
+			if st.Seconds != 5*tt.round.Seconds() {
+				t.Errorf("steady after %v s, want %v (5 rounds)", st.Seconds, 5*tt.round.Seconds())
+			}
+			// The step ran at least its 5 rounds, and stopped within the
+			// round after (a report every sixth of a round, and fio's exit).
+			var took float64
+			for _, s := range run.Steps {
+				if s.Kind == "precondition" {
+					took = s.ActualSeconds
+				}
+			}
+			if took < 5*tt.round.Seconds() || took > 6*tt.round.Seconds()+10 {
+				t.Errorf("the preconditioning took %.1f s, want between 5 and 6 rounds of %v", took, tt.round)
+			}
+			// Progress lines keep their 30 s schedule whatever the round.
+			if lines := progressLine.FindAllString(out, -1); tt.round == time.Minute && (len(lines) < 9 || len(lines) > 11) {
+				t.Errorf("%d progress lines in the %.0f s preconditioning, want one every 30 s:\n%s", len(lines), took, out)
+			}
+			if len(run.Results) != 1 || run.Results[0].Verdict != report.Pass {
+				t.Fatalf("results %+v, want the random write cell PASS:\n%s", run.Results, out)
+			}
+
+			suite(t, bin, "-replay="+record, "-report="+filepath.Join(dir, "replay"))
+			replayed := results(t, filepath.Join(dir, "replay"))
+			if len(replayed.Results) != 1 || replayed.Results[0].Verdict != report.Pass ||
+				len(replayed.SteadyState) != 1 || replayed.SteadyState[0].LastRound != 5 {
+				t.Errorf("replay: results %+v, steady state %+v; want the live run's", replayed.Results, replayed.SteadyState)
+			}
+		})
+	}
+}
+
+func roundIOPS(st report.Steady) []float64 {
+	var out []float64
+	for _, x := range st.RoundIOPS {
+		if x == nil {
+			out = append(out, -1)
+			continue
+		}
+		out = append(out, float64(int64(*x)))
+	}
+	return out
+}
+
+// buildSuite compiles the acceptance suite into the test's directory.
+func buildSuite(t *testing.T) string {
+	t.Helper()
+	wd, _ := os.Getwd()
+	root, err := qual.ModuleRoot(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "acceptance.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, ".")
+	build.Dir = filepath.Join(root, "acceptance")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the acceptance suite: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// suite runs the compiled suite bin with args and returns what it printed.
+func suite(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"-test.count=1", "-test.timeout=15m"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func results(t *testing.T, reportDir string) report.Run {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(reportDir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run report.Run
+	if err := json.Unmarshal(data, &run); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
