@@ -14,6 +14,22 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
 
+// TestReceipt inspects each drive as it arrived, before anything is
+// written: its SMART log's power-on hours, data written and read, unsafe
+// shutdowns, media errors and endurance used against the spec's [receipt]
+// limits, TestReceipt/<drive>/<figure>; a figure with no limit is reported
+// and skipped. A drive nvme-cli cannot read (a loop device, a file) is
+// skipped, saying why.
+func TestReceipt(t *testing.T) { eachRun(t, receiptOf) }
+
+func receiptOf(t *testing.T, s *qual.Suite) {
+	drives, why := s.JudgeReceipt()
+	if why != "" {
+		t.Skip(why)
+	}
+	checkDrives(t, drives)
+}
+
 // TestSingleDrive judges one drive per capacity against each cell of the
 // spec, in the plan's order so that preconditioning is shared. A fleet
 // replay judges each host's run under its name:
@@ -103,6 +119,14 @@ func healthOf(t *testing.T, s *qual.Suite) {
 	if why != "" {
 		t.Skip(why)
 	}
+	checkDrives(t, drives)
+	if err := s.WriteReport(); err != nil {
+		t.Error(err)
+	}
+}
+
+// checkDrives runs each drive's checks as subtests <drive>/<check>.
+func checkDrives(t *testing.T, drives []qual.HealthDrive) {
 	for _, d := range drives {
 		t.Run(d.Name, func(t *testing.T) {
 			if d.Skip != "" {
@@ -121,9 +145,6 @@ func healthOf(t *testing.T, s *qual.Suite) {
 				})
 			}
 		})
-	}
-	if err := s.WriteReport(); err != nil {
-		t.Error(err)
 	}
 }
 

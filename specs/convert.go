@@ -118,6 +118,57 @@ func (t table) integer(v value, def, lo, hi int64) (int64, bool) {
 	return n, false
 }
 
+// limit returns an integer ≥ 0, or nil when unset or wrong.
+func (t table) limit(v value) *uint64 {
+	if !v.set {
+		return nil
+	}
+	n, ok := t.integer(v, 0, 0, math.MaxInt64)
+	if !ok {
+		return nil
+	}
+	u := uint64(n)
+	return &u
+}
+
+// byteUnits are the decimal units bytes reads, largest first.
+var byteUnits = []struct {
+	suffix string
+	mult   float64
+}{{"PB", 1e15}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
+
+// bytes returns a size in bytes, given as an integer of bytes or as a
+// string with a decimal unit ("1TB", "1.5 TB", "500GB"); nil when unset
+// or wrong.
+func (t table) bytes(v value) *uint64 {
+	if !v.set {
+		return nil
+	}
+	if _, ok := v.v.(int64); ok {
+		return t.limit(v)
+	}
+	str, ok := v.v.(string)
+	if !ok {
+		t.errorf(v.key, "%s must be a number of bytes or a size such as \"1TB\" (10^12 bytes), got %s", v.key, typeName(v.v))
+		return nil
+	}
+	s := strings.ToUpper(strings.TrimSpace(str))
+	for _, u := range byteUnits {
+		num, found := strings.CutSuffix(s, u.suffix)
+		if !found {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil || f < 0 || math.IsInf(f, 0) || f*u.mult >= math.MaxInt64 {
+			break
+		}
+		n := uint64(math.Round(f * u.mult))
+		return &n
+	}
+	t.errorf(v.key, "%s %q is not a size: write a number and a decimal unit, such as \"1TB\" (10^12 bytes) or \"500GB\"", v.key, str)
+	return nil
+}
+
 // number returns an integer or float value as a float64; def when unset.
 func (t table) number(v value, def float64) (float64, bool) {
 	if !v.set {

@@ -132,6 +132,12 @@ var specKeys = fields[Spec]{
 				return s.Capacities[i].Name, s.Capacities[i].Line
 			})
 		}},
+	{key: "receipt", sub: receiptKeys.inTable("receipt must be a table ([receipt])"),
+		conv: func(t table, v value, s *Spec) {
+			if v.set {
+				receiptKeys.convert(t.sub(v, "receipt"), &s.Receipt)
+			}
+		}},
 	{key: "scaling", sub: scalingKeys.inTable("scaling must be a table ([scaling])"),
 		conv: func(t table, v value, s *Spec) {
 			if v.set {
@@ -235,6 +241,16 @@ var healthKeys = fields[Health]{
 	{key: "thermal_throttle", conv: func(t table, v value, h *Health) {
 		h.ThermalThrottle, _ = t.oneOf(v, DefaultThermalThrottle, ThrottleInconclusive, ThrottleIgnore)
 	}},
+}
+
+// receiptKeys fill a Receipt whose limits start unset.
+var receiptKeys = fields[Receipt]{
+	{key: "max_power_on_hours", conv: func(t table, v value, r *Receipt) { r.MaxPowerOnHours = t.limit(v) }},
+	{key: "max_data_written", conv: func(t table, v value, r *Receipt) { r.MaxDataWritten = t.bytes(v) }},
+	{key: "max_data_read", conv: func(t table, v value, r *Receipt) { r.MaxDataRead = t.bytes(v) }},
+	{key: "max_unsafe_shutdowns", conv: func(t table, v value, r *Receipt) { r.MaxUnsafeShutdowns = t.limit(v) }},
+	{key: "max_media_errors", conv: func(t table, v value, r *Receipt) { r.MaxMediaErrors = t.limit(v) }},
+	{key: "max_percent_used", conv: func(t table, v value, r *Receipt) { r.MaxPercentUsed = t.limit(v) }},
 }
 
 // workloadKeys fill a Workload that starts with RWMixRead -1 and its Line.

@@ -40,6 +40,7 @@ type Spec struct {
 	Method       Method
 	Precondition Precondition
 	Health       Health
+	Receipt      Receipt
 	Workloads    []Workload // in file order
 	Capacities   []Capacity // in file order
 	Scaling      Scaling
@@ -155,6 +156,22 @@ type Health struct {
 	// ThermalThrottle is ThrottleInconclusive (a cell during which thermal
 	// throttling counters rose is inconclusive) or ThrottleIgnore.
 	ThermalThrottle string
+}
+
+// Receipt is what a drive may show of its past when it arrives: the
+// SMART / health log read before anything is written, against limits that
+// tell a new drive from a used one. A nil limit is not set: the figure is
+// reported, not judged.
+type Receipt struct {
+	// MaxPowerOnHours is in hours ("power_on_hours").
+	MaxPowerOnHours *uint64
+	// MaxDataWritten and MaxDataRead are in bytes ("data_units_written"
+	// and "data_units_read" × 512,000).
+	MaxDataWritten, MaxDataRead *uint64
+	// MaxUnsafeShutdowns and MaxMediaErrors are counts.
+	MaxUnsafeShutdowns, MaxMediaErrors *uint64
+	// MaxPercentUsed is in percent of rated endurance ("percent_used").
+	MaxPercentUsed *uint64
 }
 
 // Values of Health.ThermalThrottle.

@@ -197,3 +197,61 @@ func TestQoSLimits(t *testing.T) {
 		assert.Contains(t, string(summary), "| p50 µs | p99 µs | p99.9 µs | p99.99 µs | p99.999 µs |")
 	}
 }
+
+// A drive that arrives with 8,766 power-on hours (the fixture's) fails
+// TestReceipt/<drive>/power_on_hours against max_power_on_hours = 100,
+// naming the figure, and the run does not qualify though every cell
+// passes; a replay judges the recorded log again. A new drive (12 hours)
+// passes.
+func TestReceiptUsedDrive(t *testing.T) {
+	base, err := os.ReadFile(healthSpec(t))
+	require.NoError(t, err)
+	spec := filepath.Join(t.TempDir(), "receipt.toml")
+	require.NoError(t, os.WriteFile(spec, append(base, "\n[receipt]\nmax_power_on_hours = 100\n"...), 0o644))
+	for _, tt := range []struct {
+		name  string
+		hours string
+		want  string
+	}{
+		{"used", `"power_on_hours":8766`, report.Fail},
+		{"new", `"power_on_hours":12`, report.Pass},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			log := []string{`"power_on_hours":8766`, tt.hours}
+			env := healthLogs(t, "", log, log, log, log, log, log)
+			dev := newLoop(t, 64<<20)
+			r := runSuiteIn(t, env, nil, "-spec="+spec, "-drives="+dev, "-destructive")
+			noFioLeft(t)
+			name := strings.TrimPrefix(dev, "/dev/")
+			receipt := map[string]report.HealthCheck{}
+			for _, c := range r.results(t).Receipt {
+				receipt[c.Check] = c
+			}
+			require.Contains(t, receipt, "power_on_hours")
+			assert.Equal(t, tt.want, receipt["power_on_hours"].Verdict, receipt["power_on_hours"].Message)
+			assert.Equal(t, report.Skip, receipt["data_written"].Verdict, "no limit set: reported, not judged")
+			for test, v := range r.verdicts(t) {
+				assert.Equal(t, report.Pass, v, "%s: the cells themselves pass", test)
+			}
+			if tt.want == report.Pass {
+				assert.Equal(t, 0, r.Code, r.Stdout)
+				assert.Contains(t, r.Stdout, "--- PASS: TestReceipt/"+name+"/power_on_hours")
+				return
+			}
+			assert.NotEqual(t, 0, r.Code, "a used drive does not qualify")
+			assert.Contains(t, r.Stdout, "--- FAIL: TestReceipt/"+name+"/power_on_hours")
+			assert.Contains(t, receipt["power_on_hours"].Message, "8,766 h on receipt, above the limit of 100 h")
+			summary, err := os.ReadFile(filepath.Join(r.Report, "summary.md"))
+			require.NoError(t, err)
+			assert.Contains(t, string(summary), "## Receipt inspection")
+			assert.Contains(t, string(summary), "receipt: NOT QUALIFIED")
+			junit, err := os.ReadFile(filepath.Join(r.Report, "junit.xml"))
+			require.NoError(t, err)
+			assert.Contains(t, string(junit), `classname="TestReceipt/`+name+`"`)
+
+			replay := runSuite(t, nil, "-replay="+filepath.Join(r.Report, "raw"))
+			assert.NotEqual(t, 0, replay.Code)
+			assert.Contains(t, replay.Stdout, "--- FAIL: TestReceipt/")
+		})
+	}
+}

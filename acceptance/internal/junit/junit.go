@@ -165,6 +165,16 @@ func suite(r *report.Run, reportDir string) xmlSuite {
 	for _, res := range r.Results {
 		s.Cases = append(s.Cases, cellCase(r, res, reportDir))
 	}
+	for _, k := range []struct {
+		class  string
+		checks []report.HealthCheck
+	}{{"TestReceipt", r.Receipt}, {"TestHealth", r.Health}} {
+		for _, c := range k.checks {
+			if c.Check != "" {
+				s.Cases = append(s.Cases, checkCase(k.class, c))
+			}
+		}
+	}
 	for _, g := range r.Gates() {
 		s.Cases = append(s.Cases, gateCase(g))
 	}
@@ -237,6 +247,20 @@ func cellCase(r *report.Run, res report.Result, reportDir string) xmlTestcase {
 			reason = res.Workload + ": " + res.Verdict
 		}
 		tc.Skipped = &xmlSkipped{Message: clean(InconclusivePrefix + reason)}
+	}
+	return tc
+}
+
+// checkCase is one drive's receipt or health check as a testcase
+// <class>/<drive>/<check>: a failure or a skip carries its message.
+func checkCase(class string, c report.HealthCheck) xmlTestcase {
+	drive := strings.ReplaceAll(strings.TrimPrefix(c.Drive, "/dev/"), "/", "_")
+	tc := xmlTestcase{Name: clean(c.Check), Classname: clean(class + "/" + drive), Time: zeroTime, SystemOut: text(clean(c.Message))}
+	switch c.Verdict {
+	case report.Fail:
+		tc.Failure = &xmlFailure{Message: clean(c.Message), Type: clean(class), Body: text(clean(c.Message))}
+	case report.Skip:
+		tc.Skipped = &xmlSkipped{Message: clean(c.Message)}
 	}
 	return tc
 }

@@ -154,11 +154,8 @@ func (s *Suite) throttled(before, after map[int]nvme.SmartLog) string {
 // recording that holds no health logs at all returns none, and why.
 func (s *Suite) JudgeHealth(ctx context.Context) ([]HealthDrive, string) {
 	var out []HealthDrive
-	if !s.Cfg.Live() && len(s.info.HealthSkips) == 0 {
-		r, _ := s.Exec.(Replay)
-		if _, err := os.Stat(filepath.Join(r.Dir, "health")); err != nil {
-			return nil, "the recording holds no health logs (" + r.Dir + " has no health/ directory): it was recorded without them, or reconstructed"
-		}
+	if why := s.noHealthRecorded(); why != "" {
+		return nil, why
 	}
 	if s.Cfg.Live() {
 		for i := range s.Drives {
@@ -220,18 +217,96 @@ func (s *Suite) JudgeHealth(ctx context.Context) ([]HealthDrive, string) {
 		}
 		out = append(out, hd)
 	}
+	s.keepChecks(func(r *report.Run) *[]report.HealthCheck { return &r.Health }, checks)
+	return out, ""
+}
+
+// keepChecks sets the checks field of the report to checks and, in a
+// fleet member, adds them to the fleet's report under the host's name.
+func (s *Suite) keepChecks(field func(*report.Run) *[]report.HealthCheck, checks []report.HealthCheck) {
 	s.mu.Lock()
-	s.Report.Health = checks
+	*field(s.Report) = checks
 	s.mu.Unlock()
 	if p := s.parent; p != nil {
 		p.mu.Lock()
 		for _, c := range checks {
 			c.Drive = s.hostName + ":" + c.Drive
-			p.Report.Health = append(p.Report.Health, c)
+			*field(p.Report) = append(*field(p.Report), c)
 		}
 		p.mu.Unlock()
 	}
+}
+
+// noHealthRecorded says why a replay has no health logs to judge; "" for
+// a live run or a recording that kept them.
+func (s *Suite) noHealthRecorded() string {
+	if s.Cfg.Live() || len(s.info.HealthSkips) > 0 {
+		return ""
+	}
+	r, _ := s.Exec.(Replay)
+	if _, err := os.Stat(filepath.Join(r.Dir, "health")); err != nil {
+		return "the recording holds no health logs (" + r.Dir + " has no health/ directory): it was recorded without them, or reconstructed"
+	}
+	return ""
+}
+
+// JudgeReceipt inspects every drive as it arrived: its SMART log read
+// before anything was written (a replay reads the recorded one) against
+// the spec's [receipt] limits. A drive without a health log is skipped,
+// saying why; a replay of a recording without health logs returns none,
+// and why.
+func (s *Suite) JudgeReceipt() ([]HealthDrive, string) {
+	if why := s.noHealthRecorded(); why != "" {
+		return nil, why
+	}
+	var (
+		out    []HealthDrive
+		checks []report.HealthCheck
+	)
+	for i, d := range s.Drives {
+		if !s.Cfg.Live() && strings.HasPrefix(d.Path, "recorded ") {
+			continue
+		}
+		hd := HealthDrive{Name: strings.TrimPrefix(d.Path, "/dev/"), Path: d.Path}
+		log, skip := s.receivedLog(i)
+		if skip != "" {
+			hd.Skip = skip
+			checks = append(checks, report.HealthCheck{Drive: d.Path, Serial: d.Serial, Verdict: report.Skip, Message: skip})
+		} else {
+			hd.Checks = health.Receipt(log, s.Spec.Receipt)
+			for _, c := range hd.Checks {
+				checks = append(checks, report.HealthCheck{Drive: d.Path, Serial: d.Serial, Check: c.Name,
+					Verdict: strings.ToLower(c.Verdict), Message: c.Message})
+			}
+		}
+		out = append(out, hd)
+	}
+	s.keepChecks(func(r *report.Run) *[]report.HealthCheck { return &r.Receipt }, checks)
 	return out, ""
+}
+
+// receivedLog is drive i's SMART log as read before the run, or why there
+// is none.
+func (s *Suite) receivedLog(i int) (nvme.SmartLog, string) {
+	if s.Cfg.Live() {
+		if i >= len(s.health) {
+			return nvme.SmartLog{}, s.Drives[i].Path + ": its health log was not read"
+		}
+		return s.health[i].before, s.health[i].skip
+	}
+	r, _ := s.Exec.(Replay)
+	data, err := os.ReadFile(s.healthFile(r.Dir, i, "before"))
+	if err != nil {
+		if i < len(s.info.HealthSkips) && s.info.HealthSkips[i] != "" {
+			return nvme.SmartLog{}, s.info.HealthSkips[i]
+		}
+		return nvme.SmartLog{}, s.Drives[i].Path + ": no health log was recorded"
+	}
+	l, err := nvme.ParseSmartLog(data)
+	if err != nil {
+		return nvme.SmartLog{}, fmt.Sprintf("%s: the recorded health log does not parse: %v", s.Drives[i].Path, err)
+	}
+	return l, ""
 }
 
 // replayHealth reads the nvme-cli outputs a recorded run kept.

@@ -6,10 +6,12 @@ import (
 )
 
 // ScalingGate is the name of the gate over every scaling step; HealthGate
-// of the gate over every drive's health checks.
+// of the gate over every drive's health checks, ReceiptGate over their
+// receipt inspections.
 const (
 	ScalingGate = "scaling"
 	HealthGate  = "health"
+	ReceiptGate = "receipt"
 	FleetGate   = "fleet"
 )
 
@@ -61,19 +63,23 @@ func (r *Run) Gates() []Gate {
 			gates = append(gates, gateOf(k.gate, rs, r.Precondition))
 		}
 	}
-	if g, ok := r.healthGate(); ok {
+	if g, ok := checksGate(ReceiptGate, r.Receipt); ok {
+		gates = append(gates, g)
+	}
+	if g, ok := checksGate(HealthGate, r.Health); ok {
 		gates = append(gates, g)
 	}
 	return gates
 }
 
-// healthGate is the verdict on the drives' health checks: NOT QUALIFIED
-// when one failed. Checks that were skipped (no NVMe health log) count for
-// nothing; a run whose checks were all skipped has no health gate.
-func (r *Run) healthGate() (Gate, bool) {
-	g := Gate{Name: HealthGate, Verdict: Qualified}
+// checksGate is the verdict on the drives' health or receipt checks: NOT
+// QUALIFIED when one failed. Checks that were skipped (no NVMe health log,
+// no limit) count for nothing; a run whose checks were all skipped has no
+// such gate.
+func checksGate(name string, checks []HealthCheck) (Gate, bool) {
+	g := Gate{Name: name, Verdict: Qualified}
 	var first string
-	for _, h := range r.Health {
+	for _, h := range checks {
 		switch h.Verdict {
 		case Pass:
 			g.Cells++

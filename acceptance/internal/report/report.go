@@ -67,6 +67,10 @@ type Run struct {
 	// Health holds every drive's health checks (nvme-cli's SMART log
 	// before and after the run), or why its health was not read.
 	Health []HealthCheck `json:"health,omitempty"`
+	// Receipt holds every drive's receipt inspection: its SMART log as it
+	// arrived, before anything was written, against the spec's [receipt]
+	// limits; or why it was not read.
+	Receipt []HealthCheck `json:"receipt,omitempty"`
 	// Host is the machine the run was recorded on; Hosts, in a fleet
 	// replay, every member run's host, in the order given.
 	Host  *host.Info `json:"host,omitempty"`

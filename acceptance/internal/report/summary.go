@@ -75,6 +75,7 @@ func (r *Run) Summary() []byte {
 	}
 	r.writeScaling(&b, notes, rank)
 	r.writeFleet(&b)
+	r.writeReceipt(&b)
 	r.writeHealth(&b)
 	return b.Bytes()
 }
@@ -288,14 +289,21 @@ func firstOf(vals ...string) string {
 
 // writeHealth writes a table per drive of its health checks, or why its
 // health was not read.
-func (r *Run) writeHealth(b *bytes.Buffer) {
-	if len(r.Health) == 0 {
+func (r *Run) writeHealth(b *bytes.Buffer) { writeChecks(b, "Health", r.Health) }
+
+// writeReceipt writes a table per drive of its receipt inspection.
+func (r *Run) writeReceipt(b *bytes.Buffer) { writeChecks(b, "Receipt inspection", r.Receipt) }
+
+// writeChecks writes a section of a table per drive of checks, or why a
+// drive was not checked.
+func writeChecks(b *bytes.Buffer, title string, checks []HealthCheck) {
+	if len(checks) == 0 {
 		return
 	}
-	b.WriteString("## Health\n\n")
+	b.WriteString("## " + title + "\n\n")
 	var drives []string
 	by := map[string][]HealthCheck{}
-	for _, h := range r.Health {
+	for _, h := range checks {
 		if _, ok := by[h.Drive]; !ok {
 			drives = append(drives, h.Drive)
 		}
