@@ -809,3 +809,22 @@ max_unsafe_shutdowns = "3"
 		t.Errorf("Parse(bad [receipt]) error =\n%v\nwant\n%s", err, wantErr)
 	}
 }
+
+// TestPCIe reads [pcie]: the link a spec's figures need, unset by default.
+func TestPCIe(t *testing.T) {
+	const head = `model = "M"
+source = "S"
+method = { runtime = "1s" }
+workload = [{ name = "R", rw = "randread", bs = "4k", iodepth = 1, numjobs = 1, metric = "iops" }]
+capacity = [{ name = "C", bytes = 1, spec = { R = 1 } }]
+`
+	s, err := Parse("pcie.toml", []byte(head+"[pcie]\nspeed = 16.0\nwidth = 4\n"))
+	if err != nil || s.PCIe != (PCIe{Speed: 16, Width: 4}) {
+		t.Errorf("Parse([pcie] speed 16, width 4) = %+v, %v", s.PCIe, err)
+	}
+	_, err = Parse("pcie.toml", []byte(head+"[pcie]\nspeed = \"Gen4\"\nwidth = 0\n"))
+	want := "pcie.toml:7: pcie: speed must be a number, got string \"Gen4\"\npcie.toml:8: pcie: width must be between 1 and 32, got 0"
+	if err == nil || err.Error() != want {
+		t.Errorf("Parse(bad [pcie]) error =\n%v\nwant\n%s", err, want)
+	}
+}

@@ -138,6 +138,12 @@ var specKeys = fields[Spec]{
 				receiptKeys.convert(t.sub(v, "receipt"), &s.Receipt)
 			}
 		}},
+	{key: "pcie", sub: pcieKeys.inTable("pcie must be a table ([pcie])"),
+		conv: func(t table, v value, s *Spec) {
+			if v.set {
+				pcieKeys.convert(t.sub(v, "pcie"), &s.PCIe)
+			}
+		}},
 	{key: "scaling", sub: scalingKeys.inTable("scaling must be a table ([scaling])"),
 		conv: func(t table, v value, s *Spec) {
 			if v.set {
@@ -241,6 +247,18 @@ var healthKeys = fields[Health]{
 	{key: "thermal_throttle", conv: func(t table, v value, h *Health) {
 		h.ThermalThrottle, _ = t.oneOf(v, DefaultThermalThrottle, ThrottleInconclusive, ThrottleIgnore)
 	}},
+}
+
+// pcieKeys fill a PCIe that starts unset.
+var pcieKeys = fields[PCIe]{
+	{key: "speed", conv: func(t table, v value, p *PCIe) {
+		if x, ok := t.number(v, 0); ok && v.set && !(x > 0 && x <= 256) {
+			t.errorf(v.key, "speed must be a link speed in GT/s per lane (16 for PCIe Gen4, 32 for Gen5), got %v", x)
+		} else {
+			p.Speed = x
+		}
+	}},
+	{key: "width", conv: func(t table, v value, p *PCIe) { setInt(t, v, &p.Width, 0, 1, 32) }},
 }
 
 // receiptKeys fill a Receipt whose limits start unset.

@@ -41,6 +41,7 @@ type Spec struct {
 	Precondition Precondition
 	Health       Health
 	Receipt      Receipt
+	PCIe         PCIe
 	Workloads    []Workload // in file order
 	Capacities   []Capacity // in file order
 	Scaling      Scaling
@@ -172,6 +173,15 @@ type Receipt struct {
 	MaxUnsafeShutdowns, MaxMediaErrors *uint64
 	// MaxPercentUsed is in percent of rated endurance ("percent_used").
 	MaxPercentUsed *uint64
+}
+
+// PCIe is the link a spec's figures were measured on, when it states
+// one: a drive whose link trained below it is not judged. Zero values are
+// unset: the link is then judged against the device's own maximum.
+type PCIe struct {
+	// Speed is in GT/s per lane (16 for Gen4, 32 for Gen5); Width in lanes.
+	Speed float64
+	Width int
 }
 
 // Values of Health.ThermalThrottle.

@@ -29,8 +29,9 @@ type measured struct {
 	notRun, cause string
 	steady        []report.Steady
 	// thermal, when set, says a drive throttled on heat during the
-	// measurement.
-	thermal string
+	// measurement; link, that a drive's PCIe link was below what the cell
+	// needs before or after it.
+	thermal, link string
 	// out and parseErr are stdout parsed, once parsed is set.
 	parsed   bool
 	out      *fiojob.Output
@@ -111,6 +112,7 @@ func (s *Suite) replayed(ctx context.Context, cell plan.Cell) *measured {
 		}
 		m.steady = st
 		m.thermal = r.thermal(cell.Test)
+		m.link = r.link(cell.Test)
 	}
 	return m
 }
@@ -432,10 +434,11 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 	s.progress(logf, "step %d of %d: measuring %s on %s (%s, %s)", st.N, len(s.Plan.Steps), strings.Join(names, " and "),
 		s.paths(st.Drives), describeJob(st.Job), st.Job.Runtime)
 	before := s.snapshot(ctx, st.Drives)
+	linkBefore := s.linkDegraded(st.Drives)
 	start := time.Now()
 	stdout, runErr := s.Exec.Measure(ctx, owner.Test, st.Job, s.watch(st, start, nil, logf))
 	m := &measured{stdout: stdout, runErr: runErr, raw: s.Exec.RawPath(owner.Test), job: st.Job, steady: basis,
-		thermal: s.throttled(before, s.snapshot(ctx, st.Drives))}
+		thermal: s.throttled(before, s.snapshot(ctx, st.Drives)), link: joinDistinct(linkBefore, s.linkDegraded(st.Drives))}
 	if owner.Workload.Writes() {
 		now := time.Now()
 		s.mu.Lock()
@@ -449,6 +452,9 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 			logf("%s: %v", s.Cfg.Record, err)
 		}
 		if err := s.recordThermal(c.Test, m.thermal); err != nil {
+			logf("%s: %v", s.Cfg.Record, err)
+		}
+		if err := s.recordLink(c.Test, m.link); err != nil {
 			logf("%s: %v", s.Cfg.Record, err)
 		}
 		if i > 0 {
@@ -514,4 +520,51 @@ func (s *Suite) pathList(drives []int) []string {
 		out[i] = s.Drives[d].Path
 	}
 	return out
+}
+
+// linkDegraded reads the PCIe link of each of drives now and says which
+// are below the link the spec states, or else below the device's own
+// maximum: "/dev/nvme1n1: PCIe link 16.0 GT/s x2 of 32.0 GT/s x4
+// (0000:02:00.0)"; "" when none is. A drive with no PCIe link (a loop
+// device, a file, a fabrics controller) is never degraded.
+func (s *Suite) linkDegraded(drives []int) string {
+	var why []string
+	for _, d := range drives {
+		l, ok, err := s.sys.Link(s.Drives[d].Controller)
+		if err != nil || !ok {
+			continue
+		}
+		if msg := l.Degraded(s.Spec.PCIe.Speed, s.Spec.PCIe.Width); msg != "" {
+			why = append(why, fmt.Sprintf("%s: %s (%s)", s.Drives[d].Path, msg, l.PCI))
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+// joinDistinct joins the non-empty of a and b, b only when it differs.
+func joinDistinct(a, b string) string {
+	switch {
+	case a == "" || a == b:
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; after the measurement: " + b
+}
+
+// recordLink keeps a cell's degraded-link finding beside its recording.
+func (s *Suite) recordLink(test, why string) error {
+	if why == "" {
+		return nil
+	}
+	return record.WriteJSON(s.Cfg.Record, test, record.LinkExt, record.Link{Degraded: why})
+}
+
+// link reads a cell's recorded degraded-link finding; "" for none.
+func (r Replay) link(test string) string {
+	var l record.Link
+	if found, err := record.ReadJSON(r.Dir, test, record.LinkExt, &l); !found || err != nil {
+		return ""
+	}
+	return l.Degraded
 }

@@ -167,6 +167,13 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 		j.Verdict, j.Message = report.Inconclusive, j.Message+"; thermally throttled during the cell: "+m.thermal+"; check airflow and rerun"
 		res.Verdict, res.Cause = report.Inconclusive, report.CauseThrottled
 	}
+	if m.link != "" && j.Verdict != report.Inconclusive {
+		// A figure measured through a slower link than the spec's (or the
+		// drive's) says more about the slot than the drive.
+		j.Verdict, j.Message = report.Inconclusive, j.Message+"; "+m.link+
+			": the link, not the drive, bounds this figure; reseat the drive or use a slot that trains to its full speed and width, or state the link the spec expects in [pcie]"
+		res.Verdict, res.Cause = report.Inconclusive, report.CausePCIeLink
+	}
 	if j.Verdict == report.Pass {
 		// A figure measured on a drive that was not shown to be in steady
 		// state proves nothing, whichever way it went.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,10 @@ type fakeExec struct {
 	rounds  []float64
 	// status, when set, is a recorded fio stdout whose status reports a
 	// random step's watch reads, as it reads a live fio's.
-	status   []byte
+	status []byte
+	// during, when set, is called during every measurement (a drive's
+	// state changing while fio runs).
+	during   func()
 	cancel   context.CancelFunc // called during measurements: an interrupt
 	prepared []plan.StepKind
 	measured []string
@@ -43,6 +47,9 @@ func (f *fakeExec) RawPath(test string) string {
 
 func (f *fakeExec) Measure(ctx context.Context, test string, _ fiojob.Job, _ *Watch) ([]byte, error) {
 	f.measured = append(f.measured, test)
+	if f.during != nil {
+		f.during()
+	}
 	if f.cancel != nil {
 		f.cancel()
 		return f.stdout, &record.Failure{Interrupted: true, Message: "fio stopped: " + ctx.Err().Error()}
@@ -323,4 +330,71 @@ rw      = "randwrite"`, 1)
 		require.Equal(t, report.Pass, o.Result.Verdict, o.Result.Error)
 	}
 	require.Contains(t, exec.prepared, plan.StepTopUp)
+}
+
+// pcieTree is a fake sysfs root where NVMe controller nvme0's PCI
+// function trained at speed GT/s × width lanes of a 32.0 GT/s x4 device,
+// as Linux 6.x shows it.
+func pcieTree(t *testing.T, speed string, width int) device.System {
+	t.Helper()
+	root := t.TempDir()
+	fn := filepath.Join(root, "sys/devices/pci0000:00/0000:00:03.0/0000:02:00.0")
+	require.NoError(t, os.MkdirAll(filepath.Join(fn, "nvme", "nvme0"), 0o755))
+	for name, v := range map[string]string{"current_link_speed": speed + " GT/s PCIe", "current_link_width": strconv.Itoa(width),
+		"max_link_speed": "32.0 GT/s PCIe", "max_link_width": "4"} {
+		require.NoError(t, os.WriteFile(filepath.Join(fn, name), []byte(v+"\n"), 0o644))
+	}
+	require.NoError(t, os.Symlink("../../../0000:02:00.0", filepath.Join(fn, "nvme", "nvme0", "device")))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys/class/nvme"), 0o755))
+	require.NoError(t, os.Symlink("../../devices/pci0000:00/0000:00:03.0/0000:02:00.0/nvme/nvme0", filepath.Join(root, "sys/class/nvme/nvme0")))
+	return device.System{Root: root}
+}
+
+// A drive whose PCIe link trained below its device's maximum has every
+// cell INCONCLUSIVE, naming both links, and a replay of the recording says
+// the same; at full speed and width nothing changes. A spec that states
+// the slower link it was measured on judges the cells.
+func TestPCIeLinkDegraded(t *testing.T) {
+	for _, tt := range []struct {
+		name, speed string
+		width       int
+		pcie        string
+		want        [2]string
+	}{
+		{"full", "32.0", 4, "", [2]string{report.Pass, ""}},
+		{"degraded", "16.0", 2, "", [2]string{report.Inconclusive, report.CausePCIeLink}},
+		{"as the spec states", "16.0", 2, "[pcie]\nspeed = 16\nwidth = 2\n", [2]string{report.Pass, ""}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), rounds: steadyRounds}
+			s := liveSuiteOf(t, exec, fakeSpec+tt.pcie)
+			s.sys = pcieTree(t, tt.speed, tt.width)
+			s.Drives[0].Controller = "nvme0"
+			for _, c := range s.SingleCells()[0].Cells {
+				o, err := s.Run(context.Background(), c, t.Logf)
+				require.NoError(t, err)
+				require.Equal(t, tt.want, [2]string{o.Result.Verdict, o.Result.Cause}, o.Result.Error)
+				if tt.want[0] == report.Pass {
+					continue
+				}
+				require.Contains(t, o.Result.Error, "/tmp/fake.img: PCIe link 16.0 GT/s x2 of 32.0 GT/s x4 (0000:02:00.0)")
+				require.Equal(t, "/tmp/fake.img: PCIe link 16.0 GT/s x2 of 32.0 GT/s x4 (0000:02:00.0)",
+					Replay{Dir: exec.dir}.link(c.Test), "the finding is recorded for a replay to judge")
+			}
+		})
+	}
+
+	// A link that retrains down while a cell is measured is found after it.
+	exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), rounds: steadyRounds}
+	s := liveSuite(t, exec)
+	s.sys = pcieTree(t, "32.0", 4)
+	s.Drives[0].Controller = "nvme0"
+	fn := filepath.Join(s.sys.Root, "sys/devices/pci0000:00/0000:00:03.0/0000:02:00.0")
+	exec.during = func() {
+		require.NoError(t, os.WriteFile(filepath.Join(fn, "current_link_width"), []byte("1\n"), 0o644))
+	}
+	o, err := s.Run(context.Background(), s.SingleCells()[0].Cells[0], t.Logf)
+	require.NoError(t, err)
+	require.Equal(t, report.CausePCIeLink, o.Result.Cause)
+	require.Contains(t, o.Result.Error, "PCIe link 32.0 GT/s x1 of 32.0 GT/s x4")
 }

@@ -272,6 +272,7 @@ func (s *Suite) setupLive(ctx context.Context, sys device.System, runner fiojob.
 		h.NvmeVersion = v
 	}
 	s.Report.Host = &h
+	s.sys = sys
 	var infos []device.Info
 	for _, p := range cfg.Drives {
 		info, err := sys.Inspect(p)
@@ -468,6 +469,11 @@ func (s *Suite) fillReportDrives() {
 		}
 		rd := report.Drive{Path: d.Path, Model: d.Model, Serial: d.Serial, Firmware: d.Firmware, Bytes: d.Size,
 			Capacity: d.Capacity, NUMANode: d.NUMANode}
+		if s.Cfg.Live() {
+			if l, ok, _ := s.sys.Link(d.Controller); ok {
+				rd.PCI, rd.Link = l.PCI, l.String()
+			}
+		}
 		if s.Planner != nil && s.Cfg.Live() {
 			if t := s.Planner.Targets(s.drivesOf(d.Capacity)); len(t) > 0 {
 				for j, idx := range s.drivesOf(d.Capacity) {

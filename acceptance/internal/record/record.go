@@ -93,6 +93,7 @@ const (
 	StatusExt  = ".status.json"
 	SteadyExt  = ".steady.json"
 	ThermalExt = ".thermal.json"
+	LinkExt    = ".link.json"
 )
 
 // Base is the path of test's files in dir without an extension:
@@ -103,7 +104,7 @@ func Base(dir, test string) string { return filepath.Join(dir, filepath.FromSlas
 // stderr and every sidecar. A stale status would make a passing rerun
 // replay as failed.
 func Forget(dir, test string) error {
-	for _, ext := range []string{OutputExt, JobExt, StderrExt, StatusExt, SteadyExt, ThermalExt} {
+	for _, ext := range []string{OutputExt, JobExt, StderrExt, StatusExt, SteadyExt, ThermalExt, LinkExt} {
 		if err := os.Remove(Base(dir, test) + ext); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("removing the older recording of %s: %w", test, err)
 		}
@@ -144,4 +145,10 @@ func ReadJSON(dir, test, ext string, v any) (found bool, err error) {
 // Thermal is a <test>.thermal.json: why the cell is not judged.
 type Thermal struct {
 	Throttled string `json:"throttled"`
+}
+
+// Link is a <test>.link.json: the drives whose PCIe link was below what
+// the cell needs, around its measurement.
+type Link struct {
+	Degraded string `json:"degraded"`
 }

@@ -201,6 +201,7 @@ const (
 	CauseNotSteady    = "not steady"          // a drive did not reach steady state before the cell
 	CauseThrottled    = "thermal throttle"    // the drive throttled on heat during the cell
 	CauseLatency      = "latency above limit" // a latency percentile above the spec's limit
+	CausePCIeLink     = "pcie link degraded"  // a drive's PCIe link was below what the cell needs
 )
 
 // Skip is a health check that was not made (the drive has no NVMe health
@@ -239,6 +240,10 @@ type Drive struct {
 	Capacity string `json:"capacity,omitempty"` // the spec capacity it was matched to
 	NUMANode int    `json:"numa_node"`          // -1 unknown
 	CPUs     string `json:"cpus,omitempty"`     // cpus_allowed used in multi-drive runs
+	// PCI and Link are an NVMe drive's PCI function and its PCIe link at
+	// setup: "16.0 GT/s x4 (of 32.0 GT/s x4)".
+	PCI  string `json:"pci,omitempty"`
+	Link string `json:"pcie_link,omitempty"`
 }
 
 // Result is one subtest's outcome.

@@ -156,6 +156,17 @@ func (r *Run) writeDrives(b *bytes.Buffer) {
 			formatBytes(d.Bytes), orDash(cell(d.Capacity)), numa, orDash(cell(d.CPUs)))
 	}
 	b.WriteString("\n")
+	for _, d := range r.Drives {
+		if d.Link != "" {
+			fmt.Fprintf(b, "- %s: PCIe %s, link %s\n", cell(d.Path), cell(d.PCI), cell(d.Link))
+		}
+	}
+	for _, d := range r.Drives {
+		if d.Link != "" {
+			b.WriteString("\n")
+			break
+		}
+	}
 }
 
 func (r *Run) writeCapacity(b *bytes.Buffer, notes *footnotes, capacity string, rank map[string]int) {
