@@ -16,6 +16,7 @@ import (
 //   - a direction's IOPS is Σ total_ios / its runtime in seconds, and its
 //     BWBytes Σ io_bytes / its runtime (bytes per second);
 //   - Result.IOPS and Result.BytesPerSec add read and write (trim is left out);
+//   - CPUSeconds, the jobs' user and system CPU time, is summed;
 //   - the mean latency is weighted by each job's sample count, and the
 //     percentiles come from the merged json+ bins, never from averaging
 //     percentiles.
@@ -37,6 +38,7 @@ func Aggregate(jobs []JobResult) Result {
 		}
 		read.add(j.Read)
 		write.add(j.Write)
+		r.CPUSeconds += j.CPUSeconds
 		if j.Error != 0 {
 			who := fmt.Sprintf("job %q", j.Name)
 			if j.Hostname != "" {

@@ -69,9 +69,13 @@ type JobResult struct {
 	GroupID  int
 	Hostname string // client/server mode only
 	Error    int    // errno fio reports for the job; 0 for none
-	Read     Direction
-	Write    Direction
-	Trim     Direction
+	// CPUSeconds is the CPU time, user and system, the job (or the
+	// group_reporting group's jobs together) used: fio's usr_cpu +
+	// sys_cpu, in % of job_runtime.
+	CPUSeconds float64
+	Read       Direction
+	Write      Direction
+	Trim       Direction
 }
 
 // Output is one parsed fio run.
@@ -92,6 +96,8 @@ type Result struct {
 	Write   Direction
 	// Runtime is the longest runtime of the jobs aggregated.
 	Runtime time.Duration
+	// CPUSeconds is the user and system CPU time of the jobs aggregated.
+	CPUSeconds float64
 	// IOPS is read + write I/Os per second.
 	IOPS float64
 	// BytesPerSec is read + write bytes per second.

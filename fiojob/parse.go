@@ -21,13 +21,16 @@ type fioOutput struct {
 }
 
 type fioJob struct {
-	JobName  string `json:"jobname"`
-	GroupID  int    `json:"groupid"`
-	Hostname string `json:"hostname"`
-	Error    int    `json:"error"`
-	Read     fioDir `json:"read"`
-	Write    fioDir `json:"write"`
-	Trim     fioDir `json:"trim"`
+	JobName    string  `json:"jobname"`
+	GroupID    int     `json:"groupid"`
+	Hostname   string  `json:"hostname"`
+	Error      int     `json:"error"`
+	JobRuntime int64   `json:"job_runtime"` // ms, summed over a group's jobs
+	UsrCPU     float64 `json:"usr_cpu"`     // % of JobRuntime
+	SysCPU     float64 `json:"sys_cpu"`
+	Read       fioDir  `json:"read"`
+	Write      fioDir  `json:"write"`
+	Trim       fioDir  `json:"trim"`
 }
 
 type fioDir struct {
@@ -201,6 +204,9 @@ func Parse(data []byte) (*Output, error) {
 			GroupID:  j.GroupID,
 			Hostname: j.Hostname,
 			Error:    j.Error,
+			// usr_cpu and sys_cpu are in % of job_runtime, which
+			// group_reporting sums over the group's jobs.
+			CPUSeconds: (j.UsrCPU + j.SysCPU) / 100 * float64(j.JobRuntime) / 1000,
 		}
 		var err error
 		if jr.Read, err = j.Read.direction(); err == nil {

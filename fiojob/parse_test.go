@@ -437,3 +437,26 @@ func BenchmarkGroups(b *testing.B) {
 		}
 	}
 }
+
+// TestCPUSeconds reads the jobs' CPU time from fio's usr_cpu and sys_cpu,
+// in % of job_runtime, for 8 jobs reported apart and as one
+// group_reporting group, whose job_runtime is the jobs' sum (8,000 ms for
+// 8 jobs of 1 s). The figures were computed from the fixtures outside Go:
+// Σ (usr_cpu + sys_cpu) / 100 × job_runtime / 1000 over their job entries.
+func TestCPUSeconds(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		want float64
+	}{
+		{"randread-8jobs-group.json", 0.507}, // (1.5125 + 4.825) % of 8,000 ms
+		{"randread-8jobs-nogroup.json", 0.487},
+	} {
+		out, err := Parse(readFixture(t, tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Total().CPUSeconds; math.Abs(got-tt.want) > 0.0005 {
+			t.Errorf("%s: Total().CPUSeconds = %v, want %v", tt.file, got, tt.want)
+		}
+	}
+}

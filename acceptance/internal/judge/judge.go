@@ -228,3 +228,39 @@ func PercentileName(key string) string {
 	}
 	return strings.Replace(strings.Replace(p, "_", ".", 1), "_", "", -1)
 }
+
+// HostBoundPct is the CPU use, in % of the CPUs fio was allowed, at which
+// a cell below spec is taken to be bound by the host, not the drive.
+const HostBoundPct = 95
+
+// HostCPU is what the CPUs fio ran on did during a measurement: cpus and
+// n the CPUs fio's jobs were allowed, busy how busy they were (from
+// /proc/stat, 0-1; < 0 when not read), cpuSeconds fio's jobs' own user +
+// system time, seconds the measurement's length, jobs the jobs' count.
+func HostCPU(cpus string, n int, busy, cpuSeconds, seconds float64, jobs int) *report.HostCPU {
+	if n <= 0 || seconds <= 0 {
+		return nil
+	}
+	h := &report.HostCPU{CPUs: cpus, N: n, BusyPct: -1, Jobs: jobs, FioPct: 100 * cpuSeconds / (seconds * float64(n))}
+	if busy >= 0 {
+		h.BusyPct = 100 * busy
+	}
+	return h
+}
+
+// HostBound says why a cell measured with h's CPU use is bound by the host
+// rather than the drive, with the fix; "" when it is not: neither the
+// CPUs fio was allowed nor fio's jobs themselves were at HostBoundPct of
+// those CPUs.
+func HostBound(h *report.HostCPU) string {
+	if h == nil || h.BusyPct < HostBoundPct && h.FioPct < HostBoundPct {
+		return ""
+	}
+	busy := h.FioPct
+	what := "their own user and system time"
+	if h.BusyPct > busy {
+		busy, what = h.BusyPct, "the CPUs' time, fio's jobs "+fmt.Sprintf("%.0f %%", h.FioPct)+" of it"
+	}
+	return fmt.Sprintf("fio's %d jobs on CPUs %s (%d) were %.0f %% busy (%s): the host, not the drive, bounds this figure; give the drive more CPUs or a faster host",
+		h.Jobs, h.CPUs, h.N, busy, what)
+}

@@ -173,3 +173,27 @@ func TestNotSteady(t *testing.T) {
 	bad.Note = "3 rounds, fewer than the 5-round window"
 	assert.Contains(t, NotSteady([]report.Steady{bad}), ": 3 rounds, fewer than the 5-round window")
 }
+
+// HostBound blames the host when either the CPUs fio was allowed or fio's
+// own jobs used at least 95 % of them; the figure: 8 jobs pinned to
+// one CPU reporting usr + sys of 99.6 % of it.
+func TestHostBound(t *testing.T) {
+	for _, tt := range []struct {
+		h    *report.HostCPU
+		want string
+	}{
+		{HostCPU("0", 1, -1, 0.996*60, 60, 8),
+			"fio's 8 jobs on CPUs 0 (1) were 100 % busy (their own user and system time): the host, not the drive, bounds this figure; give the drive more CPUs or a faster host"},
+		{HostCPU("0-1", 2, 0.97, 1.19*60, 60, 8),
+			"fio's 8 jobs on CPUs 0-1 (2) were 97 % busy (the CPUs' time, fio's jobs 60 % of it): the host, not the drive, bounds this figure; give the drive more CPUs or a faster host"},
+		{HostCPU("0-1", 2, 0.94, 1.19*60, 60, 8), ""},
+		{nil, ""},
+	} {
+		if got := HostBound(tt.h); got != tt.want {
+			t.Errorf("HostBound(%+v) = %q, want %q", tt.h, got, tt.want)
+		}
+	}
+	if h := HostCPU("0", 0, 0.5, 1, 1, 1); h != nil {
+		t.Errorf("HostCPU with no CPUs = %+v, want nil", h)
+	}
+}

@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"maps"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/host"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/steady"
@@ -32,6 +36,9 @@ type measured struct {
 	// measurement; link, that a drive's PCIe link was below what the cell
 	// needs before or after it.
 	thermal, link string
+	// cpu is the CPUs fio was allowed and how busy they were during the
+	// measurement (N 0: not read).
+	cpu record.CPU
 	// out and parseErr are stdout parsed, once parsed is set.
 	parsed   bool
 	out      *fiojob.Output
@@ -113,6 +120,7 @@ func (s *Suite) replayed(ctx context.Context, cell plan.Cell) *measured {
 		m.steady = st
 		m.thermal = r.thermal(cell.Test)
 		m.link = r.link(cell.Test)
+		_, _ = record.ReadJSON(r.Dir, r.owner(cell.Test), record.CPUExt, &m.cpu)
 	}
 	return m
 }
@@ -435,10 +443,12 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 		s.paths(st.Drives), describeJob(st.Job), st.Job.Runtime)
 	before := s.snapshot(ctx, st.Drives)
 	linkBefore := s.linkDegraded(st.Drives)
+	cpus, cpuBefore := s.allowedCPUs(st.Job), readCPUTimes()
 	start := time.Now()
 	stdout, runErr := s.Exec.Measure(ctx, owner.Test, st.Job, s.watch(st, start, nil, logf))
 	m := &measured{stdout: stdout, runErr: runErr, raw: s.Exec.RawPath(owner.Test), job: st.Job, steady: basis,
 		thermal: s.throttled(before, s.snapshot(ctx, st.Drives)), link: joinDistinct(linkBefore, s.linkDegraded(st.Drives))}
+	m.cpu = cpuUse(cpus, cpuBefore, readCPUTimes())
 	if owner.Workload.Writes() {
 		now := time.Now()
 		s.mu.Lock()
@@ -456,6 +466,11 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 		}
 		if err := s.recordLink(c.Test, m.link); err != nil {
 			logf("%s: %v", s.Cfg.Record, err)
+		}
+		if i == 0 && m.cpu.N > 0 {
+			if err := record.WriteJSON(s.Cfg.Record, c.Test, record.CPUExt, m.cpu); err != nil {
+				logf("%s: %v", s.Cfg.Record, err)
+			}
 		}
 		if i > 0 {
 			s.mu.Lock()
@@ -567,4 +582,49 @@ func (r Replay) link(test string) string {
 		return ""
 	}
 	return l.Degraded
+}
+
+// allowedCPUs lists the CPUs job's targets may run on (their cpus_allowed),
+// or every online CPU when a target is not pinned; nil when unknown.
+func (s *Suite) allowedCPUs(job fiojob.Job) []int {
+	set := map[int]bool{}
+	for _, t := range job.Targets {
+		if t.CPUs == "" {
+			if s.Planner == nil {
+				return nil
+			}
+			return slices.Clone(s.Planner.Online)
+		}
+		cpus, err := device.ParseCPUList(t.CPUs)
+		if err != nil {
+			return nil
+		}
+		for _, c := range cpus {
+			set[c] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// readCPUTimes reads /proc/stat; nil when it cannot.
+func readCPUTimes() host.CPUTimes {
+	t, err := host.ReadCPUTimes()
+	if err != nil {
+		return nil
+	}
+	return t
+}
+
+// cpuUse is how busy cpus were between two readings, as the recording
+// keeps it; N 0 when cpus is unknown, Busy -1 when the readings say
+// nothing of them.
+func cpuUse(cpus []int, before, after host.CPUTimes) record.CPU {
+	if len(cpus) == 0 {
+		return record.CPU{}
+	}
+	busy, ok := host.Busy(before, after, cpus)
+	if !ok {
+		busy = -1
+	}
+	return record.CPU{CPUs: device.FormatCPUList(cpus), N: len(cpus), Busy: busy}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -124,4 +125,43 @@ func TestReplayNotSteadyIsInconclusive(t *testing.T) {
 	o, _ = replayCell(t, recordedRun(t, true))
 	require.Equal(t, report.Pass, o.Result.Verdict, o.Message)
 	require.Len(t, o.Result.Steady, 1)
+}
+
+// A recorded cell below spec whose CPUs were 99 % busy (its .cpu.json,
+// edited here) replays INCONCLUSIVE host-bound with the figures and the
+// fix; at 10 % busy the same figure fails below spec; a cell that meets
+// its spec passes whatever the CPUs did, and carries the figures.
+func TestReplayHostBound(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		spec  string
+		busy  float64
+		want  [2]string
+		error string
+	}{
+		{"saturated", "5_000_000", 0.99, [2]string{report.Inconclusive, report.CauseHostBound},
+			"fio's 8 jobs on CPUs 0-1 (2) were 99 % busy (the CPUs' time, fio's jobs 25 % of it): the host, not the drive, bounds this figure; give the drive more CPUs or a faster host"},
+		{"idle", "5_000_000", 0.10, [2]string{report.Fail, report.CauseBelowSpec}, "< spec 5,000,000 IOPS"},
+		{"passes", "500", 0.99, [2]string{report.Pass, ""}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := recordedRun(t, true)
+			var info record.Run
+			data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(data, &info))
+			info.SpecText = strings.Replace(info.SpecText, `"4KB Random Read" = 500`, `"4KB Random Read" = `+tt.spec, 1)
+			writeJSON(t, filepath.Join(dir, "run.json"), info)
+			writeJSON(t, filepath.Join(dir, "TestSingleDrive", "256MiB", "4KB_Random_Read.cpu.json"), record.CPU{CPUs: "0-1", N: 2, Busy: tt.busy})
+			o, _ := replayCell(t, dir)
+			require.Equal(t, tt.want, [2]string{o.Result.Verdict, o.Result.Cause}, o.Result.Error)
+			require.Contains(t, o.Result.Error, tt.error)
+			h := o.Result.HostCPU
+			require.NotNil(t, h)
+			// fio's 8 jobs used 0.507 CPU-seconds over about 1 s of 2 CPUs.
+			require.Equal(t, [3]any{"0-1", 2, 8}, [3]any{h.CPUs, h.N, h.Jobs})
+			require.InDelta(t, 100*tt.busy, h.BusyPct, 1e-9)
+			require.InDelta(t, 25.3, h.FioPct, 0.1)
+		})
+	}
 }

@@ -161,6 +161,15 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 			j.Message += "; " + strings.Join(over, "; ")
 		}
 	}
+	if m.cpu.N > 0 {
+		res.HostCPU = judge.HostCPU(m.cpu.CPUs, m.cpu.N, m.cpu.Busy, total.CPUSeconds, total.Runtime.Seconds(), m.job.NumJobs*len(m.job.Targets))
+	}
+	if why := judge.HostBound(res.HostCPU); why != "" && res.Verdict == report.Fail && res.Cause == report.CauseBelowSpec {
+		// Short of the figure while the CPUs were saturated: the host may
+		// be what fell short. A pass stays a pass, and carries the figures.
+		j.Verdict, j.Message = report.Inconclusive, j.Message+"; "+why
+		res.Verdict, res.Cause = report.Inconclusive, report.CauseHostBound
+	}
 	if m.thermal != "" && s.Spec.Health.ThermalThrottle != specs.ThrottleIgnore && j.Verdict != report.Inconclusive {
 		// A figure measured while the drive throttled on heat says more
 		// about the airflow than the drive, whichever way it went.

@@ -94,6 +94,7 @@ const (
 	SteadyExt  = ".steady.json"
 	ThermalExt = ".thermal.json"
 	LinkExt    = ".link.json"
+	CPUExt     = ".cpu.json"
 )
 
 // Base is the path of test's files in dir without an extension:
@@ -104,7 +105,7 @@ func Base(dir, test string) string { return filepath.Join(dir, filepath.FromSlas
 // stderr and every sidecar. A stale status would make a passing rerun
 // replay as failed.
 func Forget(dir, test string) error {
-	for _, ext := range []string{OutputExt, JobExt, StderrExt, StatusExt, SteadyExt, ThermalExt, LinkExt} {
+	for _, ext := range []string{OutputExt, JobExt, StderrExt, StatusExt, SteadyExt, ThermalExt, LinkExt, CPUExt} {
 		if err := os.Remove(Base(dir, test) + ext); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("removing the older recording of %s: %w", test, err)
 		}
@@ -145,6 +146,14 @@ func ReadJSON(dir, test, ext string, v any) (found bool, err error) {
 // Thermal is a <test>.thermal.json: why the cell is not judged.
 type Thermal struct {
 	Throttled string `json:"throttled"`
+}
+
+// CPU is a <test>.cpu.json: the CPUs fio's jobs were allowed and how busy
+// they were over the measurement (/proc/stat), as a fraction 0-1.
+type CPU struct {
+	CPUs string  `json:"cpus"`
+	N    int     `json:"n"`
+	Busy float64 `json:"busy"`
 }
 
 // Link is a <test>.link.json: the drives whose PCIe link was below what

@@ -202,6 +202,7 @@ const (
 	CauseThrottled    = "thermal throttle"    // the drive throttled on heat during the cell
 	CauseLatency      = "latency above limit" // a latency percentile above the spec's limit
 	CausePCIeLink     = "pcie link degraded"  // a drive's PCIe link was below what the cell needs
+	CauseHostBound    = "host-bound"          // below spec while the CPUs fio ran on were saturated
 )
 
 // Skip is a health check that was not made (the drive has no NVMe health
@@ -228,6 +229,22 @@ type Scaling struct {
 	// Tolerance is the fraction a total may fall below expected and pass.
 	Tolerance float64 `json:"tolerance"`
 	Drives    []int   `json:"drives,omitempty"` // the drive counts run
+}
+
+// HostCPU is what the host's CPUs did while a cell was measured.
+type HostCPU struct {
+	// CPUs is the list fio's jobs were allowed ("0-7"; every online CPU
+	// when they were not pinned), N how many that is.
+	CPUs string `json:"cpus"`
+	N    int    `json:"n"`
+	// BusyPct is how busy those CPUs were over the measurement, from
+	// /proc/stat, in % (100 = every one of them all the time); -1 when
+	// it was not read.
+	BusyPct float64 `json:"busy_pct"`
+	// FioPct is fio's jobs' own user + system CPU time (usr_cpu, sys_cpu)
+	// in % of those CPUs' time over the measurement.
+	FioPct float64 `json:"fio_pct"`
+	Jobs   int     `json:"jobs"`
 }
 
 // Drive is one target's identity.
@@ -293,6 +310,8 @@ type Result struct {
 	Write *Latency `json:"write_latency,omitempty"`
 	// QoS is every latency limit the spec sets for the cell, judged.
 	QoS []QoSCheck `json:"qos,omitempty"`
+	// HostCPU is what the CPUs fio ran on did during the measurement.
+	HostCPU *HostCPU `json:"host_cpu,omitempty"`
 }
 
 // DriveResult is one drive's share of a multi-drive result.
