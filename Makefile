@@ -19,7 +19,9 @@ REPORT   ?= report
 FUZZTIME ?= 15s
 GOTESTSUM = $(GO) tool gotestsum
 
-QUALIFY_ARGS = -spec=$(SPEC) -drives=$(DRIVES) -report=$(abspath $(REPORT)) $(if $(CAPACITY),-capacity=$(CAPACITY))
+# DRIVES is quoted: a glob (/dev/disk/by-id/nvme-MODEL_*) is the suite's to
+# expand, one path per distinct drive.
+QUALIFY_ARGS = -spec=$(SPEC) -drives='$(DRIVES)' -report=$(abspath $(REPORT)) $(if $(CAPACITY),-capacity=$(CAPACITY))
 
 .PHONY: test demo plan qualify junit junit-check lint fuzz bench bench-plan deps
 

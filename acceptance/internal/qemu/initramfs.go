@@ -206,8 +206,9 @@ func (c *cpioWriter) trailer()                                   { c.entry("TRAI
 
 // initScript is the guest's /init. It loads the modules, mounts the host's
 // root (9p tag "root") read-only on /newroot with tmpfs over the
-// directories a run writes to, the work directory (tag "work") writable at
-// the host's path, starts udev when asked, and runs the work directory's
+// directories a run writes to, the Machine's Shares (tags share0, ...)
+// read-only and the work directory (tag "work") writable at the host's
+// paths, starts udev when asked, and runs the work directory's
 // run.sh in that root, writing its exit status beside it. The kernel
 // command line carries the options (drivequal.work=PATH, drivequal.udev=1)
 // and the modules' parameters (nvme_core.multipath=N), which insmod, unlike
@@ -217,10 +218,11 @@ const initScript = `#!/bin/busybox sh
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
-work=; udev=
+work=; udev=; shares=
 for a in $(cat /proc/cmdline); do
   case "$a" in
   drivequal.work=*) work="${a#drivequal.work=}" ;;
+  drivequal.share=*) shares="$shares ${a#drivequal.share=}" ;;
   drivequal.udev=1) udev=1 ;;
   esac
 done
@@ -246,11 +248,18 @@ mount --move /dev /newroot/dev
 mkdir -p /newroot/dev/pts /newroot/dev/shm
 mount -t devpts devpts /newroot/dev/pts
 mount -t tmpfs tmpfs /newroot/dev/shm
+i=0
+for p in $shares; do
+  mkdir -p "/newroot$p"
+  mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000 share$i "/newroot$p" || fail "mounting $p failed"
+  i=$((i+1))
+done
 [ -n "$work" ] || fail "no drivequal.work= on the kernel command line"
 mkdir -p "/newroot$work"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 work "/newroot$work" || fail "mounting the work directory failed"
 if [ -n "$udev" ]; then
-  chroot /newroot /bin/sh -c '/lib/systemd/systemd-udevd --daemon >/dev/null 2>&1 && udevadm trigger --action=add && udevadm settle --timeout=60' || echo "drivequal-init: udev failed"
+  # systemd's tools ignore requests made in a chroot unless told not to.
+  SYSTEMD_IGNORE_CHROOT=1 chroot /newroot /bin/sh -c '/lib/systemd/systemd-udevd --daemon >/dev/null 2>&1 && udevadm trigger --action=add && udevadm settle --timeout=60' || echo "drivequal-init: udev failed"
 fi
 echo "drivequal-init: running $work/run.sh"
 chroot /newroot /bin/sh "$work/run.sh" >"/newroot$work/output" 2>&1

@@ -39,6 +39,10 @@ type Machine struct {
 	CPUs int
 	// Cmdline holds extra kernel parameters ("nvme_core.multipath=N").
 	Cmdline []string
+	// Shares are host directories shared read-only at the same paths, over
+	// the guest's tmpfs: a checkout under /tmp or /root is otherwise
+	// hidden in the guest.
+	Shares []string
 	// Udev starts the host's systemd-udevd in the guest before the command,
 	// so /dev/disk/by-id holds the links a Debian machine has.
 	Udev bool
@@ -98,7 +102,10 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 	if m.Udev {
 		cmdline = append(cmdline, "drivequal.udev=1")
 	}
-	for _, p := range []string{work, initrd} {
+	for _, p := range m.Shares {
+		cmdline = append(cmdline, "drivequal.share="+p)
+	}
+	for _, p := range append([]string{work, initrd}, m.Shares...) {
 		if strings.ContainsAny(p, ", \t\n") {
 			return nil, fmt.Errorf("path %q: QEMU's options cannot hold commas or spaces", p)
 		}
@@ -113,6 +120,9 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 		"-virtfs", "local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap",
 		"-virtfs", "local,path="+work+",mount_tag=work,security_model=none,multidevs=remap",
 	)
+	for i, p := range m.Shares {
+		args = append(args, "-virtfs", fmt.Sprintf("local,path=%s,mount_tag=share%d,security_model=none,readonly=on,multidevs=remap", p, i))
+	}
 	ids := map[string]bool{}
 	for _, s := range m.Subsystems {
 		ids[s.ID] = true
