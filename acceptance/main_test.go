@@ -114,12 +114,15 @@ func run(m *testing.M) int {
 	if ctx.Err() != nil {
 		closing += fmt.Sprintf(" (the run was stopped: %s)", stopReason(ctx.Err()))
 	}
-	fmt.Fprintln(operator(), "drivequal:", closing)
+	// Once: a run that is not QUALIFIED says so where errors go (go test
+	// shows a failing package's output, and a caller that reads only
+	// stderr still sees it), a QUALIFIED one where the summary went. Both
+	// would print it twice to a terminal or with 2>&1.
+	out := operator()
 	if code != 0 {
-		// Where errors go too: go test shows a failing package's output,
-		// and a caller that reads only stderr still sees the verdict.
-		fmt.Fprintln(os.Stderr, "drivequal:", closing)
+		out = os.Stderr
 	}
+	fmt.Fprintln(out, "drivequal:", closing)
 	return code
 }
 
