@@ -114,15 +114,10 @@ func run(m *testing.M) int {
 	if ctx.Err() != nil {
 		closing += fmt.Sprintf(" (the run was stopped: %s)", stopReason(ctx.Err()))
 	}
-	// Once: a run that is not QUALIFIED says so where errors go (go test
-	// shows a failing package's output, and a caller that reads only
-	// stderr still sees it), a QUALIFIED one where the summary went. Both
-	// would print it twice to a terminal or with 2>&1.
-	out := operator()
-	if code != 0 {
-		out = os.Stderr
-	}
-	fmt.Fprintln(out, "drivequal:", closing)
+	// Once, where the summary went (go test shows a failing package's
+	// output): on both stdout and stderr it read twice on a terminal or
+	// with 2>&1.
+	fmt.Fprintln(operator(), "drivequal:", closing)
 	return code
 }
 
