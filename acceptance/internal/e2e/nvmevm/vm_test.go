@@ -168,10 +168,10 @@ cp %s %s/nvmevm.test /tmp/drivequal-bin/
 ln -s nvmevm.test /tmp/drivequal-bin/nvme
 cd %s
 export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all
-exec /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=7m %s
+exec /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=12m %s
 `, shellQuote(suite), shellQuote(bin), shellQuote(wd), envGuest, envSuite, envWork, shellQuote(work), shellQuote(realNvme), shellQuote(run))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
 	defer cancel()
 	res, err := m.Run(ctx, kernel, initrd, work, script)
 	t.Logf("guest (%s): %s wall, exit %d", res.Accel, res.Wall.Round(100*time.Millisecond), res.Exit)
