@@ -19,20 +19,27 @@ REPORT   ?= report
 FUZZTIME ?= 15s
 GOTESTSUM = $(GO) tool gotestsum
 
-QUALIFY_ARGS = -spec=$(SPEC) -drives=$(DRIVES) -report=$(abspath $(REPORT)) $(if $(CAPACITY),-capacity=$(CAPACITY))
+# DRIVES is quoted: a glob (/dev/disk/by-id/nvme-MODEL_*) is the suite's to
+# expand, one path per distinct drive.
+QUALIFY_ARGS = -spec=$(SPEC) -drives='$(DRIVES)' -report=$(abspath $(REPORT)) $(if $(CAPACITY),-capacity=$(CAPACITY))
 
 .PHONY: test demo plan qualify junit junit-check lint fuzz bench bench-plan deps
 
 # deps installs what the tests drive when it is missing: fio, the
 # mount, util-linux, fdisk and e2fsprogs tools the loop-device tests use (Debian
 # ships losetup in mount, flock and blkdiscard in util-linux), nvme-cli
-# for drive identity and purges, and xmllint (libxml2-utils), which checks
-# the suite's junit.xml against the Jenkins xunit and Surefire schemas.
+# for drive identity and purges, xmllint (libxml2-utils), which checks
+# the suite's junit.xml against the Jenkins xunit and Surefire schemas,
+# and QEMU with Debian's kernel and a static busybox, which boot the guest
+# whose emulated NVMe controllers acceptance/internal/e2e/nvmevm tests on
+# (the initramfs is built from them at test time).
 deps:
 	@missing=; \
-	for c in fio:fio losetup:mount flock:util-linux blkdiscard:util-linux sfdisk:fdisk mkfs.ext4:e2fsprogs nvme:nvme-cli xmllint:libxml2-utils; do \
+	for c in fio:fio losetup:mount flock:util-linux blkdiscard:util-linux sfdisk:fdisk mkfs.ext4:e2fsprogs nvme:nvme-cli xmllint:libxml2-utils qemu-system-x86_64:qemu-system-x86; do \
 	  command -v $${c%%:*} >/dev/null 2>&1 || missing="$$missing $${c#*:}"; \
 	done; \
+	ls /boot/vmlinuz-* >/dev/null 2>&1 || missing="$$missing linux-image-amd64"; \
+	dpkg-query -W -f='$${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || missing="$$missing busybox-static"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing:$$missing"; \

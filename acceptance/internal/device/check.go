@@ -87,8 +87,13 @@ func (s System) Check(infos []Info, opt Options) []Refusal {
 		ids := s.identities(in)
 		for _, id := range ids {
 			if first, ok := seen[id]; ok {
-				refuse(in, fmt.Sprintf("is the same target as %s, given earlier", first),
-					"remove the duplicate from -drives")
+				if strings.HasPrefix(id, "dev:") || !in.Block || in.NSID == 0 {
+					refuse(in, fmt.Sprintf("is the same target as %s, given earlier", first),
+						"remove the duplicate from -drives")
+				} else {
+					refuse(in, fmt.Sprintf("is the same NVMe namespace as %s, given earlier, through another controller (%s)", first, namespaceID(in, id)),
+						"give each namespace once: remove "+in.Path+" from -drives")
+				}
 				break
 			}
 		}
@@ -108,6 +113,10 @@ func (s System) Check(infos []Info, opt Options) []Refusal {
 		}
 		if in.ReadOnly {
 			refuse(in, "is read-only", "choose a writable device (or make it writable: blockdev --setrw "+shellQuote(name)+")")
+		}
+		if in.Block && in.Zoned != "" {
+			refuse(in, "is a zoned device (queue/zoned: "+in.Zoned+"): it takes writes only at each zone's write pointer, so the fill and random writes would fail",
+				"give a conventional namespace (zoned \"none\"); a zoned namespace cannot be qualified against a conventional drive's spec")
 		}
 		if in.Block {
 			if disk, n, ok := s.partitionOf(in.Name); ok {
@@ -207,11 +216,23 @@ func (s System) stillSame(in Info, refuse func(Info, string, string)) bool {
 	return false
 }
 
-// identities returns the keys under which a target counts as given twice.
+// identities returns the keys under which a target counts as given twice:
+// for a block device its device number and, for an NVMe namespace, what
+// names the namespace whatever the path to it (with native multipath off,
+// each controller of a subsystem has its own block device for a shared
+// namespace).
 func (s System) identities(in Info) []string {
 	var ids []string
 	if in.Block {
 		ids = append(ids, "dev:"+devnum{in.Major, in.Minor}.String())
+		if in.Subsystem != "" && in.NSID > 0 {
+			ids = append(ids, fmt.Sprintf("nsid:%d:%s", in.NSID, in.Subsystem))
+		}
+		for _, id := range []struct{ kind, v string }{{"wwid", in.WWID}, {"nguid", in.NGUID}, {"eui64", in.EUI64}} {
+			if id.v != "" {
+				ids = append(ids, id.kind+":"+id.v)
+			}
+		}
 		if in.BackingFile != "" {
 			ids = append(ids, s.fileIDs(in.BackingFile)...)
 		}
@@ -222,6 +243,15 @@ func (s System) identities(in Info) []string {
 		name = in.Path
 	}
 	return append(ids, s.fileIDs(name)...)
+}
+
+// namespaceID says which identity of in made it a duplicate.
+func namespaceID(in Info, id string) string {
+	kind, v, _ := strings.Cut(id, ":")
+	if kind == "nsid" {
+		return fmt.Sprintf("namespace %d of %s", in.NSID, in.Subsystem)
+	}
+	return "same " + kind + " " + v
 }
 
 func (s System) fileIDs(path string) []string {

@@ -72,10 +72,40 @@ type Info struct {
 	// Controller is the NVMe controller ("nvme3") a namespace is reached
 	// through (the first one under native multipath); "" for other devices.
 	Controller string
-	// Siblings are the other namespaces of the same controller or
-	// subsystem ("nvme0n2"): a sanitize, or a format of all namespaces,
-	// erases them too.
+	// Siblings are the block devices of the other namespaces of the same
+	// NVM subsystem ("nvme0n2"), through any of its controllers, and of
+	// this namespace through other controllers (native multipath off): a
+	// sanitize, or a format of all namespaces, erases them too.
 	Siblings []string
+
+	// Subsystem is the NVM subsystem's NQN (subsysnqn) of an NVMe
+	// namespace; "" for other devices.
+	Subsystem string
+	// NSID is the NVMe namespace ID; 0 for other devices.
+	NSID int
+	// Reach maps every namespace block device of the subsystem, this one
+	// included, to its namespace ID, from /sys/class/nvme-subsystem; nil
+	// when sysfs does not say (then Siblings is all there is).
+	Reach map[string]int
+	// WWID, NGUID and EUI64 identify an NVMe namespace whatever the path
+	// to it (sysfs wwid, nguid, eui); "" when not reported.
+	WWID, NGUID, EUI64 string
+	// Zoned is the queue's zoned model of a zoned device ("host-aware",
+	// "host-managed"); "" for a conventional one.
+	Zoned string
+}
+
+// PurgeGroup is what a controller-wide purge of the target reaches: its
+// NVM subsystem, or its controller when the subsystem is not known; ""
+// for devices that are not NVMe.
+func (i Info) PurgeGroup() string {
+	if i.Subsystem != "" {
+		return "subsystem " + i.Subsystem
+	}
+	if i.Controller != "" {
+		return "controller " + i.Controller
+	}
+	return ""
 }
 
 // p maps an absolute path of the inspected system to a path of this machine.
@@ -151,6 +181,9 @@ func (s System) Inspect(path string) (Info, error) {
 	case mode.IsRegular():
 		info.Size = fi.Size()
 		return info, nil
+	case mode&fs.ModeCharDevice != 0 && nvmeGenericName.MatchString(filepath.Base(info.Resolved)):
+		m := nvmeGenericName.FindStringSubmatch(filepath.Base(info.Resolved))
+		return info, fmt.Errorf("%s: is the generic character device (ng) of NVMe namespace nvme%s, not a block device; give its block device, /dev/nvme%s", path, m[1], m[1])
 	case mode&fs.ModeCharDevice != 0 && strings.HasPrefix(filepath.Base(info.Resolved), "nvme"):
 		return info, fmt.Errorf("%s: is a character device (an NVMe controller or generic node), not a block device or regular file; give the namespace's block device, such as /dev/nvme0n1", path)
 	default:
@@ -236,6 +269,9 @@ func (s System) readBlock(info *Info) error {
 	if n, err := readInt(filepath.Join(dir, "ro")); err == nil {
 		info.ReadOnly = n != 0
 	}
+	if z, err := readString(filepath.Join(queue, "zoned")); err == nil && z != "none" {
+		info.Zoned = z
+	}
 
 	if bf, err := readString(filepath.Join(dir, "loop", "backing_file")); err == nil {
 		info.Model = "loop"
@@ -280,7 +316,7 @@ func (s System) readIdentity(info *Info, dir string) {
 	}
 	if b := filepath.Base(ctrl); nvmeCtrlName.MatchString(b) {
 		info.Controller = b
-		info.Siblings = s.siblingNamespaces(info.Name)
+		s.readNamespace(info, dir, ctrl)
 	}
 	info.Model = pick("model")
 	info.Serial = pick("serial")
@@ -316,6 +352,86 @@ func (s System) readIdentity(info *Info, dir string) {
 }
 
 var nvmeNamespaceName = regexp.MustCompile(`^(nvme[0-9]+)n[0-9]+$`)
+
+// nvmeGenericName is the generic character device of a namespace
+// (/dev/ng0n1 for /dev/nvme0n1); the submatch is "0n1".
+var nvmeGenericName = regexp.MustCompile(`^ng([0-9]+n[0-9]+)$`)
+
+// readNamespace fills the namespace's identity (nsid, wwid, nguid, eui,
+// its subsystem) and its reach: every namespace block device of its NVM
+// subsystem, through every controller of it. A namespace's name says
+// which controller (or, under native multipath, which subsystem) it was
+// reached through, not what else a subsystem-wide purge erases.
+func (s System) readNamespace(info *Info, dir, ctrl string) {
+	if n, err := readInt(filepath.Join(dir, "nsid")); err == nil {
+		info.NSID = int(n)
+	}
+	info.WWID, _ = readString(filepath.Join(dir, "wwid"))
+	if v, err := readString(filepath.Join(dir, "nguid")); err == nil && strings.Trim(v, "0-") != "" {
+		info.NGUID = v
+	}
+	if v, err := readString(filepath.Join(dir, "eui")); err == nil && strings.Trim(v, "0-") != "" {
+		info.EUI64 = v
+	}
+	info.Subsystem, _ = readString(filepath.Join(ctrl, "subsysnqn"))
+	reach := s.subsystemNamespaces(info.Subsystem)
+	if len(reach) == 0 {
+		info.Siblings = s.siblingNamespaces(info.Name)
+		return
+	}
+	info.Reach = reach
+	for n := range reach {
+		if n != info.Name {
+			info.Siblings = append(info.Siblings, n)
+		}
+	}
+	sort.Strings(info.Siblings)
+}
+
+// subsystemNamespaces returns every namespace block device of the NVM
+// subsystem nqn with its namespace ID: the subsystem's own (native
+// multipath) and those of each of its controllers (multipath off); nil
+// when /sys/class/nvme-subsystem does not list it.
+func (s System) subsystemNamespaces(nqn string) map[string]int {
+	if nqn == "" {
+		return nil
+	}
+	subs, _ := filepath.Glob(s.p("/sys/class/nvme-subsystem/*"))
+	for _, sub := range subs {
+		if v, err := readString(filepath.Join(sub, "subsysnqn")); err != nil || v != nqn {
+			continue
+		}
+		out := map[string]int{}
+		add := func(d string) {
+			ents, err := os.ReadDir(d)
+			if err != nil {
+				return
+			}
+			for _, e := range ents {
+				if !nvmeNamespaceName.MatchString(e.Name()) {
+					continue
+				}
+				if _, err := os.Stat(s.p("/sys/class/block/" + e.Name())); err != nil {
+					continue // a hidden path (nvme0c0n1) or gone
+				}
+				n, err := readInt(filepath.Join(d, e.Name(), "nsid"))
+				if err != nil {
+					n, _ = readInt(s.p("/sys/class/block/" + e.Name() + "/nsid"))
+				}
+				out[e.Name()] = int(n)
+			}
+		}
+		add(sub)
+		ents, _ := os.ReadDir(sub)
+		for _, e := range ents {
+			if nvmeCtrlName.MatchString(e.Name()) {
+				add(filepath.Join(sub, e.Name()))
+			}
+		}
+		return out
+	}
+	return nil
+}
 
 // siblingNamespaces lists the other namespaces nvmeXn* of the namespace
 // named name (nvmeXnY), whose X is its controller or, under native

@@ -63,6 +63,7 @@ func TestBuiltInSpecFailsOnLoopDevices(t *testing.T) {
 	summary, err := os.ReadFile(filepath.Join(r.Report, "summary.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(summary), "1.92TB: NOT QUALIFIED")
+	assert.Equal(t, 1, strings.Count(r.Stdout+r.Stderr, "drivequal: NOT QUALIFIED"), "the closing verdict line is printed once")
 }
 
 // A spec scaled to loop devices passes every cell on three of them, single

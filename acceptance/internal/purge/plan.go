@@ -59,8 +59,19 @@ type Step struct {
 	Device string
 	// Controller is the NVMe controller ("nvme0"); "" for other devices.
 	Controller string
-	// ControllerWide says the step erases every namespace of Controller.
+	// ControllerWide says the step erases every namespace of Controller's
+	// NVM subsystem.
 	ControllerWide bool
+	// Subsystem is the NVM subsystem's NQN of an NVMe step; "" when
+	// sysfs does not say.
+	Subsystem string
+	// NSID is the namespace a per-namespace format erases; 0 otherwise.
+	NSID int
+	// Reach names every block device whose data the step erases (kernel
+	// names, "nvme0n1"): the targets, the same namespaces through other
+	// controllers and, for a controller-wide step, every namespace of the
+	// subsystem.
+	Reach []string
 	// Targets are the targets this step purges, as given (-drives).
 	Targets []string
 	// Size is the number of bytes to deallocate (PunchHole).
@@ -100,10 +111,44 @@ func (s Step) String() string {
 	default:
 		what = string(s.Kind) + " " + s.Device
 	}
-	if s.ControllerWide {
-		what += fmt.Sprintf(", erasing every namespace of %s: %s", s.Controller, strings.Join(s.Targets, ", "))
+	switch {
+	case s.ControllerWide && s.Subsystem != "":
+		what += fmt.Sprintf(" (erases every namespace of %s: %s)", s.Subsystem, strings.Join(s.Reach, ", "))
+	case s.ControllerWide:
+		what += fmt.Sprintf(" (erases every namespace of %s: %s)", s.Controller, strings.Join(s.Reach, ", "))
+	case s.Kind == FormatNVM && s.Subsystem != "" && s.NSID > 0:
+		what += fmt.Sprintf(" (erases namespace %d of %s: %s)", s.NSID, s.Subsystem, strings.Join(s.Reach, ", "))
+	case len(s.Reach) > 0:
+		what += " (erases " + strings.Join(s.Reach, ", ") + ")"
 	}
 	return what
+}
+
+// reach returns the block devices that hold what t holds and more: every
+// namespace of t's subsystem (wide) or t's namespace through every
+// controller, sorted.
+func reach(t device.Info, wide bool) []string {
+	set := map[string]bool{}
+	if t.Name != "" {
+		set[t.Name] = true
+	}
+	if t.Reach != nil {
+		for n, id := range t.Reach {
+			if wide || id == t.NSID && t.NSID > 0 {
+				set[n] = true
+			}
+		}
+	} else if wide {
+		for _, n := range t.Siblings {
+			set[n] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func sanActName(a int) string {
@@ -154,9 +199,18 @@ func Plan(targets []device.Info, method string, ctrls map[string]nvme.Controller
 			given[t.Name] = true
 		}
 	}
+	// A namespace is given when any path to it is: its block device, or
+	// another controller's block device for the same namespace ID of the
+	// same subsystem.
+	givenNS := map[string]bool{}
+	for _, t := range targets {
+		if t.Subsystem != "" && t.NSID > 0 {
+			givenNS[fmt.Sprintf("%s/%d", t.Subsystem, t.NSID)] = true
+		}
+	}
 	var steps []Step
 	var errs []error
-	wide := map[string]int{} // controller -> index in steps of its controller-wide step
+	wide := map[string]int{} // purge group -> index in steps of its controller-wide step
 	var wideOrder []string
 	for _, t := range targets {
 		path := t.Resolved
@@ -185,18 +239,21 @@ func Plan(targets []device.Info, method string, ctrls map[string]nvme.Controller
 			continue
 		}
 		if method == Format && !ctrl.FormatAppliesToAll() && !ctrl.SecureEraseAppliesToAll() {
-			steps = append(steps, Step{Kind: FormatNVM, Device: path, Controller: t.Controller, Targets: []string{t.Path}})
+			steps = append(steps, Step{Kind: FormatNVM, Device: path, Controller: t.Controller, Subsystem: t.Subsystem,
+				NSID: t.NSID, Targets: []string{t.Path}, Reach: reach(t, false)})
 			continue
 		}
-		// Controller-wide: one step per controller, on its first target.
-		if i, ok := wide[t.Controller]; ok {
+		// Controller-wide: one step per NVM subsystem (per controller when
+		// the subsystem is unknown), on its first target.
+		group := t.PurgeGroup()
+		if i, ok := wide[group]; ok {
 			if i < 0 { // refused already
 				continue
 			}
 			steps[i].Targets = append(steps[i].Targets, t.Path)
 			continue
 		}
-		s := Step{Controller: t.Controller, ControllerWide: true, Targets: []string{t.Path}}
+		s := Step{Controller: t.Controller, Subsystem: t.Subsystem, ControllerWide: true, Targets: []string{t.Path}, Reach: reach(t, true)}
 		if method == Format {
 			s.Kind, s.Device = FormatNVM, path
 		} else {
@@ -210,13 +267,13 @@ func Plan(targets []device.Info, method string, ctrls map[string]nvme.Controller
 				s.SanAct = SanActOverwrite
 			default:
 				errs = append(errs, fmt.Errorf("%s: the spec purges with sanitize, and controller %s (%s) supports no sanitize action (SANICAP %#x): purge with format", t.Path, t.Controller, ctrl.Model, ctrl.SANICAP))
-				wide[t.Controller] = -1
-				wideOrder = append(wideOrder, t.Controller)
+				wide[group] = -1
+				wideOrder = append(wideOrder, group)
 				continue
 			}
 		}
-		wide[t.Controller] = len(steps)
-		wideOrder = append(wideOrder, t.Controller)
+		wide[group] = len(steps)
+		wideOrder = append(wideOrder, group)
 		steps = append(steps, s)
 	}
 
@@ -227,14 +284,19 @@ func Plan(targets []device.Info, method string, ctrls map[string]nvme.Controller
 		if i < 0 {
 			continue
 		}
-		var mine []device.Info
-		for _, t := range targets {
-			if t.Block && t.Controller == c {
-				mine = append(mine, t)
-			}
-		}
 		missing := map[string]bool{}
-		for _, t := range mine {
+		for _, t := range targets {
+			if !t.Block || t.PurgeGroup() != c {
+				continue
+			}
+			if t.Reach != nil {
+				for n, id := range t.Reach {
+					if !given[n] && !givenNS[fmt.Sprintf("%s/%d", t.Subsystem, id)] {
+						missing["/dev/"+n] = true
+					}
+				}
+				continue
+			}
 			for _, n := range t.Siblings {
 				if !given[n] {
 					missing["/dev/"+n] = true
@@ -249,9 +311,14 @@ func Plan(targets []device.Info, method string, ctrls map[string]nvme.Controller
 			others = append(others, n)
 		}
 		sort.Strings(others)
-		why := "a sanitize erases every namespace of the controller"
-		if steps[i].Kind == FormatNVM {
-			why = fmt.Sprintf("controller %s formats all its namespaces at once (FNA %#x)", c, ctrls[c].FNA)
+		st := steps[i]
+		where := "controller " + st.Controller
+		if st.Subsystem != "" {
+			where = "NVM subsystem " + st.Subsystem
+		}
+		why := "a sanitize erases every namespace of " + where
+		if st.Kind == FormatNVM {
+			why = fmt.Sprintf("controller %s formats every namespace of %s at once (FNA %#x)", st.Controller, where, ctrls[st.Controller].FNA)
 		}
 		errs = append(errs, fmt.Errorf("%s: the spec purges with %s, and %s: %s %s not in -drives and would be erased: add %s to -drives, or purge with discard",
 			strings.Join(steps[i].Targets, ", "), method, why, strings.Join(others, ", "), isAre(len(others)), strings.Join(others, ", ")))

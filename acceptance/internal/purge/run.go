@@ -47,6 +47,9 @@ func (r Runner) Run(ctx context.Context, steps []Step, d Discarder, logf func(st
 	var order []string
 	for _, s := range steps {
 		key := s.Controller
+		if s.Subsystem != "" {
+			key = s.Subsystem // one subsystem's purges one at a time
+		}
 		if key == "" {
 			key = s.Device
 		}
@@ -70,6 +73,7 @@ func (r Runner) Run(ctx context.Context, steps []Step, d Discarder, logf func(st
 				if s.Note != "" {
 					logf("%s", s.Note)
 				}
+				logf("purge: %s", s)
 				if err := r.step(ctx, s, d, logf); err != nil {
 					gerrs = append(gerrs, err)
 				}

@@ -193,7 +193,16 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 				bad("drives", "entry %d is empty in %q: separate paths with single commas", i+1, f.Drives)
 				continue
 			}
-			c.Drives = append(c.Drives, resolveInput(root, d))
+			if !strings.ContainsAny(d, "*?[") {
+				c.Drives = append(c.Drives, resolveInput(root, d))
+				continue
+			}
+			paths, err := expandGlob(resolveInput(root, d))
+			if err != nil {
+				bad("drives", "%v", err)
+				continue
+			}
+			c.Drives = append(c.Drives, paths...)
 		}
 	}
 	if f.Runtime != "" {
@@ -313,6 +322,41 @@ func resolveInput(root, p string) string {
 		}
 	}
 	return filepath.Join(root, p)
+}
+
+var partitionLink = regexp.MustCompile(`-part[0-9]+$`)
+
+// expandGlob expands a -drives entry that is a glob into one path per
+// distinct target, in the glob's order: udev gives a namespace several
+// /dev/disk/by-id links (Debian 12: nvme-MODEL_SERIAL and
+// nvme-MODEL_SERIAL_1, besides nvme-eui.*), which are one drive, not
+// several. Partition links (-partN) are left out; a glob that matches
+// nothing is an error.
+func expandGlob(pattern string) ([]string, error) {
+	matches, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %v", pattern, err)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range matches {
+		if partitionLink.MatchString(m) {
+			continue
+		}
+		target, err := filepath.EvalSymlinks(m)
+		if err != nil {
+			target = m // Inspect says what is wrong with it
+		}
+		if seen[target] {
+			continue
+		}
+		seen[target] = true
+		out = append(out, m)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%q matches no drive: check the pattern with ls %s", pattern, pattern)
+	}
+	return out, nil
 }
 
 // resolveOutput makes a relative output directory relative to the module root.

@@ -150,3 +150,22 @@ func TestValidateLeavesNoDirectories(t *testing.T) {
 	require.Empty(t, errs)
 	assert.NoDirExists(t, filepath.Join(root, "out"), "checking -report creates nothing")
 }
+
+func TestExpandGlobDistinctDrives(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"disk-a", "disk-b"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), nil, 0o644))
+	}
+	// udev's two by-id links per namespace, a partition link, another drive.
+	for link, target := range map[string]string{
+		"nvme-M_S1": "disk-a", "nvme-M_S1_1": "disk-a", "nvme-M_S1-part1": "disk-a", "nvme-M_S2": "disk-b",
+	} {
+		require.NoError(t, os.Symlink(target, filepath.Join(dir, link)))
+	}
+	got, err := expandGlob(filepath.Join(dir, "nvme-M_*"))
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(dir, "nvme-M_S1"), filepath.Join(dir, "nvme-M_S2")}, got)
+
+	_, err = expandGlob(filepath.Join(dir, "nvme-X*"))
+	require.ErrorContains(t, err, "matches no drive")
+}

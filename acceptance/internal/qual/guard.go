@@ -106,15 +106,15 @@ func (s *Suite) purgeReach(drives []int, method string) []int {
 		return drives
 	}
 	var infos []device.Info
-	ctrl := map[string]bool{}
+	group := map[string]bool{}
 	for _, d := range drives {
-		if c := s.Drives[d].Controller; c != "" {
-			ctrl[c] = true
+		if g := s.Drives[d].PurgeGroup(); g != "" {
+			group[g] = true
 		}
 	}
 	index := map[string]int{}
 	for i, d := range s.Drives {
-		if slices.Contains(drives, i) || ctrl[d.Controller] && d.Controller != "" {
+		if slices.Contains(drives, i) || group[d.PurgeGroup()] && d.PurgeGroup() != "" {
 			infos = append(infos, d.Info)
 			index[d.Path] = i
 		}
@@ -139,4 +139,15 @@ func (s *Suite) purgeReach(drives []int, method string) []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// purgeCommands returns what the purge step st sends, exactly as the run
+// executes it: st's drives widened by purgeReach, planned by purge.Plan
+// with the identify data read at setup.
+func (s *Suite) purgeCommands(st plan.Step) ([]purge.Step, []error) {
+	var infos []device.Info
+	for _, d := range s.purgeReach(st.Drives, st.Purge) {
+		infos = append(infos, s.Drives[d].Info)
+	}
+	return purge.Plan(infos, st.Purge, s.ctrls)
 }

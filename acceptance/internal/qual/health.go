@@ -28,7 +28,7 @@ type driveHealth struct {
 // HealthDrive is one drive's TestHealth subtest: its checks, or why it
 // has none.
 type HealthDrive struct {
-	Name   string // the subtest name: the drive's path without /dev/
+	Name   string // the subtest name: the drive's path without /dev/, "/" as "-" (disk-by-id-nvme-...)
 	Path   string
 	Skip   string
 	Checks []health.Check
@@ -205,7 +205,8 @@ func (s *Suite) JudgeHealth(ctx context.Context) ([]HealthDrive, string) {
 			continue
 		}
 		h := s.health[i]
-		hd := HealthDrive{Name: strings.TrimPrefix(d.Path, "/dev/"), Path: d.Path, Skip: h.skip}
+		// A subtest name: a by-id path's slashes would make levels of it.
+		hd := HealthDrive{Name: strings.ReplaceAll(strings.TrimPrefix(d.Path, "/dev/"), "/", "-"), Path: d.Path, Skip: h.skip}
 		if h.skip == "" {
 			hd.Checks = health.Judge(h.before, h.last, h.ctrl, h.maxTempK, s.Spec.Health)
 			for _, c := range hd.Checks {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"io"
 	"slices"
 	"strconv"
@@ -499,6 +500,26 @@ func (s *Suite) PrintPlan(w io.Writer) {
 	fmt.Fprintln(w, "\nplan (~ estimate, ≤ bound: preconditioning ends at steady state):")
 	for _, l := range e.Lines {
 		fmt.Fprintln(w, l)
+	}
+	for _, st := range s.Plan.Steps {
+		if st.Kind != plan.StepPurge {
+			continue
+		}
+		// What the purge sends to each block device, and every namespace
+		// it erases (a regular file is deallocated, as the step says).
+		cmds, errs := s.purgeCommands(st)
+		var lines []string
+		for _, c := range cmds {
+			if c.Kind != purge.PunchHole {
+				lines = append(lines, "  "+c.String())
+			}
+		}
+		for _, err := range errs {
+			lines = append(lines, "  refused: "+err.Error())
+		}
+		if len(lines) > 0 {
+			fmt.Fprintf(w, "\nstep %d, purge (%s), sends:\n%s\n", st.N, st.Purge, strings.Join(lines, "\n"))
+		}
 	}
 	fmt.Fprintln(w, "\nfio job files:")
 	for _, st := range s.Plan.Steps {

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/drivequal/drivequal/acceptance/internal/qemu"
 )
 
 // Skipf skips t for the reason given, which reads after "this test"
@@ -62,6 +64,27 @@ func MustHaveLoop(t testing.TB) {
 	MustHaveRoot(t)
 	MustHaveFio(t)
 	MustHave(t, "losetup", "apt-get install mount")
+}
+
+// MustHaveQEMU needs what boots a QEMU guest with emulated NVMe (see
+// package qemu): qemu-system-x86_64, an installed kernel with its modules,
+// and a static busybox, besides fio and nvme-cli for the guest to run. It
+// returns the kernel and busybox's path.
+func MustHaveQEMU(t testing.TB) (qemu.Kernel, string) {
+	t.Helper()
+	const install = "apt-get install qemu-system-x86 linux-image-amd64 busybox-static"
+	MustHave(t, "qemu-system-x86_64", install)
+	MustHaveFio(t)
+	MustHave(t, "nvme", "apt-get install nvme-cli")
+	k, err := qemu.FindKernel()
+	if err != nil {
+		Skipf(t, "needs a guest kernel: %v (%s)", err, install)
+	}
+	const busybox = "/bin/busybox"
+	if out, err := exec.Command(busybox, "--list").Output(); err != nil || !strings.Contains(string(out), "insmod") {
+		Skipf(t, "needs a static busybox at %s (%s)", busybox, install)
+	}
+	return k, busybox
 }
 
 // Loop makes a loop device with direct I/O over a sparse file of size

@@ -1,0 +1,282 @@
+package nvmevm
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/qemu"
+	"github.com/drivequal/drivequal/acceptance/internal/qual"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
+)
+
+// Environment the host gives the guest's run of this binary.
+const (
+	envGuest = "DRIVEQUAL_QEMU_GUEST" // "1" in the guest
+	envSuite = "DRIVEQUAL_QEMU_SUITE" // the acceptance suite's test binary
+	envWork  = "DRIVEQUAL_QEMU_WORK"  // the shared work directory
+)
+
+// Serials of the guest's controllers (see machine).
+const (
+	serialFormat = "DQFMT0001" // one controller, one namespace: format purges
+	serialWarn   = "DQWARN001" // one namespace, critical warning set from boot
+	serialSubsys = "DQSUBSYS1" // two controllers of one NVM subsystem
+	serialZoned  = "DQZNS0001" // one zoned namespace
+	subsysNQN    = "drivequal-subsys"
+	nsBytes      = 32 << 20
+)
+
+// criticalWarning is the byte the warned controller reports: bit 2, NVM
+// subsystem reliability degraded.
+const criticalWarning = 0x04
+
+// machine is the guest every test here runs in, with native multipath off
+// (nvme_core.multipath=N) so that a namespace shared by two controllers is
+// two block devices, as on a host configured that way:
+//
+//	nvme0 (DQFMT0001)   nvme0n1
+//	nvme1 (DQWARN001)   nvme1n1, critical warning 0x04
+//	nvme2 (DQSUBSYS1) ┐ namespace 1, shared: nvme2n1 and nvme3n1
+//	nvme3 (DQSUBSYS1) ┘ namespace 2, private to nvme3: nvme3n2
+//	nvme4 (DQZNS0001)   nvme4n1, zoned
+//
+// The kernel names are what Linux usually gives; the tests find each by its
+// serial and namespace ID instead.
+func machine(images string) qemu.Machine {
+	img := func(name string) string { return filepath.Join(images, name+".raw") }
+	return qemu.Machine{
+		Memory:     1024,
+		CPUs:       2,
+		Cmdline:    []string{"nvme_core.multipath=N"},
+		Udev:       true,
+		Subsystems: []qemu.Subsystem{{ID: "ss", NQN: subsysNQN}},
+		Controllers: []qemu.Controller{
+			{ID: "fmt", Serial: serialFormat},
+			{ID: "warn", Serial: serialWarn, CriticalWarning: criticalWarning},
+			{ID: "ssa", Serial: serialSubsys, Subsys: "ss"},
+			{ID: "ssb", Serial: serialSubsys, Subsys: "ss"},
+			{ID: "zns", Serial: serialZoned},
+		},
+		Namespaces: []qemu.Namespace{
+			{Controller: "fmt", NSID: 1, Image: img("fmt-1"), EUI64: 0x0011223344550001},
+			{Controller: "warn", NSID: 1, Image: img("warn-1"), EUI64: 0x0011223344550002},
+			{Controller: "ssa", NSID: 1, Image: img("subsys-1"), EUI64: 0x0011223344550003},
+			{Controller: "ssb", NSID: 2, Image: img("subsys-2"), Private: true, EUI64: 0x0011223344550004},
+			{Controller: "zns", NSID: 1, Image: img("zns-1"), Zoned: true},
+		},
+	}
+}
+
+func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == "nvme" {
+		os.Exit(nvmeWrapper(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// inGuest reports whether this binary runs in the QEMU guest.
+func inGuest() bool { return os.Getenv(envGuest) == "1" }
+
+// TestQEMU boots one guest with the emulated NVMe controllers of machine,
+// runs this package's TestGuest* tests in it with the suite's own test
+// binary, and reports each as a subtest. The guest runs under KVM where
+// /dev/kvm works, TCG (about 10 s to boot) otherwise.
+func TestQEMU(t *testing.T) {
+	if inGuest() {
+		t.Skip("the guest's own run")
+	}
+	kernel, busybox := testenv.MustHaveQEMU(t)
+	t.Parallel()
+	work := t.TempDir()
+	initrd, err := qemu.Initramfs(kernel, busybox)
+	if err != nil {
+		t.Fatalf("building the initramfs: %v", err)
+	}
+
+	// The suite and this binary go into the work directory: the guest sees
+	// the host's /tmp, where go test builds them, as an empty tmpfs.
+	wd, _ := os.Getwd()
+	root, err := qual.ModuleRoot(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite := filepath.Join(work, "acceptance.test")
+	build := exec.Command("go", "test", "-c", "-o", suite, ".")
+	build.Dir = filepath.Join(root, "acceptance")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the acceptance suite: %v\n%s", err, out)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(work, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyFile(self, filepath.Join(bin, "nvmevm.test")); err != nil {
+		t.Fatal(err)
+	}
+	// The nvme on the guest's PATH is this binary: it logs each command
+	// and runs the real nvme-cli (see nvmeWrapper).
+	if err := os.Symlink("nvmevm.test", filepath.Join(bin, "nvme")); err != nil {
+		t.Fatal(err)
+	}
+	images := filepath.Join(work, "images")
+	if err := os.Mkdir(images, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := machine(images)
+	// The checkout may be under /tmp or /root, which the guest covers with
+	// tmpfs: share it at its own path.
+	m.Shares = []string{root}
+	for _, n := range m.Namespaces {
+		if err := os.WriteFile(n.Image, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(n.Image, nsBytes); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	realNvme, err := exec.LookPath("nvme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := "-test.run=^TestGuest"
+	if f := flagValue("test.run"); f != "" && f != "^TestQEMU$" {
+		// go test -run 'TestQEMU/TestGuestZoned' runs that guest test alone.
+		if _, sub, ok := strings.Cut(f, "/"); ok {
+			run = "-test.run=" + sub
+		}
+	}
+	// The guest runs both binaries from its tmpfs: each run of the suite
+	// would otherwise read it again over 9p.
+	script := fmt.Sprintf(`set -e
+echo "guest up after $(cut -d' ' -f1 /proc/uptime) s"
+mkdir /tmp/drivequal-bin
+cp %s %s/nvmevm.test /tmp/drivequal-bin/
+ln -s nvmevm.test /tmp/drivequal-bin/nvme
+cd %s
+export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all
+exec /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=12m %s
+`, shellQuote(suite), shellQuote(bin), shellQuote(wd), envGuest, envSuite, envWork, shellQuote(work), shellQuote(realNvme), shellQuote(run))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
+	defer cancel()
+	res, err := m.Run(ctx, kernel, initrd, work, script)
+	t.Logf("guest (%s): %s wall, exit %d", res.Accel, res.Wall.Round(100*time.Millisecond), res.Exit)
+	if err != nil || res.Exit < 0 {
+		t.Fatalf("guest: %v\nconsole:\n%s\noutput:\n%s", err, res.Console, res.Output)
+	}
+	if pre, _, ok := strings.Cut(res.Output, "=== RUN"); ok {
+		t.Logf("guest: %s", strings.TrimSpace(pre)) // when it was up
+	}
+	tests := splitTests(res.Output)
+	if len(tests) == 0 {
+		t.Fatalf("the guest ran no test (exit %d)\nconsole:\n%s\noutput:\n%s", res.Exit, res.Console, res.Output)
+	}
+	for _, gt := range tests {
+		t.Run(gt.name, func(t *testing.T) {
+			switch gt.verdict {
+			case "PASS":
+				t.Log("\n" + gt.log)
+			case "SKIP":
+				t.Skip("\n" + gt.log)
+			default:
+				t.Errorf("%s in the guest:\n%s", gt.verdict, gt.log)
+			}
+		})
+	}
+	if res.Exit != 0 && !t.Failed() {
+		t.Errorf("the guest's tests exited %d\noutput:\n%s", res.Exit, res.Output)
+	}
+}
+
+// guestTest is one top-level test of the guest's go test -v output.
+type guestTest struct {
+	name, verdict, log string
+}
+
+var (
+	runLine  = regexp.MustCompile(`^=== RUN   (TestGuest\w*)$`)
+	doneLine = regexp.MustCompile(`^--- (PASS|FAIL|SKIP): (TestGuest\w*) `)
+)
+
+// splitTests cuts go test -v output into its top-level tests (the guest
+// runs them one after the other); a test that never ended (a panic, the
+// timeout) is reported as such with the rest of the output.
+func splitTests(out string) []guestTest {
+	var tests []guestTest
+	var cur *guestTest
+	var log strings.Builder
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := runLine.FindStringSubmatch(line); m != nil {
+			if cur != nil {
+				cur.verdict, cur.log = "did not end", log.String()
+				tests = append(tests, *cur)
+			}
+			cur = &guestTest{name: m[1]}
+			log.Reset()
+			continue
+		}
+		if m := doneLine.FindStringSubmatch(line); m != nil && cur != nil && m[2] == cur.name {
+			log.WriteString(line + "\n")
+			cur.verdict, cur.log = m[1], log.String()
+			tests = append(tests, *cur)
+			cur = nil
+			log.Reset()
+			continue
+		}
+		log.WriteString(line + "\n")
+	}
+	if cur != nil {
+		cur.verdict, cur.log = "did not end", log.String()
+		tests = append(tests, *cur)
+	}
+	return tests
+}
+
+func flagValue(name string) string {
+	for i, a := range os.Args[1:] {
+		a = strings.TrimLeft(a, "-")
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v
+		}
+		if a == name && i+2 < len(os.Args) {
+			return os.Args[i+2]
+		}
+	}
+	return ""
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,0 +1,269 @@
+package qemu
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Modules are the kernel modules the guest loads, in this order, with
+// their dependencies (from modules.dep) loaded before each: the NVMe
+// driver, and virtio PCI with 9p for the shared root and work directory.
+var Modules = []string{"nvme", "virtio_pci", "9pnet_virtio", "9p"}
+
+// Kernel is an installed Linux kernel: its image and its modules.
+type Kernel struct {
+	Version string // "6.1.0-57-amd64"
+	Image   string // /boot/vmlinuz-VERSION
+	Modules string // /lib/modules/VERSION
+}
+
+// FindKernel returns the newest kernel under /boot whose modules are
+// installed, as Debian's linux-image-amd64 installs it.
+func FindKernel() (Kernel, error) {
+	images, _ := filepath.Glob("/boot/vmlinuz-*")
+	sort.Sort(sort.Reverse(sort.StringSlice(images)))
+	for _, img := range images {
+		v := strings.TrimPrefix(filepath.Base(img), "vmlinuz-")
+		mods := filepath.Join("/lib/modules", v)
+		if _, err := os.Stat(filepath.Join(mods, "modules.dep")); err != nil {
+			continue
+		}
+		if f, err := os.Open(img); err != nil {
+			return Kernel{}, fmt.Errorf("kernel %s: %w (the guest kernel must be readable)", img, err)
+		} else {
+			f.Close()
+		}
+		return Kernel{Version: v, Image: img, Modules: mods}, nil
+	}
+	return Kernel{}, fmt.Errorf("no kernel in /boot with its modules in /lib/modules: install linux-image-amd64")
+}
+
+// moduleFiles returns the module files (relative to k.Modules) to load for
+// want, dependencies first, each once.
+func (k Kernel) moduleFiles(want []string) ([]string, error) {
+	f, err := os.Open(filepath.Join(k.Modules, "modules.dep"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	deps, err := parseModulesDep(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return loadOrder(deps, want)
+}
+
+// parseModulesDep reads modules.dep: "kernel/a.ko: kernel/b.ko kernel/c.ko",
+// keyed by module name (file name without .ko and compression suffix, with
+// "-" read as "_", as modprobe does).
+func parseModulesDep(r io.Reader) (map[string]depEntry, error) {
+	out := map[string]depEntry{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		file, rest, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		out[modName(file)] = depEntry{file: file, deps: strings.Fields(rest)}
+	}
+	return out, sc.Err()
+}
+
+type depEntry struct {
+	file string
+	deps []string // files, as modules.dep lists them
+}
+
+func modName(file string) string {
+	b := filepath.Base(file)
+	if i := strings.Index(b, ".ko"); i >= 0 {
+		b = b[:i]
+	}
+	return strings.ReplaceAll(b, "-", "_")
+}
+
+// loadOrder returns the files of want and their dependencies, each module
+// after everything it depends on.
+func loadOrder(deps map[string]depEntry, want []string) ([]string, error) {
+	var out []string
+	done := map[string]bool{}
+	var visit func(name string, depth int) error
+	visit = func(name string, depth int) error {
+		name = strings.ReplaceAll(name, "-", "_")
+		if done[name] {
+			return nil
+		}
+		e, ok := deps[name]
+		if !ok {
+			return fmt.Errorf("module %s is not in modules.dep (built into this kernel, or not installed?)", name)
+		}
+		if depth > 32 {
+			return fmt.Errorf("module %s: dependency loop", name)
+		}
+		for _, d := range e.deps {
+			if err := visit(modName(d), depth+1); err != nil {
+				return err
+			}
+		}
+		done[name] = true
+		out = append(out, e.file)
+		return nil
+	}
+	for _, w := range want {
+		if err := visit(w, 0); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Initramfs builds the guest's initramfs (an uncompressed newc cpio, which
+// the kernel reads as it is) from installed packages: busybox (static) as
+// every tool of /init, k's modules, and the init script. Nothing is
+// downloaded.
+func Initramfs(k Kernel, busybox string) ([]byte, error) {
+	files, err := k.moduleFiles(Modules)
+	if err != nil {
+		return nil, err
+	}
+	bb, err := os.ReadFile(busybox)
+	if err != nil {
+		return nil, fmt.Errorf("busybox: %w (install busybox-static)", err)
+	}
+	if ef, err := elf.NewFile(bytes.NewReader(bb)); err != nil {
+		return nil, fmt.Errorf("%s: %w", busybox, err)
+	} else {
+		for _, p := range ef.Progs {
+			if p.Type == elf.PT_INTERP {
+				return nil, fmt.Errorf("%s is linked dynamically and cannot run alone in the initramfs: install busybox-static", busybox)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	w := cpioWriter{w: &buf}
+	for _, d := range []string{"bin", "dev", "proc", "sys", "newroot", "lib", "lib/modules"} {
+		w.dir(d)
+	}
+	w.file("bin/busybox", 0o755, bb)
+	var order []string
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(k.Modules, f))
+		if err != nil {
+			return nil, err
+		}
+		name := filepath.Base(f)
+		if strings.HasSuffix(name, ".xz") || strings.HasSuffix(name, ".zst") || strings.HasSuffix(name, ".gz") {
+			return nil, fmt.Errorf("module %s is compressed; busybox insmod loads plain .ko files", f)
+		}
+		w.file("lib/modules/"+name, 0o644, data)
+		order = append(order, name)
+	}
+	w.file("lib/modules/order", 0o644, []byte(strings.Join(order, "\n")+"\n"))
+	w.file("init", 0o755, []byte(initScript))
+	w.trailer()
+	return buf.Bytes(), w.err
+}
+
+// cpioWriter writes a "newc" cpio archive.
+type cpioWriter struct {
+	w   io.Writer
+	ino int
+	err error
+}
+
+func (c *cpioWriter) entry(name string, mode uint32, data []byte) {
+	if c.err != nil {
+		return
+	}
+	c.ino++
+	hdr := fmt.Sprintf("070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X",
+		c.ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(name)+1, 0)
+	var b bytes.Buffer
+	b.WriteString(hdr)
+	b.WriteString(name)
+	b.WriteByte(0)
+	for b.Len()%4 != 0 {
+		b.WriteByte(0)
+	}
+	b.Write(data)
+	for b.Len()%4 != 0 {
+		b.WriteByte(0)
+	}
+	_, c.err = c.w.Write(b.Bytes())
+}
+
+func (c *cpioWriter) dir(name string)                            { c.entry(name, 0o040755, nil) }
+func (c *cpioWriter) file(name string, perm uint32, data []byte) { c.entry(name, 0o100000|perm, data) }
+func (c *cpioWriter) trailer()                                   { c.entry("TRAILER!!!", 0, nil) }
+
+// initScript is the guest's /init. It loads the modules, mounts the host's
+// root (9p tag "root") read-only on /newroot with tmpfs over the
+// directories a run writes to, the Machine's Shares (tags share0, ...)
+// read-only and the work directory (tag "work") writable at the host's
+// paths, starts udev when asked, and runs the work directory's
+// run.sh in that root, writing its exit status beside it. The kernel
+// command line carries the options (drivequal.work=PATH, drivequal.udev=1)
+// and the modules' parameters (nvme_core.multipath=N), which insmod, unlike
+// modprobe, does not read by itself.
+const initScript = `#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+work=; udev=; shares=
+for a in $(cat /proc/cmdline); do
+  case "$a" in
+  drivequal.work=*) work="${a#drivequal.work=}" ;;
+  drivequal.share=*) shares="$shares ${a#drivequal.share=}" ;;
+  drivequal.udev=1) udev=1 ;;
+  esac
+done
+# insmod, unlike modprobe, does not read module parameters from the
+# kernel command line (nvme_core.multipath=N): pass them on.
+for m in $(cat /lib/modules/order); do
+  n=$(echo "${m%.ko}" | tr - _)
+  params=
+  for a in $(cat /proc/cmdline); do
+    case "$a" in "$n".*) params="$params ${a#"$n".}" ;; esac
+  done
+  insmod /lib/modules/$m $params || echo "drivequal-init: insmod $m$params failed"
+done
+fail() { echo "drivequal-init: $*"; poweroff -f; }
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose root /newroot || fail "mounting the host's root failed"
+for d in tmp run var/tmp var/lib/udev root; do
+  [ -d /newroot/$d ] && mount -t tmpfs -o mode=0755 tmpfs /newroot/$d
+done
+chmod 1777 /newroot/tmp /newroot/var/tmp
+mount --move /proc /newroot/proc
+mount --move /sys /newroot/sys
+mount --move /dev /newroot/dev
+mkdir -p /newroot/dev/pts /newroot/dev/shm
+mount -t devpts devpts /newroot/dev/pts
+mount -t tmpfs tmpfs /newroot/dev/shm
+i=0
+for p in $shares; do
+  mkdir -p "/newroot$p"
+  mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000 share$i "/newroot$p" || fail "mounting $p failed"
+  i=$((i+1))
+done
+[ -n "$work" ] || fail "no drivequal.work= on the kernel command line"
+mkdir -p "/newroot$work"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 work "/newroot$work" || fail "mounting the work directory failed"
+if [ -n "$udev" ]; then
+  # systemd's tools ignore requests made in a chroot unless told not to.
+  SYSTEMD_IGNORE_CHROOT=1 chroot /newroot /bin/sh -c '/lib/systemd/systemd-udevd --daemon >/dev/null 2>&1 && udevadm trigger --action=add && udevadm settle --timeout=60' || echo "drivequal-init: udev failed"
+fi
+echo "drivequal-init: running $work/run.sh"
+chroot /newroot /bin/sh "$work/run.sh" >"/newroot$work/output" 2>&1
+echo $? >"/newroot$work/exit"
+sync
+poweroff -f
+`
