@@ -180,7 +180,7 @@ func TestReplayThatJudgesNothingFails(t *testing.T) {
 
 	r = runSuite(t, []string{"-test.run=TestNoSuchCell"}, "-replay="+fixturesDir(t))
 	assert.NotEqual(t, 0, r.Code)
-	assert.Contains(t, r.Stderr, "nothing was judged")
+	assert.Contains(t, r.Stdout, "nothing was judged")
 }
 
 // With baseline = "single", N drives are judged against N × the measured

@@ -261,6 +261,10 @@ func HostBound(h *report.HostCPU) string {
 	if h.BusyPct > busy {
 		busy, what = h.BusyPct, "the CPUs' time, fio's jobs "+fmt.Sprintf("%.0f %%", h.FioPct)+" of it"
 	}
-	return fmt.Sprintf("fio's %d jobs on CPUs %s (%d) were %.0f %% busy (%s): the host, not the drive, bounds this figure; give the drive more CPUs or a faster host",
-		h.Jobs, h.CPUs, h.N, busy, what)
+	jobs := fmt.Sprintf("%d jobs", h.Jobs)
+	if h.Jobs == 1 {
+		jobs = "1 job"
+	}
+	return fmt.Sprintf("fio's %s on CPUs %s (%d) were %.0f %% busy (%s): the host, not the drive, bounds this figure; give the drive more CPUs or a faster host",
+		jobs, h.CPUs, h.N, busy, what)
 }
