@@ -8,16 +8,13 @@
 package defaultround
 
 import (
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/drivequal/drivequal/acceptance/internal/qual"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
@@ -69,7 +66,7 @@ var progressLine = regexp.MustCompile(`(?m)^drivequal: \d\d:\d\d:\d\d step 3 of 
 // gives the same verdicts. At 2 s rounds the same holds, 50 times faster.
 func TestDefaultRound(t *testing.T) {
 	testenv.MustHaveLoop(t)
-	bin := buildSuite(t)
+	bin := testenv.BuildSuite(t, t.TempDir())
 	for _, tt := range []struct {
 		name  string
 		round time.Duration
@@ -87,10 +84,10 @@ func TestDefaultRound(t *testing.T) {
 			}
 			record := filepath.Join(dir, "record")
 			start := time.Now()
-			out := suite(t, bin, "-test.run=TestSingleDrive", "-spec="+specFile, "-drives="+dev, "-destructive",
+			out := testenv.RunSuite(t, bin, 15*time.Minute, "-test.run=TestSingleDrive", "-spec="+specFile, "-drives="+dev, "-destructive",
 				"-record="+record, "-report="+filepath.Join(dir, "live"))
 			t.Logf("live run: %s", time.Since(start).Round(time.Second))
-			run := results(t, filepath.Join(dir, "live"))
+			run := testenv.Results(t, filepath.Join(dir, "live"))
 
 			if len(run.SteadyState) != 1 {
 				t.Fatalf("%d steady-state records, want 1:\n%s", len(run.SteadyState), out)
@@ -130,8 +127,8 @@ func TestDefaultRound(t *testing.T) {
 				t.Fatalf("results %+v, want the random write cell PASS:\n%s", run.Results, out)
 			}
 
-			suite(t, bin, "-replay="+record, "-report="+filepath.Join(dir, "replay"))
-			replayed := results(t, filepath.Join(dir, "replay"))
+			testenv.RunSuite(t, bin, 15*time.Minute, "-replay="+record, "-report="+filepath.Join(dir, "replay"))
+			replayed := testenv.Results(t, filepath.Join(dir, "replay"))
 			if len(replayed.Results) != 1 || replayed.Results[0].Verdict != report.Pass ||
 				len(replayed.SteadyState) != 1 || replayed.SteadyState[0].LastRound != 5 {
 				t.Errorf("replay: results %+v, steady state %+v; want the live run's", replayed.Results, replayed.SteadyState)
@@ -150,45 +147,4 @@ func roundIOPS(st report.Steady) []float64 {
 		out = append(out, float64(int64(*x)))
 	}
 	return out
-}
-
-// buildSuite compiles the acceptance suite into the test's directory.
-func buildSuite(t *testing.T) string {
-	t.Helper()
-	wd, _ := os.Getwd()
-	root, err := qual.ModuleRoot(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "acceptance.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, ".")
-	build.Dir = filepath.Join(root, "acceptance")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the acceptance suite: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// suite runs the compiled suite bin with args and returns what it printed.
-func suite(t *testing.T, bin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(bin, append([]string{"-test.count=1", "-test.timeout=15m"}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-func results(t *testing.T, reportDir string) report.Run {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(reportDir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var run report.Run
-	if err := json.Unmarshal(data, &run); err != nil {
-		t.Fatal(err)
-	}
-	return run
 }

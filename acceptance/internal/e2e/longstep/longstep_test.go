@@ -7,16 +7,13 @@
 package longstep
 
 import (
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/drivequal/drivequal/acceptance/internal/qual"
-	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
@@ -58,55 +55,25 @@ func TestLongStepShowsProgress(t *testing.T) {
 	if err := os.WriteFile(specFile, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wd, _ := os.Getwd()
-	root, err := qual.ModuleRoot(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "acceptance.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, ".")
-	build.Dir = filepath.Join(root, "acceptance")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the acceptance suite: %v\n%s", err, out)
-	}
+	bin := testenv.BuildSuite(t, dir)
 	record := filepath.Join(dir, "record")
-	live := suite(t, bin, "-spec="+specFile, "-drives="+dev, "-destructive", "-record="+record, "-report="+filepath.Join(dir, "live"))
+	live := testenv.RunSuite(t, bin, 10*time.Minute, "-spec="+specFile, "-drives="+dev, "-destructive", "-record="+record, "-report="+filepath.Join(dir, "live"))
 	lines := progressLine.FindAllString(live, -1)
 	if len(lines) < 5 {
 		t.Fatalf("%d progress lines of the 3-minute step on the terminal, want at least 5:\n%s", len(lines), live)
 	}
 	t.Logf("%d progress lines, the first: %s", len(lines), lines[0])
-	suite(t, bin, "-replay="+record, "-report="+filepath.Join(dir, "replay"))
+	testenv.RunSuite(t, bin, 10*time.Minute, "-replay="+record, "-report="+filepath.Join(dir, "replay"))
 	want, got := verdicts(t, filepath.Join(dir, "live")), verdicts(t, filepath.Join(dir, "replay"))
 	if len(want) == 0 || strings.Join(want, "\n") != strings.Join(got, "\n") {
 		t.Errorf("replay verdicts %q, live %q", got, want)
 	}
 }
 
-// suite runs the compiled suite bin with args and returns what it
-// printed: the operator's lines go to its stdout.
-func suite(t *testing.T, bin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(bin, append([]string{"-test.count=1", "-test.timeout=10m"}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 func verdicts(t *testing.T, reportDir string) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(reportDir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var run report.Run
-	if err := json.Unmarshal(data, &run); err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, r := range run.Results {
+	for _, r := range testenv.Results(t, reportDir).Results {
 		out = append(out, r.Test+" "+r.Verdict)
 	}
 	return out
