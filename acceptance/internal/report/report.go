@@ -264,10 +264,10 @@ type Result struct {
 	// or absolute; empty when none was kept.
 	Raw      string        `json:"raw,omitempty"`
 	PerDrive []DriveResult `json:"per_drive,omitempty"` // scaling only
-	// Spread is (max − min) / mean of the per-drive actuals of the drives
-	// without an error, and Min, Median and Max are theirs: scaling and
-	// fleet cells (a fleet's spread is of the median), as the judge
-	// computed them (the report renders, never recomputes).
+	// Spread is (max − min) / median of the per-drive actuals of the
+	// drives without an error, and Min, Median and Max are theirs: scaling
+	// and fleet cells alike (stats.Summary.Spread), as the judge computed
+	// them (the report renders, never recomputes).
 	Spread float64 `json:"spread,omitempty"`
 	Min    float64 `json:"min,omitempty"`
 	Median float64 `json:"median,omitempty"`

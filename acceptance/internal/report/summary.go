@@ -358,7 +358,7 @@ func (r *Run) writeScaling(b *bytes.Buffer, notes *footnotes, rank map[string]in
 func (r *Run) writeDrivesOf(b *bytes.Buffer, res Result) {
 	var lines []string
 	if len(res.PerDrive) > 1 && res.Median > 0 {
-		lines = append(lines, fmt.Sprintf("At %d drives the per-drive spread (max − min) / mean is %s: min %s, median %s, max %s.",
+		lines = append(lines, fmt.Sprintf("At %d drives the per-drive spread (max − min) / median is %s: min %s, median %s, max %s.",
 			res.Drives, fmtPct(res.Spread), FormatValue(res.Min, res.Metric),
 			FormatValue(res.Median, res.Metric), FormatValue(res.Max, res.Metric)))
 	}
