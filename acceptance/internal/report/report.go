@@ -71,6 +71,9 @@ type Run struct {
 	// replay, every member run's host, in the order given.
 	Host  *host.Info `json:"host,omitempty"`
 	Hosts []Host     `json:"hosts,omitempty"`
+	// Baseline lists the earlier runs this run was compared with
+	// (-baseline=DIR,...), each with the spec that judged it.
+	Baseline []BaselineRun `json:"baseline,omitempty"`
 }
 
 // Host is one member run of a fleet replay.
@@ -284,6 +287,9 @@ type Result struct {
 	Write *Latency `json:"write_latency,omitempty"`
 	// QoS is every latency limit the spec sets for the cell, judged.
 	QoS []QoSCheck `json:"qos,omitempty"`
+	// Baseline is the cell compared with the same cell of the baseline
+	// runs (-baseline), when they have it.
+	Baseline *BaselineResult `json:"baseline,omitempty"`
 }
 
 // DriveResult is one drive's share of a multi-drive result.
