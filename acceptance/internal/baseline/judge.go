@@ -135,7 +135,10 @@ func judgeCell(key string, base, this []report.Result, th Thresholds) report.Res
 	metric := specs.Metric(first.Metric)
 	c := Compare(Figures(base), Figures(this), metric.LowerIsBetter(), th)
 	c.Figure = first.Metric
-	br := &report.BaselineResult{Test: TestName(key), Metric: c, Latency: latencies(base, this, th)}
+	br := &report.BaselineResult{Test: TestName(key), Group: first.Capacity, Metric: c, Latency: latencies(base, this, th)}
+	if first.Kind == report.KindScaling {
+		br.Group = report.ScalingGate
+	}
 	res := report.Result{Test: br.Test, Kind: report.KindBaseline, Capacity: first.Capacity, Workload: first.Workload,
 		Drives: first.Drives, Metric: first.Metric, Spec: first.Spec, Expected: c.Baseline.Median, Actual: c.This.Median,
 		Tolerance: th.Tolerance, Verdict: report.Pass, Baseline: br}
@@ -184,7 +187,7 @@ func Row(workload string, c report.Comparison) string {
 		what += " " + FigureName(c.Figure)
 	}
 	s := fmt.Sprintf("%s: %s vs baseline %s: %s (%s)", what, Value(c.This.Median, unit), Value(c.Baseline.Median, unit),
-		DeltaText(c), PText(c))
+		c.DeltaText(), c.PText())
 	switch c.Verdict {
 	case report.Regressed:
 		s += fmt.Sprintf(": regressed beyond the %s %% tolerance", pct(c.Tolerance))
@@ -215,33 +218,6 @@ func Value(v float64, figure string) string {
 		return report.FormatValue(v, figure)
 	}
 	return report.Thousands(v) + " µs"
-}
-
-// DeltaText is benchstat's delta column: "~" when the data show no
-// difference, else the change of the medians, "-10.00 %".
-func DeltaText(c report.Comparison) string {
-	if c.Verdict == report.Same {
-		if c.Delta == 0 {
-			return "~"
-		}
-		return fmt.Sprintf("~ (%+.2f %%)", c.Delta*100)
-	}
-	return fmt.Sprintf("%+.2f %%", c.Delta*100)
-}
-
-// PText is the p column: "p=0.000 n=24+24", or why no test was made.
-func PText(c report.Comparison) string {
-	if c.Note == "1 sample" {
-		return "1 sample"
-	}
-	n := fmt.Sprintf("n=%d+%d", c.Baseline.N, c.This.N)
-	if c.Baseline.N == c.This.N {
-		n = fmt.Sprintf("n=%d", c.This.N)
-	}
-	if !c.Tested {
-		return n + ", too few for a test"
-	}
-	return fmt.Sprintf("p=%.3f %s", c.P, n)
 }
 
 func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', -1, 64) }

@@ -307,6 +307,13 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 	if len(res.Steady) > 0 {
 		line(&b, "steady state", report.SteadyLine(res.Steady))
 	}
+	if br := res.Baseline; br != nil {
+		// The cell against the baseline (-baseline): its metric and each
+		// latency percentile both sides have.
+		for _, c := range append([]report.Comparison{br.Metric}, br.Latency...) {
+			line(&b, "baseline "+c.FigureName(), c.Line())
+		}
+	}
 	for i, d := range res.PerDrive {
 		b.WriteString("drive[" + strconv.Itoa(i+1) + "]: " + perDrive(d) + "\n")
 	}

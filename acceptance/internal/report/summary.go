@@ -75,6 +75,7 @@ func (r *Run) Summary() []byte {
 	}
 	r.writeScaling(&b, notes, rank)
 	r.writeFleet(&b)
+	r.writeBaseline(&b)
 	r.writeHealth(&b)
 	return b.Bytes()
 }
