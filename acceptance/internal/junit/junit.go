@@ -286,7 +286,8 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 	line(&b, "drives", strconv.Itoa(res.Drives))
 	line(&b, "precondition", r.Precondition)
 	line(&b, "fio version", r.FioVersion)
-	if res.Kind != report.KindScaling {
+	// A TestBaseline cell's drives are those of the result it compares.
+	if res.Kind != report.KindScaling && res.Kind != report.KindBaseline {
 		if d, ok := singleDrive(r, res); ok {
 			line(&b, "drive", d.Path)
 			line(&b, "model", d.Model)
