@@ -255,7 +255,7 @@ func TestParseDefaults(t *testing.T) {
 			Line: 16,
 		}},
 		Fleet:    Fleet{Tolerance: DefaultScalingTolerance},
-		Baseline: Baseline{Tolerance: DefaultBaselineTolerance, Alpha: DefaultBaselineAlpha},
+		Baseline: Baseline{Tolerance: DefaultBaselineTolerance, LatencyTolerance: DefaultBaselineTolerance, Alpha: DefaultBaselineAlpha},
 	}
 	if diff := cmp.Diff(want, s, cmpopts.IgnoreFields(Spec{}, "Text")); diff != "" {
 		t.Errorf("Load(minimal.toml) mismatch (-want +got):\n%s", diff)
@@ -344,7 +344,7 @@ func TestParseFull(t *testing.T) {
 			},
 		},
 		Fleet:    Fleet{Tolerance: 0.25},
-		Baseline: Baseline{Tolerance: 0.03, Alpha: 0.01},
+		Baseline: Baseline{Tolerance: 0.03, LatencyTolerance: 0.25, Alpha: 0.01},
 	}
 	if diff := cmp.Diff(want, s, cmpopts.IgnoreFields(Spec{}, "Text")); diff != "" {
 		t.Errorf("Load(full.toml) mismatch (-want +got):\n%s", diff)

@@ -152,9 +152,12 @@ var specKeys = fields[Spec]{
 		}},
 	{key: "baseline", sub: baselineKeys.inTable("baseline must be a table ([baseline])"),
 		conv: func(t table, v value, s *Spec) {
-			s.Baseline = Baseline{Tolerance: DefaultBaselineTolerance, Alpha: DefaultBaselineAlpha}
+			s.Baseline = Baseline{Tolerance: DefaultBaselineTolerance, LatencyTolerance: -1, Alpha: DefaultBaselineAlpha}
 			if v.set {
 				baselineKeys.convert(t.sub(v, "baseline"), &s.Baseline)
+			}
+			if s.Baseline.LatencyTolerance < 0 {
+				s.Baseline.LatencyTolerance = s.Baseline.Tolerance
 			}
 		}},
 }
@@ -164,6 +167,11 @@ var baselineKeys = fields[Baseline]{
 	{key: "tolerance", conv: func(t table, v value, b *Baseline) {
 		if v.set {
 			b.Tolerance, _ = t.tolerance(v, b.Tolerance)
+		}
+	}},
+	{key: "latency_tolerance", conv: func(t table, v value, b *Baseline) {
+		if v.set {
+			b.LatencyTolerance, _ = t.tolerance(v, b.LatencyTolerance)
 		}
 	}},
 	{key: "alpha", conv: func(t table, v value, b *Baseline) {

@@ -192,6 +192,10 @@ type Baseline struct {
 	// (a rise, for latencies), that is not a regression even when it is
 	// significant; in [0, 1).
 	Tolerance float64
+	// LatencyTolerance is Tolerance for the latency percentiles compared
+	// (p99, p99.99 per direction), which move more between runs than
+	// throughput; Tolerance when unset. In [0, 1).
+	LatencyTolerance float64
 	// Alpha is the significance level of the two-sided Mann–Whitney U
 	// test: a difference with p < Alpha is not noise; in (0, 1).
 	Alpha float64

@@ -28,16 +28,18 @@ type Thresholds struct {
 	// Tolerance is the largest worsening, a fraction of the baseline's
 	// median, that is never a regression; in [0, 1).
 	Tolerance float64
+	// LatencyTolerance is Tolerance for the latency percentiles.
+	LatencyTolerance float64
 	// Alpha is the significance level: p < Alpha is a real difference.
 	Alpha float64
 }
 
 // DefaultThresholds are the spec's defaults: 5 % and α = 0.05.
-var DefaultThresholds = Thresholds{Tolerance: specs.DefaultBaselineTolerance, Alpha: specs.DefaultBaselineAlpha}
+var DefaultThresholds = Thresholds{Tolerance: specs.DefaultBaselineTolerance, LatencyTolerance: specs.DefaultBaselineTolerance, Alpha: specs.DefaultBaselineAlpha}
 
 // Of is the thresholds the spec sets.
 func Of(s *specs.Spec) Thresholds {
-	return Thresholds{Tolerance: s.Baseline.Tolerance, Alpha: s.Baseline.Alpha}
+	return Thresholds{Tolerance: s.Baseline.Tolerance, LatencyTolerance: s.Baseline.LatencyTolerance, Alpha: s.Baseline.Alpha}
 }
 
 // Compare judges this run's figures against the baseline's. lower says a

@@ -90,7 +90,9 @@ func latencies(base, this []report.Result, th Thresholds) []report.Comparison {
 			if len(b) == 0 || len(t) == 0 {
 				continue
 			}
-			c := Compare(b, t, true, th)
+			lt := th
+			lt.Tolerance = th.LatencyTolerance
+			c := Compare(b, t, true, lt)
 			c.Figure = dir + "_" + pc.key + "_us"
 			out = append(out, c)
 		}
