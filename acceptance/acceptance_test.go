@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drivequal/drivequal/acceptance/internal/baseline"
 	"github.com/drivequal/drivequal/acceptance/internal/health"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual"
@@ -199,4 +200,42 @@ func stopReason(err error) string {
 		return "the -timeout is near"
 	}
 	return "interrupted"
+}
+
+// TestBaseline compares every cell of the run with the same cell of the
+// runs given with -baseline=DIR,...: TestBaseline/<capacity or
+// N_drives>/<workload> fails (cause regressed) when the cell's figure, or
+// a latency percentile, is worse than the baseline's beyond the spec's
+// [baseline] tolerance and significantly so.
+func TestBaseline(t *testing.T) {
+	if len(suite.Baselines) == 0 {
+		t.Skip("no -baseline: give -baseline=DIR,... to compare this run with recorded runs")
+	}
+	cells := suite.JudgeBaseline(runCtx)
+	var groups []string
+	for _, c := range cells {
+		if g := strings.Split(c.Test, "/")[1]; !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	for _, g := range groups {
+		t.Run(g, func(t *testing.T) {
+			for _, c := range cells {
+				if strings.Split(c.Test, "/")[1] != g {
+					continue
+				}
+				t.Run(subtestName(c.Test), func(t *testing.T) {
+					msg := baseline.Row(c.Workload, c.Baseline.Metric)
+					switch c.Verdict {
+					case report.Pass:
+						t.Log(msg)
+					case report.Fail:
+						t.Error(c.Error)
+					default:
+						t.Skip("INCONCLUSIVE: " + c.Error)
+					}
+				})
+			}
+		})
+	}
 }

@@ -33,6 +33,10 @@ const (
 	DefaultTopUpRuntime     = 2 * time.Minute
 	DefaultScalingBaseline  = "spec"
 	DefaultScalingTolerance = 0.10
+	// [baseline]: a drop of more than 5 % that is significant at the 5 %
+	// level is a regression.
+	DefaultBaselineTolerance = 0.05
+	DefaultBaselineAlpha     = 0.05
 	// [health]: a drive may not be past its rated endurance, and thermal
 	// throttling during a cell makes it inconclusive.
 	DefaultPercentUsedMax  = 100

@@ -56,6 +56,8 @@ var badTests = []badTest{
 	{"method_tolerance", []wantErr{{7, `method: tolerance must be in [0, 1), got 1`}}},
 	{"scaling_tolerance", []wantErr{{34, `scaling: tolerance must be in [0, 1), got -0.1`}}},
 	{"fleet_tolerance", []wantErr{{33, `fleet: tolerance must be in [0, 1), got 1`}}},
+	{"baseline_tolerance", []wantErr{{33, `baseline: tolerance must be in [0, 1), got -0.05`}}},
+	{"baseline_alpha", []wantErr{{33, `baseline: alpha must be in (0, 1), got 0`}}},
 	{"fleet_not_table", []wantErr{{4, `fleet must be a table ([fleet]), got float 0.2`}}},
 	{"runtime_bad", []wantErr{{6, `method: runtime "60 seconds" is not a duration`}}},
 	{"runtime_zero", []wantErr{{15, `workload "4KB Random Read": runtime must be > 0`}}},
@@ -252,7 +254,8 @@ func TestParseDefaults(t *testing.T) {
 			Spec: map[string]float64{"4KB Random Read": 2_350_000},
 			Line: 16,
 		}},
-		Fleet: Fleet{Tolerance: DefaultScalingTolerance},
+		Fleet:    Fleet{Tolerance: DefaultScalingTolerance},
+		Baseline: Baseline{Tolerance: DefaultBaselineTolerance, LatencyTolerance: DefaultBaselineTolerance, Alpha: DefaultBaselineAlpha},
 	}
 	if diff := cmp.Diff(want, s, cmpopts.IgnoreFields(Spec{}, "Text")); diff != "" {
 		t.Errorf("Load(minimal.toml) mismatch (-want +got):\n%s", diff)
@@ -340,7 +343,8 @@ func TestParseFull(t *testing.T) {
 				"Mixed 512":     {IODepth: 8, NumJobs: 3},
 			},
 		},
-		Fleet: Fleet{Tolerance: 0.25},
+		Fleet:    Fleet{Tolerance: 0.25},
+		Baseline: Baseline{Tolerance: 0.03, LatencyTolerance: 0.25, Alpha: 0.01},
 	}
 	if diff := cmp.Diff(want, s, cmpopts.IgnoreFields(Spec{}, "Text")); diff != "" {
 		t.Errorf("Load(full.toml) mismatch (-want +got):\n%s", diff)

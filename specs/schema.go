@@ -162,6 +162,42 @@ var specKeys = fields[Spec]{
 				fleetKeys.convert(t.sub(v, "fleet"), &s.Fleet)
 			}
 		}},
+	{key: "baseline", sub: baselineKeys.inTable("baseline must be a table ([baseline])"),
+		conv: func(t table, v value, s *Spec) {
+			s.Baseline = Baseline{Tolerance: DefaultBaselineTolerance, LatencyTolerance: -1, Alpha: DefaultBaselineAlpha}
+			if v.set {
+				baselineKeys.convert(t.sub(v, "baseline"), &s.Baseline)
+			}
+			if s.Baseline.LatencyTolerance < 0 {
+				s.Baseline.LatencyTolerance = s.Baseline.Tolerance
+			}
+		}},
+}
+
+// baselineKeys fill a Baseline that starts with its defaults.
+var baselineKeys = fields[Baseline]{
+	{key: "tolerance", conv: func(t table, v value, b *Baseline) {
+		if v.set {
+			b.Tolerance, _ = t.tolerance(v, b.Tolerance)
+		}
+	}},
+	{key: "latency_tolerance", conv: func(t table, v value, b *Baseline) {
+		if v.set {
+			b.LatencyTolerance, _ = t.tolerance(v, b.LatencyTolerance)
+		}
+	}},
+	{key: "alpha", conv: func(t table, v value, b *Baseline) {
+		if !v.set {
+			return
+		}
+		if f, ok := t.number(v, b.Alpha); ok {
+			if f > 0 && f < 1 {
+				b.Alpha = f
+			} else {
+				t.errorf(v.key, "%s must be in (0, 1), got %v", v.key, f)
+			}
+		}
+	}},
 }
 
 // fleetKeys fill a Fleet that starts with its default tolerance.

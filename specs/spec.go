@@ -46,6 +46,7 @@ type Spec struct {
 	Capacities   []Capacity // in file order
 	Scaling      Scaling
 	Fleet        Fleet
+	Baseline     Baseline
 }
 
 // Method is how every workload is measured unless the workload overrides it.
@@ -209,6 +210,22 @@ type Fleet struct {
 	// It defaults to the scaling tolerance when that is above 0, else
 	// DefaultScalingTolerance.
 	Tolerance float64
+}
+
+// Baseline is how a run is compared with earlier runs (-baseline=DIR):
+// the spec of the run being judged sets it.
+type Baseline struct {
+	// Tolerance is the largest drop, a fraction of the baseline's median
+	// (a rise, for latencies), that is not a regression even when it is
+	// significant; in [0, 1).
+	Tolerance float64
+	// LatencyTolerance is Tolerance for the latency percentiles compared
+	// (p99, p99.99 per direction), which move more between runs than
+	// throughput; Tolerance when unset. In [0, 1).
+	LatencyTolerance float64
+	// Alpha is the significance level of the two-sided Mann–Whitney U
+	// test: a difference with p < Alpha is not noise; in (0, 1).
+	Alpha float64
 }
 
 // Override changes a workload for scaling runs; zero fields keep the workload's value.

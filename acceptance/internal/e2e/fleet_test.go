@@ -100,6 +100,39 @@ func TestFleetOfTwoHosts(t *testing.T) {
 	assert.Contains(t, string(junit), `name="4KB_Random_Read" classname="TestFleet/1GiB"`)
 	assert.Contains(t, string(junit), `classname="TestSingleDrive/host-b/1GiB"`, "each host's cells under its name, as go test names them")
 
+	// A/B on real fio. host-a's recording, as measured, against itself:
+	// every compared cell, and each latency percentile, reads "~".
+	self := runSuite(t, nil, "-replay="+dirs[0], "-baseline="+dirs[0])
+	var compared int
+	for _, r := range self.results(t).Results {
+		if r.Kind != report.KindBaseline {
+			continue
+		}
+		compared++
+		assert.Equal(t, report.Pass, r.Verdict, "%s: %s", r.Test, r.Error)
+		assert.Equal(t, report.Same, r.Baseline.Metric.Verdict, r.Test)
+		assert.NotEmpty(t, r.Baseline.Latency, "%s: real fio output has latency percentiles to compare", r.Test)
+		for _, l := range r.Baseline.Latency {
+			assert.Equal(t, report.Same, l.Verdict, "%s %s", r.Test, l.Figure)
+		}
+	}
+	assert.Equal(t, 2, compared, "both recorded cells compared")
+	assert.Contains(t, self.Stdout, "--- PASS: TestBaseline/1GiB/4KB_Random_Read")
+	// host-b's recording (edited above: its read a tenth of host-a's)
+	// against host-a's: one drive a side, so judged by the tolerance alone.
+	ab := runSuite(t, nil, "-replay="+dirs[1], "-baseline="+dirs[0])
+	assert.NotZero(t, ab.Code, "a regression fails the run")
+	assert.Contains(t, ab.Stdout, "--- FAIL: TestBaseline/1GiB/4KB_Random_Read")
+	for _, r := range ab.results(t).Results {
+		switch r.Test {
+		case "TestBaseline/1GiB/4KB_Random_Read":
+			assert.Equal(t, report.CauseRegressed, r.Cause)
+			assert.Contains(t, r.Error, "(1 sample): regressed beyond the 5 % tolerance (judged by tolerance alone)")
+		case "TestBaseline/1GiB/128KB_Sequential_Read":
+			assert.Equal(t, report.Same, r.Baseline.Metric.Verdict, "made host-a's figure: %s", r.Baseline.Metric.Line())
+		}
+	}
+
 	// A run judged by another spec is refused with the other runs, both
 	// specs named.
 	other := filepath.Join(t.TempDir(), "other")

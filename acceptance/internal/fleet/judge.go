@@ -35,10 +35,7 @@ func judge(c *Cell, tolerance float64) {
 	c.Hosts = len(hosts)
 	if len(vals) > 0 {
 		st := stats.Of(vals)
-		c.Min, c.Max, c.Median = st.Min, st.Max, st.Median
-		if c.Median > 0 {
-			c.Spread = (c.Max - c.Min) / c.Median
-		}
+		c.Min, c.Max, c.Median, c.Spread = st.Min, st.Max, st.Median, st.Spread()
 	}
 
 	var below, outliers, failed, noFigure, unclear []*Member

@@ -116,7 +116,7 @@ func Synthetic(hosts, drives int, spec *specs.Spec) []Run {
 					vals = append(vals, d.Actual)
 				}
 				st := stats.Of(vals)
-				res.Spread, res.Min, res.Median, res.Max = st.SpreadOfMean(), st.Min, st.Median, st.Max
+				res.Spread, res.Min, res.Median, res.Max = st.Spread(), st.Min, st.Median, st.Max
 				rep.Results = append(rep.Results, res)
 			}
 		}

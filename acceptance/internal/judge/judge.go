@@ -68,8 +68,9 @@ type DriveShare struct {
 type ScalingJudgement struct {
 	Judgement
 	PerDrive []report.DriveResult
-	// Spread is (max − min) / mean of the per-drive actuals of the drives
-	// without an error; Min, Median and Max are theirs too.
+	// Spread is (max − min) / median of the per-drive actuals of the
+	// drives without an error (stats.Summary.Spread); Min, Median and Max
+	// are theirs too.
 	Spread           float64
 	Min, Median, Max float64
 }
@@ -91,7 +92,7 @@ func Scaling(name string, metric specs.Metric, shares []DriveShare, expected, sp
 	n := len(shares)
 	sj := ScalingJudgement{Judgement: Judgement{Ratio: ratio(total, expected)}}
 	st := stats.Of(vals)
-	sj.Spread, sj.Min, sj.Median, sj.Max = st.SpreadOfMean(), st.Min, st.Median, st.Max
+	sj.Spread, sj.Min, sj.Median, sj.Max = st.Spread(), st.Min, st.Median, st.Max
 	med := st.Median
 	var problems, outliers []string
 	if total < expected*(1-tolerance) {

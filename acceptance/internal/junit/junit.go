@@ -310,7 +310,8 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 	line(&b, "drives", strconv.Itoa(res.Drives))
 	line(&b, "precondition", r.Precondition)
 	line(&b, "fio version", r.FioVersion)
-	if res.Kind != report.KindScaling {
+	// A TestBaseline cell's drives are those of the result it compares.
+	if res.Kind != report.KindScaling && res.Kind != report.KindBaseline {
 		if d, ok := singleDrive(r, res); ok {
 			line(&b, "drive", d.Path)
 			line(&b, "model", d.Model)
@@ -330,6 +331,13 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 	line(&b, "raw", rawPath(res.Raw, reportDir))
 	if len(res.Steady) > 0 {
 		line(&b, "steady state", report.SteadyLine(res.Steady))
+	}
+	if br := res.Baseline; br != nil {
+		// The cell against the baseline (-baseline): its metric and each
+		// latency percentile both sides have.
+		for _, c := range append([]report.Comparison{br.Metric}, br.Latency...) {
+			line(&b, "baseline "+c.FigureName(), c.Line())
+		}
 	}
 	for i, d := range res.PerDrive {
 		b.WriteString("drive[" + strconv.Itoa(i+1) + "]: " + perDrive(d) + "\n")

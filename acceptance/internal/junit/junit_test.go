@@ -46,6 +46,9 @@ var runCases = []runCase{
 	{name: "inconclusive", file: "testdata/runs/quick.json", cells: 48, cellSkipped: 48, gates: 5, gateFailures: 5},
 	// (d) one spec figure raised above the brief's actual: one cell fails.
 	{name: "onefail", file: "testdata/runs/onefail.json", cells: 48, cellFailures: 1, gates: 5, gateFailures: 1},
+	// (e) compared with the brief as a baseline (-baseline): 48 more
+	// TestBaseline cells, one of them regressed, and a baseline gate.
+	{name: "baseline", file: "testdata/runs/baseline.json", cells: 96, cellFailures: 2, gates: 6, gateFailures: 2},
 	// One fail and two inconclusive cells (one of them scaling) among passes.
 	{name: "mixed", file: "../report/testdata/golden/results.json", cells: 22, cellFailures: 1, cellSkipped: 2, gates: 3, gateFailures: 2},
 }

@@ -37,6 +37,9 @@ type Flags struct {
 	Record  string
 	Report  string
 	DryRun  bool
+	// Baseline is -baseline=DIR[,DIR...]: recorded runs every cell of
+	// this run is compared with.
+	Baseline string
 	// Set names the flags given on the command line (see Given); a replay
 	// refuses the ones that only a live run uses, and judges with the
 	// recorded spec unless -spec is among them.
@@ -67,6 +70,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Record, "record", "", "`DIR` for raw fio outputs (default: <report>/raw)")
 	fs.StringVar(&f.Report, "report", "", "`DIR` for results.json, summary.md and charts (default: report/ at the module root)")
 	fs.BoolVar(&f.DryRun, "dry-run", false, "print the plan, the fio job files and the time estimate; write nothing")
+	fs.StringVar(&f.Baseline, "baseline", "", "compare every cell with the same cell of the runs recorded in `DIR[,DIR...]` (e.g. the current firmware's or another vendor's), judged as a replay; a significant drop beyond the spec's [baseline] tolerance fails as regressed")
 }
 
 // Config is the validated command line.
@@ -86,6 +90,9 @@ type Config struct {
 	Record  string
 	Report  string
 	DryRun  bool
+	// Baselines holds every directory of -baseline=DIR1,DIR2,...: the
+	// recorded runs this run is compared with; none without -baseline.
+	Baselines []string
 	// SpecGiven says -spec was given: a replay then judges with it rather
 	// than with the spec recorded in run.json.
 	SpecGiven bool
@@ -293,7 +300,30 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 			seen[d] = true
 		}
 	}
+	errs = append(errs, f.validateBaseline(root, c)...)
 	return c, errs
+}
+
+// validateBaseline fills c.Baselines from -baseline: directories, each
+// once, none of them also replayed as this run.
+func (f *Flags) validateBaseline(root string, c *Config) []error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, d := range strings.Split(f.Baseline, ",") {
+		if d = strings.TrimSpace(d); d == "" {
+			continue
+		}
+		d = resolveInput(root, d)
+		switch st, err := os.Stat(d); {
+		case err != nil || !st.IsDir():
+			errs = append(errs, fmt.Errorf("parsing -baseline: %s is not a directory: give directories written by -record (e.g. report/raw), separated by commas", d))
+		case seen[d]:
+			errs = append(errs, fmt.Errorf("parsing -baseline: %s is given twice: each recorded run once", d))
+		}
+		seen[d] = true
+		c.Baselines = append(c.Baselines, d)
+	}
+	return errs
 }
 
 // replayRefusal says why a live-only flag does not apply to a replay.

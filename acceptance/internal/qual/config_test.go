@@ -34,6 +34,9 @@ func validateTests(dir string) []validateTest {
 		{"replay with drives", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Replay: dir}, []string{"parsing -replay: given with -drives"}},
 		{"replay missing", Flags{Spec: "x", Precondition: "full", Replay: filepath.Join(dir, "nope")}, []string{"parsing -replay: " + filepath.Join(dir, "nope") + " is not a directory"}},
 		{"report unwritable", Flags{Spec: "x", Precondition: "full", Report: filepath.Join(blocker, "r")}, []string{"parsing -report: cannot create " + filepath.Join(blocker, "r")}},
+		{"baseline missing", Flags{Spec: "x", Precondition: "full", Baseline: filepath.Join(dir, "old")}, []string{"parsing -baseline: " + filepath.Join(dir, "old") + " is not a directory"}},
+		{"baseline twice", Flags{Spec: "x", Precondition: "full", Baseline: dir + "," + dir}, []string{"parsing -baseline: " + dir + " is given twice"}},
+		{"baseline with a live run", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Baseline: dir}, nil},
 		{"all at once", Flags{Spec: "", Precondition: "x", Runtime: "0", Scaling: "a"}, []string{"parsing -spec", "parsing -runtime", "parsing -precondition", "parsing -scaling"}},
 	}
 }

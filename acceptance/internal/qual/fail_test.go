@@ -53,6 +53,6 @@ func TestSummarySpreadIsTheJudges(t *testing.T) {
 	require.NoError(t, err)
 	var back report.Run
 	require.NoError(t, json.Unmarshal(data, &back))
-	require.InDelta(t, 0.2, back.Results[0].Spread, 1e-12, "results.json: (110 − 90) / 100, the failed drive left out")
-	require.Contains(t, string(back.Summary()), "spread (max − min) / mean is 20.00 %")
+	require.InDelta(t, 0.2, back.Results[0].Spread, 1e-12, "results.json: (110 − 90) / median 100, the failed drive left out")
+	require.Contains(t, string(back.Summary()), "spread (max − min) / median is 20.00 %")
 }

@@ -46,6 +46,9 @@ type Suite struct {
 	// Members are the hosts' runs of a fleet replay (-replay=DIR1,DIR2,...),
 	// each judged as its own suite; nil for one run.
 	Members []Member
+	// Baselines are the runs of -baseline, each set up as a replay; nil
+	// without it.
+	Baselines []BaselineRun
 	// parent is the fleet suite of a member, hostName its name there.
 	parent   *Suite
 	hostName string
@@ -89,6 +92,9 @@ type Suite struct {
 // spec, the drives and their safety, the replay directory and the plan's
 // duration against timeout (0: none). It returns every problem found.
 func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.System, runner fiojob.Runner) (*Suite, []error) {
+	if len(cfg.Baselines) > 0 {
+		return setupWithBaseline(ctx, cfg, timeout, sys, runner)
+	}
 	if len(cfg.Replays) > 1 {
 		return setupFleet(ctx, cfg)
 	}

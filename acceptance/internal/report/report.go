@@ -75,6 +75,9 @@ type Run struct {
 	// replay, every member run's host, in the order given.
 	Host  *host.Info `json:"host,omitempty"`
 	Hosts []Host     `json:"hosts,omitempty"`
+	// Baseline lists the earlier runs this run was compared with
+	// (-baseline=DIR,...), each with the spec that judged it.
+	Baseline []BaselineRun `json:"baseline,omitempty"`
 }
 
 // Host is one member run of a fleet replay.
@@ -290,10 +293,10 @@ type Result struct {
 	// or absolute; empty when none was kept.
 	Raw      string        `json:"raw,omitempty"`
 	PerDrive []DriveResult `json:"per_drive,omitempty"` // scaling only
-	// Spread is (max − min) / mean of the per-drive actuals of the drives
-	// without an error, and Min, Median and Max are theirs: scaling and
-	// fleet cells (a fleet's spread is of the median), as the judge
-	// computed them (the report renders, never recomputes).
+	// Spread is (max − min) / median of the per-drive actuals of the
+	// drives without an error, and Min, Median and Max are theirs: scaling
+	// and fleet cells alike (stats.Summary.Spread), as the judge computed
+	// them (the report renders, never recomputes).
 	Spread float64 `json:"spread,omitempty"`
 	Min    float64 `json:"min,omitempty"`
 	Median float64 `json:"median,omitempty"`
@@ -312,6 +315,9 @@ type Result struct {
 	QoS []QoSCheck `json:"qos,omitempty"`
 	// HostCPU is what the CPUs fio ran on did during the measurement.
 	HostCPU *HostCPU `json:"host_cpu,omitempty"`
+	// Baseline is the cell compared with the same cell of the baseline
+	// runs (-baseline), when they have it.
+	Baseline *BaselineResult `json:"baseline,omitempty"`
 }
 
 // DriveResult is one drive's share of a multi-drive result.

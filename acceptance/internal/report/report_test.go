@@ -270,7 +270,7 @@ func judged(res *Result) {
 		}
 	}
 	st := stats.Of(vals)
-	res.Spread, res.Min, res.Median, res.Max = st.SpreadOfMean(), st.Min, st.Median, st.Max
+	res.Spread, res.Min, res.Median, res.Max = st.Spread(), st.Min, st.Median, st.Max
 	for i, d := range res.PerDrive {
 		res.PerDrive[i].Outlier = d.Error == "" && d.Actual < st.Median*(1-res.Tolerance)
 	}

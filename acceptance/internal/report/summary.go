@@ -75,6 +75,7 @@ func (r *Run) Summary() []byte {
 	}
 	r.writeScaling(&b, notes, rank)
 	r.writeFleet(&b)
+	r.writeBaseline(&b)
 	r.writeReceipt(&b)
 	r.writeHealth(&b)
 	return b.Bytes()
@@ -172,7 +173,7 @@ func (r *Run) writeDrives(b *bytes.Buffer) {
 func (r *Run) writeCapacity(b *bytes.Buffer, notes *footnotes, capacity string, rank map[string]int) {
 	var rows []Result
 	for _, res := range r.Results {
-		if res.Capacity == capacity && res.Kind != KindScaling && res.Kind != KindFleet {
+		if res.Capacity == capacity && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline {
 			rows = append(rows, res)
 		}
 	}
@@ -377,7 +378,7 @@ func (r *Run) writeScaling(b *bytes.Buffer, notes *footnotes, rank map[string]in
 func (r *Run) writeDrivesOf(b *bytes.Buffer, res Result) {
 	var lines []string
 	if len(res.PerDrive) > 1 && res.Median > 0 {
-		lines = append(lines, fmt.Sprintf("At %d drives the per-drive spread (max − min) / mean is %s: min %s, median %s, max %s.",
+		lines = append(lines, fmt.Sprintf("At %d drives the per-drive spread (max − min) / median is %s: min %s, median %s, max %s.",
 			res.Drives, fmtPct(res.Spread), FormatValue(res.Min, res.Metric),
 			FormatValue(res.Median, res.Metric), FormatValue(res.Max, res.Metric)))
 	}

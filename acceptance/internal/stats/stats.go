@@ -45,18 +45,14 @@ func Of(vals []float64) Summary {
 // Median is the median of vals (see Of).
 func Median(vals []float64) float64 { return Of(vals).Median }
 
-// SpreadOfMean is (max − min) / mean: how far apart the figures are, as a
-// fraction of their mean; 0 when the mean is not positive.
-func (s Summary) SpreadOfMean() float64 {
-	if s.Mean <= 0 {
-		return 0
-	}
-	return (s.Max - s.Min) / s.Mean
-}
-
-// SpreadOfMedian is (max − min) / median; 0 when the median is not
-// positive.
-func (s Summary) SpreadOfMedian() float64 {
+// Spread is (max − min) / median: how far apart the figures are, as a
+// fraction of their median; 0 when the median is not positive. It is the
+// one spread drivequal reports, for scaling steps and fleets alike. The
+// median, not the mean, because outliers are named by their distance
+// below the median: one slow drive pulls the mean toward itself and would
+// shrink the very spread it causes, while the median stays with the
+// drives that agree.
+func (s Summary) Spread() float64 {
 	if s.Median <= 0 {
 		return 0
 	}

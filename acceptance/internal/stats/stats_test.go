@@ -28,13 +28,10 @@ func TestOf(t *testing.T) {
 
 func TestSpread(t *testing.T) {
 	s := Of([]float64{90, 100, 110, 140})
-	if got, want := s.SpreadOfMean(), 50.0/110; math.Abs(got-want) > 1e-12 {
-		t.Errorf("SpreadOfMean = %v, want %v", got, want)
+	if got, want := s.Spread(), 50.0/105; math.Abs(got-want) > 1e-12 {
+		t.Errorf("Spread = %v, want %v", got, want)
 	}
-	if got, want := s.SpreadOfMedian(), 50.0/105; math.Abs(got-want) > 1e-12 {
-		t.Errorf("SpreadOfMedian = %v, want %v", got, want)
-	}
-	if got := (Summary{}).SpreadOfMean(); got != 0 {
-		t.Errorf("empty SpreadOfMean = %v, want 0", got)
+	if got := (Summary{}).Spread(); got != 0 {
+		t.Errorf("empty Spread = %v, want 0", got)
 	}
 }

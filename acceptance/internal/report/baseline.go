@@ -1,0 +1,243 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// KindBaseline is a TestBaseline/<group>/<workload> result: a cell of this
+// run compared with the same cell of earlier runs (-baseline=DIR,...).
+const KindBaseline = "baseline"
+
+// BaselineGate is the name of the gate over every TestBaseline cell.
+const BaselineGate = "baseline"
+
+// CauseRegressed is a TestBaseline cell's cause of failure: worse than the
+// baseline by more than the tolerance, and significantly so (or by
+// tolerance alone when the samples are too few for the test).
+const CauseRegressed = "regressed"
+
+// Comparison verdicts (Comparison.Verdict), as benchstat reads them.
+const (
+	Regressed = "regressed" // worse beyond the tolerance: the cell fails
+	Worse     = "worse"     // significantly worse, within the tolerance
+	Same      = "~"         // no difference the data can show
+	Improved  = "improved"  // significantly better (or beyond the tolerance, with too few samples)
+)
+
+// Comparison is one figure of a cell compared with the baseline's: the
+// cell's metric, or a latency percentile.
+type Comparison struct {
+	// Figure names what is compared: the cell's metric ("iops", "MBps",
+	// "lat_us") or a latency percentile ("read_p99_us", "write_p99_99_us").
+	Figure string `json:"figure"`
+	// LowerIsBetter says a rise is the worse direction (latencies).
+	LowerIsBetter bool   `json:"lower_is_better,omitempty"`
+	Baseline      Sample `json:"baseline"`
+	This          Sample `json:"this"`
+	// Delta is This.Median / Baseline.Median − 1 (−0.10 is 10 % lower).
+	Delta float64 `json:"delta"`
+	// P is the two-sided Mann–Whitney U test's p-value of the two samples
+	// (1 when they cannot be told apart at all).
+	P float64 `json:"p"`
+	// Tested says the samples are large enough for P to fall below Alpha;
+	// when false the comparison is judged by Tolerance alone.
+	Tested    bool    `json:"tested"`
+	Alpha     float64 `json:"alpha"`
+	Tolerance float64 `json:"tolerance"`
+	// Verdict is Regressed, Worse, Same or Improved.
+	Verdict string `json:"verdict"`
+	// Note says why the test was not made ("1 sample", "n=3+3: too few
+	// for p < 0.05").
+	Note string `json:"note,omitempty"`
+}
+
+// Sample is one side's figures for a comparison: one per drive (a
+// scaling step's drives, every host's drive) per recorded run, in the
+// figure's unit (latencies in µs).
+type Sample struct {
+	N      int       `json:"n"`
+	Median float64   `json:"median"`
+	Min    float64   `json:"min"`
+	Max    float64   `json:"max"`
+	Values []float64 `json:"values"`
+}
+
+// BaselineResult is a cell's comparison with the baseline: its metric and
+// each latency percentile both sides have. A compared result of this run
+// carries it as "baseline", and so does its TestBaseline cell.
+type BaselineResult struct {
+	Test string `json:"test"` // the TestBaseline cell
+	// Group is the summary table the cell is in: its capacity for a
+	// single-drive cell, ScalingGate for a scaling step's.
+	Group   string       `json:"group"`
+	Metric  Comparison   `json:"metric"`
+	Latency []Comparison `json:"latency,omitempty"`
+}
+
+// BaselineRun is one recorded run of the baseline side.
+type BaselineRun struct {
+	Dir          string   `json:"dir"`
+	JudgedBy     *SpecRef `json:"judged_by"`
+	Host         string   `json:"host,omitempty"`
+	Firmware     []string `json:"firmware,omitempty"` // the drives' firmware revisions, distinct
+	Models       []string `json:"models,omitempty"`   // the drives' models, distinct
+	Cells        int      `json:"cells"`              // cells judged in it
+	Compared     int      `json:"compared"`           // of those, cells this run has too
+	Mode         string   `json:"mode,omitempty"`
+	Precondition string   `json:"precondition,omitempty"`
+}
+
+// BaselineGroups are the TestBaseline results by summary table (a
+// capacity, or ScalingGate), in the order given.
+func BaselineGroups(rs []Result) map[string][]Result {
+	out := map[string][]Result{}
+	for _, r := range rs {
+		if r.Kind == KindBaseline && r.Baseline != nil {
+			out[r.Baseline.Group] = append(out[r.Baseline.Group], r)
+		}
+	}
+	return out
+}
+
+// BaselineChartFile is the chart of a summary table's comparisons,
+// relative to the report directory: "charts/baseline-1.92TB.svg".
+func BaselineChartFile(group string) string {
+	return "charts/baseline-" + strings.NewReplacer("/", "-", " ", "_").Replace(group) + ".svg"
+}
+
+// writeBaseline writes the comparison with the baseline runs: which runs
+// and which spec judged each side, then per capacity (and the scaling
+// steps) a benchstat-like table, Baseline | This run | Delta | p |
+// Verdict, the medians of one figure per drive per recorded run, and the
+// chart of both sides.
+func (r *Run) writeBaseline(b *bytes.Buffer) {
+	groups := BaselineGroups(r.Results)
+	if len(r.Baseline) == 0 && len(groups) == 0 {
+		return
+	}
+	b.WriteString("## Against the baseline\n\n")
+	if j := r.JudgedBy; j != nil {
+		fmt.Fprintf(b, "This run: judged by %s (%s).\n", cell(j.Model), cell(j.File))
+	}
+	for _, br := range r.Baseline {
+		judged := "-"
+		if br.JudgedBy != nil {
+			judged = br.JudgedBy.Model + " (" + br.JudgedBy.File + ")"
+		}
+		fmt.Fprintf(b, "Baseline: %s: judged by %s", cell(br.Dir), cell(judged))
+		if br.Host != "" {
+			fmt.Fprintf(b, ", host %s", cell(br.Host))
+		}
+		if len(br.Models) > 0 {
+			fmt.Fprintf(b, ", model %s", cell(strings.Join(br.Models, ", ")))
+		}
+		if len(br.Firmware) > 0 {
+			fmt.Fprintf(b, ", firmware %s", cell(strings.Join(br.Firmware, ", ")))
+		}
+		fmt.Fprintf(b, "; %d of its %d cells compared.\n", br.Compared, br.Cells)
+	}
+	b.WriteString("\nEach side is one figure per drive per recorded run; the columns are their medians. " +
+		"p is the two-sided Mann–Whitney U test; \"~\" is no difference the data can show; " +
+		"too few figures for the test (one drive a side: \"1 sample\") are judged by the tolerance alone.\n\n")
+	var names []string
+	for _, c := range r.Capacities {
+		if groups[c] != nil {
+			names = append(names, c)
+		}
+	}
+	for g := range groups {
+		if !slices.Contains(names, g) && g != ScalingGate {
+			names = append(names, g)
+		}
+	}
+	if groups[ScalingGate] != nil {
+		names = append(names, ScalingGate)
+	}
+	for _, g := range names {
+		fmt.Fprintf(b, "### %s\n\n", g)
+		b.WriteString("| Workload | Figure | Baseline | This run | Delta | p | Verdict |\n|---|---|---|---|---|---|---|\n")
+		for _, res := range groups[g] {
+			name := res.Workload
+			if g == ScalingGate {
+				name = fmt.Sprintf("%d drive%s: %s", res.Drives, map[bool]string{true: "s"}[res.Drives != 1], res.Workload)
+			}
+			if res.Verdict == Inconclusive {
+				fmt.Fprintf(b, "| %s | %s | - | - | - | - | INCONCLUSIVE: %s |\n", cell(name), res.Metric, cell(res.Error))
+				continue
+			}
+			for _, c := range append([]Comparison{res.Baseline.Metric}, res.Baseline.Latency...) {
+				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", cell(name), cell(c.figureName()),
+					c.value(c.Baseline.Median), c.value(c.This.Median), c.DeltaText(), c.PText(), c.verdictText())
+			}
+		}
+		fmt.Fprintf(b, "\n![baseline %s](%s)\n\n", g, BaselineChartFile(g))
+	}
+}
+
+func (c Comparison) figureName() string {
+	if !strings.HasSuffix(c.Figure, "_us") || c.Figure == "lat_us" {
+		return c.Figure
+	}
+	dir, rest, _ := strings.Cut(strings.TrimSuffix(c.Figure, "_us"), "_")
+	return dir + " " + strings.ReplaceAll(rest, "_", ".") + " µs"
+}
+
+func (c Comparison) value(v float64) string {
+	if strings.HasSuffix(c.Figure, "_us") && c.Figure != "lat_us" {
+		return Thousands(v) + " µs"
+	}
+	return FormatValue(v, c.Figure)
+}
+
+// DeltaText is benchstat's delta column: "~" when the data show no
+// difference (with the medians' change beside it when there is one),
+// else the change of the medians, "-10.00 %".
+func (c Comparison) DeltaText() string {
+	if c.Verdict == Same {
+		if c.Delta == 0 {
+			return "~"
+		}
+		return fmt.Sprintf("~ (%+.2f %%)", c.Delta*100)
+	}
+	return fmt.Sprintf("%+.2f %%", c.Delta*100)
+}
+
+// PText is the p column: "p=0.000 n=24", or why no test was made ("1 sample").
+func (c Comparison) PText() string {
+	if c.Note == "1 sample" {
+		return "1 sample"
+	}
+	n := fmt.Sprintf("n=%d+%d", c.Baseline.N, c.This.N)
+	if c.Baseline.N == c.This.N {
+		n = fmt.Sprintf("n=%d", c.This.N)
+	}
+	if !c.Tested {
+		return n + ", too few for a test"
+	}
+	return fmt.Sprintf("p=%.3f %s", c.P, n)
+}
+
+func (c Comparison) verdictText() string {
+	switch c.Verdict {
+	case Regressed:
+		return "**REGRESSED**"
+	case Worse:
+		return "worse, within tolerance"
+	case Improved:
+		return "improved"
+	}
+	return "~"
+}
+
+// Line is the comparison in one line, for a testcase's system-out:
+// "2,160,000 IOPS vs baseline 2,400,000 IOPS: -10.00 % (p=0.000 n=24): regressed".
+func (c Comparison) Line() string {
+	return fmt.Sprintf("%s vs baseline %s: %s (%s): %s", c.value(c.This.Median), c.value(c.Baseline.Median),
+		c.DeltaText(), c.PText(), strings.Trim(c.verdictText(), "*"))
+}
+
+// FigureName is the figure as people read it: "iops", "read p99.99 µs".
+func (c Comparison) FigureName() string { return c.figureName() }
