@@ -6,7 +6,6 @@ package testenv
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,11 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/qemu"
-	"github.com/drivequal/drivequal/acceptance/internal/qual"
-	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
 
 // Skipf skips t for the reason given, which reads after "this test"
@@ -186,50 +182,4 @@ func TmpfsLoop(t testing.TB, size, room int64) string {
 		t.Fatal(err)
 	}
 	return Attach(t, img)
-}
-
-// BuildSuite compiles the acceptance suite's test binary (go test -c in
-// the module's acceptance directory) into dir and returns its path, for a
-// test that runs the suite as a user would.
-func BuildSuite(t testing.TB, dir string) string {
-	t.Helper()
-	wd, _ := os.Getwd()
-	root, err := qual.ModuleRoot(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "acceptance.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, ".")
-	build.Dir = filepath.Join(root, "acceptance")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the acceptance suite: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// RunSuite runs the compiled suite bin with args, as go test would run it
-// once with -timeout (-test.count=1), and returns what it printed; a
-// non-zero exit fails t with that output.
-func RunSuite(t testing.TB, bin string, timeout time.Duration, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(bin, append([]string{"-test.count=1", "-test.timeout=" + timeout.String()}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-// Results reads the results.json of a run's -report directory.
-func Results(t testing.TB, reportDir string) report.Run {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(reportDir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var run report.Run
-	if err := json.Unmarshal(data, &run); err != nil {
-		t.Fatal(err)
-	}
-	return run
 }

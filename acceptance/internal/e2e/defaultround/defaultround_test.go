@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/e2e/suiterun"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
@@ -66,7 +67,7 @@ var progressLine = regexp.MustCompile(`(?m)^drivequal: \d\d:\d\d:\d\d step 3 of 
 // gives the same verdicts. At 2 s rounds the same holds, 50 times faster.
 func TestDefaultRound(t *testing.T) {
 	testenv.MustHaveLoop(t)
-	bin := testenv.BuildSuite(t, t.TempDir())
+	bin := suiterun.Build(t, t.TempDir())
 	for _, tt := range []struct {
 		name  string
 		round time.Duration
@@ -84,10 +85,10 @@ func TestDefaultRound(t *testing.T) {
 			}
 			record := filepath.Join(dir, "record")
 			start := time.Now()
-			out := testenv.RunSuite(t, bin, 15*time.Minute, "-test.run=TestSingleDrive", "-spec="+specFile, "-drives="+dev, "-destructive",
+			out := suiterun.Run(t, bin, 15*time.Minute, "-test.run=TestSingleDrive", "-spec="+specFile, "-drives="+dev, "-destructive",
 				"-record="+record, "-report="+filepath.Join(dir, "live"))
 			t.Logf("live run: %s", time.Since(start).Round(time.Second))
-			run := testenv.Results(t, filepath.Join(dir, "live"))
+			run := suiterun.Results(t, filepath.Join(dir, "live"))
 
 			if len(run.SteadyState) != 1 {
 				t.Fatalf("%d steady-state records, want 1:\n%s", len(run.SteadyState), out)
@@ -127,8 +128,8 @@ func TestDefaultRound(t *testing.T) {
 				t.Fatalf("results %+v, want the random write cell PASS:\n%s", run.Results, out)
 			}
 
-			testenv.RunSuite(t, bin, 15*time.Minute, "-replay="+record, "-report="+filepath.Join(dir, "replay"))
-			replayed := testenv.Results(t, filepath.Join(dir, "replay"))
+			suiterun.Run(t, bin, 15*time.Minute, "-replay="+record, "-report="+filepath.Join(dir, "replay"))
+			replayed := suiterun.Results(t, filepath.Join(dir, "replay"))
 			if len(replayed.Results) != 1 || replayed.Results[0].Verdict != report.Pass ||
 				len(replayed.SteadyState) != 1 || replayed.SteadyState[0].LastRound != 5 {
 				t.Errorf("replay: results %+v, steady state %+v; want the live run's", replayed.Results, replayed.SteadyState)

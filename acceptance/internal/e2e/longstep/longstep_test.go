@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/e2e/suiterun"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
@@ -55,15 +56,15 @@ func TestLongStepShowsProgress(t *testing.T) {
 	if err := os.WriteFile(specFile, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bin := testenv.BuildSuite(t, dir)
+	bin := suiterun.Build(t, dir)
 	record := filepath.Join(dir, "record")
-	live := testenv.RunSuite(t, bin, 10*time.Minute, "-spec="+specFile, "-drives="+dev, "-destructive", "-record="+record, "-report="+filepath.Join(dir, "live"))
+	live := suiterun.Run(t, bin, 10*time.Minute, "-spec="+specFile, "-drives="+dev, "-destructive", "-record="+record, "-report="+filepath.Join(dir, "live"))
 	lines := progressLine.FindAllString(live, -1)
 	if len(lines) < 5 {
 		t.Fatalf("%d progress lines of the 3-minute step on the terminal, want at least 5:\n%s", len(lines), live)
 	}
 	t.Logf("%d progress lines, the first: %s", len(lines), lines[0])
-	testenv.RunSuite(t, bin, 10*time.Minute, "-replay="+record, "-report="+filepath.Join(dir, "replay"))
+	suiterun.Run(t, bin, 10*time.Minute, "-replay="+record, "-report="+filepath.Join(dir, "replay"))
 	want, got := verdicts(t, filepath.Join(dir, "live")), verdicts(t, filepath.Join(dir, "replay"))
 	if len(want) == 0 || strings.Join(want, "\n") != strings.Join(got, "\n") {
 		t.Errorf("replay verdicts %q, live %q", got, want)
@@ -73,7 +74,7 @@ func TestLongStepShowsProgress(t *testing.T) {
 func verdicts(t *testing.T, reportDir string) []string {
 	t.Helper()
 	var out []string
-	for _, r := range testenv.Results(t, reportDir).Results {
+	for _, r := range suiterun.Results(t, reportDir).Results {
 		out = append(out, r.Test+" "+r.Verdict)
 	}
 	return out
