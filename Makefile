@@ -49,15 +49,16 @@ deps:
 	  fi; \
 	fi
 
-# test runs one package more than there are CPUs (go test's default is
+# test runs two packages more than there are CPUs (go test's default is
 # as many): the loop-device packages spend most of their time waiting on
 # fio and on timeouts, so the short packages run beside them. The longest
 # packages are named first, so that go test starts them first: the
-# 1-minute-round preconditioning (about 5½ min), the QEMU NVMe guest and
-# the loop-device integration tests; the short packages fill in beside.
+# 1-minute-round preconditioning (about 5½ min, its fio at nice 19), the
+# QEMU NVMe guest, the loop-device integration tests and the 3-minute
+# step; the short packages fill in beside.
 # TEST_P overrides it, e.g. where nproc sees more CPUs than a container's
 # quota gives.
-TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 2 )))
 LONG_PKGS = ./acceptance/internal/e2e/defaultround ./acceptance/internal/e2e/nvmevm ./acceptance/internal/e2e ./acceptance/internal/e2e/longstep
 test: deps
 	$(GO) vet ./...

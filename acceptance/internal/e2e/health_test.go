@@ -88,8 +88,8 @@ func TestHealthMediaErrorsRise(t *testing.T) {
 	assert.Contains(t, h["media_errors"].Message, "0 before, 3 after")
 	assert.Equal(t, report.Pass, h["critical_warning"].Verdict)
 	assert.Equal(t, report.Pass, h["firmware"].Verdict, "6CV10100 is in the spec's allow-list")
-	for test, v := range r.verdicts(t) {
-		assert.Equal(t, report.Pass, v, "%s: the cells themselves pass", test)
+	for _, res := range r.results(t).Results {
+		assert.Equal(t, report.Pass, res.Verdict, "%s: the cells themselves pass: %s", res.Test, res.Error)
 	}
 	summary, err := os.ReadFile(filepath.Join(r.Report, "summary.md"))
 	require.NoError(t, err)
@@ -230,8 +230,8 @@ func TestReceiptUsedDrive(t *testing.T) {
 			require.Contains(t, receipt, "power_on_hours")
 			assert.Equal(t, tt.want, receipt["power_on_hours"].Verdict, receipt["power_on_hours"].Message)
 			assert.Equal(t, report.Skip, receipt["data_written"].Verdict, "no limit set: reported, not judged")
-			for test, v := range r.verdicts(t) {
-				assert.Equal(t, report.Pass, v, "%s: the cells themselves pass", test)
+			for _, res := range r.results(t).Results {
+				assert.Equal(t, report.Pass, res.Verdict, "%s: the cells themselves pass: %s", res.Test, res.Error)
 			}
 			if tt.want == report.Pass {
 				assert.Equal(t, 0, r.Code, r.Stdout)

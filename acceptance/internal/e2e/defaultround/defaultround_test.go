@@ -85,7 +85,7 @@ func TestDefaultRound(t *testing.T) {
 			}
 			record := filepath.Join(dir, "record")
 			start := time.Now()
-			out := suiterun.Run(t, bin, 15*time.Minute, "-test.run=TestSingleDrive", "-spec="+specFile, "-drives="+dev, "-destructive",
+			out := suiterun.RunNiced(t, bin, 15*time.Minute, "-test.run=TestSingleDrive", "-spec="+specFile, "-drives="+dev, "-destructive",
 				"-record="+record, "-report="+filepath.Join(dir, "live"))
 			t.Logf("live run: %s", time.Since(start).Round(time.Second))
 			run := suiterun.Results(t, filepath.Join(dir, "live"))

@@ -41,7 +41,19 @@ func Build(t testing.TB, dir string) string {
 // non-zero exit fails t with that output.
 func Run(t testing.TB, bin string, timeout time.Duration, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"-test.count=1", "-test.timeout=" + timeout.String()}, args...)...)
+	return run(t, exec.Command(bin, append([]string{"-test.count=1", "-test.timeout=" + timeout.String()}, args...)...), bin, args)
+}
+
+// RunNiced is Run at the lowest CPU priority (nice 19), fio included: a
+// test that keeps fio busy for minutes leaves the CPUs to the tests that
+// go test runs beside it, which measure against figures.
+func RunNiced(t testing.TB, bin string, timeout time.Duration, args ...string) string {
+	t.Helper()
+	return run(t, exec.Command("nice", append([]string{"-n", "19", bin, "-test.count=1", "-test.timeout=" + timeout.String()}, args...)...), bin, args)
+}
+
+func run(t testing.TB, cmd *exec.Cmd, bin string, args []string) string {
+	t.Helper()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, out)
