@@ -165,3 +165,14 @@ func TestReplayHostBound(t *testing.T) {
 		})
 	}
 }
+
+// -dry-run of a replay prints what it would judge; it has no plan of
+// steps to print (it once indexed an empty one).
+func TestDryRunOfAReplay(t *testing.T) {
+	cfg := &Config{Spec: "solidigm-d7-ps1010", Replay: recordedRun(t, true), Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full, DryRun: true}
+	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
+	require.Empty(t, errs)
+	var b strings.Builder
+	s.PrintPlan(&b)
+	require.Contains(t, b.String(), "no fio runs and nothing is written; the recordings of 1 cells would be judged")
+}

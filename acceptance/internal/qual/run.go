@@ -488,6 +488,13 @@ func estMark(k plan.StepKind) string {
 // estimate, every fio job file, the bytes written per drive and the total.
 func (s *Suite) PrintPlan(w io.Writer) {
 	fmt.Fprintf(w, "drivequal dry run: spec %s (%s), precondition %s\n\n", s.Spec.Model, s.Spec.File, s.Precondition)
+	if !s.Cfg.Live() {
+		// A replay runs no fio and writes to no drive: its plan is the
+		// recordings it would judge.
+		fmt.Fprintf(w, "replay of %s: no fio runs and nothing is written; the recordings of %d cells would be judged\n",
+			s.Cfg.Replay, len(s.allCells()))
+		return
+	}
 	fmt.Fprintln(w, "drives:")
 	for _, d := range s.Drives {
 		fmt.Fprintf(w, "  %s -> %s  model %q serial %q firmware %q  %s bytes  as %s  NUMA node %d\n",
