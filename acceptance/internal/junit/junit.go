@@ -286,7 +286,24 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 	line(&b, "drives", strconv.Itoa(res.Drives))
 	line(&b, "precondition", r.Precondition)
 	line(&b, "fio version", r.FioVersion)
-	if res.Kind != report.KindScaling {
+	if in := res.Integrity; in != nil {
+		line(&b, "drive", in.Drive)
+		line(&b, "serial", in.Serial)
+		line(&b, "bytes verified", strconv.FormatInt(in.BytesVerified, 10))
+		line(&b, "bytes written", strconv.FormatInt(in.BytesWritten, 10))
+		line(&b, "checksum", in.Checksum)
+		if in.Mismatches > 0 {
+			line(&b, "mismatches", strconv.Itoa(in.Mismatches))
+			line(&b, "offset", strconv.FormatInt(in.Offset, 10))
+			line(&b, "length", strconv.FormatInt(in.Length, 10))
+			line(&b, "lba", strconv.FormatInt(in.LBA, 10))
+			line(&b, "lba size", strconv.Itoa(in.LBASize))
+			line(&b, "expected", in.Expected)
+			line(&b, "received", in.Received)
+			line(&b, "fio", in.Fio)
+		}
+	}
+	if res.Kind != report.KindScaling && res.Kind != report.KindIntegrity {
 		if d, ok := singleDrive(r, res); ok {
 			line(&b, "drive", d.Path)
 			line(&b, "model", d.Model)

@@ -83,6 +83,8 @@ type Suite struct {
 	nvme      nvme.CLI
 	health    []driveHealth
 	healthRaw map[string][]byte
+	// integrity is each drive's verify verdict so far, for TestIntegrity.
+	integrity []IntegrityDrive
 }
 
 // Setup validates everything a run needs before any subtest starts: the
