@@ -276,14 +276,17 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 	line(&b, "kind", res.Kind)
 	line(&b, "capacity", res.Capacity)
 	line(&b, "workload", res.Workload)
-	line(&b, "metric", res.Metric)
-	line(&b, "unit", units.Unit(res.Metric))
-	line(&b, "spec", num(res.Spec))
-	line(&b, "expected", num(res.Expected))
-	line(&b, "actual", num(res.Actual))
-	line(&b, "ratio", num(res.Ratio))
-	line(&b, "tolerance", num(res.Tolerance))
-	line(&b, "drives", strconv.Itoa(res.Drives))
+	if res.Kind != report.KindIntegrity {
+		// A verify pass has no figure: its lines are below.
+		line(&b, "metric", res.Metric)
+		line(&b, "unit", units.Unit(res.Metric))
+		line(&b, "spec", num(res.Spec))
+		line(&b, "expected", num(res.Expected))
+		line(&b, "actual", num(res.Actual))
+		line(&b, "ratio", num(res.Ratio))
+		line(&b, "tolerance", num(res.Tolerance))
+		line(&b, "drives", strconv.Itoa(res.Drives))
+	}
 	line(&b, "precondition", r.Precondition)
 	line(&b, "fio version", r.FioVersion)
 	if in := res.Integrity; in != nil {

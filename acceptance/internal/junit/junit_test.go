@@ -46,6 +46,10 @@ var runCases = []runCase{
 	{name: "inconclusive", file: "testdata/runs/quick.json", cells: 48, cellSkipped: 48, gates: 5, gateFailures: 5},
 	// (d) one spec figure raised above the brief's actual: one cell fails.
 	{name: "onefail", file: "testdata/runs/onefail.json", cells: 48, cellFailures: 1, gates: 5, gateFailures: 1},
+	// (e) a live run on two loop devices whose second drive returned a
+	// changed block in its verify pass: TestIntegrity fails it, its two
+	// scaling cells fail unmeasured, the first drive's cells pass.
+	{name: "integrity", file: "testdata/runs/integrity.json", cells: 8, cellFailures: 3, gates: 2, gateFailures: 2},
 	// One fail and two inconclusive cells (one of them scaling) among passes.
 	{name: "mixed", file: "../report/testdata/golden/results.json", cells: 22, cellFailures: 1, cellSkipped: 2, gates: 3, gateFailures: 2},
 }
