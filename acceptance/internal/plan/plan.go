@@ -308,6 +308,44 @@ func (p *Planner) Build(cells []Cell) Plan {
 	return pl
 }
 
+// AddVerify appends to pl a purge, fill and verify pass of those of
+// drives that no verify pass of pl reads back: TestIntegrity, selected
+// without the cells that would fill them (-run=TestIntegrity), still
+// checks that every drive given returns what it was given.
+func (p *Planner) AddVerify(pl *Plan, drives []int) {
+	verified := map[int]bool{}
+	for _, st := range pl.Steps {
+		if st.Kind == StepVerify {
+			for _, d := range st.Drives {
+				verified[d] = true
+			}
+		}
+	}
+	var rest []int
+	for _, d := range drives {
+		if !verified[d] {
+			rest = append(rest, d)
+		}
+	}
+	if len(rest) == 0 {
+		return
+	}
+	if pl.Bytes == nil {
+		pl.Bytes = make([]int64, len(p.Drives))
+	}
+	if pl.Measures == nil {
+		pl.Measures = map[string]int{}
+	}
+	for _, st := range p.prepare(make([]State, len(p.Drives)), "seq", specs.Workload{}, rest) {
+		st.N = len(pl.Steps) + 1
+		pl.Steps = append(pl.Steps, st)
+		pl.Total += st.Est
+		for _, d := range st.Drives {
+			pl.Bytes[d] += st.Bytes
+		}
+	}
+}
+
 // prepare returns the preparation steps that bring drives (given their
 // states) to need. It does not change states; applyStep does.
 func (p *Planner) prepare(states []State, need string, twin specs.Workload, drives []int) []Step {

@@ -178,3 +178,20 @@ func TestWrittenBytes(t *testing.T) {
 	read := specs.Workload{RW: "randread", BS: 4096, Metric: specs.IOPS, RWMixRead: -1}
 	require.Zero(t, writtenBytes(read, 1000, time.Minute))
 }
+
+// TestIntegrity alone (-run=TestIntegrity) gets a purge, fill and verify
+// pass of every drive; drives a plan already verifies get nothing more.
+func TestAddVerify(t *testing.T) {
+	p := builtinPlanner(t, Full, 3)
+	var pl Plan
+	p.AddVerify(&pl, []int{0, 1, 2})
+	require.Equal(t, []string{"purge", "fill", "verify"}, kinds(pl))
+	require.Equal(t, []int{0, 1, 2}, pl.Steps[2].Drives)
+	require.Equal(t, 3, pl.Steps[2].N)
+	require.Positive(t, pl.Total)
+
+	pl = p.Build([]Cell{cellFor(t, p, "128KB Sequential Read", 0)})
+	p.AddVerify(&pl, []int{0, 1, 2})
+	require.Equal(t, []string{"purge", "fill", "verify", "128KB Sequential Read", "purge", "fill", "verify"}, kinds(pl))
+	require.Equal(t, []int{1, 2}, pl.Steps[6].Drives)
+}

@@ -79,6 +79,21 @@ func (s *Suite) verifyStep(ctx context.Context, st *plan.Step, logf func(string,
 	return ""
 }
 
+// addVerify gives every drive whose TestIntegrity subtest is selected a
+// verify pass, when the cells selected do not fill it.
+func (s *Suite) addVerify() {
+	if s.Precondition == plan.None || s.Spec.Precondition.FillPasses == 0 {
+		return
+	}
+	var drives []int
+	for i, d := range s.Drives {
+		if s.Cfg.Selected(integrityTest(d.Path)) {
+			drives = append(drives, i)
+		}
+	}
+	s.Planner.AddVerify(&s.Plan, drives)
+}
+
 // judged is one drive's verify verdict with what the report needs.
 type judged struct {
 	IntegrityDrive

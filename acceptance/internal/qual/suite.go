@@ -175,6 +175,7 @@ func (s *Suite) planRun(online []int) {
 			}
 		}
 		s.Plan = s.Planner.Build(cells)
+		s.addVerify()
 		s.Warnings = append(s.Warnings, s.steadyWarnings()...)
 	}
 }
