@@ -201,7 +201,11 @@ func (s *Suite) JudgeIntegrity(ctx context.Context, logf func(string, ...any)) (
 		s.cursor++
 		s.runStep(ctx, st, logf)
 	}
-	return s.integrityDrives(), ""
+	drives := s.integrityDrives()
+	if len(drives) == 0 {
+		return nil, "no verify pass ran: the run was stopped, or the purge or fill before it failed on every drive (their cells say why)"
+	}
+	return drives, ""
 }
 
 func (s *Suite) integrityDrives() []IntegrityDrive {
