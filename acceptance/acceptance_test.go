@@ -31,6 +31,34 @@ func receiptOf(t *testing.T, s *qual.Suite) {
 	checkDrives(t, drives)
 }
 
+// TestIntegrity judges each drive's verify pass: right after the last
+// fill pass, before anything overwrites it, fio reads back every block the
+// fill wrote and checks its verify header and checksum, all drives in one
+// fio process. TestIntegrity/<drive> fails on any mismatch, quoting fio
+// (offset, expected and received checksum) with the LBA; the drive's
+// capacity is then NOT QUALIFIED and its remaining cells fail at once. It
+// runs first: a live run executes the plan up to its last verify pass.
+func TestIntegrity(t *testing.T) { eachRun(t, integrityOf) }
+
+func integrityOf(t *testing.T, s *qual.Suite) {
+	drives, why := s.JudgeIntegrity(runCtx, t.Logf)
+	if why != "" {
+		t.Skip(why)
+	}
+	for _, d := range drives {
+		t.Run(d.Name, func(t *testing.T) {
+			switch d.Verdict {
+			case report.Pass:
+				t.Log(d.Message)
+			case report.Inconclusive:
+				t.Skip("INCONCLUSIVE: " + d.Message)
+			default:
+				t.Error(d.Message)
+			}
+		})
+	}
+}
+
 // TestSingleDrive judges one drive per capacity against each cell of the
 // spec, in the plan's order so that preconditioning is shared. A fleet
 // replay judges each host's run under its name:

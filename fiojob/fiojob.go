@@ -43,7 +43,14 @@ type Job struct {
 	LogInterval time.Duration
 	// GroupReporting merges each target's clones into one result in fio's output.
 	GroupReporting bool
-	Targets        []Target
+	// Verify is fio's verify= checksum ("crc32c"); empty for none. A job
+	// that writes puts fio's verify header (magic, length, offset, seed and
+	// the checksum of the block) in every block it writes and does not
+	// read them back (do_verify=0); with VerifyOnly, the same job reads
+	// every block it would have written and checks it (verify_only=1).
+	Verify     string
+	VerifyOnly bool
+	Targets    []Target
 }
 
 // Direction is one I/O direction of a result (read, write or trim).

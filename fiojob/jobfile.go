@@ -8,11 +8,19 @@ import (
 	"time"
 )
 
+// FillVerify is the checksum the fill writes in fio's verify header of
+// every block, and the verify pass checks.
+const FillVerify = "crc32c"
+
 // Fill returns the sequential fill used to precondition targets: 128 KiB
 // sequential writes at queue depth 32, one job per target, over the whole
-// target (or Target.Size bytes of it), passes times.
+// target (or Target.Size bytes of it), passes times. Every block carries
+// fio's verify header (FillVerify), so that VerifyPass can read back what
+// the last pass wrote: fio reseeds each loop, so every pass writes the same
+// blocks and the last one is what the drive holds.
 func Fill(targets []Target, passes int) Job {
 	return Job{
+		Verify:         FillVerify,
 		Name:           "fill",
 		RW:             "write",
 		BS:             128 << 10,
@@ -25,6 +33,22 @@ func Fill(targets []Target, passes int) Job {
 		GroupReporting: true,
 		Targets:        targets,
 	}
+}
+
+// VerifyPass returns the read pass that checks every block fill wrote:
+// the same job (the same sections, so the same seeds), run once with
+// verify_only, which reads each block and checks its verify header
+// (magic, length, offset, seed) and checksum. Each target's job stops at
+// its first mismatch and fio names it (file, offset, length, and for a
+// checksum the expected and received values) on stderr; the other targets
+// are read to the end.
+func VerifyPass(fill Job) Job {
+	v := fill
+	v.Name = "verify"
+	v.Loops = 1
+	v.VerifyOnly = true
+	v.Targets = append([]Target(nil), fill.Targets...)
+	return v
 }
 
 // RandomPrecondition returns a time-bounded random write at bs bytes per I/O,
@@ -99,8 +123,11 @@ func (j Job) Validate() error {
 	if j.Runtime <= 0 && j.Loops <= 0 {
 		bad("neither runtime nor loops is set; the job would have no bound")
 	}
-	if strings.ContainsAny(j.IOEngine+j.SteadyState, "\n\r") {
-		bad("ioengine and steadystate must be one line")
+	if strings.ContainsAny(j.IOEngine+j.SteadyState+j.Verify, "\n\r") {
+		bad("ioengine, steadystate and verify must be one line")
+	}
+	if j.VerifyOnly && (j.Verify == "" || j.Runtime > 0) {
+		bad("verify_only needs verify and a job that is not time based")
 	}
 	if len(j.Targets) == 0 {
 		bad("no targets")
@@ -188,6 +215,17 @@ func (j Job) File() string {
 	}
 	if j.LogInterval > 0 {
 		kv("log_avg_msec", strconv.FormatInt(max(j.LogInterval.Milliseconds(), 1), 10))
+	}
+	if j.Verify != "" {
+		kv("verify", j.Verify)
+		if j.VerifyOnly {
+			kv("verify_only", "1")
+		} else {
+			kv("do_verify", "0")
+		}
+		// No verify state files in fio's working directory when a job
+		// stops early: the pass is judged from fio's output alone.
+		kv("verify_state_save", "0")
 	}
 	if j.GroupReporting {
 		kv("group_reporting", "1")

@@ -46,6 +46,7 @@ var fileTests = []fileTest{
 		Loops: 3, Targets: []Target{{Path: "data.img", Size: 64 << 20}},
 	}},
 	{"fill", Fill(nvme, 2)},
+	{"verify", VerifyPass(Fill(nvme, 2))},
 	{"precondition", RandomPrecondition(nvme, 4096, 30*time.Minute, "iops_slope:0.3%", 10*time.Minute)},
 	{"precondition-no-steady", RandomPrecondition(nvme[:1], 8192, 90*time.Second, "", time.Minute)},
 	{"precondition-logged", func() Job {

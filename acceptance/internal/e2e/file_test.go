@@ -48,13 +48,14 @@ func TestRegularFileTarget(t *testing.T) {
 	assert.Contains(t, r.Stderr, "not comparable", "a 256 MiB file judged as 1GiB is warned about")
 	v := r.verdicts(t)
 	assert.Equal(t, map[string]string{
+		"TestIntegrity/" + filepath.Base(file):  report.Pass,
 		"TestSingleDrive/1GiB/4KB_Random_Write": report.Pass,
 		"TestSingleDrive/1GiB/4KB_Random_Read":  report.Pass,
 	}, v)
 	// The read cell was selected with its twin, and the preparation ran once.
 	prep, _ := filepath.Glob(filepath.Join(r.Report, "raw", "prepare", "*.json"))
-	assert.Len(t, prep, 2, "one fill and one 4 KiB random preconditioning: %v", prep)
-	assert.Contains(t, r.Stdout, "step 2 of 5: sequential fill (1 × 128 KiB write pass) on "+file)
+	assert.Len(t, prep, 3, "one fill, its verify pass and one 4 KiB random preconditioning: %v", prep)
+	assert.Contains(t, r.Stdout, "step 2 of 6: sequential fill (1 × 128 KiB write pass) on "+file)
 }
 
 // A plan longer than go test's -timeout is refused before anything runs,

@@ -93,7 +93,12 @@ func TestLoopSpecPassesThenReplays(t *testing.T) {
 	require.Equal(t, 0, live.Code, "stdout:\n%s\nstderr:\n%s", live.Stdout, live.Stderr)
 
 	verdicts := live.verdicts(t)
-	assert.Len(t, verdicts, 8+3*8, "8 single-drive cells and 8 workloads at 1, 2 and 3 drives")
+	assert.Len(t, verdicts, 3+8+3*8, "3 verify passes, 8 single-drive cells and 8 workloads at 1, 2 and 3 drives")
+	for _, d := range drives {
+		test := "TestIntegrity/" + strings.TrimPrefix(d, "/dev/")
+		assert.Equal(t, report.Pass, verdicts[test], "%s: a clean run reads back every block", test)
+		assert.Contains(t, live.Stdout, "--- PASS: "+test)
+	}
 	for test, v := range verdicts {
 		assert.Equal(t, report.Pass, v, test)
 	}

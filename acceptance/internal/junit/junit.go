@@ -300,18 +300,38 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 	line(&b, "kind", res.Kind)
 	line(&b, "capacity", res.Capacity)
 	line(&b, "workload", res.Workload)
-	line(&b, "metric", res.Metric)
-	line(&b, "unit", units.Unit(res.Metric))
-	line(&b, "spec", num(res.Spec))
-	line(&b, "expected", num(res.Expected))
-	line(&b, "actual", num(res.Actual))
-	line(&b, "ratio", num(res.Ratio))
-	line(&b, "tolerance", num(res.Tolerance))
-	line(&b, "drives", strconv.Itoa(res.Drives))
+	if res.Kind != report.KindIntegrity {
+		// A verify pass has no figure: its lines are below.
+		line(&b, "metric", res.Metric)
+		line(&b, "unit", units.Unit(res.Metric))
+		line(&b, "spec", num(res.Spec))
+		line(&b, "expected", num(res.Expected))
+		line(&b, "actual", num(res.Actual))
+		line(&b, "ratio", num(res.Ratio))
+		line(&b, "tolerance", num(res.Tolerance))
+		line(&b, "drives", strconv.Itoa(res.Drives))
+	}
 	line(&b, "precondition", r.Precondition)
 	line(&b, "fio version", r.FioVersion)
+	if in := res.Integrity; in != nil {
+		line(&b, "drive", in.Drive)
+		line(&b, "serial", in.Serial)
+		line(&b, "bytes verified", strconv.FormatInt(in.BytesVerified, 10))
+		line(&b, "bytes written", strconv.FormatInt(in.BytesWritten, 10))
+		line(&b, "checksum", in.Checksum)
+		if in.Mismatches > 0 {
+			line(&b, "mismatches", strconv.Itoa(in.Mismatches))
+			line(&b, "offset", strconv.FormatInt(in.Offset, 10))
+			line(&b, "length", strconv.FormatInt(in.Length, 10))
+			line(&b, "lba", strconv.FormatInt(in.LBA, 10))
+			line(&b, "lba size", strconv.Itoa(in.LBASize))
+			line(&b, "expected", in.Expected)
+			line(&b, "received", in.Received)
+			line(&b, "fio", in.Fio)
+		}
+	}
 	// A TestBaseline cell's drives are those of the result it compares.
-	if res.Kind != report.KindScaling && res.Kind != report.KindBaseline {
+	if res.Kind != report.KindScaling && res.Kind != report.KindBaseline && res.Kind != report.KindIntegrity {
 		if d, ok := singleDrive(r, res); ok {
 			line(&b, "drive", d.Path)
 			line(&b, "model", d.Model)

@@ -49,6 +49,10 @@ var runCases = []runCase{
 	// (e) compared with the brief as a baseline (-baseline): 48 more
 	// TestBaseline cells, one of them regressed, and a baseline gate.
 	{name: "baseline", file: "testdata/runs/baseline.json", cells: 96, cellFailures: 2, gates: 6, gateFailures: 2},
+	// (f) a live run on two loop devices whose second drive returned a
+	// changed block in its verify pass: TestIntegrity fails it, its two
+	// scaling cells fail unmeasured, the first drive's cells pass.
+	{name: "integrity", file: "testdata/runs/integrity.json", cells: 8, cellFailures: 3, gates: 2, gateFailures: 2},
 	// One fail and two inconclusive cells (one of them scaling) among passes.
 	{name: "mixed", file: "../report/testdata/golden/results.json", cells: 22, cellFailures: 1, cellSkipped: 2, gates: 3, gateFailures: 2},
 }

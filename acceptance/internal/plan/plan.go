@@ -60,10 +60,13 @@ const (
 	StepRandom // random preconditioning, until steady state or its bound
 	StepTopUp  // random writes on drives left idle too long, before a write measurement
 	StepMeasure
+	// StepVerify reads back every block the fill before it wrote and
+	// checks it (fio verify_only), before anything overwrites them.
+	StepVerify
 )
 
 func (k StepKind) String() string {
-	return [...]string{"purge", "fill", "precondition", "top-up", "measure"}[k]
+	return [...]string{"purge", "fill", "precondition", "top-up", "measure", "verify"}[k]
 }
 
 // Step is one step of the plan: a preparation of some drives or one fio
@@ -97,7 +100,13 @@ type Step struct {
 
 // Writes reports whether the step writes to its drives.
 func (st Step) Writes() bool {
-	return st.Kind != StepMeasure || st.Cells[0].Workload.Writes()
+	switch st.Kind {
+	case StepVerify:
+		return false
+	case StepMeasure:
+		return st.Cells[0].Workload.Writes()
+	}
+	return true
 }
 
 // Plan is the run, step by step: what -dry-run prints, what the estimate
@@ -299,6 +308,44 @@ func (p *Planner) Build(cells []Cell) Plan {
 	return pl
 }
 
+// AddVerify appends to pl a purge, fill and verify pass of those of
+// drives that no verify pass of pl reads back: TestIntegrity, selected
+// without the cells that would fill them (-run=TestIntegrity), still
+// checks that every drive given returns what it was given.
+func (p *Planner) AddVerify(pl *Plan, drives []int) {
+	verified := map[int]bool{}
+	for _, st := range pl.Steps {
+		if st.Kind == StepVerify {
+			for _, d := range st.Drives {
+				verified[d] = true
+			}
+		}
+	}
+	var rest []int
+	for _, d := range drives {
+		if !verified[d] {
+			rest = append(rest, d)
+		}
+	}
+	if len(rest) == 0 {
+		return
+	}
+	if pl.Bytes == nil {
+		pl.Bytes = make([]int64, len(p.Drives))
+	}
+	if pl.Measures == nil {
+		pl.Measures = map[string]int{}
+	}
+	for _, st := range p.prepare(make([]State, len(p.Drives)), "seq", specs.Workload{}, rest) {
+		st.N = len(pl.Steps) + 1
+		pl.Steps = append(pl.Steps, st)
+		pl.Total += st.Est
+		for _, d := range st.Drives {
+			pl.Bytes[d] += st.Bytes
+		}
+	}
+}
+
 // prepare returns the preparation steps that bring drives (given their
 // states) to need. It does not change states; applyStep does.
 func (p *Planner) prepare(states []State, need string, twin specs.Workload, drives []int) []Step {
@@ -332,7 +379,8 @@ func (p *Planner) prepare(states []State, need string, twin specs.Workload, driv
 			steps = append(steps, st)
 		}
 		if fills {
-			steps = append(steps, p.fill(full))
+			fill := p.fill(full)
+			steps = append(steps, fill, p.verify(fill))
 		}
 	}
 	if strings.HasPrefix(need, "rand:") {
@@ -384,6 +432,23 @@ func (p *Planner) fill(drives []int) Step {
 	job.Direct = p.Spec.Method.Direct
 	return Step{Kind: StepFill, Name: fmt.Sprintf("sequential fill (%d × 128 KiB write pass)", passes), Drives: drives,
 		Job: job, Bytes: bytes, State: "seq", Est: est}
+}
+
+// verify is the read pass right after fill that checks every block it
+// wrote (as many bytes as one pass), estimated at the capacity's
+// sequential-read rate.
+func (p *Planner) verify(fill Step) Step {
+	var est time.Duration
+	for i, d := range fill.Drives {
+		size := fill.Job.Targets[i].Size
+		if size == 0 {
+			size = p.Drives[d].Size
+		}
+		rate := p.seqRate(p.Drives[d].Capacity, "read")
+		est = max(est, time.Duration(float64(size)/rate*float64(time.Second)))
+	}
+	return Step{Kind: StepVerify, Name: fmt.Sprintf("verify pass (read back every %s block the fill wrote)", fiojob.FillVerify),
+		Drives: fill.Drives, Job: fiojob.VerifyPass(fill.Job), State: "seq", Est: est}
 }
 
 // Rule is the spec's steady-state rule.
@@ -440,10 +505,14 @@ func (p *Planner) randomWrites(drives []int, twin specs.Workload, rt, round time
 
 // seqWriteRate is the fill's expected rate in bytes per second: the
 // capacity's sequential-write spec, or 1 GB/s when the spec has none.
-func (p *Planner) seqWriteRate(capacity string) float64 {
+func (p *Planner) seqWriteRate(capacity string) float64 { return p.seqRate(capacity, "write") }
+
+// seqRate is the capacity's sequential spec for rw ("read" or "write") in
+// bytes per second, or 1 GB/s when the spec has none.
+func (p *Planner) seqRate(capacity, rw string) float64 {
 	capy, _ := p.Spec.Capacity(capacity)
 	for _, w := range p.Spec.Workloads {
-		if w.RW == "write" && w.Metric == specs.MBps {
+		if w.RW == rw && w.Metric == specs.MBps {
 			if v, ok := capy.Spec[w.Name]; ok && v > 0 {
 				return v * 1e6
 			}
@@ -572,6 +641,8 @@ func (p *Planner) Narrow(st Step, drives []int) Step {
 		out = p.random(drives, st.Twin, st.State)
 	case StepTopUp:
 		out = p.TopUp(drives, st.Twin)
+	case StepVerify:
+		out = p.verify(p.fill(drives))
 	default:
 		st.Drives = drives
 		return st

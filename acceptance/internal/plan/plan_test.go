@@ -76,7 +76,7 @@ var buildTests = []buildTest{
 		name:  "one purge and fill, one random preconditioning per block size",
 		mode:  Full,
 		cells: []string{"128KB Sequential Write", "128KB Sequential Read", "4KB Random Write", "4KB Random Read", "4KB Random Mixed Read Write 70/30", "8KB Random Write", "8KB Random Read"},
-		want: []string{"purge", "fill", "128KB Sequential Write", "128KB Sequential Read",
+		want: []string{"purge", "fill", "verify", "128KB Sequential Write", "128KB Sequential Read",
 			"precondition", "4KB Random Write", "4KB Random Read", "4KB Random Mixed Read Write 70/30",
 			"precondition", "8KB Random Write", "8KB Random Read"},
 	},
@@ -84,13 +84,13 @@ var buildTests = []buildTest{
 		name:  "a random read alone gets purge, fill and its write twin",
 		mode:  Full,
 		cells: []string{"8KB Random Read"},
-		want:  []string{"purge", "fill", "precondition", "8KB Random Read"},
+		want:  []string{"purge", "fill", "verify", "precondition", "8KB Random Read"},
 	},
 	{
 		name:  "sequential cells run first whatever the order asked",
 		mode:  Full,
 		cells: []string{"4KB Random Read", "128KB Sequential Read"},
-		want:  []string{"purge", "fill", "128KB Sequential Read", "precondition", "4KB Random Read"},
+		want:  []string{"purge", "fill", "verify", "128KB Sequential Read", "precondition", "4KB Random Read"},
 	},
 	{
 		name:   "no fill passes: purge alone makes a drive sequential",
@@ -130,11 +130,41 @@ func TestBuild(t *testing.T) {
 func TestQuickPreconditionIsCapped(t *testing.T) {
 	p := builtinPlanner(t, Quick, 1)
 	pl := p.Build([]Cell{cellFor(t, p, "4KB Random Read", 0)})
-	require.Len(t, pl.Steps, 4)
+	require.Len(t, pl.Steps, 5)
 	fill := pl.Steps[1]
 	require.Equal(t, 1, fill.Job.Loops)
 	require.Equal(t, int64(QuickFillCap), fill.Job.Targets[0].Size)
-	require.Equal(t, QuickRandomCap, pl.Steps[2].Est)
+	require.Equal(t, QuickRandomCap, pl.Steps[3].Est)
+	// The verify pass reads back what the quick fill wrote, no more.
+	verify := pl.Steps[2]
+	require.Equal(t, StepVerify, verify.Kind)
+	require.True(t, verify.Job.VerifyOnly)
+	require.Equal(t, int64(QuickFillCap), verify.Job.Targets[0].Size)
+}
+
+// The verify pass follows every fill, reads one pass's bytes at the
+// capacity's sequential-read rate, writes nothing, and is one fio process
+// for all the drives the fill wrote.
+func TestVerifyFollowsTheFill(t *testing.T) {
+	p := builtinPlanner(t, Full, 3)
+	pl := p.Build([]Cell{cellFor(t, p, "128KB Sequential Read", 0, 1, 2)})
+	require.Equal(t, []string{"purge", "fill", "verify", "128KB Sequential Read"}, kinds(pl))
+	fill, verify := pl.Steps[1], pl.Steps[2]
+	require.Equal(t, fill.Drives, verify.Drives)
+	require.Len(t, verify.Job.Targets, 3)
+	require.Equal(t, "crc32c", fill.Job.Verify)
+	require.Equal(t, "crc32c", verify.Job.Verify)
+	require.Equal(t, 1, verify.Job.Loops)
+	require.False(t, verify.Writes())
+	require.Zero(t, verify.Bytes)
+	// 1.92 TB at the brief's 14,500 MB/s sequential read.
+	require.InDelta(t, 1_920_383_410_176/14_500e6, verify.Est.Seconds(), 1e-6)
+	// Narrowed to the drives left, it is still the fill's read-back.
+	n := p.Narrow(verify, []int{1})
+	require.Equal(t, StepVerify, n.Kind)
+	require.Equal(t, verify.N, n.N)
+	require.Len(t, n.Job.Targets, 1)
+	require.Equal(t, "/dev/nvme1n1", n.Job.Targets[0].Path)
 }
 
 // Bytes written count MB/s write measurements and readwrite's writes.
@@ -147,4 +177,21 @@ func TestWrittenBytes(t *testing.T) {
 	require.Equal(t, int64(1000*4096*60/2), writtenBytes(half, 1000, time.Minute))
 	read := specs.Workload{RW: "randread", BS: 4096, Metric: specs.IOPS, RWMixRead: -1}
 	require.Zero(t, writtenBytes(read, 1000, time.Minute))
+}
+
+// TestIntegrity alone (-run=TestIntegrity) gets a purge, fill and verify
+// pass of every drive; drives a plan already verifies get nothing more.
+func TestAddVerify(t *testing.T) {
+	p := builtinPlanner(t, Full, 3)
+	var pl Plan
+	p.AddVerify(&pl, []int{0, 1, 2})
+	require.Equal(t, []string{"purge", "fill", "verify"}, kinds(pl))
+	require.Equal(t, []int{0, 1, 2}, pl.Steps[2].Drives)
+	require.Equal(t, 3, pl.Steps[2].N)
+	require.Positive(t, pl.Total)
+
+	pl = p.Build([]Cell{cellFor(t, p, "128KB Sequential Read", 0)})
+	p.AddVerify(&pl, []int{0, 1, 2})
+	require.Equal(t, []string{"purge", "fill", "verify", "128KB Sequential Read", "purge", "fill", "verify"}, kinds(pl))
+	require.Equal(t, []int{1, 2}, pl.Steps[6].Drives)
 }

@@ -134,14 +134,16 @@ func TestBuildTopsUpIdleDrives(t *testing.T) {
 }
 
 // The estimate of the built-in plan on one 1.92TB drive: the two fill
-// passes at the spec's 4,100 MB/s, the two 30-minute random
-// preconditioning bounds and nine 70 s measurements (the 1-drive scaling
-// cells share the single-drive cells' but for 8KB Random Read's).
+// passes at the spec's 4,100 MB/s, the verify pass reading one pass back
+// at its 14,500 MB/s, the two 30-minute random preconditioning bounds and
+// nine 70 s measurements (the 1-drive scaling cells share the
+// single-drive cells' but for 8KB Random Read's).
 func TestEstimateOfTheBuiltInPlan(t *testing.T) {
 	s, cells := builtinSuite(t, 1)
 	pl := s.Planner.Build(cells)
 	fill := 2 * 1_920_383_410_176 / 4100e6
-	want := 1 + fill + 2*30*60 + 9*70
+	verify := 1_920_383_410_176 / 14500e6
+	want := 1 + fill + verify + 2*30*60 + 9*70
 	require.InDelta(t, want, pl.Total.Seconds(), 1)
 	require.LessOrEqual(t, pl.Total, 90*time.Minute)
 }

@@ -55,6 +55,9 @@ type Prepared struct {
 	Logs [][][]fiojob.Sample
 	// Stopped says the watch stopped fio before its runtime ended.
 	Stopped bool
+	// Raw is where fio's stdout was recorded, for a step judged from its
+	// output (StepVerify); its stderr and status sit beside it.
+	Raw string
 }
 
 // Replay reads recorded fio outputs: DIR/<test name>.json.
@@ -243,6 +246,12 @@ func (l *Live) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, l
 	}
 	stdout, stopped, runErr := l.run(ctx, base, job, watch)
 	prep := Prepared{Stopped: stopped}
+	if st.Kind == plan.StepVerify {
+		// A mismatch is the drive's verdict, not a failed step: the suite
+		// judges each drive from the recording (see Suite.verify).
+		prep.Raw = base + record.OutputExt
+		return prep, runErr
+	}
 	out, err := fiojob.Parse(stdout)
 	if runErr != nil && ctx.Err() != nil {
 		return prep, runErr

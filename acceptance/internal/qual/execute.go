@@ -220,6 +220,9 @@ func (s *Suite) execStep(ctx context.Context, st *plan.Step, logf func(string, .
 	if st.Kind != plan.StepPurge {
 		w = s.watch(*st, start, track, logf)
 	}
+	if st.Kind == plan.StepVerify {
+		return s.verifyStep(ctx, st, logf, w)
+	}
 	prep, err := s.Exec.Prepare(ctx, *st, s.Drives, logf, w)
 	if err != nil {
 		// The drives' state is unknown now: the next cell starts over.

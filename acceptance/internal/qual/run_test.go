@@ -183,8 +183,8 @@ var runTests = []runTest{
 		},
 		want: [2]string{report.Pass, ""}, then: [2]string{report.Pass, ""},
 		check: func(t *testing.T, f *fakeExec) {
-			// One purge and fill, one random preconditioning per block size.
-			require.Equal(t, []plan.StepKind{plan.StepPurge, plan.StepFill, plan.StepRandom, plan.StepRandom}, f.prepared)
+			// One purge, fill and verify pass, one random preconditioning per block size.
+			require.Equal(t, []plan.StepKind{plan.StepPurge, plan.StepFill, plan.StepVerify, plan.StepRandom, plan.StepRandom}, f.prepared)
 		},
 	},
 	{

@@ -86,6 +86,8 @@ type Suite struct {
 	nvme      nvme.CLI
 	health    []driveHealth
 	healthRaw map[string][]byte
+	// integrity is each drive's verify verdict so far, for TestIntegrity.
+	integrity []IntegrityDrive
 }
 
 // Setup validates everything a run needs before any subtest starts: the
@@ -179,6 +181,7 @@ func (s *Suite) planRun(online []int) {
 			}
 		}
 		s.Plan = s.Planner.Build(cells)
+		s.addVerify()
 		s.Warnings = append(s.Warnings, s.steadyWarnings()...)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
@@ -60,6 +61,56 @@ type Run struct {
 	MaxTempK    []int    `json:"max_temp_k,omitempty"`
 	// Host is the machine the run was recorded on (format 2).
 	Host host.Info `json:"host,omitzero"`
+	// Verify lists the verify passes run so far, each once its output is
+	// on disk under prepare/: a replay judges TestIntegrity from them.
+	Verify []Verify `json:"verify,omitempty"`
+}
+
+// Verify is one verify pass as recorded: where fio's output is, and the
+// drives it read, in the order of the job's targets.
+type Verify struct {
+	Step int    `json:"step"`
+	Name string `json:"name"`
+	// Raw is fio's stdout, relative to the recording's directory
+	// ("prepare/003-verify_pass.json"); its stderr and status sit beside
+	// it (.stderr, .status.json), as for every recorded run.
+	Raw    string        `json:"raw"`
+	Drives []VerifyDrive `json:"drives"`
+}
+
+// VerifyDrive is one drive of a verify pass.
+type VerifyDrive struct {
+	Path   string `json:"path"`
+	Target string `json:"target"` // the filename fio read, which its errors name
+	// Bytes is what the fill wrote and the pass must read back.
+	Bytes   int64 `json:"bytes"`
+	LBASize int   `json:"lba_size,omitempty"`
+}
+
+// ReadVerify reads a recorded verify pass from dir: fio's stdout and
+// stderr, and how fio failed when it did (nil when it exited 0).
+func ReadVerify(dir string, v Verify) (stdout, stderr []byte, failure *Failure, err error) {
+	base := strings.TrimSuffix(filepath.Join(dir, filepath.FromSlash(v.Raw)), OutputExt)
+	stdout, err = os.ReadFile(base + OutputExt)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stderr, err = os.ReadFile(base + StderrExt)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil, err
+	}
+	data, err := os.ReadFile(base + StatusExt)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return stdout, stderr, nil, nil
+	case err != nil:
+		return nil, nil, nil, err
+	}
+	failure = &Failure{}
+	if err := json.Unmarshal(data, failure); err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %w", base+StatusExt, err)
+	}
+	return stdout, stderr, failure, nil
 }
 
 // MaxTemp is the highest composite temperature (K) recorded for drive i.

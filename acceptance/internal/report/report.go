@@ -17,6 +17,9 @@ const (
 	KindSingle  = "single"  // one drive against the capacity's spec
 	KindScaling = "scaling" // N drives against N × baseline
 	KindFleet   = "fleet"   // every host's drive of a capacity, as one population
+	// KindIntegrity is one drive's verify pass: every block the fill wrote
+	// read back and checked. It counts in its capacity's gate.
+	KindIntegrity = "integrity"
 )
 
 // Verdicts of a gate (a capacity, or the scaling steps), as Gates returns them.
@@ -206,6 +209,8 @@ const (
 	CauseLatency      = "latency above limit" // a latency percentile above the spec's limit
 	CausePCIeLink     = "pcie link degraded"  // a drive's PCIe link was below what the cell needs
 	CauseHostBound    = "host-bound"          // below spec while the CPUs fio ran on were saturated
+	// CauseIntegrity: the drive returned data other than what was written.
+	CauseIntegrity = "data integrity"
 )
 
 // Skip is a health check that was not made (the drive has no NVMe health
@@ -318,6 +323,35 @@ type Result struct {
 	// Baseline is the cell compared with the same cell of the baseline
 	// runs (-baseline), when they have it.
 	Baseline *BaselineResult `json:"baseline,omitempty"`
+	// Integrity is what a verify pass found on the drive (KindIntegrity).
+	Integrity *Integrity `json:"integrity,omitempty"`
+}
+
+// Integrity is one drive's verify pass: the bytes read back and checked,
+// and the first block that did not hold what was written.
+type Integrity struct {
+	Drive  string `json:"drive"`
+	Serial string `json:"serial,omitempty"`
+	Step   int    `json:"step"` // the verify step's number in the plan
+	// BytesVerified is what fio read and checked; BytesWritten what the
+	// fill wrote (one pass).
+	BytesVerified int64  `json:"bytes_verified"`
+	BytesWritten  int64  `json:"bytes_written"`
+	Checksum      string `json:"checksum"` // fio's verify=, "crc32c"
+	// Mismatches counts the blocks fio reported; the first is described.
+	Mismatches int `json:"mismatches"`
+	// Offset and Length locate the first mismatched block in bytes; LBA
+	// is its first logical block, of LBASize bytes.
+	Offset  int64 `json:"offset,omitempty"`
+	Length  int64 `json:"length,omitempty"`
+	LBA     int64 `json:"lba,omitempty"`
+	LBASize int   `json:"lba_size,omitempty"`
+	// Check is what failed ("crc32c", or "verify" for the header);
+	// Expected and Received the checksums fio printed; Fio its words.
+	Check    string `json:"check,omitempty"`
+	Expected string `json:"expected,omitempty"`
+	Received string `json:"received,omitempty"`
+	Fio      string `json:"fio,omitempty"`
 }
 
 // DriveResult is one drive's share of a multi-drive result.

@@ -68,6 +68,7 @@ func (r *Run) Summary() []byte {
 	b.WriteString("\n")
 
 	r.writeDrives(&b)
+	r.writeIntegrity(&b)
 	r.writeSteady(&b)
 	rank := r.workloadRank()
 	for _, c := range caps {
@@ -79,6 +80,39 @@ func (r *Run) Summary() []byte {
 	r.writeReceipt(&b)
 	r.writeHealth(&b)
 	return b.Bytes()
+}
+
+// writeIntegrity writes one line per drive's verify pass: every block
+// read back as written, or the first that was not, in fio's words.
+func (r *Run) writeIntegrity(b *bytes.Buffer) {
+	var rows []Result
+	for _, res := range r.Results {
+		if res.Kind == KindIntegrity {
+			rows = append(rows, res)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("## Data integrity\n\n")
+	for _, res := range rows {
+		in := res.Integrity
+		if in == nil {
+			in = &Integrity{}
+		}
+		drive := in.Drive
+		if res.Host != "" {
+			drive = res.Host + ":" + drive
+		}
+		fmt.Fprintf(b, "- %s: **%s**: ", cell(orDash(drive)), strings.ToUpper(res.Verdict))
+		if res.Verdict == Pass {
+			fmt.Fprintf(b, "%s bytes read back as written (%s of every block, step %d)", Thousands(float64(in.BytesVerified)), cell(in.Checksum), in.Step)
+		} else {
+			b.WriteString(cell(res.Error))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 }
 
 // writeSteady writes one line per random preconditioning (or top-up) step
@@ -173,7 +207,7 @@ func (r *Run) writeDrives(b *bytes.Buffer) {
 func (r *Run) writeCapacity(b *bytes.Buffer, notes *footnotes, capacity string, rank map[string]int) {
 	var rows []Result
 	for _, res := range r.Results {
-		if res.Capacity == capacity && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline {
+		if res.Capacity == capacity && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline && res.Kind != KindIntegrity {
 			rows = append(rows, res)
 		}
 	}

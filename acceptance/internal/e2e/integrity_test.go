@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
+)
+
+// corruptOffset is the byte the integrity test changes: 4 KiB into the
+// 128 KiB block at 1 MiB, past its verify header, so that the header
+// still reads and the block's checksum does not.
+const corruptOffset = 1<<20 + 4096
+
+// corruptingFio puts testdata/fio-corrupt.sh first in PATH as "fio": it
+// changes 512 bytes of img at corruptOffset just before the verify pass,
+// between the fill and the read-back, and runs the real fio for all.
+func corruptingFio(t *testing.T, img string) []string {
+	t.Helper()
+	real, err := exec.LookPath("fio")
+	require.NoError(t, err)
+	real, err = filepath.Abs(real)
+	require.NoError(t, err)
+	script, err := os.ReadFile(filepath.Join("testdata", "fio-corrupt.sh"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fio"), script, 0o755))
+	return []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"CORRUPT_REAL=" + real, "CORRUPT_IMG=" + img, "CORRUPT_OFFSET=" + strconv.Itoa(corruptOffset)}
+}
+
+// Two drives at the default preconditioning (a discard, the spec's two
+// fill passes, the verify pass): the second drive's backing file has a
+// block changed between the fill and the verify pass. TestIntegrity
+// passes the first drive and fails the second, quoting fio's checksum
+// error with the offset and LBA; the capacity is NOT QUALIFIED; the second
+// drive's cells fail at once while the first drive's are measured; and a
+// replay of the recording fails the same way.
+func TestIntegrityFindsAChangedBlock(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	good := newLoop(t, safetySize)
+	img := filepath.Join(t.TempDir(), "bad.img")
+	require.NoError(t, os.WriteFile(img, nil, 0o644))
+	require.NoError(t, os.Truncate(img, safetySize))
+	bad := testenv.Attach(t, img)
+	spec := testdataFile(t, "integrity.toml")
+
+	r := runSuiteIn(t, corruptingFio(t, img), nil, "-spec="+spec, "-drives="+good+","+bad, "-destructive")
+	noFioLeft(t)
+	noPanic(t, r)
+	assert.NotEqual(t, 0, r.Code, "a drive that returns other data must not pass the gate")
+
+	res := byTest(r.results(t))
+	goodName, badName := "TestIntegrity/"+strings.TrimPrefix(good, "/dev/"), "TestIntegrity/"+strings.TrimPrefix(bad, "/dev/")
+	require.Contains(t, res, goodName)
+	require.Contains(t, res, badName)
+	g, b := res[goodName], res[badName]
+	assert.Equal(t, report.Pass, g.Verdict, g.Error)
+	assert.Equal(t, report.KindIntegrity, g.Kind)
+	require.NotNil(t, g.Integrity)
+	assert.Equal(t, int64(safetySize), g.Integrity.BytesVerified, "every byte of the good drive was read back")
+
+	assert.Equal(t, report.Fail, b.Verdict)
+	assert.Equal(t, report.CauseIntegrity, b.Cause)
+	for _, want := range []string{
+		bad + " returned different data than was written",
+		"crc32c: verify failed at offset 1,048,576 (LBA 2,048, 256 blocks of 512 bytes)",
+		"expected crc32c ",
+		"received ",
+		"fio: crc32c: verify failed at file " + bad + " offset 1048576, length 131072",
+	} {
+		assert.Contains(t, b.Error, want)
+	}
+	require.NotNil(t, b.Integrity)
+	assert.Equal(t, int64(1<<20), b.Integrity.Offset, "the changed block is named by its offset")
+	assert.Equal(t, int64(2048), b.Integrity.LBA)
+	assert.NotEmpty(t, b.Integrity.Expected)
+	assert.NotEqual(t, b.Integrity.Expected, b.Integrity.Received)
+	assert.Contains(t, r.Stdout, "--- FAIL: "+badName)
+	assert.Contains(t, r.Stdout, "--- PASS: "+goodName)
+
+	// The good drive is measured; every cell with the bad drive fails at
+	// once, naming the mismatch.
+	assert.Equal(t, report.Pass, res["TestSingleDrive/64MiB/128KB_Sequential_Read"].Verdict)
+	for _, cell := range []string{"TestScaling/2_drives/128KB_Sequential_Write", "TestScaling/2_drives/128KB_Sequential_Read"} {
+		x := res[cell]
+		assert.Equal(t, report.Fail, x.Verdict, cell)
+		assert.Equal(t, report.CauseIntegrity, x.Cause, cell)
+		assert.Contains(t, x.Error, "not measured: "+bad+" failed the verify pass", cell)
+		assert.Contains(t, x.Error, "offset 1,048,576", cell)
+	}
+	assert.Contains(t, r.Stdout, "drivequal: NOT QUALIFIED: 64MiB:")
+
+	run := r.results(t)
+	var kinds []string
+	for _, st := range run.Steps {
+		kinds = append(kinds, st.Kind)
+	}
+	assert.Equal(t, []string{"purge", "fill", "verify"}, kinds[:3], "the verify pass is a step of its own, right after the fill")
+	summary, err := os.ReadFile(filepath.Join(r.Report, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "## Data integrity")
+	assert.Contains(t, string(summary), bad+": **FAIL**")
+	junit, err := os.ReadFile(filepath.Join(r.Report, "junit.xml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(junit), `classname="TestIntegrity"`)
+	assert.Contains(t, string(junit), `type="data integrity"`)
+
+	// The recording: run.json lists the verify pass under prepare/.
+	raw := filepath.Join(r.Report, "raw")
+	var info record.Run
+	data, err := os.ReadFile(filepath.Join(raw, "run.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &info))
+	require.Len(t, info.Verify, 1)
+	assert.True(t, strings.HasPrefix(info.Verify[0].Raw, "prepare/"), info.Verify[0].Raw)
+	assert.FileExists(t, filepath.Join(raw, filepath.FromSlash(info.Verify[0].Raw)))
+
+	// A replay judges TestIntegrity from the recorded fio output: the same
+	// verdicts and the same words.
+	replay := runSuite(t, nil, "-replay="+raw)
+	noPanic(t, replay)
+	assert.NotEqual(t, 0, replay.Code)
+	again := byTest(replay.results(t))
+	assert.Equal(t, report.Pass, again[goodName].Verdict)
+	assert.Equal(t, b.Verdict, again[badName].Verdict)
+	assert.Equal(t, b.Cause, again[badName].Cause)
+	assert.Equal(t, b.Error, again[badName].Error)
+	assert.Contains(t, replay.Stdout, "--- FAIL: "+badName)
+	assert.Contains(t, replay.Stdout, "drivequal: NOT QUALIFIED: 64MiB:")
+}

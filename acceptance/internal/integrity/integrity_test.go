@@ -1,0 +1,103 @@
+package integrity
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The fixtures are real fio 3.33 outputs of the suite's verify pass on two
+// 32 MiB loop devices (fixtures/fio/README.md, record.sh): drive0 is
+// /dev/loop9, drive1 /dev/loop10.
+func fixture(t *testing.T, name string) (stdout, stderr []byte) {
+	t.Helper()
+	dir := filepath.Join("..", "..", "..", "fixtures", "fio")
+	stdout, err := os.ReadFile(filepath.Join(dir, name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err = os.ReadFile(filepath.Join(dir, name+".stderr"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return stdout, stderr
+}
+
+var twoDrives = []Drive{
+	{Path: "/dev/disk/by-id/a", Target: "/dev/loop9", Bytes: 32 << 20, LBASize: 512},
+	{Path: "/dev/disk/by-id/b", Target: "/dev/loop10", Bytes: 32 << 20, LBASize: 4096},
+}
+
+type judgeTest struct {
+	name        string
+	fixture     string
+	runErr      string
+	interrupted bool
+	drives      []Drive
+	verdicts    []string
+	// want are substrings of each drive's message.
+	want [][]string
+}
+
+var judgeTests = []judgeTest{
+	{name: "clean", fixture: "verify-clean", drives: twoDrives, verdicts: []string{Pass, Pass},
+		want: [][]string{{"every block read back as written: 33,554,432 bytes", "crc32c"}, {"33,554,432 bytes"}}},
+	{name: "checksum", fixture: "verify-crc", runErr: "exit status 1", drives: twoDrives, verdicts: []string{Pass, Fail},
+		want: [][]string{{"every block"}, {
+			"/dev/disk/by-id/b returned different data than was written",
+			"crc32c: verify failed at offset 1,048,576 (LBA 256, 32 blocks of 4096 bytes)",
+			"expected crc32c da75d153, received e69546d3",
+			"fio: crc32c: verify failed at file /dev/loop10 offset 1048576, length 131072",
+		}}},
+	{name: "header", fixture: "verify-header", runErr: "exit status 1", drives: twoDrives, verdicts: []string{Pass, Fail},
+		want: [][]string{nil, {"verify: bad magic header 0, wanted acca at offset 2,097,152 (LBA 512, 32 blocks of 4096 bytes)"}}},
+	{name: "short", fixture: "verify-clean", drives: []Drive{twoDrives[0], {Path: "b", Target: "/dev/loop10", Bytes: 64 << 20}},
+		verdicts: []string{Pass, Fail}, want: [][]string{nil, {"read 33,554,432 of the 67,108,864 bytes written"}}},
+	{name: "interrupted", fixture: "verify-clean", interrupted: true,
+		drives:   []Drive{twoDrives[0], {Path: "b", Target: "/dev/loop10", Bytes: 64 << 20}},
+		verdicts: []string{Pass, Inconclusive}, want: [][]string{nil, {"stopped after 33,554,432 of 67,108,864"}}},
+	{name: "one group for two drives", fixture: "verify-clean", drives: append(twoDrives[:2:2], Drive{Path: "c", Target: "/dev/loop11"}),
+		verdicts: []string{Fail, Fail, Fail}, want: [][]string{{"fio reported 2 drive groups"}, nil, nil}},
+}
+
+func TestJudge(t *testing.T) {
+	for _, tt := range judgeTests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr := fixture(t, tt.fixture)
+			got := Judge(stdout, stderr, tt.runErr, tt.interrupted, tt.drives)
+			if len(got) != len(tt.verdicts) {
+				t.Fatalf("Judge() = %d results, want %d", len(got), len(tt.verdicts))
+			}
+			for i, r := range got {
+				if r.Verdict != tt.verdicts[i] {
+					t.Errorf("drive %d: verdict = %s, want %s (%s)", i, r.Verdict, tt.verdicts[i], r.Message)
+				}
+				for _, w := range tt.want[i] {
+					if !strings.Contains(r.Message, w) {
+						t.Errorf("drive %d: message = %q, want it to contain %q", i, r.Message, w)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestJudgeGarbage(t *testing.T) {
+	got := Judge([]byte("fio: this is not JSON\n"), nil, "exit status 1", false, twoDrives[:1])
+	if got[0].Verdict != Fail || !strings.Contains(got[0].Message, "does not parse") {
+		t.Errorf("Judge(garbage) = %+v, want a failure saying the output does not parse", got[0])
+	}
+}
+
+func TestMismatchesCRC(t *testing.T) {
+	_, stderr := fixture(t, "verify-crc")
+	got := Mismatches(string(stderr))["/dev/loop10"]
+	if len(got) != 1 {
+		t.Fatalf("Mismatches() = %+v, want one for /dev/loop10", got)
+	}
+	m := got[0]
+	if m.Offset != 1048576 || m.Length != 131072 || m.Check != "crc32c" || m.Expected != "da75d153" || m.Received != "e69546d3" {
+		t.Errorf("Mismatches() = %+v, want offset 1048576, length 131072, crc32c da75d153 / e69546d3", m)
+	}
+}

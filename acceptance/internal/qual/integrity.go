@@ -1,0 +1,237 @@
+package qual
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/drivequal/drivequal/acceptance/internal/integrity"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
+)
+
+// IntegrityDrive is one drive's verify pass as TestIntegrity/<Name>
+// reports it.
+type IntegrityDrive struct {
+	Name    string // the subtest name: the drive's path without /dev/
+	Verdict string // report.Pass, report.Fail or report.Inconclusive
+	Message string
+}
+
+// verifyStep runs a verify pass (fio reads back every block the fill
+// wrote) and judges each drive from its recording, as a replay does. A
+// drive that returned other data than it was given is disqualified: it
+// is marked broken, so its remaining cells fail at once with the
+// mismatch instead of spending hours measuring the speed of a drive that
+// cannot be bought.
+func (s *Suite) verifyStep(ctx context.Context, st *plan.Step, logf func(string, ...any), w *Watch) string {
+	prep, err := s.Exec.Prepare(ctx, *st, s.Drives, logf, w)
+	if prep.Raw == "" && err == nil {
+		// An executor that keeps no output (a test's): nothing to judge.
+		logf("step %d: %s: the executor recorded no output to judge", st.N, st.Name)
+		return ""
+	}
+	if prep.Raw == "" {
+		// fio did not run at all: nothing was verified.
+		err = fmt.Errorf("preparing %s: %s failed: %w", s.paths(st.Drives), st.Name, err)
+		if ctx.Err() == nil {
+			s.markBroken(st.Drives, report.CausePreparation, "a preparation step", err)
+		}
+		logf("%v", err)
+		return err.Error()
+	}
+	rec := record.Verify{Step: st.N, Name: st.Name, Raw: filepath.ToSlash(prep.Raw)}
+	if rel, rerr := filepath.Rel(s.Cfg.Record, prep.Raw); rerr == nil {
+		rec.Raw = filepath.ToSlash(rel)
+	}
+	for i, d := range st.Drives {
+		vd := record.VerifyDrive{Path: s.Drives[d].Path, Bytes: s.Drives[d].Size, LBASize: s.Drives[d].LogicalBlockSize}
+		if i < len(st.Job.Targets) {
+			vd.Target = st.Job.Targets[i].Path
+			if sz := st.Job.Targets[i].Size; sz > 0 && (vd.Bytes == 0 || sz < vd.Bytes) {
+				vd.Bytes = sz
+			}
+		}
+		rec.Drives = append(rec.Drives, vd)
+	}
+	s.mu.Lock()
+	s.info.Verify = append(s.info.Verify, rec)
+	if serr := s.saveRunInfo(); serr != nil {
+		logf("%s: %v", s.Cfg.Record, serr)
+	}
+	s.mu.Unlock()
+	for _, r := range s.judgeVerify(s.Cfg.Record, rec) {
+		d := s.driveIndex(r.path)
+		switch r.Verdict {
+		case report.Pass:
+			logf("step %d: %s", st.N, r.Message)
+		case report.Fail:
+			logf("step %d: %s", st.N, r.Message)
+			if d >= 0 {
+				s.markBroken([]int{d}, r.cause, "the verify pass ("+integrityTest(r.path)+")", errors.New(r.Message))
+			}
+		}
+	}
+	return ""
+}
+
+// addVerify gives every drive whose TestIntegrity subtest is selected a
+// verify pass, when the cells selected do not fill it.
+func (s *Suite) addVerify() {
+	if s.Precondition == plan.None || s.Spec.Precondition.FillPasses == 0 {
+		return
+	}
+	var drives []int
+	for i, d := range s.Drives {
+		if s.Cfg.Selected(integrityTest(d.Path)) {
+			drives = append(drives, i)
+		}
+	}
+	s.Planner.AddVerify(&s.Plan, drives)
+}
+
+// judged is one drive's verify verdict with what the report needs.
+type judged struct {
+	IntegrityDrive
+	path, cause string
+}
+
+// judgeVerify judges the verify pass rec recorded in dir, drive by drive,
+// and adds each drive's result to the report. A live run and a replay
+// both judge the recording.
+func (s *Suite) judgeVerify(dir string, rec record.Verify) []judged {
+	drives := make([]integrity.Drive, len(rec.Drives))
+	for i, d := range rec.Drives {
+		drives[i] = integrity.Drive{Path: d.Path, Target: d.Target, Bytes: d.Bytes, LBASize: d.LBASize}
+	}
+	raw := filepath.Join(dir, filepath.FromSlash(rec.Raw))
+	stdout, stderr, failure, err := record.ReadVerify(dir, rec)
+	var results []integrity.Result
+	if err != nil {
+		for _, d := range drives {
+			results = append(results, integrity.Result{Drive: d.Path, Verdict: integrity.Fail,
+				Message: fmt.Sprintf("%s: the verify pass's recording does not read: %v", d.Path, err)})
+		}
+	} else {
+		var runErr string
+		var stopped bool
+		if failure != nil {
+			runErr, stopped = failure.Message, failure.Interrupted
+		}
+		results = integrity.Judge(stdout, stderr, runErr, stopped, drives)
+	}
+	var out []judged
+	for i, r := range results {
+		d := s.driveIndex(r.Drive)
+		j := judged{IntegrityDrive: IntegrityDrive{Name: integrityName(r.Drive), Verdict: r.Verdict, Message: r.Message}, path: r.Drive}
+		switch {
+		case err != nil:
+			j.cause = report.CauseBadRecording
+		case len(r.Mismatches) > 0:
+			j.cause = report.CauseIntegrity
+		case r.Verdict == integrity.Inconclusive:
+			j.cause = report.CauseInterrupted
+		case r.Verdict == integrity.Fail:
+			j.cause = report.CauseFioFailed
+		}
+		res := report.Result{Test: integrityTest(r.Drive), Kind: report.KindIntegrity, Workload: "Data integrity",
+			Drives: 1, Verdict: r.Verdict, Cause: j.cause, Raw: raw}
+		if r.Verdict != report.Pass {
+			res.Error = r.Message
+		}
+		in := &report.Integrity{Drive: r.Drive, Step: rec.Step, BytesVerified: r.Verified, BytesWritten: drives[i].Bytes,
+			Checksum: fiojob.FillVerify, Mismatches: len(r.Mismatches)}
+		if len(r.Mismatches) > 0 {
+			m := r.Mismatches[0]
+			in.Offset, in.Length, in.LBA, in.LBASize = m.Offset, m.Length, m.LBA, m.LBASize
+			in.Check, in.Expected, in.Received, in.Fio = m.Check, m.Expected, m.Received, m.Fio
+		}
+		cell := plan.Cell{Kind: report.KindIntegrity, Test: res.Test}
+		if d >= 0 {
+			res.Capacity = s.Drives[d].Capacity
+			in.Serial = s.Drives[d].Serial
+			cell.Drives = []int{d}
+		}
+		res.Integrity = in
+		s.finish(res, cell, "")
+		s.mu.Lock()
+		s.integrity = append(s.integrity, j.IntegrityDrive)
+		s.mu.Unlock()
+		out = append(out, j)
+	}
+	return out
+}
+
+// JudgeIntegrity runs the plan through its last verify pass (a live run)
+// or judges the recorded ones (a replay), and returns each drive's
+// verdict for TestIntegrity; when there is nothing to judge, it says why.
+func (s *Suite) JudgeIntegrity(ctx context.Context, logf func(string, ...any)) ([]IntegrityDrive, string) {
+	if !s.Cfg.Live() {
+		if len(s.info.Verify) == 0 {
+			return nil, "the recording holds no verify pass (run.json has no \"verify\"): it was recorded with -precondition=none, with fill_passes = 0, before drivequal verified its fills, or reconstructed"
+		}
+		r, _ := s.Exec.(Replay)
+		for _, rec := range s.info.Verify {
+			s.judgeVerify(r.Dir, rec)
+		}
+		return s.integrityDrives(), ""
+	}
+	last := -1
+	for i, st := range s.Plan.Steps {
+		if st.Kind == plan.StepVerify {
+			last = i
+		}
+	}
+	if last < 0 {
+		why := "no verify pass in the plan: nothing selected needs a fill"
+		switch {
+		case s.Precondition == plan.None:
+			why = "no verify pass: -precondition=none writes nothing to read back"
+		case s.Spec.Precondition.FillPasses == 0:
+			why = "no verify pass: " + s.Spec.File + " sets fill_passes = 0, so nothing is written to read back"
+		}
+		return nil, why
+	}
+	for s.cursor <= last && s.cursor < len(s.Plan.Steps) {
+		st := s.Plan.Steps[s.cursor]
+		s.cursor++
+		s.runStep(ctx, st, logf)
+	}
+	drives := s.integrityDrives()
+	if len(drives) == 0 {
+		return nil, "no verify pass ran: the run was stopped, or the purge or fill before it failed on every drive (their cells say why)"
+	}
+	return drives, ""
+}
+
+func (s *Suite) integrityDrives() []IntegrityDrive {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]IntegrityDrive(nil), s.integrity...)
+}
+
+// driveIndex is the index of the drive given as path; -1 when none is.
+func (s *Suite) driveIndex(path string) int {
+	for i, d := range s.Drives {
+		if d.Path == path {
+			return i
+		}
+	}
+	return -1
+}
+
+// integrityName is a drive's TestIntegrity subtest name: its path without
+// /dev/ ("nvme0n1", "disk/by-id/nvme-X" becomes "nvme-X"), a file's name.
+func integrityName(path string) string {
+	name := strings.TrimPrefix(path, "/dev/")
+	if strings.Contains(name, "/") {
+		name = filepath.Base(name)
+	}
+	return name
+}
+
+func integrityTest(path string) string { return "TestIntegrity/" + integrityName(path) }
