@@ -117,6 +117,41 @@ func (c *Config) Selected(test string) bool {
 	return !skip || partial
 }
 
+// AlsoRun returns a -run pattern that selects what pattern selects and
+// the top-level test named test: pattern with a top-level alternative
+// "^test$" added. A pattern whose brackets or parentheses are still open
+// at its end (where a "|" would not start an alternative) is returned as
+// it is.
+func AlsoRun(pattern, test string) string {
+	if pattern == "" {
+		return ""
+	}
+	cs, cp, escaped := 0, 0, false
+	for i := 0; i < len(pattern); i++ {
+		switch pattern[i] {
+		case '[':
+			cs++
+		case ']':
+			cs = max(cs-1, 0)
+		case '(':
+			if cs == 0 {
+				cp++
+			}
+		case ')':
+			if cs == 0 {
+				cp--
+			}
+		case '\\':
+			i++
+			escaped = i == len(pattern)
+		}
+	}
+	if cs != 0 || cp != 0 || escaped {
+		return pattern
+	}
+	return pattern + "|^" + regexp.QuoteMeta(test) + "$"
+}
+
 // alternatives is a -run or -skip pattern split as go test splits it: one
 // list of per-level regexps per top-level alternative.
 type alternatives [][]*regexp.Regexp

@@ -189,3 +189,31 @@ func TestPlanFollowsTopLevelAlternation(t *testing.T) {
 		t.Errorf("estimate with both alternatives %s, not more than with one (%s)", s.Estimate().Total, one.Estimate().Total)
 	}
 }
+
+// AlsoRun adds the gate's test to a -run pattern and changes nothing else
+// it selects.
+func TestAlsoRun(t *testing.T) {
+	for _, tt := range selectTests {
+		if tt.run == "" {
+			continue
+		}
+		p := AlsoRun(tt.run, "TestVerdict")
+		c := &Config{Run: p, Skip: tt.skip}
+		if got, want := selected(c), selected(&Config{Run: tt.run, Skip: tt.skip}); !slices.Equal(got, want) {
+			t.Errorf("AlsoRun(%q) = %q selects %q, want %q", tt.run, p, got, want)
+		}
+		for _, name := range []string{"TestVerdict", "TestVerdict/1GiB"} {
+			if !(&Config{Run: p}).Selected(name) {
+				t.Errorf("AlsoRun(%q) = %q does not select %s", tt.run, p, name)
+			}
+		}
+		if (&Config{Run: p}).Selected("TestVerdictX") {
+			t.Errorf("AlsoRun(%q) = %q selects TestVerdictX", tt.run, p)
+		}
+	}
+	for _, p := range []string{"", "(TestScaling", "TestScaling/[a", `TestScaling\`} {
+		if got := AlsoRun(p, "TestVerdict"); got != p {
+			t.Errorf("AlsoRun(%q) = %q, want it unchanged", p, got)
+		}
+	}
+}
