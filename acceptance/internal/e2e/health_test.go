@@ -255,3 +255,40 @@ func TestReceiptUsedDrive(t *testing.T) {
 		})
 	}
 }
+
+// A critical warning that appears mid-run stops writes to that drive: the
+// log read after its 4KB Random Write (read 3) shows the read-only bit,
+// so its 4KB Random Read fails naming the warning without being measured,
+// while the other drive's cells are measured and pass. nvme-cli is the
+// stand-in (QEMU's smart_critical_warning can be set live through QMP
+// qom-set, but the guest harness has no QMP channel yet).
+func TestCriticalWarningMidRunStopsThatDrive(t *testing.T) {
+	env := healthLogs(t, "", []string{}) // id-ctrl and a clean log for the other drive
+	small, big := newLoop(t, 64<<20), newLoop(t, 96<<20)
+	dir := strings.TrimPrefix(env[1], "NVME_STANDIN_DIR=")
+	own := filepath.Join(dir, strings.ReplaceAll(small, "/", "_"))
+	require.NoError(t, os.Mkdir(own, 0o755))
+	clean, err := os.ReadFile(filepath.Join(dir, "smart-log.1.json"))
+	require.NoError(t, err)
+	readOnly := strings.Replace(string(clean), `"critical_warning":0`, `"critical_warning":8`, 1)
+	for i, text := range []string{string(clean), string(clean), readOnly} {
+		require.NoError(t, os.WriteFile(filepath.Join(own, "smart-log."+strconv.Itoa(i+1)+".json"), []byte(text), 0o644))
+	}
+	r := runSuiteIn(t, env, nil, "-spec="+testdataFile(t, "health-two.toml"), "-drives="+small+","+big, "-destructive")
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code)
+	res := byTest(r.results(t))
+	w, rd := res["TestSingleDrive/64MiB/4KB_Random_Write"], res["TestSingleDrive/64MiB/4KB_Random_Read"]
+	assert.Equal(t, report.Pass, w.Verdict, "the cell during which it appeared was measured: %s", w.Error)
+	assert.Equal(t, report.Fail, rd.Verdict)
+	assert.Equal(t, report.CauseCriticalWarning, rd.Cause)
+	assert.Contains(t, rd.Error, small+" raised critical_warning 0x08")
+	assert.Contains(t, rd.Error, "nothing more is written to it")
+	assert.Zero(t, rd.Actual, "not measured")
+	for _, test := range []string{"TestSingleDrive/96MiB/4KB_Random_Write", "TestSingleDrive/96MiB/4KB_Random_Read"} {
+		assert.Equal(t, report.Pass, res[test].Verdict, "%s: the other drive goes on: %s", test, res[test].Error)
+	}
+	assert.Contains(t, r.Stdout, "--- FAIL: TestSingleDrive/64MiB/4KB_Random_Read")
+	assert.Contains(t, r.Stdout, "--- FAIL: TestVerdict/64MiB")
+	assert.Contains(t, r.Stdout, "--- PASS: TestVerdict/96MiB")
+}

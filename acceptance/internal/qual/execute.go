@@ -442,12 +442,20 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 	s.progress(logf, "step %d of %d: measuring %s on %s (%s, %s)", st.N, len(s.Plan.Steps), strings.Join(names, " and "),
 		s.paths(st.Drives), describeJob(st.Job), st.Job.Runtime)
 	before := s.snapshot(ctx, st.Drives)
+	if why := s.warned(before, "before "+owner.Test); why != "" {
+		keep(&measured{notRun: why, cause: report.CauseCriticalWarning})
+		return why
+	}
 	linkBefore := s.linkDegraded(st.Drives)
 	cpus, cpuBefore := s.allowedCPUs(st.Job), readCPUTimes()
 	start := time.Now()
 	stdout, runErr := s.Exec.Measure(ctx, owner.Test, st.Job, s.watch(st, start, nil, logf))
+	after := s.snapshot(ctx, st.Drives)
+	if why := s.warned(after, "after "+owner.Test); why != "" {
+		logf("%s", why)
+	}
 	m := &measured{stdout: stdout, runErr: runErr, raw: s.Exec.RawPath(owner.Test), job: st.Job, steady: basis,
-		thermal: s.throttled(before, s.snapshot(ctx, st.Drives)), link: joinDistinct(linkBefore, s.linkDegraded(st.Drives))}
+		thermal: s.throttled(before, after), link: joinDistinct(linkBefore, s.linkDegraded(st.Drives))}
 	m.cpu = cpuUse(cpus, cpuBefore, readCPUTimes())
 	if owner.Workload.Writes() {
 		now := time.Now()
