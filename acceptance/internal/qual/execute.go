@@ -224,7 +224,11 @@ func (s *Suite) execStep(ctx context.Context, st *plan.Step, logf func(string, .
 	if err != nil {
 		// The drives' state is unknown now: the next cell starts over.
 		s.resetStates(st.Drives)
-		err = fmt.Errorf("preparing %s: %s failed: %w", s.paths(st.Drives), st.Name, err)
+		if why := s.vanished(st.Drives, "during "+st.Name); why != "" {
+			err = fmt.Errorf("preparing %s: %s failed: %s", s.paths(st.Drives), st.Name, why)
+		} else {
+			err = fmt.Errorf("preparing %s: %s failed: %w", s.paths(st.Drives), st.Name, err)
+		}
 		if ctx.Err() == nil {
 			s.markBroken(st.Drives, report.CausePreparation, "a preparation step", err)
 		}
@@ -391,6 +395,10 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 		keep(&measured{notRun: why.text, cause: why.cause})
 		return why.text
 	}
+	if why := s.vanished(st.Drives, "before "+owner.Test); why != "" {
+		keep(&measured{notRun: why, cause: report.CauseDriveChanged})
+		return why
+	}
 	if ctx.Err() != nil {
 		keep(&measured{notRun: stoppedBy(ctx.Err()) + " before the measurement", cause: report.CauseInterrupted})
 		return "the run was stopped"
@@ -450,6 +458,13 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 	cpus, cpuBefore := s.allowedCPUs(st.Job), readCPUTimes()
 	start := time.Now()
 	stdout, runErr := s.Exec.Measure(ctx, owner.Test, st.Job, s.watch(st, start, nil, logf))
+	if why := s.vanished(st.Drives, "during "+owner.Test); why != "" {
+		// What fio made of a missing device ("you need to specify
+		// size=", errno 22) is not the drive's figure, nor fio's fault.
+		keep(&measured{notRun: why + "; fio's output is kept in " + s.Exec.RawPath(owner.Test), cause: report.CauseDriveChanged,
+			raw: s.Exec.RawPath(owner.Test), job: st.Job})
+		return why
+	}
 	after := s.snapshot(ctx, st.Drives)
 	if why := s.warned(after, "after "+owner.Test); why != "" {
 		logf("%s", why)
