@@ -75,9 +75,10 @@ func (s *Suite) markBroken(drives []int, cause, step string, err error) {
 // or sysfs entry gone), marking each so that its remaining cells fail
 // saying so rather than quoting what fio or nvme-cli made of a missing
 // path; "" when none has. when says where in the run it was noticed
-// ("during TestX"). A replay has nothing to check.
+// ("during TestX"). A replay, or a suite that holds no drive, has nothing
+// to check.
 func (s *Suite) vanished(drives []int, when string) string {
-	if !s.Cfg.Live() {
+	if !s.Cfg.Live() || s.guard == nil {
 		return ""
 	}
 	var why []string
