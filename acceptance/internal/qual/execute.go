@@ -177,6 +177,11 @@ func (s *Suite) execStep(ctx context.Context, st *plan.Step, logf func(string, .
 	if st.Kind == plan.StepMeasure {
 		return s.measure(ctx, *st, logf)
 	}
+	// A drive that raised a critical warning since setup is written no
+	// more, whatever the step: read its log before each one.
+	if ctx.Err() == nil {
+		s.warned(s.snapshot(ctx, st.Drives), "before "+st.Name)
+	}
 	// A drive that failed an earlier step is not prepared again.
 	var drives []int
 	for _, d := range st.Drives {

@@ -145,7 +145,7 @@ func (s *Suite) warned(snap map[int]nvme.SmartLog, when string) string {
 		if !ok {
 			continue
 		}
-		text := fmt.Sprintf("%s raised %s (read %s): nothing more is written to it", s.Drives[d].Path, msg, when)
+		text := fmt.Sprintf("%s raised %s, read %s: nothing more is written to it", s.Drives[d].Path, msg, when)
 		s.mu.Lock()
 		if s.broken == nil {
 			s.broken = make([]unusableDrive, len(s.Drives))
