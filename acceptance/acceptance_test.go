@@ -154,6 +154,30 @@ func healthOf(t *testing.T, s *qual.Suite) {
 	}
 }
 
+// TestVerdict is the gate, judged last: TestVerdict/<gate> for each
+// capacity tested, then scaling, fleet, receipt and health, each passing
+// only when QUALIFIED, so that go test's own PASS and FAIL lines agree with
+// the exit status and the closing line. TestMain runs it whatever -run
+// selects.
+func TestVerdict(t *testing.T) {
+	gates := suite.Report.Gates()
+	if len(gates) == 0 {
+		t.Fatal(suite.Report.ClosingLine())
+	}
+	for _, g := range gates {
+		t.Run(g.Name, func(t *testing.T) {
+			if g.Verdict != report.Qualified {
+				t.Error(g.String())
+				return
+			}
+			t.Log(g.String() + fmt.Sprintf(": %d of %d passed", g.Passed, g.Cells))
+		})
+	}
+	if err := runCtx.Err(); err != nil {
+		t.Errorf("the run was stopped (%s): what it did not measure is not qualified", stopReason(err))
+	}
+}
+
 // checkDrives runs each drive's checks as subtests <drive>/<check>.
 func checkDrives(t *testing.T, drives []qual.HealthDrive) {
 	for _, d := range drives {

@@ -92,6 +92,11 @@ func run(m *testing.M) int {
 	}
 	s.Progress = operator()
 	suite = s
+	// The gate is a test (TestVerdict), and it runs whatever -run selects,
+	// so that go test never prints PASS for a run that exits non-zero.
+	if run := testFlag("test.run"); run != "" {
+		flag.Set("test.run", qual.AlsoRun(run, "TestVerdict"))
+	}
 	code := m.Run()
 	if err := s.WriteReport(); err != nil {
 		fmt.Fprintln(os.Stderr, "drivequal:", err)

@@ -13,6 +13,29 @@ import (
 // recheckFix is the fix of every Recheck error.
 const recheckFix = "the drive is not the one that was checked: stop and check the host"
 
+// Gone says how want has disappeared since setup: "its device node
+// /dev/nvme0n1 is gone", "its sysfs entry /sys/dev/block/259:0 is gone"
+// (a drive removed, or a controller that reset and came back as another
+// device); "" when both are still there. A regular file is gone when its
+// path is.
+func (s System) Gone(want Info) string {
+	var why []string
+	if _, err := os.Stat(s.p(want.Path)); errors.Is(err, fs.ErrNotExist) {
+		if want.Block {
+			why = append(why, "its device node "+want.Path+" is gone")
+		} else {
+			why = append(why, want.Path+" is gone")
+		}
+	}
+	if want.Block && (want.Major != 0 || want.Minor != 0) {
+		sys := fmt.Sprintf("/sys/dev/block/%d:%d", want.Major, want.Minor)
+		if _, err := os.Stat(s.p(sys)); errors.Is(err, fs.ErrNotExist) {
+			why = append(why, "its sysfs entry "+sys+" is gone")
+		}
+	}
+	return strings.Join(why, " and ")
+}
+
 // Recheck makes sure the target is still the one Inspect described as want,
 // before a destructive step (purge, fill, write workload): it stats the path
 // and rereads sysfs, and returns a Refusal (as the error) when the path is

@@ -119,3 +119,29 @@ func TestRecheckFileSize(t *testing.T) {
 		t.Errorf("Recheck(truncated %s) = %v, want %q", path, err, wantErr)
 	}
 }
+
+// A drive is gone when its device node or its sysfs entry is.
+func TestGone(t *testing.T) {
+	root := t.TempDir()
+	sys := System{Root: root}
+	want := Info{Path: "/dev/nvme0n1", Block: true, Major: 259, Minor: 0}
+	for _, p := range []string{"/dev/nvme0n1", "/sys/dev/block/259:0"} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := sys.Gone(want); got != "" {
+		t.Errorf("Gone(present) = %q, want \"\"", got)
+	}
+	os.Remove(filepath.Join(root, "/sys/dev/block/259:0"))
+	if got, w := sys.Gone(want), "its sysfs entry /sys/dev/block/259:0 is gone"; got != w {
+		t.Errorf("Gone(no sysfs entry) = %q, want %q", got, w)
+	}
+	os.Remove(filepath.Join(root, "/dev/nvme0n1"))
+	if got, w := sys.Gone(want), "its device node /dev/nvme0n1 is gone and its sysfs entry /sys/dev/block/259:0 is gone"; got != w {
+		t.Errorf("Gone(neither) = %q, want %q", got, w)
+	}
+}

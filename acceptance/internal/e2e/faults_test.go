@@ -10,10 +10,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,6 +26,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
@@ -412,5 +416,53 @@ func TestBadFlags(t *testing.T) {
 				t.Errorf("suite %v wrote results.json", args)
 			}
 		})
+	}
+}
+
+// A drive that disappears mid-run (here its device node is removed while
+// fio writes it; a hot-unplugged NVMe drive loses its node and its sysfs
+// entry) is said to have disappeared: its cells fail with cause "drive
+// changed" naming what is gone, not with what fio made of the missing
+// path ("you need to specify size=", errno 22).
+func TestRemovedDriveIsSaidToDisappear(t *testing.T) {
+	dev := newLoop(t, safetySize)
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(dev, &st))
+	t.Cleanup(func() {
+		// Put the node back so that the loop device can be detached.
+		if _, err := os.Stat(dev); errors.Is(err, fs.ErrNotExist) {
+			if err := unix.Mknod(dev, unix.S_IFBLK|0o660, int(st.Rdev)); err != nil {
+				t.Errorf("restoring %s: %v", dev, err)
+			}
+		}
+	})
+	done := make(chan result, 1)
+	go func() {
+		done <- runSuite(t, []string{"-test.run=" + cellWrite + "$|" + cellRead + "$"},
+			"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=4s")
+	}()
+	// fio running a job (not "fio --version" at setup).
+	isOurs := ours(t)
+	running := func(p proc) bool { return isOurs(p) && !slices.Contains(p.argv, "--version") }
+	deadline := time.Now().Add(90 * time.Second)
+	for len(processes(running)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the suite's fio never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, os.Remove(dev))
+	r := <-done
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code)
+	res := byTest(r.results(t))
+	for _, test := range []string{cellWrite, cellRead} {
+		x := res[test]
+		t.Logf("%s: %s", test, x.Error)
+		assert.Equal(t, report.Fail, x.Verdict, test)
+		assert.Equal(t, report.CauseDriveChanged, x.Cause, test)
+		assert.Contains(t, x.Error, dev+" disappeared", test)
+		assert.Contains(t, x.Error, "its device node "+dev+" is gone", test)
+		assert.NotContains(t, x.Error, "specify size", "%s: blamed on fio", test)
 	}
 }

@@ -53,6 +53,12 @@ func TestQuickPreconditioningIsNotAPass(t *testing.T) {
 	integrity := "TestIntegrity/" + strings.TrimPrefix(dev, "/dev/")
 	assert.Equal(t, map[string]string{cellRead: report.Inconclusive, integrity: report.Pass}, v)
 	assert.Contains(t, r.Stdout, "drivequal: INCONCLUSIVE: 64MiB: 1 of 2 cells inconclusive; first: measured with -precondition=quick; rerun with -precondition=full to qualify")
+	// go test's own lines agree with the exit status: the gate is a test,
+	// run although -run selected only the cell.
+	assert.Contains(t, r.Stdout, "--- FAIL: TestVerdict/64MiB")
+	assert.Contains(t, r.Stdout, "INCONCLUSIVE: 64MiB: 1 of 2 cells inconclusive")
+	assert.NotRegexp(t, `(?m)^PASS$`, r.Stdout, "go test printed PASS for a run that did not qualify")
+	assert.Regexp(t, `(?m)^FAIL$`, r.Stdout)
 }
 
 // A rerun into the same -record directory replaces what it records: a
@@ -112,6 +118,8 @@ func TestReplayAgainstEditedSpec(t *testing.T) {
 	r := runSuite(t, []string{"-test.run=TestSingleDrive/1.92TB"}, "-spec="+spec, "-replay="+fixturesDir(t))
 	assert.NotEqual(t, 0, r.Code)
 	assert.Equal(t, report.Fail, r.verdicts(t)["TestSingleDrive/1.92TB/4KB_Random_Read"])
+	assert.Contains(t, r.Stdout, "--- FAIL: TestVerdict/1.92TB")
+	assert.NotContains(t, r.Stdout, "TestVerdict/3.84TB", "a gate for each capacity tested, no other")
 	run := r.results(t)
 	require.NotNil(t, run.JudgedBy)
 	assert.Equal(t, spec, run.JudgedBy.File)

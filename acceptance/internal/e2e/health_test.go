@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,9 +19,10 @@ import (
 // The health tests run the suite with testdata/nvme-standin.sh as nvme-cli:
 // it serves smart-log.N.json on the Nth read of a drive. A run of
 // testdata/health.toml reads each drive's log once before the run, before
-// and after each of its two measurements, and once after the run:
-// reads 1 (before), 2-3 (4KB Random Write), 4-5 (4KB Random Read), 6
-// (after). The logs are the reconstructed nvme-cli v2.4 fixture
+// each preparation step, before and after each of its two measurements,
+// and once after the run: reads 1 (before), 2-4 (before the purge, the
+// fill and the random preconditioning), 5-6 (4KB Random Write), 7-8 (4KB
+// Random Read), 9 (after). The logs are the reconstructed nvme-cli v2.4 fixture
 // fixtures/nvme/smart-log-v2.4-above-2-64.json with fields changed by each
 // test, and the identity is the real id-ctrl fixture of a D7-PS1010.
 
@@ -77,7 +79,7 @@ func healthOf(t *testing.T, r result) map[string]report.HealthCheck {
 // with before and after in the message, and the run does not qualify.
 func TestHealthMediaErrorsRise(t *testing.T) {
 	same := []string{}
-	env := healthLogs(t, "", same, same, same, same, same, []string{`"media_errors":0`, `"media_errors":3`})
+	env := healthLogs(t, "", same, same, same, same, same, same, same, same, []string{`"media_errors":0`, `"media_errors":3`})
 	r, dev := healthRun(t, env)
 	name := strings.TrimPrefix(dev, "/dev/")
 	assert.NotEqual(t, 0, r.Code, "a drive whose media errors rose does not qualify")
@@ -116,7 +118,7 @@ func TestHealthCriticalWarningRefuses(t *testing.T) {
 func TestHealthThermalAndFirmware(t *testing.T) {
 	same := []string{}
 	hot := []string{`"thm_temp1_trans_count":3`, `"thm_temp1_trans_count":5`}
-	env := healthLogs(t, `"fr":"9ZZ99999"`, same, same, hot, hot, hot, hot)
+	env := healthLogs(t, `"fr":"9ZZ99999"`, same, same, same, same, same, hot, hot, hot, hot)
 	r, dev := healthRun(t, env)
 	assert.NotEqual(t, 0, r.Code)
 	v := r.verdicts(t)
@@ -218,7 +220,7 @@ func TestReceiptUsedDrive(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			log := []string{`"power_on_hours":8766`, tt.hours}
-			env := healthLogs(t, "", log, log, log, log, log, log)
+			env := healthLogs(t, "", log, log, log, log, log, log, log, log, log)
 			dev := newLoop(t, 64<<20)
 			r := runSuiteIn(t, env, nil, "-spec="+spec, "-drives="+dev, "-destructive")
 			noFioLeft(t)
@@ -254,4 +256,75 @@ func TestReceiptUsedDrive(t *testing.T) {
 			assert.Contains(t, replay.Stdout, "--- FAIL: TestReceipt/")
 		})
 	}
+}
+
+type midRunWarningTest struct {
+	name   string
+	read   int    // the read of the 64 MiB drive's log that first shows the warning
+	when   string // where the error says it was read
+	write  string // the verdict of that drive's 4KB Random Write
+	filled bool   // whether the fill still wrote to it
+}
+
+// Reads of the 64 MiB drive: 1 at setup, 2 before the purge, 3 before the
+// fill, 4 before the random preconditioning, 5-6 around 4KB Random Write,
+// 7-8 around 4KB Random Read.
+var midRunWarningTests = []midRunWarningTest{
+	// Raised during 4KB Random Write: that cell keeps its figure, the
+	// next one is not measured.
+	{"during a cell", 6, "after TestSingleDrive/64MiB/4KB_Random_Write", report.Pass, true},
+	// Raised during the purge: nothing more is written, not even the fill.
+	{"during preparation", 3, "before sequential fill (1 × 128 KiB write pass)", report.Fail, false},
+}
+
+// A critical warning that appears mid-run stops writes to that drive: its
+// remaining cells fail naming the warning without being measured, while
+// the other drive's cells are measured and pass. nvme-cli is the stand-in
+// (QEMU's smart_critical_warning can be set live through QMP qom-set, but
+// the guest harness has no QMP channel yet).
+func TestCriticalWarningMidRunStopsThatDrive(t *testing.T) {
+	for _, tt := range midRunWarningTests {
+		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) { midRunWarning(t, tt) })
+	}
+}
+
+func midRunWarning(t *testing.T, tt midRunWarningTest) {
+	env := healthLogs(t, "", []string{}) // id-ctrl and a clean log for the other drive
+	small, big := newLoop(t, 64<<20), newLoop(t, 96<<20)
+	dir := strings.TrimPrefix(env[1], "NVME_STANDIN_DIR=")
+	own := filepath.Join(dir, strings.ReplaceAll(small, "/", "_"))
+	require.NoError(t, os.Mkdir(own, 0o755))
+	clean, err := os.ReadFile(filepath.Join(dir, "smart-log.1.json"))
+	require.NoError(t, err)
+	readOnly := strings.Replace(string(clean), `"critical_warning":0`, `"critical_warning":8`, 1)
+	for i := 1; i <= tt.read; i++ {
+		text := string(clean)
+		if i == tt.read {
+			text = readOnly
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(own, "smart-log."+strconv.Itoa(i)+".json"), []byte(text), 0o644))
+	}
+	r := runSuiteIn(t, env, nil, "-spec="+testdataFile(t, "health-two.toml"), "-drives="+small+","+big, "-destructive")
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code)
+	run := r.results(t)
+	res := byTest(run)
+	w, rd := res["TestSingleDrive/64MiB/4KB_Random_Write"], res["TestSingleDrive/64MiB/4KB_Random_Read"]
+	assert.Equal(t, tt.write, w.Verdict, "4KB Random Write: %s", w.Error)
+	assert.Equal(t, report.Fail, rd.Verdict)
+	assert.Equal(t, report.CauseCriticalWarning, rd.Cause)
+	assert.Contains(t, rd.Error, small+" raised critical_warning 0x08: media is read-only, read "+tt.when+": nothing more is written to it")
+	assert.Zero(t, rd.Actual, "not measured")
+	for _, test := range []string{"TestSingleDrive/96MiB/4KB_Random_Write", "TestSingleDrive/96MiB/4KB_Random_Read"} {
+		assert.Equal(t, report.Pass, res[test].Verdict, "%s: the other drive goes on: %s", test, res[test].Error)
+	}
+	for _, st := range run.Steps {
+		if st.Kind == "fill" {
+			assert.Equal(t, tt.filled, slices.Contains(st.Drives, small), "the fill wrote to %s: %v", small, st.Drives)
+			assert.Contains(t, st.Drives, big)
+		}
+	}
+	assert.Contains(t, r.Stdout, "--- FAIL: TestSingleDrive/64MiB/4KB_Random_Read")
+	assert.Contains(t, r.Stdout, "--- FAIL: TestVerdict/64MiB")
+	assert.Contains(t, r.Stdout, "--- PASS: TestVerdict/96MiB")
 }

@@ -38,6 +38,9 @@ func TestDefaultReplayReproducesTheBrief(t *testing.T) {
 	assert.True(t, run.Reconstructed)
 	const measured = "replay of figures reconstructed from Solidigm D7-PS1010 performance brief, 2024, Tables 2-5; no drive was measured"
 	assert.Contains(t, r.Stdout, "drivequal: QUALIFIED: 1.92TB, 3.84TB, 7.68TB, 15.36TB and scaling: 48 of 48 cells passed ("+measured+")")
+	for _, gate := range []string{"1.92TB", "3.84TB", "7.68TB", "15.36TB", "scaling"} {
+		assert.Contains(t, r.Stdout, "--- PASS: TestVerdict/"+gate+" ")
+	}
 
 	data, err := brief.ReadData(filepath.Join(fixturesDir(t), "brief.toml"))
 	require.NoError(t, err)
@@ -180,7 +183,9 @@ func TestReplayThatJudgesNothingFails(t *testing.T) {
 
 	r = runSuite(t, []string{"-test.run=TestNoSuchCell"}, "-replay="+fixturesDir(t))
 	assert.NotEqual(t, 0, r.Code)
-	assert.Contains(t, r.Stdout, "nothing was judged")
+	assert.Contains(t, r.Stdout, "drivequal: INCONCLUSIVE: nothing was judged")
+	assert.Contains(t, r.Stdout, "--- FAIL: TestVerdict ", "the gate runs whatever -run selects")
+	assert.NotRegexp(t, `(?m)^PASS$`, r.Stdout)
 }
 
 // With baseline = "single", N drives are judged against N × the measured

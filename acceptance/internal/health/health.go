@@ -54,6 +54,18 @@ func Refuse(before nvme.SmartLog) error {
 		ErrCriticalWarning, before.CriticalWarning, strings.Join(nvme.DecodeCriticalWarning(before.CriticalWarning), ", "))
 }
 
+// NewWarning says which critical warning bits now has that before (the
+// log read at setup) did not: "critical_warning 0x08: the media is
+// read-only"; ok is false when there are none. A drive that raises one
+// mid-run is written no more.
+func NewWarning(before, now nvme.SmartLog) (msg string, ok bool) {
+	bits := now.CriticalWarning &^ before.CriticalWarning
+	if bits == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("critical_warning 0x%02x: %s", now.CriticalWarning, strings.Join(nvme.DecodeCriticalWarning(bits), ", ")), true
+}
+
 // Judge checks after (the SMART log read after the run) against before
 // (read before it), the controller's identify data and limits, one Check
 // per rule in a fixed order: critical_warning, percent_used, avail_spare,

@@ -259,3 +259,25 @@ func TestInconclusive(t *testing.T) {
 		t.Errorf("Inconclusive(throttled, thermal_throttle ignore) = %q, true; want false", why)
 	}
 }
+
+type newWarningTest struct {
+	before, now uint8
+	msg         string
+	ok          bool
+}
+
+var newWarningTests = []newWarningTest{
+	{0, 0, "", false},
+	{0, 0x08, "critical_warning 0x08: media is read-only", true},
+	{0x01, 0x01, "", false}, // there at setup: not new
+	{0x01, 0x05, "critical_warning 0x05: NVM subsystem reliability is degraded by media or internal errors", true},
+}
+
+func TestNewWarning(t *testing.T) {
+	for _, tt := range newWarningTests {
+		msg, ok := NewWarning(nvme.SmartLog{CriticalWarning: tt.before}, nvme.SmartLog{CriticalWarning: tt.now})
+		if msg != tt.msg || ok != tt.ok {
+			t.Errorf("NewWarning(0x%02x, 0x%02x) = %q, %v, want %q, %v", tt.before, tt.now, msg, ok, tt.msg, tt.ok)
+		}
+	}
+}

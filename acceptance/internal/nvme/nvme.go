@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -60,6 +61,30 @@ type CommandError struct {
 	Err    error    // *exec.ExitError, or the context's error when it was killed
 }
 
+// ansiEscape matches a terminal control sequence (CSI: ESC [ ... final
+// byte), as nvme-cli prints around its usage text.
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]`)
+
+// ErrorText is what nvme-cli printed on stderr as an error: its lines up to
+// the usage text it prints after an error ("Usage: nvme format <device>
+// [OPTIONS]" and the command's help), without terminal escape sequences,
+// trimmed.
+func ErrorText(stderr string) string {
+	var keep []string
+	for _, line := range strings.Split(ansiEscape.ReplaceAllString(stderr, ""), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "Usage: nvme") {
+			break
+		}
+		keep = append(keep, line)
+	}
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		if r == 0x1b {
+			return -1
+		}
+		return r
+	}, strings.Join(keep, "\n")))
+}
+
 func (e *CommandError) Error() string {
 	msg := strings.Join(e.Argv, " ") + ": " + e.Err.Error()
 	if e.Stderr != "" {
@@ -99,7 +124,7 @@ func (c CLI) Run(ctx context.Context, args ...string) ([]byte, error) {
 		err = ctx.Err()
 	}
 	if err != nil {
-		return stdout.Bytes(), &CommandError{Argv: argv, Stderr: strings.TrimSpace(stderr.String()), Err: err}
+		return stdout.Bytes(), &CommandError{Argv: argv, Stderr: ErrorText(stderr.String()), Err: err}
 	}
 	return stdout.Bytes(), nil
 }

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // fixtures are recorded or reconstructed nvme-cli outputs; see their README,
@@ -521,5 +523,40 @@ func TestCLINotInstalled(t *testing.T) {
 	}
 	if err := cli.Check(); !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "install") {
 		t.Errorf("Check() = %v, want ErrNotInstalled saying how to install", err)
+	}
+}
+
+// nvme-cli prints its usage text, in bold, after the error line when it
+// cannot open a device; only the error line is kept.
+func TestCommandErrorKeepsTheErrorLine(t *testing.T) {
+	testenv.MustHave(t, "nvme", "apt-get install nvme-cli")
+	missing := "/dev/nvme-drivequal-missing"
+	_, err := CLI{}.Run(context.Background(), "smart-log", missing, "-o", "json")
+	var ce *CommandError
+	if !errors.As(err, &ce) {
+		t.Fatalf("nvme smart-log %s = %v, want a *CommandError", missing, err)
+	}
+	if want := missing + ": No such file or directory"; ce.Stderr != want {
+		t.Errorf("nvme smart-log %s: Stderr = %q, want %q", missing, ce.Stderr, want)
+	}
+}
+
+type errorTextTest struct{ in, want string }
+
+var errorTextTests = []errorTextTest{
+	// nvme-cli 2.3's output on a missing device, as printed.
+	{"/dev/nvme9n1: No such file or directory\n\x1b[1mUsage: nvme format <device> [OPTIONS]\x1b[0m\n\nRe-format a specified namespace on the\ngiven device.\n\nOptions:\n  [  --namespace-id=<NUM>, -n <NUM> ]\n",
+		"/dev/nvme9n1: No such file or directory"},
+	{"NVMe status: Invalid Command Opcode: A reserved coded value or an unsupported value in the command opcode field(0x4001)\n",
+		"NVMe status: Invalid Command Opcode: A reserved coded value or an unsupported value in the command opcode field(0x4001)"},
+	{"\x1b[31merror\x1b[0m: stray \x1b escape\n", "error: stray  escape"},
+	{"", ""},
+}
+
+func TestErrorText(t *testing.T) {
+	for _, tt := range errorTextTests {
+		if got := ErrorText(tt.in); got != tt.want {
+			t.Errorf("ErrorText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }

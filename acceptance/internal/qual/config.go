@@ -104,65 +104,177 @@ type Config struct {
 }
 
 // Selected reports whether go test's -run and -skip select test (a cell's
-// full name, "TestSingleDrive/1.92TB/4KB_Random_Read"), as go test
-// matches them: each pattern is split at slashes outside brackets and
-// parentheses, and element i must match the name's element i.
+// full name, "TestSingleDrive/1.92TB/4KB_Random_Read"), exactly as the
+// testing package matches them (testing/match.go): a pattern is split into
+// alternatives at each "|" and into levels at each "/" that is outside
+// brackets and parentheses; a name is run when one alternative matches
+// its levels, and skipped when the first alternative that matches it
+// has no more levels than the name.
 func (c *Config) Selected(test string) bool {
 	name := strings.Split(test, "/")
-	if c.Run != "" && !matchElems(splitPattern(c.Run), name, false) {
-		return false
-	}
-	return c.Skip == "" || !matchElems(splitPattern(c.Skip), name, true)
-}
-
-// matchElems matches name's elements against pattern's. For -run a
-// pattern with more elements than the name still matches (it selects a
-// deeper subtest); for -skip every pattern element must match.
-func matchElems(pattern []*regexp.Regexp, name []string, all bool) bool {
-	if all && len(pattern) > len(name) {
-		return false
-	}
-	for i, re := range pattern {
-		if i >= len(name) {
-			break
-		}
-		if re != nil && !re.MatchString(name[i]) {
+	if c.Run != "" {
+		if ok, _ := splitPattern(c.Run).match(name); !ok {
 			return false
 		}
 	}
-	return true
+	if c.Skip == "" {
+		return true
+	}
+	skip, partial := splitPattern(c.Skip).match(name)
+	return !skip || partial
 }
 
-// splitPattern splits a -run pattern as go test does; an element that
-// does not compile matches nothing (go test has refused it already).
-func splitPattern(p string) []*regexp.Regexp {
-	var elems []string
-	depth, start := 0, 0
-	for i := 0; i < len(p); i++ {
-		switch p[i] {
-		case '[', '(':
-			depth++
-		case ']', ')':
-			depth = max(depth-1, 0)
+// AlsoRun returns a -run pattern that selects what pattern selects and
+// the top-level test named test: pattern with a top-level alternative
+// "^test$" added. A pattern whose brackets or parentheses are still open
+// at its end (where a "|" would not start an alternative) is returned as
+// it is.
+func AlsoRun(pattern, test string) string {
+	if pattern == "" {
+		return ""
+	}
+	cs, cp, escaped := 0, 0, false
+	for i := 0; i < len(pattern); i++ {
+		switch pattern[i] {
+		case '[':
+			cs++
+		case ']':
+			cs = max(cs-1, 0)
+		case '(':
+			if cs == 0 {
+				cp++
+			}
+		case ')':
+			if cs == 0 {
+				cp--
+			}
 		case '\\':
 			i++
-		case '/':
-			if depth == 0 {
-				elems = append(elems, p[start:i])
-				start = i + 1
-			}
+			escaped = i == len(pattern)
 		}
 	}
-	elems = append(elems, p[start:])
-	out := make([]*regexp.Regexp, len(elems))
-	for i, e := range elems {
-		if re, err := regexp.Compile(e); err == nil {
+	if cs != 0 || cp != 0 || escaped {
+		return pattern
+	}
+	return pattern + "|^" + regexp.QuoteMeta(test) + "$"
+}
+
+// alternatives is a -run or -skip pattern split as go test splits it: one
+// list of per-level regexps per top-level alternative.
+type alternatives [][]*regexp.Regexp
+
+// match is testing's alternationMatch.matches: the first alternative whose
+// levels match name's (a level the name does not reach is not checked)
+// decides; partial says that alternative has more levels than name.
+func (a alternatives) match(name []string) (ok, partial bool) {
+	for _, levels := range a {
+		ok = true
+		for i, re := range levels {
+			if i >= len(name) {
+				break
+			}
+			if !re.MatchString(name[i]) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true, len(name) < len(levels)
+		}
+	}
+	return false, false
+}
+
+// splitPattern splits a -run or -skip pattern as testing's splitRegexp
+// does, character for character, and rewrites each element as testing
+// does (a space is "_"). An element that does not compile matches nothing
+// (go test has refused it already).
+func splitPattern(s string) alternatives {
+	var out alternatives
+	var levels []string
+	cs, cp := 0, 0
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case '[':
+			cs++
+		case ']':
+			if cs--; cs < 0 { // an unmatched ']' is legal
+				cs = 0
+			}
+		case '(':
+			if cs == 0 {
+				cp++
+			}
+		case ')':
+			if cs == 0 {
+				cp--
+			}
+		case '\\':
+			i++
+		case '/', '|':
+			if cs == 0 && cp == 0 {
+				levels = append(levels, s[:i])
+				if s[i] == '|' {
+					out = append(out, compileLevels(levels))
+					levels = nil
+				}
+				s = s[i+1:]
+				i = 0
+				continue
+			}
+		}
+		i++
+	}
+	return append(out, compileLevels(append(levels, s)))
+}
+
+func compileLevels(levels []string) []*regexp.Regexp {
+	out := make([]*regexp.Regexp, len(levels))
+	for i, e := range levels {
+		if re, err := regexp.Compile(rewriteName(e)); err == nil {
 			out[i] = re
 		} else {
 			out[i] = regexp.MustCompile(`\A\z.`)
 		}
 	}
 	return out
+}
+
+// rewriteName is testing's rewrite: white space becomes "_" and a
+// non-printable rune its Go escape, in test names and patterns alike.
+func rewriteName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case isSpace(r):
+			b.WriteByte('_')
+		case !strconv.IsPrint(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// isSpace is testing's isSpace (not unicode.IsSpace).
+func isSpace(r rune) bool {
+	if r < 0x2000 {
+		switch r {
+		case '\t', '\n', '\v', '\f', '\r', ' ', 0x85, 0xA0, 0x1680:
+			return true
+		}
+		return false
+	}
+	if r <= 0x200a {
+		return true
+	}
+	switch r {
+	case 0x2028, 0x2029, 0x202f, 0x205f, 0x3000:
+		return true
+	}
+	return false
 }
 
 // Live reports whether the run drives fio on real targets.

@@ -177,6 +177,11 @@ func (s *Suite) execStep(ctx context.Context, st *plan.Step, logf func(string, .
 	if st.Kind == plan.StepMeasure {
 		return s.measure(ctx, *st, logf)
 	}
+	// A drive that raised a critical warning since setup is written no
+	// more, whatever the step: read its log before each one.
+	if ctx.Err() == nil {
+		s.warned(s.snapshot(ctx, st.Drives), "before "+st.Name)
+	}
 	// A drive that failed an earlier step is not prepared again.
 	var drives []int
 	for _, d := range st.Drives {
@@ -227,7 +232,11 @@ func (s *Suite) execStep(ctx context.Context, st *plan.Step, logf func(string, .
 	if err != nil {
 		// The drives' state is unknown now: the next cell starts over.
 		s.resetStates(st.Drives)
-		err = fmt.Errorf("preparing %s: %s failed: %w", s.paths(st.Drives), st.Name, err)
+		if why := s.vanished(st.Drives, "during "+st.Name); why != "" {
+			err = fmt.Errorf("preparing %s: %s failed: %s", s.paths(st.Drives), st.Name, why)
+		} else {
+			err = fmt.Errorf("preparing %s: %s failed: %w", s.paths(st.Drives), st.Name, err)
+		}
 		if ctx.Err() == nil {
 			s.markBroken(st.Drives, report.CausePreparation, "a preparation step", err)
 		}
@@ -394,6 +403,10 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 		keep(&measured{notRun: why.text, cause: why.cause})
 		return why.text
 	}
+	if why := s.vanished(st.Drives, "before "+owner.Test); why != "" {
+		keep(&measured{notRun: why, cause: report.CauseDriveChanged})
+		return why
+	}
 	if ctx.Err() != nil {
 		keep(&measured{notRun: stoppedBy(ctx.Err()) + " before the measurement", cause: report.CauseInterrupted})
 		return "the run was stopped"
@@ -445,12 +458,27 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 	s.progress(logf, "step %d of %d: measuring %s on %s (%s, %s)", st.N, len(s.Plan.Steps), strings.Join(names, " and "),
 		s.paths(st.Drives), describeJob(st.Job), st.Job.Runtime)
 	before := s.snapshot(ctx, st.Drives)
+	if why := s.warned(before, "before "+owner.Test); why != "" {
+		keep(&measured{notRun: why, cause: report.CauseCriticalWarning})
+		return why
+	}
 	linkBefore := s.linkDegraded(st.Drives)
 	cpus, cpuBefore := s.allowedCPUs(st.Job), readCPUTimes()
 	start := time.Now()
 	stdout, runErr := s.Exec.Measure(ctx, owner.Test, st.Job, s.watch(st, start, nil, logf))
+	if why := s.vanished(st.Drives, "during "+owner.Test); why != "" {
+		// What fio made of a missing device ("you need to specify
+		// size=", errno 22) is not the drive's figure, nor fio's fault.
+		keep(&measured{notRun: why + "; fio's output is kept in " + s.Exec.RawPath(owner.Test), cause: report.CauseDriveChanged,
+			raw: s.Exec.RawPath(owner.Test), job: st.Job})
+		return why
+	}
+	after := s.snapshot(ctx, st.Drives)
+	if why := s.warned(after, "after "+owner.Test); why != "" {
+		logf("%s", why)
+	}
 	m := &measured{stdout: stdout, runErr: runErr, raw: s.Exec.RawPath(owner.Test), job: st.Job, steady: basis,
-		thermal: s.throttled(before, s.snapshot(ctx, st.Drives)), link: joinDistinct(linkBefore, s.linkDegraded(st.Drives))}
+		thermal: s.throttled(before, after), link: joinDistinct(linkBefore, s.linkDegraded(st.Drives))}
 	m.cpu = cpuUse(cpus, cpuBefore, readCPUTimes())
 	if owner.Workload.Writes() {
 		now := time.Now()

@@ -71,6 +71,37 @@ func (s *Suite) markBroken(drives []int, cause, step string, err error) {
 	}
 }
 
+// vanished says which of drives have disappeared since setup (device node
+// or sysfs entry gone), marking each so that its remaining cells fail
+// saying so rather than quoting what fio or nvme-cli made of a missing
+// path; "" when none has. when says where in the run it was noticed
+// ("during TestX"). A replay, or a suite that holds no drive, has nothing
+// to check.
+func (s *Suite) vanished(drives []int, when string) string {
+	if !s.Cfg.Live() || s.guard == nil {
+		return ""
+	}
+	var why []string
+	for _, d := range drives {
+		gone := s.sys.Gone(s.Drives[d].Info)
+		if gone == "" {
+			continue
+		}
+		text := fmt.Sprintf("%s disappeared %s: %s (the drive was removed, or its controller reset); nothing more is run on it",
+			s.Drives[d].Path, when, gone)
+		s.mu.Lock()
+		if s.broken == nil {
+			s.broken = make([]unusableDrive, len(s.Drives))
+		}
+		if s.broken[d].text == "" || s.broken[d].cause != report.CauseDriveChanged {
+			s.broken[d] = unusableDrive{cause: report.CauseDriveChanged, text: text}
+		}
+		s.mu.Unlock()
+		why = append(why, text)
+	}
+	return strings.Join(why, "; ")
+}
+
 // recheck makes sure each drive is still the one set up (device number,
 // serial and size), before anything is written to it. A regular file or a
 // replay has nothing to check.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/health"
@@ -130,6 +131,33 @@ func (s *Suite) snapshot(ctx context.Context, drives []int) map[int]nvme.SmartLo
 		out[d] = l
 	}
 	return out
+}
+
+// warned marks each drive of snap whose SMART log shows a critical
+// warning bit it did not have at setup: its remaining cells fail naming
+// the warning, and nothing more is written to it; the other drives go on.
+// when says where in the run the log was read ("before TestX", "after
+// TestX"). It returns what it found, "" for nothing.
+func (s *Suite) warned(snap map[int]nvme.SmartLog, when string) string {
+	var why []string
+	for d, l := range snap {
+		msg, ok := health.NewWarning(s.health[d].before, l)
+		if !ok {
+			continue
+		}
+		text := fmt.Sprintf("%s raised %s, read %s: nothing more is written to it", s.Drives[d].Path, msg, when)
+		s.mu.Lock()
+		if s.broken == nil {
+			s.broken = make([]unusableDrive, len(s.Drives))
+		}
+		if s.broken[d].text == "" {
+			s.broken[d] = unusableDrive{cause: report.CauseCriticalWarning, text: text}
+		}
+		s.mu.Unlock()
+		why = append(why, text)
+	}
+	slices.Sort(why)
+	return strings.Join(why, "; ")
 }
 
 // throttled says which drives throttled on heat between two snapshots,

@@ -195,20 +195,21 @@ type Step struct {
 
 // Causes of a verdict other than pass.
 const (
-	CauseBelowSpec    = "below spec"          // measured, and short of the figure
-	CauseFioFailed    = "fio failed"          // fio exited non-zero or reported job errors
-	CausePreparation  = "preparation failed"  // a purge, fill or preconditioning step failed
-	CauseDriveChanged = "drive changed"       // the drive is no longer the one set up
-	CausePrecondition = "not preconditioned"  // measured with -precondition=quick or none
-	CauseInterrupted  = "interrupted"         // stopped by Ctrl-C, SIGTERM or the -timeout
-	CauseNoBaseline   = "no baseline"         // a measured baseline the run did not measure
-	CauseNotRecorded  = "not recorded"        // a replay has no output for the cell
-	CauseBadRecording = "bad recording"       // fio's output could not be read
-	CauseNotSteady    = "not steady"          // a drive did not reach steady state before the cell
-	CauseThrottled    = "thermal throttle"    // the drive throttled on heat during the cell
-	CauseLatency      = "latency above limit" // a latency percentile above the spec's limit
-	CausePCIeLink     = "pcie link degraded"  // a drive's PCIe link was below what the cell needs
-	CauseHostBound    = "host-bound"          // below spec while the CPUs fio ran on were saturated
+	CauseBelowSpec       = "below spec"          // measured, and short of the figure
+	CauseFioFailed       = "fio failed"          // fio exited non-zero or reported job errors
+	CausePreparation     = "preparation failed"  // a purge, fill or preconditioning step failed
+	CauseDriveChanged    = "drive changed"       // the drive is no longer the one set up
+	CausePrecondition    = "not preconditioned"  // measured with -precondition=quick or none
+	CauseInterrupted     = "interrupted"         // stopped by Ctrl-C, SIGTERM or the -timeout
+	CauseNoBaseline      = "no baseline"         // a measured baseline the run did not measure
+	CauseNotRecorded     = "not recorded"        // a replay has no output for the cell
+	CauseBadRecording    = "bad recording"       // fio's output could not be read
+	CauseNotSteady       = "not steady"          // a drive did not reach steady state before the cell
+	CauseThrottled       = "thermal throttle"    // the drive throttled on heat during the cell
+	CauseLatency         = "latency above limit" // a latency percentile above the spec's limit
+	CausePCIeLink        = "pcie link degraded"  // a drive's PCIe link was below what the cell needs
+	CauseHostBound       = "host-bound"          // below spec while the CPUs fio ran on were saturated
+	CauseCriticalWarning = "critical warning"    // the drive raised a critical warning mid-run: nothing more is written to it
 	// CauseIntegrity: the drive returned data other than what was written.
 	CauseIntegrity = "data integrity"
 )
