@@ -135,6 +135,11 @@ type Planner struct {
 	Runtime      time.Duration // overrides each workload's runtime when > 0
 	Drives       []Drive
 	Online       []int // online CPUs, for placement
+	// Verify lists the drives whose integrity is judged (TestIntegrity):
+	// the run's first purge, fill and verify pass covers them too, so that
+	// every drive is filled and read back once, in one fio process, even
+	// one that no selected cell measures.
+	Verify []int
 }
 
 // QuickFillCap bounds the bytes one quick fill pass writes per drive.
@@ -255,7 +260,7 @@ func (p *Planner) Build(cells []Cell) Plan {
 			Apply(states, st)
 		}
 	}
-	for _, need := range needs {
+	for gi, need := range needs {
 		group := groups[need]
 		if strings.HasPrefix(need, "rand:") {
 			// Largest scaling step first, one drive last: each drive is
@@ -272,7 +277,15 @@ func (p *Planner) Build(cells []Cell) Plan {
 			}
 		}
 		sort.Ints(drives)
-		for _, st := range p.prepare(states, need, twins[need], drives) {
+		var fillOnly []int
+		if gi == 0 {
+			for _, d := range p.Verify {
+				if !slices.Contains(drives, d) {
+					fillOnly = append(fillOnly, d)
+				}
+			}
+		}
+		for _, st := range p.prepare(states, need, twins[need], drives, fillOnly...) {
 			add(st)
 		}
 		shared := map[string]int{} // job file → step index
@@ -347,12 +360,18 @@ func (p *Planner) AddVerify(pl *Plan, drives []int) {
 }
 
 // prepare returns the preparation steps that bring drives (given their
-// states) to need. It does not change states; applyStep does.
-func (p *Planner) prepare(states []State, need string, twin specs.Workload, drives []int) []Step {
+// states) to need, and purge, fill and verify fillOnly, drives no cell of
+// need measures. It does not change states; applyStep does.
+func (p *Planner) prepare(states []State, need string, twin specs.Workload, drives []int, fillOnly ...int) []Step {
 	if p.Precondition == None {
 		return nil
 	}
 	var full, randOnly []int
+	for _, d := range fillOnly {
+		if !states[d].Filled {
+			full = append(full, d)
+		}
+	}
 	for _, d := range drives {
 		st := states[d]
 		switch {
@@ -363,6 +382,7 @@ func (p *Planner) prepare(states []State, need string, twin specs.Workload, driv
 			randOnly = append(randOnly, d)
 		}
 	}
+	sort.Ints(full)
 	var steps []Step
 	if len(full) > 0 {
 		fills := p.Spec.Precondition.FillPasses > 0
@@ -384,7 +404,12 @@ func (p *Planner) prepare(states []State, need string, twin specs.Workload, driv
 		}
 	}
 	if strings.HasPrefix(need, "rand:") {
-		all := append(append([]int(nil), full...), randOnly...)
+		var all []int
+		for _, d := range append(append([]int(nil), full...), randOnly...) {
+			if !slices.Contains(fillOnly, d) {
+				all = append(all, d)
+			}
+		}
 		sort.Ints(all)
 		if len(all) > 0 {
 			steps = append(steps, p.random(all, twin, need))

@@ -189,3 +189,34 @@ func TestDryRunGolden(t *testing.T) {
 		t.Errorf("dry run (-%s +got):\n%s", golden, diff)
 	}
 }
+
+// A drive whose integrity is judged but that no selected cell measures
+// (two namespaces of one subsystem, single-drive cells only) is purged,
+// filled and read back with the first, in the same steps: one purge, which
+// may reach both anyway, not a second one at the end of the plan.
+func TestBuildVerifiesEveryDriveInTheFirstFill(t *testing.T) {
+	s, cells := builtinSuite(t, 2)
+	var single []plan.Cell
+	for _, c := range cells {
+		if c.Kind == report.KindSingle {
+			single = append(single, c)
+		}
+	}
+	s.Planner.Verify = []int{0, 1}
+	pl := s.Planner.Build(single)
+	count := map[plan.StepKind]int{}
+	for _, st := range pl.Steps {
+		count[st.Kind]++
+		switch st.Kind {
+		case plan.StepPurge, plan.StepFill, plan.StepVerify:
+			require.Equal(t, []int{0, 1}, st.Drives, "step %d (%s)", st.N, st.Name)
+		case plan.StepRandom, plan.StepMeasure:
+			require.Equal(t, []int{0}, st.Drives, "step %d (%s): only the measured drive", st.N, st.Name)
+		}
+	}
+	require.Equal(t, 1, count[plan.StepPurge])
+	require.Equal(t, 1, count[plan.StepVerify])
+	before := len(pl.Steps)
+	s.Planner.AddVerify(&pl, []int{0, 1})
+	require.Len(t, pl.Steps, before, "every drive is read back already")
+}

@@ -85,13 +85,18 @@ func (s *Suite) addVerify() {
 	if s.Precondition == plan.None || s.Spec.Precondition.FillPasses == 0 {
 		return
 	}
+	s.Planner.AddVerify(&s.Plan, s.verifyDrives())
+}
+
+// verifyDrives lists the drives whose TestIntegrity subtest is selected.
+func (s *Suite) verifyDrives() []int {
 	var drives []int
 	for i, d := range s.Drives {
 		if s.Cfg.Selected(integrityTest(d.Path)) {
 			drives = append(drives, i)
 		}
 	}
-	s.Planner.AddVerify(&s.Plan, drives)
+	return drives
 }
 
 // judged is one drive's verify verdict with what the report needs.

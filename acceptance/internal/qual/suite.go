@@ -180,6 +180,7 @@ func (s *Suite) planRun(online []int) {
 				cells = append(cells, c)
 			}
 		}
+		s.Planner.Verify = s.verifyDrives()
 		s.Plan = s.Planner.Build(cells)
 		s.addVerify()
 		s.Warnings = append(s.Warnings, s.steadyWarnings()...)

@@ -46,7 +46,7 @@ bytes = 67108864
 `
 
 // progressLine is a progress line of the measurement with both ETAs.
-var progressLine = regexp.MustCompile(`(?m)^drivequal: \d\d:\d\d:\d\d step 3 of 3 \(TestSingleDrive/64MiB/128KB_Sequential_Read\): \d+m?\d*s elapsed, step ETA [0-9ms]+, run ETA [0-9ms]+; fio now [0-9,]+ IOPS, [0-9,]+ MB/s$`)
+var progressLine = regexp.MustCompile(`(?m)^drivequal: \d\d:\d\d:\d\d step \d+ of \d+ \(TestSingleDrive/64MiB/128KB_Sequential_Read\): \d+m?\d*s elapsed, step ETA [0-9ms]+, run ETA [0-9ms]+; fio now [0-9,]+ IOPS, [0-9,]+ MB/s$`)
 
 func TestLongStepShowsProgress(t *testing.T) {
 	testenv.MustHaveLoop(t)
