@@ -8,7 +8,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
@@ -98,18 +97,9 @@ func ChartSVG(rows []report.Result, group string) ([]byte, error) {
 		col color.Color
 		leg string
 	}{{basePts, baselineColor, "baseline"}, {thisPts, report.MeasuredColor, "this run"}, {flagged, report.FlaggedColor, "this run, regressed"}} {
-		if len(set.xys) == 0 {
-			continue
-		}
-		sc, err := plotter.NewScatter(set.xys)
-		if err != nil {
+		if err := report.Dots(p, set.xys, set.col, set.leg); err != nil {
 			return nil, err
 		}
-		sc.Color = set.col
-		sc.Shape = draw.CircleGlyph{}
-		sc.Radius = vg.Points(2.5)
-		p.Add(sc)
-		p.Legend.Add(set.leg, sc)
 	}
 	top := float64(n) - 0.4
 	median, err := report.ReferenceLine(plotter.XYs{{X: 1, Y: -0.6}, {X: 1, Y: top}})

@@ -39,6 +39,24 @@ func ReferenceLine(xys plotter.XYs) (*plotter.Line, error) {
 	return l, nil
 }
 
+// Dots adds xys to p as round dots of col, named legend in its legend;
+// nothing when xys is empty.
+func Dots(p *plot.Plot, xys plotter.XYs, col color.Color, legend string) error {
+	if len(xys) == 0 {
+		return nil
+	}
+	sc, err := plotter.NewScatter(xys)
+	if err != nil {
+		return err
+	}
+	sc.Color = col
+	sc.Shape = draw.CircleGlyph{}
+	sc.Radius = vg.Points(2.5)
+	p.Add(sc)
+	p.Legend.Add(legend, sc)
+	return nil
+}
+
 // SVG renders p as an SVG of w × h in drivequal's charts' face: sans-serif
 // for the title, the x label, the ticks and the legend, and for the extra
 // styles given (such as a y label); set per plot, never through

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/e2e/suiterun"
 	"github.com/drivequal/drivequal/acceptance/internal/qemu"
 	"github.com/drivequal/drivequal/acceptance/internal/qual"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
@@ -109,12 +110,7 @@ func TestQEMU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	suite := filepath.Join(work, "acceptance.test")
-	build := exec.Command("go", "test", "-c", "-o", suite, ".")
-	build.Dir = filepath.Join(root, "acceptance")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the acceptance suite: %v\n%s", err, out)
-	}
+	suite := suiterun.Build(t, work)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
