@@ -20,9 +20,9 @@ import (
 // it serves smart-log.N.json on the Nth read of a drive. A run of
 // testdata/health.toml reads each drive's log once before the run, before
 // each preparation step, before and after each of its two measurements,
-// and once after the run: reads 1 (before), 2-4 (before the purge, the
-// fill and the random preconditioning), 5-6 (4KB Random Write), 7-8 (4KB
-// Random Read), 9 (after). The logs are the reconstructed nvme-cli v2.4 fixture
+// and once after the run: reads 1 (before), 2-5 (before the purge, the
+// fill, the verify pass and the random preconditioning), 6-7 (4KB Random
+// Write), 8-9 (4KB Random Read), 10 (after). The logs are the reconstructed nvme-cli v2.4 fixture
 // fixtures/nvme/smart-log-v2.4-above-2-64.json with fields changed by each
 // test, and the identity is the real id-ctrl fixture of a D7-PS1010.
 
@@ -118,7 +118,7 @@ func TestHealthCriticalWarningRefuses(t *testing.T) {
 func TestHealthThermalAndFirmware(t *testing.T) {
 	same := []string{}
 	hot := []string{`"thm_temp1_trans_count":3`, `"thm_temp1_trans_count":5`}
-	env := healthLogs(t, `"fr":"9ZZ99999"`, same, same, same, same, same, hot, hot, hot, hot)
+	env := healthLogs(t, `"fr":"9ZZ99999"`, same, same, same, same, same, same, hot, hot, hot, hot)
 	r, dev := healthRun(t, env)
 	assert.NotEqual(t, 0, r.Code)
 	v := r.verdicts(t)
@@ -267,12 +267,12 @@ type midRunWarningTest struct {
 }
 
 // Reads of the 64 MiB drive: 1 at setup, 2 before the purge, 3 before the
-// fill, 4 before the random preconditioning, 5-6 around 4KB Random Write,
-// 7-8 around 4KB Random Read.
+// fill, 4 before the verify pass, 5 before the random preconditioning, 6-7
+// around 4KB Random Write, 8-9 around 4KB Random Read.
 var midRunWarningTests = []midRunWarningTest{
 	// Raised during 4KB Random Write: that cell keeps its figure, the
 	// next one is not measured.
-	{"during a cell", 6, "after TestSingleDrive/64MiB/4KB_Random_Write", report.Pass, true},
+	{"during a cell", 7, "after TestSingleDrive/64MiB/4KB_Random_Write", report.Pass, true},
 	// Raised during the purge: nothing more is written, not even the fill.
 	{"during preparation", 3, "before sequential fill (1 × 128 KiB write pass)", report.Fail, false},
 }

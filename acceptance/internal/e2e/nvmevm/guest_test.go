@@ -292,7 +292,7 @@ func TestGuestFormatPurge(t *testing.T) {
 	}
 
 	live := runSuite(t, nil, append(args, "-destructive")...)
-	mustContain(t, live.Stdout, "--- PASS: TestSingleDrive/32MiB/4KB_Random_Write", "--- PASS: TestSingleDrive/32MiB/4KB_Random_Read",
+	mustContain(t, live.Stdout, "--- PASS: TestSingleDrive/32MiB/128KB_Sequential_Write", "--- PASS: TestSingleDrive/32MiB/128KB_Sequential_Read",
 		// A by-id path's slashes do not make levels of TestHealth.
 		"--- PASS: TestHealth/disk-by-id-nvme-QEMU_NVMe_Ctrl_"+serialFormat+"/critical_warning")
 	if live.Code != 0 {
