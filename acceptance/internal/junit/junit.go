@@ -254,7 +254,7 @@ func cellCase(r *report.Run, res report.Result, reportDir string) xmlTestcase {
 // checkCase is one drive's receipt or health check as a testcase
 // <class>/<drive>/<check>: a failure or a skip carries its message.
 func checkCase(class string, c report.HealthCheck) xmlTestcase {
-	drive := strings.ReplaceAll(strings.TrimPrefix(c.Drive, "/dev/"), "/", "_")
+	drive := strings.ReplaceAll(strings.TrimPrefix(c.Drive, "/dev/"), "/", "-")
 	tc := xmlTestcase{Name: clean(c.Check), Classname: clean(class + "/" + drive), Time: zeroTime, SystemOut: text(clean(c.Message))}
 	switch c.Verdict {
 	case report.Fail:

@@ -234,7 +234,7 @@ func (s *Suite) JudgeHealth(ctx context.Context) ([]HealthDrive, string) {
 		}
 		h := s.health[i]
 		// A subtest name: a by-id path's slashes would make levels of it.
-		hd := HealthDrive{Name: strings.ReplaceAll(strings.TrimPrefix(d.Path, "/dev/"), "/", "-"), Path: d.Path, Skip: h.skip}
+		hd := HealthDrive{Name: checkName(d.Path), Path: d.Path, Skip: h.skip}
 		if h.skip == "" {
 			hd.Checks = health.Judge(h.before, h.last, h.ctrl, h.maxTempK, s.Spec.Health)
 			for _, c := range hd.Checks {
@@ -296,7 +296,7 @@ func (s *Suite) JudgeReceipt() ([]HealthDrive, string) {
 		if !s.Cfg.Live() && strings.HasPrefix(d.Path, "recorded ") {
 			continue
 		}
-		hd := HealthDrive{Name: strings.TrimPrefix(d.Path, "/dev/"), Path: d.Path}
+		hd := HealthDrive{Name: checkName(d.Path), Path: d.Path}
 		log, skip := s.receivedLog(i)
 		if skip != "" {
 			hd.Skip = skip
@@ -386,4 +386,11 @@ func (r Replay) thermal(test string) string {
 		return ""
 	}
 	return t.Throttled
+}
+
+// checkName is a drive's TestHealth and TestReceipt subtest name: its path
+// without /dev/, slashes as "-" so that a by-id path is one level
+// ("disk-by-id-nvme-X").
+func checkName(path string) string {
+	return strings.ReplaceAll(strings.TrimPrefix(path, "/dev/"), "/", "-")
 }
