@@ -64,7 +64,8 @@ var progressLine = regexp.MustCompile(`(?m)^drivequal: \d\d:\d\d:\d\d step \d+ o
 // first status report after round 5, never before 300 s of runtime, the
 // drive is recorded steady on the whole window of rounds 1-5, the random
 // cell is judged (PASS), not INCONCLUSIVE, and a replay of the recording
-// gives the same verdicts. At 2 s rounds the same holds, 50 times faster.
+// gives the same verdicts. At 2 s rounds the same holds, 30 times faster,
+// on the first whole window that holds.
 func TestDefaultRound(t *testing.T) {
 	testenv.MustHaveLoop(t)
 	bin := suiterun.Build(t, t.TempDir())
@@ -98,27 +99,38 @@ func TestDefaultRound(t *testing.T) {
 			if !st.Attained || st.Source != "fio status reports" || st.RoundSeconds != tt.round.Seconds() {
 				t.Errorf("steady state = %+v, want attained from fio's status reports in %v rounds", st, tt.round)
 			}
-			if st.FirstRound != 1 || st.LastRound != 5 || st.Rounds < 5 || len(st.RoundIOPS) != st.Rounds {
-				t.Errorf("window of rounds %d-%d of %d (%d figures), want rounds 1-5 of at least 5", st.FirstRound, st.LastRound, st.Rounds, len(st.RoundIOPS))
+			// The window that stopped the run is whole, every round of it
+			// measured, and it is the one recorded. At 1-minute rounds that
+			// is rounds 1-5; at 2 s rounds, on a machine busy with other
+			// tests and fio at nice 19, a report can come more than a second
+			// late and leave an early round unmeasured, so a later window
+			// may be the first that holds.
+			if st.LastRound-st.FirstRound != 4 || st.LastRound < 5 || st.Rounds < st.LastRound || len(st.RoundIOPS) != st.Rounds {
+				t.Errorf("window of rounds %d-%d of %d (%d figures), want 5 whole rounds", st.FirstRound, st.LastRound, st.Rounds, len(st.RoundIOPS))
 			}
-			for k, x := range st.RoundIOPS {
-				if x == nil || *x <= 0 {
-					t.Errorf("round %d = %v IOPS, want a measured figure", k+1, x)
+			if tt.round == time.Minute && st.FirstRound != 1 {
+				t.Errorf("window of rounds %d-%d, want rounds 1-5 at the 1-minute round", st.FirstRound, st.LastRound)
+			}
+			for k := st.FirstRound - 1; k >= 0 && k < st.LastRound && k < len(st.RoundIOPS); k++ {
+				if x := st.RoundIOPS[k]; x == nil || *x <= 0 {
+					t.Errorf("round %d of the window = %v IOPS, want a measured figure", k+1, x)
 				}
 			}
-			if st.Seconds != 5*tt.round.Seconds() {
-				t.Errorf("steady after %v s, want %v (5 rounds)", st.Seconds, 5*tt.round.Seconds())
+			stop := float64(st.LastRound) * tt.round.Seconds()
+			if st.Seconds != stop {
+				t.Errorf("steady after %v s, want %v (%d rounds)", st.Seconds, stop, st.LastRound)
 			}
-			// The step ran at least its 5 rounds, and stopped within the
-			// round after (a report every sixth of a round, and fio's exit).
+			// The step ran at least to the end of that window, never fewer
+			// than 5 rounds, and stopped within the round after (a report
+			// every sixth of a round, and fio's exit).
 			var took float64
 			for _, s := range run.Steps {
 				if s.Kind == "precondition" {
 					took = s.ActualSeconds
 				}
 			}
-			if took < 5*tt.round.Seconds() || took > 6*tt.round.Seconds()+10 {
-				t.Errorf("the preconditioning took %.1f s, want between 5 and 6 rounds of %v", took, tt.round)
+			if took < stop || took > stop+tt.round.Seconds()+10 {
+				t.Errorf("the preconditioning took %.1f s, want between %v s and one round more", took, stop)
 			}
 			// Progress lines keep their 30 s schedule whatever the round.
 			if lines := progressLine.FindAllString(out, -1); tt.round == time.Minute && (len(lines) < 9 || len(lines) > 11) {
@@ -132,7 +144,7 @@ func TestDefaultRound(t *testing.T) {
 			suiterun.Run(t, bin, 15*time.Minute, "-replay="+record, "-report="+filepath.Join(dir, "replay"))
 			replayed := suiterun.Results(t, filepath.Join(dir, "replay"))
 			if c := cellOf(replayed); c == nil || c.Verdict != report.Pass ||
-				len(replayed.SteadyState) != 1 || replayed.SteadyState[0].LastRound != 5 {
+				len(replayed.SteadyState) != 1 || replayed.SteadyState[0].LastRound != st.LastRound {
 				t.Errorf("replay: results %+v, steady state %+v; want the live run's", replayed.Results, replayed.SteadyState)
 			}
 		})
