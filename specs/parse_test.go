@@ -531,8 +531,8 @@ func TestLoopSpec(t *testing.T) {
 		}
 	}
 	wantMethod := Method{Runtime: time.Second, IOEngine: "libaio", Direct: true}
-	wantPre := withSteadyDefaults(Precondition{Purge: "discard", FillPasses: 1, RandomRuntime: 20 * time.Second})
-	wantPre.SteadyRound, wantPre.SteadyRange, wantPre.SteadySlope = time.Second, 10, 10
+	wantPre := withSteadyDefaults(Precondition{Purge: "discard", FillPasses: 1, RandomRuntime: 40 * time.Second})
+	wantPre.SteadyRound, wantPre.SteadyRange, wantPre.SteadySlope = 2*time.Second, 10, 10
 	wantScaling := Scaling{Capacity: "1GiB", Drives: []int{1, 2, 3, 4}, Baseline: "spec", Tolerance: 0.5}
 	if diff := cmp.Diff(wantMethod, s.Method); diff != "" {
 		t.Errorf("loop method (-want +got):\n%s", diff)
