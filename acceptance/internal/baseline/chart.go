@@ -123,13 +123,5 @@ func ChartSVG(rows []report.Result, group string) ([]byte, error) {
 		p.Legend.Add(fmt.Sprintf("tolerance (%s %%)", pct(tol)), tl)
 		lo, hi = min(lo, limit), max(hi, limit)
 	}
-	pad := (hi - lo) * 0.08
-	p.X.Min, p.X.Max = lo-pad-0.01, hi+pad+0.01
-	p.NominalY(labels...)
-	p.Y.Min, p.Y.Max = -0.6, float64(n)+0.9
-	p.Title.Padding = vg.Points(8)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), vg.Points(-4)
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	return report.SVG(p, 7*vg.Inch, 1.5*vg.Inch+vg.Length(n)*0.5*vg.Inch)
+	return report.RowsSVG(p, lo, hi, labels, 0.5)
 }

@@ -57,6 +57,23 @@ func Dots(p *plot.Plot, xys plotter.XYs, col color.Color, legend string) error {
 	return nil
 }
 
+// RowsSVG lays out a chart of one row per label (the fleet's and the
+// baseline's): x from lo to hi with a margin, the rows bottom to top with
+// a free band above the first for the legend, rowHeight inches a row, and
+// renders it with SVG.
+func RowsSVG(p *plot.Plot, lo, hi float64, labels []string, rowHeight float64) ([]byte, error) {
+	n := len(labels)
+	pad := (hi - lo) * 0.08
+	p.X.Min, p.X.Max = lo-pad-0.01, hi+pad+0.01
+	p.NominalY(labels...)
+	p.Y.Min, p.Y.Max = -0.6, float64(n)+0.9
+	p.Title.Padding = vg.Points(8)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), vg.Points(-4)
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	return SVG(p, 7*vg.Inch, 1.5*vg.Inch+vg.Length(n)*vg.Length(rowHeight)*vg.Inch)
+}
+
 // SVG renders p as an SVG of w × h in drivequal's charts' face: sans-serif
 // for the title, the x label, the ticks and the legend, and for the extra
 // styles given (such as a y label); set per plot, never through
