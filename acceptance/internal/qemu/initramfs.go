@@ -204,7 +204,7 @@ func (c *cpioWriter) dir(name string)                            { c.entry(name,
 func (c *cpioWriter) file(name string, perm uint32, data []byte) { c.entry(name, 0o100000|perm, data) }
 func (c *cpioWriter) trailer()                                   { c.entry("TRAILER!!!", 0, nil) }
 
-// initScript is the guest's /init. It loads the modules, mounts the host's
+// initScript is the guest's /init. It says it started, loads the modules, mounts the host's
 // root (9p tag "root") read-only on /newroot with tmpfs over the
 // directories a run writes to, the Machine's Shares (tags share0, ...)
 // read-only and the work directory (tag "work") writable at the host's
@@ -214,6 +214,9 @@ func (c *cpioWriter) trailer()                                   { c.entry("TRAI
 // and the modules' parameters (nvme_core.multipath=N), which insmod, unlike
 // modprobe, does not read by itself.
 const initScript = `#!/bin/busybox sh
+# The first word on the console: the accelerator has run the kernel to
+# init (Machine.Run falls back to the next one until this is seen).
+echo "drivequal-init: started"
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys

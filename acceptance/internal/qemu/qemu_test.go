@@ -94,3 +94,10 @@ func TestCPIO(t *testing.T) {
 		t.Errorf("size field = %s, want 0000000A", got)
 	}
 }
+
+func TestNeedsLinux(t *testing.T) {
+	err := needsLinux("darwin")
+	if err == nil || !strings.Contains(err.Error(), "booting a QEMU guest needs Linux, not darwin") {
+		t.Errorf("needsLinux(darwin) = %v, want it to say booting a guest needs Linux", err)
+	}
+}
