@@ -6,6 +6,7 @@ package testenv
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -85,6 +86,22 @@ func MustHaveQEMU(t testing.TB) (qemu.Kernel, string) {
 		Skipf(t, "needs a static busybox at %s (%s)", busybox, install)
 	}
 	return k, busybox
+}
+
+// Initramfs builds the guest's initramfs for k (see qemu.Initramfs); a
+// kernel the guest cannot boot with (a module it needs neither built in
+// nor installed, or compressed in a way that cannot be read) skips t
+// naming what is missing (see Skipf).
+func Initramfs(t testing.TB, k qemu.Kernel, busybox string) []byte {
+	t.Helper()
+	img, err := qemu.Initramfs(k, busybox)
+	if errors.Is(err, qemu.ErrKernel) {
+		Skipf(t, "needs a guest kernel with what the guest loads (%s): %v", strings.Join(qemu.Modules, ", "), err)
+	}
+	if err != nil {
+		t.Fatalf("building the initramfs: %v", err)
+	}
+	return img
 }
 
 // Loop makes a loop device with direct I/O over a sparse file of size

@@ -99,10 +99,7 @@ func TestQEMU(t *testing.T) {
 	kernel, busybox := testenv.MustHaveQEMU(t)
 	t.Parallel()
 	work := t.TempDir()
-	initrd, err := qemu.Initramfs(kernel, busybox)
-	if err != nil {
-		t.Fatalf("building the initramfs: %v", err)
-	}
+	initrd := testenv.Initramfs(t, kernel, busybox)
 
 	// The suite and this binary go into the work directory: the guest sees
 	// the host's /tmp, where go test builds them, as an empty tmpfs.
