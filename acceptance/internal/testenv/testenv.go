@@ -73,10 +73,18 @@ func MustHaveLoop(t testing.TB) {
 // returns the kernel and busybox's path.
 func MustHaveQEMU(t testing.TB) (qemu.Kernel, string) {
 	t.Helper()
-	const install = "apt-get install qemu-system-x86 linux-image-amd64 busybox-static"
-	MustHave(t, "qemu-system-x86_64", install)
 	MustHaveFio(t)
 	MustHave(t, "nvme", "apt-get install nvme-cli")
+	return MustHaveGuest(t)
+}
+
+// MustHaveGuest needs what boots a QEMU guest (see package qemu):
+// qemu-system-x86_64, an installed kernel with its modules, and a static
+// busybox. It returns the kernel and busybox's path.
+func MustHaveGuest(t testing.TB) (qemu.Kernel, string) {
+	t.Helper()
+	const install = "apt-get install qemu-system-x86 linux-image-amd64 busybox-static"
+	MustHave(t, "qemu-system-x86_64", install)
 	k, err := qemu.FindKernel()
 	if err != nil {
 		Skipf(t, "needs a guest kernel: %v (%s)", err, install)
