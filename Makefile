@@ -7,7 +7,7 @@
 #                                  a real run: DESTROYS everything on DRIVES
 #   make junit                     replay the brief; the suite writes report/junit.xml
 #   make junit-check [JUNIT=FILE]  what GitHub's JUnit action shows for a junit.xml
-#   make lint                      gofmt, go vet (Linux and macOS) and actionlint
+#   make lint                      gofmt, go vet (Linux and macOS), the macOS build, actionlint
 #   make bench-plan [BASE=commit]  wall time of a loop run, an older planner vs this one (root)
 
 GO       ?= go
@@ -100,14 +100,17 @@ junit-check:
 	.ci/junit-check $(JUNIT)
 
 # lint: gofmt over every tracked Go file (the gofmt of $(GO)'s own
-# toolchain), go vet for Linux and for macOS (where replay must build), and
-# actionlint over .github/workflows; actionlint checks the run: scripts
-# with shellcheck, installed here as root when missing. Not part of make test.
+# toolchain); go vet for Linux; for macOS, where replay must build (a live
+# run there refuses -drives), go vet, go build and the suite's test binary;
+# and actionlint over .github/workflows, which checks the run: scripts with
+# shellcheck, installed here as root when missing. Not part of make test.
 lint:
 	@gofmt=$$($(GO) env GOROOT)/bin/gofmt; out=$$($$gofmt -l $$(git ls-files '*.go')) || exit 1; \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	GOOS=darwin $(GO) vet ./...
+	GOOS=darwin $(GO) build ./...
+	GOOS=darwin $(GO) test -c -o /dev/null ./acceptance
 	@command -v shellcheck >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing: shellcheck"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >/dev/null; \

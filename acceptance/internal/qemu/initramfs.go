@@ -3,13 +3,18 @@ package qemu
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
 )
 
 // Modules are the kernel modules the guest loads, in this order, with
@@ -24,14 +29,24 @@ type Kernel struct {
 	Modules string // /lib/modules/VERSION
 }
 
+// ErrKernel is wrapped by the errors of a kernel the guest cannot boot
+// with: a module it needs is neither built in nor installed, or is
+// compressed in a way Initramfs cannot read.
+var ErrKernel = errors.New("kernel unfit for the guest")
+
 // FindKernel returns the newest kernel under /boot whose modules are
 // installed, as Debian's linux-image-amd64 installs it.
-func FindKernel() (Kernel, error) {
-	images, _ := filepath.Glob("/boot/vmlinuz-*")
-	sort.Sort(sort.Reverse(sort.StringSlice(images)))
+func FindKernel() (Kernel, error) { return findKernel("/boot", "/lib/modules") }
+
+// findKernel returns the kernel of boot/vmlinuz-VERSION with the highest
+// VERSION (compared as versions: 6.1.0-10 after 6.1.0-9) that has
+// modules/VERSION/modules.dep.
+func findKernel(boot, modules string) (Kernel, error) {
+	images, _ := filepath.Glob(filepath.Join(boot, "vmlinuz-*"))
+	slices.SortFunc(images, func(a, b string) int { return compareVersions(filepath.Base(b), filepath.Base(a)) })
 	for _, img := range images {
 		v := strings.TrimPrefix(filepath.Base(img), "vmlinuz-")
-		mods := filepath.Join("/lib/modules", v)
+		mods := filepath.Join(modules, v)
 		if _, err := os.Stat(filepath.Join(mods, "modules.dep")); err != nil {
 			continue
 		}
@@ -42,11 +57,73 @@ func FindKernel() (Kernel, error) {
 		}
 		return Kernel{Version: v, Image: img, Modules: mods}, nil
 	}
-	return Kernel{}, fmt.Errorf("no kernel in /boot with its modules in /lib/modules: install linux-image-amd64")
+	return Kernel{}, fmt.Errorf("no kernel in %s with its modules in %s: install linux-image-amd64", boot, modules)
+}
+
+// compareVersions compares two kernel releases as sort -V and dpkg do:
+// runs of digits as numbers, the text between them character by
+// character, with letters before other characters. It returns -1, 0 or +1.
+func compareVersions(a, b string) int {
+	isDigit := func(c byte) bool { return '0' <= c && c <= '9' }
+	// order ranks a text character; 0 is the end of the text run.
+	order := func(s string, i int) int {
+		switch c := s[i]; {
+		case c == '~':
+			return -1
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+			return int(c)
+		default:
+			return int(c) + 256
+		}
+	}
+	for a != "" || b != "" {
+		i, j := 0, 0
+		for (i < len(a) && !isDigit(a[i])) || (j < len(b) && !isDigit(b[j])) {
+			oa, ob := 0, 0
+			if i < len(a) && !isDigit(a[i]) {
+				oa = order(a, i)
+			}
+			if j < len(b) && !isDigit(b[j]) {
+				ob = order(b, j)
+			}
+			if oa != ob {
+				return cmpInt(oa, ob)
+			}
+			i, j = i+1, j+1
+		}
+		a, b = a[i:], b[j:]
+		i, j = 0, 0
+		for i < len(a) && isDigit(a[i]) {
+			i++
+		}
+		for j < len(b) && isDigit(b[j]) {
+			j++
+		}
+		na, nb := strings.TrimLeft(a[:i], "0"), strings.TrimLeft(b[:j], "0")
+		if len(na) != len(nb) {
+			return cmpInt(len(na), len(nb))
+		}
+		if c := strings.Compare(na, nb); c != 0 {
+			return c
+		}
+		a, b = a[i:], b[j:]
+	}
+	return 0
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // moduleFiles returns the module files (relative to k.Modules) to load for
-// want, dependencies first, each once.
+// want, dependencies first, each once. A module built into the kernel
+// (listed in modules.builtin) needs no file.
 func (k Kernel) moduleFiles(want []string) ([]string, error) {
 	f, err := os.Open(filepath.Join(k.Modules, "modules.dep"))
 	if err != nil {
@@ -57,7 +134,19 @@ func (k Kernel) moduleFiles(want []string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
-	return loadOrder(deps, want)
+	builtin := map[string]bool{}
+	if data, err := os.ReadFile(filepath.Join(k.Modules, "modules.builtin")); err == nil {
+		for _, l := range strings.Fields(string(data)) {
+			builtin[modName(l)] = true
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	files, err := loadOrder(deps, builtin, want)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", k.Version, err)
+	}
+	return files, nil
 }
 
 // parseModulesDep reads modules.dep: "kernel/a.ko: kernel/b.ko kernel/c.ko",
@@ -91,19 +180,20 @@ func modName(file string) string {
 }
 
 // loadOrder returns the files of want and their dependencies, each module
-// after everything it depends on.
-func loadOrder(deps map[string]depEntry, want []string) ([]string, error) {
+// after everything it depends on; a module in builtin is in the kernel
+// already and has no file.
+func loadOrder(deps map[string]depEntry, builtin map[string]bool, want []string) ([]string, error) {
 	var out []string
 	done := map[string]bool{}
 	var visit func(name string, depth int) error
 	visit = func(name string, depth int) error {
 		name = strings.ReplaceAll(name, "-", "_")
-		if done[name] {
+		if done[name] || builtin[name] {
 			return nil
 		}
 		e, ok := deps[name]
 		if !ok {
-			return fmt.Errorf("module %s is not in modules.dep (built into this kernel, or not installed?)", name)
+			return fmt.Errorf("module %s is neither built in (modules.builtin) nor installed (modules.dep): %w", name, ErrKernel)
 		}
 		if depth > 32 {
 			return fmt.Errorf("module %s: dependency loop", name)
@@ -128,7 +218,10 @@ func loadOrder(deps map[string]depEntry, want []string) ([]string, error) {
 // Initramfs builds the guest's initramfs (an uncompressed newc cpio, which
 // the kernel reads as it is) from installed packages: busybox (static) as
 // every tool of /init, k's modules, and the init script. Nothing is
-// downloaded.
+// downloaded. Modules built into k need no loading; modules shipped
+// compressed (.ko.xz, .ko.zst, .ko.gz, as Debian 13 and Ubuntu 24.04 ship
+// them) are stored decompressed, since busybox's insmod loads plain .ko
+// files. An error of a kernel the guest cannot use wraps ErrKernel.
 func Initramfs(k Kernel, busybox string) ([]byte, error) {
 	files, err := k.moduleFiles(Modules)
 	if err != nil {
@@ -155,13 +248,9 @@ func Initramfs(k Kernel, busybox string) ([]byte, error) {
 	w.file("bin/busybox", 0o755, bb)
 	var order []string
 	for _, f := range files {
-		data, err := os.ReadFile(filepath.Join(k.Modules, f))
+		data, name, err := readModule(filepath.Join(k.Modules, f))
 		if err != nil {
 			return nil, err
-		}
-		name := filepath.Base(f)
-		if strings.HasSuffix(name, ".xz") || strings.HasSuffix(name, ".zst") || strings.HasSuffix(name, ".gz") {
-			return nil, fmt.Errorf("module %s is compressed; busybox insmod loads plain .ko files", f)
 		}
 		w.file("lib/modules/"+name, 0o644, data)
 		order = append(order, name)
@@ -170,6 +259,45 @@ func Initramfs(k Kernel, busybox string) ([]byte, error) {
 	w.file("init", 0o755, []byte(initScript))
 	w.trailer()
 	return buf.Bytes(), w.err
+}
+
+// readModule reads the module file path, decompressing .ko.xz, .ko.zst
+// and .ko.gz, and returns it with the name it has uncompressed (nvme.ko).
+func readModule(path string) (data []byte, name string, err error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	base := filepath.Base(path)
+	i := strings.LastIndex(base, ".ko")
+	if i < 0 {
+		return nil, "", fmt.Errorf("module %s: not a .ko file: %w", path, ErrKernel)
+	}
+	name, ext := base[:i+3], base[i+3:]
+	var r io.Reader
+	switch ext {
+	case "":
+		return raw, name, nil
+	case ".xz":
+		r, err = xz.NewReader(bytes.NewReader(raw))
+	case ".zst":
+		var d *zstd.Decoder
+		if d, err = zstd.NewReader(bytes.NewReader(raw), zstd.WithDecoderConcurrency(1)); err == nil {
+			defer d.Close()
+			r = d
+		}
+	case ".gz":
+		r, err = gzip.NewReader(bytes.NewReader(raw))
+	default:
+		return nil, "", fmt.Errorf("module %s: compression %q unknown (.ko, .ko.xz, .ko.zst and .ko.gz are read): %w", path, ext, ErrKernel)
+	}
+	if err == nil {
+		data, err = io.ReadAll(r)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("module %s: decompressing: %v: %w", path, err, ErrKernel)
+	}
+	return data, name, nil
 }
 
 // cpioWriter writes a "newc" cpio archive.
@@ -204,7 +332,7 @@ func (c *cpioWriter) dir(name string)                            { c.entry(name,
 func (c *cpioWriter) file(name string, perm uint32, data []byte) { c.entry(name, 0o100000|perm, data) }
 func (c *cpioWriter) trailer()                                   { c.entry("TRAILER!!!", 0, nil) }
 
-// initScript is the guest's /init. It loads the modules, mounts the host's
+// initScript is the guest's /init. It says it started, loads the modules, mounts the host's
 // root (9p tag "root") read-only on /newroot with tmpfs over the
 // directories a run writes to, the Machine's Shares (tags share0, ...)
 // read-only and the work directory (tag "work") writable at the host's
@@ -214,6 +342,9 @@ func (c *cpioWriter) trailer()                                   { c.entry("TRAI
 // and the modules' parameters (nvme_core.multipath=N), which insmod, unlike
 // modprobe, does not read by itself.
 const initScript = `#!/bin/busybox sh
+# The first word on the console: the accelerator has run the kernel to
+# init (Machine.Run falls back to the next one until this is seen).
+echo "drivequal-init: started"
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys

@@ -13,8 +13,9 @@
 // backed by a raw file on the host.
 //
 // Machine.Args builds QEMU's command line and has no side effects; Run
-// starts QEMU. KVM is used where /dev/kvm can be opened, TCG otherwise.
-// The package never prints.
+// starts QEMU, under KVM where /dev/kvm can be opened and under TCG when
+// KVM cannot start the guest (see Run), or when /dev/kvm cannot be opened.
+// It needs Linux. The package never prints.
 package qemu
 
 import (
@@ -27,7 +28,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
 )
 
@@ -54,7 +55,18 @@ type Machine struct {
 	// Namespaces are attached to their controller (and, when shared, to
 	// every controller of its subsystem).
 	Namespaces []Namespace
+	// Accels are the accelerators Run tries, in order ("kvm", "tcg");
+	// empty: Accels().
+	Accels []string
+	// BootBound is how long a try that has another accelerator after it may
+	// run before the guest's init speaks (default DefaultBootBound).
+	BootBound time.Duration
 }
+
+// DefaultBootBound is how long a guest under KVM may take to reach its
+// init before Run gives up on KVM. KVM boots the kernel to init in a few
+// seconds even on a loaded host; TCG, which has no bound, takes 10-20 s.
+const DefaultBootBound = 45 * time.Second
 
 // Subsystem is an NVM subsystem (QEMU's nvme-subsys).
 type Subsystem struct {
@@ -174,15 +186,16 @@ func onOff(b bool) string {
 	return "off"
 }
 
-// Accel returns "kvm" when /dev/kvm can be opened for reading and writing,
-// else "tcg" (QEMU's emulator).
-func Accel() string {
+// Accels returns the accelerators Run tries by default: KVM and then TCG
+// (QEMU's emulator) when /dev/kvm can be opened for reading and writing,
+// else TCG alone.
+func Accels() []string {
 	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
 	if err != nil {
-		return "tcg"
+		return []string{"tcg"}
 	}
 	f.Close()
-	return "kvm"
+	return []string{"kvm", "tcg"}
 }
 
 // Result is how a guest's command ended.
@@ -197,62 +210,169 @@ type Result struct {
 	Console string
 	// Accel is the accelerator the guest ran under.
 	Accel string
-	// Boot is the wall time from starting QEMU to its exit.
+	// Fallback says why the accelerators tried before Accel failed, each
+	// with its QEMU's last words ("kvm: QEMU stopped after 50ms, before the
+	// guest's init spoke: signal: aborted: qemu-system-x86_64: error:
+	// failed to set MSR 0x10a to 0x69 ..."); empty when the first ran.
+	Fallback string
+	// Wall is the wall time from starting QEMU under Accel to its exit.
 	Wall time.Duration
 }
+
+// initMark starts every line the guest's /init writes to the console (see
+// initScript): seeing it means the accelerator has run the kernel to init.
+const initMark = "drivequal-init:"
+
+// errBootBound cancels a try whose guest did not reach init in time.
+var errBootBound = errors.New("boot bound passed")
 
 // Run boots m and runs script (a /bin/sh script, run as root in the
 // guest's root with work as the writable shared directory) and returns
 // when the guest has powered off. work must be an empty-enough directory
 // the caller owns: run.sh, output, exit and initrd are written there.
-// QEMU runs in its own process group, gets SIGTERM when ctx is done (and
-// SIGKILL 5 s later), and dies with the calling thread's process.
+//
+// Run tries each of m's accelerators (KVM, then TCG) in turn until one
+// runs the guest's init: a try that fails before init speaks on the
+// console (QEMU aborts, as QEMU 7.2 does on a host whose KVM refuses an
+// MSR, exits with any status, or has not reached init after BootBound) is
+// killed and the next accelerator tried; Result.Fallback says why. ctx
+// bounds all the tries together. Once init has spoken the guest's own
+// outcome is returned, whatever it is: its failure is not the
+// accelerator's. QEMU runs in its own process group, gets SIGTERM when ctx
+// is done (and SIGKILL 5 s later), and dies with the calling process.
 func (m Machine) Run(ctx context.Context, k Kernel, initrd []byte, work, script string) (Result, error) {
-	accel := Accel()
-	res, err := m.run(ctx, k, initrd, work, script, accel)
-	if err == nil && res.Exit < 0 && accel == "kvm" && !strings.Contains(res.Console, "drivequal-init:") && ctx.Err() == nil {
-		// A /dev/kvm that opens may still not run this kernel.
-		res, err = m.run(ctx, k, initrd, work, script, "tcg")
+	accels := m.Accels
+	if len(accels) == 0 {
+		accels = Accels()
 	}
-	return res, err
+	bound := m.BootBound
+	if bound <= 0 {
+		bound = DefaultBootBound
+	}
+	var why []string
+	for i, accel := range accels {
+		last := i == len(accels)-1
+		b := bound
+		if last {
+			b = 0 // the last try has nothing to fall back on: ctx bounds it
+		}
+		res, t, err := m.run(ctx, k, initrd, work, script, accel, b)
+		res.Fallback = strings.Join(why, "; ")
+		if last || !t.started || t.spoke || ctx.Err() != nil {
+			return res, err
+		}
+		why = append(why, accel+": "+t.failure(res, err))
+	}
+	return Result{Exit: -1}, errors.New("qemu: no accelerator to try")
 }
 
-func (m Machine) run(ctx context.Context, k Kernel, initrd []byte, work, script, accel string) (Result, error) {
+// try is what one run of QEMU says about the accelerator.
+type try struct {
+	started bool // QEMU started
+	spoke   bool // the guest's init wrote to the console
+	bounded bool // killed when BootBound passed before init spoke
+}
+
+// failure says why a try that did not reach init failed, with QEMU's
+// last lines on the console.
+func (t try) failure(res Result, err error) string {
+	var s string
+	switch {
+	case t.bounded:
+		s = fmt.Sprintf("the guest's init had not spoken after %s", roundWall(res.Wall))
+	case err != nil:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			err = ee
+		}
+		s = fmt.Sprintf("QEMU stopped after %s, before the guest's init spoke: %v", roundWall(res.Wall), err)
+	default:
+		s = fmt.Sprintf("QEMU exited after %s, before the guest's init spoke", roundWall(res.Wall))
+	}
+	if tail := lastLines(res.Console, 3); tail != "" {
+		s += ": " + tail
+	}
+	return s
+}
+
+// roundWall rounds d for a message: to 10 ms under a second, else to
+// 100 ms.
+func roundWall(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+// lastLines returns the last n non-blank lines of s, joined by " / ",
+// each cut at 200 bytes.
+func lastLines(s string, n int) string {
+	var out []string
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" {
+			continue
+		}
+		if len(l) > 200 {
+			l = l[:200] + "..."
+		}
+		out = append([]string{l}, out...)
+	}
+	return strings.Join(out, " / ")
+}
+
+// needsLinux is Run's error on a system other than Linux (goos).
+func needsLinux(goos string) error {
+	return fmt.Errorf("booting a QEMU guest needs Linux, not %s (QEMU is tied to this process with a parent-death signal, and boots the host's Linux kernel)", goos)
+}
+
+// run boots m once under accel. With bound > 0, QEMU is stopped when the
+// guest's init has not spoken by then.
+func (m Machine) run(ctx context.Context, k Kernel, initrd []byte, work, script, accel string, bound time.Duration) (Result, try, error) {
 	res := Result{Exit: -1, Accel: accel}
+	var t try
 	work, err := filepath.Abs(work)
 	if err != nil {
-		return res, err
+		return res, t, err
 	}
 	for _, f := range []string{"output", "exit"} {
 		if err := os.Remove(filepath.Join(work, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return res, err
+			return res, t, err
 		}
 	}
 	if err := os.WriteFile(filepath.Join(work, "run.sh"), []byte(script), 0o755); err != nil {
-		return res, err
+		return res, t, err
 	}
 	ird := filepath.Join(work, "initrd")
 	if err := os.WriteFile(ird, initrd, 0o644); err != nil {
-		return res, err
+		return res, t, err
 	}
 	args, err := m.Args(k, ird, work, accel)
 	if err != nil {
-		return res, err
+		return res, t, err
 	}
-	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	cmd := exec.CommandContext(runCtx, "qemu-system-x86_64", args...)
 	cmd.WaitDelay = 5 * time.Second
-	var console bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &console, &console
-	start := time.Now()
-	runErr := cmd.Run()
-	res.Wall = time.Since(start)
-	if cmd.Process != nil {
-		// Nothing of the guest outlives it.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	console := &consoleWriter{}
+	cmd.Stdout, cmd.Stderr = console, console
+	if bound > 0 {
+		timer := time.AfterFunc(bound, func() {
+			if !console.spoke() {
+				cancel(errBootBound)
+			}
+		})
+		defer timer.Stop()
 	}
+	start0 := time.Now()
+	started, runErr := start(cmd)
+	res.Wall = time.Since(start0)
+	t.started = started
 	res.Console = stripEscapes(console.String())
+	t.spoke = strings.Contains(res.Console, initMark)
+	t.bounded = !t.spoke && errors.Is(context.Cause(runCtx), errBootBound)
 	if out, err := os.ReadFile(filepath.Join(work, "output")); err == nil {
 		res.Output = string(out)
 	}
@@ -261,13 +381,49 @@ func (m Machine) run(ctx context.Context, k Kernel, initrd []byte, work, script,
 			res.Exit = n
 		}
 	}
-	if runErr != nil {
-		if ctx.Err() != nil {
-			return res, fmt.Errorf("qemu-system-x86_64 (%s): stopped after %s: %w", accel, res.Wall.Round(time.Second), ctx.Err())
-		}
-		return res, fmt.Errorf("qemu-system-x86_64 (%s): %w", accel, runErr)
+	switch {
+	case !started:
+		return res, t, fmt.Errorf("starting qemu-system-x86_64 (%s): %w", accel, runErr)
+	case ctx.Err() != nil:
+		return res, t, fmt.Errorf("qemu-system-x86_64 (%s): stopped after %s: %w", accel, res.Wall.Round(time.Second), ctx.Err())
+	case t.bounded:
+		return res, t, fmt.Errorf("qemu-system-x86_64 (%s): the guest's init had not spoken after %s", accel, bound)
+	case runErr != nil:
+		return res, t, fmt.Errorf("qemu-system-x86_64 (%s): %w", accel, runErr)
 	}
-	return res, nil
+	return res, t, nil
+}
+
+// consoleWriter keeps the guest's console and notes when /init first
+// writes to it. exec.Cmd writes to it from one goroutine; the boot bound's
+// timer reads it from another.
+type consoleWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	marked bool
+}
+
+func (c *consoleWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	from := max(c.buf.Len()-len(initMark), 0)
+	c.buf.Write(p)
+	if !c.marked && bytes.Contains(c.buf.Bytes()[from:], []byte(initMark)) {
+		c.marked = true
+	}
+	return len(p), nil
+}
+
+func (c *consoleWriter) spoke() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.marked
+}
+
+func (c *consoleWriter) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
 }
 
 // stripEscapes removes the terminal escape sequences SeaBIOS and the

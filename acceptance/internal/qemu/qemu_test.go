@@ -19,7 +19,7 @@ func TestLoadOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := loadOrder(deps, []string{"nvme", "9p", "nvme_core"})
+	got, err := loadOrder(deps, nil, []string{"nvme", "9p", "nvme_core"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestLoadOrder(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("loadOrder = %q, want %q", got, want)
 	}
-	if _, err := loadOrder(deps, []string{"virtio_pci"}); err == nil || !strings.Contains(err.Error(), "virtio_pci") {
+	if _, err := loadOrder(deps, nil, []string{"virtio_pci"}); err == nil || !strings.Contains(err.Error(), "virtio_pci") {
 		t.Errorf("loadOrder(virtio_pci) error = %v, want one naming the module", err)
 	}
 }
@@ -92,5 +92,12 @@ func TestCPIO(t *testing.T) {
 	}
 	if got := out[54:62]; got != "0000000A" {
 		t.Errorf("size field = %s, want 0000000A", got)
+	}
+}
+
+func TestNeedsLinux(t *testing.T) {
+	err := needsLinux("darwin")
+	if err == nil || !strings.Contains(err.Error(), "booting a QEMU guest needs Linux, not darwin") {
+		t.Errorf("needsLinux(darwin) = %v, want it to say booting a guest needs Linux", err)
 	}
 }

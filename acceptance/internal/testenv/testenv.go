@@ -6,6 +6,7 @@ package testenv
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,10 +73,18 @@ func MustHaveLoop(t testing.TB) {
 // returns the kernel and busybox's path.
 func MustHaveQEMU(t testing.TB) (qemu.Kernel, string) {
 	t.Helper()
-	const install = "apt-get install qemu-system-x86 linux-image-amd64 busybox-static"
-	MustHave(t, "qemu-system-x86_64", install)
 	MustHaveFio(t)
 	MustHave(t, "nvme", "apt-get install nvme-cli")
+	return MustHaveGuest(t)
+}
+
+// MustHaveGuest needs what boots a QEMU guest (see package qemu):
+// qemu-system-x86_64, an installed kernel with its modules, and a static
+// busybox. It returns the kernel and busybox's path.
+func MustHaveGuest(t testing.TB) (qemu.Kernel, string) {
+	t.Helper()
+	const install = "apt-get install qemu-system-x86 linux-image-amd64 busybox-static"
+	MustHave(t, "qemu-system-x86_64", install)
 	k, err := qemu.FindKernel()
 	if err != nil {
 		Skipf(t, "needs a guest kernel: %v (%s)", err, install)
@@ -85,6 +94,22 @@ func MustHaveQEMU(t testing.TB) (qemu.Kernel, string) {
 		Skipf(t, "needs a static busybox at %s (%s)", busybox, install)
 	}
 	return k, busybox
+}
+
+// Initramfs builds the guest's initramfs for k (see qemu.Initramfs); a
+// kernel the guest cannot boot with (a module it needs neither built in
+// nor installed, or compressed in a way that cannot be read) skips t
+// naming what is missing (see Skipf).
+func Initramfs(t testing.TB, k qemu.Kernel, busybox string) []byte {
+	t.Helper()
+	img, err := qemu.Initramfs(k, busybox)
+	if errors.Is(err, qemu.ErrKernel) {
+		Skipf(t, "needs a guest kernel with what the guest loads (%s): %v", strings.Join(qemu.Modules, ", "), err)
+	}
+	if err != nil {
+		t.Fatalf("building the initramfs: %v", err)
+	}
+	return img
 }
 
 // Loop makes a loop device with direct I/O over a sparse file of size

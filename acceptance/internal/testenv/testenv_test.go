@@ -2,8 +2,13 @@ package testenv
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/drivequal/drivequal/acceptance/internal/qemu"
 )
 
 // recorder is a testing.TB whose Skip and Fatalf end the goroutine, as the
@@ -62,5 +67,27 @@ func TestMustHaveFinds(t *testing.T) {
 	r := call(t, func(tb testing.TB) { path = MustHave(tb, "go", "install Go") })
 	if path == "" || r.failed != "" || r.skipped != "" {
 		t.Errorf("MustHave(go) = %q, failed %q, skipped %q; want go's path", path, r.failed, r.skipped)
+	}
+}
+
+// TestInitramfsUnfitKernel: a kernel missing a module the guest loads
+// skips the test naming the module, and fails it under
+// DRIVEQUAL_REQUIRE_LOOP=1.
+func TestInitramfsUnfitKernel(t *testing.T) {
+	mods := t.TempDir()
+	if err := os.WriteFile(filepath.Join(mods, "modules.dep"), []byte("kernel/fs/ext4/ext4.ko:\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k := qemu.Kernel{Version: "6.8.0-45-generic", Modules: mods}
+	const want = "needs a guest kernel with what the guest loads (nvme, virtio_pci, 9pnet_virtio, 9p): kernel 6.8.0-45-generic: module nvme is neither built in (modules.builtin) nor installed (modules.dep)"
+	t.Setenv("DRIVEQUAL_REQUIRE_LOOP", "")
+	r := call(t, func(tb testing.TB) { Initramfs(tb, k, "/nonexistent/busybox") })
+	if !strings.HasPrefix(r.skipped, want) || r.failed != "" {
+		t.Errorf("Initramfs skipped %q, failed %q; want skipped %q...", r.skipped, r.failed, want)
+	}
+	t.Setenv("DRIVEQUAL_REQUIRE_LOOP", "1")
+	r = call(t, func(tb testing.TB) { Initramfs(tb, k, "/nonexistent/busybox") })
+	if !strings.HasPrefix(r.failed, "DRIVEQUAL_REQUIRE_LOOP=1 but this test "+want) || r.skipped != "" {
+		t.Errorf("Initramfs failed %q, skipped %q; want failed with DRIVEQUAL_REQUIRE_LOOP=1 ... %q", r.failed, r.skipped, want)
 	}
 }

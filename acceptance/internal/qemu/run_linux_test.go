@@ -1,0 +1,151 @@
+package qemu
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeQEMU puts a qemu-system-x86_64 on PATH that runs kvm under -accel
+// kvm and otherwise does what the guest's /init does, on the host: says it
+// started, runs the work directory's run.sh and writes its output and exit
+// status beside it. Each call's accelerator is appended to the file it
+// returns.
+func fakeQEMU(t *testing.T, kvm string) (calls string) {
+	t.Helper()
+	dir := t.TempDir()
+	calls = filepath.Join(dir, "calls")
+	script := `#!/bin/sh
+accel=; prev=
+for a in "$@"; do
+  [ "$prev" = -accel ] && accel=$a
+  prev=$a
+done
+echo "$accel" >>` + shellQuote(calls) + `
+work=$(printf '%s\n' "$@" | sed -n 's/.*drivequal\.work=\([^ ]*\).*/\1/p')
+if [ "$accel" = kvm ]; then
+` + kvm + `
+:
+fi
+echo "drivequal-init: started"
+sh "$work/run.sh" >"$work/output" 2>&1
+echo $? >"$work/exit"
+`
+	if err := os.WriteFile(filepath.Join(dir, "qemu-system-x86_64"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return calls
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestRunFallback runs Machine.Run with a QEMU that fails under KVM in
+// each way one can before the guest's init speaks, and checks that the
+// guest then runs under TCG, once, with the reason in Result.Fallback; and
+// that a guest whose init has spoken is not run again.
+func TestRunFallback(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		kvm       string   // what the fake QEMU does under -accel kvm
+		accels    []string // Machine.Accels; nil: kvm, tcg
+		calls     string   // accelerators tried, in order
+		accel     string   // Result.Accel
+		fallback  []string // in Result.Fallback
+		err       string   // in Run's error; "": none
+		wallUnder time.Duration
+	}{{
+		name: "abort", // QEMU 7.2 on a host whose KVM refuses an MSR
+		kvm: `echo "qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69" >&2
+echo "qemu-system-x86_64: ../../target/i386/kvm/kvm.c:3183: kvm_buf_set_msrs: Assertion failed." >&2
+kill -ABRT $$`,
+		calls: "kvm tcg", accel: "tcg",
+		fallback: []string{"kvm: QEMU stopped after ", "before the guest's init spoke: signal: aborted: qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69 / qemu-system-x86_64: ../../target/i386/kvm/kvm.c:3183"},
+	}, {
+		name:  "exit status",
+		kvm:   `echo "qemu-system-x86_64: -accel kvm: failed to initialize kvm: Permission denied" >&2; exit 1`,
+		calls: "kvm tcg", accel: "tcg",
+		fallback: []string{"kvm: QEMU stopped after ", "exit status 1: qemu-system-x86_64: -accel kvm: failed to initialize kvm: Permission denied"},
+	}, {
+		name:  "clean exit before init", // a kernel panic, with -no-reboot
+		kvm:   `echo "Kernel panic - not syncing: Attempted to kill init!"; exit 0`,
+		calls: "kvm tcg", accel: "tcg",
+		fallback: []string{"kvm: QEMU exited after ", "before the guest's init spoke: Kernel panic - not syncing"},
+	}, {
+		name:  "hang",
+		kvm:   `echo "SeaBIOS (version 1.16.2-debian-1.16.2-1)"; exec sleep 60`,
+		calls: "kvm tcg", accel: "tcg",
+		fallback:  []string{"kvm: the guest's init had not spoken after 1", "SeaBIOS"},
+		wallUnder: 20 * time.Second,
+	}, {
+		name:  "init spoke", // the guest's own failure: not retried
+		kvm:   `echo "drivequal-init: started"; kill -ABRT $$`,
+		calls: "kvm", accel: "kvm",
+		err: "qemu-system-x86_64 (kvm): signal: aborted",
+	}, {
+		name:   "nothing to fall back on",
+		kvm:    `kill -ABRT $$`,
+		accels: []string{"kvm"},
+		calls:  "kvm", accel: "kvm",
+		err: "qemu-system-x86_64 (kvm): signal: aborted",
+	}, {
+		name:   "tcg alone",
+		accels: []string{"tcg"},
+		calls:  "tcg", accel: "tcg",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := fakeQEMU(t, tc.kvm)
+			m := Machine{Accels: tc.accels, BootBound: time.Second}
+			if m.Accels == nil {
+				m.Accels = []string{"kvm", "tcg"}
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			start := time.Now()
+			res, err := m.Run(ctx, Kernel{Image: "/boot/vmlinuz-x"}, []byte("initrd"), t.TempDir(), "echo hello from the guest; exit 3\n")
+			wall := time.Since(start)
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Errorf("Run error = %v, want %q", err, tc.err)
+			}
+			data, _ := os.ReadFile(calls)
+			if got := strings.Join(strings.Fields(string(data)), " "); got != tc.calls {
+				t.Errorf("accelerators tried = %q, want %q", got, tc.calls)
+			}
+			if res.Accel != tc.accel {
+				t.Errorf("Result.Accel = %q, want %q", res.Accel, tc.accel)
+			}
+			for _, want := range tc.fallback {
+				if !strings.Contains(res.Fallback, want) {
+					t.Errorf("Result.Fallback = %q, want it to hold %q", res.Fallback, want)
+				}
+			}
+			if len(tc.fallback) == 0 && res.Fallback != "" {
+				t.Errorf("Result.Fallback = %q, want none", res.Fallback)
+			}
+			if tc.err == "" && (res.Exit != 3 || res.Output != "hello from the guest\n") {
+				t.Errorf("Result exit %d, output %q; want the script's: 3, %q", res.Exit, res.Output, "hello from the guest\n")
+			}
+			if tc.wallUnder > 0 && wall > tc.wallUnder {
+				t.Errorf("Run took %s, want under %s (the boot bound is 1 s)", wall, tc.wallUnder)
+			}
+		})
+	}
+}
+
+// TestRunCanceled: a run stopped by its context is not tried again.
+func TestRunCanceled(t *testing.T) {
+	calls := fakeQEMU(t, `exec sleep 60`)
+	m := Machine{Accels: []string{"kvm", "tcg"}, BootBound: time.Minute}
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	_, err := m.Run(ctx, Kernel{}, nil, t.TempDir(), "true\n")
+	if err == nil || !strings.Contains(err.Error(), "stopped after") {
+		t.Errorf("Run error = %v, want one saying QEMU was stopped", err)
+	}
+	if data, _ := os.ReadFile(calls); strings.TrimSpace(string(data)) != "kvm" {
+		t.Errorf("accelerators tried = %q, want kvm alone", data)
+	}
+}
