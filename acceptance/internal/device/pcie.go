@@ -303,3 +303,15 @@ func readLink(dir string) (l Link, ok bool, err error) {
 	}
 	return l, true, nil
 }
+
+// Describe is the hop's link in a message, with below the number of the
+// run's drives under it: "PCIe link 8.0 GT/s x8 at switch port
+// 0000:01:00.0 (upstream of 6 drives) of 16.0 GT/s x16".
+func (h Hop) Describe(below int) string {
+	drives := "drives"
+	if below == 1 {
+		drives = "drive"
+	}
+	return fmt.Sprintf("PCIe link %s x%d at %s (upstream of %d %s) of %s x%d",
+		gts(h.Speed), h.Width, h.Where(), below, drives, gts(h.MaxSpeed), h.MaxWidth)
+}

@@ -207,8 +207,11 @@ type CPU struct {
 	Busy float64 `json:"busy"`
 }
 
-// Link is a <test>.link.json: the drives whose PCIe link was below what
-// the cell needs, around its measurement.
+// Link is a <test>.link.json: the drives whose PCIe link (their own, or
+// one above it on the way to the root port) was below what the cell
+// needs, around its measurement; Unknown, the links sysfs did not know,
+// which were not judged (absent in recordings made before it).
 type Link struct {
 	Degraded string `json:"degraded"`
+	Unknown  string `json:"unknown,omitempty"`
 }

@@ -267,7 +267,10 @@ type Drive struct {
 	NUMANode int    `json:"numa_node"`          // -1 unknown
 	CPUs     string `json:"cpus,omitempty"`     // cpus_allowed used in multi-drive runs
 	// PCI and Link are an NVMe drive's PCI function and its PCIe link at
-	// setup: "16.0 GT/s x4 (of 32.0 GT/s x4)".
+	// setup: "16.0 GT/s x4 (of 32.0 GT/s x4)", followed by each link above
+	// it on the way to the root port that trained below its maximum,
+	// carries less or reads Unknown ("; switch port 0000:01:00.0: 8.0
+	// GT/s x8 (of 16.0 GT/s x16)").
 	PCI  string `json:"pci,omitempty"`
 	Link string `json:"pcie_link,omitempty"`
 }
