@@ -36,6 +36,9 @@ type measured struct {
 	// measurement; link, that a drive's PCIe link was below what the cell
 	// needs before or after it.
 	thermal, link string
+	// hot, when set, says a drive had its temperature critical warning
+	// bit set before or after the measurement.
+	hot string
 	// linkUnknown names the links on drives' PCIe paths that sysfs does
 	// not know, which are therefore not judged.
 	linkUnknown string
@@ -121,7 +124,7 @@ func (s *Suite) replayed(ctx context.Context, cell plan.Cell) *measured {
 			m.notRun, m.cause = serr.Error(), report.CauseBadRecording
 		}
 		m.steady = st
-		m.thermal = r.thermal(cell.Test)
+		m.thermal, m.hot = r.thermal(cell.Test)
 		m.link, m.linkUnknown = r.link(cell.Test)
 		_, _ = record.ReadJSON(r.Dir, r.owner(cell.Test), record.CPUExt, &m.cpu)
 	}
@@ -481,7 +484,10 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 		logf("%s", why)
 	}
 	m := &measured{stdout: stdout, runErr: runErr, raw: s.Exec.RawPath(owner.Test), job: st.Job, steady: basis,
-		thermal: s.throttled(before, after)}
+		thermal: s.throttled(before, after), hot: s.hot(before, after)}
+	if m.hot != "" {
+		logf("%s", m.hot)
+	}
 	linkAfter, unknownAfter := s.linkDegraded(st.Drives)
 	m.link, m.linkUnknown = joinDistinct(linkBefore, linkAfter), joinDistinct(unknownBefore, unknownAfter)
 	if m.linkUnknown != "" {
@@ -500,7 +506,7 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 		if err := s.recordSteady(c.Test, basis); err != nil {
 			logf("%s: %v", s.Cfg.Record, err)
 		}
-		if err := s.recordThermal(c.Test, m.thermal); err != nil {
+		if err := s.recordThermal(c.Test, m.thermal, m.hot); err != nil {
 			logf("%s: %v", s.Cfg.Record, err)
 		}
 		if err := s.recordLink(c.Test, m.link, m.linkUnknown); err != nil {

@@ -177,6 +177,13 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 		j.Verdict, j.Message = report.Inconclusive, j.Message+"; thermally throttled during the cell: "+m.thermal+"; check airflow and rerun"
 		res.Verdict, res.Cause = report.Inconclusive, report.CauseThrottled
 	}
+	if m.hot != "" && j.Verdict != report.Inconclusive {
+		// A drive over its temperature threshold is first the chassis's
+		// airflow, whichever way the figure went: the cell is not judged,
+		// and the drive goes on once the bit clears.
+		j.Verdict, j.Message = report.Inconclusive, j.Message+"; "+m.hot
+		res.Verdict, res.Cause = report.Inconclusive, report.CauseThrottled
+	}
 	if m.link != "" && j.Verdict != report.Inconclusive {
 		// A figure measured through a slower link than the spec's (or the
 		// drive's) says more about the slot than the drive.

@@ -205,7 +205,7 @@ const (
 	CauseNotRecorded     = "not recorded"        // a replay has no output for the cell
 	CauseBadRecording    = "bad recording"       // fio's output could not be read
 	CauseNotSteady       = "not steady"          // a drive did not reach steady state before the cell
-	CauseThrottled       = "thermal throttle"    // the drive throttled on heat during the cell
+	CauseThrottled       = "thermal throttle"    // the drive throttled on heat, or had its temperature critical warning set, during the cell
 	CauseLatency         = "latency above limit" // a latency percentile above the spec's limit
 	CausePCIeLink        = "pcie link degraded"  // a drive's PCIe link was below what the cell needs
 	CauseHostBound       = "host-bound"          // below spec while the CPUs fio ran on were saturated
