@@ -24,7 +24,7 @@ import (
 // six drives, nvme0-5 below switch port 0000:01:00.0, nvme6-11 below
 // 0000:09:00.0, nvme12-17 below 0000:81:00.0, nvme18-23 below 0000:89:00.0,
 // every link at 16.0 GT/s, x4 to a drive and x16 up.
-func backplane(t *testing.T) device.System {
+func backplane(t testing.TB) device.System {
 	t.Helper()
 	return device.System{Root: testenv.BuildTree(t, filepath.Join("..", "device", "testdata", "backplane.tree"))}
 }
@@ -56,7 +56,7 @@ func uplink(t *testing.T, sys device.System, speed string, width int) {
 }
 
 // backplaneSuite is a suite of the backplane's 24 drives.
-func backplaneSuite(t *testing.T, sys device.System) *Suite {
+func backplaneSuite(sys device.System) *Suite {
 	s := &Suite{sys: sys, Spec: &specs.Spec{}}
 	for i := 0; i < 24; i++ {
 		s.Drives = append(s.Drives, plan.Drive{Info: device.Info{Path: "/dev/nvme" + strconv.Itoa(i) + "n1", Controller: "nvme" + strconv.Itoa(i)}})
@@ -121,7 +121,7 @@ func TestLinkDegradedPath(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(t, sys)
 			}
-			degraded, unknown := backplaneSuite(t, sys).linkDegraded(tt.drives)
+			degraded, unknown := backplaneSuite(sys).linkDegraded(tt.drives)
 			assert.Equal(t, tt.degraded, degraded)
 			assert.Equal(t, tt.unknown, unknown)
 		})
@@ -177,5 +177,18 @@ func TestPCIeUplinkCell(t *testing.T) {
 			assert.Equal(t, "0000:0c:00.0", s.Report.Drives[0].PCI)
 			assert.Equal(t, tt.table, s.Report.Drives[0].Link)
 		})
+	}
+}
+
+// BenchmarkLinkDegraded24 is what reading the PCIe paths of a 24-drive
+// step costs, before and after each of its measurements: every drive's
+// path is read, to count the drives below each port.
+func BenchmarkLinkDegraded24(b *testing.B) {
+	s := backplaneSuite(backplane(b))
+	drives := span(0, 23)
+	for b.Loop() {
+		if d, u := s.linkDegraded(drives); d != "" || u != "" {
+			b.Fatal(d, u)
+		}
 	}
 }
