@@ -328,3 +328,63 @@ func midRunWarning(t *testing.T, tt midRunWarningTest) {
 	assert.Contains(t, r.Stdout, "--- FAIL: TestVerdict/64MiB")
 	assert.Contains(t, r.Stdout, "--- PASS: TestVerdict/96MiB")
 }
+
+// A temperature critical warning (bit 0x02) that appears mid-run is the
+// chassis's airflow first: the cell during which it appeared is
+// INCONCLUSIVE, naming it, and the drive goes on. Cleared before the next
+// cell, that cell is judged on its figure; set through the drive's
+// remaining cells, each is INCONCLUSIVE, none FAILs, and nothing stops
+// writing to the drive. Reads of the 64 MiB drive as in
+// midRunWarningTests: 6-7 around 4KB Random Write, 8-9 around 4KB Random
+// Read. (Whether a loop device meets the spec's figures depends on how
+// loaded the host is, so the judged cell's verdict is not asserted.)
+func TestTemperatureWarningMidRun(t *testing.T) {
+	const during = ": temperature critical warning after the cell: critical_warning 0x02: temperature is outside a threshold (composite 85 °C)"
+	const stays = ": temperature critical warning before and after the cell: critical_warning 0x02"
+	for _, tt := range []struct {
+		name  string
+		clear int // the first read that no longer shows the bit; 0: never
+	}{
+		{"transient", 8},
+		{"stays set", 0},
+	} {
+		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {
+			env := healthLogs(t, "", []string{})
+			small, big := newLoop(t, 64<<20), newLoop(t, 96<<20)
+			dir := strings.TrimPrefix(env[1], "NVME_STANDIN_DIR=")
+			own := filepath.Join(dir, strings.ReplaceAll(small, "/", "_"))
+			require.NoError(t, os.Mkdir(own, 0o755))
+			clean, err := os.ReadFile(filepath.Join(dir, "smart-log.1.json"))
+			require.NoError(t, err)
+			hot := strings.Replace(strings.Replace(string(clean), `"critical_warning":0`, `"critical_warning":2`, 1), `"temperature":310`, `"temperature":358`, 1)
+			for i := 1; i <= 10; i++ {
+				text := string(clean)
+				if i >= 7 && (tt.clear == 0 || i < tt.clear) {
+					text = hot
+				}
+				require.NoError(t, os.WriteFile(filepath.Join(own, "smart-log."+strconv.Itoa(i)+".json"), []byte(text), 0o644))
+			}
+			r := runSuiteIn(t, env, nil, "-spec="+testdataFile(t, "health-two.toml"), "-drives="+small+","+big, "-destructive")
+			noFioLeft(t)
+			res := byTest(r.results(t))
+			w, rd := res["TestSingleDrive/64MiB/4KB_Random_Write"], res["TestSingleDrive/64MiB/4KB_Random_Read"]
+			assert.Equal(t, report.Inconclusive, w.Verdict, "4KB Random Write: %s", w.Error)
+			assert.Contains(t, w.Error, small+during)
+			assert.NotZero(t, w.Actual, "measured")
+			assert.NotZero(t, rd.Actual, "the drive goes on: 4KB Random Read is measured")
+			if tt.clear != 0 {
+				assert.NotContains(t, rd.Error, "temperature critical warning", "cleared: judged on its figure")
+				assert.NotEqual(t, report.CauseThrottled, rd.Cause)
+			} else {
+				assert.Equal(t, report.Inconclusive, rd.Verdict, "4KB Random Read: %s", rd.Error)
+				assert.Contains(t, rd.Error, small+stays)
+			}
+			for _, test := range []string{"TestSingleDrive/96MiB/4KB_Random_Write", "TestSingleDrive/96MiB/4KB_Random_Read"} {
+				assert.NotZero(t, res[test].Actual, "%s: the other drive is measured", test)
+				assert.NotContains(t, res[test].Error, "temperature", test)
+			}
+			assert.NotContains(t, r.Stdout, "nothing more is written to it")
+			assert.NotContains(t, r.Stdout, "--- FAIL: TestSingleDrive/64MiB/4KB_Random_Write")
+		})
+	}
+}

@@ -3,8 +3,9 @@
 // identify data (nvme.Controller), against a spec's [health] rules
 // (specs.Health). It owns the rules and their messages only: it runs
 // nothing, reads nothing and prints nothing. The suite takes the
-// snapshots, refuses a drive with Refuse before writing to it, marks a
-// cell inconclusive with Inconclusive, and reports Judge's checks.
+// snapshots, refuses a drive with Refuse before writing to it, stops
+// writing to one that raises a NewWarning, marks a cell inconclusive with
+// Inconclusive or HotDuring, and reports Judge's checks.
 //
 // Temperatures are in kelvin, as NVMe reports them; messages show them in
 // degrees Celsius (kelvin − 273, as nvme-cli prints them).
@@ -55,15 +56,54 @@ func Refuse(before nvme.SmartLog) error {
 }
 
 // NewWarning says which critical warning bits now has that before (the
-// log read at setup) did not: "critical_warning 0x08: the media is
-// read-only"; ok is false when there are none. A drive that raises one
-// mid-run is written no more.
+// log read at setup) did not, other than the temperature bit (see Hot):
+// "critical_warning 0x08: media is read-only"; ok is false when there are
+// none. A drive that raises one mid-run (available spare, reliability,
+// read-only, volatile memory backup, persistent memory region) is
+// written no more.
 func NewWarning(before, now nvme.SmartLog) (msg string, ok bool) {
-	bits := now.CriticalWarning &^ before.CriticalWarning
+	bits := now.CriticalWarning &^ before.CriticalWarning &^ nvme.WarnTemperature
 	if bits == 0 {
 		return "", false
 	}
 	return fmt.Sprintf("critical_warning 0x%02x: %s", now.CriticalWarning, strings.Join(nvme.DecodeCriticalWarning(bits), ", ")), true
+}
+
+// Hot says whether a SMART log has the temperature critical warning bit
+// (0x02) set: "critical_warning 0x02: temperature is outside a threshold
+// (composite 86 °C)". A drive too hot is first a matter of the chassis's
+// airflow: the cells measured while the bit is set are inconclusive, and
+// the drive goes on once it clears.
+func Hot(l nvme.SmartLog) (msg string, ok bool) {
+	if l.CriticalWarning&nvme.WarnTemperature == 0 {
+		return "", false
+	}
+	msg = fmt.Sprintf("critical_warning 0x%02x: %s", l.CriticalWarning, strings.Join(nvme.DecodeCriticalWarning(nvme.WarnTemperature), ", "))
+	if l.Temperature != 0 {
+		msg += fmt.Sprintf(" (composite %d °C)", nvme.Celsius(l.Temperature))
+	}
+	return msg, true
+}
+
+// HotDuring says whether a cell measured between two SMART logs ran with
+// the temperature bit set (Hot) at its start or its end, naming which:
+// "temperature critical warning after the cell: critical_warning 0x02:
+// ...; check airflow and rerun"; ok is false when neither has it.
+func HotDuring(before, after nvme.SmartLog) (msg string, ok bool) {
+	b, hotBefore := Hot(before)
+	a, hotAfter := Hot(after)
+	var when string
+	switch {
+	case hotBefore && hotAfter:
+		when, msg = "before and after the cell", a
+	case hotBefore:
+		when, msg = "before the cell", b
+	case hotAfter:
+		when, msg = "after the cell", a
+	default:
+		return "", false
+	}
+	return "temperature critical warning " + when + ": " + msg + "; check airflow and rerun", true
 }
 
 // Judge checks after (the SMART log read after the run) against before

@@ -2,6 +2,8 @@ package health
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -271,6 +273,13 @@ var newWarningTests = []newWarningTest{
 	{0, 0x08, "critical_warning 0x08: media is read-only", true},
 	{0x01, 0x01, "", false}, // there at setup: not new
 	{0x01, 0x05, "critical_warning 0x05: NVM subsystem reliability is degraded by media or internal errors", true},
+	// The temperature bit does not stop writes (see Hot); the others
+	// raised with it still do.
+	{0, 0x02, "", false},
+	{0, 0x03, "critical_warning 0x03: available spare is below its threshold", true},
+	{0, 0x06, "critical_warning 0x06: NVM subsystem reliability is degraded by media or internal errors", true},
+	{0, 0x0a, "critical_warning 0x0a: media is read-only", true},
+	{0, 0x12, "critical_warning 0x12: volatile memory backup device has failed", true},
 }
 
 func TestNewWarning(t *testing.T) {
@@ -279,5 +288,81 @@ func TestNewWarning(t *testing.T) {
 		if msg != tt.msg || ok != tt.ok {
 			t.Errorf("NewWarning(0x%02x, 0x%02x) = %q, %v, want %q, %v", tt.before, tt.now, msg, ok, tt.msg, tt.ok)
 		}
+	}
+}
+
+// smartFixture parses fixtures/nvme/NAME.
+func smartFixture(t *testing.T, name string) nvme.SmartLog {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "fixtures", "nvme", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := nvme.ParseSmartLog(data)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return l
+}
+
+// heatCell is what the suite makes of one cell from the SMART logs read
+// around it, given the log read at setup: whether it stops writing to
+// the drive (NewWarning) and whether the cell is inconclusive on heat
+// (HotDuring).
+func heatCell(setup, before, after nvme.SmartLog) (stop, hot string) {
+	if msg, ok := NewWarning(setup, before); ok {
+		return msg, ""
+	}
+	if msg, ok := NewWarning(setup, after); ok {
+		stop = msg
+	}
+	hot, _ = HotDuring(before, after)
+	return stop, hot
+}
+
+// Sequences of nvme-cli 2.3 smart-log outputs read around three cells
+// (before and after each): a temperature bit set during cell 1 and
+// cleared before cell 2 makes cell 1 inconclusive and leaves cell 2
+// judged; one that stays set makes every remaining cell inconclusive and
+// never stops writes; the spare bit still stops them.
+func TestHeatSequence(t *testing.T) {
+	clean := smartFixture(t, "smart-log-v2.3-quoted-decimal.json")
+	hot := smartFixture(t, "smart-log-v2.3-temperature-warning.json")
+	spare := smartFixture(t, "smart-log-v2.3-spare-warning.json")
+	const hotAfter = "temperature critical warning after the cell: critical_warning 0x02: temperature is outside a threshold (composite 85 °C); check airflow and rerun"
+	const hotBoth = "temperature critical warning before and after the cell: critical_warning 0x02: temperature is outside a threshold (composite 85 °C); check airflow and rerun"
+	for _, tt := range []struct {
+		name string
+		logs []nvme.SmartLog // before and after cell 0, cell 1, cell 2
+		stop []string        // per cell: "" or the warning that stops writes
+		hot  []string        // per cell: "" or why it is inconclusive on heat
+	}{
+		{"transient", []nvme.SmartLog{clean, clean, clean, hot, clean, clean},
+			[]string{"", "", ""}, []string{"", hotAfter, ""}},
+		{"stays set", []nvme.SmartLog{clean, clean, clean, hot, hot, hot},
+			[]string{"", "", ""}, []string{"", hotAfter, hotBoth}},
+		{"spare", []nvme.SmartLog{clean, clean, clean, spare, spare, spare},
+			[]string{"", "critical_warning 0x01: available spare is below its threshold", "critical_warning 0x01: available spare is below its threshold"},
+			[]string{"", "", ""}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for k := 0; k < 3; k++ {
+				stop, hot := heatCell(clean, tt.logs[2*k], tt.logs[2*k+1])
+				if stop != tt.stop[k] || hot != tt.hot[k] {
+					t.Errorf("cell %d: stop %q, hot %q; want %q, %q", k, stop, hot, tt.stop[k], tt.hot[k])
+				}
+			}
+		})
+	}
+	if msg, ok := Hot(clean); ok {
+		t.Errorf("Hot(clean) = %q", msg)
+	}
+	if msg, ok := HotDuring(hot, clean); !ok || !strings.HasPrefix(msg, "temperature critical warning before the cell: ") {
+		t.Errorf("HotDuring(hot, clean) = %q, %v", msg, ok)
+	}
+	// Hot at setup the drive is still refused: nothing has been written
+	// to it yet, and the run would judge nothing.
+	if err := Refuse(hot); err == nil {
+		t.Error("Refuse(hot) = nil")
 	}
 }

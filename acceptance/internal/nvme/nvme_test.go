@@ -148,6 +148,9 @@ var smartFixtureTests = []smartFixtureTest{
 	{"smart-log-v2.1-quoted-float.json", reconstructed},
 	// v2.2–v2.3: quoted decimal strings, and v2.3's thousands separators.
 	{"smart-log-v2.3-quoted-decimal.json", reconstructed},
+	// v2.3: the same drive too hot (temperature bit), then short of spare.
+	{"smart-log-v2.3-temperature-warning.json", hot},
+	{"smart-log-v2.3-spare-warning.json", spareLow},
 	{"smart-log-v2.3-en-us-grouped.json", reconstructed},
 	// v2.4+: bare integers, here above 2^64 (2^64+5 and 2^128-1), exact.
 	{"smart-log-v2.4-above-2-64.json", above264},
@@ -212,6 +215,23 @@ var reconstructed = SmartLog{
 	TempSensors:        [8]int{318, 306},
 	ThmTemp1TransCount: 3, ThmTemp1TotalTime: 421,
 }
+
+// hot is the reconstructed drive over a temperature threshold: the
+// temperature critical warning bit (0x02) at 85 °C, before a minute above
+// the threshold was counted (its counters are the reconstructed ones).
+var hot = func() SmartLog {
+	l := reconstructed
+	l.CriticalWarning, l.Temperature, l.TempSensors = WarnTemperature, 358, [8]int{361, 352}
+	return l
+}()
+
+// spareLow is the reconstructed drive with its available spare (8 %)
+// below its threshold (10 %): critical warning bit 0x01.
+var spareLow = func() SmartLog {
+	l := reconstructed
+	l.CriticalWarning, l.AvailSpare = WarnSpare, 8
+	return l
+}()
 
 func TestParseSmartLogFixtures(t *testing.T) {
 	var files []string

@@ -38,6 +38,8 @@ var printedFixtures = []printedFixture{
 	{"2.3", "smart-log-v2.3-quoted-decimal.json", "C", nil, reconstructed},
 	{"2.3", "smart-log-v2.3-en-us-grouped.json", "en_US.UTF-8", nil, reconstructed},
 	{"2.3", "smart-log-v2.3-verbose-warning.json", "C", []string{"-H"}, failing},
+	{"2.3", "smart-log-v2.3-temperature-warning.json", "C", nil, hot},
+	{"2.3", "smart-log-v2.3-spare-warning.json", "C", nil, spareLow},
 	{"2.4", "smart-log-v2.4-above-2-64.json", "C", nil, above264},
 	{"2.4", "smart-log-v2.4-verbose-warning.json", "C", []string{"-H"}, failing},
 	{"2.11", "smart-log-v2.11-warning-object.json", "C", nil, reconstructed},

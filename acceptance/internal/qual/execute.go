@@ -36,6 +36,12 @@ type measured struct {
 	// measurement; link, that a drive's PCIe link was below what the cell
 	// needs before or after it.
 	thermal, link string
+	// hot, when set, says a drive had its temperature critical warning
+	// bit set before or after the measurement.
+	hot string
+	// linkUnknown names the links on drives' PCIe paths that sysfs does
+	// not know, which are therefore not judged.
+	linkUnknown string
 	// cpu is the CPUs fio was allowed and how busy they were during the
 	// measurement (N 0: not read).
 	cpu record.CPU
@@ -118,8 +124,8 @@ func (s *Suite) replayed(ctx context.Context, cell plan.Cell) *measured {
 			m.notRun, m.cause = serr.Error(), report.CauseBadRecording
 		}
 		m.steady = st
-		m.thermal = r.thermal(cell.Test)
-		m.link = r.link(cell.Test)
+		m.thermal, m.hot = r.thermal(cell.Test)
+		m.link, m.linkUnknown = r.link(cell.Test)
 		_, _ = record.ReadJSON(r.Dir, r.owner(cell.Test), record.CPUExt, &m.cpu)
 	}
 	return m
@@ -462,7 +468,7 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 		keep(&measured{notRun: why, cause: report.CauseCriticalWarning})
 		return why
 	}
-	linkBefore := s.linkDegraded(st.Drives)
+	linkBefore, unknownBefore := s.linkDegraded(st.Drives)
 	cpus, cpuBefore := s.allowedCPUs(st.Job), readCPUTimes()
 	start := time.Now()
 	stdout, runErr := s.Exec.Measure(ctx, owner.Test, st.Job, s.watch(st, start, nil, logf))
@@ -478,7 +484,15 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 		logf("%s", why)
 	}
 	m := &measured{stdout: stdout, runErr: runErr, raw: s.Exec.RawPath(owner.Test), job: st.Job, steady: basis,
-		thermal: s.throttled(before, after), link: joinDistinct(linkBefore, s.linkDegraded(st.Drives))}
+		thermal: s.throttled(before, after), hot: s.hot(before, after)}
+	if m.hot != "" {
+		logf("%s", m.hot)
+	}
+	linkAfter, unknownAfter := s.linkDegraded(st.Drives)
+	m.link, m.linkUnknown = joinDistinct(linkBefore, linkAfter), joinDistinct(unknownBefore, unknownAfter)
+	if m.linkUnknown != "" {
+		logf("%s", m.linkUnknown)
+	}
 	m.cpu = cpuUse(cpus, cpuBefore, readCPUTimes())
 	if owner.Workload.Writes() {
 		now := time.Now()
@@ -492,10 +506,10 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 		if err := s.recordSteady(c.Test, basis); err != nil {
 			logf("%s: %v", s.Cfg.Record, err)
 		}
-		if err := s.recordThermal(c.Test, m.thermal); err != nil {
+		if err := s.recordThermal(c.Test, m.thermal, m.hot); err != nil {
 			logf("%s: %v", s.Cfg.Record, err)
 		}
-		if err := s.recordLink(c.Test, m.link); err != nil {
+		if err := s.recordLink(c.Test, m.link, m.linkUnknown); err != nil {
 			logf("%s: %v", s.Cfg.Record, err)
 		}
 		if i == 0 && m.cpu.N > 0 {
@@ -566,53 +580,6 @@ func (s *Suite) pathList(drives []int) []string {
 		out[i] = s.Drives[d].Path
 	}
 	return out
-}
-
-// linkDegraded reads the PCIe link of each of drives now and says which
-// are below the link the spec states, or else below the device's own
-// maximum: "/dev/nvme1n1: PCIe link 16.0 GT/s x2 of 32.0 GT/s x4
-// (0000:02:00.0)"; "" when none is. A drive with no PCIe link (a loop
-// device, a file, a fabrics controller) is never degraded.
-func (s *Suite) linkDegraded(drives []int) string {
-	var why []string
-	for _, d := range drives {
-		l, ok, err := s.sys.Link(s.Drives[d].Controller)
-		if err != nil || !ok {
-			continue
-		}
-		if msg := l.Degraded(s.Spec.PCIe.Speed, s.Spec.PCIe.Width); msg != "" {
-			why = append(why, fmt.Sprintf("%s: %s (%s)", s.Drives[d].Path, msg, l.PCI))
-		}
-	}
-	return strings.Join(why, "; ")
-}
-
-// joinDistinct joins the non-empty of a and b, b only when it differs.
-func joinDistinct(a, b string) string {
-	switch {
-	case a == "" || a == b:
-		return b
-	case b == "":
-		return a
-	}
-	return a + "; after the measurement: " + b
-}
-
-// recordLink keeps a cell's degraded-link finding beside its recording.
-func (s *Suite) recordLink(test, why string) error {
-	if why == "" {
-		return nil
-	}
-	return record.WriteJSON(s.Cfg.Record, test, record.LinkExt, record.Link{Degraded: why})
-}
-
-// link reads a cell's recorded degraded-link finding; "" for none.
-func (r Replay) link(test string) string {
-	var l record.Link
-	if found, err := record.ReadJSON(r.Dir, test, record.LinkExt, &l); !found || err != nil {
-		return ""
-	}
-	return l.Degraded
 }
 
 // allowedCPUs lists the CPUs job's targets may run on (their cpus_allowed),

@@ -134,8 +134,9 @@ func (s *Suite) snapshot(ctx context.Context, drives []int) map[int]nvme.SmartLo
 }
 
 // warned marks each drive of snap whose SMART log shows a critical
-// warning bit it did not have at setup: its remaining cells fail naming
-// the warning, and nothing more is written to it; the other drives go on.
+// warning bit it did not have at setup, other than the temperature bit
+// (see hot): its remaining cells fail naming the warning, and nothing
+// more is written to it; the other drives go on.
 // when says where in the run the log was read ("before TestX", "after
 // TestX"). It returns what it found, "" for nothing.
 func (s *Suite) warned(snap map[int]nvme.SmartLog, when string) string {
@@ -155,6 +156,25 @@ func (s *Suite) warned(snap map[int]nvme.SmartLog, when string) string {
 		}
 		s.mu.Unlock()
 		why = append(why, text)
+	}
+	slices.Sort(why)
+	return strings.Join(why, "; ")
+}
+
+// hot says which drives had their temperature critical warning bit set
+// in either of two snapshots around a cell (health.HotDuring), which makes
+// the cell inconclusive; "" when none did. A drive whose bit clears goes
+// on: its next cell is judged.
+func (s *Suite) hot(before, after map[int]nvme.SmartLog) string {
+	var why []string
+	for d, b := range before {
+		a, ok := after[d]
+		if !ok {
+			a = b
+		}
+		if msg, ok := health.HotDuring(b, a); ok {
+			why = append(why, s.Drives[d].Path+": "+msg)
+		}
 	}
 	slices.Sort(why)
 	return strings.Join(why, "; ")
@@ -371,21 +391,22 @@ func (s *Suite) replayHealth() {
 	}
 }
 
-// recordThermal keeps a cell's throttling verdict beside its recording.
-func (s *Suite) recordThermal(test, why string) error {
-	if why == "" {
+// recordThermal keeps a cell's heat findings beside its recording: why it
+// throttled, and its drives' temperature critical warnings.
+func (s *Suite) recordThermal(test, why, hot string) error {
+	if why == "" && hot == "" {
 		return nil
 	}
-	return record.WriteJSON(s.Cfg.Record, test, record.ThermalExt, record.Thermal{Throttled: why})
+	return record.WriteJSON(s.Cfg.Record, test, record.ThermalExt, record.Thermal{Throttled: why, CriticalWarning: hot})
 }
 
-// thermal reads a cell's recorded throttling verdict; "" for none.
-func (r Replay) thermal(test string) string {
+// thermal reads a cell's recorded heat findings; "" for none.
+func (r Replay) thermal(test string) (throttled, hot string) {
 	var t record.Thermal
 	if found, err := record.ReadJSON(r.Dir, test, record.ThermalExt, &t); !found || err != nil {
-		return ""
+		return "", ""
 	}
-	return t.Throttled
+	return t.Throttled, t.CriticalWarning
 }
 
 // checkName is a drive's TestHealth and TestReceipt subtest name: its path

@@ -177,6 +177,17 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 		j.Verdict, j.Message = report.Inconclusive, j.Message+"; thermally throttled during the cell: "+m.thermal+"; check airflow and rerun"
 		res.Verdict, res.Cause = report.Inconclusive, report.CauseThrottled
 	}
+	if m.hot != "" {
+		// A drive over its temperature threshold is first the chassis's
+		// airflow, whichever way the figure went: the cell is not judged,
+		// and the drive goes on once the bit clears. A cell already
+		// inconclusive for another cause says so too.
+		j.Message += "; " + m.hot
+		if j.Verdict != report.Inconclusive {
+			j.Verdict = report.Inconclusive
+			res.Verdict, res.Cause = report.Inconclusive, report.CauseThrottled
+		}
+	}
 	if m.link != "" && j.Verdict != report.Inconclusive {
 		// A figure measured through a slower link than the spec's (or the
 		// drive's) says more about the slot than the drive.

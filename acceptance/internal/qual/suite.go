@@ -480,8 +480,8 @@ func (s *Suite) fillReportDrives() {
 		rd := report.Drive{Path: d.Path, Model: d.Model, Serial: d.Serial, Firmware: d.Firmware, Bytes: d.Size,
 			Capacity: d.Capacity, NUMANode: d.NUMANode}
 		if s.Cfg.Live() {
-			if l, ok, _ := s.sys.Link(d.Controller); ok {
-				rd.PCI, rd.Link = l.PCI, l.String()
+			if p, ok, _ := s.sys.PCIePath(d.Controller); ok {
+				rd.PCI, rd.Link = p[0].PCI, p.String()
 			}
 		}
 		if s.Planner != nil && s.Cfg.Live() {

@@ -194,9 +194,13 @@ func ReadJSON(dir, test, ext string, v any) (found bool, err error) {
 	return true, nil
 }
 
-// Thermal is a <test>.thermal.json: why the cell is not judged.
+// Thermal is a <test>.thermal.json: why the cell is not judged. Throttled
+// says a drive throttled on heat during it; CriticalWarning, that a
+// drive's temperature critical warning bit was set before or after it
+// (absent in recordings made before it).
 type Thermal struct {
-	Throttled string `json:"throttled"`
+	Throttled       string `json:"throttled"`
+	CriticalWarning string `json:"critical_warning,omitempty"`
 }
 
 // CPU is a <test>.cpu.json: the CPUs fio's jobs were allowed and how busy
@@ -207,8 +211,11 @@ type CPU struct {
 	Busy float64 `json:"busy"`
 }
 
-// Link is a <test>.link.json: the drives whose PCIe link was below what
-// the cell needs, around its measurement.
+// Link is a <test>.link.json: the drives whose PCIe link (their own, or
+// one above it on the way to the root port) was below what the cell
+// needs, around its measurement; Unknown, the links sysfs did not know,
+// which were not judged (absent in recordings made before it).
 type Link struct {
 	Degraded string `json:"degraded"`
+	Unknown  string `json:"unknown,omitempty"`
 }

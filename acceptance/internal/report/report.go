@@ -205,7 +205,7 @@ const (
 	CauseNotRecorded     = "not recorded"        // a replay has no output for the cell
 	CauseBadRecording    = "bad recording"       // fio's output could not be read
 	CauseNotSteady       = "not steady"          // a drive did not reach steady state before the cell
-	CauseThrottled       = "thermal throttle"    // the drive throttled on heat during the cell
+	CauseThrottled       = "thermal throttle"    // the drive throttled on heat, or had its temperature critical warning set, during the cell
 	CauseLatency         = "latency above limit" // a latency percentile above the spec's limit
 	CausePCIeLink        = "pcie link degraded"  // a drive's PCIe link was below what the cell needs
 	CauseHostBound       = "host-bound"          // below spec while the CPUs fio ran on were saturated
@@ -267,7 +267,10 @@ type Drive struct {
 	NUMANode int    `json:"numa_node"`          // -1 unknown
 	CPUs     string `json:"cpus,omitempty"`     // cpus_allowed used in multi-drive runs
 	// PCI and Link are an NVMe drive's PCI function and its PCIe link at
-	// setup: "16.0 GT/s x4 (of 32.0 GT/s x4)".
+	// setup: "16.0 GT/s x4 (of 32.0 GT/s x4)", followed by each link above
+	// it on the way to the root port that trained below its maximum,
+	// carries less or reads Unknown ("; switch port 0000:01:00.0: 8.0
+	// GT/s x8 (of 16.0 GT/s x16)").
 	PCI  string `json:"pci,omitempty"`
 	Link string `json:"pcie_link,omitempty"`
 }

@@ -1,0 +1,194 @@
+package qual
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// backplane is the device package's fake 24-drive, 128-CPU host
+// (acceptance/internal/device/testdata/backplane.tree): four switches of
+// six drives, nvme0-5 below switch port 0000:01:00.0, nvme6-11 below
+// 0000:09:00.0, nvme12-17 below 0000:81:00.0, nvme18-23 below 0000:89:00.0,
+// every link at 16.0 GT/s, x4 to a drive and x16 up.
+func backplane(t testing.TB) device.System {
+	t.Helper()
+	return device.System{Root: testenv.BuildTree(t, filepath.Join("..", "device", "testdata", "backplane.tree"))}
+}
+
+// retrain rewrites the current link of PCI function fn in sys.
+func retrain(t *testing.T, sys device.System, fn, speed string, width int) {
+	t.Helper()
+	var dir string
+	require.NoError(t, filepath.WalkDir(filepath.Join(sys.Root, "sys", "devices"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == fn {
+			dir = path
+			return filepath.SkipAll
+		}
+		return err
+	}))
+	require.NotEmpty(t, dir, fn)
+	if speed != "Unknown" {
+		speed += " GT/s PCIe"
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "current_link_speed"), []byte(speed+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "current_link_width"), []byte(strconv.Itoa(width)+"\n"), 0o644))
+}
+
+// uplink sets both ends of switch 1's uplink (its upstream port and the
+// root port above it) to speed and width.
+func uplink(t *testing.T, sys device.System, speed string, width int) {
+	retrain(t, sys, "0000:09:00.0", speed, width)
+	retrain(t, sys, "0000:00:02.0", speed, width)
+}
+
+// backplaneSuite is a suite of the backplane's 24 drives.
+func backplaneSuite(sys device.System) *Suite {
+	s := &Suite{sys: sys, Spec: &specs.Spec{}}
+	for i := 0; i < 24; i++ {
+		s.Drives = append(s.Drives, plan.Drive{Info: device.Info{Path: "/dev/nvme" + strconv.Itoa(i) + "n1", Controller: "nvme" + strconv.Itoa(i)}})
+	}
+	return s
+}
+
+func span(from, to int) []int {
+	var out []int
+	for i := from; i <= to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+const shareMsg = "/dev/nvme6n1: PCIe link 8.0 GT/s x8 at switch port 0000:09:00.0 (upstream of 6 drives) of 16.0 GT/s x16: "
+
+// A degraded switch uplink bounds a cell when its bandwidth, shared by
+// the cell's drives below it, is short of what one drive's own link
+// carries: a Gen3 x8 uplink carries one Gen4 x4 drive in full, so that
+// drive's single-drive cell is judged, but not six, so a step of the
+// switch's six drives (or of all 24) is not. A full-speed path changes
+// nothing; a link that reads Unknown is named, not judged.
+func TestLinkDegradedPath(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		setup    func(t *testing.T, sys device.System)
+		drives   []int
+		degraded string
+		unknown  string
+	}{
+		{"full speed, one drive", nil, []int{7}, "", ""},
+		{"full speed, one switch", nil, span(6, 11), "", ""},
+		{"full speed, 24 drives", nil, span(0, 23), "", ""},
+		{"x8 uplink, one drive", func(t *testing.T, sys device.System) { uplink(t, sys, "8.0", 8) }, []int{7}, "", ""},
+		{"x8 uplink, two drives", func(t *testing.T, sys device.System) { uplink(t, sys, "8.0", 8) }, []int{7, 8},
+			"/dev/nvme7n1: PCIe link 8.0 GT/s x8 at switch port 0000:09:00.0 (upstream of 6 drives) of 16.0 GT/s x16: " +
+				"3.94 GB/s a drive for the 2 of this cell below it, short of the 7.88 GB/s of one drive's 16.0 GT/s x4", ""},
+		{"x8 uplink, its six drives", func(t *testing.T, sys device.System) { uplink(t, sys, "8.0", 8) }, span(6, 11),
+			shareMsg + "1.31 GB/s a drive for the 6 of this cell below it, short of the 7.88 GB/s of one drive's 16.0 GT/s x4", ""},
+		{"x8 uplink, 24 drives", func(t *testing.T, sys device.System) { uplink(t, sys, "8.0", 8) }, span(0, 23),
+			shareMsg + "1.31 GB/s a drive for the 6 of this cell below it, short of the 7.88 GB/s of one drive's 16.0 GT/s x4", ""},
+		{"x8 uplink, another switch's drives", func(t *testing.T, sys device.System) { uplink(t, sys, "8.0", 8) }, span(0, 5), "", ""},
+		{"x2 uplink, one drive", func(t *testing.T, sys device.System) { uplink(t, sys, "8.0", 2) }, []int{7},
+			"/dev/nvme7n1: PCIe link 8.0 GT/s x2 at switch port 0000:09:00.0 (upstream of 6 drives) of 16.0 GT/s x16: " +
+				"1.97 GB/s a drive for the 1 of this cell below it, short of the 7.88 GB/s of one drive's 16.0 GT/s x4", ""},
+		{"a drive's own link", func(t *testing.T, sys device.System) {
+			retrain(t, sys, "0000:0c:00.0", "16.0", 2)
+			retrain(t, sys, "0000:0a:05.0", "16.0", 2)
+		}, span(6, 11), "/dev/nvme7n1: PCIe link 16.0 GT/s x2 of 16.0 GT/s x4 (0000:0c:00.0)", ""},
+		{"unknown uplink", func(t *testing.T, sys device.System) {
+			retrain(t, sys, "0000:81:00.0", "Unknown", 16)
+			retrain(t, sys, "0000:80:01.0", "Unknown", 16)
+		}, span(12, 17), "", `/dev/nvme12n1: PCIe link at switch port 0000:81:00.0 not checked: current_link_speed of 0000:81:00.0 reads "Unknown"`},
+		{"unknown drive link", func(t *testing.T, sys device.System) {
+			retrain(t, sys, "0000:83:00.0", "Unknown", 4)
+			retrain(t, sys, "0000:82:04.0", "Unknown", 4)
+		}, []int{12}, "", `/dev/nvme12n1: PCIe link not checked: current_link_speed of 0000:83:00.0 reads "Unknown"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sys := backplane(t)
+			if tt.setup != nil {
+				tt.setup(t, sys)
+			}
+			degraded, unknown := backplaneSuite(sys).linkDegraded(tt.drives)
+			assert.Equal(t, tt.degraded, degraded)
+			assert.Equal(t, tt.unknown, unknown)
+		})
+	}
+}
+
+// A single-drive cell on a drive whose switch uplink bounds it is
+// INCONCLUSIVE naming the switch port and the drives below it, and the
+// finding is recorded for a replay; the drives table shows the uplink. A
+// link that reads Unknown leaves the cell judged and is in its evidence
+// and the drives table.
+func TestPCIeUplinkCell(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		setup   func(t *testing.T, sys device.System)
+		want    [2]string
+		error   string
+		unknown string
+		table   string
+	}{
+		{"uplink at x2", func(t *testing.T, sys device.System) { uplink(t, sys, "8.0", 2) }, [2]string{report.Inconclusive, report.CausePCIeLink},
+			"/tmp/fake.img: PCIe link 8.0 GT/s x2 at switch port 0000:09:00.0 (upstream of 1 drive) of 16.0 GT/s x16", "",
+			"16.0 GT/s x4 (of 16.0 GT/s x4); switch port 0000:09:00.0: 8.0 GT/s x2 (of 16.0 GT/s x16)"},
+		{"uplink unknown", func(t *testing.T, sys device.System) {
+			retrain(t, sys, "0000:09:00.0", "Unknown", 16)
+			retrain(t, sys, "0000:00:02.0", "Unknown", 16)
+		}, [2]string{report.Pass, ""}, "",
+			`/tmp/fake.img: PCIe link at switch port 0000:09:00.0 not checked: current_link_speed of 0000:09:00.0 reads "Unknown"`,
+			`16.0 GT/s x4 (of 16.0 GT/s x4); switch port 0000:09:00.0: Unknown (current_link_speed of 0000:09:00.0 reads "Unknown")`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), rounds: steadyRounds}
+			s := liveSuiteOf(t, exec, fakeSpec)
+			s.sys = backplane(t)
+			tt.setup(t, s.sys)
+			s.Drives[0].Controller = "nvme7"
+			c := s.SingleCells()[0].Cells[0]
+			o, err := s.Run(context.Background(), c, t.Logf)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, [2]string{o.Result.Verdict, o.Result.Cause}, o.Result.Error)
+			assert.Contains(t, o.Result.Error, tt.error)
+			degraded, unknown := Replay{Dir: exec.dir}.link(c.Test)
+			if tt.error != "" {
+				assert.Contains(t, degraded, tt.error, "recorded for a replay to judge")
+			}
+			assert.Equal(t, tt.unknown, unknown, "the cell's evidence names the unknown link")
+			var rec record.Link
+			found, err := record.ReadJSON(exec.dir, c.Test, record.LinkExt, &rec)
+			require.NoError(t, err)
+			require.True(t, found)
+			s.fillReportDrives()
+			require.Len(t, s.Report.Drives, 1)
+			assert.Equal(t, "0000:0c:00.0", s.Report.Drives[0].PCI)
+			assert.Equal(t, tt.table, s.Report.Drives[0].Link)
+		})
+	}
+}
+
+// BenchmarkLinkDegraded24 is what reading the PCIe paths of a 24-drive
+// step costs, before and after each of its measurements: every drive's
+// path is read, to count the drives below each port.
+func BenchmarkLinkDegraded24(b *testing.B) {
+	s := backplaneSuite(backplane(b))
+	drives := span(0, 23)
+	for b.Loop() {
+		if d, u := s.linkDegraded(drives); d != "" || u != "" {
+			b.Fatal(d, u)
+		}
+	}
+}
