@@ -35,19 +35,32 @@ type Kernel struct {
 var ErrKernel = errors.New("kernel unfit for the guest")
 
 // FindKernel returns the newest kernel under /boot whose modules are
-// installed, as Debian's linux-image-amd64 installs it.
+// installed and hold what the guest loads (Modules), as Debian's
+// linux-image-amd64 installs it.
 func FindKernel() (Kernel, error) { return findKernel("/boot", "/lib/modules") }
 
 // findKernel returns the kernel of boot/vmlinuz-VERSION with the highest
 // VERSION (compared as versions: 6.1.0-10 after 6.1.0-9) that has
-// modules/VERSION/modules.dep.
+// modules/VERSION/modules.dep and every module of Modules built in or
+// installed. A newer kernel without them is passed over: Debian's
+// 6.1.0-57-cloud-amd64 sorts after 6.1.0-57-amd64 and has no 9p. When no
+// kernel has them the error wraps ErrKernel and names what the newest
+// lacks.
 func findKernel(boot, modules string) (Kernel, error) {
 	images, _ := filepath.Glob(filepath.Join(boot, "vmlinuz-*"))
 	slices.SortFunc(images, func(a, b string) int { return compareVersions(filepath.Base(b), filepath.Base(a)) })
+	var unfit error
 	for _, img := range images {
 		v := strings.TrimPrefix(filepath.Base(img), "vmlinuz-")
 		mods := filepath.Join(modules, v)
 		if _, err := os.Stat(filepath.Join(mods, "modules.dep")); err != nil {
+			continue
+		}
+		k := Kernel{Version: v, Image: img, Modules: mods}
+		if _, err := k.moduleFiles(Modules); errors.Is(err, ErrKernel) {
+			if unfit == nil {
+				unfit = err
+			}
 			continue
 		}
 		if f, err := os.Open(img); err != nil {
@@ -55,7 +68,10 @@ func findKernel(boot, modules string) (Kernel, error) {
 		} else {
 			f.Close()
 		}
-		return Kernel{Version: v, Image: img, Modules: mods}, nil
+		return k, nil
+	}
+	if unfit != nil {
+		return Kernel{}, fmt.Errorf("no kernel in %s has what the guest loads (%s): %w: install linux-image-amd64", boot, strings.Join(Modules, ", "), unfit)
 	}
 	return Kernel{}, fmt.Errorf("no kernel in %s with its modules in %s: install linux-image-amd64", boot, modules)
 }

@@ -278,6 +278,9 @@ func TestFindKernelNewest(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(mods, v, "modules.dep"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		if err := os.WriteFile(filepath.Join(mods, v, "modules.builtin"), []byte(allBuiltin), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	k, err := findKernel(boot, mods)
 	if err != nil {
@@ -288,5 +291,51 @@ func TestFindKernelNewest(t *testing.T) {
 	}
 	if _, err := findKernel(t.TempDir(), mods); err == nil || !strings.Contains(err.Error(), "install linux-image-amd64") {
 		t.Errorf("findKernel with no kernel: error = %v, want one saying what to install", err)
+	}
+}
+
+// allBuiltin is the modules.builtin of a kernel with all of Modules built in.
+const allBuiltin = "kernel/drivers/nvme/host/nvme.ko\nkernel/drivers/virtio/virtio_pci.ko\nkernel/net/9p/9pnet_virtio.ko\nkernel/fs/9p/9p.ko\n"
+
+// TestFindKernelUsable: a newer kernel that lacks a module the guest loads
+// is passed over for an older one that has them all. Debian installs its
+// cloud flavour beside the generic one at the same ABI, where it sorts
+// last ("cloud" after "amd64"), and builds it without 9p.
+func TestFindKernelUsable(t *testing.T) {
+	boot, mods := t.TempDir(), t.TempDir()
+	write := func(rel, data string) {
+		t.Helper()
+		p := filepath.Join(mods, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kernel := func(v, dep, builtin string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(boot, "vmlinuz-"+v), []byte("kernel"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		write(filepath.Join(v, "modules.dep"), dep)
+		write(filepath.Join(v, "modules.builtin"), builtin)
+	}
+	// As Debian 12's linux-image-6.1.0-57-cloud-amd64 has them: nvme and
+	// virtio built in, CONFIG_NET_9P unset.
+	kernel("6.1.0-57-cloud-amd64", "kernel/fs/ext4/ext4.ko:\n", "kernel/drivers/nvme/host/nvme.ko\nkernel/drivers/virtio/virtio_pci.ko\n")
+	if _, err := findKernel(boot, mods); !errors.Is(err, ErrKernel) || !strings.Contains(err.Error(), "kernel 6.1.0-57-cloud-amd64: module 9pnet_virtio is neither built in") || !strings.Contains(err.Error(), "install linux-image-amd64") {
+		t.Errorf("findKernel with the cloud kernel alone: error = %v, want ErrKernel naming its missing 9pnet_virtio and what to install", err)
+	}
+	kernel("6.1.0-57-amd64", `kernel/drivers/nvme/host/nvme.ko: kernel/drivers/nvme/host/nvme-core.ko
+kernel/drivers/nvme/host/nvme-core.ko:
+kernel/drivers/virtio/virtio_pci.ko:
+kernel/net/9p/9pnet.ko:
+kernel/net/9p/9pnet_virtio.ko: kernel/net/9p/9pnet.ko
+kernel/fs/9p/9p.ko: kernel/net/9p/9pnet.ko
+`, "")
+	k, err := findKernel(boot, mods)
+	if err != nil || k.Version != "6.1.0-57-amd64" {
+		t.Errorf("findKernel = %+v, %v; want 6.1.0-57-amd64, the newest kernel with 9p", k, err)
 	}
 }
