@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -78,8 +79,12 @@ func findKernel(boot, modules string) (Kernel, error) {
 
 // compareVersions compares two kernel releases as sort -V and dpkg do:
 // runs of digits as numbers, the text between them character by
-// character, with letters before other characters. It returns -1, 0 or +1.
+// character, with letters before other characters; and, as the kernel
+// numbers its release candidates, "-rcN" before the release it leads to
+// (6.13.0-rc3 before 6.13.0, 6.13-rc7-amd64 before 6.13-amd64), as dpkg
+// reads "~rcN". It returns -1, 0 or +1.
 func compareVersions(a, b string) int {
+	a, b = rcTilde.ReplaceAllString(a, "~rc$1"), rcTilde.ReplaceAllString(b, "~rc$1")
 	isDigit := func(c byte) bool { return '0' <= c && c <= '9' }
 	// order ranks a text character; 0 is the end of the text run.
 	order := func(s string, i int) int {
@@ -126,6 +131,9 @@ func compareVersions(a, b string) int {
 	}
 	return 0
 }
+
+// rcTilde finds a release candidate's "-rcN".
+var rcTilde = regexp.MustCompile(`-rc([0-9])`)
 
 func cmpInt(a, b int) int {
 	switch {

@@ -256,6 +256,21 @@ func TestCompareVersions(t *testing.T) {
 			}
 		}
 	}
+	// A release candidate before its release, after the release before:
+	// as make kernelrelease and as Debian's experimental kernels name them.
+	for _, asc := range [][]string{
+		{"6.12.9", "6.13.0-rc3", "6.13.0-rc10", "6.13.0", "6.13.0-1"},
+		{"6.12.9-amd64", "6.13-rc7-amd64", "6.13-amd64", "6.13.2-amd64"},
+	} {
+		for i := 1; i < len(asc); i++ {
+			if got := compareVersions(asc[i-1], asc[i]); got != -1 {
+				t.Errorf("compareVersions(%q, %q) = %d, want -1", asc[i-1], asc[i], got)
+			}
+			if got := compareVersions(asc[i], asc[i-1]); got != 1 {
+				t.Errorf("compareVersions(%q, %q) = %d, want 1", asc[i], asc[i-1], got)
+			}
+		}
+	}
 	if got := compareVersions("6.1.0-010-amd64", "6.1.0-10-amd64"); got != 0 {
 		t.Errorf("leading zeros: compareVersions = %d, want 0", got)
 	}
