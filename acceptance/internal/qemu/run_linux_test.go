@@ -92,6 +92,13 @@ kill -ABRT $$`,
 		calls:  "kvm", accel: "kvm",
 		err: "qemu-system-x86_64 (kvm): signal: aborted",
 	}, {
+		// The boot bound is for a try with a fallback after it: the last
+		// one (TCG, which boots in 15-35 s on a busy host) has none.
+		name:   "slow boot of the last try",
+		kvm:    `echo "SeaBIOS (version 1.16.2-debian-1.16.2-1)"; sleep 3`,
+		accels: []string{"kvm"},
+		calls:  "kvm", accel: "kvm",
+	}, {
 		name:   "tcg alone",
 		accels: []string{"tcg"},
 		calls:  "tcg", accel: "tcg",
