@@ -241,8 +241,9 @@ var errBootBound = errors.New("boot bound passed")
 // accelerator's. A try whose guest has started the script (its output or
 // exit file is in work) is never repeated either, even when its console
 // lacks init's first line: the script may be destructive, and a second
-// run would start from what the first left on the namespaces. QEMU runs in its own process group, gets SIGTERM when ctx
-// is done (and SIGKILL 5 s later), and dies with the calling process.
+// run would start from what the first left on the namespaces. QEMU runs
+// in its own process group, gets SIGTERM when ctx is done (and SIGKILL
+// 5 s later), and dies with the calling process.
 func (m Machine) Run(ctx context.Context, k Kernel, initrd []byte, work, script string) (Result, error) {
 	accels := m.Accels
 	if len(accels) == 0 {
