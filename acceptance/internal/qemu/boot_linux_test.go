@@ -50,6 +50,11 @@ exec '` + real + `' "$@"
 	if res.Accel != "tcg" || !strings.Contains(res.Fallback, "kvm: QEMU stopped after") || !strings.Contains(res.Fallback, "signal: aborted: qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69") {
 		t.Errorf("Accel %q, Fallback %q; want tcg, after kvm aborted naming the MSR", res.Accel, res.Fallback)
 	}
+	// Run tells a guest that has reached its init by this line: without it
+	// on a real console, a try whose init failed would be tried again.
+	if !strings.Contains(res.Console, "drivequal-init: started") {
+		t.Errorf("console lacks init's first line %q:\n%s", "drivequal-init: started", res.Console)
+	}
 	if !strings.HasPrefix(res.Output, "guest "+kernel.Version+" up after ") {
 		t.Errorf("output = %q, want the guest's kernel %s to say it is up", res.Output, kernel.Version)
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -35,19 +36,32 @@ type Kernel struct {
 var ErrKernel = errors.New("kernel unfit for the guest")
 
 // FindKernel returns the newest kernel under /boot whose modules are
-// installed, as Debian's linux-image-amd64 installs it.
+// installed and hold what the guest loads (Modules), as Debian's
+// linux-image-amd64 installs it.
 func FindKernel() (Kernel, error) { return findKernel("/boot", "/lib/modules") }
 
 // findKernel returns the kernel of boot/vmlinuz-VERSION with the highest
 // VERSION (compared as versions: 6.1.0-10 after 6.1.0-9) that has
-// modules/VERSION/modules.dep.
+// modules/VERSION/modules.dep and every module of Modules built in or
+// installed. A newer kernel without them is passed over: Debian's
+// 6.1.0-57-cloud-amd64 sorts after 6.1.0-57-amd64 and has no 9p. When no
+// kernel has them the error wraps ErrKernel and names what the newest
+// lacks.
 func findKernel(boot, modules string) (Kernel, error) {
 	images, _ := filepath.Glob(filepath.Join(boot, "vmlinuz-*"))
 	slices.SortFunc(images, func(a, b string) int { return compareVersions(filepath.Base(b), filepath.Base(a)) })
+	var unfit error
 	for _, img := range images {
 		v := strings.TrimPrefix(filepath.Base(img), "vmlinuz-")
 		mods := filepath.Join(modules, v)
 		if _, err := os.Stat(filepath.Join(mods, "modules.dep")); err != nil {
+			continue
+		}
+		k := Kernel{Version: v, Image: img, Modules: mods}
+		if _, err := k.moduleFiles(Modules); errors.Is(err, ErrKernel) {
+			if unfit == nil {
+				unfit = err
+			}
 			continue
 		}
 		if f, err := os.Open(img); err != nil {
@@ -55,15 +69,22 @@ func findKernel(boot, modules string) (Kernel, error) {
 		} else {
 			f.Close()
 		}
-		return Kernel{Version: v, Image: img, Modules: mods}, nil
+		return k, nil
+	}
+	if unfit != nil {
+		return Kernel{}, fmt.Errorf("no kernel in %s has what the guest loads (%s): %w: install linux-image-amd64", boot, strings.Join(Modules, ", "), unfit)
 	}
 	return Kernel{}, fmt.Errorf("no kernel in %s with its modules in %s: install linux-image-amd64", boot, modules)
 }
 
 // compareVersions compares two kernel releases as sort -V and dpkg do:
 // runs of digits as numbers, the text between them character by
-// character, with letters before other characters. It returns -1, 0 or +1.
+// character, with letters before other characters; and, as the kernel
+// numbers its release candidates, "-rcN" before the release it leads to
+// (6.13.0-rc3 before 6.13.0, 6.13-rc7-amd64 before 6.13-amd64), as dpkg
+// reads "~rcN". It returns -1, 0 or +1.
 func compareVersions(a, b string) int {
+	a, b = rcTilde.ReplaceAllString(a, "~rc$1"), rcTilde.ReplaceAllString(b, "~rc$1")
 	isDigit := func(c byte) bool { return '0' <= c && c <= '9' }
 	// order ranks a text character; 0 is the end of the text run.
 	order := func(s string, i int) int {
@@ -110,6 +131,9 @@ func compareVersions(a, b string) int {
 	}
 	return 0
 }
+
+// rcTilde finds a release candidate's "-rcN".
+var rcTilde = regexp.MustCompile(`-rc([0-9])`)
 
 func cmpInt(a, b int) int {
 	switch {

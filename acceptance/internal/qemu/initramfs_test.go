@@ -256,6 +256,21 @@ func TestCompareVersions(t *testing.T) {
 			}
 		}
 	}
+	// A release candidate before its release, after the release before:
+	// as make kernelrelease and as Debian's experimental kernels name them.
+	for _, asc := range [][]string{
+		{"6.12.9", "6.13.0-rc3", "6.13.0-rc10", "6.13.0", "6.13.0-1"},
+		{"6.12.9-amd64", "6.13-rc7-amd64", "6.13-amd64", "6.13.2-amd64"},
+	} {
+		for i := 1; i < len(asc); i++ {
+			if got := compareVersions(asc[i-1], asc[i]); got != -1 {
+				t.Errorf("compareVersions(%q, %q) = %d, want -1", asc[i-1], asc[i], got)
+			}
+			if got := compareVersions(asc[i], asc[i-1]); got != 1 {
+				t.Errorf("compareVersions(%q, %q) = %d, want 1", asc[i], asc[i-1], got)
+			}
+		}
+	}
 	if got := compareVersions("6.1.0-010-amd64", "6.1.0-10-amd64"); got != 0 {
 		t.Errorf("leading zeros: compareVersions = %d, want 0", got)
 	}
@@ -278,6 +293,9 @@ func TestFindKernelNewest(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(mods, v, "modules.dep"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		if err := os.WriteFile(filepath.Join(mods, v, "modules.builtin"), []byte(allBuiltin), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	k, err := findKernel(boot, mods)
 	if err != nil {
@@ -288,5 +306,51 @@ func TestFindKernelNewest(t *testing.T) {
 	}
 	if _, err := findKernel(t.TempDir(), mods); err == nil || !strings.Contains(err.Error(), "install linux-image-amd64") {
 		t.Errorf("findKernel with no kernel: error = %v, want one saying what to install", err)
+	}
+}
+
+// allBuiltin is the modules.builtin of a kernel with all of Modules built in.
+const allBuiltin = "kernel/drivers/nvme/host/nvme.ko\nkernel/drivers/virtio/virtio_pci.ko\nkernel/net/9p/9pnet_virtio.ko\nkernel/fs/9p/9p.ko\n"
+
+// TestFindKernelUsable: a newer kernel that lacks a module the guest loads
+// is passed over for an older one that has them all. Debian installs its
+// cloud flavour beside the generic one at the same ABI, where it sorts
+// last ("cloud" after "amd64"), and builds it without 9p.
+func TestFindKernelUsable(t *testing.T) {
+	boot, mods := t.TempDir(), t.TempDir()
+	write := func(rel, data string) {
+		t.Helper()
+		p := filepath.Join(mods, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kernel := func(v, dep, builtin string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(boot, "vmlinuz-"+v), []byte("kernel"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		write(filepath.Join(v, "modules.dep"), dep)
+		write(filepath.Join(v, "modules.builtin"), builtin)
+	}
+	// As Debian 12's linux-image-6.1.0-57-cloud-amd64 has them: nvme and
+	// virtio built in, CONFIG_NET_9P unset.
+	kernel("6.1.0-57-cloud-amd64", "kernel/fs/ext4/ext4.ko:\n", "kernel/drivers/nvme/host/nvme.ko\nkernel/drivers/virtio/virtio_pci.ko\n")
+	if _, err := findKernel(boot, mods); !errors.Is(err, ErrKernel) || !strings.Contains(err.Error(), "kernel 6.1.0-57-cloud-amd64: module 9pnet_virtio is neither built in") || !strings.Contains(err.Error(), "install linux-image-amd64") {
+		t.Errorf("findKernel with the cloud kernel alone: error = %v, want ErrKernel naming its missing 9pnet_virtio and what to install", err)
+	}
+	kernel("6.1.0-57-amd64", `kernel/drivers/nvme/host/nvme.ko: kernel/drivers/nvme/host/nvme-core.ko
+kernel/drivers/nvme/host/nvme-core.ko:
+kernel/drivers/virtio/virtio_pci.ko:
+kernel/net/9p/9pnet.ko:
+kernel/net/9p/9pnet_virtio.ko: kernel/net/9p/9pnet.ko
+kernel/fs/9p/9p.ko: kernel/net/9p/9pnet.ko
+`, "")
+	k, err := findKernel(boot, mods)
+	if err != nil || k.Version != "6.1.0-57-amd64" {
+		t.Errorf("findKernel = %+v, %v; want 6.1.0-57-amd64, the newest kernel with 9p", k, err)
 	}
 }

@@ -238,8 +238,12 @@ var errBootBound = errors.New("boot bound passed")
 // killed and the next accelerator tried; Result.Fallback says why. ctx
 // bounds all the tries together. Once init has spoken the guest's own
 // outcome is returned, whatever it is: its failure is not the
-// accelerator's. QEMU runs in its own process group, gets SIGTERM when ctx
-// is done (and SIGKILL 5 s later), and dies with the calling process.
+// accelerator's. A try whose guest has started the script (its output or
+// exit file is in work) is never repeated either, even when its console
+// lacks init's first line: the script may be destructive, and a second
+// run would start from what the first left on the namespaces. QEMU runs
+// in its own process group, gets SIGTERM when ctx is done (and SIGKILL
+// 5 s later), and dies with the calling process.
 func (m Machine) Run(ctx context.Context, k Kernel, initrd []byte, work, script string) (Result, error) {
 	accels := m.Accels
 	if len(accels) == 0 {
@@ -258,7 +262,7 @@ func (m Machine) Run(ctx context.Context, k Kernel, initrd []byte, work, script 
 		}
 		res, t, err := m.run(ctx, k, initrd, work, script, accel, b)
 		res.Fallback = strings.Join(why, "; ")
-		if last || !t.started || t.spoke || ctx.Err() != nil {
+		if last || !t.started || t.spoke || t.ran || ctx.Err() != nil {
 			return res, err
 		}
 		why = append(why, accel+": "+t.failure(res, err))
@@ -270,6 +274,7 @@ func (m Machine) Run(ctx context.Context, k Kernel, initrd []byte, work, script 
 type try struct {
 	started bool // QEMU started
 	spoke   bool // the guest's init wrote to the console
+	ran     bool // the guest started the script (its output or exit file is there)
 	bounded bool // killed when BootBound passed before init spoke
 }
 
@@ -373,10 +378,14 @@ func (m Machine) run(ctx context.Context, k Kernel, initrd []byte, work, script,
 	res.Console = stripEscapes(console.String())
 	t.spoke = strings.Contains(res.Console, initMark)
 	t.bounded = !t.spoke && errors.Is(context.Cause(runCtx), errBootBound)
+	// Both files were removed before QEMU started: either one is the
+	// guest's, which has run the script.
 	if out, err := os.ReadFile(filepath.Join(work, "output")); err == nil {
 		res.Output = string(out)
+		t.ran = true
 	}
 	if data, err := os.ReadFile(filepath.Join(work, "exit")); err == nil {
+		t.ran = true
 		if n, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
 			res.Exit = n
 		}

@@ -92,6 +92,13 @@ kill -ABRT $$`,
 		calls:  "kvm", accel: "kvm",
 		err: "qemu-system-x86_64 (kvm): signal: aborted",
 	}, {
+		// The boot bound is for a try with a fallback after it: the last
+		// one (TCG, which boots in 15-35 s on a busy host) has none.
+		name:   "slow boot of the last try",
+		kvm:    `echo "SeaBIOS (version 1.16.2-debian-1.16.2-1)"; sleep 3`,
+		accels: []string{"kvm"},
+		calls:  "kvm", accel: "kvm",
+	}, {
 		name:   "tcg alone",
 		accels: []string{"tcg"},
 		calls:  "tcg", accel: "tcg",
@@ -147,5 +154,47 @@ func TestRunCanceled(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(calls); strings.TrimSpace(string(data)) != "kvm" {
 		t.Errorf("accelerators tried = %q, want kvm alone", data)
+	}
+}
+
+// TestRunScriptRanNotRetried: a try whose guest ran the script is never
+// tried again, even when the console does not hold init's first words (a
+// kernel message printed into the middle of that line, or an init that
+// says something else): the script may be a destructive test, and its
+// second run would start from the first run's namespace images.
+func TestRunScriptRanNotRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name, kvm string
+		exit      int
+	}{{
+		name: "success", // the fake's own /init, but its first line cut by a kernel message
+		kvm: `printf 'drivequal-in[    2.104] nvme nvme0: I/O 17 QID 0 timeout\nit: started\n'
+sh "$work/run.sh" >"$work/output" 2>&1
+echo $? >"$work/exit"
+exit 0`,
+		exit: 3,
+	}, {
+		name: "QEMU aborted after the script started",
+		kvm: `sh "$work/run.sh" >"$work/output" 2>&1
+kill -ABRT $$`,
+		exit: -1,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := fakeQEMU(t, tc.kvm)
+			work := t.TempDir()
+			m := Machine{Accels: []string{"kvm", "tcg"}, BootBound: time.Minute}
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			res, _ := m.Run(ctx, Kernel{}, nil, work, "echo run >>"+shellQuote(filepath.Join(work, "runs"))+"; echo hello from the guest; exit 3\n")
+			if data, _ := os.ReadFile(calls); strings.TrimSpace(string(data)) != "kvm" {
+				t.Errorf("accelerators tried = %q, want kvm alone", strings.Fields(string(data)))
+			}
+			if data, _ := os.ReadFile(filepath.Join(work, "runs")); string(data) != "run\n" {
+				t.Errorf("the script ran %d times, want once", strings.Count(string(data), "run"))
+			}
+			if res.Accel != "kvm" || res.Exit != tc.exit || res.Fallback != "" {
+				t.Errorf("Result accel %q, exit %d, fallback %q; want kvm's own, exit %d, no fallback", res.Accel, res.Exit, res.Fallback, tc.exit)
+			}
+		})
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -306,7 +305,7 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 	if strings.TrimSpace(f.Spec) == "" {
 		bad("spec", "empty: give a built-in spec name (e.g. solidigm-d7-ps1010) or the path of a TOML file")
 	}
-	if why := liveRefusal(runtime.GOOS); f.Drives != "" && why != "" {
+	if why := liveRefusal(goos); f.Drives != "" && why != "" {
 		bad("drives", "%s", why)
 	} else if f.Drives != "" {
 		for i, d := range strings.Split(f.Drives, ",") {

@@ -1,6 +1,13 @@
 package qual
 
-import "fmt"
+import (
+	"fmt"
+	"runtime"
+)
+
+// goos is the system Validate judges -drives for: runtime.GOOS, which
+// tests set to check the refusal elsewhere.
+var goos = runtime.GOOS
 
 // liveRefusal is why -drives is refused on the system goos, or "" on
 // Linux: a live run holds block devices with O_EXCL and flock, reads
