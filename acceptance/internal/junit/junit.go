@@ -6,10 +6,13 @@
 // junit-10.xsd, Maven Surefire's surefire-test-report.xsd and Apache Ant's
 // junitreport all read) holding:
 //
-//   - one testcase per result (cell), with classname the test's group
-//     ("TestSingleDrive/1.92TB", "TestScaling/24_drives") and name its last
-//     element ("4KB_Random_Read"); no testcase for a parent test, so that a
-//     failing cell is counted once;
+//   - one testcase per result (cell), with classname the test's top-level
+//     function ("TestSingleDrive", "TestScaling") and name the rest of its
+//     go test name ("1.92TB/4KB_Random_Read", "24_drives/4KB_Random_Read"),
+//     so that classname + "/" + name is the name go test -run matches, and
+//     the classname has no dot for a consumer to cut it at (Go names
+//     functions without one; capacities have dots); no testcase for a
+//     parent test, so that a failing cell is counted once;
 //   - a failing cell has <failure message="verdict row" type="cause">; an
 //     inconclusive one <skipped message="INCONCLUSIVE: reason">; a passing
 //     one neither. Every cell's figures are in <system-out> as "key: value"
@@ -255,7 +258,7 @@ func cellCase(r *report.Run, res report.Result, reportDir string) xmlTestcase {
 // <class>/<drive>/<check>: a failure or a skip carries its message.
 func checkCase(class string, c report.HealthCheck) xmlTestcase {
 	drive := strings.ReplaceAll(strings.TrimPrefix(c.Drive, "/dev/"), "/", "-")
-	tc := xmlTestcase{Name: clean(c.Check), Classname: clean(class + "/" + drive), Time: zeroTime, SystemOut: text(clean(c.Message))}
+	tc := xmlTestcase{Name: clean(drive + "/" + c.Check), Classname: clean(class), Time: zeroTime, SystemOut: text(clean(c.Message))}
 	switch c.Verdict {
 	case report.Fail:
 		tc.Failure = &xmlFailure{Message: clean(c.Message), Type: clean(class), Body: text(clean(c.Message))}
@@ -425,11 +428,16 @@ func rawPath(raw, reportDir string) string {
 	return filepath.ToSlash(rel)
 }
 
-// split cuts a test name into its group and its last element:
-// "TestSingleDrive/1.92TB/4KB_Random_Read" → "TestSingleDrive/1.92TB",
-// "4KB_Random_Read". A name without "/" is its own group.
+// split cuts a test name after its top-level function:
+// "TestSingleDrive/1.92TB/4KB_Random_Read" → "TestSingleDrive",
+// "1.92TB/4KB_Random_Read". A name without "/" is its own class.
+//
+// Consumers that show a class by its last dot-separated part
+// (mikepenz/action-junit-report's titles and job summary, Jenkins'
+// package.class) would cut a classname "TestSingleDrive/1.92TB" to
+// "92TB"; a Go function name has no dot, and the name is shown whole.
 func split(test string) (class, name string) {
-	i := strings.LastIndexByte(test, '/')
+	i := strings.IndexByte(test, '/')
 	if i < 0 {
 		return test, test
 	}

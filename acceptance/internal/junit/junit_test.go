@@ -340,9 +340,11 @@ type splitTest struct {
 }
 
 var splitTests = []splitTest{
-	{"TestSingleDrive/1.92TB/4KB_Random_Read", "TestSingleDrive/1.92TB", "4KB_Random_Read"},
-	{"TestScaling/24_drives/128KB_Sequential_Write", "TestScaling/24_drives", "128KB_Sequential_Write"},
-	{"TestFleet/1.92TB/4KB_Random_Read", "TestFleet/1.92TB", "4KB_Random_Read"},
+	{"TestSingleDrive/1.92TB/4KB_Random_Read", "TestSingleDrive", "1.92TB/4KB_Random_Read"},
+	{"TestScaling/24_drives/128KB_Sequential_Write", "TestScaling", "24_drives/128KB_Sequential_Write"},
+	{"TestFleet/1.92TB/4KB_Random_Read", "TestFleet", "1.92TB/4KB_Random_Read"},
+	{"TestSingleDrive/host-b/15.36TB/4KB_Random_Read", "TestSingleDrive", "host-b/15.36TB/4KB_Random_Read"},
+	{"Verdict/15.36TB", "Verdict", "15.36TB"},
 	{"TestHealth", "TestHealth", "TestHealth"},
 }
 
