@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	gojunit "github.com/joshdk/go-junit"
@@ -171,15 +172,31 @@ func TestCounts(t *testing.T) {
 					t.Errorf("testcase %s is not a result", full)
 					continue
 				}
+				// A message is the verdict row and what fits of the rest
+				// in MaxMessage characters; the whole text is the failure's
+				// body and system-out's "error:" line.
+				if n := utf8.RuneCountInString(c.Message); n > MaxMessage {
+					t.Errorf("%s: message of %d characters, want at most %d: %q", full, n, MaxMessage, c.Message)
+				}
 				switch c.Status {
 				case gojunit.StatusFailed:
-					if c.Message != res.Error {
-						t.Errorf("%s: failure message = %q, want the verdict row %q", full, c.Message, res.Error)
+					if c.Message != Short(res.Error) || !strings.HasPrefix(res.Error, strings.TrimSuffix(strings.TrimSuffix(c.Message, more), "…")) {
+						t.Errorf("%s: failure message = %q, want the start of the verdict row %q", full, c.Message, res.Error)
+					}
+					var body string
+					if c.Error != nil {
+						body = c.Error.Error()
+					}
+					if !strings.Contains(string(marshal(t, r)), ">"+xmlEscape(res.Error)+"</failure>") {
+						t.Errorf("%s: the failure's body is not the whole verdict row %q (got error %q)", full, res.Error, body)
 					}
 				case gojunit.StatusSkipped:
-					if want := InconclusivePrefix + res.Error; c.Message != want {
-						t.Errorf("%s: skipped message = %q, want %q", full, c.Message, want)
+					if want := InconclusivePrefix + res.Error; c.Message != Short(want) {
+						t.Errorf("%s: skipped message = %q, want %q", full, c.Message, Short(want))
 					}
+				}
+				if res.Error != "" && !strings.Contains(c.SystemOut, "error: "+strings.ReplaceAll(res.Error, "\n", "\n  ")+"\n") {
+					t.Errorf("%s: system-out lacks the whole error %q", full, res.Error)
 				}
 				if !strings.Contains(c.SystemOut, "verdict: "+res.Verdict+"\n") {
 					t.Errorf("%s: system-out lacks %q:\n%s", full, "verdict: "+res.Verdict, c.SystemOut)
@@ -401,4 +418,11 @@ func TestEmptyRun(t *testing.T) {
 	if !strings.Contains(string(data), `tests="0" failures="0" errors="0" skipped="0"`) {
 		t.Errorf("empty run lacks zero counts:\n%s", data)
 	}
+}
+
+// xmlEscape is s as encoding/xml writes element text.
+func xmlEscape(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s))
+	return strings.ReplaceAll(b.String(), "&#xA;", "\n")
 }
