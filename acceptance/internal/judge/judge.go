@@ -226,12 +226,26 @@ func trimFloat(f float64) string {
 
 // NotSteady says which drives did not reach steady state, with the
 // window's figures, a reason several drives share said once
-// (report.Reasons); "" when every record attained it.
+// (report.Reasons): drives of one step whose windows missed the rule are
+// one reason with the range of their figures; "" when every record
+// attained it. Each drive's own window is in its record.
 func NotSteady(recs []report.Steady) string {
-	var why []report.DriveReason
 	drives := map[string]bool{}
+	type key struct {
+		step  int
+		what  string
+		bound float64
+	}
+	windows := map[key][]report.Steady{} // records without a note, by step
 	for _, r := range recs {
 		drives[r.Drive] = true
+		if !r.Attained && r.Note == "" {
+			k := key{r.Step, r.Kind + r.Twin, r.BoundSeconds}
+			windows[k] = append(windows[k], r)
+		}
+	}
+	var why []report.DriveReason
+	for _, r := range recs {
 		if r.Attained {
 			continue
 		}
@@ -241,8 +255,7 @@ func NotSteady(recs []report.Steady) string {
 		}
 		detail := r.Note
 		if detail == "" {
-			detail = fmt.Sprintf("window mean %s IOPS, range %.1f %% (limit %s %%), excursion %.1f %% (limit %s %%)",
-				report.Thousands(r.Mean), r.RangePct, trimFloat(r.RangeLimitPct), r.ExcursionPct, trimFloat(r.ExcursionLimitPct))
+			detail = windowFigures(windows[key{r.Step, r.Kind + r.Twin, r.BoundSeconds}])
 		}
 		why = append(why, report.DriveReason{Drive: r.Drive, Reason: fmt.Sprintf("did not reach steady state in step %d (%s) within %s: %s",
 			r.Step, what, time.Duration(r.BoundSeconds*float64(time.Second)), detail)})
@@ -251,6 +264,25 @@ func NotSteady(recs []report.Steady) string {
 		return ""
 	}
 	return strings.Join(report.Reasons(why, len(drives)), "; ") + "; the figure proves nothing: raise random_runtime (or topup_runtime) and rerun"
+}
+
+// windowFigures is the steady-state window of one record against the
+// rule, or of several the lowest and highest of each figure.
+func windowFigures(recs []report.Steady) string {
+	r := recs[0]
+	if len(recs) == 1 {
+		return fmt.Sprintf("window mean %s IOPS, range %.1f %% (limit %s %%), excursion %.1f %% (limit %s %%)",
+			report.Thousands(r.Mean), r.RangePct, trimFloat(r.RangeLimitPct), r.ExcursionPct, trimFloat(r.ExcursionLimitPct))
+	}
+	lo, hi := r, r
+	for _, x := range recs[1:] {
+		lo.Mean, hi.Mean = min(lo.Mean, x.Mean), max(hi.Mean, x.Mean)
+		lo.RangePct, hi.RangePct = min(lo.RangePct, x.RangePct), max(hi.RangePct, x.RangePct)
+		lo.ExcursionPct, hi.ExcursionPct = min(lo.ExcursionPct, x.ExcursionPct), max(hi.ExcursionPct, x.ExcursionPct)
+	}
+	return fmt.Sprintf("window means %s–%s IOPS, ranges %.1f–%.1f %% (limit %s %%), excursions %.1f–%.1f %% (limit %s %%)",
+		report.Thousands(lo.Mean), report.Thousands(hi.Mean), lo.RangePct, hi.RangePct, trimFloat(r.RangeLimitPct),
+		lo.ExcursionPct, hi.ExcursionPct, trimFloat(r.ExcursionLimitPct))
 }
 
 // Latency is d's latency percentiles in µs; nil when d has no bins.

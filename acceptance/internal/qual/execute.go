@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/host"
@@ -208,7 +209,12 @@ func (s *Suite) execStep(ctx context.Context, st *plan.Step, logf func(string, .
 	if st.Kind == plan.StepPurge {
 		st.Drives = s.purgeReach(st.Drives, st.Purge)
 	}
-	s.progress(logf, "step %d of %d: %s on %s (%s %s)", st.N, len(s.Plan.Steps), st.Name, s.paths(st.Drives),
+	name := st.Name
+	if utf8.RuneCountInString(name) > 70 {
+		// The bound is said after the drives.
+		name = shortStep(name)
+	}
+	s.progress(logf, "step %d of %d: %s on %s (%s %s)", st.N, len(s.Plan.Steps), name, s.drivesLine(st.Drives),
 		boundWord(st.Kind), st.Est.Round(time.Second))
 	if err := s.recheck(st.Drives); err != nil {
 		s.resetStates(st.Drives)
@@ -233,9 +239,9 @@ func (s *Suite) execStep(ctx context.Context, st *plan.Step, logf func(string, .
 		// The drives' state is unknown now: the next cell starts over.
 		s.resetStates(st.Drives)
 		if why := s.vanished(st.Drives, "during "+st.Name); why != "" {
-			err = fmt.Errorf("preparing %s: %s failed: %s", s.paths(st.Drives), st.Name, why)
+			err = fmt.Errorf("preparing %s: %s failed: %s", s.drivesLine(st.Drives), st.Name, why)
 		} else {
-			err = fmt.Errorf("preparing %s: %s failed: %w", s.paths(st.Drives), st.Name, err)
+			err = fmt.Errorf("preparing %s: %s failed: %w", s.drivesLine(st.Drives), st.Name, err)
 		}
 		if ctx.Err() == nil {
 			s.markBroken(st.Drives, report.CausePreparation, "a preparation step", err)
@@ -372,7 +378,7 @@ func (s *Suite) progressLine(st plan.Step, elapsed time.Duration, p fiojob.Progr
 		mbps += r.MBps()
 	}
 	return fmt.Sprintf("step %d of %d (%s): %s elapsed, step ETA %s, run ETA %s; fio now %s IOPS, %s MB/s",
-		st.N, len(s.Plan.Steps), st.Name, elapsed.Round(time.Second), left.Round(time.Second),
+		st.N, len(s.Plan.Steps), shortStep(st.Name), elapsed.Round(time.Second), left.Round(time.Second),
 		(left + rest).Round(time.Second), report.Thousands(iops), report.Thousands(mbps))
 }
 
@@ -381,13 +387,54 @@ func (s *Suite) progressLine(st plan.Step, elapsed time.Duration, p fiojob.Progr
 func (s *Suite) progress(logf func(string, ...any), format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
 	if s.Progress != nil {
-		fmt.Fprintf(s.Progress, "drivequal: %s %s\n", time.Now().Format("15:04:05"), line)
+		fmt.Fprintf(s.Progress, "%s\n", fitLine(fmt.Sprintf("drivequal: %s %s", time.Now().Format("15:04:05"), line), MaxProgressLine))
 	}
 	if logf != nil {
 		logf("%s", line)
 	} else if s.logf != nil {
 		s.logf("%s", line)
 	}
+}
+
+// MaxProgressLine is the most characters a progress line has on the
+// terminal: one line of a wide terminal, drives named in short.
+const MaxProgressLine = 160
+
+// fitLine is line cut to max characters, ending "…" when cut.
+func fitLine(line string, max int) string {
+	if utf8.RuneCountInString(line) <= max {
+		return line
+	}
+	return string([]rune(line)[:max-1]) + "…"
+}
+
+// shortStep is a step's name without its bounds, which its line says:
+// "random preconditioning (4KB Random Write)" for "random
+// preconditioning (4KB Random Write, until steady state, at most 30m0s)".
+func shortStep(name string) string {
+	if i := strings.Index(name, ", "); i > 0 && strings.HasSuffix(name, ")") && strings.Contains(name[:i], " (") {
+		return name[:i] + ")"
+	}
+	return name
+}
+
+// drivesLine names a step's drives for a person: the path of one drive,
+// "24 drives: nvme0n1–nvme23n1" for several (report.DrivesLine).
+func (s *Suite) drivesLine(drives []int) string {
+	p := make([]string, len(drives))
+	for i, d := range drives {
+		p[i] = s.Drives[d].Path
+	}
+	return report.DrivesLine(p)
+}
+
+// cellNames names a step's cells in the progress line: both when there
+// are two, else the first and how many more.
+func cellNames(names []string) string {
+	if len(names) > 2 {
+		return fmt.Sprintf("%s and %d more", names[0], len(names)-1)
+	}
+	return strings.Join(names, " and ")
 }
 
 // measure runs a measurement step and keeps its output for each of its
@@ -455,8 +502,8 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 	for i, c := range st.Cells {
 		names[i] = c.Test
 	}
-	s.progress(logf, "step %d of %d: measuring %s on %s (%s, %s)", st.N, len(s.Plan.Steps), strings.Join(names, " and "),
-		s.paths(st.Drives), describeJob(st.Job), st.Job.Runtime)
+	s.progress(logf, "step %d of %d: measuring %s on %s (%s, %s)", st.N, len(s.Plan.Steps), cellNames(names),
+		s.drivesLine(st.Drives), describeJob(st.Job), st.Job.Runtime)
 	before := s.snapshot(ctx, st.Drives)
 	if why := s.warned(before, "before "+owner.Test); why != "" {
 		keep(&measured{notRun: why, cause: report.CauseCriticalWarning})

@@ -115,29 +115,58 @@ func (r *Run) writeIntegrity(b *bytes.Buffer) {
 	b.WriteString("\n")
 }
 
-// writeSteady writes one line per random preconditioning (or top-up) step
-// and drive: whether it reached steady state, how long it took, and the
-// window's figures against the rule.
+// writeSteady writes a table of the random preconditioning (and top-up)
+// steps: per step and drive whether it reached steady state, how long it
+// took, and the window's figures against the rule. Drives of a step that
+// did not reach it for the same reason share one row, named in short
+// (CompactDrives); each drive's record is in results.json.
 func (r *Run) writeSteady(b *bytes.Buffer) {
 	if len(r.SteadyState) == 0 {
 		return
 	}
 	b.WriteString("## Steady state\n\n")
+	b.WriteString("| Step | Kind | Workload | Drives | Steady state | Detail |\n|---:|---|---|---|---|---|\n")
+	type row struct {
+		s      Steady
+		drives []string
+	}
+	var rows []row
+	merged := map[string]int{} // step, kind, twin and reason → row
 	for _, s := range r.SteadyState {
-		verdict := fmt.Sprintf("reached in %s", secs(s.Seconds))
+		verdict, detail := steadyCells(s)
 		if !s.Attained {
-			verdict = fmt.Sprintf("**not reached** within %s", secs(s.BoundSeconds))
+			key := fmt.Sprintf("%d\x00%s\x00%s\x00%s\x00%s", s.Step, s.Kind, s.Twin, verdict, detail)
+			if i, ok := merged[key]; ok {
+				rows[i].drives = append(rows[i].drives, s.Drive)
+				continue
+			}
+			merged[key] = len(rows)
 		}
-		fmt.Fprintf(b, "- step %d, %s (%s), %s: %s", s.Step, s.Kind, cell(s.Twin), cell(s.Drive), verdict)
-		if s.Note != "" {
-			fmt.Fprintf(b, ": %s", cell(s.Note))
-		} else {
-			fmt.Fprintf(b, "; last %d rounds of %s: mean %s IOPS, range %.1f %% (limit %s %%), excursion %.1f %% (limit %s %%)",
-				s.Window, secs(s.RoundSeconds), Thousands(s.Mean), s.RangePct, trimPct(s.RangeLimitPct), s.ExcursionPct, trimPct(s.ExcursionLimitPct))
+		rows = append(rows, row{s: s, drives: []string{s.Drive}})
+	}
+	for _, rw := range rows {
+		verdict, detail := steadyCells(rw.s)
+		drives := rw.drives[0]
+		if len(rw.drives) > 1 {
+			drives = fmt.Sprintf("%d: %s", len(rw.drives), CompactDrives(rw.drives, MaxListed))
 		}
-		b.WriteString("\n")
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s |\n", rw.s.Step, cell(rw.s.Kind), cell(rw.s.Twin), cell(drives), verdict, cell(detail))
 	}
 	b.WriteString("\n")
+}
+
+// steadyCells are a steady-state record's verdict and detail cells.
+func steadyCells(s Steady) (verdict, detail string) {
+	verdict = fmt.Sprintf("reached in %s", secs(s.Seconds))
+	if !s.Attained {
+		verdict = fmt.Sprintf("**not reached** within %s", secs(s.BoundSeconds))
+	}
+	detail = s.Note
+	if detail == "" {
+		detail = fmt.Sprintf("last %d rounds of %s: mean %s IOPS, range %.1f %% (limit %s %%), excursion %.1f %% (limit %s %%)",
+			s.Window, secs(s.RoundSeconds), Thousands(s.Mean), s.RangePct, trimPct(s.RangeLimitPct), s.ExcursionPct, trimPct(s.ExcursionLimitPct))
+	}
+	return verdict, detail
 }
 
 // secs writes a number of seconds as a duration, "12m0s", "200ms".
@@ -395,8 +424,9 @@ func (r *Run) writeScaling(b *bytes.Buffer, notes *footnotes, rank map[string]in
 		}
 		b.WriteString("\n")
 		notes.flush(b, start)
-		for _, res := range g.rows {
-			r.writeDrivesOf(b, res)
+		for i, res := range g.rows {
+			// Rows are by drive count: the last is the largest step.
+			r.writeDrivesOf(b, res, i == len(g.rows)-1)
 		}
 		if chartable(g.rows) {
 			name := chartFile(g.workload)
@@ -408,8 +438,10 @@ func (r *Run) writeScaling(b *bytes.Buffer, notes *footnotes, rank map[string]in
 // writeDrivesOf writes what a reader needs about one multi-drive result
 // beyond its table row: the per-drive spread, the drives below the median by
 // more than the tolerance, the drives that failed, and whether the total is
-// below linear.
-func (r *Run) writeDrivesOf(b *bytes.Buffer, res Result) {
+// below linear. At the largest step (largest) those drives are one table;
+// at the others, a line each: how many, the lowest, an error said once for
+// the drives that share it.
+func (r *Run) writeDrivesOf(b *bytes.Buffer, res Result, largest bool) {
 	var lines []string
 	if len(res.PerDrive) > 1 && res.Median > 0 {
 		lines = append(lines, fmt.Sprintf("At %d drives the per-drive spread (max − min) / median is %s: min %s, median %s, max %s.",
@@ -417,19 +449,46 @@ func (r *Run) writeDrivesOf(b *bytes.Buffer, res Result) {
 			FormatValue(res.Median, res.Metric), FormatValue(res.Max, res.Metric)))
 	}
 	tol := r.driveTolerance(res)
-	var items []string
+	var rows []string
+	var low []DriveResult
+	var errs []DriveReason
 	for _, d := range res.PerDrive {
 		if d.Outlier {
-			items = append(items, fmt.Sprintf("- %s: %s, %s below the median (tolerance %s)",
-				driveName(d), FormatValue(d.Actual, res.Metric), fmtPct((res.Median-d.Actual)/res.Median), fmtPct(tol)))
+			low = append(low, d)
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s below the median (tolerance %s) |",
+				orDash(cell(d.Path)), orDash(cell(d.Serial)), FormatValue(d.Actual, res.Metric), fmtPct((res.Median-d.Actual)/res.Median), fmtPct(tol)))
 		}
 	}
 	for _, d := range res.PerDrive {
 		if d.Error != "" {
-			items = append(items, fmt.Sprintf("- %s: error: %s", driveName(d), cell(d.Error)))
+			errs = append(errs, DriveReason{Drive: d.Path, Reason: "error: " + d.Error})
+			actual := "-"
+			if d.Actual > 0 {
+				actual = FormatValue(d.Actual, res.Metric)
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | error: %s |", orDash(cell(d.Path)), orDash(cell(d.Serial)), actual, cell(d.Error)))
 		}
 	}
-	if len(items) > 0 {
+	switch {
+	case len(rows) > 0 && largest:
+		lines = append(lines, "", "| Drive | Serial | Actual | Note |", "|---|---|---:|---|")
+		lines = append(lines, rows...)
+		lines = append(lines, "")
+	case len(rows) > 0:
+		var items []string
+		if len(low) > 0 {
+			lowest := low[0]
+			for _, d := range low[1:] {
+				if d.Actual < lowest.Actual {
+					lowest = d
+				}
+			}
+			items = append(items, fmt.Sprintf("- %s more than %s below the median, lowest %s at %s (%s below)",
+				CountOf(len(low), len(res.PerDrive)), fmtPct(tol), cell(lowest.Path), FormatValue(lowest.Actual, res.Metric), fmtPct((res.Median-lowest.Actual)/res.Median)))
+		}
+		for _, e := range Reasons(errs, len(res.PerDrive)) {
+			items = append(items, "- "+cell(e))
+		}
 		lines = append(lines, "")
 		lines = append(lines, items...)
 		lines = append(lines, "")
