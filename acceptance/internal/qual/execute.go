@@ -209,13 +209,7 @@ func (s *Suite) execStep(ctx context.Context, st *plan.Step, logf func(string, .
 	if st.Kind == plan.StepPurge {
 		st.Drives = s.purgeReach(st.Drives, st.Purge)
 	}
-	name := st.Name
-	if utf8.RuneCountInString(name) > 70 {
-		// The bound is said after the drives.
-		name = shortStep(name)
-	}
-	s.progress(logf, "step %d of %d: %s on %s (%s %s)", st.N, len(s.Plan.Steps), name, s.drivesLine(st.Drives),
-		boundWord(st.Kind), st.Est.Round(time.Second))
+	s.progress(logf, "%s", s.stepLine(*st))
 	if err := s.recheck(st.Drives); err != nil {
 		s.resetStates(st.Drives)
 		return fmt.Sprintf("before %s: %v", st.Name, err)
@@ -377,9 +371,20 @@ func (s *Suite) progressLine(st plan.Step, elapsed time.Duration, p fiojob.Progr
 		iops += r.IOPS()
 		mbps += r.MBps()
 	}
-	return fmt.Sprintf("step %d of %d (%s): %s elapsed, step ETA %s, run ETA %s; fio now %s IOPS, %s MB/s",
-		st.N, len(s.Plan.Steps), shortStep(st.Name), elapsed.Round(time.Second), left.Round(time.Second),
-		(left + rest).Round(time.Second), report.Thousands(iops), report.Thousands(mbps))
+	// The step's name, else its last part (a measurement's workload), else
+	// none: whichever fits a terminal line with fio's figures at their
+	// widest ("12,345,678 IOPS, 14,500 MB/s").
+	figures := fmt.Sprintf("%s elapsed, step ETA %s, run ETA %s; fio now %s IOPS, %s MB/s",
+		elapsed.Round(time.Second), left.Round(time.Second), (left + rest).Round(time.Second), report.Thousands(iops), report.Thousands(mbps))
+	widest := len("drivequal: 15:04:05 ") + utf8.RuneCountInString(figures) + max(0, 10-len(report.Thousands(iops))) + max(0, 6-len(report.Thousands(mbps)))
+	name := shortStep(st.Name)
+	line := ""
+	for _, n := range []string{name, name[strings.LastIndexByte(name, '/')+1:]} {
+		if line = fmt.Sprintf("step %d of %d (%s): %s", st.N, len(s.Plan.Steps), n, figures); widest+utf8.RuneCountInString(line)-utf8.RuneCountInString(figures) <= MaxProgressLine {
+			return line
+		}
+	}
+	return fmt.Sprintf("step %d of %d: %s", st.N, len(s.Plan.Steps), figures)
 }
 
 // progress writes a progress line to the operator's terminal and, when
@@ -428,13 +433,40 @@ func (s *Suite) drivesLine(drives []int) string {
 	return report.DrivesLine(p)
 }
 
-// cellNames names a step's cells in the progress line: both when there
-// are two, else the first and how many more.
-func cellNames(names []string) string {
-	if len(names) > 2 {
-		return fmt.Sprintf("%s and %d more", names[0], len(names)-1)
+// stepLine is the progress line that starts a preparation step.
+func (s *Suite) stepLine(st plan.Step) string {
+	name := st.Name
+	if utf8.RuneCountInString(name) > 70 {
+		// The bound is said after the drives.
+		name = shortStep(name)
 	}
-	return strings.Join(names, " and ")
+	return fmt.Sprintf("step %d of %d: %s on %s (%s %s)", st.N, len(s.Plan.Steps), name, s.drivesLine(st.Drives),
+		boundWord(st.Kind), st.Est.Round(time.Second))
+}
+
+// measureLine is the progress line that starts a measurement step of the
+// cells names.
+// cells names, the job and the drives, the longest of those that fits a
+// terminal line: every cell and the job, else the first cell and the job,
+// else the first cell (the job is in the recording's .fio file).
+func (s *Suite) measureLine(st plan.Step, names []string) string {
+	head := fmt.Sprintf("step %d of %d: measuring ", st.N, len(s.Plan.Steps))
+	on := " on " + s.drivesLine(st.Drives)
+	first := names[0]
+	if len(names) > 1 {
+		first += fmt.Sprintf(" and %d more", len(names)-1)
+	}
+	var line string
+	for _, l := range []string{
+		head + strings.Join(names, " and ") + on + fmt.Sprintf(" (%s, %s)", describeJob(st.Job), st.Job.Runtime),
+		head + first + on + fmt.Sprintf(" (%s, %s)", describeJob(st.Job), st.Job.Runtime),
+		head + first + on + fmt.Sprintf(" (%s)", st.Job.Runtime),
+	} {
+		if line = l; utf8.RuneCountInString(l)+len("drivequal: 15:04:05 ") <= MaxProgressLine {
+			break
+		}
+	}
+	return line
 }
 
 // measure runs a measurement step and keeps its output for each of its
@@ -502,8 +534,7 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 	for i, c := range st.Cells {
 		names[i] = c.Test
 	}
-	s.progress(logf, "step %d of %d: measuring %s on %s (%s, %s)", st.N, len(s.Plan.Steps), cellNames(names),
-		s.drivesLine(st.Drives), describeJob(st.Job), st.Job.Runtime)
+	s.progress(logf, "%s", s.measureLine(st, names))
 	before := s.snapshot(ctx, st.Drives)
 	if why := s.warned(before, "before "+owner.Test); why != "" {
 		keep(&measured{notRun: why, cause: report.CauseCriticalWarning})
