@@ -95,6 +95,7 @@ func (r *Run) writeIntegrity(b *bytes.Buffer) {
 		return
 	}
 	b.WriteString("## Data integrity\n\n")
+	var lines []driveLine
 	for _, res := range rows {
 		in := res.Integrity
 		if in == nil {
@@ -104,15 +105,53 @@ func (r *Run) writeIntegrity(b *bytes.Buffer) {
 		if res.Host != "" {
 			drive = res.Host + ":" + drive
 		}
-		fmt.Fprintf(b, "- %s: **%s**: ", cell(orDash(drive)), strings.ToUpper(res.Verdict))
+		text := fmt.Sprintf("**%s**: ", strings.ToUpper(res.Verdict))
 		if res.Verdict == Pass {
-			fmt.Fprintf(b, "%s bytes read back as written (%s of every block, step %d)", Thousands(float64(in.BytesVerified)), cell(in.Checksum), in.Step)
+			text += fmt.Sprintf("%s bytes read back as written (%s of every block, step %d)", Thousands(float64(in.BytesVerified)), cell(in.Checksum), in.Step)
 		} else {
-			b.WriteString(cell(res.Error))
+			text += cell(res.Error)
 		}
-		b.WriteString("\n")
+		lines = append(lines, driveLine{drive, text})
 	}
+	writeDriveLines(b, lines)
 	b.WriteString("\n")
+}
+
+// driveLine is one drive's line of a section: "- drive: text".
+type driveLine struct{ drive, text string }
+
+// writeDriveLines writes "- drive: text" for each line, and the drives
+// whose text is the same but for their own name once, named in short:
+// "- loop0–loop23 (24 drives): text", the drive's path in text read as
+// "the drive".
+func writeDriveLines(b *bytes.Buffer, lines []driveLine) {
+	order, by, first := groupDriveLines(lines)
+	for _, key := range order {
+		if drives := by[key]; len(drives) > 1 {
+			fmt.Fprintf(b, "- %s (%d drives): %s\n", cell(CompactDrives(drives, MaxListed)), len(drives), key)
+		} else {
+			l := first[key]
+			fmt.Fprintf(b, "- %s: %s\n", cell(orDash(l.drive)), l.text)
+		}
+	}
+}
+
+// groupDriveLines groups lines by their text with the drive's own path
+// read as "the drive", in the order first seen.
+func groupDriveLines(lines []driveLine) (order []string, by map[string][]string, first map[string]driveLine) {
+	by, first = map[string][]string{}, map[string]driveLine{}
+	for _, l := range lines {
+		key := l.text
+		if l.drive != "" {
+			key = strings.ReplaceAll(l.text, l.drive, "the drive")
+		}
+		if _, ok := by[key]; !ok {
+			order = append(order, key)
+			first[key] = l
+		}
+		by[key] = append(by[key], l.drive)
+	}
+	return order, by, first
 }
 
 // writeSteady writes a table of the random preconditioning (and top-up)
@@ -384,10 +423,26 @@ func writeChecks(b *bytes.Buffer, title string, checks []HealthCheck) {
 		}
 		by[h.Drive] = append(by[h.Drive], h)
 	}
+	// Drives not checked for the same reason are one line, before the
+	// others' tables.
+	var unchecked []driveLine
+	for _, d := range drives {
+		if checks := by[d]; len(checks) == 1 && checks[0].Check == "" {
+			unchecked = append(unchecked, driveLine{d, "not checked: " + cell(checks[0].Message)})
+		}
+	}
+	if order, _, _ := groupDriveLines(unchecked); len(order) < len(unchecked) {
+		writeDriveLines(b, unchecked)
+		b.WriteString("\n")
+	} else {
+		unchecked = nil
+	}
 	for _, d := range drives {
 		checks := by[d]
 		if len(checks) == 1 && checks[0].Check == "" {
-			fmt.Fprintf(b, "- %s: not checked: %s\n\n", cell(d), cell(checks[0].Message))
+			if unchecked == nil {
+				fmt.Fprintf(b, "- %s: not checked: %s\n\n", cell(d), cell(checks[0].Message))
+			}
 			continue
 		}
 		fmt.Fprintf(b, "### %s\n\n| Check | Verdict | Detail |\n|---|---|---|\n", cell(d))
