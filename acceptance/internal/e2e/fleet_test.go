@@ -97,8 +97,8 @@ func TestFleetOfTwoHosts(t *testing.T) {
 	assert.FileExists(t, filepath.Join(both.Report, "charts", "fleet.svg"))
 	junit, err := os.ReadFile(filepath.Join(both.Report, "junit.xml"))
 	require.NoError(t, err)
-	assert.Contains(t, string(junit), `name="4KB_Random_Read" classname="TestFleet/1GiB"`)
-	assert.Contains(t, string(junit), `classname="TestSingleDrive/host-b/1GiB"`, "each host's cells under its name, as go test names them")
+	assert.Contains(t, string(junit), `name="1GiB/4KB_Random_Read" classname="TestFleet"`)
+	assert.Contains(t, string(junit), `name="host-b/1GiB/4KB_Random_Read" classname="TestSingleDrive"`, "each host's cells under its name, as go test names them")
 
 	// A/B on real fio. host-a's recording, as measured, against itself:
 	// every compared cell, and each latency percentile, reads "~".

@@ -249,7 +249,8 @@ func TestReceiptUsedDrive(t *testing.T) {
 			assert.Contains(t, string(summary), "receipt: NOT QUALIFIED")
 			junit, err := os.ReadFile(filepath.Join(r.Report, "junit.xml"))
 			require.NoError(t, err)
-			assert.Contains(t, string(junit), `classname="TestReceipt/`+name+`"`)
+			assert.Contains(t, string(junit), `name="`+name+`/`)
+			assert.Contains(t, string(junit), `classname="TestReceipt"`)
 
 			replay := runSuite(t, nil, "-replay="+filepath.Join(r.Report, "raw"))
 			assert.NotEqual(t, 0, replay.Code)

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -250,4 +253,35 @@ func TestEveryProblemAtOnce(t *testing.T) {
 	assert.Contains(t, r.Stderr, `parsing -runtime: "soon" is not a duration`)
 	assert.Contains(t, r.Stderr, `parsing -spec: loading spec "no-such-drive"`)
 	assert.Contains(t, r.Stderr, "parsing -drives: "+missing+": does not exist")
+}
+
+// The 24-drive loop-device recording (fixtures/loop24) replays to the
+// results the junit and report packages' 24-drive goldens are made from,
+// and its terminal and JUnit read at that size: no line of 160 characters
+// or more names drives one by one, no JUnit message passes 300.
+func TestReplayTwentyFourDrives(t *testing.T) {
+	r := runSuite(t, nil, "-replay="+filepath.Join(acceptanceDir, "..", "fixtures", "loop24"))
+	require.NotEqual(t, 0, r.Code, "18 cells are inconclusive")
+	got := r.results(t)
+	data, err := os.ReadFile(filepath.Join(acceptanceDir, "internal", "junit", "testdata", "runs", "loop24.json"))
+	require.NoError(t, err)
+	var want report.Run
+	require.NoError(t, json.Unmarshal(data, &want))
+	require.Len(t, got.Results, len(want.Results))
+	for i, w := range want.Results {
+		g := got.Results[i]
+		assert.Equal(t, [3]string{w.Test, w.Verdict, w.Error}, [3]string{g.Test, g.Verdict, g.Error})
+	}
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		// ATTR lines are go test's machine-readable attributes, which
+		// gotestsum does not show; they keep every path.
+		if !strings.HasPrefix(l, "=== ATTR") && strings.Contains(l, "/dev/loop0,/dev/loop1,") {
+			t.Errorf("the terminal lists every drive: %.200s", l)
+		}
+	}
+	junit, err := os.ReadFile(filepath.Join(r.Report, "junit.xml"))
+	require.NoError(t, err)
+	for _, m := range regexp.MustCompile(`message="([^"]*)"`).FindAllStringSubmatch(string(junit), -1) {
+		assert.LessOrEqual(t, utf8.RuneCountInString(html.UnescapeString(m[1])), 300, m[1])
+	}
 }

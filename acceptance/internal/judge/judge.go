@@ -95,6 +95,8 @@ func Scaling(name string, metric specs.Metric, shares []DriveShare, expected, sp
 	sj.Spread, sj.Min, sj.Median, sj.Max = st.Spread(), st.Min, st.Median, st.Max
 	med := st.Median
 	var problems, outliers []string
+	var below, low []report.DriveResult // drives below spec, below the median
+	var errs []DriveShare               // drives with a job error
 	if total < expected*(1-tolerance) {
 		problems = append(problems, fmt.Sprintf("total %s < expected %s (%.2f %% of expected, tolerance %s %%)",
 			FormatValue(total, metric), FormatValue(expected, metric), sj.Ratio*100, trimFloat(tolerance*100)))
@@ -103,19 +105,40 @@ func Scaling(name string, metric specs.Metric, shares []DriveShare, expected, sp
 		dr := report.DriveResult{Path: s.Path, Serial: s.Serial, Actual: s.Actual, Ratio: ratio(s.Actual, spec), Verdict: report.Pass, Error: s.Err, CPUs: s.CPUs}
 		if s.Actual < spec*(1-tolerance) {
 			dr.Verdict = report.Fail
-			problems = append(problems, fmt.Sprintf("drive %s%s at %s < spec %s (%.2f %% of spec)",
-				s.Path, serialNote(s.Serial), FormatValue(s.Actual, metric), FormatValue(spec, metric), dr.Ratio*100))
+			below = append(below, dr)
 		}
 		if s.Err == "" && med > 0 && s.Actual < med*(1-tolerance) {
 			dr.Outlier = true
-			outliers = append(outliers, fmt.Sprintf("drive %s%s is %.1f %% below the median %s",
-				s.Path, serialNote(s.Serial), (1-s.Actual/med)*100, FormatValue(med, metric)))
+			low = append(low, dr)
 		}
 		if s.Err != "" {
 			dr.Verdict = report.Fail
-			problems = append(problems, fmt.Sprintf("drive %s%s: %s", s.Path, serialNote(s.Serial), s.Err))
+			errs = append(errs, s)
 		}
 		sj.PerDrive = append(sj.PerDrive, dr)
+	}
+	// One drive is named with its figure; several are counted, with the
+	// lowest (every drive's figure is in PerDrive).
+	switch {
+	case len(below) == 1:
+		d := below[0]
+		problems = append(problems, fmt.Sprintf("drive %s%s at %s < spec %s (%.2f %% of spec)",
+			d.Path, serialNote(d.Serial), FormatValue(d.Actual, metric), FormatValue(spec, metric), d.Ratio*100))
+	case len(below) > 1:
+		d := lowest(below)
+		problems = append(problems, fmt.Sprintf("%s below spec %s, lowest %s%s at %s (%.2f %% of spec)",
+			report.CountOf(len(below), n), FormatValue(spec, metric), d.Path, serialNote(d.Serial), FormatValue(d.Actual, metric), d.Ratio*100))
+	}
+	problems = append(problems, driveErrors(errs, n)...)
+	switch {
+	case len(low) == 1:
+		d := low[0]
+		outliers = append(outliers, fmt.Sprintf("drive %s%s is %.1f %% below the median %s",
+			d.Path, serialNote(d.Serial), (1-d.Actual/med)*100, FormatValue(med, metric)))
+	case len(low) > 1:
+		d := lowest(low)
+		outliers = append(outliers, fmt.Sprintf("%s more than %s %% below the median %s, lowest %s%s at −%.1f %%",
+			report.CountOf(len(low), n), trimFloat(tolerance*100), FormatValue(med, metric), d.Path, serialNote(d.Serial), (1-d.Actual/med)*100))
 	}
 	head := fmt.Sprintf("%s on %d drives: ", name, n)
 	switch {
@@ -138,6 +161,43 @@ func Scaling(name string, metric specs.Metric, shares []DriveShare, expected, sp
 		}
 	}
 	return sj
+}
+
+// driveErrors says each drive's job error, one several of the n drives
+// share once: "drive /dev/x (serial S): error", "3 of 24 drives: error:
+// loop1–loop3".
+func driveErrors(errs []DriveShare, n int) []string {
+	var out []string
+	done := map[string]bool{}
+	for _, e := range errs {
+		if done[e.Err] {
+			continue
+		}
+		done[e.Err] = true
+		var paths []string
+		for _, f := range errs {
+			if f.Err == e.Err {
+				paths = append(paths, f.Path)
+			}
+		}
+		if len(paths) == 1 {
+			out = append(out, fmt.Sprintf("drive %s%s: %s", e.Path, serialNote(e.Serial), e.Err))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %s: %s", report.CountOf(len(paths), n), e.Err, report.CompactDrives(paths, report.MaxListed)))
+	}
+	return out
+}
+
+// lowest is the drive with the lowest figure of ds, the first of equals.
+func lowest(ds []report.DriveResult) report.DriveResult {
+	low := ds[0]
+	for _, d := range ds[1:] {
+		if d.Actual < low.Actual {
+			low = d
+		}
+	}
+	return low
 }
 
 func serialNote(serial string) string {
@@ -164,30 +224,65 @@ func trimFloat(f float64) string {
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
-// NotSteady says which drive did not reach steady state, with the
-// window's figures; "" when every record attained it.
+// NotSteady says which drives did not reach steady state, with the
+// window's figures, a reason several drives share said once
+// (report.Reasons): drives of one step whose windows missed the rule are
+// one reason with the range of their figures; "" when every record
+// attained it. Each drive's own window is in its record.
 func NotSteady(recs []report.Steady) string {
-	var why []string
+	drives := map[string]bool{}
+	type key struct {
+		step  int
+		what  string
+		bound float64
+	}
+	windows := map[key][]report.Steady{} // records without a note, by step
+	for _, r := range recs {
+		drives[r.Drive] = true
+		if !r.Attained && r.Note == "" {
+			k := key{r.Step, r.Kind + r.Twin, r.BoundSeconds}
+			windows[k] = append(windows[k], r)
+		}
+	}
+	var why []report.DriveReason
 	for _, r := range recs {
 		if r.Attained {
 			continue
 		}
-		what := "random preconditioning"
+		what := r.Twin
 		if r.Kind == "top-up" {
-			what = "top-up after idling"
+			what += ", top-up after idling"
 		}
 		detail := r.Note
 		if detail == "" {
-			detail = fmt.Sprintf("window mean %s IOPS, range %.1f %% (limit %s %%), excursion %.1f %% (limit %s %%)",
-				report.Thousands(r.Mean), r.RangePct, trimFloat(r.RangeLimitPct), r.ExcursionPct, trimFloat(r.ExcursionLimitPct))
+			detail = windowFigures(windows[key{r.Step, r.Kind + r.Twin, r.BoundSeconds}])
 		}
-		why = append(why, fmt.Sprintf("%s did not reach steady state in its %s (%s, step %d) within %s: %s",
-			r.Drive, what, r.Twin, r.Step, time.Duration(r.BoundSeconds*float64(time.Second)), detail))
+		why = append(why, report.DriveReason{Drive: r.Drive, Reason: fmt.Sprintf("did not reach steady state in step %d (%s) within %s: %s",
+			r.Step, what, time.Duration(r.BoundSeconds*float64(time.Second)), detail)})
 	}
 	if len(why) == 0 {
 		return ""
 	}
-	return strings.Join(why, "; ") + "; the figure proves nothing: raise random_runtime (or topup_runtime) and rerun"
+	return strings.Join(report.Reasons(why, len(drives)), "; ") + "; the figure proves nothing: raise random_runtime (or topup_runtime) and rerun"
+}
+
+// windowFigures is the steady-state window of one record against the
+// rule, or of several the lowest and highest of each figure.
+func windowFigures(recs []report.Steady) string {
+	r := recs[0]
+	if len(recs) == 1 {
+		return fmt.Sprintf("window mean %s IOPS, range %.1f %% (limit %s %%), excursion %.1f %% (limit %s %%)",
+			report.Thousands(r.Mean), r.RangePct, trimFloat(r.RangeLimitPct), r.ExcursionPct, trimFloat(r.ExcursionLimitPct))
+	}
+	lo, hi := r, r
+	for _, x := range recs[1:] {
+		lo.Mean, hi.Mean = min(lo.Mean, x.Mean), max(hi.Mean, x.Mean)
+		lo.RangePct, hi.RangePct = min(lo.RangePct, x.RangePct), max(hi.RangePct, x.RangePct)
+		lo.ExcursionPct, hi.ExcursionPct = min(lo.ExcursionPct, x.ExcursionPct), max(hi.ExcursionPct, x.ExcursionPct)
+	}
+	return fmt.Sprintf("window means %s–%s IOPS, ranges %.1f–%.1f %% (limit %s %%), excursions %.1f–%.1f %% (limit %s %%)",
+		report.Thousands(lo.Mean), report.Thousands(hi.Mean), lo.RangePct, hi.RangePct, trimFloat(r.RangeLimitPct),
+		lo.ExcursionPct, hi.ExcursionPct, trimFloat(r.ExcursionLimitPct))
 }
 
 // Latency is d's latency percentiles in µs; nil when d has no bins.

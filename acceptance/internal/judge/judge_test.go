@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -168,7 +169,7 @@ func TestNotSteady(t *testing.T) {
 	bad := report.Steady{Step: 9, Kind: "top-up", Twin: "4KB Random Write", Drive: "/dev/b", BoundSeconds: 120,
 		Mean: 150000, RangePct: 25, RangeLimitPct: 20, ExcursionPct: 4, ExcursionLimitPct: 10}
 	got := NotSteady([]report.Steady{ok, bad})
-	assert.Contains(t, got, "/dev/b did not reach steady state in its top-up after idling (4KB Random Write, step 9) within 2m0s")
+	assert.Contains(t, got, "/dev/b did not reach steady state in step 9 (4KB Random Write, top-up after idling) within 2m0s")
 	assert.Contains(t, got, "window mean 150,000 IOPS, range 25.0 % (limit 20 %), excursion 4.0 % (limit 10 %)")
 	bad.Note = "3 rounds, fewer than the 5-round window"
 	assert.Contains(t, NotSteady([]report.Steady{bad}), ": 3 rounds, fewer than the 5-round window")
@@ -196,4 +197,63 @@ func TestHostBound(t *testing.T) {
 	if h := HostCPU("0", 0, 0.5, 1, 1, 1); h != nil {
 		t.Errorf("HostCPU with no CPUs = %+v, want nil", h)
 	}
+}
+
+// At 24 drives a reason several drives share is said once, with the count
+// and the drives in short, and the message stays a few lines long.
+func TestTwentyFourDrives(t *testing.T) {
+	var recs []report.Steady
+	for i := 16; i < 40; i++ {
+		recs = append(recs, report.Steady{Step: 20, Kind: "precondition", Twin: "4KB Random Write", Drive: fmt.Sprintf("/dev/loop%d", i),
+			BoundSeconds: 20, Note: "round 6 was not measured: too few samples of it"})
+	}
+	got := NotSteady(recs)
+	assert.Equal(t, "24 of 24 drives did not reach steady state in step 20 (4KB Random Write) within 20s: round 6 was not measured: too few samples of it: loop16–loop39"+
+		"; the figure proves nothing: raise random_runtime (or topup_runtime) and rerun", got)
+
+	// Windows that missed the rule, each with its figures: one reason
+	// with the lowest and highest of each.
+	recs = recs[:0]
+	for i := 0; i < 24; i++ {
+		recs = append(recs, report.Steady{Step: 15, Kind: "precondition", Twin: "8KB Random Write", Drive: fmt.Sprintf("/dev/loop%d", i),
+			BoundSeconds: 20, Mean: float64(2000 + 10*i), RangePct: float64(30 + i), RangeLimitPct: 20, ExcursionPct: float64(4 + i), ExcursionLimitPct: 10})
+	}
+	assert.Equal(t, "24 of 24 drives did not reach steady state in step 15 (8KB Random Write) within 20s: window means 2,000–2,230 IOPS, "+
+		"ranges 30.0–53.0 % (limit 20 %), excursions 4.0–27.0 % (limit 10 %): loop0–loop23; the figure proves nothing: raise random_runtime (or topup_runtime) and rerun",
+		NotSteady(recs))
+
+	// Ten of 24 drives more than 10 % below the median, one of them far.
+	per := make([]float64, 24)
+	for i := range per {
+		per[i] = 17_371
+		if i%2 == 0 && i < 20 {
+			per[i] = 15_000
+		}
+	}
+	per[14] = 17_371 * (1 - 0.349)
+	j := Scaling("4KB Random Write", specs.IOPS, numbered(per...), 24, 1, 0.10, "")
+	assert.Equal(t, report.Pass, j.Verdict)
+	assert.Contains(t, j.Message, "10 of 24 drives more than 10 % below the median 17,371 IOPS, lowest /dev/nvme14n1 (serial S14) at −34.9 %")
+	assert.NotContains(t, j.Message, "nvme0n1", "one drive named, the lowest")
+	assert.Less(t, len(j.Message), 300)
+
+	// Every drive below spec, and three with the same job error.
+	sh := numbered(per...)
+	for i := 3; i < 6; i++ {
+		sh[i].Err = "io_u error on file: Input/output error"
+	}
+	j = Scaling("4KB Random Write", specs.IOPS, sh, 24*20_000, 20_000, 0.10, "")
+	assert.Equal(t, report.Fail, j.Verdict)
+	assert.Contains(t, j.Message, "24 of 24 drives below spec 20,000 IOPS, lowest /dev/nvme14n1 (serial S14) at 11,309 IOPS (56.54 % of spec)")
+	assert.Contains(t, j.Message, "3 of 24 drives: io_u error on file: Input/output error: nvme3n1–nvme5n1")
+	assert.Less(t, len(j.Message), 450)
+}
+
+// numbered is shares with drive numbers past 9: /dev/nvme14n1, serial S14.
+func numbered(vals ...float64) []DriveShare {
+	out := make([]DriveShare, len(vals))
+	for i, v := range vals {
+		out[i] = DriveShare{Path: fmt.Sprintf("/dev/nvme%dn1", i), Serial: fmt.Sprintf("S%d", i), Actual: v}
+	}
+	return out
 }

@@ -6,13 +6,17 @@
 // junit-10.xsd, Maven Surefire's surefire-test-report.xsd and Apache Ant's
 // junitreport all read) holding:
 //
-//   - one testcase per result (cell), with classname the test's group
-//     ("TestSingleDrive/1.92TB", "TestScaling/24_drives") and name its last
-//     element ("4KB_Random_Read"); no testcase for a parent test, so that a
-//     failing cell is counted once;
+//   - one testcase per result (cell), with classname the test's top-level
+//     function ("TestSingleDrive", "TestScaling") and name the rest of its
+//     go test name ("1.92TB/4KB_Random_Read", "24_drives/4KB_Random_Read"),
+//     so that classname + "/" + name is the name go test -run matches, and
+//     the classname has no dot for a consumer to cut it at (Go names
+//     functions without one; capacities have dots); no testcase for a
+//     parent test, so that a failing cell is counted once;
 //   - a failing cell has <failure message="verdict row" type="cause">; an
 //     inconclusive one <skipped message="INCONCLUSIVE: reason">; a passing
-//     one neither. Every cell's figures are in <system-out> as "key: value"
+//     one neither. A message is at most MaxMessage characters (Short); the
+//     whole text is the failure's body and system-out's "error:" line. Every cell's figures are in <system-out> as "key: value"
 //     lines;
 //   - then one testcase per gate (Verdict/<capacity>, Verdict/scaling) that
 //     passes only when the gate is QUALIFIED, so a run that did not qualify
@@ -236,7 +240,7 @@ func cellCase(r *report.Run, res report.Result, reportDir string) xmlTestcase {
 		if typ == "" {
 			typ = DefaultFailureType
 		}
-		tc.Failure = &xmlFailure{Message: clean(msg), Type: clean(typ), Body: text(clean(msg))}
+		tc.Failure = &xmlFailure{Message: clean(Short(msg)), Type: clean(typ), Body: text(clean(msg))}
 	case res.Verdict == report.Pass && res.Error == "":
 		// A pass has no child but its figures.
 	default:
@@ -246,7 +250,8 @@ func cellCase(r *report.Run, res report.Result, reportDir string) xmlTestcase {
 		if reason == "" {
 			reason = res.Workload + ": " + res.Verdict
 		}
-		tc.Skipped = &xmlSkipped{Message: clean(InconclusivePrefix + reason)}
+		// The whole reason is system-out's "error:" line.
+		tc.Skipped = &xmlSkipped{Message: clean(Short(InconclusivePrefix + reason))}
 	}
 	return tc
 }
@@ -255,12 +260,12 @@ func cellCase(r *report.Run, res report.Result, reportDir string) xmlTestcase {
 // <class>/<drive>/<check>: a failure or a skip carries its message.
 func checkCase(class string, c report.HealthCheck) xmlTestcase {
 	drive := strings.ReplaceAll(strings.TrimPrefix(c.Drive, "/dev/"), "/", "-")
-	tc := xmlTestcase{Name: clean(c.Check), Classname: clean(class + "/" + drive), Time: zeroTime, SystemOut: text(clean(c.Message))}
+	tc := xmlTestcase{Name: clean(drive + "/" + c.Check), Classname: clean(class), Time: zeroTime, SystemOut: text(clean(c.Message))}
 	switch c.Verdict {
 	case report.Fail:
-		tc.Failure = &xmlFailure{Message: clean(c.Message), Type: clean(class), Body: text(clean(c.Message))}
+		tc.Failure = &xmlFailure{Message: clean(Short(c.Message)), Type: clean(class), Body: text(clean(c.Message))}
 	case report.Skip:
-		tc.Skipped = &xmlSkipped{Message: clean(c.Message)}
+		tc.Skipped = &xmlSkipped{Message: clean(Short(c.Message))}
 	}
 	return tc
 }
@@ -283,9 +288,39 @@ func gateCase(g report.Gate) xmlTestcase {
 		if g.Reason != "" {
 			msg += ": " + g.Reason
 		}
-		tc.Failure = &xmlFailure{Message: clean(msg), Type: clean(g.Verdict), Body: text(clean(msg))}
+		tc.Failure = &xmlFailure{Message: clean(Short(msg)), Type: clean(g.Verdict), Body: text(clean(msg))}
 	}
 	return tc
+}
+
+// MaxMessage is the most characters a failure's or skip's message has:
+// what a CI annotation's title and a check's summary show in one piece.
+// The whole text is the failure's body, or system-out's "error:" line.
+const MaxMessage = 300
+
+// more ends a message cut short.
+const more = "; … (more in the full text)"
+
+// Short is msg cut to at most MaxMessage characters: its verdict row
+// (the part before the first "; ") and as many of the clauses after it
+// as fit whole, then "; … (more in the full text)". A verdict row longer
+// than that is cut with "…".
+func Short(msg string) string {
+	if utf8.RuneCountInString(msg) <= MaxMessage {
+		return msg
+	}
+	parts := strings.Split(msg, "; ")
+	out := parts[0]
+	if utf8.RuneCountInString(out)+utf8.RuneCountInString(more) > MaxMessage {
+		return string([]rune(msg)[:MaxMessage-1]) + "…"
+	}
+	for _, p := range parts[1:] {
+		if utf8.RuneCountInString(out)+2+utf8.RuneCountInString(p)+utf8.RuneCountInString(more) > MaxMessage {
+			break
+		}
+		out += "; " + p
+	}
+	return out + more
 }
 
 // figures is a result's system-out: one "key: value" line per figure, in
@@ -425,11 +460,16 @@ func rawPath(raw, reportDir string) string {
 	return filepath.ToSlash(rel)
 }
 
-// split cuts a test name into its group and its last element:
-// "TestSingleDrive/1.92TB/4KB_Random_Read" → "TestSingleDrive/1.92TB",
-// "4KB_Random_Read". A name without "/" is its own group.
+// split cuts a test name after its top-level function:
+// "TestSingleDrive/1.92TB/4KB_Random_Read" → "TestSingleDrive",
+// "1.92TB/4KB_Random_Read". A name without "/" is its own class.
+//
+// Consumers that show a class by its last dot-separated part
+// (mikepenz/action-junit-report's titles and job summary, Jenkins'
+// package.class) would cut a classname "TestSingleDrive/1.92TB" to
+// "92TB"; a Go function name has no dot, and the name is shown whole.
 func split(test string) (class, name string) {
-	i := strings.LastIndexByte(test, '/')
+	i := strings.IndexByte(test, '/')
 	if i < 0 {
 		return test, test
 	}

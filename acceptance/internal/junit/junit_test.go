@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	gojunit "github.com/joshdk/go-junit"
@@ -53,6 +55,9 @@ var runCases = []runCase{
 	// changed block in its verify pass: TestIntegrity fails it, its two
 	// scaling cells fail unmeasured, the first drive's cells pass.
 	{name: "integrity", file: "testdata/runs/integrity.json", cells: 8, cellFailures: 3, gates: 2, gateFailures: 2},
+	// (g) a live run of the built-in method on 24 loop devices, replayed
+	// (fixtures/loop24): 18 cells inconclusive, no drive in steady state.
+	{name: "loop24", file: "testdata/runs/loop24.json", cells: 48, cellSkipped: 18, gates: 2, gateFailures: 2},
 	// One fail and two inconclusive cells (one of them scaling) among passes.
 	{name: "mixed", file: "../report/testdata/golden/results.json", cells: 22, cellFailures: 1, cellSkipped: 2, gates: 3, gateFailures: 2},
 }
@@ -171,15 +176,31 @@ func TestCounts(t *testing.T) {
 					t.Errorf("testcase %s is not a result", full)
 					continue
 				}
+				// A message is the verdict row and what fits of the rest
+				// in MaxMessage characters; the whole text is the failure's
+				// body and system-out's "error:" line.
+				if n := utf8.RuneCountInString(c.Message); n > MaxMessage {
+					t.Errorf("%s: message of %d characters, want at most %d: %q", full, n, MaxMessage, c.Message)
+				}
 				switch c.Status {
 				case gojunit.StatusFailed:
-					if c.Message != res.Error {
-						t.Errorf("%s: failure message = %q, want the verdict row %q", full, c.Message, res.Error)
+					if c.Message != Short(res.Error) || !strings.HasPrefix(res.Error, strings.TrimSuffix(strings.TrimSuffix(c.Message, more), "…")) {
+						t.Errorf("%s: failure message = %q, want the start of the verdict row %q", full, c.Message, res.Error)
+					}
+					var body string
+					if c.Error != nil {
+						body = c.Error.Error()
+					}
+					if !strings.Contains(string(marshal(t, r)), ">"+xmlEscape(res.Error)+"</failure>") {
+						t.Errorf("%s: the failure's body is not the whole verdict row %q (got error %q)", full, res.Error, body)
 					}
 				case gojunit.StatusSkipped:
-					if want := InconclusivePrefix + res.Error; c.Message != want {
-						t.Errorf("%s: skipped message = %q, want %q", full, c.Message, want)
+					if want := InconclusivePrefix + res.Error; c.Message != Short(want) {
+						t.Errorf("%s: skipped message = %q, want %q", full, c.Message, Short(want))
 					}
+				}
+				if res.Error != "" && !strings.Contains(c.SystemOut, "error: "+strings.ReplaceAll(res.Error, "\n", "\n  ")+"\n") {
+					t.Errorf("%s: system-out lacks the whole error %q", full, res.Error)
 				}
 				if !strings.Contains(c.SystemOut, "verdict: "+res.Verdict+"\n") {
 					t.Errorf("%s: system-out lacks %q:\n%s", full, "verdict: "+res.Verdict, c.SystemOut)
@@ -340,9 +361,11 @@ type splitTest struct {
 }
 
 var splitTests = []splitTest{
-	{"TestSingleDrive/1.92TB/4KB_Random_Read", "TestSingleDrive/1.92TB", "4KB_Random_Read"},
-	{"TestScaling/24_drives/128KB_Sequential_Write", "TestScaling/24_drives", "128KB_Sequential_Write"},
-	{"TestFleet/1.92TB/4KB_Random_Read", "TestFleet/1.92TB", "4KB_Random_Read"},
+	{"TestSingleDrive/1.92TB/4KB_Random_Read", "TestSingleDrive", "1.92TB/4KB_Random_Read"},
+	{"TestScaling/24_drives/128KB_Sequential_Write", "TestScaling", "24_drives/128KB_Sequential_Write"},
+	{"TestFleet/1.92TB/4KB_Random_Read", "TestFleet", "1.92TB/4KB_Random_Read"},
+	{"TestSingleDrive/host-b/15.36TB/4KB_Random_Read", "TestSingleDrive", "host-b/15.36TB/4KB_Random_Read"},
+	{"Verdict/15.36TB", "Verdict", "15.36TB"},
 	{"TestHealth", "TestHealth", "TestHealth"},
 }
 
@@ -398,5 +421,67 @@ func TestEmptyRun(t *testing.T) {
 	}
 	if !strings.Contains(string(data), `tests="0" failures="0" errors="0" skipped="0"`) {
 		t.Errorf("empty run lacks zero counts:\n%s", data)
+	}
+}
+
+// xmlEscape is s as encoding/xml writes element text.
+func xmlEscape(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s))
+	return strings.ReplaceAll(b.String(), "&#xA;", "\n")
+}
+
+// At 24 drives no message runs past MaxMessage characters, every one
+// starts with its verdict row, and a reason all 24 drives share is said
+// once, with the drives in short, in each cell's message and body.
+func TestTwentyFourDrives(t *testing.T) {
+	r := loadRun(t, "testdata/runs/loop24.json")
+	suites, err := gojunit.Ingest(marshal(t, r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shared int
+	for _, c := range suites[0].Tests {
+		if c.Status != gojunit.StatusFailed && c.Status != gojunit.StatusSkipped {
+			continue
+		}
+		if n := utf8.RuneCountInString(c.Message); n > MaxMessage {
+			t.Errorf("%s/%s: message of %d characters: %q", c.Classname, c.Name, n, c.Message)
+		}
+		if strings.HasPrefix(c.Name, "24_drives/") {
+			workload := strings.ReplaceAll(strings.TrimPrefix(c.Name, "24_drives/"), "_", " ")
+			workload = strings.Replace(workload, "70-30", "70/30", 1)
+			if !strings.HasPrefix(c.Message, InconclusivePrefix+workload+" on 24 drives: ") {
+				t.Errorf("%s/%s: message does not start with its verdict row: %q", c.Classname, c.Name, c.Message)
+			}
+			// The drives whose records say they missed steady state.
+			var missed int
+			for _, res := range r.Results {
+				if res.Test == c.Classname+"/"+c.Name {
+					for _, st := range res.Steady {
+						if !st.Attained {
+							missed++
+						}
+					}
+				}
+			}
+			errLine := ""
+			for _, l := range strings.Split(c.SystemOut, "\n") {
+				if strings.HasPrefix(l, "error: ") {
+					errLine = l
+				}
+			}
+			if want := fmt.Sprintf("%d of 24 drives did not reach steady state", missed); missed < 2 ||
+				strings.Count(errLine, "did not reach steady state") != 1 || !strings.Contains(errLine, want) {
+				t.Errorf("%s/%s: the reason %d drives share is not said once (%q):\n%s", c.Classname, c.Name, missed, want, errLine)
+			}
+			if missed == 24 && !strings.Contains(errLine, ": loop0–loop23; ") {
+				t.Errorf("%s/%s: the 24 drives are not named in short: %s", c.Classname, c.Name, errLine)
+			}
+			shared++
+		}
+	}
+	if shared != 6 {
+		t.Errorf("%d inconclusive 24-drive cells, want the 6 random ones", shared)
 	}
 }

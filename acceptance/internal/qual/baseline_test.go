@@ -195,7 +195,7 @@ func TestBaselineEditedRecordings(t *testing.T) {
 	assert.Contains(t, string(summary), "| 24 drives: 4KB Random Write | iops | 150,000 IOPS | 135,000 IOPS | -10.00 % | p=0.000 n=24 | **REGRESSED** |")
 	junit, err := os.ReadFile(filepath.Join(s.Cfg.Report, "junit.xml"))
 	require.NoError(t, err)
-	assert.Contains(t, string(junit), `<testcase name="4KB_Random_Write" classname="TestBaseline/24_drives"`)
+	assert.Contains(t, string(junit), `<testcase name="24_drives/4KB_Random_Write" classname="TestBaseline"`)
 	assert.Contains(t, string(junit), `type="regressed"`)
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/host"
@@ -214,8 +215,7 @@ func (s *Suite) execStep(ctx context.Context, st *plan.Step, logf func(string, .
 	if st.Kind == plan.StepPurge {
 		st.Drives = s.purgeReach(st.Drives, st.Purge)
 	}
-	s.progress(logf, "step %d of %d: %s on %s (%s %s)", st.N, len(s.Plan.Steps), st.Name, s.paths(st.Drives),
-		boundWord(st.Kind), st.Est.Round(time.Second))
+	s.progress(logf, "%s", s.stepLine(*st))
 	if err := s.recheck(st.Drives); err != nil {
 		s.resetStates(st.Drives)
 		return fmt.Sprintf("before %s: %v", st.Name, err)
@@ -239,9 +239,9 @@ func (s *Suite) execStep(ctx context.Context, st *plan.Step, logf func(string, .
 		// The drives' state is unknown now: the next cell starts over.
 		s.resetStates(st.Drives)
 		if why := s.vanished(st.Drives, "during "+st.Name); why != "" {
-			err = fmt.Errorf("preparing %s: %s failed: %s", s.paths(st.Drives), st.Name, why)
+			err = fmt.Errorf("preparing %s: %s failed: %s", s.drivesLine(st.Drives), st.Name, why)
 		} else {
-			err = fmt.Errorf("preparing %s: %s failed: %w", s.paths(st.Drives), st.Name, err)
+			err = fmt.Errorf("preparing %s: %s failed: %w", s.drivesLine(st.Drives), st.Name, err)
 		}
 		if ctx.Err() == nil {
 			s.markBroken(st.Drives, report.CausePreparation, "a preparation step", err)
@@ -377,9 +377,20 @@ func (s *Suite) progressLine(st plan.Step, elapsed time.Duration, p fiojob.Progr
 		iops += r.IOPS()
 		mbps += r.MBps()
 	}
-	return fmt.Sprintf("step %d of %d (%s): %s elapsed, step ETA %s, run ETA %s; fio now %s IOPS, %s MB/s",
-		st.N, len(s.Plan.Steps), st.Name, elapsed.Round(time.Second), left.Round(time.Second),
-		(left + rest).Round(time.Second), report.Thousands(iops), report.Thousands(mbps))
+	// The step's name, else its last part (a measurement's workload), else
+	// none: whichever fits a terminal line with fio's figures at their
+	// widest ("12,345,678 IOPS, 14,500 MB/s").
+	figures := fmt.Sprintf("%s elapsed, step ETA %s, run ETA %s; fio now %s IOPS, %s MB/s",
+		elapsed.Round(time.Second), left.Round(time.Second), (left + rest).Round(time.Second), report.Thousands(iops), report.Thousands(mbps))
+	widest := len("drivequal: 15:04:05 ") + utf8.RuneCountInString(figures) + max(0, 10-len(report.Thousands(iops))) + max(0, 6-len(report.Thousands(mbps)))
+	name := shortStep(st.Name)
+	line := ""
+	for _, n := range []string{name, name[strings.LastIndexByte(name, '/')+1:]} {
+		if line = fmt.Sprintf("step %d of %d (%s): %s", st.N, len(s.Plan.Steps), n, figures); widest+utf8.RuneCountInString(line)-utf8.RuneCountInString(figures) <= MaxProgressLine {
+			return line
+		}
+	}
+	return fmt.Sprintf("step %d of %d: %s", st.N, len(s.Plan.Steps), figures)
 }
 
 // progress writes a progress line to the operator's terminal and, when
@@ -387,13 +398,81 @@ func (s *Suite) progressLine(st plan.Step, elapsed time.Duration, p fiojob.Progr
 func (s *Suite) progress(logf func(string, ...any), format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
 	if s.Progress != nil {
-		fmt.Fprintf(s.Progress, "drivequal: %s %s\n", time.Now().Format("15:04:05"), line)
+		fmt.Fprintf(s.Progress, "%s\n", fitLine(fmt.Sprintf("drivequal: %s %s", time.Now().Format("15:04:05"), line), MaxProgressLine))
 	}
 	if logf != nil {
 		logf("%s", line)
 	} else if s.logf != nil {
 		s.logf("%s", line)
 	}
+}
+
+// MaxProgressLine is the most characters a progress line has on the
+// terminal: one line of a wide terminal, drives named in short.
+const MaxProgressLine = 160
+
+// fitLine is line cut to max characters, ending "…" when cut.
+func fitLine(line string, max int) string {
+	if utf8.RuneCountInString(line) <= max {
+		return line
+	}
+	return string([]rune(line)[:max-1]) + "…"
+}
+
+// shortStep is a step's name without its bounds, which its line says:
+// "random preconditioning (4KB Random Write)" for "random
+// preconditioning (4KB Random Write, until steady state, at most 30m0s)".
+func shortStep(name string) string {
+	if i := strings.Index(name, ", "); i > 0 && strings.HasSuffix(name, ")") && strings.Contains(name[:i], " (") {
+		return name[:i] + ")"
+	}
+	return name
+}
+
+// drivesLine names a step's drives for a person: the path of one drive,
+// "24 drives: nvme0n1–nvme23n1" for several (report.DrivesLine).
+func (s *Suite) drivesLine(drives []int) string {
+	p := make([]string, len(drives))
+	for i, d := range drives {
+		p[i] = s.Drives[d].Path
+	}
+	return report.DrivesLine(p)
+}
+
+// stepLine is the progress line that starts a preparation step.
+func (s *Suite) stepLine(st plan.Step) string {
+	name := st.Name
+	if utf8.RuneCountInString(name) > 70 {
+		// The bound is said after the drives.
+		name = shortStep(name)
+	}
+	return fmt.Sprintf("step %d of %d: %s on %s (%s %s)", st.N, len(s.Plan.Steps), name, s.drivesLine(st.Drives),
+		boundWord(st.Kind), st.Est.Round(time.Second))
+}
+
+// measureLine is the progress line that starts a measurement step of the
+// cells names.
+// cells names, the job and the drives, the longest of those that fits a
+// terminal line: every cell and the job, else the first cell and the job,
+// else the first cell (the job is in the recording's .fio file).
+func (s *Suite) measureLine(st plan.Step, names []string) string {
+	head := fmt.Sprintf("step %d of %d: measuring ", st.N, len(s.Plan.Steps))
+	on := " on " + s.drivesLine(st.Drives)
+	first := names[0]
+	if len(names) > 1 {
+		first += fmt.Sprintf(" and %d more", len(names)-1)
+	}
+	var line string
+	for _, l := range []string{
+		head + strings.Join(names, " and ") + on + fmt.Sprintf(" (%s, %s)", describeJob(st.Job), st.Job.Runtime),
+		head + first + on + fmt.Sprintf(" (%s, %s)", describeJob(st.Job), st.Job.Runtime),
+		head + first + on + fmt.Sprintf(" (%s)", st.Job.Runtime),
+	} {
+		if line = l; utf8.RuneCountInString(l)+len("drivequal: 15:04:05 ") <= MaxProgressLine {
+			break
+		}
+	}
+	return line
 }
 
 // measure runs a measurement step and keeps its output for each of its
@@ -461,8 +540,7 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 	for i, c := range st.Cells {
 		names[i] = c.Test
 	}
-	s.progress(logf, "step %d of %d: measuring %s on %s (%s, %s)", st.N, len(s.Plan.Steps), strings.Join(names, " and "),
-		s.paths(st.Drives), describeJob(st.Job), st.Job.Runtime)
+	s.progress(logf, "%s", s.measureLine(st, names))
 	before := s.snapshot(ctx, st.Drives)
 	if why := s.warned(before, "before "+owner.Test); why != "" {
 		keep(&measured{notRun: why, cause: report.CauseCriticalWarning})

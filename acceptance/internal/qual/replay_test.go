@@ -117,7 +117,7 @@ func TestReplayNotSteadyIsInconclusive(t *testing.T) {
 	o, s := replayCell(t, recordedRun(t, false))
 	require.Equal(t, report.Inconclusive, o.Result.Verdict)
 	require.Equal(t, report.CauseNotSteady, o.Result.Cause)
-	require.Contains(t, o.Message, "/dev/loop7 did not reach steady state in its random preconditioning (4KB Random Write, step 3) within 2s")
+	require.Contains(t, o.Message, "/dev/loop7 did not reach steady state in step 3 (4KB Random Write) within 2s")
 	require.Contains(t, o.Message, "range 31.5 % (limit 20 %), excursion 12.2 % (limit 10 %)")
 	require.Len(t, s.Report.SteadyState, 1, "results.json lists the run's steady-state records")
 	require.Contains(t, string(s.Report.Summary()), "**not reached** within 2s")

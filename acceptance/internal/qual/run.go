@@ -547,8 +547,24 @@ func (s *Suite) PrintPlan(w io.Writer) {
 		fmt.Fprintf(w, "# step %d, %s: %s\n%s\n", st.N, st.Kind, st.Name, st.Job.File())
 	}
 	fmt.Fprintln(w, "bytes written per drive (estimate):")
-	for i, d := range s.Drives {
-		fmt.Fprintf(w, "  %s: %s bytes\n", d.Path, report.Thousands(float64(e.Bytes[i])))
+	// The drives table above lists every drive; here three or more that
+	// write as much are one line, named in short.
+	for i := 0; i < len(s.Drives); {
+		j := i + 1
+		for j < len(s.Drives) && e.Bytes[j] == e.Bytes[i] {
+			j++
+		}
+		if j-i < 3 {
+			j = i + 1
+			fmt.Fprintf(w, "  %s: %s bytes\n", s.Drives[i].Path, report.Thousands(float64(e.Bytes[i])))
+		} else {
+			var paths []string
+			for _, d := range s.Drives[i:j] {
+				paths = append(paths, d.Path)
+			}
+			fmt.Fprintf(w, "  %s: %s bytes each\n", report.DrivesLine(paths), report.Thousands(float64(e.Bytes[i])))
+		}
+		i = j
 	}
 	fmt.Fprintf(w, "estimated duration: %s\n", e.Total.Round(time.Second))
 }

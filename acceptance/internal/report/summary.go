@@ -95,6 +95,7 @@ func (r *Run) writeIntegrity(b *bytes.Buffer) {
 		return
 	}
 	b.WriteString("## Data integrity\n\n")
+	var lines []driveLine
 	for _, res := range rows {
 		in := res.Integrity
 		if in == nil {
@@ -104,40 +105,107 @@ func (r *Run) writeIntegrity(b *bytes.Buffer) {
 		if res.Host != "" {
 			drive = res.Host + ":" + drive
 		}
-		fmt.Fprintf(b, "- %s: **%s**: ", cell(orDash(drive)), strings.ToUpper(res.Verdict))
+		text := fmt.Sprintf("**%s**: ", strings.ToUpper(res.Verdict))
 		if res.Verdict == Pass {
-			fmt.Fprintf(b, "%s bytes read back as written (%s of every block, step %d)", Thousands(float64(in.BytesVerified)), cell(in.Checksum), in.Step)
+			text += fmt.Sprintf("%s bytes read back as written (%s of every block, step %d)", Thousands(float64(in.BytesVerified)), cell(in.Checksum), in.Step)
 		} else {
-			b.WriteString(cell(res.Error))
+			text += cell(res.Error)
 		}
-		b.WriteString("\n")
+		lines = append(lines, driveLine{drive, text})
 	}
+	writeDriveLines(b, lines)
 	b.WriteString("\n")
 }
 
-// writeSteady writes one line per random preconditioning (or top-up) step
-// and drive: whether it reached steady state, how long it took, and the
-// window's figures against the rule.
+// driveLine is one drive's line of a section: "- drive: text".
+type driveLine struct{ drive, text string }
+
+// writeDriveLines writes "- drive: text" for each line, and the drives
+// whose text is the same but for their own name once, named in short:
+// "- loop0–loop23 (24 drives): text", the drive's path in text read as
+// "the drive".
+func writeDriveLines(b *bytes.Buffer, lines []driveLine) {
+	order, by, first := groupDriveLines(lines)
+	for _, key := range order {
+		if drives := by[key]; len(drives) > 1 {
+			fmt.Fprintf(b, "- %s (%d drives): %s\n", cell(CompactDrives(drives, MaxListed)), len(drives), key)
+		} else {
+			l := first[key]
+			fmt.Fprintf(b, "- %s: %s\n", cell(orDash(l.drive)), l.text)
+		}
+	}
+}
+
+// groupDriveLines groups lines by their text with the drive's own path
+// read as "the drive", in the order first seen.
+func groupDriveLines(lines []driveLine) (order []string, by map[string][]string, first map[string]driveLine) {
+	by, first = map[string][]string{}, map[string]driveLine{}
+	for _, l := range lines {
+		key := l.text
+		if l.drive != "" {
+			key = strings.ReplaceAll(l.text, l.drive, "the drive")
+		}
+		if _, ok := by[key]; !ok {
+			order = append(order, key)
+			first[key] = l
+		}
+		by[key] = append(by[key], l.drive)
+	}
+	return order, by, first
+}
+
+// writeSteady writes a table of the random preconditioning (and top-up)
+// steps: per step and drive whether it reached steady state, how long it
+// took, and the window's figures against the rule. Drives of a step that
+// did not reach it for the same reason share one row, named in short
+// (CompactDrives); each drive's record is in results.json.
 func (r *Run) writeSteady(b *bytes.Buffer) {
 	if len(r.SteadyState) == 0 {
 		return
 	}
 	b.WriteString("## Steady state\n\n")
+	b.WriteString("| Step | Kind | Workload | Drives | Steady state | Detail |\n|---:|---|---|---|---|---|\n")
+	type row struct {
+		s      Steady
+		drives []string
+	}
+	var rows []row
+	merged := map[string]int{} // step, kind, twin and reason → row
 	for _, s := range r.SteadyState {
-		verdict := fmt.Sprintf("reached in %s", secs(s.Seconds))
+		verdict, detail := steadyCells(s)
 		if !s.Attained {
-			verdict = fmt.Sprintf("**not reached** within %s", secs(s.BoundSeconds))
+			key := fmt.Sprintf("%d\x00%s\x00%s\x00%s\x00%s", s.Step, s.Kind, s.Twin, verdict, detail)
+			if i, ok := merged[key]; ok {
+				rows[i].drives = append(rows[i].drives, s.Drive)
+				continue
+			}
+			merged[key] = len(rows)
 		}
-		fmt.Fprintf(b, "- step %d, %s (%s), %s: %s", s.Step, s.Kind, cell(s.Twin), cell(s.Drive), verdict)
-		if s.Note != "" {
-			fmt.Fprintf(b, ": %s", cell(s.Note))
-		} else {
-			fmt.Fprintf(b, "; last %d rounds of %s: mean %s IOPS, range %.1f %% (limit %s %%), excursion %.1f %% (limit %s %%)",
-				s.Window, secs(s.RoundSeconds), Thousands(s.Mean), s.RangePct, trimPct(s.RangeLimitPct), s.ExcursionPct, trimPct(s.ExcursionLimitPct))
+		rows = append(rows, row{s: s, drives: []string{s.Drive}})
+	}
+	for _, rw := range rows {
+		verdict, detail := steadyCells(rw.s)
+		drives := rw.drives[0]
+		if len(rw.drives) > 1 {
+			drives = fmt.Sprintf("%d: %s", len(rw.drives), CompactDrives(rw.drives, MaxListed))
 		}
-		b.WriteString("\n")
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s |\n", rw.s.Step, cell(rw.s.Kind), cell(rw.s.Twin), cell(drives), verdict, cell(detail))
 	}
 	b.WriteString("\n")
+}
+
+// steadyCells are a steady-state record's verdict and detail cells.
+func steadyCells(s Steady) (verdict, detail string) {
+	verdict = fmt.Sprintf("reached in %s", secs(s.Seconds))
+	if !s.Attained {
+		verdict = fmt.Sprintf("**not reached** within %s", secs(s.BoundSeconds))
+	}
+	detail = s.Note
+	if detail == "" {
+		detail = fmt.Sprintf("last %d rounds of %s: mean %s IOPS, range %.1f %% (limit %s %%), excursion %.1f %% (limit %s %%)",
+			s.Window, secs(s.RoundSeconds), Thousands(s.Mean), s.RangePct, trimPct(s.RangeLimitPct), s.ExcursionPct, trimPct(s.ExcursionLimitPct))
+	}
+	return verdict, detail
 }
 
 // secs writes a number of seconds as a duration, "12m0s", "200ms".
@@ -355,10 +423,26 @@ func writeChecks(b *bytes.Buffer, title string, checks []HealthCheck) {
 		}
 		by[h.Drive] = append(by[h.Drive], h)
 	}
+	// Drives not checked for the same reason are one line, before the
+	// others' tables.
+	var unchecked []driveLine
+	for _, d := range drives {
+		if checks := by[d]; len(checks) == 1 && checks[0].Check == "" {
+			unchecked = append(unchecked, driveLine{d, "not checked: " + cell(checks[0].Message)})
+		}
+	}
+	if order, _, _ := groupDriveLines(unchecked); len(order) < len(unchecked) {
+		writeDriveLines(b, unchecked)
+		b.WriteString("\n")
+	} else {
+		unchecked = nil
+	}
 	for _, d := range drives {
 		checks := by[d]
 		if len(checks) == 1 && checks[0].Check == "" {
-			fmt.Fprintf(b, "- %s: not checked: %s\n\n", cell(d), cell(checks[0].Message))
+			if unchecked == nil {
+				fmt.Fprintf(b, "- %s: not checked: %s\n\n", cell(d), cell(checks[0].Message))
+			}
 			continue
 		}
 		fmt.Fprintf(b, "### %s\n\n| Check | Verdict | Detail |\n|---|---|---|\n", cell(d))
@@ -395,8 +479,9 @@ func (r *Run) writeScaling(b *bytes.Buffer, notes *footnotes, rank map[string]in
 		}
 		b.WriteString("\n")
 		notes.flush(b, start)
-		for _, res := range g.rows {
-			r.writeDrivesOf(b, res)
+		for i, res := range g.rows {
+			// Rows are by drive count: the last is the largest step.
+			r.writeDrivesOf(b, res, i == len(g.rows)-1)
 		}
 		if chartable(g.rows) {
 			name := chartFile(g.workload)
@@ -408,8 +493,10 @@ func (r *Run) writeScaling(b *bytes.Buffer, notes *footnotes, rank map[string]in
 // writeDrivesOf writes what a reader needs about one multi-drive result
 // beyond its table row: the per-drive spread, the drives below the median by
 // more than the tolerance, the drives that failed, and whether the total is
-// below linear.
-func (r *Run) writeDrivesOf(b *bytes.Buffer, res Result) {
+// below linear. At the largest step (largest) those drives are one table;
+// at the others, a line each: how many, the lowest, an error said once for
+// the drives that share it.
+func (r *Run) writeDrivesOf(b *bytes.Buffer, res Result, largest bool) {
 	var lines []string
 	if len(res.PerDrive) > 1 && res.Median > 0 {
 		lines = append(lines, fmt.Sprintf("At %d drives the per-drive spread (max − min) / median is %s: min %s, median %s, max %s.",
@@ -417,19 +504,46 @@ func (r *Run) writeDrivesOf(b *bytes.Buffer, res Result) {
 			FormatValue(res.Median, res.Metric), FormatValue(res.Max, res.Metric)))
 	}
 	tol := r.driveTolerance(res)
-	var items []string
+	var rows []string
+	var low []DriveResult
+	var errs []DriveReason
 	for _, d := range res.PerDrive {
 		if d.Outlier {
-			items = append(items, fmt.Sprintf("- %s: %s, %s below the median (tolerance %s)",
-				driveName(d), FormatValue(d.Actual, res.Metric), fmtPct((res.Median-d.Actual)/res.Median), fmtPct(tol)))
+			low = append(low, d)
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s below the median (tolerance %s) |",
+				orDash(cell(d.Path)), orDash(cell(d.Serial)), FormatValue(d.Actual, res.Metric), fmtPct((res.Median-d.Actual)/res.Median), fmtPct(tol)))
 		}
 	}
 	for _, d := range res.PerDrive {
 		if d.Error != "" {
-			items = append(items, fmt.Sprintf("- %s: error: %s", driveName(d), cell(d.Error)))
+			errs = append(errs, DriveReason{Drive: d.Path, Reason: "error: " + d.Error})
+			actual := "-"
+			if d.Actual > 0 {
+				actual = FormatValue(d.Actual, res.Metric)
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | error: %s |", orDash(cell(d.Path)), orDash(cell(d.Serial)), actual, cell(d.Error)))
 		}
 	}
-	if len(items) > 0 {
+	switch {
+	case len(rows) > 0 && largest:
+		lines = append(lines, "", "| Drive | Serial | Actual | Note |", "|---|---|---:|---|")
+		lines = append(lines, rows...)
+		lines = append(lines, "")
+	case len(rows) > 0:
+		var items []string
+		if len(low) > 0 {
+			lowest := low[0]
+			for _, d := range low[1:] {
+				if d.Actual < lowest.Actual {
+					lowest = d
+				}
+			}
+			items = append(items, fmt.Sprintf("- %s more than %s below the median, lowest %s at %s (%s below)",
+				CountOf(len(low), len(res.PerDrive)), fmtPct(tol), cell(lowest.Path), FormatValue(lowest.Actual, res.Metric), fmtPct((res.Median-lowest.Actual)/res.Median)))
+		}
+		for _, e := range Reasons(errs, len(res.PerDrive)) {
+			items = append(items, "- "+cell(e))
+		}
 		lines = append(lines, "")
 		lines = append(lines, items...)
 		lines = append(lines, "")

@@ -1,0 +1,166 @@
+package report
+
+import (
+	"strconv"
+	"strings"
+)
+
+// DriveReason is one drive's reason for a verdict, the drive apart from
+// what it says, so that a reason several drives share is said once.
+type DriveReason struct {
+	Drive  string // the drive's path, "/dev/nvme0n1" (or "host:/dev/nvme0n1")
+	Reason string // what the drive did, without naming it: "did not reach steady state in step 20 (…) within 20s: …"
+}
+
+// MaxListed is how many entries (names or ranges) a compact drive list
+// shows before "… and N more".
+const MaxListed = 8
+
+// Reasons says each distinct reason once, in the order first given: a
+// reason of one drive as "/dev/loop16 <reason>", one several drives share
+// as "24 of 24 drives <reason>: loop16–loop39", the drives in
+// CompactDrives's form. total is the count of drives the cell ran on.
+// Reasons with no drive are said as they are.
+func Reasons(rs []DriveReason, total int) []string {
+	var order []string
+	by := make(map[string][]string)
+	for _, r := range rs {
+		if _, ok := by[r.Reason]; !ok {
+			order = append(order, r.Reason)
+		}
+		if r.Drive != "" {
+			by[r.Reason] = append(by[r.Reason], r.Drive)
+		}
+	}
+	out := make([]string, 0, len(order))
+	for _, reason := range order {
+		drives := by[reason]
+		switch len(drives) {
+		case 0:
+			out = append(out, reason)
+		case 1:
+			out = append(out, drives[0]+" "+reason)
+		default:
+			out = append(out, CountOf(len(drives), total)+" "+reason+": "+CompactDrives(drives, MaxListed))
+		}
+	}
+	return out
+}
+
+// CountOf is "10 of 24 drives", or "3 drives" when the total is unknown.
+func CountOf(n, total int) string {
+	switch {
+	case total >= n && total > 1:
+		return strconv.Itoa(n) + " of " + strconv.Itoa(total) + " drives"
+	case n == 1:
+		return "1 drive"
+	}
+	return strconv.Itoa(n) + " drives"
+}
+
+// DrivesLine is "24 drives: nvme0n1–nvme23n1", or the one drive's path.
+func DrivesLine(paths []string) string {
+	if len(paths) == 1 {
+		return paths[0]
+	}
+	return strconv.Itoa(len(paths)) + " drives: " + CompactDrives(paths, MaxListed)
+}
+
+// CompactDrives names drives in short: "/dev/" dropped, runs of three or
+// more consecutive names as a range ("loop16–loop39", "nvme0n1–nvme23n1":
+// names that differ only in one number, each one more than the last),
+// other names comma-separated, and after max entries "… and N more".
+// Paths keep their order.
+func CompactDrives(paths []string, max int) string {
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = shortDrive(p)
+	}
+	var entries []string
+	listed := 0
+	for i := 0; i < len(names); {
+		j := runEnd(names, i)
+		if max > 0 && len(entries) >= max {
+			break
+		}
+		if j-i >= 3 {
+			entries = append(entries, names[i]+"–"+names[j-1])
+			listed += j - i
+			i = j
+			continue
+		}
+		entries = append(entries, names[i])
+		listed++
+		i++
+	}
+	s := strings.Join(entries, ", ")
+	if rest := len(names) - listed; rest > 0 {
+		s += " … and " + strconv.Itoa(rest) + " more"
+	}
+	return s
+}
+
+// shortDrive is a drive's name without "/dev/": "loop16",
+// "host-b:nvme0n1", "disk/by-id/nvme-X".
+func shortDrive(p string) string {
+	if host, path, ok := strings.Cut(p, ":/dev/"); ok {
+		return host + ":" + path
+	}
+	return strings.TrimPrefix(p, "/dev/")
+}
+
+// runEnd is the end (exclusive) of the run of consecutive names that
+// starts at names[i]: each differs from the one before in the same number
+// only, by one more.
+func runEnd(names []string, i int) int {
+	j, at := i+1, -1
+	for ; j < len(names); j++ {
+		k := nextOf(names[j-1], names[j])
+		if k < 0 || at >= 0 && k != at {
+			break
+		}
+		at = k
+	}
+	return j
+}
+
+// nextOf is the index of the number in a that b has one more of, with
+// every other part the same; -1 when b is not a's next.
+func nextOf(a, b string) int {
+	ta, tb := tokens(a), tokens(b)
+	if len(ta) != len(tb) {
+		return -1
+	}
+	at := -1
+	for k := range ta {
+		if ta[k] == tb[k] {
+			continue
+		}
+		na, err1 := strconv.Atoi(ta[k])
+		nb, err2 := strconv.Atoi(tb[k])
+		if at >= 0 || err1 != nil || err2 != nil || nb != na+1 || zeroPadded(ta[k]) && len(ta[k]) != len(tb[k]) {
+			return -1
+		}
+		at = k
+	}
+	return at
+}
+
+// tokens cuts s into runs of digits and runs of anything else.
+func tokens(s string) []string {
+	var out []string
+	start := 0
+	for i := 1; i <= len(s); i++ {
+		if i == len(s) || isDigit(s[i]) != isDigit(s[i-1]) {
+			out = append(out, s[start:i])
+			start = i
+		}
+	}
+	return out
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// zeroPadded reports whether a number is written with leading zeros
+// ("07"), so that its next has as many digits ("08", not "8").
+func zeroPadded(n string) bool { return len(n) > 1 && n[0] == '0' }

@@ -1,0 +1,75 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func loops(from, to int) []string {
+	var out []string
+	for i := from; i <= to; i++ {
+		out = append(out, fmt.Sprintf("/dev/loop%d", i))
+	}
+	return out
+}
+
+func nvmes(n int) []string {
+	var out []string
+	for i := 0; i < n; i++ {
+		out = append(out, fmt.Sprintf("/dev/nvme%dn1", i))
+	}
+	return out
+}
+
+func TestCompactDrives(t *testing.T) {
+	for _, tt := range []struct {
+		paths []string
+		max   int
+		want  string
+	}{
+		{loops(16, 39), MaxListed, "loop16–loop39"},
+		{nvmes(24), MaxListed, "nvme0n1–nvme23n1"},
+		{[]string{"/dev/loop3"}, MaxListed, "loop3"},
+		{[]string{"/dev/loop3", "/dev/loop4"}, MaxListed, "loop3, loop4"},
+		{append(loops(0, 2), "/dev/loop7", "/dev/loop9", "/dev/loop10", "/dev/loop11"), MaxListed, "loop0–loop2, loop7, loop9–loop11"},
+		// Another number changing is not a run.
+		{[]string{"/dev/nvme0n1", "/dev/nvme0n2", "/dev/nvme1n2"}, MaxListed, "nvme0n1, nvme0n2, nvme1n2"},
+		// Zero-padded names run on with as many digits.
+		{[]string{"brief/1.92TB/08", "brief/1.92TB/09", "brief/1.92TB/10"}, MaxListed, "brief/1.92TB/08–brief/1.92TB/10"},
+		{[]string{"/dev/loop08", "/dev/loop09", "/dev/loop010"}, MaxListed, "loop08, loop09, loop010"},
+		// Fleet names keep their host.
+		{[]string{"host-a:/dev/nvme0n1", "host-a:/dev/nvme1n1", "host-a:/dev/nvme2n1"}, MaxListed, "host-a:nvme0n1–host-a:nvme2n1"},
+		// Cut after max entries.
+		{[]string{"/dev/loop1", "/dev/loop3", "/dev/loop5", "/dev/loop7", "/dev/loop9"}, 3, "loop1, loop3, loop5 … and 2 more"},
+		{append([]string{"/dev/sda"}, loops(0, 9)...), 1, "sda … and 10 more"},
+	} {
+		if got := CompactDrives(tt.paths, tt.max); got != tt.want {
+			t.Errorf("CompactDrives(%q, %d) = %q, want %q", tt.paths, tt.max, got, tt.want)
+		}
+	}
+}
+
+func TestReasons(t *testing.T) {
+	var rs []DriveReason
+	for _, d := range loops(16, 39) {
+		rs = append(rs, DriveReason{Drive: d, Reason: "did not reach steady state in step 20 (4KB Random Write) within 20s: round 6 not measured"})
+	}
+	rs = append(rs, DriveReason{Drive: "/dev/loop30", Reason: "had a job error: EIO"})
+	rs = append(rs, DriveReason{Reason: "the host was busy"})
+	got := Reasons(rs, 24)
+	want := []string{
+		"24 of 24 drives did not reach steady state in step 20 (4KB Random Write) within 20s: round 6 not measured: loop16–loop39",
+		"/dev/loop30 had a job error: EIO",
+		"the host was busy",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Reasons = %q, want %q", got, want)
+	}
+	if got := DrivesLine(nvmes(24)); got != "24 drives: nvme0n1–nvme23n1" {
+		t.Errorf("DrivesLine(24 nvme) = %q", got)
+	}
+	if got := DrivesLine([]string{"/dev/nvme0n1"}); got != "/dev/nvme0n1" {
+		t.Errorf("DrivesLine(1) = %q", got)
+	}
+}
