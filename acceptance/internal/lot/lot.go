@@ -165,12 +165,12 @@ func Judge(figures []float64, line float64, lowerIsBetter bool, r Rule, format f
 			j.Passing, j.N, pct(r.Confidence), pct(j.Upper), pct(r.Coverage))
 	case j.NormalOK && j.passes(j.Bound):
 		j.Verdict = Accepted
-		j.Reason = fmt.Sprintf("normal-theory lower tolerance bound %s ≥ the pass line: at %s confidence at least %s of the lot passes",
-			format(j.Bound), pct(r.Confidence), pct(r.Coverage))
+		side := "at or above"
 		if lowerIsBetter {
-			j.Reason = fmt.Sprintf("normal-theory upper tolerance bound %s ≤ the pass line: at %s confidence at least %s of the lot passes",
-				format(j.Bound), pct(r.Confidence), pct(r.Coverage))
+			side = "at or below"
 		}
+		j.Reason = fmt.Sprintf("normal theory: at %s confidence at least %s of the lot meets the pass line (the tolerance bound %s is %s it)",
+			pct(r.Confidence), pct(r.Coverage), format(j.Bound), side)
 	case !j.NormalOK && j.Passing == j.N && j.N >= j.ZeroFailure:
 		j.Verdict = Accepted
 		j.Reason = fmt.Sprintf("all %d drives pass and %d are enough for the distribution-free bound: at %s confidence at least %s of the lot passes",
