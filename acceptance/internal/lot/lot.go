@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -344,11 +345,7 @@ func pct(f float64) string { return trim(f*100) + " %" }
 
 // trim writes f with at most 2 decimals and no trailing zeros.
 func trim(f float64) string {
-	s := fmt.Sprintf("%.2f", f)
-	for s[len(s)-1] == '0' {
-		s = s[:len(s)-1]
-	}
-	return s[:len(s)-map[bool]int{true: 1}[s[len(s)-1] == '.']]
+	return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64)
 }
 
 func num(f float64) string {

@@ -163,9 +163,10 @@ func TestJudgeAccepted(t *testing.T) {
 }
 
 func TestJudgeInconclusiveNeedsMore(t *testing.T) {
-	// Mean 1000, s ≈ 33.5: the bound 1000 − 3.707·33.5 ≈ 876 is below
-	// the line 900, though every drive passes; d = 100/33.5 ≈ 2.98 sits
-	// between k(10) = 2.911 and k(9) = 3.031, so 10 drives would accept.
+	// Mean 1000, s = √1200 ≈ 34.6: the bound 1000 − 3.708·34.6 ≈ 872 is
+	// below the line 900, though every drive passes; d = 100/34.6 ≈ 2.89
+	// sits between k(11) = 2.815 and k(10) = 2.911, so 11 drives would
+	// accept.
 	figs := []float64{1050, 960, 1000, 1030, 970, 990}
 	j := Judge(figs, 900, false, rule95, nil)
 	require.Equal(t, Inconclusive, j.Verdict, j.Reason)
@@ -173,6 +174,7 @@ func TestJudgeInconclusiveNeedsMore(t *testing.T) {
 	kn, _ := K(j.Need, 0.95, 0.95)
 	kprev, _ := K(j.Need-1, 0.95, 0.95)
 	assert.True(t, j.NeedAccepts)
+	assert.Equal(t, 11, j.Need)
 	assert.LessOrEqual(t, kn, d)
 	assert.Greater(t, kprev, d)
 	assert.Contains(t, j.Reason, "drives (")

@@ -204,7 +204,10 @@ func (s *Suite) judgeLotCell(src []lotSource, rule lot.Rule) LotCell {
 	if len(hosts) == 1 {
 		where = strings.Join(tests, ", ")
 	}
-	stats := fmt.Sprintf("n = %d (%s), mean %s, s %s", j.N, where, format(j.Mean), format(j.SD))
+	stats := fmt.Sprintf("n = %d (%s), mean %s", j.N, where, format(j.Mean))
+	if j.N >= 2 {
+		stats += ", s " + format(j.SD)
+	}
 	if j.K > 0 {
 		stats += fmt.Sprintf(", k = %.3f", j.K)
 	}
