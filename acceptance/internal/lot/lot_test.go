@@ -2,6 +2,7 @@ package lot
 
 import (
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -235,4 +236,21 @@ func TestJudgeLowerIsBetter(t *testing.T) {
 	assert.InDelta(t, j.Mean+j.K*j.SD, j.Bound, 1e-9)
 	j = Judge([]float64{101, 160, 100, 170, 98, 100}, 150, true, rule95, nil)
 	assert.Equal(t, Rejected, j.Verdict, j.Reason)
+}
+
+// BenchmarkJudge times one lot cell's judgment at the sample sizes a run
+// gives: a 6- and a 24-drive scaling step, and a fleet of 50 hosts × 24
+// drives; the figures are spread so that the normal model holds.
+func BenchmarkJudge(b *testing.B) {
+	for _, n := range []int{6, 24, 1200} {
+		figs := make([]float64, n)
+		for i := range figs {
+			figs[i] = 1000 + 10*distuv.UnitNormal.Quantile((float64(i)+0.5)/float64(n))
+		}
+		b.Run(strconv.Itoa(n)+"_drives", func(b *testing.B) {
+			for b.Loop() {
+				Judge(figs, 900, false, rule95, nil)
+			}
+		})
+	}
 }
