@@ -16,18 +16,13 @@ import (
 	"github.com/drivequal/drivequal/specs"
 )
 
-// lotSource is one cell whose drives' figures a lot cell judges.
-type lotSource struct {
-	res report.Result
-}
-
 // lotSources picks, for every capacity and workload, the cells whose
 // per-drive figures judge the lot: on each host (the run itself, or each
 // member of a fleet replay) the largest scaling step that measured the
 // workload, where every drive is measured under the load it sees in
 // service; a host with no scaling step of it gives its single-drive cell.
 // The keys are "capacity\x00workload", in the order of the results.
-func lotSources(results []report.Result) ([]string, map[string][]lotSource) {
+func lotSources(results []report.Result) ([]string, map[string][]report.Result) {
 	type hostKey struct{ host, key string }
 	best := map[hostKey]report.Result{}
 	var hosts []hostKey
@@ -46,12 +41,12 @@ func lotSources(results []report.Result) ([]string, map[string][]lotSource) {
 		}
 	}
 	var keys []string
-	out := map[string][]lotSource{}
+	out := map[string][]report.Result{}
 	for _, hk := range hosts {
 		if _, ok := out[hk.key]; !ok {
 			keys = append(keys, hk.key)
 		}
-		out[hk.key] = append(out[hk.key], lotSource{res: best[hk]})
+		out[hk.key] = append(out[hk.key], best[hk])
 	}
 	return keys, out
 }
@@ -124,8 +119,8 @@ type LotCell struct {
 }
 
 // judgeLotCell judges one capacity and workload's figures.
-func (s *Suite) judgeLotCell(src []lotSource, rule lot.Rule) LotCell {
-	first := src[0].res
+func (s *Suite) judgeLotCell(src []report.Result, rule lot.Rule) LotCell {
+	first := src[0]
 	metric := first.Metric
 	lower := specs.Metric(metric).LowerIsBetter()
 	res := report.Result{Test: "TestLot/" + first.Capacity + "/" + specs.SubtestName(first.Workload), Kind: report.KindLot,
@@ -135,8 +130,7 @@ func (s *Suite) judgeLotCell(src []lotSource, rule lot.Rule) LotCell {
 	var figures []float64
 	var tests []string
 	hosts := map[string]bool{}
-	for _, ls := range src {
-		r := ls.res
+	for _, r := range src {
 		hosts[r.Host] = true
 		tests = append(tests, r.Test)
 		// Cells judged with different tolerances (a fleet's host without
@@ -188,16 +182,16 @@ func (s *Suite) judgeLotCell(src []lotSource, rule lot.Rule) LotCell {
 	if len(l.Missing) > 0 || len(l.Unclear) > 0 {
 		var why []string
 		if len(l.Missing) > 0 {
-			why = append(why, fmt.Sprintf("%d drive%s without a figure (%s)", len(l.Missing), pluralS(len(l.Missing)), strings.Join(l.Missing, ", ")))
+			why = append(why, fmt.Sprintf("%s without a figure (%s)", plural(len(l.Missing), "drive"), strings.Join(l.Missing, ", ")))
 		}
 		if len(l.Unclear) > 0 {
-			why = append(why, fmt.Sprintf("inconclusive cell%s %s", pluralS(len(l.Unclear)), strings.Join(l.Unclear, ", ")))
+			why = append(why, fmt.Sprintf("%s that proved nothing (%s)", plural(len(l.Unclear), "inconclusive cell"), strings.Join(l.Unclear, ", ")))
 		}
 		rejected := j.Verdict == lot.Rejected &&
 			lot.ClopperPearsonUpper(j.Passing+len(l.Missing), j.N+len(l.Missing), rule.Confidence) < rule.Coverage
 		if !rejected {
 			l.Verdict = lot.Inconclusive
-			reason = strings.Join(why, "; ") + " leave the lot undecided; by the figures alone: " + j.Verdict + ", " + reason
+			reason = "undecided with " + strings.Join(why, " and ") + "; by the figures alone the lot is " + j.Verdict + ": " + reason
 		}
 	}
 	where := plural(len(hosts), "host")

@@ -258,6 +258,29 @@ func TestLotRejectedAsRecorded(t *testing.T) {
 	assert.Equal(t, report.NotQualified, s.Report.Overall().Verdict)
 }
 
+// The tight copy recorded, as its run.json now says (edited: precondition
+// "quick" for "full"), with quick preconditioning: every cell meets its
+// spec but proves nothing, so the lot is not accepted however tight the
+// figures, and the message says which cells and why.
+func TestLotUndecidedOnInconclusiveCells(t *testing.T) {
+	dir := lotCopy(t, "host-a")
+	setDriveFigures(t, dir, lotRead, tight)
+	path := filepath.Join(dir, "run.json")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	edited := strings.Replace(string(data), `"precondition": "full"`, `"precondition": "quick"`, 1)
+	require.NotEqual(t, string(data), edited)
+	require.NoError(t, os.WriteFile(path, []byte(edited), 0o644))
+	_, run := judgeLotRun(t, lotSpec(t, true), dir)
+	c := run.cells["TestLot/64MiB/128KB_Sequential_Read"]
+	require.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+	assert.Equal(t, []string{lotRead + " (not preconditioned)"}, c.Result.Lot.Unclear)
+	assert.Contains(t, c.Message, "undecided with 1 inconclusive cell that proved nothing ("+lotRead+" (not preconditioned)); by the figures alone the lot is accepted")
+	// The recorded write figures reject the lot whatever the cells' own
+	// verdicts: no drive is missing, so the rejection stands.
+	assert.Equal(t, report.Fail, run.cells["TestLot/64MiB/128KB_Sequential_Write"].Result.Verdict)
+}
+
 // Three hosts' recordings judged as one fleet (copies of the recording,
 // each edited: its host's name in run.json, the 6-drive step's figures set
 // tight, and the 32MiB drive's read figure scaled by 1, 1.02 or 0.98):
