@@ -152,14 +152,16 @@ func (r *Run) writeLot(b *bytes.Buffer) {
 	fmt.Fprintf(b, "\n![lot](%s)\n\n", LotChartFile)
 }
 
-// lotWhy is a lot cell's message without its "<workload>: lot …: " head.
+// lotWhy is a lot cell's message without its "<workload>: lot …: " head
+// and its figures ("; n = …"), which the row's columns give.
 func lotWhy(msg string) string {
 	if _, rest, ok := strings.Cut(msg, ": "); ok {
 		if _, why, ok := strings.Cut(rest, ": "); ok {
-			return why
+			msg = why
 		}
 	}
-	return msg
+	why, _, _ := strings.Cut(msg, "; n = ")
+	return why
 }
 
 func pctText(f float64) string {

@@ -34,7 +34,7 @@ func lotRun() *Run {
 				Lot:   lotOf(LotInconclusive, 6, 6, 200, 30, 3.7077, 88.8)},
 			{Test: "TestLot/64MiB/M", Kind: KindLot, Capacity: "64MiB", Workload: "M", Drives: 6, Metric: "MBps", Spec: 100,
 				Expected: 100, Actual: 10, Tolerance: 0.1, Verdict: Fail, Cause: CauseLotRejected,
-				Error: "M: lot rejected at coverage 95 %, confidence 95 %: 4 of 6 drives pass", Lot: lotOf(LotRejected, 6, 4, 96, 23, 3.7077, 10)},
+				Error: "M: lot rejected at coverage 95 %, confidence 95 %: 4 of 6 drives pass; n = 6 (TestScaling/6_drives/M), mean 96 MB/s", Lot: lotOf(LotRejected, 6, 4, 96, 23, 3.7077, 10)},
 		}}
 }
 
