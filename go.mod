@@ -11,6 +11,7 @@ require (
 	github.com/ulikunitz/xz v0.5.17
 	golang.org/x/perf v0.0.0-20250813145418-2f7363a06fe1
 	golang.org/x/sys v0.50.0
+	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.17.0
 )
 

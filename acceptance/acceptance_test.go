@@ -132,6 +132,45 @@ func TestFleet(t *testing.T) {
 	}
 }
 
+// TestLot judges, by the spec's [lot] rule, the lot the drives were drawn
+// from: TestLot/<capacity>/<workload> passes when the figures show at the
+// rule's confidence that its coverage of the lot meets the cell's pass
+// line (a tolerance bound), fails when they show it does not, and is
+// INCONCLUSIVE otherwise, saying how many drives would decide. It judges
+// every drive of each host's largest scaling step, or, for a capacity
+// without scaling, the single-drive cells of a fleet's hosts.
+func TestLot(t *testing.T) {
+	if suite.Spec == nil || suite.Spec.Lot == nil {
+		t.Skip("no [lot] table in the spec: add one (coverage, confidence) to judge the lot the drives come from")
+	}
+	cells := suite.JudgeLot()
+	var capacities []string
+	for _, c := range cells {
+		if !slices.Contains(capacities, c.Result.Capacity) {
+			capacities = append(capacities, c.Result.Capacity)
+		}
+	}
+	for _, capacity := range capacities {
+		t.Run(capacity, func(t *testing.T) {
+			for _, c := range cells {
+				if c.Result.Capacity != capacity {
+					continue
+				}
+				t.Run(subtestName(c.Result.Test), func(t *testing.T) {
+					switch c.Result.Verdict {
+					case report.Pass:
+						t.Log(c.Message)
+					case report.Fail:
+						t.Error(c.Message)
+					default:
+						t.Skip("INCONCLUSIVE: " + c.Message)
+					}
+				})
+			}
+		})
+	}
+}
+
 // TestHealth judges each drive's health after the run against its health
 // before it (nvme-cli's SMART log) and the spec's [health] rules:
 // TestHealth/<drive>/<check>. A drive nvme-cli cannot read (a loop device,

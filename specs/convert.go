@@ -194,6 +194,17 @@ func (t table) tolerance(v value, def float64) (float64, bool) {
 	return f, ok
 }
 
+// openFraction returns a share in (0, 1), such as a coverage or a
+// confidence (0.95 is 95 %).
+func (t table) openFraction(v value) (float64, bool) {
+	f, ok := t.number(v, 0)
+	if ok && !(f > 0 && f < 1) {
+		t.errorf(v.key, "%s must be in (0, 1) (0.95 is 95 %%), got %v", v.key, f)
+		return 0, false
+	}
+	return f, ok
+}
+
 // fraction returns a fraction of a mean, > 0 (0.20 is 20 %; above 1 is
 // allowed, for targets whose figures swing, such as loop devices); def
 // when unset.

@@ -58,6 +58,9 @@ var badTests = []badTest{
 	{"fleet_tolerance", []wantErr{{33, `fleet: tolerance must be in [0, 1), got 1`}}},
 	{"baseline_tolerance", []wantErr{{33, `baseline: tolerance must be in [0, 1), got -0.05`}}},
 	{"baseline_alpha", []wantErr{{33, `baseline: alpha must be in (0, 1), got 0`}}},
+	{"lot_coverage", []wantErr{{33, `lot: coverage must be in (0, 1) (0.95 is 95 %), got 95`}, {34, `lot: confidence must be in (0, 1) (0.95 is 95 %), got 1`}}},
+	{"lot_missing", []wantErr{{31, `lot: missing required key "confidence"`}, {33, `lot: unknown key "confidense"; did you mean "confidence"?`}}},
+	{"lot_not_table", []wantErr{{4, `lot must be a table ([lot]), got float 0.95`}}},
 	{"fleet_not_table", []wantErr{{4, `fleet must be a table ([fleet]), got float 0.2`}}},
 	{"runtime_bad", []wantErr{{6, `method: runtime "60 seconds" is not a duration`}}},
 	{"runtime_zero", []wantErr{{15, `workload "4KB Random Read": runtime must be > 0`}}},
@@ -345,6 +348,7 @@ func TestParseFull(t *testing.T) {
 		},
 		Fleet:    Fleet{Tolerance: 0.25},
 		Baseline: Baseline{Tolerance: 0.03, LatencyTolerance: 0.25, Alpha: 0.01},
+		Lot:      &Lot{Coverage: 0.99, Confidence: 0.90},
 	}
 	if diff := cmp.Diff(want, s, cmpopts.IgnoreFields(Spec{}, "Text")); diff != "" {
 		t.Errorf("Load(full.toml) mismatch (-want +got):\n%s", diff)

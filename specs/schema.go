@@ -172,6 +172,19 @@ var specKeys = fields[Spec]{
 				s.Baseline.LatencyTolerance = s.Baseline.Tolerance
 			}
 		}},
+	{key: "lot", sub: lotKeys.inTable("lot must be a table ([lot])"),
+		conv: func(t table, v value, s *Spec) {
+			if v.set {
+				s.Lot = &Lot{}
+				lotKeys.convert(t.sub(v, "lot"), s.Lot)
+			}
+		}},
+}
+
+// lotKeys fill a Lot: both keys are needed, a rule has no default share.
+var lotKeys = fields[Lot]{
+	{key: "coverage", required: true, conv: func(t table, v value, l *Lot) { l.Coverage, _ = t.openFraction(v) }},
+	{key: "confidence", required: true, conv: func(t table, v value, l *Lot) { l.Confidence, _ = t.openFraction(v) }},
 }
 
 // baselineKeys fill a Baseline that starts with its defaults.

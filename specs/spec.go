@@ -47,6 +47,9 @@ type Spec struct {
 	Scaling      Scaling
 	Fleet        Fleet
 	Baseline     Baseline
+	// Lot is the [lot] rule: what the drives measured must show about
+	// the lot they come from; nil without a [lot] table (no lot judgment).
+	Lot *Lot
 }
 
 // Method is how every workload is measured unless the workload overrides it.
@@ -226,6 +229,14 @@ type Baseline struct {
 	// Alpha is the significance level of the two-sided Mann–Whitney U
 	// test: a difference with p < Alpha is not noise; in (0, 1).
 	Alpha float64
+}
+
+// Lot is how the lot a run's drives were drawn from is judged
+// (TestLot): at least Coverage of its drives must meet each cell's pass
+// line, shown with Confidence. Both are in (0, 1).
+type Lot struct {
+	Coverage   float64
+	Confidence float64
 }
 
 // Override changes a workload for scaling runs; zero fields keep the workload's value.

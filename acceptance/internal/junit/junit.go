@@ -366,7 +366,7 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 		}
 	}
 	// A TestBaseline cell's drives are those of the result it compares.
-	if res.Kind != report.KindScaling && res.Kind != report.KindBaseline && res.Kind != report.KindIntegrity {
+	if res.Kind != report.KindScaling && res.Kind != report.KindBaseline && res.Kind != report.KindIntegrity && res.Kind != report.KindLot {
 		if d, ok := singleDrive(r, res); ok {
 			line(&b, "drive", d.Path)
 			line(&b, "model", d.Model)
@@ -397,7 +397,42 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 	for i, d := range res.PerDrive {
 		b.WriteString("drive[" + strconv.Itoa(i+1) + "]: " + perDrive(d) + "\n")
 	}
+	lotFigures(&b, res.Lot)
 	return clean(b.String())
+}
+
+// lotFigures writes a TestLot cell's judgment: the rule, the method and
+// its figures, then one line per drive judged.
+func lotFigures(b *strings.Builder, l *report.LotResult) {
+	if l == nil {
+		return
+	}
+	line(b, "lot verdict", l.Verdict)
+	line(b, "lot coverage", num(l.Coverage))
+	line(b, "lot confidence", num(l.Confidence))
+	line(b, "lot method", l.Method)
+	line(b, "lot n", strconv.Itoa(l.N))
+	line(b, "lot passing", strconv.Itoa(l.Passing))
+	line(b, "lot mean", num(l.Mean))
+	line(b, "lot s", num(l.SD))
+	line(b, "lot k", num(l.K))
+	line(b, "lot bound", num(l.Bound))
+	line(b, "lot pass line", num(l.PassLine))
+	if n := l.Normality; n != nil {
+		line(b, "lot normality", fmt.Sprintf("%s W=%s p=%s normal=%t", n.Test, num(n.W), num(n.P), n.Normal))
+	}
+	line(b, "lot passing share upper", num(l.PassingShareUpper))
+	line(b, "lot zero-failure n", strconv.Itoa(l.ZeroFailure))
+	if l.Need > 0 {
+		line(b, "lot need", strconv.Itoa(l.Need))
+	}
+	for i, f := range l.Figures {
+		parts := []string{oneLine(f.Drive), "value=" + num(f.Value), "pass=" + strconv.FormatBool(f.Pass), "test=" + oneLine(f.Test)}
+		if f.Serial != "" {
+			parts = append(parts, "serial="+oneLine(f.Serial))
+		}
+		b.WriteString("lot drive[" + strconv.Itoa(i+1) + "]: " + strings.Join(parts, " ") + "\n")
+	}
 }
 
 // perDrive is one drive's share of a multi-drive result, on one line.

@@ -504,6 +504,7 @@ func (s *Suite) PrintPlan(w io.Writer) {
 		// recordings it would judge.
 		fmt.Fprintf(w, "replay of %s: no fio runs and nothing is written; the recordings of %d cells would be judged\n",
 			s.Cfg.Replay, len(s.allCells()))
+		s.printLot(w)
 		return
 	}
 	fmt.Fprintln(w, "drives:")
@@ -567,4 +568,5 @@ func (s *Suite) PrintPlan(w io.Writer) {
 		i = j
 	}
 	fmt.Fprintf(w, "estimated duration: %s\n", e.Total.Round(time.Second))
+	s.printLot(w)
 }

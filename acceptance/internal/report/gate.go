@@ -44,7 +44,7 @@ func (r *Run) Gates() []Gate {
 	for _, c := range r.testedCapacities() {
 		var rs []Result
 		for _, res := range r.Results {
-			if res.Capacity == c && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline {
+			if res.Capacity == c && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline && res.Kind != KindLot {
 				rs = append(rs, res)
 			}
 		}
@@ -52,7 +52,7 @@ func (r *Run) Gates() []Gate {
 			gates = append(gates, gateOf(c, rs, r.Precondition))
 		}
 	}
-	for _, k := range []struct{ kind, gate string }{{KindScaling, ScalingGate}, {KindFleet, FleetGate}, {KindBaseline, BaselineGate}} {
+	for _, k := range []struct{ kind, gate string }{{KindScaling, ScalingGate}, {KindFleet, FleetGate}, {KindBaseline, BaselineGate}, {KindLot, LotGate}} {
 		var rs []Result
 		for _, res := range r.Results {
 			if res.Kind == k.kind {

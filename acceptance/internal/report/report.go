@@ -329,6 +329,8 @@ type Result struct {
 	Baseline *BaselineResult `json:"baseline,omitempty"`
 	// Integrity is what a verify pass found on the drive (KindIntegrity).
 	Integrity *Integrity `json:"integrity,omitempty"`
+	// Lot is a TestLot cell's judgment of the lot (KindLot).
+	Lot *LotResult `json:"lot,omitempty"`
 }
 
 // Integrity is one drive's verify pass: the bytes read back and checked,

@@ -77,6 +77,7 @@ func (r *Run) Summary() []byte {
 	r.writeScaling(&b, notes, rank)
 	r.writeFleet(&b)
 	r.writeBaseline(&b)
+	r.writeLot(&b)
 	r.writeReceipt(&b)
 	r.writeHealth(&b)
 	return b.Bytes()
@@ -275,7 +276,7 @@ func (r *Run) writeDrives(b *bytes.Buffer) {
 func (r *Run) writeCapacity(b *bytes.Buffer, notes *footnotes, capacity string, rank map[string]int) {
 	var rows []Result
 	for _, res := range r.Results {
-		if res.Capacity == capacity && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline && res.Kind != KindIntegrity {
+		if res.Capacity == capacity && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline && res.Kind != KindIntegrity && res.Kind != KindLot {
 			rows = append(rows, res)
 		}
 	}

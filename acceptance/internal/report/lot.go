@@ -1,0 +1,252 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image/color"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// KindLot is a TestLot/<capacity>/<workload> result: what the drives
+// measured of a cell say about the lot they were drawn from (the spec's
+// [lot] rule).
+const KindLot = "lot"
+
+// LotGate is the name of the gate over every TestLot cell.
+const LotGate = "lot"
+
+// LotChartFile is the lot chart, relative to the report directory.
+const LotChartFile = "charts/lot.svg"
+
+// Causes of a TestLot cell's verdict other than pass.
+const (
+	// CauseLotRejected: the upper confidence bound of the lot's passing
+	// share is below the coverage required.
+	CauseLotRejected = "lot rejected"
+	// CauseLotUndecided: the figures neither show the coverage nor rule
+	// it out; more drives would decide.
+	CauseLotUndecided = "lot undecided"
+)
+
+// Lot verdicts (LotResult.Verdict).
+const (
+	LotAccepted     = "accepted"
+	LotRejected     = "rejected"
+	LotInconclusive = "inconclusive"
+)
+
+// LotResult is a TestLot cell's judgment, as results.json's "lot".
+type LotResult struct {
+	Coverage   float64 `json:"coverage"`
+	Confidence float64 `json:"confidence"`
+	// Method is "normal" (mean − k·s) or "distribution-free" (the worst
+	// figure, a bound only when every figure passes and there are
+	// ZeroFailure of them).
+	Method string `json:"method"`
+	// N figures, Passing of them at or above the pass line (at or below,
+	// for a latency).
+	N       int `json:"n"`
+	Passing int `json:"passing"`
+	// K is the one-sided normal tolerance factor for N (0 below 2).
+	K    float64 `json:"k"`
+	Mean float64 `json:"mean"`
+	SD   float64 `json:"s"`
+	// Bound is the tolerance bound of Method, PassLine the cell's own
+	// spec × (1 − tolerance) (× (1 + tolerance) for a latency).
+	Bound         float64 `json:"bound"`
+	PassLine      float64 `json:"pass_line"`
+	LowerIsBetter bool    `json:"lower_is_better,omitempty"`
+	// Normality is the Shapiro–Wilk check of the normal model; nil when
+	// it could not be made (fewer than 3 figures, or all equal).
+	Normality *Normality `json:"normality,omitempty"`
+	// PassingShareUpper is the Clopper–Pearson upper bound, at
+	// Confidence, of the share of the lot that passes.
+	PassingShareUpper float64 `json:"passing_share_upper"`
+	// ZeroFailure is how many drives, all passing, the distribution-free
+	// rule needs.
+	ZeroFailure int `json:"zero_failure_n"`
+	// Need, for an undecided lot, is how many drives would decide it at
+	// the same mean and spread (0: none up to 10,000), NeedAccepts
+	// whether they would accept it.
+	Need        int  `json:"need,omitempty"`
+	NeedAccepts bool `json:"need_accepts,omitempty"`
+	// Verdict is LotAccepted, LotRejected or LotInconclusive.
+	Verdict string `json:"verdict"`
+	// Figures are the drives judged, each from the cell it was measured in.
+	Figures []LotFigure `json:"figures"`
+	// Missing names drives of those cells with no figure (fio failed on
+	// them), and Unclear the cells whose own verdict was inconclusive.
+	Missing []string `json:"missing,omitempty"`
+	Unclear []string `json:"unclear,omitempty"`
+}
+
+// Normality is a Shapiro–Wilk test of the figures.
+type Normality struct {
+	Test   string  `json:"test"` // "shapiro-wilk"
+	W      float64 `json:"w"`
+	P      float64 `json:"p"`
+	Alpha  float64 `json:"alpha"`
+	Normal bool    `json:"normal"` // p ≥ alpha: the normal model is used
+}
+
+// LotFigure is one drive's figure in a lot judgment.
+type LotFigure struct {
+	Drive  string  `json:"drive"` // its path; <host>:<path> in a fleet replay
+	Serial string  `json:"serial,omitempty"`
+	Value  float64 `json:"value"` // in the result's Metric unit
+	Test   string  `json:"test"`  // the cell it was measured in
+	Pass   bool    `json:"pass"`  // at or above the pass line
+}
+
+// lotResults are the TestLot results, in order.
+func (r *Run) lotResults() []Result {
+	var out []Result
+	for _, res := range r.Results {
+		if res.Kind == KindLot && res.Lot != nil {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// writeLot writes the lot section: the rule, then one row per TestLot
+// cell (drives, how many pass, mean, s, the method, k, the bound against
+// the pass line and the verdict), and the chart.
+func (r *Run) writeLot(b *bytes.Buffer) {
+	cells := r.lotResults()
+	if len(cells) == 0 {
+		return
+	}
+	first := cells[0].Lot
+	b.WriteString("## Lot acceptance\n\n")
+	fmt.Fprintf(b, "Rule ([lot]): at least %s of the lot meets each cell's pass line, with %s confidence. "+
+		"Normal theory (mean − k·s, k from the noncentral t) when Shapiro–Wilk does not reject normality at p < 0.05; "+
+		"else distribution-free (all drives pass, and at least %d of them). "+
+		"Rejected when the Clopper–Pearson upper bound of the passing share is below the coverage.\n\n",
+		pctText(first.Coverage), pctText(first.Confidence), first.ZeroFailure)
+	b.WriteString("| Capacity | Workload | Drives | Passing | Mean | s | Method | k | Bound | Pass line | Verdict |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|\n")
+	for _, res := range cells {
+		l := res.Lot
+		k := "-"
+		if l.K > 0 {
+			k = fmt.Sprintf("%.3f", l.K)
+		}
+		method := l.Method
+		if n := l.Normality; n != nil {
+			method += fmt.Sprintf(" (W %.3f, p %.3f)", n.W, n.P)
+		}
+		verdict := strings.ToUpper(l.Verdict)
+		if res.Verdict != Pass && res.Error != "" {
+			verdict += ": " + lotWhy(res.Error)
+		}
+		fmt.Fprintf(b, "| %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", cell(res.Capacity), cell(res.Workload),
+			l.N, l.Passing, FormatValue(l.Mean, res.Metric), FormatValue(l.SD, res.Metric), cell(method), k,
+			FormatValue(l.Bound, res.Metric), FormatValue(l.PassLine, res.Metric), cell(verdict))
+	}
+	fmt.Fprintf(b, "\n![lot](%s)\n\n", LotChartFile)
+}
+
+// lotWhy is a lot cell's message without its "<workload>: lot …: " head
+// and its figures ("; n = …"), which the row's columns give.
+func lotWhy(msg string) string {
+	if _, rest, ok := strings.Cut(msg, ": "); ok {
+		if _, why, ok := strings.Cut(rest, ": "); ok {
+			msg = why
+		}
+	}
+	why, _, _ := strings.Cut(msg, "; n = ")
+	return why
+}
+
+func pctText(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f*100), "0"), ".") + " %"
+}
+
+// LotChartSVG draws every TestLot cell on one chart, one row per cell in
+// the order given: each drive's figure / the cell's pass line as a dot,
+// red when it misses the line, the tolerance bound as a bar across the
+// row (black when the lot is accepted, red otherwise), and a dashed line
+// at the pass line. For a latency a value below 1 is the better one.
+func LotChartSVG(cells []Result) ([]byte, error) {
+	if len(cells) == 0 {
+		return nil, errors.New("lot chart: no cells")
+	}
+	capacities := map[string]bool{}
+	for _, c := range cells {
+		capacities[c.Capacity] = true
+	}
+	p := plot.New()
+	p.Title.Text = "lot: each drive's figure / pass line, and the tolerance bound"
+	p.X.Label.Text = "figure / pass line"
+	p.Add(plotter.NewGrid())
+	n := len(cells)
+	labels := make([]string, n)
+	lo, hi := 1.0, 1.0
+	var ok, flagged plotter.XYs
+	var bounds []*plotter.Line
+	for i, c := range cells {
+		y := float64(n - 1 - i)
+		labels[n-1-i] = c.Workload
+		if len(capacities) > 1 {
+			labels[n-1-i] = c.Capacity + " " + c.Workload
+		}
+		l := c.Lot
+		if l == nil || l.PassLine <= 0 {
+			continue
+		}
+		for j, f := range l.Figures {
+			x := f.Value / l.PassLine
+			lo, hi = min(lo, x), max(hi, x)
+			pt := plotter.XY{X: x, Y: y + float64(j%7-3)*0.05}
+			if f.Pass {
+				ok = append(ok, pt)
+			} else {
+				flagged = append(flagged, pt)
+			}
+		}
+		if l.N == 0 {
+			continue
+		}
+		x := l.Bound / l.PassLine
+		lo, hi = min(lo, x), max(hi, x)
+		bar, err := plotter.NewLine(plotter.XYs{{X: x, Y: y - 0.3}, {X: x, Y: y + 0.3}})
+		if err != nil {
+			return nil, err
+		}
+		bar.Width = vg.Points(2.5)
+		bar.Color = FlaggedColor
+		if l.Verdict == LotAccepted {
+			bar.Color = color.Black
+		}
+		p.Add(bar)
+		bounds = append(bounds, bar)
+	}
+	for _, set := range []struct {
+		xys plotter.XYs
+		leg string
+	}{{ok, "drive"}, {flagged, "drive below the pass line"}} {
+		col := MeasuredColor
+		if set.leg != "drive" {
+			col = FlaggedColor
+		}
+		if err := Dots(p, set.xys, col, set.leg); err != nil {
+			return nil, err
+		}
+	}
+	if len(bounds) > 0 {
+		p.Legend.Add("tolerance bound (black: accepted)", bounds[0])
+	}
+	line, err := ReferenceLine(plotter.XYs{{X: 1, Y: -0.6}, {X: 1, Y: float64(n) - 0.4}})
+	if err != nil {
+		return nil, err
+	}
+	p.Add(line)
+	p.Legend.Add("pass line", line)
+	return RowsSVG(p, lo, hi, labels, 0.4)
+}
