@@ -31,7 +31,7 @@ func TestLotCases(t *testing.T) {
 	data, err := Marshal(r, "report")
 	require.NoError(t, err)
 	x := string(data)
-	assert.Contains(t, x, `<testcase name="R" classname="TestLot/64MiB" time="0">`)
+	assert.Contains(t, x, `<testcase name="64MiB/R" classname="TestLot" time="0">`)
 	assert.Contains(t, x, `<failure message="R: lot rejected at coverage 95 %, confidence 95 %: 4 of 6 drives pass" type="lot rejected">`)
 	for _, want := range []string{"lot verdict: rejected", "lot method: normal", "lot n: 6", "lot passing: 4", "lot k: 3.7077",
 		"lot mean: 96", "lot s: 23", "lot bound: 10.7", "lot pass line: 90", "lot normality: shapiro-wilk W=0.93 p=0.6 normal=true",

@@ -184,7 +184,7 @@ func TestLotAcceptedOnTightFigures(t *testing.T) {
 	assert.Contains(t, string(summary), "| ACCEPTED |")
 	xml, err := os.ReadFile(filepath.Join(s.Cfg.Report, junit.File))
 	require.NoError(t, err)
-	assert.Contains(t, string(xml), `<testcase name="128KB_Sequential_Read" classname="TestLot/64MiB"`)
+	assert.Contains(t, string(xml), `<testcase name="64MiB/128KB_Sequential_Read" classname="TestLot"`)
 	assert.Contains(t, string(xml), `<testcase name="lot" classname="Verdict"`)
 	assert.Contains(t, string(xml), "lot k: 3.70768")
 	svg, err := os.ReadFile(filepath.Join(s.Cfg.Report, report.LotChartFile))
