@@ -122,12 +122,12 @@ func Mismatches(text string) map[string][]Mismatch {
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimRight(line, "\r")
 		if m := gotPattern.FindStringSubmatch(line); m != nil {
-			got, wanted, before = m[1], m[2], line
+			got, wanted, before = m[1], m[2], strings.TrimPrefix(line, "fio: ")
 			continue
 		}
 		if m := patternByte.FindStringSubmatch(line); m != nil {
 			at, _ = strconv.ParseInt(m[1], 10, 64)
-			before += " | " + line
+			before += " | " + strings.TrimPrefix(line, "fio: ")
 			continue
 		}
 		if m := verifyLine.FindStringSubmatch(line); m != nil {
@@ -238,7 +238,7 @@ func Judge(stdout, stderr []byte, runErr string, interrupted bool, drives []Driv
 				r.Message = fmt.Sprintf("%s returned different data than was written: %s", d.Path, m.Describe())
 			}
 			if len(r.Mismatches) > 1 {
-				r.Message += fmt.Sprintf(" (%d mismatched blocks reported; fio stops a drive's pass at its first)", len(r.Mismatches))
+				r.Message += fmt.Sprintf(" (%d mismatched blocks reported; each read-back job of the drive stops at its first, after the blocks it had in flight)", len(r.Mismatches))
 			}
 		case interrupted && (g == nil || r.Verified < d.Bytes || len(g.Errors) > 0):
 			r.Verdict = Inconclusive

@@ -44,7 +44,7 @@ func (s *Suite) verifyStep(ctx context.Context, st *plan.Step, logf func(string,
 		logf("%v", err)
 		return err.Error()
 	}
-	rec := record.Verify{Step: st.N, Name: st.Name, Raw: filepath.ToSlash(prep.Raw)}
+	rec := record.Verify{Step: st.N, Name: st.Name, Raw: filepath.ToSlash(prep.Raw), Pattern: st.Job.VerifyPattern}
 	if rel, rerr := filepath.Rel(s.Cfg.Record, prep.Raw); rerr == nil {
 		rec.Raw = filepath.ToSlash(rel)
 	}
@@ -150,10 +150,13 @@ func (s *Suite) judgeVerify(dir string, rec record.Verify) []judged {
 		}
 		in := &report.Integrity{Drive: r.Drive, Step: rec.Step, BytesVerified: r.Verified, BytesWritten: drives[i].Bytes,
 			Checksum: fiojob.FillVerify, Mismatches: len(r.Mismatches)}
+		if rec.Pattern == "" {
+			in.Checksum = "crc32c" // recorded before the fill wrote a pattern
+		}
 		if len(r.Mismatches) > 0 {
 			m := r.Mismatches[0]
 			in.Offset, in.Length, in.LBA, in.LBASize = m.Offset, m.Length, m.LBA, m.LBASize
-			in.Check, in.Expected, in.Received, in.Fio = m.Check, m.Expected, m.Received, m.Fio
+			in.Check, in.Expected, in.Received, in.Fio, in.Returned = m.Check, m.Expected, m.Received, m.Fio, m.Returned
 		}
 		cell := plan.Cell{Kind: report.KindIntegrity, Test: res.Test}
 		if d >= 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,6 +166,10 @@ func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.S
 // live run, the plan of the cells -run and -skip select.
 func (s *Suite) planRun(online []int) {
 	s.Planner = &plan.Planner{Spec: s.Spec, Precondition: s.Precondition, Runtime: s.Cfg.Runtime, Drives: s.Drives, Online: online}
+	if s.Cfg.Live() && !s.Cfg.DryRun {
+		// Each fill's pattern is this run's alone (plan.FillID).
+		s.Planner.Seed = rand.Uint64()
+	}
 	s.states = make([]plan.State, len(s.Drives))
 	s.lastWrite = make([]time.Time, len(s.Drives))
 	s.basis = make([][]report.Steady, len(s.Drives))

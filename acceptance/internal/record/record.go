@@ -76,6 +76,10 @@ type Verify struct {
 	// it (.stderr, .status.json), as for every recorded run.
 	Raw    string        `json:"raw"`
 	Drives []VerifyDrive `json:"drives"`
+	// Pattern is the fill's fio verify_pattern the pass compared every
+	// byte with (its magic, the fill's id unique to the run, the block's
+	// offset); empty in recordings that checked fio's verify header.
+	Pattern string `json:"pattern,omitempty"`
 }
 
 // VerifyDrive is one drive of a verify pass.

@@ -338,7 +338,7 @@ type Integrity struct {
 	// fill wrote (one pass).
 	BytesVerified int64  `json:"bytes_verified"`
 	BytesWritten  int64  `json:"bytes_written"`
-	Checksum      string `json:"checksum"` // fio's verify=, "crc32c"
+	Checksum      string `json:"checksum"` // fio's verify=: "pattern" ("crc32c" in older recordings)
 	// Mismatches counts the blocks fio reported; the first is described.
 	Mismatches int `json:"mismatches"`
 	// Offset and Length locate the first mismatched block in bytes; LBA
@@ -353,6 +353,10 @@ type Integrity struct {
 	Expected string `json:"expected,omitempty"`
 	Received string `json:"received,omitempty"`
 	Fio      string `json:"fio,omitempty"`
+	// Returned (a pattern mismatch) says what the block held: "zeros",
+	// "data of an earlier write", "data written for another offset" or
+	// "other data".
+	Returned string `json:"returned,omitempty"`
 }
 
 // DriveResult is one drive's share of a multi-drive result.
