@@ -184,7 +184,7 @@ func (s *Suite) JudgeIntegrity(ctx context.Context, logf func(string, ...any)) (
 		}
 		r, _ := s.Exec.(Replay)
 		for _, rec := range s.info.Verify {
-			s.judgeVerify(r.Dir, rec)
+			s.breakFailed(rec, s.judgeVerify(r.Dir, rec))
 		}
 		return s.integrityDrives(), ""
 	}
@@ -214,6 +214,52 @@ func (s *Suite) JudgeIntegrity(ctx context.Context, logf func(string, ...any)) (
 		return nil, "no verify pass ran: the run was stopped, or the purge or fill before it failed on every drive (their cells say why)"
 	}
 	return drives, ""
+}
+
+// breakFailed marks the drives that failed rec's verify pass broken, as
+// the live run did: their cells that were not measured fail with the
+// verify pass's reason.
+func (s *Suite) breakFailed(rec record.Verify, results []judged) {
+	for _, r := range results {
+		if d := s.driveIndex(r.path); d >= 0 && r.Verdict == report.Fail {
+			s.markBroken([]int{d}, r.cause, "the verify pass ("+integrityTest(r.path)+")", errors.New(r.Message))
+		}
+	}
+}
+
+// replayUnusable says why a replayed cell that was not recorded was not
+// measured: one of its drives failed a recorded verify pass, and the live
+// run failed the cell at once. The verify passes are judged here once,
+// without reporting them (TestIntegrity reports them when selected).
+func (s *Suite) replayUnusable(cell plan.Cell) unusableDrive {
+	s.replayBroken.Do(func() {
+		r, _ := s.Exec.(Replay)
+		for _, rec := range s.info.Verify {
+			drives := make([]integrity.Drive, len(rec.Drives))
+			for i, d := range rec.Drives {
+				drives[i] = integrity.Drive{Path: d.Path, Target: d.Target, Bytes: d.Bytes, LBASize: d.LBASize}
+			}
+			stdout, stderr, failure, err := record.ReadVerify(r.Dir, rec)
+			if err != nil {
+				continue // TestIntegrity says so when selected
+			}
+			var runErr string
+			var stopped bool
+			if failure != nil {
+				runErr, stopped = failure.Message, failure.Interrupted
+			}
+			var out []judged
+			for _, res := range integrity.Judge(stdout, stderr, runErr, stopped, drives) {
+				cause := report.CauseFioFailed
+				if len(res.Mismatches) > 0 {
+					cause = report.CauseIntegrity
+				}
+				out = append(out, judged{IntegrityDrive: IntegrityDrive{Verdict: res.Verdict, Message: res.Message}, path: res.Drive, cause: cause})
+			}
+			s.breakFailed(rec, out)
+		}
+	})
+	return s.unusable(cell)
 }
 
 func (s *Suite) integrityDrives() []IntegrityDrive {

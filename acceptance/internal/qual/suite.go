@@ -89,6 +89,9 @@ type Suite struct {
 	healthRaw map[string][]byte
 	// integrity is each drive's verify verdict so far, for TestIntegrity.
 	integrity []IntegrityDrive
+	// replayBroken marks, once, the drives that failed a replay's
+	// recorded verify passes.
+	replayBroken sync.Once
 }
 
 // Setup validates everything a run needs before any subtest starts: the
@@ -366,8 +369,8 @@ func (s *Suite) setupReplay() []error {
 	if st, err := os.Stat(cfg.Replay); err != nil || !st.IsDir() {
 		return nil // -replay's own check has said so
 	}
-	if !hasRecordings(cfg.Replay) {
-		return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs (no TestSingleDrive/**.json or TestScaling/**.json): give a directory written by -record", cfg.Replay)}
+	if !hasRecordings(cfg.Replay) && !hasVerify(cfg.Replay) {
+		return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs (no TestSingleDrive/**.json or TestScaling/**.json, no verify pass in run.json): give a directory written by -record", cfg.Replay)}
 	}
 	info := record.Run{Precondition: plan.Full}
 	path := filepath.Join(cfg.Replay, "run.json")
@@ -447,6 +450,20 @@ func itThem(n int) string {
 }
 
 // hasRecordings reports whether dir holds at least one recorded measurement.
+// hasVerify reports whether dir's run.json lists a verify pass: a run
+// whose drives all failed the read-back measured nothing, and its
+// recording is still the evidence of TestIntegrity.
+func hasVerify(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		return false
+	}
+	var info struct {
+		Verify []json.RawMessage `json:"verify"`
+	}
+	return json.Unmarshal(data, &info) == nil && len(info.Verify) > 0
+}
+
 func hasRecordings(dir string) bool {
 	found := false
 	for _, top := range []string{"TestSingleDrive", "TestScaling"} {
