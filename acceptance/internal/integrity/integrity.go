@@ -290,6 +290,9 @@ func (m Mismatch) Describe() string {
 }
 
 func checkText(m Mismatch) string {
+	if m.Check == "pattern" {
+		return "verify failed"
+	}
 	rest := strings.TrimPrefix(m.Fio, m.Check+": ")
 	if i := strings.Index(rest, " at file "); i >= 0 {
 		rest = rest[:i]

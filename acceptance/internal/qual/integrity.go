@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/integrity"
@@ -260,6 +261,21 @@ func (s *Suite) replayUnusable(cell plan.Cell) unusableDrive {
 		}
 	})
 	return s.unusable(cell)
+}
+
+// unmeasured lists cells in run.json as failed unmeasured because a drive
+// failed a verify pass, so that a replay lists them too.
+func (s *Suite) unmeasured(cells []plan.Cell, logf func(string, ...any)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range cells {
+		if !slices.Contains(s.info.Unmeasured, c.Test) {
+			s.info.Unmeasured = append(s.info.Unmeasured, c.Test)
+		}
+	}
+	if err := s.saveRunInfo(); err != nil && logf != nil {
+		logf("%s: %v", s.Cfg.Record, err)
+	}
 }
 
 func (s *Suite) integrityDrives() []IntegrityDrive {

@@ -47,6 +47,10 @@ type Run struct {
 	// output is on disk (format 2). A replay judges these and no other file
 	// in the directory, so that files left by an older run are never judged.
 	Tests []string `json:"tests,omitempty"`
+	// Unmeasured lists the cells this run failed without measuring them
+	// because a drive failed a verify pass: a replay fails them the same
+	// way, from the recorded verify pass.
+	Unmeasured []string `json:"unmeasured,omitempty"`
 	// Shared maps a test to the test whose recording it shares: a
 	// single-drive cell and the 1-drive scaling cell that is the same fio
 	// job on the same drive are measured once (format 2).
