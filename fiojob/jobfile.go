@@ -60,6 +60,11 @@ func Fill(targets []Target, passes int, id uint64) Job {
 	}
 }
 
+// ReadBackQueue is the blocks a read-back keeps in flight per drive, over
+// all its jobs: 48 × 128 KiB, 6 MiB of fio's buffers a drive (144 MiB for
+// 24 drives), as deep a queue as a sequential read needs.
+const ReadBackQueue = 48
+
 // VerifyPass returns the read pass that checks every byte fill wrote: a
 // sequential read of the same targets (rw=read, the fill's verify and
 // verify_pattern) in which fio compares each block with the pattern as it
@@ -75,6 +80,9 @@ func VerifyPass(fill Job, jobs int) Job {
 	v.RW = "read"
 	v.Loops = 1
 	v.Split = max(jobs, 1)
+	// fio holds iodepth buffers of bs per job: ReadBackQueue blocks a
+	// drive whatever its jobs, so that memory is bounded by the drives.
+	v.IODepth = max(1, (ReadBackQueue+v.Split-1)/v.Split)
 	v.Targets = append([]Target(nil), fill.Targets...)
 	return v
 }
