@@ -84,4 +84,3 @@ func BenchmarkReadBack(b *testing.B) {
 		})
 	}
 }
-
