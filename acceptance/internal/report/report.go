@@ -347,8 +347,9 @@ type Integrity struct {
 	Length  int64 `json:"length,omitempty"`
 	LBA     int64 `json:"lba,omitempty"`
 	LBASize int   `json:"lba_size,omitempty"`
-	// Check is what failed ("crc32c", or "verify" for the header);
-	// Expected and Received the checksums fio printed; Fio its words.
+	// Check is what failed ("pattern"; in older recordings "crc32c", or
+	// "verify" for the header); Expected and Received the byte (a
+	// pattern) or the checksums fio printed; Fio its words.
 	Check    string `json:"check,omitempty"`
 	Expected string `json:"expected,omitempty"`
 	Received string `json:"received,omitempty"`
