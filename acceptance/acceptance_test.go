@@ -33,9 +33,10 @@ func receiptOf(t *testing.T, s *qual.Suite) {
 
 // TestIntegrity judges each drive's verify pass: right after the last
 // fill pass, before anything overwrites it, fio reads back every block the
-// fill wrote and checks its verify header and checksum, all drives in one
-// fio process. TestIntegrity/<drive> fails on any mismatch, quoting fio
-// (offset, expected and received checksum) with the LBA; the drive's
+// fill wrote, tail included, and compares every byte with the fill's
+// pattern (unique to the run), all drives in one fio process.
+// TestIntegrity/<drive> fails on any mismatch, saying what the drive
+// returned and quoting fio (offset, byte) with the LBA; the drive's
 // capacity is then NOT QUALIFIED and its remaining cells fail at once. It
 // runs first: a live run executes the plan up to its last verify pass.
 func TestIntegrity(t *testing.T) { eachRun(t, integrityOf) }

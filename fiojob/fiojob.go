@@ -43,14 +43,25 @@ type Job struct {
 	LogInterval time.Duration
 	// GroupReporting merges each target's clones into one result in fio's output.
 	GroupReporting bool
-	// Verify is fio's verify= checksum ("crc32c"); empty for none. A job
-	// that writes puts fio's verify header (magic, length, offset, seed and
-	// the checksum of the block) in every block it writes and does not
-	// read them back (do_verify=0); with VerifyOnly, the same job reads
-	// every block it would have written and checks it (verify_only=1).
-	Verify     string
-	VerifyOnly bool
-	Targets    []Target
+	// Verify is fio's verify= method ("pattern", "crc32c"); empty for
+	// none. A job that writes puts it in every block it writes and does
+	// not read them back (do_verify=0); a job that only reads (rw=read)
+	// checks every block as it reads it, keeping nothing in memory.
+	Verify string
+	// VerifyPattern is fio's verify_pattern= ("0x…%o"): what every block
+	// holds with Verify "pattern", %o being the block's offset.
+	VerifyPattern string
+	// Tail covers the bytes of each target past its last whole BS block
+	// (Target.Size must be set) with one more job in the target's group,
+	// at the largest power-of-two block that divides them (TailBS): a
+	// drive whose size is not a multiple of BS is written or read to its
+	// last byte.
+	Tail bool
+	// Split, when > 1, divides each target's whole BS blocks between
+	// Split jobs on disjoint ranges (Target.Size must be set), each its own
+	// section in the target's group, sharing the target's CPUs.
+	Split   int
+	Targets []Target
 }
 
 // Direction is one I/O direction of a result (read, write or trim).

@@ -8,19 +8,43 @@ import (
 	"time"
 )
 
-// FillVerify is the checksum the fill writes in fio's verify header of
-// every block, and the verify pass checks.
-const FillVerify = "crc32c"
+// FillVerify is how the fill marks every block and the verify pass checks
+// it: fio's verify=pattern, every byte of the block compared with
+// FillPattern's.
+const FillVerify = "pattern"
+
+// PatternMagic is the first 8 bytes of every FillPattern, in hex
+// ("DQFILL01"),
+// PatternIDBytes the length of the fill's id after it, and PatternBytes
+// one repetition of the pattern: magic, id, then the block's byte offset
+// (fio's %o, 8 bytes) — repeated through every block.
+const (
+	PatternMagic   = "445146494c4c3031"
+	PatternIDBytes = 8
+	PatternBytes   = 24
+)
+
+// FillPattern is fio's verify_pattern for a fill whose id is id (unique
+// to the run and the fill): "0x" magic, id, then %o, the block's offset.
+// A block of another fill (another run, or an earlier fill of this run)
+// differs from byte 8 of the block; a block written for another offset
+// from byte 16.
+func FillPattern(id uint64) string {
+	return fmt.Sprintf("0x%s%016x%%o", PatternMagic, id)
+}
 
 // Fill returns the sequential fill used to precondition targets: 128 KiB
 // sequential writes at queue depth 32, one job per target, over the whole
-// target (or Target.Size bytes of it), passes times. Every block carries
-// fio's verify header (FillVerify), so that VerifyPass can read back what
-// the last pass wrote: fio reseeds each loop, so every pass writes the same
-// blocks and the last one is what the drive holds.
-func Fill(targets []Target, passes int) Job {
+// target (or Target.Size bytes of it), passes times; the bytes past the
+// last whole 128 KiB block, when Target.Size is set, by a second job of
+// the target's group at a smaller block (Job.Tail). Every block holds
+// FillPattern(id) (fio verify=pattern, written and not read back), so that
+// VerifyPass can read back what the fill wrote: every pass writes the same
+// bytes, the fill's, and no other fill writes them.
+func Fill(targets []Target, passes int, id uint64) Job {
 	return Job{
 		Verify:         FillVerify,
+		VerifyPattern:  FillPattern(id),
 		Name:           "fill",
 		RW:             "write",
 		BS:             128 << 10,
@@ -31,22 +55,34 @@ func Fill(targets []Target, passes int) Job {
 		Direct:         true,
 		Loops:          passes,
 		GroupReporting: true,
+		Tail:           true,
 		Targets:        targets,
 	}
 }
 
-// VerifyPass returns the read pass that checks every block fill wrote:
-// the same job (the same sections, so the same seeds), run once with
-// verify_only, which reads each block and checks its verify header
-// (magic, length, offset, seed) and checksum. Each target's job stops at
-// its first mismatch and fio names it (file, offset, length, and for a
-// checksum the expected and received values) on stderr; the other targets
-// are read to the end.
-func VerifyPass(fill Job) Job {
+// ReadBackQueue is the blocks a read-back keeps in flight per drive, over
+// all its jobs: 48 × 128 KiB, 6 MiB of fio's buffers a drive (144 MiB for
+// 24 drives), as deep a queue as a sequential read needs.
+const ReadBackQueue = 48
+
+// VerifyPass returns the read pass that checks every byte fill wrote: a
+// sequential read of the same targets (rw=read, the fill's verify and
+// verify_pattern) in which fio compares each block with the pattern as it
+// completes, so its memory does not grow with the drive; each target's
+// whole blocks are split between jobs jobs on disjoint ranges (Job.Split)
+// on the target's CPUs, its tail read as the fill wrote it. A job stops at
+// its first mismatch and fio names it on stderr (file, offset, length, the
+// first differing byte of the block, what it read there and what it
+// wanted); the other jobs are read to the end.
+func VerifyPass(fill Job, jobs int) Job {
 	v := fill
 	v.Name = "verify"
+	v.RW = "read"
 	v.Loops = 1
-	v.VerifyOnly = true
+	v.Split = max(jobs, 1)
+	// fio holds iodepth buffers of bs per job: ReadBackQueue blocks a
+	// drive whatever its jobs, so that memory is bounded by the drives.
+	v.IODepth = max(1, (ReadBackQueue+v.Split-1)/v.Split)
 	v.Targets = append([]Target(nil), fill.Targets...)
 	return v
 }
@@ -126,8 +162,18 @@ func (j Job) Validate() error {
 	if strings.ContainsAny(j.IOEngine+j.SteadyState+j.Verify, "\n\r") {
 		bad("ioengine, steadystate and verify must be one line")
 	}
-	if j.VerifyOnly && (j.Verify == "" || j.Runtime > 0) {
-		bad("verify_only needs verify and a job that is not time based")
+	if j.Verify != "" && !j.Writes() && (j.Runtime > 0 || j.RW != "read") {
+		bad("a read that verifies must be rw=read and not time based")
+	}
+	if strings.ContainsAny(j.VerifyPattern, "\n\r\"' ") {
+		bad("verify_pattern %q holds a quote, a space or a line break", j.VerifyPattern)
+	}
+	if (j.Tail || j.Split > 1) && j.BS > 0 {
+		for i, t := range j.Targets {
+			if t.Size > 0 && t.Size < j.BS {
+				bad("target %d (%s): size %d is less than one %d-byte block", i, t.Path, t.Size, j.BS)
+			}
+		}
 	}
 	if len(j.Targets) == 0 {
 		bad("no targets")
@@ -218,9 +264,10 @@ func (j Job) File() string {
 	}
 	if j.Verify != "" {
 		kv("verify", j.Verify)
-		if j.VerifyOnly {
-			kv("verify_only", "1")
-		} else {
+		if j.VerifyPattern != "" {
+			kv("verify_pattern", j.VerifyPattern)
+		}
+		if j.Writes() {
 			kv("do_verify", "0")
 		}
 		// No verify state files in fio's working directory when a job
@@ -231,24 +278,76 @@ func (j Job) File() string {
 		kv("group_reporting", "1")
 	}
 	for i, t := range j.Targets {
-		b.WriteString("\n[")
-		b.WriteString(SectionName(i))
-		b.WriteString("]\n")
-		kv("filename", EscapeFilename(t.Path))
-		if t.Size > 0 {
-			kv("size", strconv.FormatInt(t.Size, 10))
-		}
-		kv("new_group", "1")
-		if t.IOPSLog != "" {
-			kv("write_iops_log", t.IOPSLog)
-		}
-		if t.CPUs != "" {
-			kv("cpus_allowed", t.CPUs)
-			kv("cpus_allowed_policy", "split")
+		for _, sec := range j.sections(t) {
+			b.WriteString("\n[")
+			b.WriteString(SectionName(i) + sec.suffix)
+			b.WriteString("]\n")
+			kv("filename", EscapeFilename(t.Path))
+			if sec.bs > 0 {
+				kv("bs", strconv.FormatInt(sec.bs, 10))
+			}
+			if sec.offset > 0 {
+				kv("offset", strconv.FormatInt(sec.offset, 10))
+			}
+			if sec.size > 0 {
+				kv("size", strconv.FormatInt(sec.size, 10))
+			}
+			if sec.suffix == "" {
+				kv("new_group", "1")
+			}
+			if t.IOPSLog != "" {
+				kv("write_iops_log", t.IOPSLog)
+			}
+			if t.CPUs != "" {
+				kv("cpus_allowed", t.CPUs)
+				kv("cpus_allowed_policy", "split")
+			}
 		}
 	}
 	return b.String()
 }
+
+// section is one fio job section of a target: its name's suffix after
+// SectionName ("" for the first, which starts the target's group), and
+// its block size, offset and size when they differ from the job's.
+type section struct {
+	suffix           string
+	bs, offset, size int64
+}
+
+// sections divides target t between the job's sections: one over the
+// whole target, or (Split) Split ranges of whole BS blocks, and (Tail) the
+// bytes past the last whole block at TailBS.
+func (j Job) sections(t Target) []section {
+	if (!j.Tail && j.Split <= 1) || t.Size <= 0 || j.BS <= 0 {
+		return []section{{size: t.Size}}
+	}
+	blocks := t.Size / j.BS
+	n := int64(max(j.Split, 1))
+	n = max(min(n, blocks), 1)
+	per := (blocks + n - 1) / n
+	var out []section
+	for k, off := int64(0), int64(0); off < blocks; k, off = k+1, off+per {
+		sec := section{offset: off * j.BS, size: min(per, blocks-off) * j.BS}
+		if k > 0 {
+			sec.suffix = "." + strconv.FormatInt(k, 10)
+		}
+		out = append(out, sec)
+	}
+	if tail := t.Size - blocks*j.BS; j.Tail && tail > 0 {
+		out = append(out, section{suffix: ".tail", bs: TailBS(tail), offset: blocks * j.BS, size: tail})
+	}
+	return out
+}
+
+// TailBS is the block size that covers tail bytes: the largest power of
+// two that divides them (8,192 for the 90,112 bytes past the last 128 KiB
+// block of IDEMA capacities), so that a drive's tail, a multiple of its
+// logical block, is written and read in whole logical blocks.
+func TailBS(tail int64) int64 { return tail & -tail }
+
+// Writes reports whether the job writes.
+func (j Job) Writes() bool { return j.RW != "read" && j.RW != "randread" }
 
 // EscapeFilename escapes path for fio's filename=, where an unescaped ':'
 // separates several files: "/dev/disk/by-path/pci-0000:01:00.0-nvme-1"

@@ -22,6 +22,13 @@ var nvme = []Target{
 	{Path: "/dev/nvme1n1", CPUs: "8-15"},
 }
 
+// idema is two drives of the built-in spec's 1.92 TB capacity,
+// 1,920,383,410,176 bytes: 14,651,363 blocks of 128 KiB and 90,112 bytes.
+var idema = []Target{
+	{Path: "/dev/nvme0n1", CPUs: "0-7", Size: 1920383410176},
+	{Path: "/dev/nvme1n1", CPUs: "8-15", Size: 1920383410176},
+}
+
 var fileTests = []fileTest{
 	{"random-read", Job{
 		Name: "4KB Random Read", RW: "randread", BS: 4096, IODepth: 64, NumJobs: 8,
@@ -45,8 +52,8 @@ var fileTests = []fileTest{
 		Name: "smoke", RW: "randwrite", BS: 8192, IODepth: 1, NumJobs: 2, RWMixRead: -1,
 		Loops: 3, Targets: []Target{{Path: "data.img", Size: 64 << 20}},
 	}},
-	{"fill", Fill(nvme, 2)},
-	{"verify", VerifyPass(Fill(nvme, 2))},
+	{"fill", Fill(idema, 2, 0x0123456789abcdef)},
+	{"verify", VerifyPass(Fill(idema, 2, 0x0123456789abcdef), 8)},
 	{"precondition", RandomPrecondition(nvme, 4096, 30*time.Minute, "iops_slope:0.3%", 10*time.Minute)},
 	{"precondition-no-steady", RandomPrecondition(nvme[:1], 8192, 90*time.Second, "", time.Minute)},
 	{"precondition-logged", func() Job {

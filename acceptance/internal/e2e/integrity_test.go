@@ -25,7 +25,9 @@ const corruptOffset = 1<<20 + 4096
 // corruptingFio puts testdata/fio-corrupt.sh first in PATH as "fio": it
 // changes 512 bytes of img at corruptOffset just before the verify pass,
 // between the fill and the read-back, and runs the real fio for all.
-func corruptingFio(t *testing.T, img string) []string {
+// extra are more of its settings (CORRUPT_BYTES=, CORRUPT_OFFSET=,
+// CORRUPT_RESTORE=), which override the defaults.
+func corruptingFio(t *testing.T, img string, extra ...string) []string {
 	t.Helper()
 	real, err := exec.LookPath("fio")
 	require.NoError(t, err)
@@ -35,15 +37,16 @@ func corruptingFio(t *testing.T, img string) []string {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "fio"), script, 0o755))
-	return []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH"),
+	env := []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"CORRUPT_REAL=" + real, "CORRUPT_IMG=" + img, "CORRUPT_OFFSET=" + strconv.Itoa(corruptOffset)}
+	return append(env, extra...)
 }
 
 // Two drives at the default preconditioning (a discard, the spec's two
 // fill passes, the verify pass): the second drive's backing file has a
 // block changed between the fill and the verify pass. TestIntegrity
-// passes the first drive and fails the second, quoting fio's checksum
-// error with the offset and LBA; the capacity is NOT QUALIFIED; the second
+// passes the first drive and fails the second, quoting fio's pattern
+// mismatch with the offset, LBA and byte; the capacity is NOT QUALIFIED; the second
 // drive's cells fail at once while the first drive's are measured; and a
 // replay of the recording fails the same way.
 func TestIntegrityFindsAChangedBlock(t *testing.T) {
@@ -73,11 +76,10 @@ func TestIntegrityFindsAChangedBlock(t *testing.T) {
 	assert.Equal(t, report.Fail, b.Verdict)
 	assert.Equal(t, report.CauseIntegrity, b.Cause)
 	for _, want := range []string{
-		bad + " returned different data than was written",
-		"crc32c: verify failed at offset 1,048,576 (LBA 2,048, 256 blocks of 512 bytes)",
-		"expected crc32c ",
-		"received ",
-		"fio: crc32c: verify failed at file " + bad + " offset 1048576, length 131072",
+		bad + " returned other data, not what this run wrote",
+		"pattern: verify failed at offset 1,048,576 (LBA 2,048, 256 blocks of 512 bytes): byte 4096 of the block: expected 00, received a5",
+		"fio: got pattern 'a5', wanted '00'",
+		"pattern: verify failed at file " + bad + " offset 1048576,",
 	} {
 		assert.Contains(t, b.Error, want)
 	}
@@ -138,4 +140,95 @@ func TestIntegrityFindsAChangedBlock(t *testing.T) {
 	assert.Equal(t, b.Error, again[badName].Error)
 	assert.Contains(t, replay.Stdout, "--- FAIL: "+badName)
 	assert.Contains(t, replay.Stdout, "drivequal: NOT QUALIFIED: 64MiB:")
+}
+
+// tailSize is 64 MiB and the 90,112 bytes an IDEMA capacity holds past
+// its last 128 KiB block.
+const tailSize = 64<<20 + 90112
+
+// imageLoop is a loop device over a fresh sparse image of size bytes, and
+// the image, which a stand-in fio changes behind the device's back.
+func imageLoop(t *testing.T, size int64) (dev, img string) {
+	t.Helper()
+	testenv.MustHaveLoop(t)
+	img = filepath.Join(t.TempDir(), "drive.img")
+	require.NoError(t, os.WriteFile(img, nil, 0o644))
+	require.NoError(t, os.Truncate(img, size))
+	return testenv.Attach(t, img), img
+}
+
+// Drives of an IDEMA shape (64 MiB + 90,112 B): the fill writes and the
+// read-back reads every byte, the tail's included, so a good drive passes;
+// the last 4 KiB of the other changed before the read-back fail it, naming
+// the tail block's offset.
+func TestIntegrityReadsTheTail(t *testing.T) {
+	good := newLoop(t, tailSize)
+	bad, img := imageLoop(t, tailSize)
+	env := corruptingFio(t, img, "CORRUPT_BYTES=4096", "CORRUPT_OFFSET="+strconv.Itoa(tailSize-4096))
+	r := runSuiteIn(t, env, []string{"-test.run=TestIntegrity|TestVerdict"},
+		"-spec="+testdataFile(t, "readback.toml"), "-drives="+good+","+bad, "-destructive")
+	noFioLeft(t)
+	noPanic(t, r)
+	assert.NotEqual(t, 0, r.Code)
+	res := byTest(r.results(t))
+	g, b := res["TestIntegrity/"+strings.TrimPrefix(good, "/dev/")], res["TestIntegrity/"+strings.TrimPrefix(bad, "/dev/")]
+	assert.Equal(t, report.Pass, g.Verdict, g.Error)
+	require.NotNil(t, g.Integrity)
+	assert.Equal(t, int64(tailSize), g.Integrity.BytesVerified, "every byte, the tail's too")
+	assert.Equal(t, report.Fail, b.Verdict)
+	assert.Equal(t, report.CauseIntegrity, b.Cause)
+	require.NotNil(t, b.Integrity)
+	// The tail is read in 8 KiB blocks: the last one is at 64 MiB + 81,920.
+	assert.Equal(t, int64(tailSize-8192), b.Integrity.Offset, b.Error)
+	assert.Equal(t, "other data", b.Integrity.Returned)
+	assert.Contains(t, b.Error, "pattern: verify failed at offset 67,190,784 (LBA 131,232, 16 blocks of 512 bytes): byte 4096 of the block: expected 00, received a5")
+}
+
+// A drive that dropped this run's writes and still holds an earlier run's
+// fill fails (no purge between the runs, the earlier image written back
+// just before the read-back); every cell of the drive fails unmeasured,
+// and the recording, which measured nothing, replays the same failure and
+// lists those cells as failed.
+func TestIntegrityRefusesAnEarlierRunsData(t *testing.T) {
+	dev, img := imageLoop(t, tailSize)
+	spec := testdataFile(t, "readback.toml")
+	first := runSuite(t, []string{"-test.run=TestIntegrity|TestVerdict"}, "-spec="+spec, "-drives="+dev, "-destructive")
+	noPanic(t, first)
+	require.Equal(t, 0, first.Code, "the first run's read-back passes: %s", first.Stdout)
+	earlier := filepath.Join(t.TempDir(), "earlier.img")
+	data, err := os.ReadFile(img)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(earlier, data, 0o644))
+
+	r := runSuiteIn(t, corruptingFio(t, img, "CORRUPT_RESTORE="+earlier), nil, "-spec="+spec, "-drives="+dev, "-destructive")
+	noFioLeft(t)
+	noPanic(t, r)
+	assert.NotEqual(t, 0, r.Code)
+	name := "TestIntegrity/" + strings.TrimPrefix(dev, "/dev/")
+	res := byTest(r.results(t))
+	in := res[name]
+	assert.Equal(t, report.Fail, in.Verdict)
+	assert.Equal(t, report.CauseIntegrity, in.Cause)
+	assert.Contains(t, in.Error, dev+" returned data of an earlier write, not what this run wrote")
+	assert.Contains(t, in.Error, "byte 8 of the block", "the fill's id differs, not its magic")
+	cells := []string{"TestSingleDrive/64MiB+tail/128KB_Sequential_Write", "TestSingleDrive/64MiB+tail/128KB_Sequential_Read"}
+	for _, c := range cells {
+		assert.Equal(t, report.Fail, res[c].Verdict, c)
+		assert.Equal(t, report.CauseIntegrity, res[c].Cause, c)
+	}
+	assert.Contains(t, r.Stdout, "drivequal: NOT QUALIFIED")
+
+	replay := runSuite(t, nil, "-replay="+filepath.Join(r.Report, "raw"))
+	noPanic(t, replay)
+	assert.NotEqual(t, 0, replay.Code)
+	again := byTest(replay.results(t))
+	assert.Equal(t, in.Verdict, again[name].Verdict)
+	assert.Equal(t, in.Cause, again[name].Cause)
+	assert.Equal(t, in.Error, again[name].Error)
+	for _, c := range cells {
+		assert.Equal(t, report.Fail, again[c].Verdict, "%s is listed as failed, not left out", c)
+		assert.Equal(t, report.CauseIntegrity, again[c].Cause, c)
+		assert.Equal(t, res[c].Error, again[c].Error, c)
+	}
+	assert.Contains(t, replay.Stdout, "drivequal: NOT QUALIFIED")
 }

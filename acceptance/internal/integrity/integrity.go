@@ -1,6 +1,6 @@
 // Package integrity judges a verify pass: fio read back every block the
-// fill wrote (fiojob.VerifyPass) and checked its verify header and
-// checksum. Judge takes what fio printed (stdout with its JSON, and
+// fill wrote (fiojob.VerifyPass) and compared every byte with the fill's
+// pattern (older recordings: checked its verify header and checksum). Judge takes what fio printed (stdout with its JSON, and
 // stderr, where fio names each mismatch) and returns each drive's verdict;
 // it does no I/O, so a live run and a replay of its recording judge the
 // same bytes the same way.
@@ -46,11 +46,20 @@ type Mismatch struct {
 	// LBASize their size in bytes.
 	LBA, LBAs int64
 	LBASize   int
-	// Check is what failed: "crc32c" (the checksum) or "verify" (the
-	// header: magic, length, offset or seed).
+	// Check is what failed: "pattern" (a byte of the block differs from
+	// the fill's pattern), or in a recording of an older drivequal
+	// "crc32c" (the checksum) or "verify" (the header: magic, length,
+	// offset).
 	Check string
-	// Expected and Received are the checksums fio printed, when it did.
+	// Expected and Received are the checksums fio printed, or for a
+	// pattern the byte it wanted and the byte it read, in hex.
 	Expected, Received string
+	// Byte (a pattern) is the first differing byte's offset in the block;
+	// -1 when fio did not say.
+	Byte int64
+	// Returned (a pattern) says what the block held instead: Zeros,
+	// EarlierWrite, OtherOffset or OtherData.
+	Returned string
 	// Fio is fio's report of the mismatch, its lines joined with " | ".
 	Fio string
 }
@@ -67,11 +76,35 @@ type Result struct {
 	Mismatches []Mismatch
 }
 
+// What a block returned instead of the fill's pattern (Mismatch.Returned).
+const (
+	Zeros        = "zeros"
+	EarlierWrite = "data of an earlier write"
+	OtherOffset  = "data written for another offset"
+	OtherData    = "other data"
+)
+
 // verifyLine matches fio's report of a mismatch:
 //
 //	crc32c: verify failed at file /dev/loop6 offset 1048576, length 131072 (requested block: ...)
 //	verify: bad magic header d797, wanted acca at file /dev/loop6 offset 1056768, length 4096 (...)
+//	pattern: verify failed at file /dev/loop6 offset 0, length 825248844 (requested block: offset=0, length=131072, flags=8)
+//
+// For a pattern, fio 3.33 prints as length whatever the block's first
+// bytes read as a header; the requested block's length is the block's.
 var verifyLine = regexp.MustCompile(`^(\S+): (.*) at file (.+) offset (\d+), length (\d+)`)
+
+// requestedLine is the requested block at the end of verifyLine.
+var requestedLine = regexp.MustCompile(`\(requested block: offset=(\d+), length=(\d+)`)
+
+// patternLines match what fio prints before a pattern mismatch:
+//
+//	fio: got pattern 'ef', wanted 'ee'. Bad bits 1
+//	fio: bad pattern block offset 15
+var (
+	gotPattern  = regexp.MustCompile(`^fio: got pattern '([0-9a-f]+)', wanted '([0-9a-f]+)'`)
+	patternByte = regexp.MustCompile(`^fio: bad pattern block offset (\d+)`)
+)
 
 // checksumLine matches the lines that follow a checksum mismatch:
 // "       Expected CRC: da75d153".
@@ -83,15 +116,38 @@ func Mismatches(text string) map[string][]Mismatch {
 	out := map[string][]Mismatch{}
 	var last *Mismatch
 	var lastFile string
+	// The pattern lines fio printed before the next mismatch.
+	var got, wanted, before string
+	at := int64(-1)
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimRight(line, "\r")
+		if m := gotPattern.FindStringSubmatch(line); m != nil {
+			got, wanted, before = m[1], m[2], strings.TrimPrefix(line, "fio: ")
+			continue
+		}
+		if m := patternByte.FindStringSubmatch(line); m != nil {
+			at, _ = strconv.ParseInt(m[1], 10, 64)
+			before += " | " + strings.TrimPrefix(line, "fio: ")
+			continue
+		}
 		if m := verifyLine.FindStringSubmatch(line); m != nil {
 			if last != nil {
 				out[lastFile] = append(out[lastFile], *last)
 			}
 			off, _ := strconv.ParseInt(m[4], 10, 64)
 			n, _ := strconv.ParseInt(m[5], 10, 64)
-			last, lastFile = &Mismatch{Offset: off, Length: n, Check: m[1], Fio: line}, m[3]
+			if r := requestedLine.FindStringSubmatch(line); r != nil {
+				n, _ = strconv.ParseInt(r[2], 10, 64)
+			}
+			last, lastFile = &Mismatch{Offset: off, Length: n, Check: m[1], Fio: line, Byte: -1}, m[3]
+			if m[1] == "pattern" {
+				last.Expected, last.Received, last.Byte = wanted, got, at
+				last.Returned = returned(at, got)
+				if before != "" {
+					last.Fio = before + " | " + line
+				}
+			}
+			got, wanted, before, at = "", "", "", -1
 			continue
 		}
 		if m := checksumLine.FindStringSubmatch(line); m != nil && last != nil {
@@ -112,6 +168,24 @@ func Mismatches(text string) map[string][]Mismatch {
 		out[lastFile] = append(out[lastFile], *last)
 	}
 	return out
+}
+
+// returned says what a block held from the first byte that differs from
+// the fill's pattern (fiojob.FillPattern: magic, the fill's id, the
+// block's offset, repeated) and what fio read there: a block that differs
+// from its first byte and read 00 there is zeros; one that holds the magic
+// and differs in the id, another fill's block; one that differs in the
+// offset, a block written for another offset; anything else, other data.
+func returned(at int64, got string) string {
+	switch {
+	case at == 0 && strings.Trim(got, "0") == "" && got != "":
+		return Zeros
+	case at >= 8 && at < 8+fiojob.PatternIDBytes:
+		return EarlierWrite
+	case at >= 8+fiojob.PatternIDBytes && at < fiojob.PatternBytes:
+		return OtherOffset
+	}
+	return OtherData
 }
 
 // Judge judges the verify pass of drives from fio's stdout and stderr.
@@ -158,9 +232,13 @@ func Judge(stdout, stderr []byte, runErr string, interrupted bool, drives []Driv
 		case len(r.Mismatches) > 0:
 			m := r.Mismatches[0]
 			r.Verdict = Fail
-			r.Message = fmt.Sprintf("%s returned different data than was written: %s", d.Path, m.Describe())
+			if m.Returned != "" {
+				r.Message = fmt.Sprintf("%s returned %s, not what this run wrote: %s", d.Path, m.Returned, m.Describe())
+			} else {
+				r.Message = fmt.Sprintf("%s returned different data than was written: %s", d.Path, m.Describe())
+			}
 			if len(r.Mismatches) > 1 {
-				r.Message += fmt.Sprintf(" (%d mismatched blocks reported; fio stops a drive's pass at its first)", len(r.Mismatches))
+				r.Message += fmt.Sprintf(" (%d mismatched blocks reported; each read-back job of the drive stops at its first, after the blocks it had in flight)", len(r.Mismatches))
 			}
 		case interrupted && (g == nil || r.Verified < d.Bytes || len(g.Errors) > 0):
 			r.Verdict = Inconclusive
@@ -190,8 +268,8 @@ func Judge(stdout, stderr []byte, runErr string, interrupted bool, drives []Driv
 			}
 		default:
 			r.Verdict = Pass
-			r.Message = fmt.Sprintf("%s: every block read back as written: %s bytes, %s checksum and header (offset, seed) of every %s-byte block, in %s",
-				d.Path, units.Thousands(float64(r.Verified)), fiojob.FillVerify, units.Thousands(float64(fiojob.Fill(nil, 1).BS)), g.Runtime)
+			r.Message = fmt.Sprintf("%s: every block read back as written: %s bytes, every byte compared with this run's fill pattern (its id and the block's offset), in %s",
+				d.Path, units.Thousands(float64(r.Verified)), g.Runtime)
 		}
 		res[i] = r
 	}
@@ -202,13 +280,19 @@ func Judge(stdout, stderr []byte, runErr string, interrupted bool, drives []Driv
 func (m Mismatch) Describe() string {
 	s := fmt.Sprintf("%s: %s at offset %s (LBA %s, %d blocks of %d bytes)", m.Check, checkText(m),
 		units.Thousands(float64(m.Offset)), units.Thousands(float64(m.LBA)), m.LBAs, m.LBASize)
-	if m.Expected != "" || m.Received != "" {
+	switch {
+	case m.Check == "pattern" && m.Byte >= 0:
+		s += fmt.Sprintf(": byte %d of the block: expected %s, received %s", m.Byte, orDash(m.Expected), orDash(m.Received))
+	case m.Expected != "" || m.Received != "":
 		s += fmt.Sprintf(": expected %s %s, received %s", m.Check, orDash(m.Expected), orDash(m.Received))
 	}
 	return s + "; fio: " + m.Fio
 }
 
 func checkText(m Mismatch) string {
+	if m.Check == "pattern" {
+		return "verify failed"
+	}
 	rest := strings.TrimPrefix(m.Fio, m.Check+": ")
 	if i := strings.Index(rest, " at file "); i >= 0 {
 		rest = rest[:i]

@@ -61,7 +61,8 @@ const (
 	StepTopUp  // random writes on drives left idle too long, before a write measurement
 	StepMeasure
 	// StepVerify reads back every block the fill before it wrote and
-	// checks it (fio verify_only), before anything overwrites them.
+	// compares it with the fill's pattern (fiojob.VerifyPass), before
+	// anything overwrites them.
 	StepVerify
 )
 
@@ -140,6 +141,21 @@ type Planner struct {
 	// every drive is filled and read back once, in one fio process, even
 	// one that no selected cell measures.
 	Verify []int
+	// Seed makes each fill's pattern unique to the run (FillID): a live
+	// run draws it at random and records it in run.json.
+	Seed uint64
+	// fills counts the fills planned, each its own FillID.
+	fills uint64
+}
+
+// FillID is the id of the run's n-th fill (from 1): what its blocks hold
+// besides their offset, so that a drive returning another run's fill, or
+// an earlier fill of this run, fails the read-back. splitmix64 of Seed+n.
+func FillID(seed, n uint64) uint64 {
+	z := seed + n*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }
 
 // QuickFillCap bounds the bytes one quick fill pass writes per drive.
@@ -445,23 +461,43 @@ func (p *Planner) fill(drives []int) Step {
 	for i, d := range drives {
 		size := p.Drives[d].Size
 		if cap64 > 0 && size > cap64 {
-			targets[i].Size = cap64
 			size = cap64
 		}
+		// Every logical block, the bytes past the last 128 KiB block
+		// included (a regular file's last partial 512 bytes are not one).
+		lba := int64(p.Drives[d].LogicalBlockSize)
+		if lba <= 0 {
+			lba = 512
+		}
+		size -= size % lba
+		targets[i].Size = size
 		bytes = max(bytes, size*int64(passes))
 		rate := p.seqWriteRate(p.Drives[d].Capacity)
 		est = max(est, time.Duration(float64(size*int64(passes))/rate*float64(time.Second)))
 	}
-	job := fiojob.Fill(targets, passes)
+	p.fills++
+	job := fiojob.Fill(targets, passes, FillID(p.Seed, p.fills))
 	job.IOEngine = p.Spec.Method.IOEngine
 	job.Direct = p.Spec.Method.Direct
 	return Step{Kind: StepFill, Name: fmt.Sprintf("sequential fill (%d × 128 KiB write pass)", passes), Drives: drives,
 		Job: job, Bytes: bytes, State: "seq", Est: est}
 }
 
+// ReadBackJobs is how many jobs read back each drive, on disjoint ranges
+// and the drive's CPUs: the most jobs a workload of the spec runs on a
+// drive (8 on the built-in spec), as many as its cells use; at least 1.
+func (p *Planner) ReadBackJobs() int {
+	n := 1
+	for _, w := range p.Spec.Workloads {
+		n = max(n, w.NumJobs)
+	}
+	return n
+}
+
 // verify is the read pass right after fill that checks every block it
 // wrote (as many bytes as one pass), estimated at the capacity's
-// sequential-read rate.
+// sequential-read rate: the read-back runs ReadBackJobs jobs a drive,
+// enough for the drive's rate, not one stream's.
 func (p *Planner) verify(fill Step) Step {
 	var est time.Duration
 	for i, d := range fill.Drives {
@@ -472,8 +508,8 @@ func (p *Planner) verify(fill Step) Step {
 		rate := p.seqRate(p.Drives[d].Capacity, "read")
 		est = max(est, time.Duration(float64(size)/rate*float64(time.Second)))
 	}
-	return Step{Kind: StepVerify, Name: fmt.Sprintf("verify pass (read back every %s block the fill wrote)", fiojob.FillVerify),
-		Drives: fill.Drives, Job: fiojob.VerifyPass(fill.Job), State: "seq", Est: est}
+	return Step{Kind: StepVerify, Name: "verify pass (read back every block the fill wrote, each byte compared)",
+		Drives: fill.Drives, Job: fiojob.VerifyPass(fill.Job, p.ReadBackJobs()), State: "seq", Est: est}
 }
 
 // Rule is the spec's steady-state rule.
@@ -662,12 +698,15 @@ func (p *Planner) Narrow(st Step, drives []int) Step {
 	switch st.Kind {
 	case StepFill:
 		out = p.fill(drives)
+		out.Job.VerifyPattern = st.Job.VerifyPattern
 	case StepRandom:
 		out = p.random(drives, st.Twin, st.State)
 	case StepTopUp:
 		out = p.TopUp(drives, st.Twin)
 	case StepVerify:
-		out = p.verify(p.fill(drives))
+		fill := p.fill(drives)
+		fill.Job.VerifyPattern = st.Job.VerifyPattern
+		out = p.verify(fill)
 	default:
 		st.Drives = drives
 		return st

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -138,7 +139,7 @@ func TestQuickPreconditionIsCapped(t *testing.T) {
 	// The verify pass reads back what the quick fill wrote, no more.
 	verify := pl.Steps[2]
 	require.Equal(t, StepVerify, verify.Kind)
-	require.True(t, verify.Job.VerifyOnly)
+	require.Equal(t, "read", verify.Job.RW)
 	require.Equal(t, int64(QuickFillCap), verify.Job.Targets[0].Size)
 }
 
@@ -152,9 +153,20 @@ func TestVerifyFollowsTheFill(t *testing.T) {
 	fill, verify := pl.Steps[1], pl.Steps[2]
 	require.Equal(t, fill.Drives, verify.Drives)
 	require.Len(t, verify.Job.Targets, 3)
-	require.Equal(t, "crc32c", fill.Job.Verify)
-	require.Equal(t, "crc32c", verify.Job.Verify)
+	require.Equal(t, "pattern", fill.Job.Verify)
+	require.Equal(t, "pattern", verify.Job.Verify)
+	require.Equal(t, fill.Job.VerifyPattern, verify.Job.VerifyPattern, "the read-back compares what the fill wrote")
+	require.Equal(t, "read", verify.Job.RW)
 	require.Equal(t, 1, verify.Job.Loops)
+	// Every byte of the IDEMA capacity, the 90,112 past the last 128 KiB
+	// block included, written by the fill and read back by 8 jobs (the
+	// spec's most jobs a drive) and the tail's.
+	for _, st := range []Step{fill, verify} {
+		require.True(t, st.Job.Tail)
+		require.Equal(t, int64(1_920_383_410_176), st.Job.Targets[0].Size)
+	}
+	require.Equal(t, 8, verify.Job.Split)
+	require.Equal(t, 8+1, strings.Count(verify.Job.File(), "filename=/dev/nvme0n1\n"))
 	require.False(t, verify.Writes())
 	require.Zero(t, verify.Bytes)
 	// 1.92 TB at the brief's 14,500 MB/s sequential read.
@@ -165,6 +177,28 @@ func TestVerifyFollowsTheFill(t *testing.T) {
 	require.Equal(t, verify.N, n.N)
 	require.Len(t, n.Job.Targets, 1)
 	require.Equal(t, "/dev/nvme1n1", n.Job.Targets[0].Path)
+	require.Equal(t, verify.Job.VerifyPattern, n.Job.VerifyPattern, "narrowed, it still compares the same fill's pattern")
+}
+
+// Each fill of a run writes its own pattern, and another run's (another
+// seed) differs: a drive that returns an earlier fill's blocks fails.
+func TestFillsAreUnique(t *testing.T) {
+	p := builtinPlanner(t, Full, 3)
+	p.Seed = 42
+	pl := p.Build([]Cell{cellFor(t, p, "128KB Sequential Read", 0)})
+	p.AddVerify(&pl, []int{0, 1, 2})
+	var patterns []string
+	for _, st := range pl.Steps {
+		if st.Kind == StepFill {
+			patterns = append(patterns, st.Job.VerifyPattern)
+		}
+	}
+	require.Len(t, patterns, 2)
+	require.NotEqual(t, patterns[0], patterns[1])
+	q := builtinPlanner(t, Full, 3)
+	q.Seed = 43
+	other := q.Build([]Cell{cellFor(t, q, "128KB Sequential Read", 0)})
+	require.NotEqual(t, patterns[0], other.Steps[1].Job.VerifyPattern)
 }
 
 // Bytes written count MB/s write measurements and readwrite's writes.

@@ -486,6 +486,9 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 	}
 	if why := s.unusable(owner); why.text != "" {
 		keep(&measured{notRun: why.text, cause: why.cause})
+		if why.cause == report.CauseIntegrity {
+			s.unmeasured(st.Cells, logf)
+		}
 		return why.text
 	}
 	if why := s.vanished(st.Drives, "before "+owner.Test); why != "" {

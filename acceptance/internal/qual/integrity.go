@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/integrity"
@@ -44,7 +45,7 @@ func (s *Suite) verifyStep(ctx context.Context, st *plan.Step, logf func(string,
 		logf("%v", err)
 		return err.Error()
 	}
-	rec := record.Verify{Step: st.N, Name: st.Name, Raw: filepath.ToSlash(prep.Raw)}
+	rec := record.Verify{Step: st.N, Name: st.Name, Raw: filepath.ToSlash(prep.Raw), Pattern: st.Job.VerifyPattern}
 	if rel, rerr := filepath.Rel(s.Cfg.Record, prep.Raw); rerr == nil {
 		rec.Raw = filepath.ToSlash(rel)
 	}
@@ -150,10 +151,13 @@ func (s *Suite) judgeVerify(dir string, rec record.Verify) []judged {
 		}
 		in := &report.Integrity{Drive: r.Drive, Step: rec.Step, BytesVerified: r.Verified, BytesWritten: drives[i].Bytes,
 			Checksum: fiojob.FillVerify, Mismatches: len(r.Mismatches)}
+		if rec.Pattern == "" {
+			in.Checksum = "crc32c" // recorded before the fill wrote a pattern
+		}
 		if len(r.Mismatches) > 0 {
 			m := r.Mismatches[0]
 			in.Offset, in.Length, in.LBA, in.LBASize = m.Offset, m.Length, m.LBA, m.LBASize
-			in.Check, in.Expected, in.Received, in.Fio = m.Check, m.Expected, m.Received, m.Fio
+			in.Check, in.Expected, in.Received, in.Fio, in.Returned = m.Check, m.Expected, m.Received, m.Fio, m.Returned
 		}
 		cell := plan.Cell{Kind: report.KindIntegrity, Test: res.Test}
 		if d >= 0 {
@@ -181,7 +185,7 @@ func (s *Suite) JudgeIntegrity(ctx context.Context, logf func(string, ...any)) (
 		}
 		r, _ := s.Exec.(Replay)
 		for _, rec := range s.info.Verify {
-			s.judgeVerify(r.Dir, rec)
+			s.breakFailed(rec, s.judgeVerify(r.Dir, rec))
 		}
 		return s.integrityDrives(), ""
 	}
@@ -211,6 +215,67 @@ func (s *Suite) JudgeIntegrity(ctx context.Context, logf func(string, ...any)) (
 		return nil, "no verify pass ran: the run was stopped, or the purge or fill before it failed on every drive (their cells say why)"
 	}
 	return drives, ""
+}
+
+// breakFailed marks the drives that failed rec's verify pass broken, as
+// the live run did: their cells that were not measured fail with the
+// verify pass's reason.
+func (s *Suite) breakFailed(rec record.Verify, results []judged) {
+	for _, r := range results {
+		if d := s.driveIndex(r.path); d >= 0 && r.Verdict == report.Fail {
+			s.markBroken([]int{d}, r.cause, "the verify pass ("+integrityTest(r.path)+")", errors.New(r.Message))
+		}
+	}
+}
+
+// replayUnusable says why a replayed cell that was not recorded was not
+// measured: one of its drives failed a recorded verify pass, and the live
+// run failed the cell at once. The verify passes are judged here once,
+// without reporting them (TestIntegrity reports them when selected).
+func (s *Suite) replayUnusable(cell plan.Cell) unusableDrive {
+	s.replayBroken.Do(func() {
+		r, _ := s.Exec.(Replay)
+		for _, rec := range s.info.Verify {
+			drives := make([]integrity.Drive, len(rec.Drives))
+			for i, d := range rec.Drives {
+				drives[i] = integrity.Drive{Path: d.Path, Target: d.Target, Bytes: d.Bytes, LBASize: d.LBASize}
+			}
+			stdout, stderr, failure, err := record.ReadVerify(r.Dir, rec)
+			if err != nil {
+				continue // TestIntegrity says so when selected
+			}
+			var runErr string
+			var stopped bool
+			if failure != nil {
+				runErr, stopped = failure.Message, failure.Interrupted
+			}
+			var out []judged
+			for _, res := range integrity.Judge(stdout, stderr, runErr, stopped, drives) {
+				cause := report.CauseFioFailed
+				if len(res.Mismatches) > 0 {
+					cause = report.CauseIntegrity
+				}
+				out = append(out, judged{IntegrityDrive: IntegrityDrive{Verdict: res.Verdict, Message: res.Message}, path: res.Drive, cause: cause})
+			}
+			s.breakFailed(rec, out)
+		}
+	})
+	return s.unusable(cell)
+}
+
+// unmeasured lists cells in run.json as failed unmeasured because a drive
+// failed a verify pass, so that a replay lists them too.
+func (s *Suite) unmeasured(cells []plan.Cell, logf func(string, ...any)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range cells {
+		if !slices.Contains(s.info.Unmeasured, c.Test) {
+			s.info.Unmeasured = append(s.info.Unmeasured, c.Test)
+		}
+	}
+	if err := s.saveRunInfo(); err != nil && logf != nil {
+		logf("%s: %v", s.Cfg.Record, err)
+	}
 }
 
 func (s *Suite) integrityDrives() []IntegrityDrive {

@@ -46,7 +46,13 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 	} else {
 		m = s.replayedCell(ctx, cell)
 		if errors.Is(m.runErr, record.ErrNotRecorded) {
-			return Outcome{Skip: m.runErr.Error()}, nil
+			// Not measured because a drive failed the read-back: it fails
+			// as it did live.
+			why := s.replayUnusable(cell)
+			if why.text == "" {
+				return Outcome{Skip: m.runErr.Error()}, nil
+			}
+			m = &measured{notRun: why.text, cause: why.cause}
 		}
 	}
 	res.Steady = m.steady

@@ -47,6 +47,10 @@ type Run struct {
 	// output is on disk (format 2). A replay judges these and no other file
 	// in the directory, so that files left by an older run are never judged.
 	Tests []string `json:"tests,omitempty"`
+	// Unmeasured lists the cells this run failed without measuring them
+	// because a drive failed a verify pass: a replay fails them the same
+	// way, from the recorded verify pass.
+	Unmeasured []string `json:"unmeasured,omitempty"`
 	// Shared maps a test to the test whose recording it shares: a
 	// single-drive cell and the 1-drive scaling cell that is the same fio
 	// job on the same drive are measured once (format 2).
@@ -76,6 +80,10 @@ type Verify struct {
 	// it (.stderr, .status.json), as for every recorded run.
 	Raw    string        `json:"raw"`
 	Drives []VerifyDrive `json:"drives"`
+	// Pattern is the fill's fio verify_pattern the pass compared every
+	// byte with (its magic, the fill's id unique to the run, the block's
+	// offset); empty in recordings that checked fio's verify header.
+	Pattern string `json:"pattern,omitempty"`
 }
 
 // VerifyDrive is one drive of a verify pass.

@@ -343,7 +343,7 @@ type Integrity struct {
 	// fill wrote (one pass).
 	BytesVerified int64  `json:"bytes_verified"`
 	BytesWritten  int64  `json:"bytes_written"`
-	Checksum      string `json:"checksum"` // fio's verify=, "crc32c"
+	Checksum      string `json:"checksum"` // fio's verify=: "pattern" ("crc32c" in older recordings)
 	// Mismatches counts the blocks fio reported; the first is described.
 	Mismatches int `json:"mismatches"`
 	// Offset and Length locate the first mismatched block in bytes; LBA
@@ -352,12 +352,17 @@ type Integrity struct {
 	Length  int64 `json:"length,omitempty"`
 	LBA     int64 `json:"lba,omitempty"`
 	LBASize int   `json:"lba_size,omitempty"`
-	// Check is what failed ("crc32c", or "verify" for the header);
-	// Expected and Received the checksums fio printed; Fio its words.
+	// Check is what failed ("pattern"; in older recordings "crc32c", or
+	// "verify" for the header); Expected and Received the byte (a
+	// pattern) or the checksums fio printed; Fio its words.
 	Check    string `json:"check,omitempty"`
 	Expected string `json:"expected,omitempty"`
 	Received string `json:"received,omitempty"`
 	Fio      string `json:"fio,omitempty"`
+	// Returned (a pattern mismatch) says what the block held: "zeros",
+	// "data of an earlier write", "data written for another offset" or
+	// "other data".
+	Returned string `json:"returned,omitempty"`
 }
 
 // DriveResult is one drive's share of a multi-drive result.

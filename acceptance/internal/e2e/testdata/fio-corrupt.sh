@@ -1,17 +1,27 @@
 #!/bin/sh
 # Stands in for fio in the integrity tests: the test installs it as "fio"
-# first in PATH. Before a verify pass (a job file with verify_only=1) it
-# overwrites 512 bytes of the image $CORRUPT_IMG at byte $CORRUPT_OFFSET
-# with random bytes, with O_DIRECT past the page cache, as a drive that
-# returns other data than it was given would; then, like every other run,
-# it hands the pass to the real fio at $CORRUPT_REAL.
+# first in PATH. Before a read-back (a job file with rw=read and a
+# verify_pattern) it changes the image $CORRUPT_IMG, with O_DIRECT past the
+# page cache, as a drive that returns other data than it was given would:
+# $CORRUPT_BYTES bytes (512 unless set) at byte $CORRUPT_OFFSET become
+# 0xa5 (where the tests change them, the fill's pattern holds the low
+# byte of a block's offset, 00, so the first byte changed is the one fio
+# names); or, with $CORRUPT_RESTORE set, that
+# file (an image saved from an earlier run) is written back over the whole
+# image, as a drive that dropped this run's writes would. Then, like every
+# other run, it hands the job to the real fio at $CORRUPT_REAL.
 if [ -z "${CORRUPT_REAL:-}" ] || [ "$CORRUPT_REAL" -ef "$0" ]; then
 	echo "fio-corrupt.sh: CORRUPT_REAL must name the real fio, not this stand-in" >&2
 	exit 98
 fi
 for arg; do job=$arg; done
-if [ -n "${CORRUPT_IMG:-}" ] && [ -f "$job" ] && grep -qx 'verify_only=1' "$job"; then
-	dd if=/dev/urandom of="$CORRUPT_IMG" bs=512 seek=$((CORRUPT_OFFSET / 512)) count=1 \
-		conv=notrunc oflag=direct 2>/dev/null || exit 99
+if [ -n "${CORRUPT_IMG:-}" ] && [ -f "$job" ] && grep -qx 'rw=read' "$job" && grep -q '^verify_pattern=' "$job"; then
+	if [ -n "${CORRUPT_RESTORE:-}" ]; then
+		dd if="$CORRUPT_RESTORE" of="$CORRUPT_IMG" bs=1M conv=notrunc oflag=direct 2>/dev/null || exit 99
+	else
+		n=${CORRUPT_BYTES:-512}
+		head -c "$n" /dev/zero | tr '\000' '\245' |
+			dd of="$CORRUPT_IMG" bs="$n" seek="$((CORRUPT_OFFSET / n))" count=1 conv=notrunc oflag=direct 2>/dev/null || exit 99
+	fi
 fi
 exec "$CORRUPT_REAL" "$@"
