@@ -66,12 +66,12 @@ func TestHostBoundPerJob(t *testing.T) {
 		// One synchronous job in tmpfs, 95.1 % of one CPU, on a 2-CPU host
 		// whose other CPU idled: the cell the issue saw FAIL at 49.97 %.
 		{name: "one pegged job, 2 CPUs half idle", fixture: "cpu-sync-tmpfs.json", drives: 1, numJobs: 1, cpus: "0-1", n: 2, busy: 0.48,
-			want: []string{"fio's 1 job ran at 95 % of one CPU or more: the busiest at 95.1 % (user + system time over its runtime) on /dev/nvme0n1",
+			want: []string{"fio's 1 job ran at 95.1 % of one CPU, at least 95 % (its user + system time over its runtime), on /dev/nvme0n1",
 				"; the CPUs fio was allowed, 0-1 (2), were 48 % busy: the host, not the drive"}},
 		// 24 drives × 8 jobs on their nodes' CPUs: drive 5's 8 jobs and 3
 		// of drive 17's at 99.7 % of one CPU each, on a host 34 % busy.
 		{name: "24 drives x 8 jobs, 11 pegged", fixture: "scale-24x8-pegged.json", drives: 24, numJobs: 8, cpus: all, n: 192, busy: 0.34,
-			want: []string{"11 of fio's 192 jobs ran at 95 % of one CPU or more: the busiest at 99.7 % (user + system time over its runtime) on /dev/nvme5n1, CPUs 120-143",
+			want: []string{"11 of fio's 192 jobs ran at 95 % of one CPU or more, the busiest at 99.7 % (user + system time over its runtime) on /dev/nvme5n1, CPUs 120-143",
 				"were 34 % busy"}},
 		// The same run as fio recorded it: every job below 1 % of a CPU.
 		{name: "24 drives x 8 jobs, headroom", fixture: "scale-24x8.json", drives: 24, numJobs: 8, cpus: all, n: 192, busy: 0.34},

@@ -354,12 +354,12 @@ func jobBound(h *report.HostCPU) string {
 		return fmt.Sprintf("fio's %d jobs on %s ran at %.1f %% of one CPU each on average (group_reporting gives their mean: user + system time over their runtime), at least %d %%",
 			top.Jobs, where, top.MaxPct, HostBoundPct)
 	}
-	who := fmt.Sprintf("%d of fio's %d jobs", h.JobsAtLimit, h.Jobs)
 	if h.Jobs == 1 {
-		who = "fio's 1 job"
+		return fmt.Sprintf("fio's 1 job ran at %.1f %% of one CPU, at least %d %% (its user + system time over its runtime), on %s",
+			top.MaxPct, HostBoundPct, where)
 	}
-	return fmt.Sprintf("%s ran at %d %% of one CPU or more: the busiest at %.1f %% (user + system time over its runtime) on %s",
-		who, HostBoundPct, top.MaxPct, where)
+	return fmt.Sprintf("%d of fio's %d jobs ran at %d %% of one CPU or more, the busiest at %.1f %% (user + system time over its runtime) on %s",
+		h.JobsAtLimit, h.Jobs, HostBoundPct, top.MaxPct, where)
 }
 
 func plural(n int, what string) string {
