@@ -500,3 +500,36 @@ func slicesHasNaN(xs []float64) bool {
 	}
 	return false
 }
+
+// A step of 24 drives: 22 flat from the start, one late to settle (steady
+// on rounds 4-8), and one steady on rounds 1-5 that swings on rounds 6-9
+// and settles again from round 10. The step runs on past round 8 while
+// the early drive's trailing window does not hold, stops at round 14 when
+// its window (rounds 10-14) holds again, and every drive is recorded on
+// rounds 10-14, the window that ends at the stop.
+func TestTrackerTwentyFourDrives(t *testing.T) {
+	const rounds = 16
+	iops := make([][]float64, 24)
+	for d := range iops {
+		iops[d] = flat(rounds, 150000+1000*float64(d))
+	}
+	copy(iops[0][5:9], []float64{60000, 240000, 60000, 240000})
+	copy(iops[23], []float64{15000, 45000, 90000})
+	reps := reports(iops, time.Minute, 6, 100*time.Millisecond)
+	tr, n := feed(DefaultRule, time.Minute, 24, reps)
+	if at := reps[n-1].Groups[0].Runtime; at < 14*time.Minute || at > 14*time.Minute+10*time.Second {
+		t.Fatalf("stopped at runtime %v, want on the report that closes round 14", at)
+	}
+	for d, res := range tr.Results() {
+		if res.At != 14 || !res.Verdict.Attained || res.Verdict.First != 9 {
+			t.Errorf("drive %d: steady at %d on the window from round %d (%v), want 14 on rounds 10-14", d, res.At, res.Verdict.First+1, res.Verdict)
+		}
+	}
+	// Fed round by round, the early drive was steady at round 5 and not
+	// from round 6 to 13.
+	for k := 5; k <= 14; k++ {
+		if got, want := DefaultRule.Check(iops[0][:k]).Attained, k == 5 || k == 14; got != want {
+			t.Errorf("the early drive's window ending at round %d holds: %v, want %v", k, got, want)
+		}
+	}
+}
