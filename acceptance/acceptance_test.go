@@ -298,7 +298,8 @@ func stopReason(err error) string {
 // runs given with -baseline=DIR,...: TestBaseline/<capacity or
 // N_drives>/<workload> fails (cause regressed) when the cell's figure, or
 // a latency percentile, is worse than the baseline's beyond the spec's
-// [baseline] tolerance and significantly so.
+// [baseline] tolerance, and is skipped as not comparable when a side's
+// figure was bound by something other than the drive.
 func TestBaseline(t *testing.T) {
 	if len(suite.Baselines) == 0 {
 		t.Skip("no -baseline: give -baseline=DIR,... to compare this run with recorded runs")

@@ -91,9 +91,18 @@ type JobResult struct {
 	// group_reporting group's jobs together) used: fio's usr_cpu +
 	// sys_cpu, in % of job_runtime.
 	CPUSeconds float64
-	Read       Direction
-	Write      Direction
-	Trim       Direction
+	// CPUPct is fio's usr_cpu + sys_cpu: the job's user and system time
+	// in % of its runtime (job_runtime), so 100 is one CPU all the time.
+	// fio reads each job's time with getrusage(RUSAGE_THREAD), its own
+	// thread's. A group_reporting entry sums its jobs' CPU time and their
+	// runtimes, so its CPUPct is its jobs' mean, not their sum.
+	CPUPct float64
+	// RuntimeMs is fio's job_runtime: the job's runtime in ms (summed
+	// over a group_reporting entry's jobs).
+	RuntimeMs int64
+	Read      Direction
+	Write     Direction
+	Trim      Direction
 }
 
 // Output is one parsed fio run.

@@ -207,6 +207,8 @@ func Parse(data []byte) (*Output, error) {
 			// usr_cpu and sys_cpu are in % of job_runtime, which
 			// group_reporting sums over the group's jobs.
 			CPUSeconds: (j.UsrCPU + j.SysCPU) / 100 * float64(j.JobRuntime) / 1000,
+			CPUPct:     j.UsrCPU + j.SysCPU,
+			RuntimeMs:  j.JobRuntime,
 		}
 		var err error
 		if jr.Read, err = j.Read.direction(); err == nil {

@@ -460,3 +460,36 @@ func TestCPUSeconds(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUPct keeps each job entry's usr_cpu + sys_cpu, in % of one CPU
+// over its job_runtime: a job of its own (one thread, whose time fio reads
+// with RUSAGE_THREAD), or a group_reporting entry's mean job, since fio
+// divides the group's summed CPU time by its jobs' summed runtime. The
+// figures are those fio printed in the fixtures.
+func TestCPUPct(t *testing.T) {
+	for _, tt := range []struct {
+		file    string
+		entries int
+		first   float64 // usr_cpu + sys_cpu of the first entry
+		runtime int64   // its job_runtime, ms
+	}{
+		{"cpu-sync-tmpfs.json", 1, 27.7 + 67.4, 3000},
+		{"cpu-3x8-tmpfs-group.json", 3, 0.390625 + 1.494296, 16128},
+		{"randread-8jobs-group.json", 1, 1.5125 + 4.825, 8000},
+	} {
+		out, err := Parse(readFixture(t, tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Jobs) != tt.entries {
+			t.Fatalf("%s: %d entries, want %d", tt.file, len(out.Jobs), tt.entries)
+		}
+		j := out.Jobs[0]
+		if math.Abs(j.CPUPct-tt.first) > 1e-6 || j.RuntimeMs != tt.runtime {
+			t.Errorf("%s: CPUPct %v, RuntimeMs %d; want %v, %d", tt.file, j.CPUPct, j.RuntimeMs, tt.first, tt.runtime)
+		}
+		if want := j.CPUPct / 100 * float64(j.RuntimeMs) / 1000; math.Abs(j.CPUSeconds-want) > 1e-9 {
+			t.Errorf("%s: CPUSeconds %v, want CPUPct × runtime = %v", tt.file, j.CPUSeconds, want)
+		}
+	}
+}

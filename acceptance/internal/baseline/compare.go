@@ -3,8 +3,8 @@
 // benchmark results: each side is a sample of figures, one per drive per
 // recorded run; the centre is the median; the difference is tested with
 // the Mann–Whitney U test (golang.org/x/perf's benchmath, as benchstat
-// uses it); and a drop larger than the tolerance that the test finds
-// significant is a regression.
+// uses it) for the changes within the tolerance; a median drop larger
+// than the tolerance is a regression whatever the test says.
 //
 // The package only judges values: it never reads recordings, runs a
 // process or prints. Chart is the one function that writes a file.
@@ -47,17 +47,20 @@ func Of(s *specs.Spec) Thresholds {
 // or not positive are left out.
 //
 // The rule, with worse the fraction by which this run's median is worse
-// than the baseline's:
-//   - the U test can show a difference only when the samples are large
-//     enough: its smallest possible two-sided p, 2 / C(n1+n2, n1), must be
-//     below Alpha (4 figures a side at α = 0.05). With fewer (one drive a
-//     side: "1 sample") the comparison is judged by the tolerance alone:
-//     worse > Tolerance is Regressed, better by more than it Improved,
-//     anything else Same;
-//   - otherwise p < Alpha and worse > Tolerance is Regressed, p < Alpha
-//     and worse > 0 is Worse (a real drop within the tolerance), p < Alpha
-//     and better Improved, and p ≥ Alpha Same ("~"), however large the
-//     difference of the medians.
+// than the baseline's, is monotone in the change: a larger drop never
+// reads better, and one more figure a side never turns a regression into
+// a pass.
+//   - worse > Tolerance is Regressed, and better by more than it
+//     Improved, whatever p: the U test says whether the samples differ,
+//     not by how much, so a large p (a spread, one outlying drive) never
+//     passes a median drop the tolerance rejects;
+//   - within the tolerance, p decides when the samples are large enough
+//     for a test (its smallest possible two-sided p, 2 / C(n1+n2, n1),
+//     below Alpha: 4 figures a side at α = 0.05): p < Alpha and worse > 0
+//     is Worse (a real drop within the tolerance), p < Alpha and better
+//     Improved, else Same ("~");
+//   - with fewer figures (one drive a side: "1 sample") no test is made,
+//     Note says so, and a change within the tolerance is Same.
 func Compare(base, this []float64, lower bool, th Thresholds) report.Comparison {
 	b, t := clean(base), clean(this)
 	c := report.Comparison{LowerIsBetter: lower, Baseline: sample(b), This: sample(t), Alpha: th.Alpha, Tolerance: th.Tolerance, P: 1}
@@ -77,27 +80,18 @@ func Compare(base, this []float64, lower bool, th Thresholds) report.Comparison 
 	c.Tested = minP(len(b), len(t)) < th.Alpha
 	if !c.Tested {
 		c.Note = tooFew(len(b), len(t), th.Alpha)
-		switch {
-		case worse > th.Tolerance:
-			c.Verdict = report.Regressed
-		case -worse > th.Tolerance:
-			c.Verdict = report.Improved
-		default:
-			c.Verdict = report.Same
-		}
-		return c
 	}
 	switch {
-	case c.P >= th.Alpha:
-		c.Verdict = report.Same
 	case worse > th.Tolerance:
 		c.Verdict = report.Regressed
+	case -worse > th.Tolerance:
+		c.Verdict = report.Improved
+	case !c.Tested || c.P >= th.Alpha || worse == 0:
+		c.Verdict = report.Same
 	case worse > 0:
 		c.Verdict = report.Worse
-	case worse < 0:
-		c.Verdict = report.Improved
 	default:
-		c.Verdict = report.Same
+		c.Verdict = report.Improved
 	}
 	return c
 }

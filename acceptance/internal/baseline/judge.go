@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,48 @@ var noFigure = map[string]bool{
 	report.CauseFioFailed: true, report.CauseBadRecording: true, report.CauseNotRecorded: true,
 	report.CausePreparation: true, report.CauseDriveChanged: true, report.CauseInterrupted: true,
 	report.CauseNoBaseline: true,
+}
+
+// notTheDrive are the causes of an inconclusive result whose figure says
+// what was outside the drive (the host's CPUs, the PCIe link, the
+// airflow) or what state the drive was not shown to be in (steady,
+// preconditioned): such a figure is not the drive's, so a cell with one on
+// either side is not compared.
+var notTheDrive = []string{report.CauseHostBound, report.CausePCIeLink, report.CauseThrottled,
+	report.CauseNotSteady, report.CausePrecondition}
+
+// notComparable says why the cell of these sides is not compared: each
+// cause outside the drive on each side, with the first such result's
+// message; "" when every result is the drive's.
+func notComparable(base, this []report.Result) string {
+	var why []string
+	for _, side := range []struct {
+		name string
+		rs   []report.Result
+	}{{"this run", this}, {"the baseline", base}} {
+		var causes []string
+		first := ""
+		for _, r := range side.rs {
+			if r.Verdict == report.Inconclusive && slices.Contains(notTheDrive, r.Cause) {
+				if !slices.Contains(causes, r.Cause) {
+					causes = append(causes, r.Cause)
+				}
+				if first == "" {
+					first = r.Test
+					if r.Host != "" {
+						first = r.Host + ": " + first
+					}
+					if msg := strings.SplitN(r.Error, "\n", 2)[0]; msg != "" {
+						first += ": " + msg
+					}
+				}
+			}
+		}
+		if len(causes) > 0 {
+			why = append(why, fmt.Sprintf("%s on %s (%s)", strings.Join(causes, ", "), side.name, first))
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // Figures is a side's sample of a cell: one figure per drive of each
@@ -147,6 +190,15 @@ func judgeCell(key string, base, this []report.Result, th Thresholds) report.Res
 	if c.Baseline.Median > 0 {
 		res.Ratio = c.This.Median / c.Baseline.Median
 	}
+	if why := notComparable(base, this); why != "" {
+		// Not the drive's figures: no verdict on the drive, either way.
+		res.Verdict, res.Cause = report.Inconclusive, report.CauseNotComparable
+		res.Error = fmt.Sprintf("%s: not comparable: %s: the figure is not the drive's alone, so it is not compared with the baseline", first.Workload, why)
+		for _, x := range append([]*report.Comparison{&br.Metric}, pointers(br.Latency)...) {
+			x.Verdict, x.Note = report.Same, "not comparable"
+		}
+		return res
+	}
 	switch {
 	case c.Baseline.N == 0:
 		res.Verdict, res.Cause = report.Inconclusive, "no figure"
@@ -168,6 +220,14 @@ func judgeCell(key string, base, this []report.Result, th Thresholds) report.Res
 		res.Error = strings.Join(regressed, "; ")
 	}
 	return res
+}
+
+func pointers(cs []report.Comparison) []*report.Comparison {
+	out := make([]*report.Comparison, len(cs))
+	for i := range cs {
+		out[i] = &cs[i]
+	}
+	return out
 }
 
 func firstError(rs []report.Result) string {
@@ -193,8 +253,12 @@ func Row(workload string, c report.Comparison) string {
 	switch c.Verdict {
 	case report.Regressed:
 		s += fmt.Sprintf(": regressed beyond the %s %% tolerance", pct(c.Tolerance))
-		if !c.Tested {
+		switch {
+		case !c.Tested:
 			s += " (judged by tolerance alone)"
+		case c.P >= c.Alpha:
+			s += fmt.Sprintf(" (p=%.3f is not below %s, but a median change beyond the tolerance is not passed on p alone)",
+				c.P, strconv.FormatFloat(c.Alpha, 'f', -1, 64))
 		}
 	case report.Worse:
 		s += fmt.Sprintf(": worse, within the %s %% tolerance", pct(c.Tolerance))

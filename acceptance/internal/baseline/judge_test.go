@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
@@ -39,5 +40,66 @@ func TestJudgeLatency(t *testing.T) {
 		if tt.verdict == report.Fail && c.Error != "4KB Random Read read p99 latency: 115 µs vs baseline 100 µs: +15.00 % (1 sample): regressed beyond the 5 % tolerance (judged by tolerance alone); 4KB Random Read read p99.99 latency: 230 µs vs baseline 200 µs: +15.00 % (1 sample): regressed beyond the 5 % tolerance (judged by tolerance alone)" {
 			t.Errorf("Error = %q", c.Error)
 		}
+	}
+}
+
+// A cell whose figure on either side was bound by something other than
+// the drive is not compared: the case (this run host-bound at
+// -41 % against an idle baseline) reads "not comparable: host-bound" and
+// is inconclusive, not regressed; so do the link, heat, steady-state and
+// preconditioning causes, on either side. A cell that failed below spec
+// on its own figures is compared.
+func TestJudgeNotComparable(t *testing.T) {
+	cell := func(actual float64, verdict, cause, msg string) report.Result {
+		return report.Result{Test: "TestSingleDrive/128MiB/4KB_Random_Read", Kind: report.KindSingle, Capacity: "128MiB",
+			Workload: "4KB Random Read", Drives: 1, Metric: "iops", Actual: actual, Verdict: verdict, Cause: cause, Error: msg}
+	}
+	idle := cell(13_428, report.Pass, "", "")
+	for _, tt := range []struct {
+		name       string
+		base, this report.Result
+		verdict    string
+		want       string
+	}{
+		{"host-bound this run", idle,
+			cell(7_894, report.Inconclusive, report.CauseHostBound, "4KB Random Read: actual 7,894 IOPS < spec 1,000,000 IOPS (0.79 % of spec); fio's 8 jobs on CPUs 0-1 (2) were 100 % busy"),
+			report.Inconclusive, "4KB Random Read: not comparable: host-bound on this run (TestSingleDrive/128MiB/4KB_Random_Read: 4KB Random Read: actual 7,894 IOPS < spec 1,000,000 IOPS (0.79 % of spec); fio's 8 jobs on CPUs 0-1 (2) were 100 % busy): the figure is not the drive's alone"},
+		{"pcie link on the baseline", cell(13_428, report.Inconclusive, report.CausePCIeLink, "link x2 of x4"), cell(7_894, report.Fail, report.CauseBelowSpec, "below"),
+			report.Inconclusive, "not comparable: pcie link degraded on the baseline"},
+		{"thermal", idle, cell(7_894, report.Inconclusive, report.CauseThrottled, "throttled"), report.Inconclusive, "not comparable: thermal throttle on this run"},
+		{"not steady", idle, cell(7_894, report.Inconclusive, report.CauseNotSteady, "not steady"), report.Inconclusive, "not comparable: not steady on this run"},
+		{"not preconditioned", idle, cell(13_500, report.Inconclusive, report.CausePrecondition, "quick"), report.Inconclusive, "not comparable: not preconditioned on this run"},
+		{"both sides", cell(13_428, report.Inconclusive, report.CauseNotSteady, "ns"), cell(7_894, report.Inconclusive, report.CauseHostBound, "hb"),
+			report.Inconclusive, "not comparable: host-bound on this run (TestSingleDrive/128MiB/4KB_Random_Read: hb); not steady on the baseline (TestSingleDrive/128MiB/4KB_Random_Read: ns)"},
+		{"below spec on its own figures", idle, cell(7_894, report.Fail, report.CauseBelowSpec, "below spec"),
+			report.Fail, "4KB Random Read: 7,894 IOPS vs baseline 13,428 IOPS: -41.21 % (1 sample): regressed beyond the 5 % tolerance (judged by tolerance alone)"},
+	} {
+		got := Judge([]report.Result{tt.base}, []report.Result{tt.this}, DefaultThresholds)
+		if len(got) != 1 {
+			t.Fatalf("%s: Judge = %d cells, want 1", tt.name, len(got))
+		}
+		c := got[0]
+		if c.Verdict != tt.verdict || !strings.Contains(c.Error, tt.want) {
+			t.Errorf("%s: Judge = %s %q, want %s containing %q", tt.name, c.Verdict, c.Error, tt.verdict, tt.want)
+		}
+		if tt.verdict == report.Inconclusive {
+			if c.Cause != report.CauseNotComparable || c.Baseline.Metric.Verdict == report.Regressed {
+				t.Errorf("%s: cause %q, metric verdict %q; want not comparable, not regressed", tt.name, c.Cause, c.Baseline.Metric.Verdict)
+			}
+		}
+	}
+	// The baseline gate is then INCONCLUSIVE, not NOT QUALIFIED.
+	run := report.Run{Results: Judge([]report.Result{idle}, []report.Result{cell(7_894, report.Inconclusive, report.CauseHostBound, "hb")}, DefaultThresholds)}
+	found := false
+	for _, g := range run.Gates() {
+		if g.Name == report.BaselineGate {
+			found = true
+			if g.Verdict != report.CapacityInconclusive {
+				t.Errorf("baseline gate %s, want INCONCLUSIVE", g)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("Gates() = %+v, want a baseline gate", run.Gates())
 	}
 }

@@ -22,8 +22,9 @@ import (
 var failRow = regexp.MustCompile(`^(.+): actual ([\d,]+) (IOPS|MB/s) < spec ([\d,]+) (IOPS|MB/s) \((\d+\.\d\d) % of spec\)$`)
 
 // hostBoundRow is a missed cell measured while the CPUs fio ran on were
-// saturated: the brief's row, then why the host is to blame.
-var hostBoundRow = regexp.MustCompile(`^(.+): actual ([\d,]+) (IOPS|MB/s) < spec ([\d,]+) (IOPS|MB/s) \((\d+\.\d\d) % of spec\); fio's \d+ jobs? on CPUs [-\d,]+ \(\d+\) were \d+ % busy`)
+// saturated, or a fio job ran its CPU flat out: the brief's row, then why
+// the host is to blame.
+var hostBoundRow = regexp.MustCompile(`^(.+): actual ([\d,]+) (IOPS|MB/s) < spec ([\d,]+) (IOPS|MB/s) \((\d+\.\d\d) % of spec\); (fio's \d+ jobs? on CPUs [-\d,]+ \(\d+\) were \d+ % busy|(\d+ of )?fio's \d+ jobs? ran at [\d.]+ % of one CPU)`)
 
 // The built-in spec judged on loop devices (forced to 1.92TB) qualifies
 // nothing: every cell a loop device misses fails with real fio figures and

@@ -1,7 +1,9 @@
 package host
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +52,69 @@ func TestBusy(t *testing.T) {
 	}
 	if live, err := ReadCPUTimes(); err != nil || len(live) == 0 {
 		t.Errorf("ReadCPUTimes() = %d CPUs, %v", len(live), err)
+	}
+}
+
+// manyCoreStat is /proc/stat of a two-socket host of 192 CPUs (8 NUMA
+// nodes of 24) after ticks ticks per CPU, in the kernel's layout: CPU c
+// has done busy(c) of every 100 ticks in user and system time, the rest
+// idle and iowait.
+func manyCoreStat(ticks uint64, busy func(c int) uint64) []byte {
+	var b strings.Builder
+	b.WriteString("cpu  0 0 0 0 0 0 0 0 0 0\n")
+	for c := range 192 {
+		n := ticks / 100 * busy(c)
+		user, system := n*3/4, n-n*3/4
+		idle := ticks - n
+		fmt.Fprintf(&b, "cpu%d %d 0 %d %d %d 0 0 0 0 0\n", c, 1000+user, 500+system, 9000+idle-idle/10, 100+idle/10)
+	}
+	b.WriteString("intr 1\nctxt 1\nbtime 1\nprocesses 1\nprocs_running 9\n")
+	return []byte(b.String())
+}
+
+// On a 192-CPU host, a drive's jobs pinned to its node's 24 CPUs: 8 of
+// them pegged (100 of 100 ticks) and the other 16 idle read 33 % busy,
+// the figure that hid 8 pegged jobs; another node busy at 97 % is seen.
+func TestBusyManyCores(t *testing.T) {
+	node1 := func(c int) bool { return c >= 24 && c < 48 }
+	before, err := ParseCPUTimes(manyCoreStat(0, func(int) uint64 { return 0 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := ParseCPUTimes(manyCoreStat(6000, func(c int) uint64 {
+		switch {
+		case node1(c) && c < 32:
+			return 100 // 8 fio jobs, one per CPU
+		case c >= 48 && c < 72:
+			return 97
+		}
+		return 0
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 192 {
+		t.Fatalf("%d CPUs read, want 192", len(after))
+	}
+	cpus := func(lo, hi int) []int {
+		var out []int
+		for c := lo; c < hi; c++ {
+			out = append(out, c)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		cpus []int
+		want float64
+	}{
+		{cpus(24, 48), 8.0 / 24},
+		{cpus(24, 32), 1},
+		{cpus(48, 72), 0.97},
+		{cpus(0, 192), (8 + 24*0.97) / 192},
+	} {
+		got, ok := Busy(before, after, tt.cpus)
+		if !ok || math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("Busy(CPUs %d-%d) = %v, %v; want %v", tt.cpus[0], tt.cpus[len(tt.cpus)-1], got, ok, tt.want)
+		}
 	}
 }

@@ -325,42 +325,141 @@ func PercentileName(key string) string {
 	return strings.Replace(strings.Replace(p, "_", ".", 1), "_", "", -1)
 }
 
-// HostBoundPct is the CPU use, in % of the CPUs fio was allowed, at which
-// a cell below spec is taken to be bound by the host, not the drive.
+// HostBoundPct is the CPU use at which a cell below spec is taken to be
+// bound by the host, not the drive: of the CPUs fio was allowed (busy, or
+// fio's own share of them), or of one CPU for any one fio job.
 const HostBoundPct = 95
 
 // HostCPU is what the CPUs fio ran on did during a measurement: cpus and
 // n the CPUs fio's jobs were allowed, busy how busy they were (from
 // /proc/stat, 0-1; < 0 when not read), cpuSeconds fio's jobs' own user +
-// system time, seconds the measurement's length, jobs the jobs' count.
-func HostCPU(cpus string, n int, busy, cpuSeconds, seconds float64, jobs int) *report.HostCPU {
+// system time, seconds the measurement's length, jobs the jobs' count,
+// drives each drive's jobs' own figures (DrivesCPU).
+func HostCPU(cpus string, n int, busy, cpuSeconds, seconds float64, jobs int, drives []report.DriveCPU) *report.HostCPU {
 	if n <= 0 || seconds <= 0 {
 		return nil
 	}
-	h := &report.HostCPU{CPUs: cpus, N: n, BusyPct: -1, Jobs: jobs, FioPct: 100 * cpuSeconds / (seconds * float64(n))}
+	h := &report.HostCPU{CPUs: cpus, N: n, BusyPct: -1, Jobs: jobs, FioPct: 100 * cpuSeconds / (seconds * float64(n)), PerDrive: drives}
 	if busy >= 0 {
 		h.BusyPct = 100 * busy
+	}
+	for _, d := range drives {
+		h.JobMaxPct = max(h.JobMaxPct, d.MaxPct)
+		h.JobsAtLimit += d.AtLimit
 	}
 	return h
 }
 
+// DrivesCPU is each drive's fio jobs' own CPU use in out, from each job
+// entry's usr_cpu + sys_cpu (% of its runtime: of one CPU, since a fio
+// job is one thread): the entries of reporting group i are drive
+// paths[i]'s, pinned to cpus[i] ("" unpinned). numJobs is the jobs a drive
+// ran (numjobs): a drive with a single entry for more than one job was
+// reported with group_reporting, whose usr_cpu fio computes over the
+// jobs' summed runtime, so it is their mean and stands for all of them.
+func DrivesCPU(out *fiojob.Output, paths, cpus []string, numJobs int) []report.DriveCPU {
+	if out == nil {
+		return nil
+	}
+	byGroup := map[int][]fiojob.JobResult{}
+	for _, j := range out.Jobs {
+		byGroup[j.GroupID] = append(byGroup[j.GroupID], j)
+	}
+	var res []report.DriveCPU
+	for i, path := range paths {
+		entries := byGroup[i]
+		if len(entries) == 0 {
+			continue
+		}
+		d := report.DriveCPU{Drive: path, Grouped: len(entries) == 1 && numJobs > 1}
+		if i < len(cpus) {
+			d.CPUs = cpus[i]
+		}
+		var cpuSec, runSec float64
+		for _, e := range entries {
+			n := 1
+			if d.Grouped {
+				n = numJobs
+			}
+			d.Jobs += n
+			d.MaxPct = max(d.MaxPct, e.CPUPct)
+			if e.CPUPct >= HostBoundPct {
+				d.AtLimit += n
+			}
+			cpuSec += e.CPUSeconds
+			runSec += float64(e.RuntimeMs) / 1000
+		}
+		if runSec > 0 {
+			d.MeanPct = 100 * cpuSec / runSec
+		}
+		res = append(res, d)
+	}
+	return res
+}
+
 // HostBound says why a cell measured with h's CPU use is bound by the host
-// rather than the drive, with the fix; "" when it is not: neither the
-// CPUs fio was allowed nor fio's jobs themselves were at HostBoundPct of
-// those CPUs.
+// rather than the drive, naming each figure that says so, with the fix;
+// "" when none does. Two figures can: a fio job that ran at HostBoundPct
+// of one CPU or more (it could go no faster on this CPU, however idle the
+// others were), and the CPUs fio was allowed, busy at HostBoundPct or more
+// (by /proc/stat, which counts the kernel threads that do a loop device's
+// or a driver's work, or by fio's own jobs).
 func HostBound(h *report.HostCPU) string {
-	if h == nil || h.BusyPct < HostBoundPct && h.FioPct < HostBoundPct {
+	if h == nil {
 		return ""
 	}
-	busy := h.FioPct
-	what := "their own user and system time"
-	if h.BusyPct > busy {
-		busy, what = h.BusyPct, "the CPUs' time, fio's jobs "+fmt.Sprintf("%.0f %%", h.FioPct)+" of it"
+	var why []string
+	if h.BusyPct >= HostBoundPct || h.FioPct >= HostBoundPct {
+		busy := h.FioPct
+		what := "their own user and system time"
+		if h.BusyPct > busy {
+			busy, what = h.BusyPct, "the CPUs' time, fio's jobs "+fmt.Sprintf("%.0f %%", h.FioPct)+" of it"
+		}
+		why = append(why, fmt.Sprintf("fio's %s on CPUs %s (%d) were %.0f %% busy (%s)", plural(h.Jobs, "job"), h.CPUs, h.N, busy, what))
 	}
-	jobs := fmt.Sprintf("%d jobs", h.Jobs)
+	if job := jobBound(h); job != "" {
+		if len(why) == 0 && h.BusyPct >= 0 {
+			job += fmt.Sprintf("; the CPUs fio was allowed, %s (%d), were %.0f %% busy", h.CPUs, h.N, h.BusyPct)
+		}
+		why = append(why, job)
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return strings.Join(why, "; ") + ": the host, not the drive, bounds this figure; give the drive more CPUs or a faster host"
+}
+
+// jobBound names the fio jobs that ran at HostBoundPct of one CPU or more,
+// with the busiest's figure and drive; "" when none did.
+func jobBound(h *report.HostCPU) string {
+	if h.JobsAtLimit == 0 {
+		return ""
+	}
+	var top report.DriveCPU
+	for _, d := range h.PerDrive {
+		if d.AtLimit > 0 && d.MaxPct > top.MaxPct {
+			top = d
+		}
+	}
+	where := top.Drive
+	if top.CPUs != "" {
+		where += ", CPUs " + top.CPUs
+	}
+	if top.Grouped {
+		return fmt.Sprintf("fio's %d jobs on %s ran at %.1f %% of one CPU each on average (group_reporting gives their mean: user + system time over their runtime), at least %d %%",
+			top.Jobs, where, top.MaxPct, HostBoundPct)
+	}
 	if h.Jobs == 1 {
-		jobs = "1 job"
+		return fmt.Sprintf("fio's 1 job ran at %.1f %% of one CPU, at least %d %% (its user + system time over its runtime), on %s",
+			top.MaxPct, HostBoundPct, where)
 	}
-	return fmt.Sprintf("fio's %s on CPUs %s (%d) were %.0f %% busy (%s): the host, not the drive, bounds this figure; give the drive more CPUs or a faster host",
-		jobs, h.CPUs, h.N, busy, what)
+	return fmt.Sprintf("%d of fio's %d jobs ran at %d %% of one CPU or more, the busiest at %.1f %% (user + system time over its runtime) on %s",
+		h.JobsAtLimit, h.Jobs, HostBoundPct, top.MaxPct, where)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -183,18 +183,18 @@ func TestHostBound(t *testing.T) {
 		h    *report.HostCPU
 		want string
 	}{
-		{HostCPU("0", 1, -1, 0.996*60, 60, 8),
+		{HostCPU("0", 1, -1, 0.996*60, 60, 8, nil),
 			"fio's 8 jobs on CPUs 0 (1) were 100 % busy (their own user and system time): the host, not the drive, bounds this figure; give the drive more CPUs or a faster host"},
-		{HostCPU("0-1", 2, 0.97, 1.19*60, 60, 8),
+		{HostCPU("0-1", 2, 0.97, 1.19*60, 60, 8, nil),
 			"fio's 8 jobs on CPUs 0-1 (2) were 97 % busy (the CPUs' time, fio's jobs 60 % of it): the host, not the drive, bounds this figure; give the drive more CPUs or a faster host"},
-		{HostCPU("0-1", 2, 0.94, 1.19*60, 60, 8), ""},
+		{HostCPU("0-1", 2, 0.94, 1.19*60, 60, 8, nil), ""},
 		{nil, ""},
 	} {
 		if got := HostBound(tt.h); got != tt.want {
 			t.Errorf("HostBound(%+v) = %q, want %q", tt.h, got, tt.want)
 		}
 	}
-	if h := HostCPU("0", 0, 0.5, 1, 1, 1); h != nil {
+	if h := HostCPU("0", 0, 0.5, 1, 1, 1, nil); h != nil {
 		t.Errorf("HostCPU with no CPUs = %+v, want nil", h)
 	}
 }

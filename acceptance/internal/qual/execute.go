@@ -283,9 +283,13 @@ func (s *Suite) judgeSteady(st plan.Step, prep Prepared, track *steady.Tracker, 
 	for i, d := range st.Drives {
 		res, source := results[i], "fio status reports"
 		if len(res.Rounds) == 0 && i < len(prep.Logs) {
+			// The trailing window, as the Tracker judges: the drive's
+			// state when the step stopped.
 			rounds := steady.LogRounds(prep.Logs[i], st.Job.LogInterval, st.Round)
-			at, v := st.Rule.Track(rounds)
-			res, source = steady.Result{Rounds: rounds, At: at, Verdict: v}, "fio iops log"
+			res, source = steady.Result{Rounds: rounds, Verdict: st.Rule.Check(rounds)}, "fio iops log"
+			if res.Verdict.Attained {
+				res.At = len(rounds)
+			}
 		}
 		rec := steadyRecord(st, s.Drives[d].Path, res, source)
 		rec.Seconds = took.Seconds()

@@ -169,7 +169,15 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 		}
 	}
 	if m.cpu.N > 0 {
-		res.HostCPU = judge.HostCPU(m.cpu.CPUs, m.cpu.N, m.cpu.Busy, total.CPUSeconds, total.Runtime.Seconds(), m.job.NumJobs*len(m.job.Targets))
+		paths, cpus := make([]string, len(cell.Drives)), make([]string, len(cell.Drives))
+		for i, d := range cell.Drives {
+			paths[i] = s.Drives[d].Path
+			if i < len(m.job.Targets) {
+				cpus[i] = m.job.Targets[i].CPUs
+			}
+		}
+		res.HostCPU = judge.HostCPU(m.cpu.CPUs, m.cpu.N, m.cpu.Busy, total.CPUSeconds, total.Runtime.Seconds(), m.job.NumJobs*len(m.job.Targets),
+			judge.DrivesCPU(out, paths, cpus, m.job.NumJobs))
 	}
 	if why := judge.HostBound(res.HostCPU); why != "" && res.Verdict == report.Fail && res.Cause == report.CauseBelowSpec {
 		// Short of the figure while the CPUs were saturated: the host may

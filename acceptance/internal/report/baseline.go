@@ -19,6 +19,10 @@ const BaselineGate = "baseline"
 // tolerance alone when the samples are too few for the test).
 const CauseRegressed = "regressed"
 
+// CauseNotComparable is the cause of a TestBaseline cell that was not
+// compared: a side's figure was bound by something other than the drive.
+const CauseNotComparable = "not comparable"
+
 // Comparison verdicts (Comparison.Verdict), as benchstat reads them.
 const (
 	Regressed = "regressed" // worse beyond the tolerance: the cell fails

@@ -254,6 +254,32 @@ type HostCPU struct {
 	// in % of those CPUs' time over the measurement.
 	FioPct float64 `json:"fio_pct"`
 	Jobs   int     `json:"jobs"`
+	// JobMaxPct is the busiest fio job's own user + system time in % of
+	// one CPU over its runtime (fio's usr_cpu + sys_cpu of its entry): a
+	// job is one thread, so 100 is a job that never waited. With
+	// group_reporting fio gives only a group's mean job.
+	JobMaxPct float64 `json:"job_max_pct"`
+	// JobsAtLimit counts the fio jobs at 95 % (judge.HostBoundPct) or more of one CPU
+	// (every job of a group_reporting entry whose mean is).
+	JobsAtLimit int `json:"jobs_at_limit"`
+	// PerDrive is each drive's jobs' figures, in the cell's drive order.
+	PerDrive []DriveCPU `json:"per_drive,omitempty"`
+}
+
+// DriveCPU is one drive's fio jobs' own CPU use during a cell.
+type DriveCPU struct {
+	Drive string `json:"drive"`
+	CPUs  string `json:"cpus,omitempty"` // the drive's cpus_allowed; "" unpinned
+	Jobs  int    `json:"jobs"`
+	// MaxPct is its busiest job's user + system time in % of one CPU over
+	// the job's runtime, MeanPct its jobs' mean, AtLimit how many were at
+	// 95 % (judge.HostBoundPct) or more.
+	MaxPct  float64 `json:"max_pct"`
+	MeanPct float64 `json:"mean_pct"`
+	AtLimit int     `json:"at_limit"`
+	// Grouped says fio reported the drive's jobs as one group_reporting
+	// entry: MaxPct is then their mean, the busiest job unknown.
+	Grouped bool `json:"grouped,omitempty"`
 }
 
 // Drive is one target's identity.

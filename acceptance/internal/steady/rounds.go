@@ -37,9 +37,11 @@ type Result struct {
 	// order from the step's start; Unmeasured where it could not be
 	// measured.
 	Rounds []float64
-	// At is the round (counted from 1) whose trailing window first held
-	// the rule, 0 when none did; Verdict is that window's verdict, or the
-	// last window's when none held.
+	// At is the last round read (counted from 1) when its trailing window
+	// holds the rule, 0 when it does not; Verdict is that trailing
+	// window's verdict. A drive that held the rule on an earlier window
+	// and lost it by the last round is not steady: the window recorded is
+	// always the drive's state when the step stopped.
 	At      int
 	Verdict Verdict
 }
@@ -52,6 +54,18 @@ type Result struct {
 // around it: every job of a drive is read in the same report, at the same
 // instant, so the jobs' own clocks never split a round. A round is whole
 // once a report at or after its end has been read.
+//
+// Each drive is judged on its trailing window, the last Window rounds, and
+// the step stops on the first report after which every drive's trailing
+// window holds at once. A drive that was steady early is not kept steady
+// while the step runs on for a slower one: the window recorded for each
+// drive is the one that ends when the step stops, so a drive whose IOPS
+// swing again after an early window is recorded as not steady. (The
+// alternative, each drive's step ending at its own steady round, is not
+// taken: the drives of a step share one fio process, a host and often a
+// PCIe switch, so stopping one drive's jobs early changes what the others
+// are measured under, and the drive's next cell comes after the whole
+// step anyway: its state then is what the recorded window must show.)
 //
 // The Tracker is pure: no clock, no process. The live run feeds it the
 // reports as they come and stops fio when Report says so; a recorded run's
@@ -84,8 +98,8 @@ func NewTracker(rule Rule, round time.Duration, drives int) *Tracker {
 	return t
 }
 
-// Report reads one status report; it returns true once every drive has
-// held the rule over a whole window, which is when the step may stop.
+// Report reads one status report; it returns true when every drive's
+// trailing window holds the rule, which is when the step may stop.
 // Groups the Tracker does not track are ignored, and so is a report that
 // goes back in time or in I/Os (fio restarted its counters).
 func (t *Tracker) Report(p fiojob.Progress) (stop bool) {
@@ -98,7 +112,7 @@ func (t *Tracker) Report(p fiojob.Progress) (stop bool) {
 	return t.Steady()
 }
 
-// Steady reports whether every drive has held the rule over a whole window.
+// Steady reports whether every drive's trailing window holds the rule.
 func (t *Tracker) Steady() bool {
 	for _, d := range t.drives {
 		if d.res.At == 0 {
@@ -123,25 +137,25 @@ func (t *Tracker) add(d *tracked, at, ios float64) {
 			iops = (b.ios - prev.ios) / t.round.Seconds()
 		}
 		d.res.Rounds = append(d.res.Rounds, iops)
-		if d.res.At == 0 {
-			if v := t.rule.Check(d.res.Rounds); v.Attained {
-				d.res.At, d.res.Verdict = len(d.res.Rounds), v
-			}
+		d.res.At, d.res.Verdict = 0, t.rule.Check(d.res.Rounds)
+		if d.res.Verdict.Attained {
+			d.res.At = len(d.res.Rounds)
 		}
 	}
 	d.at, d.ios = at, ios
 }
 
-// Results returns each drive's rounds so far, the round steady state was
-// reached at, and its verdict: the window that first held, or else the
-// last window.
+// Results returns each drive's rounds so far and the verdict of its
+// trailing window: At is the last round when that window holds, else 0.
 func (t *Tracker) Results() []Result {
 	out := make([]Result, len(t.drives))
 	for i, d := range t.drives {
 		r := d.res
 		r.Rounds = slices.Clone(r.Rounds)
-		if r.At == 0 {
-			r.Verdict = t.rule.Check(r.Rounds)
+		r.Verdict = t.rule.Check(r.Rounds)
+		r.At = 0
+		if r.Verdict.Attained {
+			r.At = len(r.Rounds)
 		}
 		out[i] = r
 	}

@@ -180,8 +180,11 @@ func TestTrackerReportsTooFarApart(t *testing.T) {
 	}
 	tr := NewTracker(DefaultRule, time.Minute, 1)
 	for i, p := range kept {
-		if tr.Report(p) && p.Groups[0].Runtime < 8*time.Minute {
-			t.Fatalf("stopped at report %d, runtime %v: before rounds 4-8 were whole", i+1, p.Groups[0].Runtime)
+		if tr.Report(p) {
+			if at := p.Groups[0].Runtime; at != 8*time.Minute {
+				t.Errorf("stopped at report %d, runtime %v: want at 8 min, when rounds 4-8 are whole", i+1, at)
+			}
+			break
 		}
 		if p.Groups[0].Runtime == 5*time.Minute {
 			v := tr.Results()[0].Verdict
@@ -199,8 +202,9 @@ func TestTrackerReportsTooFarApart(t *testing.T) {
 	}
 }
 
-// Each drive keeps the first window that held it; the run stops only once
-// every drive has one.
+// The run stops only once every drive's trailing window holds, and each
+// drive is recorded on the window that ends there: the early drive, flat
+// throughout, on rounds 4-8 like the late one.
 func TestTrackerWaitsForEveryDrive(t *testing.T) {
 	steadyAt5 := flat(10, 1000)
 	steadyAt8 := []float64{100, 300, 600, 1000, 1000, 1000, 1000, 1000, 1000, 1000}
@@ -209,9 +213,52 @@ func TestTrackerWaitsForEveryDrive(t *testing.T) {
 	if at := reps[n-1].Groups[0].Runtime; at != 8*time.Minute {
 		t.Errorf("stopped at runtime %v, want 8 min", at)
 	}
+	for d, res := range tr.Results() {
+		if res.At != 8 || res.Verdict.First != 3 || !res.Verdict.Attained {
+			t.Errorf("drive %d: steady at round %d (window from %d), want 8 (from 4)", d, res.At, res.Verdict.First+1)
+		}
+	}
+}
+
+// The drive: steady on rounds 1-5, then swinging 400-1,600 IOPS
+// while the step runs on for a slower drive. It is not recorded as
+// "attained, rounds 1-5": its window when the step stops ranges far
+// beyond the rule, so it is not steady, and the step does not stop while
+// it swings; it runs to its bound (here the 12 rounds fed) and records
+// each drive's trailing window.
+func TestTrackerEarlyDriveSwingsAfterItsWindow(t *testing.T) {
+	early := []float64{1000, 1000, 1000, 1000, 1000, 400, 1600, 400, 1600, 400, 1600, 400}
+	late := []float64{100, 300, 600, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}
+	reps := reports([][]float64{early, late}, time.Minute, 6, 0)
+	tr := NewTracker(DefaultRule, time.Minute, 2)
+	for _, p := range reps {
+		if tr.Report(p) {
+			t.Fatalf("stopped at runtime %v while the early drive swings", p.Groups[0].Runtime)
+		}
+		if p.Groups[0].Runtime == 5*time.Minute && !tr.Results()[0].Verdict.Attained {
+			t.Errorf("the early drive at round 5: %v, want steady on rounds 1-5", tr.Results()[0].Verdict)
+		}
+	}
 	res := tr.Results()
-	if res[0].At != 5 || res[1].At != 8 || res[1].Verdict.First != 3 {
-		t.Errorf("steady at rounds %d and %d (window from %d), want 5 and 8 (from 4)", res[0].At, res[1].At, res[1].Verdict.First+1)
+	e := res[0]
+	if e.At != 0 || e.Verdict.Attained || e.Verdict.First != 7 || len(e.Rounds) != 12 {
+		t.Errorf("the early drive: %d rounds, steady at %d, window from %d (%v); want 12, not steady, rounds 8-12",
+			len(e.Rounds), e.At, e.Verdict.First+1, e.Verdict)
+	}
+	// Its window at the stop: 400, 1600, 400, 1600, 400, mean 880, range
+	// 1,200 IOPS = 136.4 % of it.
+	if !near(e.Verdict.Mean, 880) || math.Abs(100*e.Verdict.RelRange()-136.36) > 0.01 {
+		t.Errorf("the early drive's window: %v, want mean 880 IOPS, range 136.4 %%", e.Verdict)
+	}
+	if l := res[1]; l.At != 12 || !l.Verdict.Attained || l.Verdict.First != 7 {
+		t.Errorf("the late drive: steady at %d, window from %d, want 12, rounds 8-12", l.At, l.Verdict.First+1)
+	}
+	// No window of it that ends after round 5 holds: the step could not
+	// stop on any of them.
+	for n := 6; n <= 12; n++ {
+		if v := DefaultRule.Check(early[:n]); v.Attained {
+			t.Errorf("the early drive's window ending at round %d holds: %v", n, v)
+		}
 	}
 }
 
@@ -227,8 +274,8 @@ func TestTrackerIgnoresWhatItCannotUse(t *testing.T) {
 			tr.Report(fiojob.Progress{Groups: []fiojob.Result{{GroupID: 3, Runtime: sec(2), Write: fiojob.Direction{TotalIOs: 1e9}}}})
 		}
 	}
-	if res := tr.Results()[0]; !sameRounds(res.Rounds, flat(6, 1000)) || res.At != 5 {
-		t.Errorf("Results() = %+v, want 6 rounds of 1,000 IOPS, steady at 5", res)
+	if res := tr.Results()[0]; !sameRounds(res.Rounds, flat(6, 1000)) || res.At != 6 || res.Verdict.First != 1 {
+		t.Errorf("Results() = %+v, want 6 rounds of 1,000 IOPS, steady on rounds 2-6", res)
 	}
 }
 
@@ -348,11 +395,12 @@ func TestRecordedDefaultRound(t *testing.T) {
 			t.Errorf("drive %d: %d rounds, steady at %d on the window from %d; want 5, 5, 1", d, len(res.Rounds), res.At, res.Verdict.First+1)
 		}
 	}
-	// fio's final report after the stop adds nothing to the window judged.
-	tr.Report(reps[len(reps)-1])
+	// A report after the stop that closes no round (fio's final one,
+	// printed as it stops within round 6) changes nothing.
+	tr.Report(reps[n])
 	for d, res := range tr.Results() {
-		if res.At != 5 || res.Verdict.First != 0 {
-			t.Errorf("drive %d after the final report: steady at %d, want 5 still", d, res.At)
+		if res.At != 5 || res.Verdict.First != 0 || len(res.Rounds) != 5 {
+			t.Errorf("drive %d after the next report: steady at %d, want 5 still", d, res.At)
 		}
 	}
 
@@ -451,4 +499,37 @@ func slicesHasNaN(xs []float64) bool {
 		}
 	}
 	return false
+}
+
+// A step of 24 drives: 22 flat from the start, one late to settle (steady
+// on rounds 4-8), and one steady on rounds 1-5 that swings on rounds 6-9
+// and settles again from round 10. The step runs on past round 8 while
+// the early drive's trailing window does not hold, stops at round 14 when
+// its window (rounds 10-14) holds again, and every drive is recorded on
+// rounds 10-14, the window that ends at the stop.
+func TestTrackerTwentyFourDrives(t *testing.T) {
+	const rounds = 16
+	iops := make([][]float64, 24)
+	for d := range iops {
+		iops[d] = flat(rounds, 150000+1000*float64(d))
+	}
+	copy(iops[0][5:9], []float64{60000, 240000, 60000, 240000})
+	copy(iops[23], []float64{15000, 45000, 90000})
+	reps := reports(iops, time.Minute, 6, 100*time.Millisecond)
+	tr, n := feed(DefaultRule, time.Minute, 24, reps)
+	if at := reps[n-1].Groups[0].Runtime; at < 14*time.Minute || at > 14*time.Minute+10*time.Second {
+		t.Fatalf("stopped at runtime %v, want on the report that closes round 14", at)
+	}
+	for d, res := range tr.Results() {
+		if res.At != 14 || !res.Verdict.Attained || res.Verdict.First != 9 {
+			t.Errorf("drive %d: steady at %d on the window from round %d (%v), want 14 on rounds 10-14", d, res.At, res.Verdict.First+1, res.Verdict)
+		}
+	}
+	// Fed round by round, the early drive was steady at round 5 and not
+	// from round 6 to 13.
+	for k := 5; k <= 14; k++ {
+		if got, want := DefaultRule.Check(iops[0][:k]).Attained, k == 5 || k == 14; got != want {
+			t.Errorf("the early drive's window ending at round %d holds: %v, want %v", k, got, want)
+		}
+	}
 }
