@@ -219,6 +219,11 @@ func (s System) PCIePath(ctrl string) (p Path, ok bool, err error) {
 		}
 		ends = append(ends, l)
 	}
+	if len(ends) == 0 {
+		// The controller's device is no PCI function at all: a fabrics
+		// controller's is nvme-fabrics' "ctl".
+		return nil, false, nil
+	}
 	for i := 0; i < len(ends); i += 2 {
 		h := Hop{Link: ends[i], Role: "switch port"}
 		if i == 0 {

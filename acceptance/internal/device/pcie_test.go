@@ -204,3 +204,20 @@ func TestBandwidth(t *testing.T) {
 		}
 	}
 }
+
+// A controller on no PCI function (a fabrics controller, whose device
+// link is nvme-fabrics' "ctl") has no PCIe path: ok is false, never an
+// empty path that callers would index.
+func TestPCIePathNotPCI(t *testing.T) {
+	sys := buildTree(t, "pcie.tree")
+	for _, ctrl := range []string{"nvme2", "nvme9", ""} {
+		p, ok, err := sys.PCIePath(ctrl)
+		if err != nil || ok || p != nil {
+			t.Errorf("PCIePath(%q) = %+v, %v, %v; want no path, not ok", ctrl, p, ok, err)
+		}
+	}
+	p, ok, err := sys.PCIePath("nvme1")
+	if err != nil || !ok || len(p) != 1 || p[0].AboveRole != "" {
+		t.Errorf("PCIePath(nvme1) = %+v, %v, %v; want the endpoint's link alone", p, ok, err)
+	}
+}

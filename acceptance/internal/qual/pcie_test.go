@@ -192,3 +192,20 @@ func BenchmarkLinkDegraded24(b *testing.B) {
 		}
 	}
 }
+
+// A fabrics controller (its device link is nvme-fabrics' "ctl", no PCI
+// function) has no PCIe path: the drives table leaves its link empty and
+// the run goes on.
+func TestFillReportDrivesFabrics(t *testing.T) {
+	exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), rounds: steadyRounds}
+	s := liveSuiteOf(t, exec, fakeSpec)
+	s.sys = device.System{Root: testenv.BuildTree(t, filepath.Join("..", "device", "testdata", "pcie.tree"))}
+	s.Drives[0].Controller = "nvme2"
+	require.NotPanics(t, s.fillReportDrives)
+	require.Len(t, s.Report.Drives, 1)
+	assert.Empty(t, s.Report.Drives[0].PCI)
+	assert.Empty(t, s.Report.Drives[0].Link)
+	degraded, unknown := s.linkDegraded([]int{0})
+	assert.Empty(t, degraded)
+	assert.Empty(t, unknown)
+}
