@@ -214,8 +214,13 @@ func (s System) PCIePath(ctrl string) (p Path, ok bool, err error) {
 			continue
 		}
 		l, _, err := readLink(dir)
-		if err != nil {
+		switch {
+		case err != nil && len(ends) == 0:
 			return nil, false, fmt.Errorf("%s: %w", ctrl, err)
+		case err != nil:
+			// A port above the drive that cannot be read leaves that
+			// link unknown; the drive's own link is still judged.
+			l = Link{PCI: filepath.Base(dir), Unknown: err.Error()}
 		}
 		ends = append(ends, l)
 	}
