@@ -168,6 +168,7 @@ func TestPCIeUplinkCell(t *testing.T) {
 				assert.Contains(t, degraded, tt.error, "recorded for a replay to judge")
 			}
 			assert.Equal(t, tt.unknown, unknown, "the cell's evidence names the unknown link")
+			assert.Contains(t, o.Message, tt.unknown, "and so does its message")
 			var rec record.Link
 			found, err := record.ReadJSON(exec.dir, c.Test, record.LinkExt, &rec)
 			require.NoError(t, err)
