@@ -214,10 +214,20 @@ func (s System) PCIePath(ctrl string) (p Path, ok bool, err error) {
 			continue
 		}
 		l, _, err := readLink(dir)
-		if err != nil {
+		switch {
+		case err != nil && len(ends) == 0:
 			return nil, false, fmt.Errorf("%s: %w", ctrl, err)
+		case err != nil:
+			// A port above the drive that cannot be read leaves that
+			// link unknown; the drive's own link is still judged.
+			l = Link{PCI: filepath.Base(dir), Unknown: err.Error()}
 		}
 		ends = append(ends, l)
+	}
+	if len(ends) == 0 {
+		// The controller's device is no PCI function at all: a fabrics
+		// controller's is nvme-fabrics' "ctl".
+		return nil, false, nil
 	}
 	for i := 0; i < len(ends); i += 2 {
 		h := Hop{Link: ends[i], Role: "switch port"}

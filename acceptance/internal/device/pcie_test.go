@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -202,5 +203,66 @@ func TestBandwidth(t *testing.T) {
 		if got := Bandwidth(tt.speed, tt.width); math.Abs(got-tt.want) > 1 {
 			t.Errorf("Bandwidth(%v, %d) = %v, want %v", tt.speed, tt.width, got, tt.want)
 		}
+	}
+}
+
+// A controller on no PCI function (a fabrics controller, whose device
+// link is nvme-fabrics' "ctl") has no PCIe path: ok is false, never an
+// empty path that callers would index.
+func TestPCIePathNotPCI(t *testing.T) {
+	sys := buildTree(t, "pcie.tree")
+	for _, ctrl := range []string{"nvme2", "nvme9", ""} {
+		p, ok, err := sys.PCIePath(ctrl)
+		if err != nil || ok || p != nil {
+			t.Errorf("PCIePath(%q) = %+v, %v, %v; want no path, not ok", ctrl, p, ok, err)
+		}
+	}
+	p, ok, err := sys.PCIePath("nvme1")
+	if err != nil || !ok || len(p) != 1 || p[0].AboveRole != "" {
+		t.Errorf("PCIePath(nvme1) = %+v, %v, %v; want the endpoint's link alone", p, ok, err)
+	}
+}
+
+// A port above the drive whose link files cannot be read leaves that hop
+// unknown, naming the failure; the drive's own degraded link is still
+// read and judged, as it was when only the endpoint was read.
+func TestPCIePathUnreadablePort(t *testing.T) {
+	sys := buildTree(t, "backplane.tree")
+	setLink(t, sys, "0000:0c:00.0", "16.0", 2)
+	setLink(t, sys, "0000:0a:05.0", "16.0", 2)
+	// The root port's width reads as an error (a directory here; EINVAL
+	// from a config read that fails on a real one).
+	width := filepath.Join(sys.Root, "sys/devices/pci0000:00/0000:00:02.0/current_link_width")
+	if err := os.Remove(width); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(width, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, ok, err := sys.PCIePath("nvme7")
+	if err != nil || !ok || len(p) != 2 {
+		t.Fatalf("PCIePath(nvme7) = %+v, %v, %v; want two hops", p, ok, err)
+	}
+	if got, want := p[0].Degraded(0, 0), "PCIe link 16.0 GT/s x2 of 16.0 GT/s x4"; got != want {
+		t.Errorf("the drive's own link: %q, want %q", got, want)
+	}
+	// The switch's upstream port still reads its end of the uplink.
+	if p[1].Unknown != "" || p[1].Width != 16 {
+		t.Errorf("uplink %+v, want the upstream port's reading", p[1])
+	}
+	// Both ends unreadable: the hop is unknown, and says why.
+	width = filepath.Join(sys.Root, "sys/devices/pci0000:00/0000:00:02.0/0000:09:00.0/current_link_width")
+	if err := os.Remove(width); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(width, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, ok, err = sys.PCIePath("nvme7")
+	if err != nil || !ok || len(p) != 2 || p[0].Degraded(0, 0) == "" {
+		t.Fatalf("PCIePath(nvme7) = %+v, %v, %v; want two hops, the first degraded", p, ok, err)
+	}
+	if !strings.Contains(p[1].Unknown, "0000:09:00.0") || !strings.Contains(p.Unknown(), "is a directory") {
+		t.Errorf("uplink %+v (%q), want it unknown naming 0000:09:00.0 and the error", p[1], p.Unknown())
 	}
 }

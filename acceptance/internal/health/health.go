@@ -46,10 +46,17 @@ var ErrCriticalWarning = errors.New("SMART critical warning set before the run")
 
 // Refuse returns an error wrapping ErrCriticalWarning when the SMART log
 // read before the run has a critical warning bit set, naming every bit set
-// and the fix; nil otherwise. The caller names the drive.
+// and the fix; nil otherwise. The caller names the drive. A drive with the
+// temperature bit alone is too hot to measure, which is first the
+// chassis's airflow (see Hot): the fix named is cooling, not replacing it.
 func Refuse(before nvme.SmartLog) error {
 	if before.CriticalWarning == 0 {
 		return nil
+	}
+	if before.CriticalWarning == nvme.WarnTemperature {
+		msg, _ := Hot(before)
+		return fmt.Errorf("%w: %s; check the chassis's airflow and let the drive cool below its threshold, then rerun; the run wrote nothing",
+			ErrCriticalWarning, msg)
 	}
 	return fmt.Errorf("%w: critical_warning 0x%02x: %s; replace the drive or clear the condition; the run wrote nothing",
 		ErrCriticalWarning, before.CriticalWarning, strings.Join(nvme.DecodeCriticalWarning(before.CriticalWarning), ", "))

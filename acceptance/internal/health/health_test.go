@@ -41,13 +41,14 @@ type refuseTest struct {
 var refuseTests = []refuseTest{
 	{0x00, ""},
 	{0x01, "critical_warning 0x01: available spare is below its threshold;"},
-	{0x02, "critical_warning 0x02: temperature is outside a threshold;"},
+	{0x02, "critical_warning 0x02: temperature is outside a threshold (composite 36 °C);"},
 	{0x04, "critical_warning 0x04: NVM subsystem reliability is degraded by media or internal errors;"},
 	{0x08, "critical_warning 0x08: media is read-only;"},
 	{0x10, "critical_warning 0x10: volatile memory backup device has failed;"},
 	{0x20, "critical_warning 0x20: persistent memory region is read-only or unreliable;"},
 	{0x40, "critical_warning 0x40: reserved critical warning bit 6 is set;"},
 	{0x09, "critical_warning 0x09: available spare is below its threshold, media is read-only;"},
+	{0x0a, "critical_warning 0x0a: temperature is outside a threshold, media is read-only;"},
 }
 
 func TestRefuse(t *testing.T) {
@@ -63,7 +64,11 @@ func TestRefuse(t *testing.T) {
 			t.Errorf("Refuse(critical_warning %#x) = nil, want an error", tt.warning)
 			continue
 		}
-		const fix = "; replace the drive or clear the condition; the run wrote nothing"
+		fix := "; replace the drive or clear the condition; the run wrote nothing"
+		if tt.warning == nvme.WarnTemperature {
+			// Too hot before anything is written: the chassis first.
+			fix = "; check the chassis's airflow and let the drive cool below its threshold, then rerun; the run wrote nothing"
+		}
 		if msg := err.Error(); !strings.Contains(msg, tt.want) || !strings.HasSuffix(msg, fix) {
 			t.Errorf("Refuse(critical_warning %#x) = %q, want it to contain %q and end %q", tt.warning, msg, tt.want, fix)
 		}

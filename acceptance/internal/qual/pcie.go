@@ -43,9 +43,13 @@ func below(paths []device.Path, fn string, only []int) int {
 // below its maximum and whose bandwidth, shared by the cell's drives
 // below it, is short of what each of their own links carries at full
 // speed ("/dev/nvme7n1: PCIe link 8.0 GT/s x8 at switch port
-// 0000:01:00.0 (upstream of 6 drives) of 16.0 GT/s x16: ..."). A
-// degraded uplink that still carries its share, as a single drive's
-// often does, does not bound the cell; the drives table shows it.
+// 0000:01:00.0 (upstream of 6 drives) of 16.0 GT/s x16: ..."), or one
+// at its maximum that carries less than one drive's own link at full
+// speed (a Gen4 switch in a Gen3 x4 slot). A degraded uplink that still
+// carries its share, as a single drive's often does, does not bound the
+// cell, nor does one at its maximum that carries each drive in full but
+// not all at once (oversubscription by design); the drives table shows
+// it.
 // unknown names the links sysfs does not know, which are not judged. A
 // drive with no PCIe link (a loop device, a file, a fabrics controller)
 // is never degraded.
@@ -83,7 +87,11 @@ func (s *Suite) linkDegraded(drives []int) (degraded, unknown string) {
 				unk = append(unk, fmt.Sprintf("%s: PCIe link at %s not checked: %s", path, h.Where(), h.Unknown))
 				continue
 			}
-			if h.Degraded(0, 0) == "" {
+			full := need > 0 && h.Bandwidth() >= need*(1-1e-9)
+			degraded := h.Degraded(0, 0) != ""
+			if !degraded && (need <= 0 || full) {
+				// At its maximum and able to carry one drive in full:
+				// the platform's oversubscription, if any, is by design.
 				continue
 			}
 			k := below(paths, h.PCI, drives)
@@ -92,7 +100,14 @@ func (s *Suite) linkDegraded(drives []int) (degraded, unknown string) {
 				continue
 			}
 			text := fmt.Sprintf("%s: %s", path, h.Describe(below(paths, h.PCI, nil)))
-			if need > 0 {
+			switch {
+			case !degraded:
+				// A link that trained to all it can and still carries less
+				// than one drive's own is the slot, as a Gen4 slot is for
+				// a Gen5 drive.
+				text += fmt.Sprintf(": at its maximum, %.2f GB/s, short of the %.2f GB/s of one drive's %.1f GT/s x%d",
+					h.Bandwidth()/1e9, need/1e9, wantSpeed, wantWidth)
+			case need > 0:
 				text += fmt.Sprintf(": %.2f GB/s a drive for the %d of this cell below it, short of the %.2f GB/s of one drive's %.1f GT/s x%d",
 					share/1e9, k, need/1e9, wantSpeed, wantWidth)
 			}

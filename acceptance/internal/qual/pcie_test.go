@@ -145,6 +145,9 @@ func TestPCIeUplinkCell(t *testing.T) {
 		{"uplink at x2", func(t *testing.T, sys device.System) { uplink(t, sys, "8.0", 2) }, [2]string{report.Inconclusive, report.CausePCIeLink},
 			"/tmp/fake.img: PCIe link 8.0 GT/s x2 at switch port 0000:09:00.0 (upstream of 1 drive) of 16.0 GT/s x16", "",
 			"16.0 GT/s x4 (of 16.0 GT/s x4); switch port 0000:09:00.0: 8.0 GT/s x2 (of 16.0 GT/s x16)"},
+		{"uplink at its maximum, Gen3 x4", func(t *testing.T, sys device.System) { atMost(t, sys, "8.0", 4) }, [2]string{report.Inconclusive, report.CausePCIeLink},
+			"/tmp/fake.img: PCIe link 8.0 GT/s x4 at switch port 0000:09:00.0 (upstream of 1 drive) of 8.0 GT/s x4: at its maximum, 3.94 GB/s, short of the 7.88 GB/s of one drive's 16.0 GT/s x4", "",
+			"16.0 GT/s x4 (of 16.0 GT/s x4); switch port 0000:09:00.0: 8.0 GT/s x4 (of 8.0 GT/s x4)"},
 		{"uplink unknown", func(t *testing.T, sys device.System) {
 			retrain(t, sys, "0000:09:00.0", "Unknown", 16)
 			retrain(t, sys, "0000:00:02.0", "Unknown", 16)
@@ -168,6 +171,7 @@ func TestPCIeUplinkCell(t *testing.T) {
 				assert.Contains(t, degraded, tt.error, "recorded for a replay to judge")
 			}
 			assert.Equal(t, tt.unknown, unknown, "the cell's evidence names the unknown link")
+			assert.Contains(t, o.Message, tt.unknown, "and so does its message")
 			var rec record.Link
 			found, err := record.ReadJSON(exec.dir, c.Test, record.LinkExt, &rec)
 			require.NoError(t, err)
@@ -190,5 +194,75 @@ func BenchmarkLinkDegraded24(b *testing.B) {
 		if d, u := s.linkDegraded(drives); d != "" || u != "" {
 			b.Fatal(d, u)
 		}
+	}
+}
+
+// A fabrics controller (its device link is nvme-fabrics' "ctl", no PCI
+// function) has no PCIe path: the drives table leaves its link empty and
+// the run goes on.
+func TestFillReportDrivesFabrics(t *testing.T) {
+	exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), rounds: steadyRounds}
+	s := liveSuiteOf(t, exec, fakeSpec)
+	s.sys = device.System{Root: testenv.BuildTree(t, filepath.Join("..", "device", "testdata", "pcie.tree"))}
+	s.Drives[0].Controller = "nvme2"
+	require.NotPanics(t, s.fillReportDrives)
+	require.Len(t, s.Report.Drives, 1)
+	assert.Empty(t, s.Report.Drives[0].PCI)
+	assert.Empty(t, s.Report.Drives[0].Link)
+	degraded, unknown := s.linkDegraded([]int{0})
+	assert.Empty(t, degraded)
+	assert.Empty(t, unknown)
+}
+
+// atMost sets both ends of switch 1's uplink to speed and width, current
+// and maximum alike: a link that trained to all it can, in a slot (or
+// behind a root port) narrower or slower than the switch.
+func atMost(t *testing.T, sys device.System, speed string, width int) {
+	t.Helper()
+	uplink(t, sys, speed, width)
+	for _, fn := range []string{"0000:09:00.0", "0000:00:02.0"} {
+		var dir string
+		require.NoError(t, filepath.WalkDir(filepath.Join(sys.Root, "sys", "devices"), func(path string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() && d.Name() == fn {
+				dir = path
+				return filepath.SkipAll
+			}
+			return err
+		}))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "max_link_speed"), []byte(speed+" GT/s PCIe\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "max_link_width"), []byte(strconv.Itoa(width)+"\n"), 0o644))
+	}
+}
+
+// An uplink at its maximum that cannot carry even one drive's full link
+// (a Gen4 switch behind a Gen3 x4 slot) bounds every cell of the drives
+// below it, as a slot slower than the drive does; an uplink at its
+// maximum that carries one drive in full but not all of them at once is
+// the platform's oversubscription by design, and is not flagged.
+func TestLinkDegradedUplinkAtItsMaximum(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		speed    string
+		width    int
+		drives   []int
+		degraded string
+	}{
+		{"Gen3 x4 slot, one drive", "8.0", 4, []int{7},
+			"/dev/nvme7n1: PCIe link 8.0 GT/s x4 at switch port 0000:09:00.0 (upstream of 6 drives) of 8.0 GT/s x4: " +
+				"at its maximum, 3.94 GB/s, short of the 7.88 GB/s of one drive's 16.0 GT/s x4"},
+		{"Gen3 x4 slot, its six drives", "8.0", 4, span(6, 11),
+			"/dev/nvme6n1: PCIe link 8.0 GT/s x4 at switch port 0000:09:00.0 (upstream of 6 drives) of 8.0 GT/s x4: " +
+				"at its maximum, 3.94 GB/s, short of the 7.88 GB/s of one drive's 16.0 GT/s x4"},
+		{"Gen3 x8 slot, one drive", "8.0", 8, []int{7}, ""},
+		{"Gen3 x8 slot, its six drives", "8.0", 8, span(6, 11), ""},
+		{"Gen4 x8 slot, 24 drives", "16.0", 8, span(0, 23), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sys := backplane(t)
+			atMost(t, sys, tt.speed, tt.width)
+			degraded, unknown := backplaneSuite(sys).linkDegraded(tt.drives)
+			assert.Equal(t, tt.degraded, degraded)
+			assert.Empty(t, unknown)
+		})
 	}
 }

@@ -194,3 +194,33 @@ func TestDryRunOfAReplay(t *testing.T) {
 	s.PrintPlan(&b)
 	require.Contains(t, b.String(), "no fio runs and nothing is written; the recordings of 1 cells would be judged")
 }
+
+// A recorded cell whose drive's PCIe path had a link sysfs did not know
+// (its .link.json) names it in the cell's message, live or replayed,
+// whatever the verdict: a pass, and a figure below spec, which is still
+// judged.
+func TestReplayUnknownLinkInMessage(t *testing.T) {
+	const unknown = `/dev/loop7: PCIe link at switch port 0000:09:00.0 not checked: current_link_speed of 0000:09:00.0 reads "Unknown"`
+	for _, tt := range []struct {
+		spec string
+		want [2]string
+	}{
+		{"500", [2]string{report.Pass, ""}},
+		{"5_000_000", [2]string{report.Fail, report.CauseBelowSpec}},
+	} {
+		dir := recordedRun(t, true)
+		var info record.Run
+		data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(data, &info))
+		info.SpecText = strings.Replace(info.SpecText, `"4KB Random Read" = 500`, `"4KB Random Read" = `+tt.spec, 1)
+		writeJSON(t, filepath.Join(dir, "run.json"), info)
+		writeJSON(t, filepath.Join(dir, "TestSingleDrive", "256MiB", "4KB_Random_Read.link.json"), record.Link{Unknown: unknown})
+		o, _ := replayCell(t, dir)
+		require.Equal(t, tt.want, [2]string{o.Result.Verdict, o.Result.Cause}, o.Result.Error)
+		require.Contains(t, o.Message, unknown)
+		if tt.want[0] != report.Pass {
+			require.Contains(t, o.Result.Error, unknown)
+		}
+	}
+}

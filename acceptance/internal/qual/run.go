@@ -209,6 +209,11 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 			": the link, not the drive, bounds this figure; reseat the drive or use a slot that trains to its full speed and width, or state the link the spec expects in [pcie]"
 		res.Verdict, res.Cause = report.Inconclusive, report.CausePCIeLink
 	}
+	if m.linkUnknown != "" {
+		// A link sysfs does not know is not judged, and the cell says so:
+		// a figure short of spec may be that link's, not the drive's.
+		j.Message += "; " + m.linkUnknown
+	}
 	if j.Verdict == report.Pass {
 		// A figure measured on a drive that was not shown to be in steady
 		// state proves nothing, whichever way it went.
