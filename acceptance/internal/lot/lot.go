@@ -7,9 +7,10 @@
 // Confidence) is at or above the pass line. When the figures pass a
 // Shapiro–Wilk normality check the bound is normal theory, mean − k·s,
 // with k exact from the noncentral t distribution (ISO 16269-6, NIST
-// e-Handbook §7.2.6.3); otherwise it is distribution-free: every figure
-// passes and there are at least ln(1 − Confidence) / ln(Coverage) of
-// them (the success-run rule). A lot is rejected when the Clopper–Pearson
+// e-Handbook §7.2.6.3); otherwise, or when that bound falls short, it is
+// distribution-free: every figure passes and there are at least
+// ln(1 − Confidence) / ln(Coverage) of them (the success-run rule, which
+// assumes no model). A lot is rejected when the Clopper–Pearson
 // upper confidence bound of the share of passing drives is below
 // Coverage. For a figure where lower is better (a latency) everything is
 // mirrored: the bound is mean + k·s, at or below the line.
@@ -172,8 +173,14 @@ func Judge(figures []float64, line float64, lowerIsBetter bool, r Rule, format f
 		}
 		j.Reason = fmt.Sprintf("normal theory: at %s confidence at least %s of the lot meets the pass line (the tolerance bound %s is %s it)",
 			pct(r.Confidence), pct(r.Coverage), format(j.Bound), side)
-	case !j.NormalOK && j.Passing == j.N && j.N >= j.ZeroFailure:
-		j.Verdict = Accepted
+	case j.Passing == j.N && j.N >= j.ZeroFailure:
+		// The success-run rule assumes no model, so it holds for figures
+		// the normal model fits too, when their normal bound falls short.
+		j.Verdict, j.Method = Accepted, DistributionFree
+		j.Bound = slices.Min(figures)
+		if lowerIsBetter {
+			j.Bound = slices.Max(figures)
+		}
 		j.Reason = fmt.Sprintf("all %d drives pass and %d are enough for the distribution-free bound: at %s confidence at least %s of the lot passes",
 			j.N, j.ZeroFailure, pct(r.Confidence), pct(r.Coverage))
 	default:
