@@ -128,7 +128,7 @@ func (s *Suite) judgeLotCell(src []report.Result, rule lot.Rule) LotCell {
 	line := passLine(first)
 	l := &report.LotResult{Coverage: rule.Coverage, Confidence: rule.Confidence, LowerIsBetter: lower}
 	var figures []float64
-	var tests []string
+	var tests, unmeasured []string // unmeasured: l.Missing in words
 	hosts := map[string]bool{}
 	for _, r := range src {
 		hosts[r.Host] = true
@@ -145,15 +145,26 @@ func (s *Suite) judgeLotCell(src []report.Result, rule lot.Rule) LotCell {
 			for _, d := range r.PerDrive {
 				if d.Error != "" || d.Actual <= 0 {
 					l.Missing = append(l.Missing, d.Path+" in "+r.Test)
+					unmeasured = append(unmeasured, d.Path+" in "+r.Test)
 					continue
 				}
 				figures = append(figures, d.Actual)
 				l.Figures = append(l.Figures, report.LotFigure{Drive: d.Path, Serial: d.Serial, Value: d.Actual, Test: r.Test})
 			}
+			// A step that measured nothing (fio failed, an unreadable
+			// recording) has no per-drive share: its drives are missing,
+			// not absent from the lot.
+			if gone := r.Drives - len(r.PerDrive); gone > 0 {
+				for i := len(r.PerDrive); i < r.Drives; i++ {
+					l.Missing = append(l.Missing, fmt.Sprintf("drive %d of %s", i+1, r.Test))
+				}
+				unmeasured = append(unmeasured, fmt.Sprintf("%s of %s (%s)", plural(gone, "drive"), r.Test, cmp.Or(r.Cause, "no figure")))
+			}
 			continue
 		}
 		if !hasFigure(r) {
 			l.Missing = append(l.Missing, r.Test)
+			unmeasured = append(unmeasured, r.Test)
 			continue
 		}
 		figures = append(figures, r.Actual)
@@ -182,7 +193,7 @@ func (s *Suite) judgeLotCell(src []report.Result, rule lot.Rule) LotCell {
 	if len(l.Missing) > 0 || len(l.Unclear) > 0 {
 		var why []string
 		if len(l.Missing) > 0 {
-			why = append(why, fmt.Sprintf("%s without a figure (%s)", plural(len(l.Missing), "drive"), strings.Join(l.Missing, ", ")))
+			why = append(why, fmt.Sprintf("%s without a figure (%s)", plural(len(l.Missing), "drive"), strings.Join(unmeasured, ", ")))
 		}
 		if len(l.Unclear) > 0 {
 			why = append(why, fmt.Sprintf("%s that proved nothing (%s)", plural(len(l.Unclear), "inconclusive cell"), strings.Join(l.Unclear, ", ")))

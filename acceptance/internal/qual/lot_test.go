@@ -327,6 +327,41 @@ func TestLotFleet(t *testing.T) {
 	assert.Contains(t, same.Message, "all 3 figures are equal")
 }
 
+// A fleet of two hosts (copies of the recording, each edited: its host's
+// name in run.json, the 6-drive step's figures set tight) whose second
+// host's 6-drive read recording is unreadable (edited: its fio output
+// replaced by a line that is not JSON): that step has no per-drive
+// figure, and its six drives are missing from the lot, not left out of
+// it, so the first host's six tight drives alone do not accept it.
+func TestLotFleetStepWithoutFigures(t *testing.T) {
+	var dirs []string
+	for _, name := range []string{"host-a", "host-b"} {
+		dir := lotCopy(t, name)
+		path := filepath.Join(dir, "run.json")
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), `"hostname": "lot-host-a"`, `"hostname": "`+name+`"`, 1)), 0o644))
+		setDriveFigures(t, dir, lotRead, tight)
+		setDriveFigures(t, dir, lotWrite, tight)
+		dirs = append(dirs, dir)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dirs[1], filepath.FromSlash(lotRead)+".json"), []byte("not fio's output\n"), 0o644))
+	_, run := judgeLotRun(t, lotSpec(t, true), dirs...)
+	require.Equal(t, report.CauseBadRecording, run.results["TestScaling/host-b/6_drives/128KB_Sequential_Read"].Cause)
+	c := run.cells["TestLot/64MiB/128KB_Sequential_Read"]
+	require.NotNil(t, c.Result.Lot)
+	assert.Equal(t, 6, c.Result.Lot.N, "host-a's six drives are judged")
+	assert.Len(t, c.Result.Lot.Missing, 6, "host-b's six drives have no figure")
+	assert.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+	assert.Contains(t, c.Message, "6 drives without a figure")
+	assert.Contains(t, c.Message, "6 drives without a figure (6 drives of TestScaling/host-b/6_drives/128KB_Sequential_Read (bad recording))")
+	// The write step measured on both hosts: 12 drives, accepted.
+	w := run.cells["TestLot/64MiB/128KB_Sequential_Write"]
+	assert.Equal(t, 12, w.Result.Lot.N)
+	assert.Empty(t, w.Result.Lot.Missing)
+	assert.Equal(t, report.Pass, w.Result.Verdict, w.Message)
+}
+
 // The dry run says what the rule needs and what the run gives it: 59
 // drives for a zero-failure 95 %/95 % sample; the recording's 6-drive
 // step, and 24 drives of the built-in plan.
