@@ -62,13 +62,24 @@ func hasFigure(r report.Result) bool {
 	return r.Actual > 0
 }
 
-// passLine is a cell's own line: spec × (1 − tolerance), or × (1 +
-// tolerance) for a figure where lower is better.
-func passLine(r report.Result) float64 {
-	if specs.Metric(r.Metric).LowerIsBetter() {
-		return r.Spec * (1 + r.Tolerance)
+// driveTolerance is the tolerance a drive meets r's cell with: the
+// cell's own, but for a scaling step's share, whose cell carries
+// [scaling] tolerance (how far N drives' total may fall short of N × the
+// baseline), the single-drive cell's, [method] tolerance.
+func (s *Suite) driveTolerance(r report.Result) float64 {
+	if r.Kind == report.KindScaling {
+		return s.Spec.Method.Tolerance
 	}
-	return r.Spec * (1 - r.Tolerance)
+	return r.Tolerance
+}
+
+// passLine is the line a drive meets r's cell at: spec × (1 −
+// tolerance), or × (1 + tolerance) for a figure where lower is better.
+func (s *Suite) passLine(r report.Result) float64 {
+	if specs.Metric(r.Metric).LowerIsBetter() {
+		return r.Spec * (1 + s.driveTolerance(r))
+	}
+	return r.Spec * (1 - s.driveTolerance(r))
 }
 
 // JudgeLot judges, by the spec's [lot] rule, the lot every capacity and
@@ -124,8 +135,8 @@ func (s *Suite) judgeLotCell(src []report.Result, rule lot.Rule) LotCell {
 	metric := first.Metric
 	lower := specs.Metric(metric).LowerIsBetter()
 	res := report.Result{Test: "TestLot/" + first.Capacity + "/" + specs.SubtestName(first.Workload), Kind: report.KindLot,
-		Capacity: first.Capacity, Workload: first.Workload, Metric: metric, Spec: first.Spec, Expected: first.Spec, Tolerance: first.Tolerance}
-	line := passLine(first)
+		Capacity: first.Capacity, Workload: first.Workload, Metric: metric, Spec: first.Spec, Expected: first.Spec, Tolerance: s.driveTolerance(first)}
+	line := s.passLine(first)
 	l := &report.LotResult{Coverage: rule.Coverage, Confidence: rule.Confidence, LowerIsBetter: lower}
 	var figures []float64
 	var tests, unmeasured []string // unmeasured: l.Missing in words
@@ -133,9 +144,9 @@ func (s *Suite) judgeLotCell(src []report.Result, rule lot.Rule) LotCell {
 	for _, r := range src {
 		hosts[r.Host] = true
 		tests = append(tests, r.Test)
-		// Cells judged with different tolerances (a fleet's host without
-		// scaling): the strictest line judges them all.
-		if pl := passLine(r); (pl > line) != lower && pl != line {
+		// Every source gives the drive's own line; were they to differ,
+		// the strictest would judge them all.
+		if pl := s.passLine(r); (pl > line) != lower && pl != line {
 			line = pl
 		}
 		if r.Verdict == report.Inconclusive {

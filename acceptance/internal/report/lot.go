@@ -56,8 +56,9 @@ type LotResult struct {
 	K    float64 `json:"k"`
 	Mean float64 `json:"mean"`
 	SD   float64 `json:"s"`
-	// Bound is the tolerance bound of Method, PassLine the cell's own
-	// spec × (1 − tolerance) (× (1 + tolerance) for a latency).
+	// Bound is the tolerance bound of Method, PassLine the line a drive
+	// meets the cell at: spec × (1 − [method] tolerance) (× (1 +
+	// tolerance) for a latency).
 	Bound         float64 `json:"bound"`
 	PassLine      float64 `json:"pass_line"`
 	LowerIsBetter bool    `json:"lower_is_better,omitempty"`
