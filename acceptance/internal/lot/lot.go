@@ -56,6 +56,10 @@ const (
 // normal model is used unless Shapiro–Wilk's p is below it.
 const NormalityAlpha = 0.05
 
+// MaxShapiroWilk is the largest sample Royston's Shapiro–Wilk p-value
+// holds for.
+const MaxShapiroWilk = 5000
+
 // MaxDrives bounds the search for how many drives would decide an
 // inconclusive lot: a sample larger than this is not a sample.
 const MaxDrives = 10_000
@@ -213,6 +217,9 @@ func (j Judgement) inconclusive(format func(float64) string) string {
 		why = fmt.Sprintf("%d drive%s: too few to check the normal model (Shapiro–Wilk needs 3)", j.N, plural(j.N))
 	case j.SD == 0:
 		why = fmt.Sprintf("all %d figures are equal: no spread to check the normal model with", j.N)
+	case j.N > MaxShapiroWilk:
+		why = fmt.Sprintf("%d figures, more than the %d Shapiro–Wilk checks the normal model on, so only the distribution-free bound applies, and %d of %d drives pass",
+			j.N, MaxShapiroWilk, j.Passing, j.N)
 	default:
 		why = fmt.Sprintf("the figures are not normal (Shapiro–Wilk W = %.3f, p = %.3f < %s), so only the distribution-free bound applies, and %d of %d drives pass",
 			j.W, j.P, trim(NormalityAlpha), j.Passing, j.N)

@@ -267,6 +267,22 @@ func TestJudgeDistributionFreeWhenNormalBoundFallsShort(t *testing.T) {
 	assert.Contains(t, j.Reason, "(1 more, all passing)")
 }
 
+// Beyond 5000 figures Shapiro–Wilk has no p-value: the normal model is
+// not checked, so not used, and the reason says so rather than quoting a
+// test that was not made.
+func TestJudgeBeyondShapiroWilk(t *testing.T) {
+	figs := make([]float64, 5001)
+	for i := range figs {
+		figs[i] = 1000 + 10*distuv.UnitNormal.Quantile((float64(i)+0.5)/float64(len(figs)))
+	}
+	figs[0] = 850
+	j := Judge(figs, 900, false, rule95, nil)
+	assert.False(t, j.NormalOK)
+	assert.Equal(t, Inconclusive, j.Verdict, j.Reason)
+	assert.Contains(t, j.Reason, "5001 figures, more than the 5000 Shapiro–Wilk checks the normal model on")
+	assert.NotContains(t, j.Reason, "NaN")
+}
+
 // A latency passes at or below its line: everything mirrors.
 func TestJudgeLowerIsBetter(t *testing.T) {
 	j := Judge([]float64{101, 99, 100, 102, 98, 100}, 150, true, rule95, nil)
