@@ -104,7 +104,7 @@ func clamp01(f float64) float64 { return min(max(f, 0), 1) }
 // figures that are not all equal.
 func ShapiroWilk(xs []float64) (w, p float64, err error) {
 	n := len(xs)
-	if n < 3 || n > 5000 {
+	if n < 3 || n > MaxShapiroWilk {
 		return 0, 0, errors.New("lot: Shapiro–Wilk needs 3 to 5000 figures")
 	}
 	x := slices.Clone(xs)

@@ -7,9 +7,10 @@
 // Confidence) is at or above the pass line. When the figures pass a
 // Shapiro–Wilk normality check the bound is normal theory, mean − k·s,
 // with k exact from the noncentral t distribution (ISO 16269-6, NIST
-// e-Handbook §7.2.6.3); otherwise it is distribution-free: every figure
-// passes and there are at least ln(1 − Confidence) / ln(Coverage) of
-// them (the success-run rule). A lot is rejected when the Clopper–Pearson
+// e-Handbook §7.2.6.3); otherwise, or when that bound falls short, it is
+// distribution-free: every figure passes and there are at least
+// ln(1 − Confidence) / ln(Coverage) of them (the success-run rule, which
+// assumes no model). A lot is rejected when the Clopper–Pearson
 // upper confidence bound of the share of passing drives is below
 // Coverage. For a figure where lower is better (a latency) everything is
 // mirrored: the bound is mean + k·s, at or below the line.
@@ -54,6 +55,10 @@ const (
 // NormalityAlpha is the significance level of the normality check: the
 // normal model is used unless Shapiro–Wilk's p is below it.
 const NormalityAlpha = 0.05
+
+// MaxShapiroWilk is the largest sample Royston's Shapiro–Wilk p-value
+// holds for.
+const MaxShapiroWilk = 5000
 
 // MaxDrives bounds the search for how many drives would decide an
 // inconclusive lot: a sample larger than this is not a sample.
@@ -172,8 +177,14 @@ func Judge(figures []float64, line float64, lowerIsBetter bool, r Rule, format f
 		}
 		j.Reason = fmt.Sprintf("normal theory: at %s confidence at least %s of the lot meets the pass line (the tolerance bound %s is %s it)",
 			pct(r.Confidence), pct(r.Coverage), format(j.Bound), side)
-	case !j.NormalOK && j.Passing == j.N && j.N >= j.ZeroFailure:
-		j.Verdict = Accepted
+	case j.Passing == j.N && j.N >= j.ZeroFailure:
+		// The success-run rule assumes no model, so it holds for figures
+		// the normal model fits too, when their normal bound falls short.
+		j.Verdict, j.Method = Accepted, DistributionFree
+		j.Bound = slices.Min(figures)
+		if lowerIsBetter {
+			j.Bound = slices.Max(figures)
+		}
 		j.Reason = fmt.Sprintf("all %d drives pass and %d are enough for the distribution-free bound: at %s confidence at least %s of the lot passes",
 			j.N, j.ZeroFailure, pct(r.Confidence), pct(r.Coverage))
 	default:
@@ -206,6 +217,9 @@ func (j Judgement) inconclusive(format func(float64) string) string {
 		why = fmt.Sprintf("%d drive%s: too few to check the normal model (Shapiro–Wilk needs 3)", j.N, plural(j.N))
 	case j.SD == 0:
 		why = fmt.Sprintf("all %d figures are equal: no spread to check the normal model with", j.N)
+	case j.N > MaxShapiroWilk:
+		why = fmt.Sprintf("%d figures, more than the %d Shapiro–Wilk checks the normal model on, so only the distribution-free bound applies, and %d of %d drives pass",
+			j.N, MaxShapiroWilk, j.Passing, j.N)
 	default:
 		why = fmt.Sprintf("the figures are not normal (Shapiro–Wilk W = %.3f, p = %.3f < %s), so only the distribution-free bound applies, and %d of %d drives pass",
 			j.W, j.P, trim(NormalityAlpha), j.Passing, j.N)

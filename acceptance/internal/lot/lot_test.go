@@ -229,6 +229,60 @@ func TestJudgeDistributionFree(t *testing.T) {
 	assert.Contains(t, j.Reason, "Shapiro–Wilk needs 3")
 }
 
+// The success-run rule needs no model: 59 drives of 59 passing show 95 %
+// of the lot passes at 95 % confidence whatever the figures' shape, so a
+// sample the normal model fits, but whose normal bound falls just short
+// of the line, is accepted by it all the same. The figures are 59 normal
+// scores of mean 1000 and s 50 with the tails trimmed (quantiles of 5 to
+// 95 %, so Shapiro–Wilk keeps the normal model), the line just below the
+// slowest drive: mean − k(59)·s is below it, every drive above it.
+func TestJudgeDistributionFreeWhenNormalBoundFallsShort(t *testing.T) {
+	figs := make([]float64, 59)
+	for i := range figs {
+		q := 0.5 + ((float64(i)+0.5)/59-0.5)*0.9
+		figs[i] = 1000 + 50*distuv.UnitNormal.Quantile(q)
+	}
+	line := figs[0] - 0.5
+	j := Judge(figs, line, false, rule95, nil)
+	require.True(t, j.NormalOK, "W %v p %v", j.W, j.P)
+	require.Less(t, j.Mean-j.K*j.SD, line, "the normal bound is below the line")
+	assert.Equal(t, 59, j.Passing)
+	assert.Equal(t, Accepted, j.Verdict, j.Reason)
+	assert.Equal(t, DistributionFree, j.Method)
+	assert.Equal(t, figs[0], j.Bound, "the bound is the slowest drive")
+	assert.Contains(t, j.Reason, "all 59 drives pass and 59 are enough for the distribution-free bound")
+	// The same for a latency, mirrored.
+	lat := make([]float64, len(figs))
+	for i, f := range figs {
+		lat[i] = 2000 - f
+	}
+	j = Judge(lat, 2000-line, true, rule95, nil)
+	assert.Equal(t, Accepted, j.Verdict, j.Reason)
+	assert.Equal(t, DistributionFree, j.Method)
+	// One drive fewer is not enough for the rule, and the normal bound
+	// still falls short: undecided.
+	j = Judge(figs[1:], figs[1]-0.5, false, rule95, nil)
+	require.True(t, j.NormalOK && j.Mean-j.K*j.SD < j.Line, "W %v p %v", j.W, j.P)
+	assert.Equal(t, Inconclusive, j.Verdict, j.Reason)
+	assert.Contains(t, j.Reason, "(1 more, all passing)")
+}
+
+// Beyond 5000 figures Shapiro–Wilk has no p-value: the normal model is
+// not checked, so not used, and the reason says so rather than quoting a
+// test that was not made.
+func TestJudgeBeyondShapiroWilk(t *testing.T) {
+	figs := make([]float64, 5001)
+	for i := range figs {
+		figs[i] = 1000 + 10*distuv.UnitNormal.Quantile((float64(i)+0.5)/float64(len(figs)))
+	}
+	figs[0] = 850
+	j := Judge(figs, 900, false, rule95, nil)
+	assert.False(t, j.NormalOK)
+	assert.Equal(t, Inconclusive, j.Verdict, j.Reason)
+	assert.Contains(t, j.Reason, "5001 figures, more than the 5000 Shapiro–Wilk checks the normal model on")
+	assert.NotContains(t, j.Reason, "NaN")
+}
+
 // A latency passes at or below its line: everything mirrors.
 func TestJudgeLowerIsBetter(t *testing.T) {
 	j := Judge([]float64{101, 99, 100, 102, 98, 100}, 150, true, rule95, nil)

@@ -62,13 +62,24 @@ func hasFigure(r report.Result) bool {
 	return r.Actual > 0
 }
 
-// passLine is a cell's own line: spec × (1 − tolerance), or × (1 +
-// tolerance) for a figure where lower is better.
-func passLine(r report.Result) float64 {
-	if specs.Metric(r.Metric).LowerIsBetter() {
-		return r.Spec * (1 + r.Tolerance)
+// driveTolerance is the tolerance a drive meets r's cell with: the
+// cell's own, but for a scaling step's share, whose cell carries
+// [scaling] tolerance (how far N drives' total may fall short of N × the
+// baseline), the single-drive cell's, [method] tolerance.
+func (s *Suite) driveTolerance(r report.Result) float64 {
+	if r.Kind == report.KindScaling {
+		return s.Spec.Method.Tolerance
 	}
-	return r.Spec * (1 - r.Tolerance)
+	return r.Tolerance
+}
+
+// passLine is the line a drive meets r's cell at: spec × (1 −
+// tolerance), or × (1 + tolerance) for a figure where lower is better.
+func (s *Suite) passLine(r report.Result) float64 {
+	if specs.Metric(r.Metric).LowerIsBetter() {
+		return r.Spec * (1 + s.driveTolerance(r))
+	}
+	return r.Spec * (1 - s.driveTolerance(r))
 }
 
 // JudgeLot judges, by the spec's [lot] rule, the lot every capacity and
@@ -124,18 +135,18 @@ func (s *Suite) judgeLotCell(src []report.Result, rule lot.Rule) LotCell {
 	metric := first.Metric
 	lower := specs.Metric(metric).LowerIsBetter()
 	res := report.Result{Test: "TestLot/" + first.Capacity + "/" + specs.SubtestName(first.Workload), Kind: report.KindLot,
-		Capacity: first.Capacity, Workload: first.Workload, Metric: metric, Spec: first.Spec, Expected: first.Spec, Tolerance: first.Tolerance}
-	line := passLine(first)
+		Capacity: first.Capacity, Workload: first.Workload, Metric: metric, Spec: first.Spec, Expected: first.Spec, Tolerance: s.driveTolerance(first)}
+	line := s.passLine(first)
 	l := &report.LotResult{Coverage: rule.Coverage, Confidence: rule.Confidence, LowerIsBetter: lower}
 	var figures []float64
-	var tests []string
+	var tests, unmeasured []string // unmeasured: l.Missing in words
 	hosts := map[string]bool{}
 	for _, r := range src {
 		hosts[r.Host] = true
 		tests = append(tests, r.Test)
-		// Cells judged with different tolerances (a fleet's host without
-		// scaling): the strictest line judges them all.
-		if pl := passLine(r); (pl > line) != lower && pl != line {
+		// Every source gives the drive's own line; were they to differ,
+		// the strictest would judge them all.
+		if pl := s.passLine(r); (pl > line) != lower && pl != line {
 			line = pl
 		}
 		if r.Verdict == report.Inconclusive {
@@ -145,15 +156,26 @@ func (s *Suite) judgeLotCell(src []report.Result, rule lot.Rule) LotCell {
 			for _, d := range r.PerDrive {
 				if d.Error != "" || d.Actual <= 0 {
 					l.Missing = append(l.Missing, d.Path+" in "+r.Test)
+					unmeasured = append(unmeasured, d.Path+" in "+r.Test)
 					continue
 				}
 				figures = append(figures, d.Actual)
 				l.Figures = append(l.Figures, report.LotFigure{Drive: d.Path, Serial: d.Serial, Value: d.Actual, Test: r.Test})
 			}
+			// A step that measured nothing (fio failed, an unreadable
+			// recording) has no per-drive share: its drives are missing,
+			// not absent from the lot.
+			if gone := r.Drives - len(r.PerDrive); gone > 0 {
+				for i := len(r.PerDrive); i < r.Drives; i++ {
+					l.Missing = append(l.Missing, fmt.Sprintf("drive %d of %s", i+1, r.Test))
+				}
+				unmeasured = append(unmeasured, fmt.Sprintf("%s of %s (%s)", plural(gone, "drive"), r.Test, cmp.Or(r.Cause, "no figure")))
+			}
 			continue
 		}
 		if !hasFigure(r) {
 			l.Missing = append(l.Missing, r.Test)
+			unmeasured = append(unmeasured, r.Test)
 			continue
 		}
 		figures = append(figures, r.Actual)
@@ -182,7 +204,7 @@ func (s *Suite) judgeLotCell(src []report.Result, rule lot.Rule) LotCell {
 	if len(l.Missing) > 0 || len(l.Unclear) > 0 {
 		var why []string
 		if len(l.Missing) > 0 {
-			why = append(why, fmt.Sprintf("%s without a figure (%s)", plural(len(l.Missing), "drive"), strings.Join(l.Missing, ", ")))
+			why = append(why, fmt.Sprintf("%s without a figure (%s)", plural(len(l.Missing), "drive"), strings.Join(unmeasured, ", ")))
 		}
 		if len(l.Unclear) > 0 {
 			why = append(why, fmt.Sprintf("%s that proved nothing (%s)", plural(len(l.Unclear), "inconclusive cell"), strings.Join(l.Unclear, ", ")))

@@ -327,6 +327,73 @@ func TestLotFleet(t *testing.T) {
 	assert.Contains(t, same.Message, "all 3 figures are equal")
 }
 
+// A fleet of two hosts (copies of the recording, each edited: its host's
+// name in run.json, the 6-drive step's figures set tight) whose second
+// host's 6-drive read recording is unreadable (edited: its fio output
+// replaced by a line that is not JSON): that step has no per-drive
+// figure, and its six drives are missing from the lot, not left out of
+// it, so the first host's six tight drives alone do not accept it.
+func TestLotFleetStepWithoutFigures(t *testing.T) {
+	var dirs []string
+	for _, name := range []string{"host-a", "host-b"} {
+		dir := lotCopy(t, name)
+		path := filepath.Join(dir, "run.json")
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), `"hostname": "lot-host-a"`, `"hostname": "`+name+`"`, 1)), 0o644))
+		setDriveFigures(t, dir, lotRead, tight)
+		setDriveFigures(t, dir, lotWrite, tight)
+		dirs = append(dirs, dir)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dirs[1], filepath.FromSlash(lotRead)+".json"), []byte("not fio's output\n"), 0o644))
+	_, run := judgeLotRun(t, lotSpec(t, true), dirs...)
+	require.Equal(t, report.CauseBadRecording, run.results["TestScaling/host-b/6_drives/128KB_Sequential_Read"].Cause)
+	c := run.cells["TestLot/64MiB/128KB_Sequential_Read"]
+	require.NotNil(t, c.Result.Lot)
+	assert.Equal(t, 6, c.Result.Lot.N, "host-a's six drives are judged")
+	assert.Len(t, c.Result.Lot.Missing, 6, "host-b's six drives have no figure")
+	assert.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+	assert.Contains(t, c.Message, "6 drives without a figure")
+	assert.Contains(t, c.Message, "6 drives without a figure (6 drives of TestScaling/host-b/6_drives/128KB_Sequential_Read (bad recording))")
+	// The write step measured on both hosts: 12 drives, accepted.
+	w := run.cells["TestLot/64MiB/128KB_Sequential_Write"]
+	assert.Equal(t, 12, w.Result.Lot.N)
+	assert.Empty(t, w.Result.Lot.Missing)
+	assert.Equal(t, report.Pass, w.Result.Verdict, w.Message)
+}
+
+// A drive meets a cell when it reaches spec × (1 − [method] tolerance);
+// [scaling] tolerance is how far N drives' total may fall short of N ×
+// the baseline. The lot asks what share of the drives meet the cell, so
+// its line is the former whatever cell the figures come from. The spec
+// here is the recording's with its [scaling] tolerance edited to 0.3 (a
+// per-drive line of 70 MB/s), the 6-drive step's figures set tight at 80
+// MB/s (edited: io_bytes scaled): every drive is below the 90 MB/s a
+// single drive must reach, and the lot is rejected against that line.
+func TestLotLineIsTheDrivesOwn(t *testing.T) {
+	dir := lotCopy(t, "host-a")
+	slow := []float64{80, 80.8, 79.2, 80.3, 79.7, 80.5}
+	setDriveFigures(t, dir, lotRead, slow)
+	setDriveFigures(t, dir, lotWrite, slow)
+	data, err := os.ReadFile(lotSpec(t, true))
+	require.NoError(t, err)
+	text := string(data)
+	i := strings.Index(text, "[scaling]")
+	require.Positive(t, i)
+	edited := text[:i] + strings.Replace(text[i:], "tolerance = 0.1", "tolerance = 0.3", 1)
+	require.NotEqual(t, text, edited)
+	path := filepath.Join(t.TempDir(), "lot-scaling-30.toml")
+	require.NoError(t, os.WriteFile(path, []byte(edited), 0o644))
+	_, run := judgeLotRun(t, path, dir)
+	c := run.cells["TestLot/64MiB/128KB_Sequential_Read"]
+	require.NotNil(t, c.Result.Lot)
+	assert.InDelta(t, 90, c.Result.Lot.PassLine, 1e-9, "spec 100 MB/s × (1 − [method] tolerance 0.1)")
+	assert.InDelta(t, 0.1, c.Result.Tolerance, 1e-12)
+	assert.Equal(t, 0, c.Result.Lot.Passing)
+	assert.Equal(t, report.Fail, c.Result.Verdict, c.Message)
+	assert.Contains(t, c.Message, "pass line 90 MB/s (spec 100 MB/s, tolerance 10 %)")
+}
+
 // The dry run says what the rule needs and what the run gives it: 59
 // drives for a zero-failure 95 %/95 % sample; the recording's 6-drive
 // step, and 24 drives of the built-in plan.

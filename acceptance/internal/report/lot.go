@@ -56,8 +56,9 @@ type LotResult struct {
 	K    float64 `json:"k"`
 	Mean float64 `json:"mean"`
 	SD   float64 `json:"s"`
-	// Bound is the tolerance bound of Method, PassLine the cell's own
-	// spec × (1 − tolerance) (× (1 + tolerance) for a latency).
+	// Bound is the tolerance bound of Method, PassLine the line a drive
+	// meets the cell at: spec × (1 − [method] tolerance) (× (1 +
+	// tolerance) for a latency).
 	Bound         float64 `json:"bound"`
 	PassLine      float64 `json:"pass_line"`
 	LowerIsBetter bool    `json:"lower_is_better,omitempty"`
@@ -126,7 +127,7 @@ func (r *Run) writeLot(b *bytes.Buffer) {
 	b.WriteString("## Lot acceptance\n\n")
 	fmt.Fprintf(b, "Rule ([lot]): at least %s of the lot meets each cell's pass line, with %s confidence. "+
 		"Normal theory (mean − k·s, k from the noncentral t) when Shapiro–Wilk does not reject normality at p < 0.05; "+
-		"else distribution-free (all drives pass, and at least %d of them). "+
+		"else, or when that bound falls short, distribution-free (all drives pass, and at least %d of them). "+
 		"Rejected when the Clopper–Pearson upper bound of the passing share is below the coverage.\n\n",
 		pctText(first.Coverage), pctText(first.Confidence), first.ZeroFailure)
 	b.WriteString("| Capacity | Workload | Drives | Passing | Mean | s | Method | k | Bound | Pass line | Verdict |\n")
