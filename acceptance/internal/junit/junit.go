@@ -240,7 +240,7 @@ func cellCase(r *report.Run, res report.Result, reportDir string) xmlTestcase {
 		if typ == "" {
 			typ = DefaultFailureType
 		}
-		tc.Failure = &xmlFailure{Message: clean(Short(msg)), Type: clean(typ), Body: text(clean(msg))}
+		tc.Failure = &xmlFailure{Message: Short(clean(msg)), Type: clean(typ), Body: text(clean(msg))}
 	case res.Verdict == report.Pass && res.Error == "":
 		// A pass has no child but its figures.
 	default:
@@ -251,7 +251,7 @@ func cellCase(r *report.Run, res report.Result, reportDir string) xmlTestcase {
 			reason = res.Workload + ": " + res.Verdict
 		}
 		// The whole reason is system-out's "error:" line.
-		tc.Skipped = &xmlSkipped{Message: clean(Short(InconclusivePrefix + reason))}
+		tc.Skipped = &xmlSkipped{Message: Short(clean(InconclusivePrefix + reason))}
 	}
 	return tc
 }
@@ -263,9 +263,9 @@ func checkCase(class string, c report.HealthCheck) xmlTestcase {
 	tc := xmlTestcase{Name: clean(drive + "/" + c.Check), Classname: clean(class), Time: zeroTime, SystemOut: text(clean(c.Message))}
 	switch c.Verdict {
 	case report.Fail:
-		tc.Failure = &xmlFailure{Message: clean(Short(c.Message)), Type: clean(class), Body: text(clean(c.Message))}
+		tc.Failure = &xmlFailure{Message: Short(clean(c.Message)), Type: clean(class), Body: text(clean(c.Message))}
 	case report.Skip:
-		tc.Skipped = &xmlSkipped{Message: clean(Short(c.Message))}
+		tc.Skipped = &xmlSkipped{Message: Short(clean(c.Message))}
 	}
 	return tc
 }
@@ -288,7 +288,7 @@ func gateCase(g report.Gate) xmlTestcase {
 		if g.Reason != "" {
 			msg += ": " + g.Reason
 		}
-		tc.Failure = &xmlFailure{Message: clean(Short(msg)), Type: clean(g.Verdict), Body: text(clean(msg))}
+		tc.Failure = &xmlFailure{Message: Short(clean(msg)), Type: clean(g.Verdict), Body: text(clean(msg))}
 	}
 	return tc
 }
