@@ -184,7 +184,7 @@ func TestCounts(t *testing.T) {
 				}
 				switch c.Status {
 				case gojunit.StatusFailed:
-					if c.Message != Short(res.Error) || !strings.HasPrefix(res.Error, strings.TrimSuffix(strings.TrimSuffix(c.Message, more), "…")) {
+					if c.Message != Short(res.Error) || !strings.HasPrefix(res.Error, strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(c.Message, more), cut), " …")) {
 						t.Errorf("%s: failure message = %q, want the start of the verdict row %q", full, c.Message, res.Error)
 					}
 					var body string

@@ -35,3 +35,40 @@ func TestShortCountsEscapes(t *testing.T) {
 		}
 	}
 }
+
+// A cut falls between two words: no number is cut ("1,23…" for
+// 1,234,567), and a clause that does not fit whole is shown as far as it
+// fits, so the cause after the verdict row is not dropped for want of
+// room.
+func TestShortCutsBetweenWords(t *testing.T) {
+	row := "8KB Random Write on 24 drives: total 25,035 IOPS >= expected 24 IOPS (104314.17 % of expected, tolerance 10 %, spread 103.1 %)"
+	cause := "23 of 24 drives did not reach steady state in step 15 (8KB Random Write) within 20s: window means 1,737–3,270 IOPS, " +
+		"ranges 30.9–160.7 % (limit 20 %), excursions 4.2–128.1 % (limit 10 %): loop0–loop8, loop10–loop23"
+	long := strings.Repeat("drive /dev/nvme12n1 at 1,234,567 IOPS, ", 12)
+	for _, tt := range []struct {
+		msg, want string
+	}{
+		{row + "; " + cause + "; the figure proves nothing: raise random_runtime (or topup_runtime) and rerun",
+			row + "; 23 of 24 drives did not reach steady state in step 15 (8KB Random Write) within 20s: window means 1,737–3,270 IOPS" + cut},
+		// A verdict row too long alone: cut after a whole figure.
+		{"8KB Random Read on 24 drives: " + long, ""},
+		// A verdict row that fits, with no room for more.
+		{strings.Repeat("a ", 145) + "row; " + cause, strings.Repeat("a ", 145) + "row …"},
+	} {
+		got := Short(tt.msg)
+		if n := utf8.RuneCountInString(got); n > MaxMessage {
+			t.Errorf("Short: %d characters: %q", n, got)
+		}
+		if tt.want != "" && got != tt.want {
+			t.Errorf("Short =\n%q, want\n%q", got, tt.want)
+		}
+		head := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(got, cut), more), " …")
+		if !strings.HasPrefix(tt.msg, head) || len(head) == len(got) {
+			t.Errorf("Short = %q: not the start of the message and a mark that it was cut", got)
+			continue
+		}
+		if next := tt.msg[len(head):]; next != "" && !strings.HasPrefix(next, " ") && !strings.HasPrefix(next, ",") && !strings.HasPrefix(next, ";") {
+			t.Errorf("Short cuts inside a word or number: %q|%q", got, next[:min(len(next), 20)])
+		}
+	}
+}
