@@ -446,6 +446,10 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 	if res.Kind == report.KindScaling && res.Spread != 0 {
 		line(&b, "spread", num(res.Spread))
 	}
+	if res.Kind == report.KindScaling && res.Median != 0 {
+		// What an outlier (drive[i]: … outlier=true) is below.
+		line(&b, "median", num(res.Median))
+	}
 	line(&b, "raw", rawPath(res.Raw, reportDir))
 	if len(res.Steady) > 0 {
 		line(&b, "steady state", report.SteadyLine(res.Steady))
@@ -475,6 +479,11 @@ func perDrive(d report.DriveResult) string {
 	kv("actual", num(d.Actual))
 	kv("ratio", num(d.Ratio))
 	kv("verdict", oneLine(d.Verdict))
+	if d.Outlier {
+		// More than the tolerance below the median: the message names
+		// only the lowest of several.
+		kv("outlier", "true")
+	}
 	kv("cpus", oneLine(d.CPUs))
 	if d.Error != "" {
 		kv("error", strconv.Quote(d.Error))

@@ -1,6 +1,7 @@
 package junit
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -70,5 +71,38 @@ func TestShortCutsBetweenWords(t *testing.T) {
 		if next := tt.msg[len(head):]; next != "" && !strings.HasPrefix(next, " ") && !strings.HasPrefix(next, ",") && !strings.HasPrefix(next, ";") {
 			t.Errorf("Short cuts inside a word or number: %q|%q", got, next[:min(len(next), 20)])
 		}
+	}
+}
+
+// A message names the lowest of several drives below the median; each
+// of them is in its cell's system-out, as results.json marks it.
+func TestOutliersInSystemOut(t *testing.T) {
+	r := loadRun(t, "testdata/runs/loop24.json")
+	suites, err := gojunit.Ingest(marshal(t, r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, c := range suites[0].Tests {
+		out[c.Classname+"/"+c.Name] = c.SystemOut
+	}
+	var outliers int
+	for _, res := range r.Results {
+		for i, d := range res.PerDrive {
+			if !d.Outlier {
+				continue
+			}
+			outliers++
+			if want := fmt.Sprintf("drive[%d]: %s ", i+1, d.Path); !strings.Contains(out[res.Test], want) ||
+				!strings.Contains(strings.SplitN(strings.SplitN(out[res.Test], want, 2)[1], "\n", 2)[0], "outlier=true") {
+				t.Errorf("%s: system-out does not mark %s an outlier:\n%s", res.Test, d.Path, out[res.Test])
+			}
+		}
+		if res.Median != 0 && !strings.Contains(out[res.Test], "median: "+num(res.Median)+"\n") {
+			t.Errorf("%s: system-out lacks the median %v", res.Test, res.Median)
+		}
+	}
+	if outliers < 10 {
+		t.Errorf("%d outliers in loop24.json, want the 63 it marks", outliers)
 	}
 }
