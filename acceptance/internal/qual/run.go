@@ -564,7 +564,9 @@ func (s *Suite) PrintPlan(w io.Writer) {
 			for _, d := range s.Drives[i:j] {
 				paths = append(paths, d.Path)
 			}
-			fmt.Fprintf(w, "  %s: %s bytes each\n", report.DrivesLine(paths), report.Thousands(float64(e.Bytes[i])))
+			// Every drive named (no "… and N more"): this is the only
+			// place the estimate says which drives write this much.
+			fmt.Fprintf(w, "  %d drives: %s: %s bytes each\n", len(paths), report.CompactDrives(paths, 0), report.Thousands(float64(e.Bytes[i])))
 		}
 		i = j
 	}
