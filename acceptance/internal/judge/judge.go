@@ -149,15 +149,17 @@ func Scaling(name string, metric specs.Metric, shares []DriveShare, expected, sp
 		sj.Verdict = report.Pass
 		sj.Message = fmt.Sprintf("%stotal %s >= expected %s (%.2f %% of expected, tolerance %s %%, spread %.1f %%)",
 			head, FormatValue(total, metric), FormatValue(expected, metric), sj.Ratio*100, trimFloat(tolerance*100), sj.Spread*100)
+		if why := provisional; why != "" {
+			// Why it is not a pass, before the detail, so that a message
+			// cut short still says it.
+			sj.Verdict = report.Inconclusive
+			sj.Message += "; " + why
+		}
 		if total < expected {
 			sj.Message += "; below linear"
 		}
 		if len(outliers) > 0 {
 			sj.Message += "; " + strings.Join(outliers, "; ")
-		}
-		if why := provisional; why != "" {
-			sj.Verdict = report.Inconclusive
-			sj.Message += "; " + why
 		}
 	}
 	return sj

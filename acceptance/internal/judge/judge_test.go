@@ -257,3 +257,21 @@ func numbered(vals ...float64) []DriveShare {
 	}
 	return out
 }
+
+// Why a scaling cell that met its figure is not a pass comes right after
+// its verdict row, before the drives below the median, so that a message
+// cut short (a JUnit message) still says it.
+func TestScalingProvisionalFollowsTheRow(t *testing.T) {
+	per := make([]float64, 24)
+	for i := range per {
+		per[i] = 2_000
+		if i%2 == 0 {
+			per[i] = 1_000
+		}
+	}
+	j := Scaling("4KB Random Write", specs.IOPS, numbered(per...), 38_000, 1, 0.10, "measured with -precondition=quick")
+	assert.Equal(t, report.Inconclusive, j.Verdict)
+	row, rest, _ := strings.Cut(j.Message, "; ")
+	assert.Contains(t, row, "total 36,000 IOPS >= expected 38,000 IOPS")
+	assert.True(t, strings.HasPrefix(rest, "measured with -precondition=quick; below linear; 12 of 24 drives more than 10 % below the median"), rest)
+}

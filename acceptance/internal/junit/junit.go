@@ -240,7 +240,7 @@ func cellCase(r *report.Run, res report.Result, reportDir string) xmlTestcase {
 		if typ == "" {
 			typ = DefaultFailureType
 		}
-		tc.Failure = &xmlFailure{Message: clean(Short(msg)), Type: clean(typ), Body: text(clean(msg))}
+		tc.Failure = &xmlFailure{Message: Short(clean(msg)), Type: clean(typ), Body: text(clean(msg))}
 	case res.Verdict == report.Pass && res.Error == "":
 		// A pass has no child but its figures.
 	default:
@@ -251,7 +251,7 @@ func cellCase(r *report.Run, res report.Result, reportDir string) xmlTestcase {
 			reason = res.Workload + ": " + res.Verdict
 		}
 		// The whole reason is system-out's "error:" line.
-		tc.Skipped = &xmlSkipped{Message: clean(Short(InconclusivePrefix + reason))}
+		tc.Skipped = &xmlSkipped{Message: Short(clean(InconclusivePrefix + reason))}
 	}
 	return tc
 }
@@ -263,9 +263,9 @@ func checkCase(class string, c report.HealthCheck) xmlTestcase {
 	tc := xmlTestcase{Name: clean(drive + "/" + c.Check), Classname: clean(class), Time: zeroTime, SystemOut: text(clean(c.Message))}
 	switch c.Verdict {
 	case report.Fail:
-		tc.Failure = &xmlFailure{Message: clean(Short(c.Message)), Type: clean(class), Body: text(clean(c.Message))}
+		tc.Failure = &xmlFailure{Message: Short(clean(c.Message)), Type: clean(class), Body: text(clean(c.Message))}
 	case report.Skip:
-		tc.Skipped = &xmlSkipped{Message: clean(Short(c.Message))}
+		tc.Skipped = &xmlSkipped{Message: Short(clean(c.Message))}
 	}
 	return tc
 }
@@ -288,7 +288,7 @@ func gateCase(g report.Gate) xmlTestcase {
 		if g.Reason != "" {
 			msg += ": " + g.Reason
 		}
-		tc.Failure = &xmlFailure{Message: clean(Short(msg)), Type: clean(g.Verdict), Body: text(clean(msg))}
+		tc.Failure = &xmlFailure{Message: Short(clean(msg)), Type: clean(g.Verdict), Body: text(clean(msg))}
 	}
 	return tc
 }
@@ -298,29 +298,92 @@ func gateCase(g report.Gate) xmlTestcase {
 // The whole text is the failure's body, or system-out's "error:" line.
 const MaxMessage = 300
 
-// more ends a message cut short.
-const more = "; … (more in the full text)"
+// more ends a message cut after a whole clause; cut one cut inside a
+// clause, between two words.
+const (
+	more = "; … (more in the full text)"
+	cut  = " … (more in the full text)"
+)
+
+// minPart is the fewest characters of a clause worth showing cut short:
+// the start of a verdict's cause ("24 of 24 drives did not reach steady
+// state in step 8 …") rather than nothing of it.
+const minPart = 40
 
 // Short is msg cut to at most MaxMessage characters: its verdict row
 // (the part before the first "; ") and as many of the clauses after it
-// as fit whole, then "; … (more in the full text)". A verdict row longer
-// than that is cut with "…".
+// as fit whole, then "; … (more in the full text)"; a clause that does not
+// fit whole is given as far as it fits between two words, so that no
+// number or word is cut and the start of the cause that follows the row
+// is shown. A verdict row longer than that is cut the same way.
 func Short(msg string) string {
 	if utf8.RuneCountInString(msg) <= MaxMessage {
 		return msg
 	}
+	n := utf8.RuneCountInString
 	parts := strings.Split(msg, "; ")
-	out := parts[0]
-	if utf8.RuneCountInString(out)+utf8.RuneCountInString(more) > MaxMessage {
-		return string([]rune(msg)[:MaxMessage-1]) + "…"
-	}
-	for _, p := range parts[1:] {
-		if utf8.RuneCountInString(out)+2+utf8.RuneCountInString(p)+utf8.RuneCountInString(more) > MaxMessage {
-			break
+	out := ""
+	for i, p := range parts {
+		sep := "; "
+		if i == 0 {
+			sep = ""
 		}
-		out += "; " + p
+		if n(out)+n(sep)+n(p)+n(more) <= MaxMessage {
+			out += sep + p
+			continue
+		}
+		if i == 0 && n(p)+n(" …") <= MaxMessage {
+			// The whole verdict row, with no room to say more.
+			return p + " …"
+		}
+		if head := wordsOf(p, MaxMessage-n(out)-n(sep)-n(cut)); head != "" && (i == 0 || n(head) >= minPart) {
+			return out + sep + head + cut
+		}
+		if i == 0 {
+			// No space to cut at: the row's first characters.
+			return string([]rune(p)[:MaxMessage-n(cut)]) + cut
+		}
+		break
 	}
 	return out + more
+}
+
+// wordsOf is the longest start of s of at most max characters that ends
+// before one of its parts (", ", ": ") or, when none leaves minPart
+// characters, between two words, without trailing punctuation; "" when
+// there is none.
+func wordsOf(s string, max int) string {
+	if max <= 0 {
+		return ""
+	}
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	end := -1
+	for i := max; i > 0; i-- {
+		if r[i] == ' ' && (r[i-1] == ',' || r[i-1] == ':') {
+			end = i - 1
+			break
+		}
+	}
+	if end < minPart {
+		for i := max; i > 0; i-- {
+			if r[i] == ' ' {
+				end = i
+				break
+			}
+		}
+	}
+	if end <= 0 {
+		return ""
+	}
+	head := string(r[:end])
+	if i := strings.LastIndex(head, " ("); i > 0 && strings.Count(head, "(") > strings.Count(head, ")") {
+		// Not half a parenthesis: "(10.18 %" of "(10.18 % of spec)".
+		head = head[:i]
+	}
+	return strings.TrimRight(head, " ,;:(–")
 }
 
 // figures is a result's system-out: one "key: value" line per figure, in
@@ -382,6 +445,10 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 	}
 	if res.Kind == report.KindScaling && res.Spread != 0 {
 		line(&b, "spread", num(res.Spread))
+	}
+	if res.Kind == report.KindScaling && res.Median != 0 {
+		// What an outlier (drive[i]: … outlier=true) is below.
+		line(&b, "median", num(res.Median))
 	}
 	line(&b, "raw", rawPath(res.Raw, reportDir))
 	if len(res.Steady) > 0 {
@@ -447,6 +514,11 @@ func perDrive(d report.DriveResult) string {
 	kv("actual", num(d.Actual))
 	kv("ratio", num(d.Ratio))
 	kv("verdict", oneLine(d.Verdict))
+	if d.Outlier {
+		// More than the tolerance below the median: the message names
+		// only the lowest of several.
+		kv("outlier", "true")
+	}
 	kv("cpus", oneLine(d.CPUs))
 	if d.Error != "" {
 		kv("error", strconv.Quote(d.Error))

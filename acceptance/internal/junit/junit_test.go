@@ -184,7 +184,7 @@ func TestCounts(t *testing.T) {
 				}
 				switch c.Status {
 				case gojunit.StatusFailed:
-					if c.Message != Short(res.Error) || !strings.HasPrefix(res.Error, strings.TrimSuffix(strings.TrimSuffix(c.Message, more), "…")) {
+					if c.Message != Short(res.Error) || !strings.HasPrefix(res.Error, strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(c.Message, more), cut), " …")) {
 						t.Errorf("%s: failure message = %q, want the start of the verdict row %q", full, c.Message, res.Error)
 					}
 					var body string
@@ -455,15 +455,20 @@ func TestTwentyFourDrives(t *testing.T) {
 				t.Errorf("%s/%s: message does not start with its verdict row: %q", c.Classname, c.Name, c.Message)
 			}
 			// The drives whose records say they missed steady state.
-			var missed int
+			var missed, step int
 			for _, res := range r.Results {
 				if res.Test == c.Classname+"/"+c.Name {
 					for _, st := range res.Steady {
 						if !st.Attained {
 							missed++
+							step = st.Step
 						}
 					}
 				}
+			}
+			// The message says why it is inconclusive, not only the row.
+			if why := fmt.Sprintf("; %d of 24 drives did not reach steady state in step %d (", missed, step); !strings.Contains(c.Message, why) {
+				t.Errorf("%s/%s: message does not say why it is inconclusive (%q): %q", c.Classname, c.Name, why, c.Message)
 			}
 			errLine := ""
 			for _, l := range strings.Split(c.SystemOut, "\n") {

@@ -182,13 +182,13 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 	if why := judge.HostBound(res.HostCPU); why != "" && res.Verdict == report.Fail && res.Cause == report.CauseBelowSpec {
 		// Short of the figure while the CPUs were saturated: the host may
 		// be what fell short. A pass stays a pass, and carries the figures.
-		j.Verdict, j.Message = report.Inconclusive, j.Message+"; "+why
+		j.Verdict, j.Message = report.Inconclusive, withCause(j.Message, why)
 		res.Verdict, res.Cause = report.Inconclusive, report.CauseHostBound
 	}
 	if m.thermal != "" && s.Spec.Health.ThermalThrottle != specs.ThrottleIgnore && j.Verdict != report.Inconclusive {
 		// A figure measured while the drive throttled on heat says more
 		// about the airflow than the drive, whichever way it went.
-		j.Verdict, j.Message = report.Inconclusive, j.Message+"; thermally throttled during the cell: "+m.thermal+"; check airflow and rerun"
+		j.Verdict, j.Message = report.Inconclusive, withCause(j.Message, "thermally throttled during the cell: "+m.thermal+"; check airflow and rerun")
 		res.Verdict, res.Cause = report.Inconclusive, report.CauseThrottled
 	}
 	if m.hot != "" {
@@ -205,8 +205,8 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 	if m.link != "" && j.Verdict != report.Inconclusive {
 		// A figure measured through a slower link than the spec's (or the
 		// drive's) says more about the slot than the drive.
-		j.Verdict, j.Message = report.Inconclusive, j.Message+"; "+m.link+
-			": the link, not the drive, bounds this figure; reseat the drive or use a slot that trains to its full speed and width, or state the link the spec expects in [pcie]"
+		j.Verdict, j.Message = report.Inconclusive, withCause(j.Message, m.link+
+			": the link, not the drive, bounds this figure; reseat the drive or use a slot that trains to its full speed and width, or state the link the spec expects in [pcie]")
 		res.Verdict, res.Cause = report.Inconclusive, report.CausePCIeLink
 	}
 	if m.linkUnknown != "" {
@@ -218,7 +218,7 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 		// A figure measured on a drive that was not shown to be in steady
 		// state proves nothing, whichever way it went.
 		if why := judge.NotSteady(m.steady); why != "" {
-			j.Verdict, j.Message = report.Inconclusive, j.Message+"; "+why
+			j.Verdict, j.Message = report.Inconclusive, withCause(j.Message, why)
 			res.Verdict, res.Cause = report.Inconclusive, report.CauseNotSteady
 		}
 	}
@@ -226,6 +226,19 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 	o, err := s.finish(res, cell, out.Version)
 	o.Message = j.Message
 	return o, err
+}
+
+// withCause is msg with why, the cause of its verdict, right after its
+// verdict row (the part before the first "; ") and before the clauses
+// that detail the row (drives below the median, below linear), so that
+// a message cut short (a JUnit message is at most 300 characters) still
+// says why.
+func withCause(msg, why string) string {
+	row, rest, ok := strings.Cut(msg, "; ")
+	if !ok {
+		return msg + "; " + why
+	}
+	return row + "; " + why + "; " + rest
 }
 
 // notAPass says why a value that meets its spec still does not pass.
@@ -582,7 +595,9 @@ func (s *Suite) PrintPlan(w io.Writer) {
 			for _, d := range s.Drives[i:j] {
 				paths = append(paths, d.Path)
 			}
-			fmt.Fprintf(w, "  %s: %s bytes each\n", report.DrivesLine(paths), report.Thousands(float64(e.Bytes[i])))
+			// Every drive named (no "… and N more"): this is the only
+			// place the estimate says which drives write this much.
+			fmt.Fprintf(w, "  %d drives: %s: %s bytes each\n", len(paths), report.CompactDrives(paths, 0), report.Thousands(float64(e.Bytes[i])))
 		}
 		i = j
 	}

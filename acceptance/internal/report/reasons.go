@@ -1,6 +1,8 @@
 package report
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -70,12 +72,14 @@ func DrivesLine(paths []string) string {
 // more consecutive names as a range ("loop16–loop39", "nvme0n1–nvme23n1":
 // names that differ only in one number, each one more than the last),
 // other names comma-separated, and after max entries "… and N more".
-// Paths keep their order.
+// Names are listed in number order ("loop9" before "loop10"), whatever
+// order the paths came in: a glob expands in string order.
 func CompactDrives(paths []string, max int) string {
 	names := make([]string, len(paths))
 	for i, p := range paths {
 		names[i] = shortDrive(p)
 	}
+	slices.SortStableFunc(names, compareNames)
 	var entries []string
 	listed := 0
 	for i := 0; i < len(names); {
@@ -144,6 +148,31 @@ func nextOf(a, b string) int {
 		at = k
 	}
 	return at
+}
+
+// compareNames orders names part by part, runs of digits by their
+// number: "loop9" < "loop10", "nvme2n1" < "nvme10n1".
+func compareNames(a, b string) int {
+	ta, tb := tokens(a), tokens(b)
+	for k := 0; k < len(ta) && k < len(tb); k++ {
+		x, y := ta[k], tb[k]
+		if x == y {
+			continue
+		}
+		if isDigit(x[0]) && isDigit(y[0]) {
+			// By value, however long: fewer digits (leading zeros aside)
+			// is the smaller number.
+			vx, vy := strings.TrimLeft(x, "0"), strings.TrimLeft(y, "0")
+			if c := cmp.Compare(len(vx), len(vy)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(vx, vy); c != 0 {
+				return c
+			}
+		}
+		return strings.Compare(x, y)
+	}
+	return cmp.Compare(len(ta), len(tb))
 }
 
 // tokens cuts s into runs of digits and runs of anything else.
