@@ -165,3 +165,37 @@ func TestDrivesCPU(t *testing.T) {
 	assert.Equal(t, 8, gh.JobsAtLimit)
 	assert.Contains(t, HostBound(gh), "fio's 8 jobs on /dev/nvme3n1, CPUs 24-47 ran at 97.5 % of one CPU each on average (group_reporting gives their mean")
 }
+
+// In a multi-drive cell a pegged job excuses only its own drive: of the
+// 24-drive fixture's pegged drives (5, all 8 jobs; 17, 3 of them), a step
+// short on drive 5 or 17 alone, or on both, is host-bound; one short on
+// drive 9, whose jobs had headroom, is not, and neither is one short on
+// drives 5 and 9. A step short only in its total counts any drive's jobs.
+func TestHostBoundForTheShortDrives(t *testing.T) {
+	out := fioFixture(t, "scale-24x8-pegged.json")
+	total := out.Total()
+	each, all := nodeCPUs(24)
+	h := HostCPU(all, 192, 0.34, total.CPUSeconds, total.Runtime.Seconds(), 192, DrivesCPU(out, paths(24), each, 8))
+	for _, tt := range []struct {
+		short []string
+		want  string // "" not host-bound
+	}{
+		{nil, "on /dev/nvme5n1, CPUs 120-143"},
+		{[]string{"/dev/nvme5n1"}, "on /dev/nvme5n1, CPUs 120-143"},
+		{[]string{"/dev/nvme17n1"}, "the busiest at 99.7 % (user + system time over its runtime) on /dev/nvme17n1"},
+		{[]string{"/dev/nvme5n1", "/dev/nvme17n1"}, "11 of fio's 192 jobs"},
+		{[]string{"/dev/nvme9n1"}, ""},
+		{[]string{"/dev/nvme5n1", "/dev/nvme9n1"}, ""},
+		{[]string{"/dev/nvme99n1"}, ""},
+	} {
+		got := HostBoundFor(h, tt.short)
+		if tt.want == "" {
+			assert.Empty(t, got, "short %v", tt.short)
+			continue
+		}
+		assert.Contains(t, got, tt.want, "short %v", tt.short)
+	}
+	// The CPUs' own figure is the step's: it counts whichever drive fell short.
+	busy := HostCPU(all, 192, 0.97, total.CPUSeconds, total.Runtime.Seconds(), 192, DrivesCPU(out, paths(24), each, 8))
+	assert.Contains(t, HostBoundFor(busy, []string{"/dev/nvme9n1"}), "were 97 % busy")
+}

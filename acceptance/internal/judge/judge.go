@@ -6,6 +6,7 @@ package judge
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -309,7 +310,18 @@ func DrivesCPU(out *fiojob.Output, paths, cpus []string, numJobs int) []report.D
 // others were), and the CPUs fio was allowed, busy at HostBoundPct or more
 // (by /proc/stat, which counts the kernel threads that do a loop device's
 // or a driver's work, or by fio's own jobs).
-func HostBound(h *report.HostCPU) string {
+func HostBound(h *report.HostCPU) string { return HostBoundFor(h, nil) }
+
+// HostBoundFor is HostBound for a multi-drive cell whose drives short
+// (paths, as in h.PerDrive) each fell below spec: a pegged fio job
+// excuses only its own drive, so the jobs' figure says host-bound only
+// when every one of those drives had a job at HostBoundPct. A drive below
+// spec whose jobs all had headroom was not held back by its CPU, however
+// pegged another drive's jobs were (a fast drive's jobs can peg while a
+// faulty one's idle): the cell fails on it. With short empty (a single
+// drive, or only the step's total short) any job's figure counts. The
+// CPUs' figure is the step's, so it counts for every drive.
+func HostBoundFor(h *report.HostCPU, short []string) string {
 	if h == nil {
 		return ""
 	}
@@ -322,7 +334,7 @@ func HostBound(h *report.HostCPU) string {
 		}
 		why = append(why, fmt.Sprintf("fio's %s on CPUs %s (%d) were %.0f %% busy (%s)", plural(h.Jobs, "job"), h.CPUs, h.N, busy, what))
 	}
-	if job := jobBound(h); job != "" {
+	if job := jobBound(h, short); job != "" {
 		if len(why) == 0 && h.BusyPct >= 0 {
 			job += fmt.Sprintf("; the CPUs fio was allowed, %s (%d), were %.0f %% busy", h.CPUs, h.N, h.BusyPct)
 		}
@@ -335,14 +347,21 @@ func HostBound(h *report.HostCPU) string {
 }
 
 // jobBound names the fio jobs that ran at HostBoundPct of one CPU or more,
-// with the busiest's figure and drive; "" when none did.
-func jobBound(h *report.HostCPU) string {
+// with the busiest's figure and drive; "" when none did, or when a drive
+// of short (see HostBoundFor) had none.
+func jobBound(h *report.HostCPU, short []string) string {
 	if h.JobsAtLimit == 0 {
 		return ""
 	}
+	for _, path := range short {
+		i := slices.IndexFunc(h.PerDrive, func(d report.DriveCPU) bool { return d.Drive == path })
+		if i < 0 || h.PerDrive[i].AtLimit == 0 {
+			return ""
+		}
+	}
 	var top report.DriveCPU
 	for _, d := range h.PerDrive {
-		if d.AtLimit > 0 && d.MaxPct > top.MaxPct {
+		if d.AtLimit > 0 && d.MaxPct > top.MaxPct && (len(short) == 0 || slices.Contains(short, d.Drive)) {
 			top = d
 		}
 	}
