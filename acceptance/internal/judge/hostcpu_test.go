@@ -199,3 +199,37 @@ func TestHostBoundForTheShortDrives(t *testing.T) {
 	busy := HostCPU(all, 192, 0.97, total.CPUSeconds, total.Runtime.Seconds(), 192, DrivesCPU(out, paths(24), each, 8))
 	assert.Contains(t, HostBoundFor(busy, []string{"/dev/nvme9n1"}), "were 97 % busy")
 }
+
+// A drive whose jobs outnumber its CPUs (24 drives on one 96-CPU socket
+// give each 4 CPUs for its 8 jobs): split puts two jobs on each CPU, so a
+// pegged CPU reads 49.5 % per job and no job is at the limit on its own,
+// while the step's other CPUs keep the node's figure low. The drive's jobs
+// together used 99 % of its 4 CPUs: host-bound, for that drive. With 8
+// CPUs for its 8 jobs the same figures are jobs at half a CPU each, with
+// headroom. The fio output is built here: 8 job entries of group 0, each
+// usr_cpu + sys_cpu 49.5 over a 60 s job_runtime.
+func TestHostBoundJobsSharingCPUs(t *testing.T) {
+	var out fiojob.Output
+	for range 8 {
+		out.Jobs = append(out.Jobs, fiojob.JobResult{GroupID: 0, CPUPct: 49.5, CPUSeconds: 0.495 * 60, RuntimeMs: 60000})
+	}
+	for _, tt := range []struct {
+		cpus string
+		want string // "" not host-bound
+	}{
+		{"0-3", "fio's 8 jobs on /dev/nvme3n1 shared its CPUs 0-3, more than one a CPU, and used 99.0 % of them (user + system time over their runtime), at least 95 %"},
+		{"0-7", ""},
+		{"", ""},
+	} {
+		d := DrivesCPU(&out, []string{"/dev/nvme3n1"}, []string{tt.cpus}, 8)
+		h := HostCPU("0-95", 96, 0.30, 8*0.495*60, 60, 8, d)
+		got := HostBoundFor(h, []string{"/dev/nvme3n1"})
+		if tt.want == "" {
+			assert.Empty(t, got, "cpus %q", tt.cpus)
+			continue
+		}
+		assert.Contains(t, got, tt.want, "cpus %q", tt.cpus)
+		assert.InDelta(t, 99.0, d[0].SharePct, 1e-9)
+		assert.Empty(t, HostBoundFor(h, []string{"/dev/nvme3n1", "/dev/nvme4n1"}), "a short drive without figures is not excused")
+	}
+}

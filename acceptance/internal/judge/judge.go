@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/stats"
 	"github.com/drivequal/drivequal/fiojob"
@@ -298,6 +299,12 @@ func DrivesCPU(out *fiojob.Output, paths, cpus []string, numJobs int) []report.D
 		if runSec > 0 {
 			d.MeanPct = 100 * cpuSec / runSec
 		}
+		// More jobs than CPUs: split hands each job one of them in turn,
+		// so two jobs that share a pegged CPU read about 50 % each, and
+		// only their sum says the CPUs had nothing left.
+		if list, err := device.ParseCPUList(d.CPUs); err == nil && len(list) > 0 && d.Jobs > len(list) {
+			d.SharePct = d.MeanPct * float64(d.Jobs) / float64(len(list))
+		}
 		res = append(res, d)
 	}
 	return res
@@ -307,7 +314,8 @@ func DrivesCPU(out *fiojob.Output, paths, cpus []string, numJobs int) []report.D
 // rather than the drive, naming each figure that says so, with the fix;
 // "" when none does. Two figures can: a fio job that ran at HostBoundPct
 // of one CPU or more (it could go no faster on this CPU, however idle the
-// others were), and the CPUs fio was allowed, busy at HostBoundPct or more
+// others were), or a drive's jobs, more than its CPUs, that used
+// HostBoundPct of those CPUs together; and the CPUs fio was allowed, busy at HostBoundPct or more
 // (by /proc/stat, which counts the kernel threads that do a loop device's
 // or a driver's work, or by fio's own jobs).
 func HostBound(h *report.HostCPU) string { return HostBoundFor(h, nil) }
@@ -350,20 +358,32 @@ func HostBoundFor(h *report.HostCPU, short []string) string {
 // with the busiest's figure and drive; "" when none did, or when a drive
 // of short (see HostBoundFor) had none.
 func jobBound(h *report.HostCPU, short []string) string {
-	if h.JobsAtLimit == 0 {
+	held := func(d report.DriveCPU) bool { return d.AtLimit > 0 || d.SharePct >= HostBoundPct }
+	if !slices.ContainsFunc(h.PerDrive, held) {
 		return ""
 	}
 	for _, path := range short {
 		i := slices.IndexFunc(h.PerDrive, func(d report.DriveCPU) bool { return d.Drive == path })
-		if i < 0 || h.PerDrive[i].AtLimit == 0 {
+		if i < 0 || !held(h.PerDrive[i]) {
 			return ""
 		}
 	}
-	var top report.DriveCPU
+	var top, shared report.DriveCPU
 	for _, d := range h.PerDrive {
-		if d.AtLimit > 0 && d.MaxPct > top.MaxPct && (len(short) == 0 || slices.Contains(short, d.Drive)) {
+		if len(short) > 0 && !slices.Contains(short, d.Drive) {
+			continue
+		}
+		if d.AtLimit > 0 && d.MaxPct > top.MaxPct {
 			top = d
 		}
+		if d.SharePct >= HostBoundPct && d.SharePct > shared.SharePct {
+			shared = d
+		}
+	}
+	if top.AtLimit == 0 {
+		// No job at the limit on its own: jobs that share pegged CPUs.
+		return fmt.Sprintf("fio's %d jobs on %s shared its CPUs %s, more than one a CPU, and used %.1f %% of them (user + system time over their runtime), at least %d %%",
+			shared.Jobs, shared.Drive, shared.CPUs, shared.SharePct, HostBoundPct)
 	}
 	where := top.Drive
 	if top.CPUs != "" {
