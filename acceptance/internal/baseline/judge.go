@@ -41,8 +41,8 @@ var noFigure = map[string]bool{
 // notTheDrive are the causes of an inconclusive result whose figure says
 // what was outside the drive (the host's CPUs, the PCIe link, the
 // airflow) or what state the drive was not shown to be in (steady,
-// preconditioned): such a figure is not the drive's, so a cell with one on
-// either side is not compared.
+// preconditioned): such a figure is not the drive's, so it is left out of
+// its side's sample, and a cell left with none on a side is not compared.
 var notTheDrive = []string{report.CauseHostBound, report.CausePCIeLink, report.CauseThrottled,
 	report.CauseNotSteady, report.CausePrecondition}
 
@@ -175,9 +175,32 @@ func Judge(base, this []report.Result, th Thresholds) []report.Result {
 	return out
 }
 
+// drivesOwn is rs without the results whose figure is not the drive's
+// (notTheDrive), and how many it left out.
+func drivesOwn(rs []report.Result) (kept []report.Result, left int) {
+	for _, r := range rs {
+		if r.Verdict == report.Inconclusive && slices.Contains(notTheDrive, r.Cause) {
+			left++
+			continue
+		}
+		kept = append(kept, r)
+	}
+	return kept, left
+}
+
 func judgeCell(key string, base, this []report.Result, th Thresholds) report.Result {
 	first := this[0]
 	metric := specs.Metric(first.Metric)
+	// A result whose figure is not the drive's is left out of its side;
+	// the others (every other host's, every other recorded run's) are
+	// still compared, so one host-bound or not-steady baseline recording
+	// does not hide a regression the rest of the fleet shows.
+	keptBase, leftBase := drivesOwn(base)
+	keptThis, leftThis := drivesOwn(this)
+	all := notComparable(base, this)
+	if len(keptBase) > 0 && len(keptThis) > 0 {
+		base, this = keptBase, keptThis
+	}
 	c := Compare(Figures(base), Figures(this), metric.LowerIsBetter(), th)
 	c.Figure = first.Metric
 	br := &report.BaselineResult{Test: TestName(key), Group: first.Capacity, Metric: c, Latency: latencies(base, this, th)}
@@ -190,7 +213,7 @@ func judgeCell(key string, base, this []report.Result, th Thresholds) report.Res
 	if c.Baseline.Median > 0 {
 		res.Ratio = c.This.Median / c.Baseline.Median
 	}
-	if why := notComparable(base, this); why != "" {
+	if why := all; why != "" && (len(keptBase) == 0 || len(keptThis) == 0) {
 		// Not the drive's figures: no verdict on the drive, either way.
 		res.Verdict, res.Cause = report.Inconclusive, report.CauseNotComparable
 		res.Error = fmt.Sprintf("%s: not comparable: %s: the figure is not the drive's alone, so it is not compared with the baseline", first.Workload, why)
@@ -218,6 +241,9 @@ func judgeCell(key string, base, this []report.Result, th Thresholds) report.Res
 	if len(regressed) > 0 {
 		res.Verdict, res.Cause = report.Fail, report.CauseRegressed
 		res.Error = strings.Join(regressed, "; ")
+		if leftBase+leftThis > 0 {
+			res.Error += fmt.Sprintf(" (left out as not the drive's: %s)", all)
+		}
 	}
 	return res
 }

@@ -103,3 +103,46 @@ func TestJudgeNotComparable(t *testing.T) {
 		t.Errorf("Gates() = %+v, want a baseline gate", run.Gates())
 	}
 }
+
+// A result whose figure is not the drive's is left out of its side, not
+// the whole cell: a baseline of four hosts, one of whose cells was not
+// steady, still compares this run's -41 % with the other three and fails
+// it as regressed (the message says what was left out); a run of two
+// hosts, one host-bound, is compared on the other. Only a side left with
+// no result of the drive's own is not comparable.
+func TestJudgeLeavesOutWhatIsNotTheDrives(t *testing.T) {
+	cell := func(host string, actual float64, verdict, cause string) report.Result {
+		return report.Result{Test: "TestSingleDrive/128MiB/4KB_Random_Read", Host: host, Kind: report.KindSingle, Capacity: "128MiB",
+			Workload: "4KB Random Read", Drives: 1, Metric: "iops", Actual: actual, Verdict: verdict, Cause: cause, Error: cause}
+	}
+	fleet := []report.Result{cell("a", 13_428, report.Pass, ""), cell("b", 13_500, report.Pass, ""), cell("c", 13_390, report.Pass, ""),
+		cell("d", 6_000, report.Inconclusive, report.CauseNotSteady)}
+	for _, tt := range []struct {
+		name       string
+		base, this []report.Result
+		verdict    string
+		want       string
+		n          [2]int // figures compared: baseline, this run
+	}{
+		{"one baseline host not steady", fleet, []report.Result{cell("x", 7_894, report.Fail, report.CauseBelowSpec)},
+			report.Fail, "regressed beyond the 5 % tolerance (judged by tolerance alone) (left out as not the drive's: not steady on the baseline (d: ", [2]int{3, 1}},
+		{"one host of this run host-bound", fleet[:3], []report.Result{cell("x", 7_894, report.Fail, report.CauseBelowSpec), cell("y", 7_000, report.Inconclusive, report.CauseHostBound)},
+			report.Fail, "left out as not the drive's: host-bound on this run (y: ", [2]int{3, 1}},
+		{"within the tolerance once the stray host is left out", fleet, []report.Result{cell("x", 13_300, report.Pass, "")},
+			report.Pass, "", [2]int{3, 1}},
+		{"every baseline host not steady", fleet[3:], []report.Result{cell("x", 7_894, report.Fail, report.CauseBelowSpec)},
+			report.Inconclusive, "not comparable: not steady on the baseline", [2]int{1, 1}},
+	} {
+		got := Judge(tt.base, tt.this, DefaultThresholds)
+		if len(got) != 1 {
+			t.Fatalf("%s: Judge = %d cells, want 1", tt.name, len(got))
+		}
+		c := got[0]
+		if c.Verdict != tt.verdict || !strings.Contains(c.Error, tt.want) {
+			t.Errorf("%s: Judge = %s %q, want %s containing %q", tt.name, c.Verdict, c.Error, tt.verdict, tt.want)
+		}
+		if n := [2]int{c.Baseline.Metric.Baseline.N, c.Baseline.Metric.This.N}; n != tt.n {
+			t.Errorf("%s: compared %d + %d figures, want %d + %d", tt.name, n[0], n[1], tt.n[0], tt.n[1])
+		}
+	}
+}

@@ -165,3 +165,71 @@ func TestDrivesCPU(t *testing.T) {
 	assert.Equal(t, 8, gh.JobsAtLimit)
 	assert.Contains(t, HostBound(gh), "fio's 8 jobs on /dev/nvme3n1, CPUs 24-47 ran at 97.5 % of one CPU each on average (group_reporting gives their mean")
 }
+
+// In a multi-drive cell a pegged job excuses only its own drive: of the
+// 24-drive fixture's pegged drives (5, all 8 jobs; 17, 3 of them), a step
+// short on drive 5 or 17 alone, or on both, is host-bound; one short on
+// drive 9, whose jobs had headroom, is not, and neither is one short on
+// drives 5 and 9. A step short only in its total counts any drive's jobs.
+func TestHostBoundForTheShortDrives(t *testing.T) {
+	out := fioFixture(t, "scale-24x8-pegged.json")
+	total := out.Total()
+	each, all := nodeCPUs(24)
+	h := HostCPU(all, 192, 0.34, total.CPUSeconds, total.Runtime.Seconds(), 192, DrivesCPU(out, paths(24), each, 8))
+	for _, tt := range []struct {
+		short []string
+		want  string // "" not host-bound
+	}{
+		{nil, "on /dev/nvme5n1, CPUs 120-143"},
+		{[]string{"/dev/nvme5n1"}, "on /dev/nvme5n1, CPUs 120-143"},
+		{[]string{"/dev/nvme17n1"}, "the busiest at 99.7 % (user + system time over its runtime) on /dev/nvme17n1"},
+		{[]string{"/dev/nvme5n1", "/dev/nvme17n1"}, "11 of fio's 192 jobs"},
+		{[]string{"/dev/nvme9n1"}, ""},
+		{[]string{"/dev/nvme5n1", "/dev/nvme9n1"}, ""},
+		{[]string{"/dev/nvme99n1"}, ""},
+	} {
+		got := HostBoundFor(h, tt.short)
+		if tt.want == "" {
+			assert.Empty(t, got, "short %v", tt.short)
+			continue
+		}
+		assert.Contains(t, got, tt.want, "short %v", tt.short)
+	}
+	// The CPUs' own figure is the step's: it counts whichever drive fell short.
+	busy := HostCPU(all, 192, 0.97, total.CPUSeconds, total.Runtime.Seconds(), 192, DrivesCPU(out, paths(24), each, 8))
+	assert.Contains(t, HostBoundFor(busy, []string{"/dev/nvme9n1"}), "were 97 % busy")
+}
+
+// A drive whose jobs outnumber its CPUs (24 drives on one 96-CPU socket
+// give each 4 CPUs for its 8 jobs): split puts two jobs on each CPU, so a
+// pegged CPU reads 49.5 % per job and no job is at the limit on its own,
+// while the step's other CPUs keep the node's figure low. The drive's jobs
+// together used 99 % of its 4 CPUs: host-bound, for that drive. With 8
+// CPUs for its 8 jobs the same figures are jobs at half a CPU each, with
+// headroom. The fio output is built here: 8 job entries of group 0, each
+// usr_cpu + sys_cpu 49.5 over a 60 s job_runtime.
+func TestHostBoundJobsSharingCPUs(t *testing.T) {
+	var out fiojob.Output
+	for range 8 {
+		out.Jobs = append(out.Jobs, fiojob.JobResult{GroupID: 0, CPUPct: 49.5, CPUSeconds: 0.495 * 60, RuntimeMs: 60000})
+	}
+	for _, tt := range []struct {
+		cpus string
+		want string // "" not host-bound
+	}{
+		{"0-3", "fio's 8 jobs on /dev/nvme3n1 shared its CPUs 0-3, more than one a CPU, and used 99.0 % of them (user + system time over their runtime), at least 95 %"},
+		{"0-7", ""},
+		{"", ""},
+	} {
+		d := DrivesCPU(&out, []string{"/dev/nvme3n1"}, []string{tt.cpus}, 8)
+		h := HostCPU("0-95", 96, 0.30, 8*0.495*60, 60, 8, d)
+		got := HostBoundFor(h, []string{"/dev/nvme3n1"})
+		if tt.want == "" {
+			assert.Empty(t, got, "cpus %q", tt.cpus)
+			continue
+		}
+		assert.Contains(t, got, tt.want, "cpus %q", tt.cpus)
+		assert.InDelta(t, 99.0, d[0].SharePct, 1e-9)
+		assert.Empty(t, HostBoundFor(h, []string{"/dev/nvme3n1", "/dev/nvme4n1"}), "a short drive without figures is not excused")
+	}
+}

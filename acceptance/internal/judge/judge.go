@@ -6,10 +6,12 @@ package judge
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/stats"
 	"github.com/drivequal/drivequal/fiojob"
@@ -394,6 +396,12 @@ func DrivesCPU(out *fiojob.Output, paths, cpus []string, numJobs int) []report.D
 		if runSec > 0 {
 			d.MeanPct = 100 * cpuSec / runSec
 		}
+		// More jobs than CPUs: split hands each job one of them in turn,
+		// so two jobs that share a pegged CPU read about 50 % each, and
+		// only their sum says the CPUs had nothing left.
+		if list, err := device.ParseCPUList(d.CPUs); err == nil && len(list) > 0 && d.Jobs > len(list) {
+			d.SharePct = d.MeanPct * float64(d.Jobs) / float64(len(list))
+		}
 		res = append(res, d)
 	}
 	return res
@@ -403,10 +411,22 @@ func DrivesCPU(out *fiojob.Output, paths, cpus []string, numJobs int) []report.D
 // rather than the drive, naming each figure that says so, with the fix;
 // "" when none does. Two figures can: a fio job that ran at HostBoundPct
 // of one CPU or more (it could go no faster on this CPU, however idle the
-// others were), and the CPUs fio was allowed, busy at HostBoundPct or more
+// others were), or a drive's jobs, more than its CPUs, that used
+// HostBoundPct of those CPUs together; and the CPUs fio was allowed, busy at HostBoundPct or more
 // (by /proc/stat, which counts the kernel threads that do a loop device's
 // or a driver's work, or by fio's own jobs).
-func HostBound(h *report.HostCPU) string {
+func HostBound(h *report.HostCPU) string { return HostBoundFor(h, nil) }
+
+// HostBoundFor is HostBound for a multi-drive cell whose drives short
+// (paths, as in h.PerDrive) each fell below spec: a pegged fio job
+// excuses only its own drive, so the jobs' figure says host-bound only
+// when every one of those drives had a job at HostBoundPct. A drive below
+// spec whose jobs all had headroom was not held back by its CPU, however
+// pegged another drive's jobs were (a fast drive's jobs can peg while a
+// faulty one's idle): the cell fails on it. With short empty (a single
+// drive, or only the step's total short) any job's figure counts. The
+// CPUs' figure is the step's, so it counts for every drive.
+func HostBoundFor(h *report.HostCPU, short []string) string {
 	if h == nil {
 		return ""
 	}
@@ -419,7 +439,7 @@ func HostBound(h *report.HostCPU) string {
 		}
 		why = append(why, fmt.Sprintf("fio's %s on CPUs %s (%d) were %.0f %% busy (%s)", plural(h.Jobs, "job"), h.CPUs, h.N, busy, what))
 	}
-	if job := jobBound(h); job != "" {
+	if job := jobBound(h, short); job != "" {
 		if len(why) == 0 && h.BusyPct >= 0 {
 			job += fmt.Sprintf("; the CPUs fio was allowed, %s (%d), were %.0f %% busy", h.CPUs, h.N, h.BusyPct)
 		}
@@ -432,16 +452,35 @@ func HostBound(h *report.HostCPU) string {
 }
 
 // jobBound names the fio jobs that ran at HostBoundPct of one CPU or more,
-// with the busiest's figure and drive; "" when none did.
-func jobBound(h *report.HostCPU) string {
-	if h.JobsAtLimit == 0 {
+// with the busiest's figure and drive; "" when none did, or when a drive
+// of short (see HostBoundFor) had none.
+func jobBound(h *report.HostCPU, short []string) string {
+	held := func(d report.DriveCPU) bool { return d.AtLimit > 0 || d.SharePct >= HostBoundPct }
+	if !slices.ContainsFunc(h.PerDrive, held) {
 		return ""
 	}
-	var top report.DriveCPU
+	for _, path := range short {
+		i := slices.IndexFunc(h.PerDrive, func(d report.DriveCPU) bool { return d.Drive == path })
+		if i < 0 || !held(h.PerDrive[i]) {
+			return ""
+		}
+	}
+	var top, shared report.DriveCPU
 	for _, d := range h.PerDrive {
+		if len(short) > 0 && !slices.Contains(short, d.Drive) {
+			continue
+		}
 		if d.AtLimit > 0 && d.MaxPct > top.MaxPct {
 			top = d
 		}
+		if d.SharePct >= HostBoundPct && d.SharePct > shared.SharePct {
+			shared = d
+		}
+	}
+	if top.AtLimit == 0 {
+		// No job at the limit on its own: jobs that share pegged CPUs.
+		return fmt.Sprintf("fio's %d jobs on %s shared its CPUs %s, more than one a CPU, and used %.1f %% of them (user + system time over their runtime), at least %d %%",
+			shared.Jobs, shared.Drive, shared.CPUs, shared.SharePct, HostBoundPct)
 	}
 	where := top.Drive
 	if top.CPUs != "" {

@@ -179,7 +179,13 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 		res.HostCPU = judge.HostCPU(m.cpu.CPUs, m.cpu.N, m.cpu.Busy, total.CPUSeconds, total.Runtime.Seconds(), m.job.NumJobs*len(m.job.Targets),
 			judge.DrivesCPU(out, paths, cpus, m.job.NumJobs))
 	}
-	if why := judge.HostBound(res.HostCPU); why != "" && res.Verdict == report.Fail && res.Cause == report.CauseBelowSpec {
+	var short []string // the drives of a multi-drive cell below spec
+	for _, d := range res.PerDrive {
+		if d.Verdict == report.Fail && d.Error == "" {
+			short = append(short, d.Path)
+		}
+	}
+	if why := judge.HostBoundFor(res.HostCPU, short); why != "" && res.Verdict == report.Fail && res.Cause == report.CauseBelowSpec {
 		// Short of the figure while the CPUs were saturated: the host may
 		// be what fell short. A pass stays a pass, and carries the figures.
 		j.Verdict, j.Message = report.Inconclusive, withCause(j.Message, why)

@@ -280,6 +280,11 @@ type DriveCPU struct {
 	// Grouped says fio reported the drive's jobs as one group_reporting
 	// entry: MaxPct is then their mean, the busiest job unknown.
 	Grouped bool `json:"grouped,omitempty"`
+	// SharePct, set when the drive's jobs outnumber its CPUs (so
+	// cpus_allowed_policy=split put two or more on a CPU, and a pegged CPU
+	// reads as a fraction of one per job), is its jobs' summed user +
+	// system time in % of those CPUs' time.
+	SharePct float64 `json:"share_pct,omitempty"`
 }
 
 // Drive is one target's identity.
