@@ -52,6 +52,11 @@ type Runner struct {
 	// process group) when the context is done, before the whole group is
 	// killed with SIGKILL. 0 means DefaultGrace.
 	Grace time.Duration
+	// Format is fio's --output-format: FormatJSONPlus when "" (latency
+	// bins, which latency percentiles and QoS limits are judged from), or
+	// FormatJSON (no bins: a quarter of the bytes a report, for runs judged
+	// on I/O counts and errors alone).
+	Format string
 	// Args are extra arguments placed before the job file,
 	// e.g. "--client=127.0.0.1".
 	Args []string
@@ -114,8 +119,14 @@ func (r Runner) Version(ctx context.Context) (string, error) {
 	return v, nil
 }
 
-// Run runs "fio --output-format=json+ [r.Args] jobFile" and returns what fio
-// wrote to stdout and to stderr.
+// fio's output formats that Parse reads (Runner.Format).
+const (
+	FormatJSONPlus = "json+"
+	FormatJSON     = "json"
+)
+
+// Run runs "fio --output-format=json+ [r.Args] jobFile" (r.Format instead
+// of json+ when set) and returns what fio wrote to stdout and to stderr.
 //
 // A non-zero exit is an *ExitError. When ctx is done before fio ends, fio's
 // process group gets SIGINT, then SIGKILL after r.Grace; the error then wraps
@@ -126,7 +137,11 @@ func (r Runner) Version(ctx context.Context) (string, error) {
 // Should the process running Run die first, the kernel kills fio (see
 // Runner for what that does not cover).
 func (r Runner) Run(ctx context.Context, jobFile string) (stdout, stderr []byte, err error) {
-	args := append([]string{"--output-format=json+"}, r.Args...)
+	format := r.Format
+	if format == "" {
+		format = FormatJSONPlus
+	}
+	args := append([]string{"--output-format=" + format}, r.Args...)
 	args = append(args, jobFile)
 	return r.run(ctx, r.binary(), args, true)
 }

@@ -152,6 +152,13 @@ func TestRunArgs(t *testing.T) {
 	if got, want := string(stdout), "--output-format=json+\n--client=127.0.0.1\na job.fio\n"; got != want {
 		t.Errorf("fio got arguments %q, want %q", got, want)
 	}
+	stdout, _, err = Runner{Format: FormatJSON}.Run(testContext(t), "a job.fio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(stdout), "--output-format=json\na job.fio\n"; got != want {
+		t.Errorf("with Format json, fio got arguments %q, want %q", got, want)
+	}
 }
 
 // TestRunFailingJob runs real fio with a job whose every I/O fails

@@ -55,6 +55,16 @@ func TestRegularFileTarget(t *testing.T) {
 	// The read cell was selected with its twin, and the preparation ran once.
 	prep, _ := filepath.Glob(filepath.Join(r.Report, "raw", "prepare", "*.json"))
 	assert.Len(t, prep, 3, "one fill, its verify pass and one 4 KiB random preconditioning: %v", prep)
+	// Preparation steps are recorded as fio's plain json, measurements as
+	// json+ (latency bins).
+	for _, p := range prep {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		assert.NotContains(t, string(data), `"bins"`, "%s holds json+ latency bins", p)
+	}
+	cell, err := os.ReadFile(filepath.Join(r.Report, "raw", "TestSingleDrive", "1GiB", "4KB_Random_Read.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(cell), `"bins"`, "a measurement is recorded as json+")
 	assert.Contains(t, r.Stdout, "step 2 of 6: sequential fill (1 × 128 KiB write pass) on "+file)
 }
 

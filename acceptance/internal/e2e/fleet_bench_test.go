@@ -3,16 +3,20 @@
 package e2e
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,9 +24,9 @@ import (
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
-	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -31,18 +35,23 @@ import (
 // qualification of them records (8 single-drive cells and 8 workloads at
 // each of the 8 scaling drive counts), judged in one
 // `go test ./acceptance -args -replay=DIR1,...,DIR50`. The target is under
-// 60 s and under 1 GiB on a 2-core machine. The recordings are synthetic
-// (see writeFleet) and are written once, before the timed replays:
+// 60 s and under 1 GiB on a 2-core machine. The recordings are in the
+// format a live run records (json+ cells with their status reports,
+// sidecars, prepare/, run.json): copies of a real live recording on loop
+// devices, one per host, with the drives renamed and their figures scaled
+// to the brief's (see writeFleet). They are written once, before the timed
+// replays:
 //
 //	go test ./acceptance/internal/e2e -run='^$' -bench=FleetReplay -benchtime=1x
 //
 // s/replay is the suite's wall time per replay, cpu-s/replay the CPU time
 // it used (user and system; steadier than wall time on a busy machine),
 // MiB-peak the largest resident set it reached in any replay (getrusage's
-// ru_maxrss, in KiB on Linux) and MiB-recorded the size of the fio outputs
-// and run.json files replayed. Each replay must end as this fleet should:
-// exit status 1, every TestFleet cell failed naming the slow drive's host,
-// every other host QUALIFIED.
+// ru_maxrss, in KiB on Linux), MiB-recorded the size of every file of the
+// recordings and MiB-prepare the part of it under prepare/ (which the
+// replay reads only for the verify pass). Each replay must end as this
+// fleet should: exit status 1, every TestFleet cell failed naming the slow
+// drive's host, every other host QUALIFIED.
 func BenchmarkFleetReplay(b *testing.B) {
 	if suiteBin == "" {
 		b.Skip("the acceptance suite was not built")
@@ -88,6 +97,7 @@ func BenchmarkFleetReplay(b *testing.B) {
 	b.ReportMetric(cpu.Seconds()/float64(runs), "cpu-s/replay")
 	b.ReportMetric(float64(peakKiB)/1024, "MiB-peak")
 	b.ReportMetric(float64(fl.bytes)/(1<<20), "MiB-recorded")
+	b.ReportMetric(float64(fl.prepare)/(1<<20), "MiB-prepare")
 }
 
 // checkFleetReplay fails b unless the replay ended as the fleet writeFleet
@@ -138,7 +148,13 @@ func checkFleetReplay(b *testing.B, fl fleetRecording, code int, reportDir, out 
 	if want := len(fl.workloads); cells != want {
 		b.Errorf("results.json has %d TestFleet cells, want %d (one per workload of %s)", cells, want, fl.capacity)
 	}
-	if got, want := len(run.Results)-cells, len(fl.dirs)*fl.cells; got != want {
+	hostCells := 0
+	for _, r := range run.Results {
+		if r.Kind == report.KindSingle || r.Kind == report.KindScaling {
+			hostCells++
+		}
+	}
+	if got, want := hostCells, len(fl.dirs)*fl.cells; got != want {
 		b.Errorf("results.json has %d host results, want %d (%d hosts × %d cells)", got, want, len(fl.dirs), fl.cells)
 	}
 }
@@ -167,112 +183,175 @@ type fleetRecording struct {
 	workloads []string // the workloads of that capacity
 	cells     int      // the cells each host recorded
 	bytes     int64    // the size of every file written
+	prepare   int64    // of which under prepare/
 }
 
-// writeFleet writes hosts synthetic recorded runs under dir, one directory
-// each, as a live run's -record would leave them after qualifying 24 drives
-// of the built-in spec's scaling capacity (1.92TB): run.json (format 2: the
-// spec's text, the tests, the shared recordings and the host) and one fio
-// output per measurement. Nothing is measured. Every fio output is the
-// brief's reconstruction in fixtures/solidigm-d7-ps1010 with each drive's
-// I/O counts (total_ios, io_bytes and fio's figures derived from them:
-// io_kbytes, bw_bytes, bw, iops) scaled by that drive's factor, so the
-// suite's IOPS and MB/s (Σ total_ios or io_bytes / runtime) scale with it;
-// latencies stay the template's. An N-drive scaling output is the first N
-// drives of the 24-drive one. Host h is "syn-h<h>"; its drive d is
-// /dev/disk/by-id/nvme-SYNTH_h<h>_d<d> with serial SYNh<h>d<d>, and its
-// factor is between 1 and 1 + fleetSpread, except drive 1 of host
-// fleetOutlier: fleetSlow. run.json says the run is reconstructed, from
-// synthetic variation of the brief.
+// liveRecording is the recorded run writeFleet copies per host, a tar.gz
+// of a live run's -record directory (see testdata/README.md): the suite
+// on 24 loop devices with testdata/fleet-live.toml, cells of 61 s.
+const liveRecording = "testdata/fleet-live.tar.gz"
+
+// liveDrives is the number of drives liveRecording was made on.
+const liveDrives = 24
+
+// writeFleet writes hosts recorded runs under dir, one directory each, in
+// the format a live run's -record leaves after qualifying 24 drives of the
+// built-in spec's scaling capacity (1.92TB): each is a copy of
+// liveRecording, a real live run of the suite on 24 loop devices (json+
+// cells with their status reports, their .steady.json and .cpu.json
+// sidecars, prepare/ with the fill, verify pass and both random
+// preconditionings, their IOPS logs, run.json), with three changes:
 //
-// A live run's recordings of the same cells are larger, so this fleet is
-// the smallest one of its size: the template is fio's plain json, where a
-// live run records json+ (latency bins) with a status report every 30 s
-// of a 70 s measurement before the final one (fio 3.33, 8 jobs on a file:
-// 49 KB as json, 548 KB as recorded), and it has no steady-state records.
+//   - The drives' identities: host h is "syn-h<h>" and its drive d is
+//     /dev/disk/by-id/nvme-SYNTH_h<h>_d<d> with serial SYNh<h>d<d>, in
+//     every file; run.json names the built-in spec, which judges it.
+//   - The cells' I/O counts (total_ios, io_bytes and fio's figures derived
+//     from them: io_kbytes, bw_bytes, bw, iops), in every status report, are
+//     scaled so that each drive's figure is the brief's (its reconstruction
+//     in fixtures/solidigm-d7-ps1010) times that drive's factor, between 1
+//     and 1 + fleetSpread, except drive 1 of host fleetOutlier: fleetSlow.
+//     Latencies and everything else stay as the loop devices measured them.
+//   - The cells: the recording has each workload's single-drive cell and
+//     its 24-drive cell; an N-drive scaling cell is the first N drives'
+//     groups of the 24-drive one, in each report, with its steady-state
+//     sidecar cut to those drives. The 1-drive scaling cells share the
+//     single-drive ones as a live run records them, except 8KB Random Read
+//     (a scaling override), which is cut from the 24-drive cell.
+//
+// run.json says the run is reconstructed, from a loop-device recording
+// with its figures scaled: no drive of this fleet was measured.
 func writeFleet(b *testing.B, dir string, hosts int) fleetRecording {
 	b.Helper()
 	spec, err := specs.Load("solidigm-d7-ps1010")
 	if err != nil {
 		b.Fatal(err)
 	}
-	fixtures := filepath.Join(filepath.Dir(acceptanceDir), "fixtures", spec.Name)
-	var tmplInfo record.Run
-	readJSON(b, filepath.Join(fixtures, "run.json"), &tmplInfo)
+	brief := filepath.Join(filepath.Dir(acceptanceDir), "fixtures", spec.Name)
 	capacity, ok := spec.Capacity(spec.Scaling.Capacity)
 	if !ok {
 		b.Fatalf("%s scales no capacity", spec.File)
 	}
-	const drives = 24
+	live := readTarGz(b, liveRecording)
+	var liveInfo record.Run
+	if err := json.Unmarshal(live["run.json"], &liveInfo); err != nil {
+		b.Fatalf("%s: run.json: %v", liveRecording, err)
+	}
+	if len(liveInfo.Drives) != liveDrives {
+		b.Fatalf("%s holds %d drives, want %d", liveRecording, len(liveInfo.Drives), liveDrives)
+	}
 	var counts []int
 	for _, n := range spec.Scaling.Drives {
-		if n <= drives {
+		if n <= liveDrives {
 			counts = append(counts, n)
 		}
 	}
 
-	// Each cell's test, the template it is cut from and its drive count;
-	// shared maps a 1-drive scaling cell that is the single-drive cell's
-	// fio job (no scaling override) to it, as a live run records it.
+	// Each cell's test, the live cell it is cut from, its drive count and
+	// the scale of each drive's counts that gives the brief's figure.
 	type cell struct {
-		test   string
-		tmpl   *fioTemplate
-		drives int
+		test, from string
+		tmpl       *fioTemplate
+		drives     int
+		scale      []float64
 	}
 	var cells []cell
 	shared := map[string]string{}
 	fl := fleetRecording{capacity: capacity.Name}
-	load := func(rel string) *fioTemplate {
-		return loadFioTemplate(b, filepath.Join(fixtures, filepath.FromSlash(rel)))
+	// cut makes the cell test of n drives from the live cell from, scaled
+	// to the brief's cell briefTest.
+	cut := func(test, from, briefTest string, n int, metric specs.Metric) cell {
+		data, ok := live[from+record.OutputExt]
+		if !ok {
+			b.Fatalf("%s has no %s", liveRecording, from+record.OutputExt)
+		}
+		c := cell{test: test, from: from, tmpl: loadFioTemplate(b, liveRecording+":"+from, data), drives: n}
+		got := groupFigures(b, from, data, metric)
+		want := groupFigures(b, briefTest, readFile(b, filepath.Join(brief, filepath.FromSlash(briefTest)+record.OutputExt)), metric)
+		if len(got) < n || len(want) < n {
+			b.Fatalf("%s: %d drives recorded, %d in the brief's %s; want %d", from, len(got), len(want), briefTest, n)
+		}
+		for g := range n {
+			c.scale = append(c.scale, want[g]/got[g])
+		}
+		return c
 	}
 	for _, w := range spec.Workloads {
-		if _, ok := capacity.Spec[w.Name]; ok {
-			fl.workloads = append(fl.workloads, w.Name)
-			test := "TestSingleDrive/" + capacity.Name + "/" + specs.SubtestName(w.Name)
-			cells = append(cells, cell{test, load(test + ".json"), 1})
+		if _, ok := capacity.Spec[w.Name]; !ok {
+			continue
 		}
+		fl.workloads = append(fl.workloads, w.Name)
+		test := "TestSingleDrive/" + capacity.Name + "/" + specs.SubtestName(w.Name)
+		cells = append(cells, cut(test, test, test, 1, w.Metric))
 	}
 	for _, n := range counts {
 		for _, name := range fl.workloads {
+			w, _ := spec.Workload(name)
 			test := fmt.Sprintf("TestScaling/%d_drives/%s", n, specs.SubtestName(name))
+			from := fmt.Sprintf("TestScaling/%d_drives/%s", liveDrives, specs.SubtestName(name))
 			_, override := spec.Scaling.Override[name]
 			switch {
 			case n == 1 && !override:
 				shared[test] = "TestSingleDrive/" + capacity.Name + "/" + specs.SubtestName(name)
 				cells = append(cells, cell{test: test})
 			case n == 1:
-				cells = append(cells, cell{test, load(test + ".json"), 1})
+				cells = append(cells, cut(test, from, test, 1, w.Metric))
 			default:
-				cells = append(cells, cell{test, load(fmt.Sprintf("TestScaling/%d_drives/%s.json", drives, specs.SubtestName(name))), n})
+				cells = append(cells, cut(test, from, from, n, w.Metric))
 			}
 		}
 	}
 	fl.cells = len(cells)
+	// What a live run records beside its cells: prepare/, and the cells'
+	// job files and sidecars, copied per cell below.
+	var rest []string
+	for name := range live {
+		if strings.HasPrefix(name, "prepare/") {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
 
 	var buf bytes.Buffer
 	for h := 1; h <= hosts; h++ {
 		name := fmt.Sprintf("syn-h%03d", h)
 		hostDir := filepath.Join(dir, name)
 		rng := rand.New(rand.NewPCG(uint64(h), 0x5eed))
-		info := record.Run{Format: record.Format, Spec: spec.Model, SpecName: spec.Name, SpecFile: spec.File,
-			SpecSHA256: spec.SHA256(), SpecText: string(spec.Text), Mode: "record", FioVersion: tmplInfo.FioVersion,
-			Precondition: plan.Full, Reconstructed: true,
-			ReconstructedFrom: "synthetic: " + spec.Source + " (fixtures/" + spec.Name + "), each drive's I/O counts scaled",
-			Shared:            shared,
-			Host: host.Info{Hostname: name, MachineID: fmt.Sprintf("%032x", h), Kernel: "6.1.0-synthetic",
-				CPUModel: "synthetic CPU", FioVersion: tmplInfo.FioVersion}}
-		factors := make([]float64, drives)
-		for d := range drives {
-			info.Drives = append(info.Drives, report.Drive{
-				Path:  fmt.Sprintf("/dev/disk/by-id/nvme-SYNTH_h%03d_d%02d", h, d+1),
-				Model: spec.Model, Serial: fmt.Sprintf("SYNh%03dd%02d", h, d+1),
-				Bytes: capacity.Bytes, Capacity: capacity.Name, NUMANode: -1,
-			})
+		info := liveInfo
+		info.Spec, info.SpecName, info.SpecFile, info.SpecSHA256, info.SpecText = spec.Model, spec.Name, spec.File, spec.SHA256(), string(spec.Text)
+		info.Reconstructed = true
+		info.ReconstructedFrom = "synthetic: a live recording on 24 loop devices (" + liveRecording + "), each drive's I/O counts scaled to " + spec.Source
+		info.Shared, info.Tests = shared, nil
+		info.Host = host.Info{Hostname: name, MachineID: fmt.Sprintf("%032x", h), Kernel: liveInfo.Host.Kernel,
+			CPUModel: liveInfo.Host.CPUModel, FioVersion: liveInfo.FioVersion, NvmeVersion: liveInfo.Host.NvmeVersion}
+		info.Drives = nil
+		factors := make([]float64, liveDrives)
+		rename := map[string]string{}
+		for d, ld := range liveInfo.Drives {
+			drive := ld
+			drive.Path = fmt.Sprintf("/dev/disk/by-id/nvme-SYNTH_h%03d_d%02d", h, d+1)
+			drive.Model, drive.Serial, drive.Bytes, drive.Capacity = spec.Model, fmt.Sprintf("SYNh%03dd%02d", h, d+1), capacity.Bytes, capacity.Name
+			info.Drives = append(info.Drives, drive)
+			rename[ld.Path] = drive.Path
 			factors[d] = 1 + fleetSpread*rng.Float64()
 		}
 		if h == fleetOutlier {
 			factors[0] = fleetSlow
 			fl.outlier, fl.slowPath = name, info.Drives[0].Path
+		}
+		renamed := func(data []byte) []byte {
+			return liveDrive.ReplaceAllFunc(data, func(p []byte) []byte {
+				if to, ok := rename[string(p)]; ok {
+					return []byte(to)
+				}
+				return p
+			})
+		}
+		write := func(rel string, data []byte) {
+			n := writeBytes(b, filepath.Join(hostDir, filepath.FromSlash(rel)), data)
+			fl.bytes += n
+			if strings.HasPrefix(rel, "prepare/") {
+				fl.prepare += n
+			}
 		}
 		for _, c := range cells {
 			info.Tests = append(info.Tests, c.test)
@@ -280,30 +359,134 @@ func writeFleet(b *testing.B, dir string, hosts int) fleetRecording {
 				continue
 			}
 			buf.Reset()
-			if err := c.tmpl.render(&buf, c.drives, func(g int) (string, float64) { return info.Drives[g].Path, factors[g] }); err != nil {
+			if err := c.tmpl.render(&buf, c.drives, func(g int) (string, float64) {
+				return info.Drives[g].Path, c.scale[g] * factors[g]
+			}); err != nil {
 				b.Fatalf("%s: %v", c.test, err)
 			}
-			fl.bytes += writeBytes(b, filepath.Join(hostDir, filepath.FromSlash(c.test)+".json"), buf.Bytes())
+			write(c.test+record.OutputExt, buf.Bytes())
+			if data, ok := live[c.from+record.SteadyExt]; ok {
+				write(c.test+record.SteadyExt, renamed(firstSteady(b, c.from, data, liveInfo.Drives[:c.drives])))
+			}
+			if data, ok := live[c.from+record.CPUExt]; ok {
+				write(c.test+record.CPUExt, data)
+			}
+			if data, ok := live[c.from+record.JobExt]; ok && c.test == c.from {
+				write(c.test+record.JobExt, renamed(data))
+			}
+		}
+		for _, rel := range rest {
+			write(rel, renamed(live[rel]))
+		}
+		info.Steady = slices.Clone(liveInfo.Steady)
+		for i := range info.Steady {
+			info.Steady[i].Drive = rename[liveInfo.Steady[i].Drive]
+		}
+		info.HealthSkips = nil
+		for _, s := range liveInfo.HealthSkips {
+			info.HealthSkips = append(info.HealthSkips, string(renamed([]byte(s))))
+		}
+		info.Verify = nil
+		for _, v := range liveInfo.Verify {
+			v.Drives = slices.Clone(v.Drives)
+			for i := range v.Drives {
+				v.Drives[i].Path, v.Drives[i].Target = rename[v.Drives[i].Path], rename[v.Drives[i].Target]
+			}
+			info.Verify = append(info.Verify, v)
 		}
 		data, err := json.MarshalIndent(info, "", "  ")
 		if err != nil {
 			b.Fatal(err)
 		}
-		fl.bytes += writeBytes(b, filepath.Join(hostDir, "run.json"), append(data, '\n'))
+		write("run.json", append(data, '\n'))
 		fl.dirs = append(fl.dirs, hostDir)
 	}
 	return fl
 }
 
-func readJSON(b *testing.B, path string, v any) {
+// liveDrive matches a drive path of liveRecording.
+var liveDrive = regexp.MustCompile(`/dev/loop[0-9]+`)
+
+// groupFigures is each reporting group's figure in metric in fio output
+// data's final report, in groupid order.
+func groupFigures(b *testing.B, name string, data []byte, metric specs.Metric) []float64 {
+	b.Helper()
+	out, err := fiojob.Parse(data)
+	if err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	var figs []float64
+	for _, g := range out.Groups() {
+		f := g.IOPS
+		if metric == specs.MBps {
+			f = g.MBps()
+		}
+		if f <= 0 {
+			b.Fatalf("%s: group %d has no I/O", name, g.GroupID)
+		}
+		figs = append(figs, f)
+	}
+	return figs
+}
+
+// firstSteady is a cell's .steady.json cut to the records of drives.
+func firstSteady(b *testing.B, name string, data []byte, drives []report.Drive) []byte {
+	b.Helper()
+	var recs []report.Steady
+	if err := json.Unmarshal(data, &recs); err != nil {
+		b.Fatalf("%s%s: %v", name, record.SteadyExt, err)
+	}
+	recs = slices.DeleteFunc(recs, func(r report.Steady) bool {
+		return !slices.ContainsFunc(drives, func(d report.Drive) bool { return d.Path == r.Drive })
+	})
+	out, err := json.MarshalIndent(recs, "", "  ")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return append(out, '\n')
+}
+
+// readTarGz reads every regular file of the tar.gz at path, by name.
+func readTarGz(b *testing.B, path string) map[string][]byte {
+	b.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatalf("%s: %v", path, err)
+	}
+	files := map[string][]byte{}
+	tr := tar.NewReader(zr)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			b.Fatalf("%s: %v", path, err)
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			continue
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			b.Fatalf("%s: %s: %v", path, hdr.Name, err)
+		}
+		files[strings.TrimPrefix(hdr.Name, "./")] = data
+	}
+	return files
+}
+
+func readFile(b *testing.B, path string) []byte {
 	b.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		b.Fatalf("%s: %v", path, err)
-	}
+	return data
 }
 
 func writeBytes(b *testing.B, path string, data []byte) int64 {
@@ -317,12 +500,14 @@ func writeBytes(b *testing.B, path string, data []byte) int64 {
 	return int64(len(data))
 }
 
-// fioTemplate is one fio JSON output cut into its jobs, each with the
-// places a host's drive changes.
+// fioTemplate is one fio output (every report fio printed: the status
+// reports and the final one) cut into its jobs, each with the places a
+// host's drive changes.
 type fioTemplate struct {
-	path string
+	name string
 	data []byte
-	jobs []fioJobText // in the output's order
+	// reports holds each report's jobs, in the output's order.
+	reports [][]fioJobText
 }
 
 // fioJobText is one job entry of a fioTemplate: data[start:end].
@@ -347,111 +532,128 @@ var fioCounts = regexp.MustCompile(`"io_bytes" : (\d+),\s+"io_kbytes" : (\d+),\s
 
 var fioFilename = regexp.MustCompile(`"filename" : "([^"]*)"`)
 
-func loadFioTemplate(b *testing.B, path string) *fioTemplate {
+var fioJobs = []byte(`"jobs" : [`)
+
+func loadFioTemplate(b *testing.B, name string, data []byte) *fioTemplate {
 	b.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	t := &fioTemplate{path: path, data: data}
-	key := bytes.Index(data, []byte(`"jobs" : [`))
-	if key < 0 {
-		b.Fatalf("%s: no jobs array", path)
-	}
-	base := key + len(`"jobs" : `)
-	dec := json.NewDecoder(bytes.NewReader(data[base:]))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		b.Fatalf("%s: jobs is not an array (%v)", path, err)
-	}
-	for dec.More() {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			b.Fatalf("%s: %v", path, err)
+	t := &fioTemplate{name: name, data: data}
+	for from := 0; ; {
+		key := bytes.Index(data[from:], fioJobs)
+		if key < 0 {
+			break
 		}
-		var j struct {
-			GroupID int `json:"groupid"`
+		base := from + key + len(`"jobs" : `)
+		dec := json.NewDecoder(bytes.NewReader(data[base:]))
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+			b.Fatalf("%s: jobs is not an array (%v)", name, err)
 		}
-		if err := json.Unmarshal(raw, &j); err != nil {
-			b.Fatalf("%s: %v", path, err)
-		}
-		end := base + int(dec.InputOffset())
-		job := fioJobText{start: end - len(raw), end: end, group: j.GroupID}
-		text := data[job.start:job.end]
-		if m := fioFilename.FindSubmatchIndex(text); m != nil {
-			job.filename = [2]int{m[2], m[3]}
-		}
-		for _, m := range fioCounts.FindAllSubmatchIndex(text, -1) {
-			num := func(i int) int64 {
-				n, err := strconv.ParseInt(string(text[m[2*i]:m[2*i+1]]), 10, 64)
-				if err != nil {
-					b.Fatalf("%s: %v", path, err)
+		var jobs []fioJobText
+		for dec.More() {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				b.Fatalf("%s: %v", name, err)
+			}
+			var j struct {
+				GroupID int `json:"groupid"`
+			}
+			if err := json.Unmarshal(raw, &j); err != nil {
+				b.Fatalf("%s: %v", name, err)
+			}
+			end := base + int(dec.InputOffset())
+			job := fioJobText{start: end - len(raw), end: end, group: j.GroupID}
+			text := data[job.start:job.end]
+			if m := fioFilename.FindSubmatchIndex(text); m != nil {
+				job.filename = [2]int{m[2], m[3]}
+			}
+			for _, m := range fioCounts.FindAllSubmatchIndex(text, -1) {
+				num := func(i int) int64 {
+					n, err := strconv.ParseInt(string(text[m[2*i]:m[2*i+1]]), 10, 64)
+					if err != nil {
+						b.Fatalf("%s: %v", name, err)
+					}
+					return n
 				}
-				return n
+				c := fioCount{ioBytes: num(1), runtimeMs: num(6), totals: num(7)}
+				for k, i := range []int{1, 2, 3, 4, 5, 7} {
+					c.spans[k] = [2]int{m[2*i], m[2*i+1]}
+				}
+				job.dirs = append(job.dirs, c)
 			}
-			c := fioCount{ioBytes: num(1), runtimeMs: num(6), totals: num(7)}
-			for k, i := range []int{1, 2, 3, 4, 5, 7} {
-				c.spans[k] = [2]int{m[2*i], m[2*i+1]}
+			if len(job.dirs) == 0 {
+				b.Fatalf("%s: job %d has no I/O counts", name, len(jobs))
 			}
-			job.dirs = append(job.dirs, c)
+			jobs = append(jobs, job)
 		}
-		if len(job.dirs) == 0 {
-			b.Fatalf("%s: job %d has no I/O counts", path, len(t.jobs))
+		if len(jobs) == 0 {
+			b.Fatalf("%s: a report without jobs", name)
 		}
-		t.jobs = append(t.jobs, job)
+		t.reports = append(t.reports, jobs)
+		from = jobs[len(jobs)-1].end
+	}
+	if len(t.reports) == 0 {
+		b.Fatalf("%s: no jobs array", name)
 	}
 	return t
 }
 
 // render writes the output of the template's first drives groups (fio
-// reporting groups 0 … drives−1): group g's jobs with drive(g)'s path and
-// its I/O counts scaled by drive(g)'s factor.
+// reporting groups 0 … drives−1), in every report: group g's jobs with
+// drive(g)'s path and its I/O counts scaled by drive(g)'s factor.
 func (t *fioTemplate) render(w *bytes.Buffer, drives int, drive func(g int) (path string, factor float64)) error {
-	n := 0
-	for n < len(t.jobs) && t.jobs[n].group < drives {
-		n++
-	}
-	if n == 0 || t.jobs[n-1].group != drives-1 {
-		return fmt.Errorf("%s has no %d reporting groups 0 … %d at its start", t.path, drives, drives-1)
-	}
-	w.Write(t.data[:t.jobs[0].start])
-	for i, job := range t.jobs[:n] {
-		if i > 0 {
-			w.Write(t.data[t.jobs[i-1].end:job.start])
+	at := 0 // data[:at] is written or left out
+	for _, jobs := range t.reports {
+		n := 0
+		for n < len(jobs) && jobs[n].group < drives {
+			n++
 		}
-		path, f := drive(job.group)
-		type edit struct {
-			span [2]int
-			text string
+		if n == 0 || jobs[n-1].group != drives-1 {
+			return fmt.Errorf("%s has no %d reporting groups 0 … %d at the start of a report", t.name, drives, drives-1)
 		}
-		var edits []edit
-		if job.filename != [2]int{} {
-			edits = append(edits, edit{job.filename, path})
-		}
-		for _, c := range job.dirs {
-			if c.totals == 0 || c.runtimeMs == 0 {
-				continue
+		w.Write(t.data[at:jobs[0].start])
+		for i, job := range jobs[:n] {
+			if i > 0 {
+				w.Write(t.data[jobs[i-1].end:job.start])
 			}
-			ios := int64(math.Round(float64(c.totals) * f))
-			ioBytes := c.ioBytes / c.totals * ios
-			bwBytes := ioBytes * 1000 / c.runtimeMs
-			for k, v := range []string{
-				strconv.FormatInt(ioBytes, 10), strconv.FormatInt(ioBytes>>10, 10),
-				strconv.FormatInt(bwBytes, 10), strconv.FormatInt(bwBytes>>10, 10),
-				strconv.FormatFloat(float64(ios)*1000/float64(c.runtimeMs), 'f', 6, 64),
-				strconv.FormatInt(ios, 10),
-			} {
-				edits = append(edits, edit{c.spans[k], v})
-			}
+			t.renderJob(w, job, drive)
 		}
-		text := t.data[job.start:job.end]
-		at := 0
-		for _, e := range edits {
-			w.Write(text[at:e.span[0]])
-			w.WriteString(e.text)
-			at = e.span[1]
-		}
-		w.Write(text[at:])
+		at = jobs[len(jobs)-1].end
 	}
-	w.Write(t.data[t.jobs[len(t.jobs)-1].end:])
+	w.Write(t.data[at:])
 	return nil
+}
+
+func (t *fioTemplate) renderJob(w *bytes.Buffer, job fioJobText, drive func(g int) (path string, factor float64)) {
+	path, f := drive(job.group)
+	type edit struct {
+		span [2]int
+		text string
+	}
+	var edits []edit
+	if job.filename != [2]int{} {
+		edits = append(edits, edit{job.filename, path})
+	}
+	for _, c := range job.dirs {
+		if c.totals == 0 || c.runtimeMs == 0 {
+			continue
+		}
+		ios := int64(math.Round(float64(c.totals) * f))
+		ioBytes := c.ioBytes / c.totals * ios
+		bwBytes := ioBytes * 1000 / c.runtimeMs
+		for k, v := range []string{
+			strconv.FormatInt(ioBytes, 10), strconv.FormatInt(ioBytes>>10, 10),
+			strconv.FormatInt(bwBytes, 10), strconv.FormatInt(bwBytes>>10, 10),
+			strconv.FormatFloat(float64(ios)*1000/float64(c.runtimeMs), 'f', 6, 64),
+			strconv.FormatInt(ios, 10),
+		} {
+			edits = append(edits, edit{c.spans[k], v})
+		}
+	}
+	text := t.data[job.start:job.end]
+	at := 0
+	for _, e := range edits {
+		w.Write(text[at:e.span[0]])
+		w.WriteString(e.text)
+		at = e.span[1]
+	}
+	w.Write(text[at:])
 }

@@ -140,14 +140,14 @@ func (l *Live) RawPath(test string) string {
 
 // Measure implements Executor.
 func (l *Live) Measure(ctx context.Context, test string, job fiojob.Job, watch *Watch) ([]byte, error) {
-	stdout, _, err := l.run(ctx, strings.TrimSuffix(l.RawPath(test), ".json"), job, watch)
+	stdout, _, err := l.run(ctx, strings.TrimSuffix(l.RawPath(test), ".json"), job, watch, "")
 	return stdout, err
 }
 
 // run runs job, recorded as base.fio, base.json, base.stderr and, when fio
 // failed, base.status.json. stopped says watch stopped fio, which is then
-// no failure.
-func (l *Live) run(ctx context.Context, base string, job fiojob.Job, watch *Watch) (stdout []byte, stopped bool, err error) {
+// no failure. format is fio's output format ("": the runner's, json+).
+func (l *Live) run(ctx context.Context, base string, job fiojob.Job, watch *Watch, format string) (stdout []byte, stopped bool, err error) {
 	if err := job.Validate(); err != nil {
 		return nil, false, fmt.Errorf("job %q: %w", job.Name, err)
 	}
@@ -159,6 +159,9 @@ func (l *Live) run(ctx context.Context, base string, job fiojob.Job, watch *Watc
 		return nil, false, err
 	}
 	runner := l.Runner
+	if format != "" {
+		runner.Format = format
+	}
 	runCtx := ctx
 	var (
 		stop    atomic.Bool
@@ -244,7 +247,10 @@ func (l *Live) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, l
 			job.Targets[i].IOPSLog = base + "." + fiojob.SectionName(i)
 		}
 	}
-	stdout, stopped, runErr := l.run(ctx, base, job, watch)
+	// Nothing judges a preparation step's latency: its status reports
+	// (six a round in a random step) and final report are recorded as
+	// fio's plain json, without json+'s bins (see record.PrepareFormat).
+	stdout, stopped, runErr := l.run(ctx, base, job, watch, record.PrepareFormat)
 	prep := Prepared{Stopped: stopped}
 	if st.Kind == plan.StepVerify {
 		// A mismatch is the drive's verdict, not a failed step: the suite

@@ -3,7 +3,9 @@
 // each test's fio output <test>.json the sidecars that let a replay judge
 // it as the live run did (<test>.status.json, how fio failed; .steady.json,
 // the steady-state evidence of its drives; .thermal.json, a throttling
-// during it).
+// during it). Preparation steps (fill, verify pass, random
+// preconditioning, top-up) are kept under prepare/, as fio's plain json
+// (PrepareFormat).
 package record
 
 import (
@@ -16,7 +18,20 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
 )
+
+// PrepareFormat is the output format fio is asked for in preparation
+// steps, whose stdout is kept under prepare/. What judges them reads each
+// report's I/O counts, runtime and errors (the steady-state rounds, the
+// progress lines, a failed step, the verify pass), never latency, so they
+// are recorded without json+'s clat_ns bins: a random step's status
+// reports, six a round per drive, are then a quarter of the bytes. A
+// measurement (<test>.json) stays json+, whose bins its latency
+// percentiles and QoS limits are judged from. Recordings made before
+// hold json+ under prepare/ too; fiojob.Parse and fiojob.WatchStatus read
+// both.
+const PrepareFormat = fiojob.FormatJSON
 
 // Format is the version of run.json this code writes. Format 1 (no
 // "format" key) had no spec text and no list of tests.
