@@ -47,7 +47,7 @@ func TestLiveOutputFormats(t *testing.T) {
 	}
 
 	for _, st := range []plan.Step{
-		{N: 2, Kind: plan.StepFill, Name: "sequential fill", Job: fiojob.Fill(target, 1)},
+		{N: 2, Kind: plan.StepFill, Name: "sequential fill", Job: fiojob.Fill(target, 1, 1)},
 		{N: 3, Kind: plan.StepRandom, Name: "random preconditioning", Job: fiojob.RandomPrecondition(target, 4096, time.Second, "", 0)},
 	} {
 		if _, err := l.Prepare(ctx, st, nil, t.Logf, nil); err != nil {
