@@ -51,6 +51,13 @@ type Job struct {
 	// VerifyPattern is fio's verify_pattern= ("0x…%o"): what every block
 	// holds with Verify "pattern", %o being the block's offset.
 	VerifyPattern string
+	// EarlierPattern, on a job that writes more than one loop, is what the
+	// loops before the last write instead of VerifyPattern: each target
+	// section is written Loops-1 times with it, then once more with
+	// VerifyPattern by a section that waits for it (fio wait_for), so that
+	// the target ends up holding the last loop's pattern and a drive that
+	// kept an earlier loop's blocks does not read back as the last one's.
+	EarlierPattern string
 	// Tail covers the bytes of each target past its last whole BS block
 	// (Target.Size must be set) with one more job in the target's group,
 	// at the largest power-of-two block that divides them (TailBS): a

@@ -33,18 +33,35 @@ func FillPattern(id uint64) string {
 	return fmt.Sprintf("0x%s%016x%%o", PatternMagic, id)
 }
 
+// PassID is the id pass (from 1) of the fill whose id is id writes: id
+// with its last two bytes (bytes 14 and 15 of the pattern) replaced by the
+// pass number, capped at 65,535. A drive that kept an earlier pass's
+// blocks and dropped the last pass's then differs from the last pass's
+// pattern at byte 14 or 15, in the fill's id.
+func PassID(id uint64, pass int) uint64 {
+	return id&^0xffff | uint64(min(max(pass, 0), 0xffff))
+}
+
 // Fill returns the sequential fill used to precondition targets: 128 KiB
 // sequential writes at queue depth 32, one job per target, over the whole
 // target (or Target.Size bytes of it), passes times; the bytes past the
 // last whole 128 KiB block, when Target.Size is set, by a second job of
 // the target's group at a smaller block (Job.Tail). Every block holds
-// FillPattern(id) (fio verify=pattern, written and not read back), so that
-// VerifyPass can read back what the fill wrote: every pass writes the same
-// bytes, the fill's, and no other fill writes them.
+// the pattern of its pass (fio verify=pattern, written and not read back):
+// the last pass FillPattern(PassID(id, passes)), the passes before it
+// FillPattern(PassID(id, 1)) (Job.EarlierPattern), so that VerifyPass
+// reads back what the last pass wrote, and no other pass or fill writes
+// it. The first pass of every fill of id writes what Fill(targets, 1, id)
+// writes.
 func Fill(targets []Target, passes int, id uint64) Job {
+	var earlier string
+	if passes > 1 {
+		earlier = FillPattern(PassID(id, 1))
+	}
 	return Job{
 		Verify:         FillVerify,
-		VerifyPattern:  FillPattern(id),
+		VerifyPattern:  FillPattern(PassID(id, passes)),
+		EarlierPattern: earlier,
 		Name:           "fill",
 		RW:             "write",
 		BS:             128 << 10,
@@ -79,6 +96,7 @@ func VerifyPass(fill Job, jobs int) Job {
 	v.Name = "verify"
 	v.RW = "read"
 	v.Loops = 1
+	v.EarlierPattern = "" // what the last pass wrote, no other
 	v.Split = max(jobs, 1)
 	// fio holds iodepth buffers of bs per job: ReadBackQueue blocks a
 	// drive whatever its jobs, so that memory is bounded by the drives.
@@ -165,8 +183,13 @@ func (j Job) Validate() error {
 	if j.Verify != "" && !j.Writes() && (j.Runtime > 0 || j.RW != "read") {
 		bad("a read that verifies must be rw=read and not time based")
 	}
-	if strings.ContainsAny(j.VerifyPattern, "\n\r\"' ") {
-		bad("verify_pattern %q holds a quote, a space or a line break", j.VerifyPattern)
+	for _, p := range []string{j.VerifyPattern, j.EarlierPattern} {
+		if strings.ContainsAny(p, "\n\r\"' ") {
+			bad("verify_pattern %q holds a quote, a space or a line break", p)
+		}
+	}
+	if j.EarlierPattern != "" && (j.VerifyPattern == "" || !j.Writes() || j.Runtime > 0 || j.Loops < 2) {
+		bad("an earlier loops' pattern needs a verify_pattern and a job that writes more than one loop, not time based")
 	}
 	if (j.Tail || j.Split > 1) && j.BS > 0 {
 		for i, t := range j.Targets {
@@ -251,7 +274,13 @@ func (j Job) File() string {
 			kv("ramp_time", fioDuration(j.RampTime))
 		}
 	} else if j.Loops > 0 {
-		kv("loops", strconv.Itoa(j.Loops))
+		loops := j.Loops
+		if j.lastLoopApart() {
+			// The last loop only: the earlier loops have sections of
+			// their own (EarlierPattern).
+			loops = 1
+		}
+		kv("loops", strconv.Itoa(loops))
 	}
 	if j.SteadyState != "" {
 		kv("steadystate", j.SteadyState)
@@ -278,7 +307,24 @@ func (j Job) File() string {
 		kv("group_reporting", "1")
 	}
 	for i, t := range j.Targets {
-		for _, sec := range j.sections(t) {
+		secs := j.sections(t)
+		if j.lastLoopApart() {
+			// The earlier loops' sections first (fio's wait_for names a
+			// section defined before it), then the last loop's, each
+			// waiting for the earlier loops over the same range.
+			earlier := secs
+			secs = nil
+			for _, sec := range earlier {
+				sec.loops, sec.pattern = j.Loops-1, j.EarlierPattern
+				secs = append(secs, sec)
+			}
+			for _, sec := range earlier {
+				sec.waitFor = SectionName(i) + sec.suffix
+				sec.suffix += ".last"
+				secs = append(secs, sec)
+			}
+		}
+		for _, sec := range secs {
 			b.WriteString("\n[")
 			b.WriteString(SectionName(i) + sec.suffix)
 			b.WriteString("]\n")
@@ -295,6 +341,15 @@ func (j Job) File() string {
 			if sec.suffix == "" {
 				kv("new_group", "1")
 			}
+			if sec.loops > 0 {
+				kv("loops", strconv.Itoa(sec.loops))
+			}
+			if sec.pattern != "" {
+				kv("verify_pattern", sec.pattern)
+			}
+			if sec.waitFor != "" {
+				kv("wait_for", sec.waitFor)
+			}
 			if t.IOPSLog != "" {
 				kv("write_iops_log", t.IOPSLog)
 			}
@@ -309,10 +364,20 @@ func (j Job) File() string {
 
 // section is one fio job section of a target: its name's suffix after
 // SectionName ("" for the first, which starts the target's group), and
-// its block size, offset and size when they differ from the job's.
+// its block size, offset and size when they differ from the job's; for
+// the loops before the last (Job.EarlierPattern), their loops and
+// pattern, and for the last loop the section it waits for.
 type section struct {
 	suffix           string
 	bs, offset, size int64
+	loops            int
+	pattern, waitFor string
+}
+
+// lastLoopApart reports whether the loops before the last have sections
+// of their own (EarlierPattern), so that [global] runs the last loop only.
+func (j Job) lastLoopApart() bool {
+	return j.EarlierPattern != "" && j.Loops > 1 && j.Runtime <= 0
 }
 
 // sections divides target t between the job's sections: one over the

@@ -30,10 +30,13 @@ func runFio(t *testing.T, fio string, job Job) (*Output, string, error) {
 	return out, stderr.String(), err
 }
 
-// buffered makes a fill of one regular file that any filesystem takes:
-// psync, no O_DIRECT.
-func buffered(path string, id uint64) Job {
-	j := Fill([]Target{{Path: path, Size: tailSize}}, 1, id)
+// buffered makes a one-pass fill of one regular file that any filesystem
+// takes: psync, no O_DIRECT.
+func buffered(path string, id uint64) Job { return bufferedPasses(path, 1, id) }
+
+// bufferedPasses is buffered with passes passes.
+func bufferedPasses(path string, passes int, id uint64) Job {
+	j := Fill([]Target{{Path: path, Size: tailSize}}, passes, id)
 	j.IOEngine, j.Direct, j.IODepth = "psync", false, 1
 	return j
 }
@@ -86,5 +89,43 @@ func TestReadBackEveryByte(t *testing.T) {
 	}
 	if n := strings.Count(stderr, "fio: bad pattern block offset 8\n"); n != 5 {
 		t.Errorf("%d jobs failed at byte 8 (the fill's id), want all 5 (4 ranges and the tail):\n%s", n, stderr)
+	}
+}
+
+// A drive that kept the first pass of a two-pass fill and dropped the
+// last must fail the read-back: each pass of a fill writes its own
+// pattern (the pass number in the fill's id), and the read-back expects
+// the last pass's. The first pass of a fill writes what a one-pass fill
+// of the same id writes; with real fio, a file that holds only that fails
+// at byte 14 or 15 of its blocks (the pass number), while the whole fill
+// reads back clean.
+func TestReadBackRefusesAnEarlierPass(t *testing.T) {
+	fio := needFio(t)
+	path := filepath.Join(t.TempDir(), "drive.img")
+	const id = 0x3333333333333333
+	fill := bufferedPasses(path, 2, id)
+	first := buffered(path, id)
+	if !strings.Contains(fill.File(), "verify_pattern="+first.VerifyPattern+"\n") {
+		t.Fatalf("the two-pass fill does not write the one-pass fill's pattern in its first pass:\n%s", fill.File())
+	}
+	read := VerifyPass(fill, 4)
+
+	if _, stderr, err := runFio(t, fio, fill); err != nil {
+		t.Fatalf("fill: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := runFio(t, fio, read); err != nil {
+		t.Fatalf("read-back of the whole two-pass fill: %v\n%s", err, stderr)
+	}
+
+	// The last pass dropped: the drive holds what the first pass wrote.
+	if _, stderr, err := runFio(t, fio, first); err != nil {
+		t.Fatalf("first pass: %v\n%s", err, stderr)
+	}
+	_, stderr, err := runFio(t, fio, read)
+	if err == nil {
+		t.Fatal("a drive holding only the fill's first pass read back clean")
+	}
+	if n := strings.Count(stderr, "fio: bad pattern block offset 14\n") + strings.Count(stderr, "fio: bad pattern block offset 15\n"); n != 5 {
+		t.Errorf("%d jobs failed at the pass number (byte 14 or 15), want all 5 (4 ranges and the tail):\n%s", n, stderr)
 	}
 }

@@ -232,3 +232,32 @@ func TestIntegrityRefusesAnEarlierRunsData(t *testing.T) {
 	}
 	assert.Contains(t, replay.Stdout, "drivequal: NOT QUALIFIED")
 }
+
+// A drive that kept the first of the fill's two passes and dropped the
+// last (the stand-in fio runs the fill without the last pass's sections)
+// fails: the read-back expects the last pass's pattern, and the drive
+// returns the first's, which differs in the pass number at the end of the
+// fill's id. A drive that kept both passes passes.
+func TestIntegrityRefusesAnEarlierPass(t *testing.T) {
+	good := newLoop(t, tailSize)
+	r := runSuite(t, []string{"-test.run=TestIntegrity|TestVerdict"},
+		"-spec="+testdataFile(t, "readback-2-passes.toml"), "-drives="+good, "-destructive")
+	noFioLeft(t)
+	noPanic(t, r)
+	require.Equal(t, 0, r.Code, "both passes kept: %s", r.Stdout)
+
+	bad := newLoop(t, tailSize)
+	r = runSuiteIn(t, corruptingFio(t, "", "CORRUPT_DROP_LAST=1"), []string{"-test.run=TestIntegrity|TestVerdict"},
+		"-spec="+testdataFile(t, "readback-2-passes.toml"), "-drives="+bad, "-destructive")
+	noFioLeft(t)
+	noPanic(t, r)
+	assert.NotEqual(t, 0, r.Code)
+	in := byTest(r.results(t))["TestIntegrity/"+strings.TrimPrefix(bad, "/dev/")]
+	assert.Equal(t, report.Fail, in.Verdict)
+	assert.Equal(t, report.CauseIntegrity, in.Cause)
+	require.NotNil(t, in.Integrity, in.Error)
+	assert.Equal(t, "data of an earlier write", in.Integrity.Returned)
+	assert.Contains(t, in.Error, bad+" returned data of an earlier write, not what this run wrote")
+	assert.Contains(t, in.Error, "byte 15 of the block: expected 02, received 01", "pass 1's blocks, not pass 2's")
+	assert.Contains(t, r.Stdout, "drivequal: NOT QUALIFIED")
+}

@@ -1,7 +1,8 @@
 // Package integrity judges a verify pass: fio read back every block the
 // fill wrote (fiojob.VerifyPass) and compared every byte with the fill's
-// pattern (older recordings: checked its verify header and checksum). Judge takes what fio printed (stdout with its JSON, and
-// stderr, where fio names each mismatch) and returns each drive's verdict;
+// pattern (older recordings: checked its verify header and checksum).
+// Judge takes what fio printed (stdout with its JSON, and stderr, where
+// fio names each mismatch) and returns each drive's verdict;
 // it does no I/O, so a live run and a replay of its recording judge the
 // same bytes the same way.
 package integrity
@@ -35,6 +36,11 @@ type Drive struct {
 	// LBASize is the drive's logical block size in bytes; 0 (a regular
 	// file) counts LBAs of 512 bytes.
 	LBASize int
+	// Method is the fio verify= the pass checked with: "" or "pattern"
+	// (every byte compared with the fill's pattern), or "crc32c" in a
+	// recording of an older drivequal (fio's header and checksum), so
+	// that a replay says what that pass checked.
+	Method string
 }
 
 // Mismatch is one block fio found not to hold what was written.
@@ -266,6 +272,10 @@ func Judge(stdout, stderr []byte, runErr string, interrupted bool, drives []Driv
 			if runErr != "" {
 				r.Message += "; fio: " + runErr
 			}
+		case d.Method != "" && d.Method != fiojob.FillVerify:
+			r.Verdict = Pass
+			r.Message = fmt.Sprintf("%s: every block read back as written: %s bytes, %s checksum and header (offset, seed) of every %s-byte block, in %s",
+				d.Path, units.Thousands(float64(r.Verified)), d.Method, units.Thousands(float64(fiojob.Fill(nil, 1, 0).BS)), g.Runtime)
 		default:
 			r.Verdict = Pass
 			r.Message = fmt.Sprintf("%s: every block read back as written: %s bytes, every byte compared with this run's fill pattern (its id and the block's offset), in %s",

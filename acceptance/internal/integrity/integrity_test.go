@@ -28,8 +28,8 @@ func fixture(t *testing.T, name string) (stdout, stderr []byte) {
 }
 
 var twoDrives = []Drive{
-	{Path: "/dev/disk/by-id/a", Target: "/dev/loop9", Bytes: 32 << 20, LBASize: 512},
-	{Path: "/dev/disk/by-id/b", Target: "/dev/loop10", Bytes: 32 << 20, LBASize: 4096},
+	{Path: "/dev/disk/by-id/a", Target: "/dev/loop9", Bytes: 32 << 20, LBASize: 512, Method: "crc32c"},
+	{Path: "/dev/disk/by-id/b", Target: "/dev/loop10", Bytes: 32 << 20, LBASize: 4096, Method: "crc32c"},
 }
 
 // readBack is the two drives of the readback-* fixtures.
@@ -43,15 +43,18 @@ type judgeTest struct {
 	fixture     string
 	runErr      string
 	interrupted bool
-	drives      []Drive
-	verdicts    []string
+	// refuse are words a drive's message must not hold.
+	refuse   [][]string
+	drives   []Drive
+	verdicts []string
 	// want are substrings of each drive's message.
 	want [][]string
 }
 
 var judgeTests = []judgeTest{
 	{name: "clean", fixture: "verify-clean", drives: twoDrives, verdicts: []string{Pass, Pass},
-		want: [][]string{{"every block read back as written: 33,554,432 bytes"}, {"33,554,432 bytes"}}},
+		want:   [][]string{{"every block read back as written: 33,554,432 bytes, crc32c checksum and header (offset, seed) of every 131,072-byte block"}, {"33,554,432 bytes", "crc32c"}},
+		refuse: [][]string{{"pattern"}, {"pattern"}}},
 	{name: "checksum", fixture: "verify-crc", runErr: "exit status 1", drives: twoDrives, verdicts: []string{Pass, Fail},
 		want: [][]string{{"every block"}, {
 			"/dev/disk/by-id/b returned different data than was written",
@@ -67,7 +70,8 @@ var judgeTests = []judgeTest{
 		drives:   []Drive{twoDrives[0], {Path: "b", Target: "/dev/loop10", Bytes: 64 << 20}},
 		verdicts: []string{Pass, Inconclusive}, want: [][]string{nil, {"stopped after 33,554,432 of 67,108,864"}}},
 	{name: "read-back clean, tail included", fixture: "readback-clean", drives: readBack, verdicts: []string{Pass, Pass},
-		want: [][]string{{"every block read back as written: 33,644,544 bytes", "this run's fill pattern"}, {"33,644,544 bytes"}}},
+		want:   [][]string{{"every block read back as written: 33,644,544 bytes", "this run's fill pattern"}, {"33,644,544 bytes"}},
+		refuse: [][]string{{"crc32c"}, {"crc32c"}}},
 	{name: "read-back: the last 4 KiB changed", fixture: "readback-tail", runErr: "exit status 1", drives: readBack,
 		verdicts: []string{Pass, Fail}, want: [][]string{nil, {
 			"/dev/disk/by-id/b returned other data, not what this run wrote",
@@ -109,6 +113,13 @@ func TestJudge(t *testing.T) {
 				for _, w := range tt.want[i] {
 					if !strings.Contains(r.Message, w) {
 						t.Errorf("drive %d: message = %q, want it to contain %q", i, r.Message, w)
+					}
+				}
+				if i < len(tt.refuse) {
+					for _, w := range tt.refuse[i] {
+						if strings.Contains(r.Message, w) {
+							t.Errorf("drive %d: message = %q, want it not to say %q", i, r.Message, w)
+						}
 					}
 				}
 			}

@@ -698,7 +698,7 @@ func (p *Planner) Narrow(st Step, drives []int) Step {
 	switch st.Kind {
 	case StepFill:
 		out = p.fill(drives)
-		out.Job.VerifyPattern = st.Job.VerifyPattern
+		out.Job.VerifyPattern, out.Job.EarlierPattern = st.Job.VerifyPattern, st.Job.EarlierPattern
 	case StepRandom:
 		out = p.random(drives, st.Twin, st.State)
 	case StepTopUp:

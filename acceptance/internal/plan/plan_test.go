@@ -180,6 +180,24 @@ func TestVerifyFollowsTheFill(t *testing.T) {
 	require.Equal(t, verify.Job.VerifyPattern, n.Job.VerifyPattern, "narrowed, it still compares the same fill's pattern")
 }
 
+// The built-in spec's two fill passes write different patterns, and the
+// read-back expects the last one's: a drive that kept the first pass and
+// dropped the second fails. A fill narrowed to the drives left writes the
+// same two patterns as the fill planned.
+func TestTheLastPassIsReadBack(t *testing.T) {
+	p := builtinPlanner(t, Full, 3)
+	pl := p.Build([]Cell{cellFor(t, p, "128KB Sequential Read", 0, 1, 2)})
+	fill, verify := pl.Steps[1], pl.Steps[2]
+	require.Equal(t, 2, fill.Job.Loops)
+	require.NotEmpty(t, fill.Job.EarlierPattern)
+	require.NotEqual(t, fill.Job.EarlierPattern, fill.Job.VerifyPattern)
+	require.Equal(t, fill.Job.VerifyPattern, verify.Job.VerifyPattern)
+	require.Contains(t, fill.Job.File(), "verify_pattern="+fill.Job.EarlierPattern+"\n")
+	n := p.Narrow(fill, []int{2})
+	require.Equal(t, fill.Job.VerifyPattern, n.Job.VerifyPattern)
+	require.Equal(t, fill.Job.EarlierPattern, n.Job.EarlierPattern, "narrowed, the first pass still writes the fill's pattern")
+}
+
 // Each fill of a run writes its own pattern, and another run's (another
 // seed) differs: a drive that returns an earlier fill's blocks fails.
 func TestFillsAreUnique(t *testing.T) {

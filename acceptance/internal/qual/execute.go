@@ -493,7 +493,10 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 	}
 	if why := s.unusable(owner); why.text != "" {
 		keep(&measured{notRun: why.text, cause: why.cause})
-		if why.cause == report.CauseIntegrity {
+		// A failed verify pass (a mismatch, or fio's error reading the
+		// drive back, the only causes it marks a drive broken with): a
+		// replay fails these cells from the recorded pass.
+		if why.cause == report.CauseIntegrity || why.cause == report.CauseFioFailed {
 			s.unmeasured(st.Cells, logf)
 		}
 		return why.text

@@ -112,7 +112,7 @@ type judged struct {
 func (s *Suite) judgeVerify(dir string, rec record.Verify) []judged {
 	drives := make([]integrity.Drive, len(rec.Drives))
 	for i, d := range rec.Drives {
-		drives[i] = integrity.Drive{Path: d.Path, Target: d.Target, Bytes: d.Bytes, LBASize: d.LBASize}
+		drives[i] = integrity.Drive{Path: d.Path, Target: d.Target, Bytes: d.Bytes, LBASize: d.LBASize, Method: verifyMethod(rec)}
 	}
 	raw := filepath.Join(dir, filepath.FromSlash(rec.Raw))
 	stdout, stderr, failure, err := record.ReadVerify(dir, rec)
@@ -150,10 +150,7 @@ func (s *Suite) judgeVerify(dir string, rec record.Verify) []judged {
 			res.Error = r.Message
 		}
 		in := &report.Integrity{Drive: r.Drive, Step: rec.Step, BytesVerified: r.Verified, BytesWritten: drives[i].Bytes,
-			Checksum: fiojob.FillVerify, Mismatches: len(r.Mismatches)}
-		if rec.Pattern == "" {
-			in.Checksum = "crc32c" // recorded before the fill wrote a pattern
-		}
+			Checksum: verifyMethod(rec), Mismatches: len(r.Mismatches)}
 		if len(r.Mismatches) > 0 {
 			m := r.Mismatches[0]
 			in.Offset, in.Length, in.LBA, in.LBASize = m.Offset, m.Length, m.LBA, m.LBASize
@@ -217,6 +214,16 @@ func (s *Suite) JudgeIntegrity(ctx context.Context, logf func(string, ...any)) (
 	return drives, ""
 }
 
+// verifyMethod is the fio verify= the pass rec checked with: the fill's
+// pattern, or in a recording made before the fill wrote one (no pattern
+// recorded) fio's crc32c header and checksum.
+func verifyMethod(rec record.Verify) string {
+	if rec.Pattern == "" {
+		return "crc32c"
+	}
+	return fiojob.FillVerify
+}
+
 // breakFailed marks the drives that failed rec's verify pass broken, as
 // the live run did: their cells that were not measured fail with the
 // verify pass's reason.
@@ -238,7 +245,7 @@ func (s *Suite) replayUnusable(cell plan.Cell) unusableDrive {
 		for _, rec := range s.info.Verify {
 			drives := make([]integrity.Drive, len(rec.Drives))
 			for i, d := range rec.Drives {
-				drives[i] = integrity.Drive{Path: d.Path, Target: d.Target, Bytes: d.Bytes, LBASize: d.LBASize}
+				drives[i] = integrity.Drive{Path: d.Path, Target: d.Target, Bytes: d.Bytes, LBASize: d.LBASize, Method: verifyMethod(rec)}
 			}
 			stdout, stderr, failure, err := record.ReadVerify(r.Dir, rec)
 			if err != nil {

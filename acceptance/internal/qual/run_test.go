@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,7 +30,10 @@ type fakeExec struct {
 	stdout  []byte // what every measurement prints
 	measure error  // the error every measurement returns
 	prepare error  // the error every preparation step returns
-	rounds  []float64
+	// verify, when set, is what fio prints for a verify pass: Prepare
+	// records it and returns it to be judged, as the live executor does.
+	verify []byte
+	rounds []float64
 	// status, when set, is a recorded fio stdout whose status reports a
 	// random step's watch reads, as it reads a live fio's.
 	status []byte
@@ -64,6 +68,13 @@ func (f *fakeExec) Prepare(_ context.Context, st plan.Step, _ []plan.Drive, _ fu
 	f.prepared = append(f.prepared, st.Kind)
 	if f.prepare != nil {
 		return Prepared{}, f.prepare
+	}
+	if st.Kind == plan.StepVerify && f.verify != nil {
+		raw := filepath.Join(f.dir, "prepare", fmt.Sprintf("%03d-verify.json", st.N))
+		if err := os.MkdirAll(filepath.Dir(raw), 0o755); err != nil {
+			return Prepared{}, err
+		}
+		return Prepared{Raw: raw}, os.WriteFile(raw, f.verify, 0o644)
 	}
 	if w == nil || st.Round <= 0 {
 		return Prepared{}, nil

@@ -10,6 +10,10 @@
 # file (an image saved from an earlier run) is written back over the whole
 # image, as a drive that dropped this run's writes would. Then, like every
 # other run, it hands the job to the real fio at $CORRUPT_REAL.
+# With $CORRUPT_DROP_LAST set, a fill of more than one pass runs without
+# its last pass, as a drive that kept the earlier passes and dropped the
+# last pass's writes: without the last pass's sections ([... .last], which
+# wait_for the earlier passes'), or one loop fewer (loops=N, N > 1).
 if [ -z "${CORRUPT_REAL:-}" ] || [ "$CORRUPT_REAL" -ef "$0" ]; then
 	echo "fio-corrupt.sh: CORRUPT_REAL must name the real fio, not this stand-in" >&2
 	exit 98
@@ -23,5 +27,20 @@ if [ -n "${CORRUPT_IMG:-}" ] && [ -f "$job" ] && grep -qx 'rw=read' "$job" && gr
 		head -c "$n" /dev/zero | tr '\000' '\245' |
 			dd of="$CORRUPT_IMG" bs="$n" seek="$((CORRUPT_OFFSET / n))" count=1 conv=notrunc oflag=direct 2>/dev/null || exit 99
 	fi
+fi
+if [ -n "${CORRUPT_DROP_LAST:-}" ] && [ -f "$job" ] && grep -qx 'rw=write' "$job" &&
+	{ grep -q '^wait_for=' "$job" || grep -Eqx 'loops=([2-9]|[1-9][0-9]+)' "$job"; }; then
+	dropped="$job.dropped-last"
+	if grep -q '^wait_for=' "$job"; then
+		awk '/^\[/ { skip = ($0 ~ /\.last\]$/) } !skip' "$job" >"$dropped" || exit 99
+	else
+		awk -F= '$1 == "loops" && $2 > 1 { $0 = "loops=" ($2 - 1) } { print }' "$job" >"$dropped" || exit 99
+	fi
+	n=$#
+	for arg; do
+		n=$((n - 1))
+		if [ "$n" -gt 0 ]; then set -- "$@" "$arg"; else set -- "$@" "$dropped"; fi
+	done
+	shift $(($# / 2))
 fi
 exec "$CORRUPT_REAL" "$@"
