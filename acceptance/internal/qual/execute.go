@@ -43,6 +43,9 @@ type measured struct {
 	// linkUnknown names the links on drives' PCIe paths that sysfs does
 	// not know, which are therefore not judged.
 	linkUnknown string
+	// shared are the links two or more of the step's drives share, as
+	// they trained (see Suite.sharedLinks).
+	shared []record.SharedLink
 	// cpu is the CPUs fio was allowed and how busy they were during the
 	// measurement (N 0: not read).
 	cpu record.CPU
@@ -127,6 +130,7 @@ func (s *Suite) replayed(ctx context.Context, cell plan.Cell) *measured {
 		m.steady = st
 		m.thermal, m.hot = r.thermal(cell.Test)
 		m.link, m.linkUnknown = r.link(cell.Test)
+		m.shared = r.shared(cell.Test)
 		_, _ = record.ReadJSON(r.Dir, r.owner(cell.Test), record.CPUExt, &m.cpu)
 	}
 	return m
@@ -554,6 +558,7 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 		return why
 	}
 	linkBefore, unknownBefore := s.linkDegraded(st.Drives)
+	sharedBefore := s.sharedLinks(st.Drives)
 	cpus, cpuBefore := s.allowedCPUs(st.Job), readCPUTimes()
 	start := time.Now()
 	stdout, runErr := s.Exec.Measure(ctx, owner.Test, st.Job, s.watch(st, start, nil, logf))
@@ -575,6 +580,7 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 	}
 	linkAfter, unknownAfter := s.linkDegraded(st.Drives)
 	m.link, m.linkUnknown = joinDistinct(linkBefore, linkAfter), joinDistinct(unknownBefore, unknownAfter)
+	m.shared = slowerOf(sharedBefore, s.sharedLinks(st.Drives))
 	if m.linkUnknown != "" {
 		logf("%s", m.linkUnknown)
 	}
@@ -594,7 +600,7 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 		if err := s.recordThermal(c.Test, m.thermal, m.hot); err != nil {
 			logf("%s: %v", s.Cfg.Record, err)
 		}
-		if err := s.recordLink(c.Test, m.link, m.linkUnknown); err != nil {
+		if err := s.recordLink(c.Test, m.link, m.linkUnknown, m.shared); err != nil {
 			logf("%s: %v", s.Cfg.Record, err)
 		}
 		if i == 0 && m.cpu.N > 0 {
