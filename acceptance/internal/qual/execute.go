@@ -557,8 +557,9 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 		keep(&measured{notRun: why, cause: report.CauseCriticalWarning})
 		return why
 	}
-	linkBefore, unknownBefore := s.linkDegraded(st.Drives)
-	sharedBefore := s.sharedLinks(st.Drives)
+	paths := s.pciePaths()
+	linkBefore, unknownBefore := s.linkDegradedOn(paths, st.Drives)
+	sharedBefore := s.sharedLinks(paths, st.Drives)
 	cpus, cpuBefore := s.allowedCPUs(st.Job), readCPUTimes()
 	start := time.Now()
 	stdout, runErr := s.Exec.Measure(ctx, owner.Test, st.Job, s.watch(st, start, nil, logf))
@@ -578,9 +579,10 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 	if m.hot != "" {
 		logf("%s", m.hot)
 	}
-	linkAfter, unknownAfter := s.linkDegraded(st.Drives)
+	paths = s.pciePaths()
+	linkAfter, unknownAfter := s.linkDegradedOn(paths, st.Drives)
 	m.link, m.linkUnknown = joinDistinct(linkBefore, linkAfter), joinDistinct(unknownBefore, unknownAfter)
-	m.shared = slowerOf(sharedBefore, s.sharedLinks(st.Drives))
+	m.shared = slowerOf(sharedBefore, s.sharedLinks(paths, st.Drives))
 	if m.linkUnknown != "" {
 		logf("%s", m.linkUnknown)
 	}

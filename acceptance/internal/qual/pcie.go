@@ -51,13 +51,17 @@ func below(paths []device.Path, fn string, only []int) int {
 // speed (a Gen4 switch in a Gen3 x4 slot). A degraded uplink that still
 // carries its share, as a single drive's often does, does not bound the
 // cell, nor does one at its maximum that carries each drive in full but
-// not all at once (oversubscription by design); the drives table shows
-// it.
+// not all at once (oversubscription by design): the drives table shows
+// it, and pcieBound judges whether it bounded a figure.
 // unknown names the links sysfs does not know, which are not judged. A
 // drive with no PCIe link (a loop device, a file, a fabrics controller)
 // is never degraded.
 func (s *Suite) linkDegraded(drives []int) (degraded, unknown string) {
-	paths := s.pciePaths()
+	return s.linkDegradedOn(s.pciePaths(), drives)
+}
+
+// linkDegradedOn is linkDegraded on the paths read (pciePaths).
+func (s *Suite) linkDegradedOn(paths []device.Path, drives []int) (degraded, unknown string) {
 	var why, unk []string
 	seen := map[string]bool{}
 	for _, d := range drives {
@@ -160,13 +164,12 @@ func (r Replay) shared(test string) []record.SharedLink {
 	return l.Shared
 }
 
-// sharedLinks reads the PCIe paths of drives now and lists each link above
+// sharedLinks lists, on the PCIe paths read (pciePaths), each link above
 // a drive's own (a switch's uplink, in order from the first drive's) that
-// two or more of them reach their root port through, with the drives
+// two or more of the drives reach their root port through, with those
 // below it. A link sysfs does not know is left out: it is not judged (see
 // linkDegraded).
-func (s *Suite) sharedLinks(drives []int) []record.SharedLink {
-	paths := s.pciePaths()
+func (s *Suite) sharedLinks(paths []device.Path, drives []int) []record.SharedLink {
 	var out []record.SharedLink
 	at := map[string]int{}
 	for _, d := range drives {

@@ -323,3 +323,41 @@ func TestDataRate(t *testing.T) {
 	assert.InDelta(t, 0.5*4.096e9, dataRate(1_000_000, specs.Workload{RW: "randrw", BS: 4096, Metric: specs.IOPS, RWMixRead: -1}), 1)
 	assert.Zero(t, dataRate(80, specs.Workload{RW: "randread", BS: 4096, Metric: specs.LatUS}))
 }
+
+// The links a step's drives share, on the backplane: each switch's uplink
+// over its six drives (four of them for all 24), none for a drive alone,
+// and not one sysfs does not know.
+func TestSharedLinks(t *testing.T) {
+	sys := backplane(t)
+	s := backplaneSuite(sys)
+	drives := func(from, to int) []string {
+		var out []string
+		for _, i := range span(from, to) {
+			out = append(out, s.Drives[i].Path)
+		}
+		return out
+	}
+	uplinks := []record.SharedLink{
+		{Where: "switch port 0000:01:00.0", Speed: 16, Width: 16, Drives: drives(0, 5)},
+		{Where: "switch port 0000:09:00.0", Speed: 16, Width: 16, Drives: drives(6, 11)},
+		{Where: "switch port 0000:81:00.0", Speed: 16, Width: 16, Drives: drives(12, 17)},
+		{Where: "switch port 0000:89:00.0", Speed: 16, Width: 16, Drives: drives(18, 23)},
+	}
+	assert.Equal(t, uplinks, s.sharedLinks(s.pciePaths(), span(0, 23)))
+	assert.Equal(t, uplinks[1:2], s.sharedLinks(s.pciePaths(), span(6, 11)))
+	assert.Empty(t, s.sharedLinks(s.pciePaths(), []int{7}))
+	assert.Equal(t, []record.SharedLink{{Where: "switch port 0000:09:00.0", Speed: 16, Width: 16, Drives: drives(7, 8)}},
+		s.sharedLinks(s.pciePaths(), []int{7, 8, 12}), "one drive below another switch shares nothing")
+	retrain(t, sys, "0000:09:00.0", "Unknown", 16)
+	retrain(t, sys, "0000:00:02.0", "Unknown", 16)
+	assert.Equal(t, []record.SharedLink{uplinks[0]}, s.sharedLinks(s.pciePaths(), span(0, 11)))
+
+	// A link that trained up during the measurement is taken as it was
+	// before.
+	uplink(t, sys, "8.0", 8)
+	before := s.sharedLinks(s.pciePaths(), span(6, 11))
+	uplink(t, sys, "16.0", 16)
+	after := s.sharedLinks(s.pciePaths(), span(6, 11))
+	require.Len(t, after, 1)
+	assert.Equal(t, [2]any{8.0, 8}, [2]any{slowerOf(before, after)[0].Speed, slowerOf(before, after)[0].Width})
+}
