@@ -265,7 +265,11 @@ func pcieBound(shared []record.SharedLink, perDrive float64, basis string, moved
 		for _, b := range bound[1:] {
 			others = append(others, b.where)
 		}
-		text += fmt.Sprintf(" (and %d more shared links alike: %s)", n, strings.Join(others, ", "))
+		links := "links"
+		if n == 1 {
+			links = "link"
+		}
+		text += fmt.Sprintf(" (and %d more shared %s alike: %s)", n, links, strings.Join(others, ", "))
 	}
 	return text
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -118,7 +119,7 @@ func lotPaths(t *testing.T) []string {
 	return paths
 }
 
-// lotRead is the recorded 6-drive sequential read (fixtures/lot-6-drives)
+// lotReadAt is the recorded 6-drive sequential read (fixtures/lot-6-drives)
 // with each drive's figure set to mbps (edited: io_bytes scaled).
 func lotReadAt(t *testing.T, mbps float64) []byte {
 	t.Helper()
@@ -144,9 +145,8 @@ func gen5Suite(t *testing.T, exec *fakeExec, out map[string][]byte) *Suite {
 	s := &Suite{Cfg: cfg, Spec: spec, Precondition: plan.Full, single: map[string]float64{}, Exec: outputs{exec, out},
 		Report: &report.Run{Mode: "live", Precondition: plan.Full}}
 	for i, p := range paths {
-		s.Drives = append(s.Drives, plan.Drive{Info: device.Info{Path: p, Size: 1 << 30, NUMANode: -1, Controller: "nvme" + string(rune('6'+i))}, Capacity: "1GiB"})
+		s.Drives = append(s.Drives, plan.Drive{Info: device.Info{Path: p, Size: 1 << 30, NUMANode: -1, Controller: "nvme" + strconv.Itoa(6+i)}, Capacity: "1GiB"})
 	}
-	s.Drives[4].Controller, s.Drives[5].Controller = "nvme10", "nvme11"
 	s.useSpec(spec, false)
 	s.planRun(nil)
 	require.NoError(t, s.writeRunInfo())
@@ -205,7 +205,8 @@ func TestPCIeBoundCells(t *testing.T) {
 			random := got[gen5Random]
 			assert.Equal(t, [2]string{report.Fail, report.CauseBelowSpec}, [2]string{random.Verdict, random.Cause}, random.Error)
 			assert.NotContains(t, random.Error, "share switch port")
-			for _, one := range []string{"TestScaling/1_drives/128KB_Sequential_Read", "TestScaling/1_drives/4KB_Random_Read"} {
+			for _, one := range []string{"TestScaling/1_drives/128KB_Sequential_Read", "TestScaling/1_drives/4KB_Random_Read",
+				"TestSingleDrive/1GiB/128KB_Sequential_Read", "TestSingleDrive/1GiB/4KB_Random_Read"} {
 				r := got[one]
 				assert.Equal(t, [2]string{report.Fail, report.CauseBelowSpec}, [2]string{r.Verdict, r.Cause}, r.Error)
 			}
@@ -304,9 +305,29 @@ func TestPCIeBoundRule(t *testing.T) {
 		{"two switches, the fuller named", []record.SharedLink{up("switch port X", 32, 16, six[:3]...), up("switch port Y", 32, 8, six[3:]...)},
 			14.5e9, at(10e9, six...),
 			"3 of this cell's drives share switch port Y, 32.0 GT/s x8 (31.5 GB/s, 28.4 GB/s of data at 90 %): 43.5 GB/s asked at the spec's 14.5 GB/s a drive, 30.0 GB/s moved"},
+		{"24 drives on four switches", func() []record.SharedLink {
+			var out []record.SharedLink
+			for _, port := range []string{"A", "B", "C", "D"} {
+				var d []string
+				for j := range 6 {
+					d = append(d, port+string(rune('0'+j)))
+				}
+				out = append(out, up("switch port "+port, 32, 16, d...))
+			}
+			return out
+		}(), 14.5e9, func() map[string]float64 {
+			m := map[string]float64{}
+			for _, port := range "ABCD" {
+				for j := range 6 {
+					m[string(port)+string(rune('0'+j))] = 9.7e9
+				}
+			}
+			return m
+		}(), "6 of this cell's drives share switch port A, 32.0 GT/s x16 (63.0 GB/s, 56.7 GB/s of data at 90 %): 87.0 GB/s asked at the spec's 14.5 GB/s a drive, 58.2 GB/s moved" +
+			" (and 3 more shared links alike: switch port B, switch port C, switch port D)"},
 		{"two switches, both bound", []record.SharedLink{up("switch port X", 32, 8, six[:3]...), up("switch port Y", 32, 4, six[3:]...)},
 			14.5e9, both(at(9e9, six[:3]...), at(5.2e9, six[3:]...)),
-			"3 of this cell's drives share switch port Y, 32.0 GT/s x4 (15.8 GB/s, 14.2 GB/s of data at 90 %): 43.5 GB/s asked at the spec's 14.5 GB/s a drive, 15.6 GB/s moved (and 1 more shared links alike: switch port X)"},
+			"3 of this cell's drives share switch port Y, 32.0 GT/s x4 (15.8 GB/s, 14.2 GB/s of data at 90 %): 43.5 GB/s asked at the spec's 14.5 GB/s a drive, 15.6 GB/s moved (and 1 more shared link alike: switch port X)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, pcieBound(tt.shared, tt.perDrive, "the spec's", tt.moved))
