@@ -43,8 +43,8 @@ var noFigure = map[string]bool{
 // airflow) or what state the drive was not shown to be in (steady,
 // preconditioned): such a figure is not the drive's, so a cell with one on
 // either side is not compared.
-var notTheDrive = []string{report.CauseHostBound, report.CausePCIeLink, report.CausePCIeBound, report.CauseThrottled,
-	report.CauseNotSteady, report.CausePrecondition}
+var notTheDrive = []string{report.CauseHostBound, report.CausePCIeLink, report.CauseThrottled,
+	report.CauseNotSteady, report.CausePrecondition, report.CausePCIeBound}
 
 // notComparable says why the cell of these sides is not compared: each
 // cause outside the drive on each side, with the first such result's
