@@ -66,6 +66,8 @@ func TestJudgeNotComparable(t *testing.T) {
 			report.Inconclusive, "4KB Random Read: not comparable: host-bound on this run (TestSingleDrive/128MiB/4KB_Random_Read: 4KB Random Read: actual 7,894 IOPS < spec 1,000,000 IOPS (0.79 % of spec); fio's 8 jobs on CPUs 0-1 (2) were 100 % busy): the figure is not the drive's alone"},
 		{"pcie link on the baseline", cell(13_428, report.Inconclusive, report.CausePCIeLink, "link x2 of x4"), cell(7_894, report.Fail, report.CauseBelowSpec, "below"),
 			report.Inconclusive, "not comparable: pcie link degraded on the baseline"},
+		{"pcie bound this run", idle, cell(7_894, report.Inconclusive, report.CausePCIeBound, "6 of this cell's drives share switch port 0000:09:00.0"),
+			report.Inconclusive, "not comparable: pcie bound on this run"},
 		{"thermal", idle, cell(7_894, report.Inconclusive, report.CauseThrottled, "throttled"), report.Inconclusive, "not comparable: thermal throttle on this run"},
 		{"not steady", idle, cell(7_894, report.Inconclusive, report.CauseNotSteady, "not steady"), report.Inconclusive, "not comparable: not steady on this run"},
 		{"not preconditioned", idle, cell(13_500, report.Inconclusive, report.CausePrecondition, "quick"), report.Inconclusive, "not comparable: not preconditioned on this run"},

@@ -43,6 +43,9 @@ type measured struct {
 	// linkUnknown names the links on drives' PCIe paths that sysfs does
 	// not know, which are therefore not judged.
 	linkUnknown string
+	// shared are the links two or more of the step's drives share, as
+	// they trained (see Suite.sharedLinks).
+	shared []record.SharedLink
 	// cpu is the CPUs fio was allowed and how busy they were during the
 	// measurement (N 0: not read).
 	cpu record.CPU
@@ -130,6 +133,7 @@ func (s *Suite) replayed(ctx context.Context, cell plan.Cell) *measured {
 		m.steady = st
 		m.thermal, m.hot = r.thermal(cell.Test)
 		m.link, m.linkUnknown = r.link(cell.Test)
+		m.shared = r.shared(cell.Test)
 		_, _ = record.ReadJSON(r.Dir, r.owner(cell.Test), record.CPUExt, &m.cpu)
 	}
 	return m
@@ -559,7 +563,9 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 		keep(&measured{notRun: why, cause: report.CauseCriticalWarning})
 		return why
 	}
-	linkBefore, unknownBefore := s.linkDegraded(st.Drives)
+	paths := s.pciePaths()
+	linkBefore, unknownBefore := s.linkDegradedOn(paths, st.Drives)
+	sharedBefore := s.sharedLinks(paths, st.Drives)
 	cpus, cpuBefore := s.allowedCPUs(st.Job), readCPUTimes()
 	start := time.Now()
 	stdout, runErr := s.Exec.Measure(ctx, owner.Test, st.Job, s.watch(st, start, nil, logf))
@@ -579,8 +585,10 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 	if m.hot != "" {
 		logf("%s", m.hot)
 	}
-	linkAfter, unknownAfter := s.linkDegraded(st.Drives)
+	paths = s.pciePaths()
+	linkAfter, unknownAfter := s.linkDegradedOn(paths, st.Drives)
 	m.link, m.linkUnknown = joinDistinct(linkBefore, linkAfter), joinDistinct(unknownBefore, unknownAfter)
+	m.shared = slowerOf(sharedBefore, s.sharedLinks(paths, st.Drives))
 	if m.linkUnknown != "" {
 		logf("%s", m.linkUnknown)
 	}
@@ -600,7 +608,7 @@ func (s *Suite) measure(ctx context.Context, st plan.Step, logf func(string, ...
 		if err := s.recordThermal(c.Test, m.thermal, m.hot); err != nil {
 			logf("%s: %v", s.Cfg.Record, err)
 		}
-		if err := s.recordLink(c.Test, m.link, m.linkUnknown); err != nil {
+		if err := s.recordLink(c.Test, m.link, m.linkUnknown, m.shared); err != nil {
 			logf("%s: %v", s.Cfg.Record, err)
 		}
 		if i == 0 && m.cpu.N > 0 {

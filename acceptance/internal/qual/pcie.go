@@ -1,12 +1,15 @@
 package qual
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/specs"
 )
 
 // pciePaths reads the PCIe path of every drive of the run (nil for one
@@ -48,13 +51,17 @@ func below(paths []device.Path, fn string, only []int) int {
 // speed (a Gen4 switch in a Gen3 x4 slot). A degraded uplink that still
 // carries its share, as a single drive's often does, does not bound the
 // cell, nor does one at its maximum that carries each drive in full but
-// not all at once (oversubscription by design); the drives table shows
-// it.
+// not all at once (oversubscription by design): the drives table shows
+// it, and pcieBound judges whether it bounded a figure.
 // unknown names the links sysfs does not know, which are not judged. A
 // drive with no PCIe link (a loop device, a file, a fabrics controller)
 // is never degraded.
 func (s *Suite) linkDegraded(drives []int) (degraded, unknown string) {
-	paths := s.pciePaths()
+	return s.linkDegradedOn(s.pciePaths(), drives)
+}
+
+// linkDegradedOn is linkDegraded on the paths read (pciePaths).
+func (s *Suite) linkDegradedOn(paths []device.Path, drives []int) (degraded, unknown string) {
 	var why, unk []string
 	seen := map[string]bool{}
 	for _, d := range drives {
@@ -129,12 +136,13 @@ func joinDistinct(a, b string) string {
 }
 
 // recordLink keeps a cell's PCIe findings beside its recording: the
-// degraded links that bound it, and the links not known.
-func (s *Suite) recordLink(test, why, unknown string) error {
-	if why == "" && unknown == "" {
+// degraded links that bound it, the links not known, and the links its
+// drives share.
+func (s *Suite) recordLink(test, why, unknown string, shared []record.SharedLink) error {
+	if why == "" && unknown == "" && len(shared) == 0 {
 		return nil
 	}
-	return record.WriteJSON(s.Cfg.Record, test, record.LinkExt, record.Link{Degraded: why, Unknown: unknown})
+	return record.WriteJSON(s.Cfg.Record, test, record.LinkExt, record.Link{Degraded: why, Unknown: unknown, Shared: shared})
 }
 
 // link reads a cell's recorded PCIe findings; "" for none.
@@ -144,4 +152,176 @@ func (r Replay) link(test string) (degraded, unknown string) {
 		return "", ""
 	}
 	return l.Degraded, l.Unknown
+}
+
+// shared reads the links a cell's drives shared, as recorded; nil for
+// none, or for a recording made before they were kept.
+func (r Replay) shared(test string) []record.SharedLink {
+	var l record.Link
+	if found, err := record.ReadJSON(r.Dir, test, record.LinkExt, &l); !found || err != nil {
+		return nil
+	}
+	return l.Shared
+}
+
+// sharedLinks lists, on the PCIe paths read (pciePaths), each link above
+// a drive's own (a switch's uplink, in order from the first drive's) that
+// two or more of the drives reach their root port through, with those
+// below it. A link sysfs does not know is left out: it is not judged (see
+// linkDegraded).
+func (s *Suite) sharedLinks(paths []device.Path, drives []int) []record.SharedLink {
+	var out []record.SharedLink
+	at := map[string]int{}
+	for _, d := range drives {
+		if d >= len(paths) {
+			continue
+		}
+		p := paths[d]
+		if len(p) < 2 {
+			continue
+		}
+		for _, h := range p[1:] {
+			if h.Unknown != "" {
+				continue
+			}
+			i, ok := at[h.PCI]
+			if !ok {
+				i = len(out)
+				at[h.PCI] = i
+				out = append(out, record.SharedLink{Where: h.Where(), Speed: h.Speed, Width: h.Width})
+			}
+			out[i].Drives = append(out[i].Drives, s.Drives[d].Path)
+		}
+	}
+	return slices.DeleteFunc(out, func(l record.SharedLink) bool { return len(l.Drives) < 2 })
+}
+
+// slowerOf is after with each link that carried less in before (it
+// retrained up during the measurement) as before read it.
+func slowerOf(before, after []record.SharedLink) []record.SharedLink {
+	for i, a := range after {
+		for _, b := range before {
+			if b.Where == a.Where && device.Bandwidth(b.Speed, b.Width) < device.Bandwidth(a.Speed, a.Width) {
+				after[i].Speed, after[i].Width = b.Speed, b.Width
+			}
+		}
+	}
+	return after
+}
+
+// Payload and saturation are the fractions of a PCIe link's bandwidth after
+// line coding (device.Bandwidth) that the pcie-bound rule takes as what it
+// carries of data (the rest goes to each packet's header, sequence number
+// and CRC, about 24 bytes a 256-byte payload, and to acknowledgement and
+// flow-control packets) and as the least its drives must have moved
+// through it for it to have been full.
+const (
+	payload    = 0.90
+	saturation = 0.80
+)
+
+// pcieBound says why a scaling cell below spec is bounded by its host's
+// PCIe topology rather than its drives: some link that several of its
+// drives share carries less of data (payload × its bandwidth) than the
+// cell asks of them, perDrive bytes a second each in the busier
+// direction, and they moved at least saturation × its bandwidth through
+// it (moved, by drive path, in the same bytes a second): "6 of this
+// cell's drives share switch port 0000:09:00.0, 32.0 GT/s x16 (63.0 GB/s,
+// 56.7 GB/s of data at 90 %): 87.0 GB/s asked at the spec's 14.5 GB/s a
+// drive, 58.2 GB/s moved". Of several such links the fullest is named and
+// the others counted. basis says where perDrive comes from ("the spec's").
+// "" when no shared link bounds the cell.
+func pcieBound(shared []record.SharedLink, perDrive float64, basis string, moved map[string]float64) string {
+	type found struct {
+		text  string
+		ratio float64
+		where string
+	}
+	var bound []found
+	for _, l := range shared {
+		bw := device.Bandwidth(l.Speed, l.Width)
+		if bw <= 0 || perDrive <= 0 {
+			continue
+		}
+		asked := perDrive * float64(len(l.Drives))
+		var through float64
+		for _, d := range l.Drives {
+			through += moved[d]
+		}
+		if asked <= payload*bw || through < saturation*bw {
+			continue
+		}
+		bound = append(bound, found{where: l.Where, ratio: asked / bw, text: fmt.Sprintf(
+			"%d of this cell's drives share %s, %.1f GT/s x%d (%.1f GB/s, %.1f GB/s of data at %.0f %%): %.1f GB/s asked at %s %.1f GB/s a drive, %.1f GB/s moved",
+			len(l.Drives), l.Where, l.Speed, l.Width, bw/1e9, payload*bw/1e9, payload*100, asked/1e9, basis, perDrive/1e9, through/1e9)})
+	}
+	if len(bound) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(bound, func(a, b found) int { return cmp.Compare(b.ratio, a.ratio) })
+	text := bound[0].text
+	if n := len(bound) - 1; n > 0 {
+		var others []string
+		for _, b := range bound[1:] {
+			others = append(others, b.where)
+		}
+		links := "links"
+		if n == 1 {
+			links = "link"
+		}
+		text += fmt.Sprintf(" (and %d more shared %s alike: %s)", n, links, strings.Join(others, ", "))
+	}
+	return text
+}
+
+// boundBy is pcieBound for a scaling cell's result res of workload w:
+// each drive is asked the spec's figure, or the 1-drive baseline's when
+// that is higher (res.Expected over its drives), and moved what it
+// measured (res.PerDrive), both in bytes a second (see dataRate).
+func boundBy(shared []record.SharedLink, w specs.Workload, spec float64, res report.Result) string {
+	if len(shared) == 0 || res.Drives == 0 {
+		return ""
+	}
+	per, basis := spec, "the spec's"
+	if base := res.Expected / float64(res.Drives); base > spec {
+		per, basis = base, "the 1-drive baseline's"
+	}
+	moved := map[string]float64{}
+	for _, d := range res.PerDrive {
+		moved[d.Path] = dataRate(d.Actual, w)
+	}
+	if share := busier(w); share < 1 {
+		basis = fmt.Sprintf("%s (its %.0f %% in the busier direction)", basis, share*100)
+	}
+	return pcieBound(shared, dataRate(per, w), basis, moved)
+}
+
+// dataRate is what a figure v of workload w moves over PCIe in its busier
+// direction, in bytes a second: MB/s are 10^6 B/s, IOPS times the block
+// size; 0 for a latency.
+func dataRate(v float64, w specs.Workload) float64 {
+	switch w.Metric {
+	case specs.MBps:
+		v *= 1e6
+	case specs.IOPS:
+		v *= float64(w.BS)
+	default:
+		return 0
+	}
+	return v * busier(w)
+}
+
+// busier is the share of a workload's bytes in its busier direction: 1
+// for a read or a write, the larger of rwmixread and its rest for a mix
+// (PCIe carries each direction on its own lanes).
+func busier(w specs.Workload) float64 {
+	switch w.RW {
+	case "rw", "readwrite", "randrw":
+		mix := w.RWMixRead
+		if mix < 0 {
+			mix = 50
+		}
+		return float64(max(mix, 100-mix)) / 100
+	}
+	return 1
 }

@@ -220,6 +220,15 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 		// a figure short of spec may be that link's, not the drive's.
 		j.Message += "; " + m.linkUnknown
 	}
+	if res.Verdict == report.Fail && res.Cause == report.CauseBelowSpec && cell.Kind == report.KindScaling {
+		// Short of the figure through a switch uplink the drives share by
+		// design, which was full: the host's topology bounds the cell.
+		if why := boundBy(m.shared, w, spec, res); why != "" {
+			j.Verdict, j.Message = report.Inconclusive, j.Message+"; "+why+
+				": the host's PCIe topology, not the drives, bounds this figure; scale drives that do not share that link to judge them"
+			res.Verdict, res.Cause = report.Inconclusive, report.CausePCIeBound
+		}
+	}
 	if j.Verdict == report.Pass {
 		// A figure measured on a drive that was not shown to be in steady
 		// state proves nothing, whichever way it went.

@@ -241,4 +241,19 @@ type CPU struct {
 type Link struct {
 	Degraded string `json:"degraded"`
 	Unknown  string `json:"unknown,omitempty"`
+	// Shared are the links above the drives that two or more of the
+	// cell's drives share (a switch's uplink), as they trained; absent in
+	// recordings made before it, whose cells are judged without them.
+	Shared []SharedLink `json:"shared,omitempty"`
+}
+
+// SharedLink is one PCIe link that several of a cell's drives reach
+// their root port through: Where names it ("switch port 0000:09:00.0"),
+// Speed (GT/s per lane) and Width (lanes) are as it trained, and Drives
+// are the cell's drives below it.
+type SharedLink struct {
+	Where  string   `json:"where"`
+	Speed  float64  `json:"speed_gts"`
+	Width  int      `json:"width"`
+	Drives []string `json:"drives"`
 }

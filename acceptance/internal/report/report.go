@@ -209,6 +209,7 @@ const (
 	CauseLatency         = "latency above limit" // a latency percentile above the spec's limit
 	CausePCIeLink        = "pcie link degraded"  // a drive's PCIe link was below what the cell needs
 	CauseHostBound       = "host-bound"          // below spec while the CPUs fio ran on were saturated
+	CausePCIeBound       = "pcie bound"          // below spec while a PCIe link the cell's drives share was full and could not carry what the spec asks of them
 	CauseCriticalWarning = "critical warning"    // the drive raised a critical warning mid-run: nothing more is written to it
 	// CauseIntegrity: the drive returned data other than what was written.
 	CauseIntegrity = "data integrity"
