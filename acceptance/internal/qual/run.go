@@ -527,11 +527,35 @@ func (s *Suite) Estimate() Estimate {
 			}
 		}
 		if len(cpus) > 0 {
-			line += "  cpus " + strings.Join(cpus, " | ")
+			line += "  cpus " + cpuSets(cpus)
 		}
 		e.Lines = append(e.Lines, line)
 	}
 	return e
+}
+
+// cpuSets names the CPUs a step's drives are pinned to, a drive's each
+// in drive order ("0 | 1 | 0 | 1"), or past four drives each distinct set
+// once with its count of drives ("0 (12 drives), 1 (12 drives)"), so
+// that a 24-drive step stays one readable line; the job file the dry run
+// prints gives each drive's own cpus_allowed.
+func cpuSets(cpus []string) string {
+	if len(cpus) <= 4 {
+		return strings.Join(cpus, " | ")
+	}
+	var order []string
+	count := map[string]int{}
+	for _, c := range cpus {
+		if count[c] == 0 {
+			order = append(order, c)
+		}
+		count[c]++
+	}
+	parts := make([]string, len(order))
+	for i, c := range order {
+		parts[i] = fmt.Sprintf("%s (%s)", c, plural(count[c], "drive"))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // estMark is "≤" for a step whose estimate is its bound, "~" otherwise.

@@ -410,3 +410,17 @@ func TestPCIeLinkDegraded(t *testing.T) {
 	require.Equal(t, report.CausePCIeLink, o.Result.Cause)
 	require.Contains(t, o.Result.Error, "PCIe link 32.0 GT/s x1 of 32.0 GT/s x4")
 }
+
+// A step's CPUs read a drive's each up to four drives, and each distinct
+// set once with its count past that, so a 24-drive step's plan line does
+// not list 24 sets.
+func TestCPUSets(t *testing.T) {
+	require.Equal(t, "0 | 1", cpuSets([]string{"0", "1"}))
+	require.Equal(t, "0-23 | 24-47 | 0-23 | 24-47", cpuSets([]string{"0-23", "24-47", "0-23", "24-47"}))
+	var cpus []string
+	for i := range 24 {
+		cpus = append(cpus, []string{"0-47", "48-95", "96-143", "144-191"}[i/6])
+	}
+	require.Equal(t, "0-47 (6 drives), 48-95 (6 drives), 96-143 (6 drives), 144-191 (6 drives)", cpuSets(cpus))
+	require.Equal(t, "0 (3 drives), 1 (2 drives)", cpuSets([]string{"0", "1", "0", "1", "0"}))
+}
