@@ -466,12 +466,19 @@ func (s *Suite) printResume(w io.Writer) {
 	for _, r := range z.redone {
 		fmt.Fprintf(w, "  redone  %s: %s\n", r.Test, r.Why)
 	}
+	var filled, unknown []string
 	for d, ok := range z.verified {
 		if ok {
-			fmt.Fprintf(w, "  drive   %s: its fill was read back whole: filled; what it went through since is unknown\n", s.Drives[d].Path)
+			filled = append(filled, s.Drives[d].Path)
 		} else {
-			fmt.Fprintf(w, "  drive   %s: its fill was not read back whole: state unknown, purged and filled again before a cell needs it\n", s.Drives[d].Path)
+			unknown = append(unknown, s.Drives[d].Path)
 		}
+	}
+	if len(filled) > 0 {
+		fmt.Fprintf(w, "  drives  %s: the fill was read back whole: filled; what they went through since is unknown, so each random group is preconditioned again\n", report.DrivesLine(filled))
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(w, "  drives  %s: the fill was not read back whole: state unknown, purged and filled again before a cell needs them\n", report.DrivesLine(unknown))
 	}
 	fmt.Fprintf(w, "%d cells kept, %d measured again; estimated %s remaining, against %s for the same cells from the start (saves %s)\n",
 		kept, len(z.redone), s.Plan.Total.Round(time.Second), z.fresh.Round(time.Second), (z.fresh - s.Plan.Total).Round(time.Second))
