@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,14 +25,15 @@ import (
 
 const resumeRun = "^(TestIntegrity|TestSingleDrive|TestVerdict)$"
 
-// recordedTests is run.json's tests in dir; nil while it does not read.
-func recordedTests(dir string) []string {
+// recordedTests is run.json's tests in dir, once it records at least
+// resumed resumptions; nil before.
+func recordedTests(dir string, resumed int) []string {
 	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	if err != nil {
 		return nil
 	}
 	var r record.Run
-	if json.Unmarshal(data, &r) != nil {
+	if json.Unmarshal(data, &r) != nil || len(r.Resumptions) < resumed {
 		return nil
 	}
 	return r.Tests
@@ -70,14 +72,14 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	dev := newLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
 	raw := filepath.Join(rep, "raw")
-	args := []string{"-spec=" + faultSpec(t), "-drives=" + dev, "-destructive", "-runtime=1s", "-report=" + rep}
+	args := []string{"-spec=" + testdataFile(t, "resume.toml"), "-drives=" + dev, "-destructive", "-runtime=1s", "-report=" + rep}
 	var kept []string
 	killed := make(chan error, 1)
 	r := runSuiteCtx(context.Background(), t, func(cmd *exec.Cmd) {
 		go func() {
 			deadline := time.Now().Add(2 * time.Minute)
 			for time.Now().Before(deadline) {
-				if tests := recordedTests(raw); len(tests) >= 2 {
+				if tests := recordedTests(raw, 0); len(tests) >= 2 {
 					kept = tests[:2]
 					killed <- syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
 					return
@@ -145,9 +147,9 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	assert.Equal(t, all, sums(t, raw, "TestSingleDrive/", "prepare/", "health/"))
 
 	// Another spec (its runtime changed) is refused before any fio starts.
-	text, err := os.ReadFile(faultSpec(t))
+	text, err := os.ReadFile(testdataFile(t, "resume.toml"))
 	require.NoError(t, err)
-	edited := filepath.Join(t.TempDir(), "faults-2s.toml")
+	edited := filepath.Join(t.TempDir(), "resume-2s.toml")
 	require.NoError(t, os.WriteFile(edited, []byte(strings.Replace(string(text), `runtime   = "1s"`, `runtime   = "2s"`, 1)), 0o644))
 	devBefore := deviceSum(t, dev)
 	everything := sums(t, raw, "")
@@ -160,4 +162,82 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	assert.NotContains(t, ref.Stdout, "=== RUN", "no subtest may start after a refusal")
 	assert.Equal(t, everything, sums(t, raw, ""), "a refused resume leaves the recording as it was")
 	assert.Equal(t, devBefore, deviceSum(t, dev), "a refused resume writes nothing to the drive")
+}
+
+// SIGINT stops the suite in the middle of a cell: fio is stopped, the
+// cell's recording says it was interrupted, and the run ends. The resume
+// measures that cell again from its start, and is itself killed with
+// SIGKILL once it recorded it; a second resume measures only what is
+// left, and the run ends QUALIFIED with every cell judged.
+func TestResumeAfterSIGINTTwice(t *testing.T) {
+	dev := newLoop(t, safetySize)
+	rep := filepath.Join(t.TempDir(), "report")
+	raw := filepath.Join(rep, "raw")
+	args := []string{"-spec=" + testdataFile(t, "resume.toml"), "-drives=" + dev, "-destructive", "-runtime=3s", "-report=" + rep}
+	job := filepath.Join(raw, filepath.FromSlash(cellWrite)+".fio")
+	sent := make(chan error, 1)
+	r := runSuiteCtx(context.Background(), t, func(cmd *exec.Cmd) {
+		go func() {
+			_, err := fioRunning(job, 2*time.Minute)
+			if err == nil {
+				err = cmd.Process.Signal(syscall.SIGINT)
+			}
+			sent <- err
+		}()
+	}, nil, []string{"-test.run=" + resumeRun}, args...)
+	require.NoError(t, <-sent)
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code, "an interrupted run is not QUALIFIED")
+	var status record.Failure
+	found, err := record.ReadJSON(raw, cellWrite, record.StatusExt, &status)
+	require.NoError(t, err)
+	require.True(t, found && status.Interrupted, "the interrupted cell's recording says so: %+v\nstdout:\n%s", status, r.Stdout)
+	first := sums(t, raw, cell512+".")
+
+	killed := make(chan error, 1)
+	r1 := runSuiteCtx(context.Background(), t, func(cmd *exec.Cmd) {
+		go func() {
+			deadline := time.Now().Add(2 * time.Minute)
+			for time.Now().Before(deadline) {
+				if slices.Contains(recordedTests(raw, 1), cellWrite) {
+					killed <- syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			killed <- fmt.Errorf("the interrupted cell was not recorded again within 2 min")
+			_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+		}()
+	}, nil, []string{"-test.run=" + resumeRun}, append(args, "-resume")...)
+	require.NoError(t, <-killed, "stdout:\n%s\nstderr:\n%s", r1.Stdout, r1.Stderr)
+	noFioLeft(t)
+	assert.Contains(t, r1.Stdout, "measuring "+cellWrite+" ", "the interrupted cell is measured again from its start")
+	assert.NotContains(t, r1.Stdout, "measuring "+cell512+" ")
+	found, err = record.ReadJSON(raw, cellWrite, record.StatusExt, &status)
+	require.NoError(t, err)
+	assert.False(t, found, "the cell measured again to its end has no interrupted status left")
+	second := sums(t, raw, cell512+".", cellWrite+".")
+
+	r2 := runSuite(t, []string{"-test.run=" + resumeRun}, append(args, "-resume")...)
+	noFioLeft(t)
+	require.Equal(t, 0, r2.Code, "stdout:\n%s\nstderr:\n%s", r2.Stdout, r2.Stderr)
+	assert.NotContains(t, r2.Stdout, "measuring "+cell512+" ")
+	assert.NotContains(t, r2.Stdout, "measuring "+cellWrite+" ")
+	assert.Contains(t, r2.Stdout, "measuring "+cellRead+" ")
+	for f, sum := range first {
+		assert.Equal(t, sum, second[f], "%s is kept through the first resume", f)
+	}
+	assert.Equal(t, second, sums(t, raw, cell512+".", cellWrite+"."), "and through the second")
+	run := r2.results(t)
+	require.Len(t, run.Resumptions, 2)
+	assert.Equal(t, []report.Redone{{Test: cellWrite, Why: "its measurement was interrupted (" + status.Message + ")"}, {Test: cellRead, Why: "not recorded before the interruption"}},
+		run.Resumptions[0].Redone)
+	assert.Equal(t, []report.Redone{{Test: cellRead, Why: "not recorded before the interruption"}}, run.Resumptions[1].Redone)
+	v := r2.verdicts(t)
+	for _, test := range []string{cell512, cellWrite, cellRead, "TestIntegrity/" + filepath.Base(dev)} {
+		assert.Equal(t, report.Pass, v[test], test)
+	}
+	summary, err := os.ReadFile(filepath.Join(rep, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "Resumed 2 times after an interruption")
 }
