@@ -240,4 +240,5 @@ func TestResumeAfterSIGINTTwice(t *testing.T) {
 	summary, err := os.ReadFile(filepath.Join(rep, "summary.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(summary), "Resumed 2 times after an interruption")
+	assert.Equal(t, v, runSuite(t, nil, "-replay="+raw).verdicts(t), "a replay of the twice-resumed recording")
 }

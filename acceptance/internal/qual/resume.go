@@ -480,7 +480,7 @@ func (s *Suite) printResume(w io.Writer) {
 	if len(unknown) > 0 {
 		fmt.Fprintf(w, "  drives  %s: the fill was not read back whole: state unknown, purged and filled again before a cell needs them\n", report.DrivesLine(unknown))
 	}
-	fmt.Fprintf(w, "%d cells kept, %d measured again; estimated %s remaining, against %s for the same cells from the start (saves %s)\n",
+	fmt.Fprintf(w, "%d cells kept, %d to measure; estimated %s remaining, against %s for the same cells from the start (saves %s)\n",
 		kept, len(z.redone), s.Plan.Total.Round(time.Second), z.fresh.Round(time.Second), (z.fresh - s.Plan.Total).Round(time.Second))
 }
 

@@ -166,23 +166,34 @@ func TestResumeRefusals(t *testing.T) {
 	})
 }
 
-// On the built-in plan, 24 sparse 1.92 TB drives: a resume after the
-// run's 20th step keeps what the recording holds whole and plans only
-// what the remaining cells need. The recording is fabricated from a
-// real one (the run.json a live setup writes): the tests and the verify
-// pass the first 20 steps would have recorded are listed, with outputs
-// copied from the brief's fixtures.
+// On the built-in plan, 24 sparse 1.92 TB drives: a resume after step k
+// keeps what the recording holds whole and plans only what the remaining
+// cells need. Each recording is fabricated from a real one (the run.json
+// a live setup writes): the tests and the verify pass the first k steps
+// would have recorded are listed, with outputs copied from the brief's
+// fixtures. -v logs each dry run's estimate (README, "What it saves").
 func TestResumeBuiltInPlan(t *testing.T) {
 	drives := sparseDrives(t, 24, 1_920_383_410_176)
+	for _, done := range []int{3, 20, 30, 45, 69} {
+		t.Run(fmt.Sprintf("after_step_%d", done), func(t *testing.T) { resumeBuiltIn(t, drives, done) })
+	}
+}
+
+func resumeBuiltIn(t *testing.T, drives []string, done int) {
 	cfg := interruptedAtSetup(t, "solidigm-d7-ps1010", drives)
 	fresh, errs := resumeSetup(t, cfg)
 	require.Empty(t, errs)
 	assert.Equal(t, fresh.resume.fresh, fresh.Plan.Total, "nothing recorded: the resume is the whole run")
 
 	full := fresh.Plan
-	const done = 20
 	var tests []string
+	seqLeft := false
 	verify := record.Verify{}
+	for _, st := range full.Steps {
+		if st.Kind == plan.StepMeasure && st.N > done && st.State == "seq" {
+			seqLeft = true
+		}
+	}
 	for _, st := range full.Steps[:done] {
 		switch st.Kind {
 		case plan.StepMeasure:
@@ -205,7 +216,7 @@ func TestResumeBuiltInPlan(t *testing.T) {
 			}
 		}
 	}
-	require.NotEmpty(t, verify.Drives, "the first 20 steps hold the verify pass")
+	require.NotEmpty(t, verify.Drives, "the first steps hold the verify pass")
 	// A verify pass every drive passed: fio's groups, one per drive, each
 	// having read what the fill wrote.
 	var groups []map[string]any
@@ -223,17 +234,68 @@ func TestResumeBuiltInPlan(t *testing.T) {
 	require.Empty(t, errs)
 	var b strings.Builder
 	s.PrintPlan(&b)
-	t.Logf("resume after step %d of %d:\n%s", done, len(full.Steps), b.String()[:strings.Index(b.String(), "plan (")])
 	assert.Len(t, s.resume.kept, len(tests))
 	for _, st := range s.Plan.Steps {
-		assert.NotEqual(t, plan.StepFill, st.Kind, "the fill was read back whole: no purge or fill again (step %d %s)", st.N, st.Name)
+		if !seqLeft {
+			assert.NotEqual(t, plan.StepFill, st.Kind, "the fill was read back whole and no sequential cell remains: no purge or fill again (step %d %s)", st.N, st.Name)
+		}
 		for _, c := range st.Cells {
 			assert.NotContains(t, tests, c.Test, "a kept cell is not measured again")
 		}
 	}
-	assert.Equal(t, plan.StepRandom, s.Plan.Steps[0].Kind, "the interrupted random group is preconditioned again first: %s", s.Plan.Steps[0].Name)
-	assert.Less(t, s.Plan.Total, full.Total)
+	if seqLeft {
+		assert.Equal(t, plan.StepPurge, s.Plan.Steps[0].Kind, "a sequential cell remains: purged and filled again first")
+	} else {
+		assert.Equal(t, plan.StepRandom, s.Plan.Steps[0].Kind, "the next random group is preconditioned again first: %s", s.Plan.Steps[0].Name)
+		assert.Less(t, s.Plan.Total, full.Total)
+	}
 	assert.Equal(t, full.Total, s.resume.fresh)
-	assert.Contains(t, b.String(), fmt.Sprintf("%d cells kept, ", len(tests)))
-	t.Logf("interrupted after step %d (%s): fresh %s, resumed %s, saved %s", done, full.Steps[done-1].Name, full.Total, s.Plan.Total, full.Total-s.Plan.Total)
+	line := b.String()[strings.Index(b.String(), fmt.Sprintf("%d cells kept, ", len(tests))):]
+	t.Logf("interrupted after step %d of %d (%s): %s", done, len(full.Steps), full.Steps[done-1].Name, line[:strings.IndexByte(line, '\n')])
+}
+
+// Which recordings a resume keeps: listed in run.json with fio's output
+// on disk and not interrupted. A fio that failed on its own is the cell's
+// verdict and is kept; one the run stopped (Ctrl-C, -timeout) is measured
+// again, as is an output that is missing or does not parse, and a cell
+// sharing such a recording.
+func TestResumeKeeps(t *testing.T) {
+	dir := t.TempDir()
+	out, err := os.ReadFile(filepath.Join(moduleRoot(t), "fixtures", "solidigm-d7-ps1010", "TestSingleDrive", "1.92TB", "4KB_Random_Read.json"))
+	require.NoError(t, err)
+	write := func(test, ext string, data []byte) {
+		p := record.Base(dir, test) + ext
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+	}
+	for _, c := range []string{"whole", "failed", "stopped", "garbled", "unlisted", "owner-stopped"} {
+		write("TestSingleDrive/X/"+c, record.OutputExt, out)
+	}
+	write("TestSingleDrive/X/failed", record.StatusExt, []byte(`{"interrupted": false, "error": "fio exited with signal killed"}`))
+	write("TestSingleDrive/X/stopped", record.StatusExt, []byte(`{"interrupted": true, "error": "fio stopped: context canceled"}`))
+	write("TestSingleDrive/X/owner-stopped", record.StatusExt, []byte(`{"interrupted": true, "error": "fio stopped: context deadline exceeded"}`))
+	write("TestSingleDrive/X/garbled", record.OutputExt, out[:len(out)/2])
+	var listed []string
+	for _, c := range []string{"whole", "failed", "stopped", "garbled", "gone", "owner-stopped", "sharer"} {
+		listed = append(listed, "TestSingleDrive/X/"+c)
+	}
+	s := &Suite{resume: &resumeState{dir: dir, prior: record.Run{Tests: listed,
+		Shared: map[string]string{"TestSingleDrive/X/sharer": "TestSingleDrive/X/owner-stopped"}}}}
+	for test, want := range map[string]string{
+		"whole":         "",
+		"failed":        "",
+		"stopped":       "its measurement was interrupted (fio stopped: context canceled)",
+		"garbled":       "its recording does not parse (",
+		"gone":          "its recording is missing (",
+		"unlisted":      "not recorded before the interruption",
+		"owner-stopped": "its measurement was interrupted (fio stopped: context deadline exceeded)",
+		"sharer":        "it shares the recording of TestSingleDrive/X/owner-stopped, which is its measurement was interrupted",
+	} {
+		got := s.incomplete("TestSingleDrive/X/" + test)
+		if want == "" {
+			assert.Empty(t, got, test)
+		} else {
+			assert.True(t, strings.HasPrefix(got, want), "%s: %q, want %q…", test, got, want)
+		}
+	}
 }
