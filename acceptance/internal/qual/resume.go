@@ -137,6 +137,9 @@ func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
 		if d.Size != p.Bytes {
 			changed = append(changed, fmt.Sprintf("size %s bytes, was %s", report.Thousands(float64(d.Size)), report.Thousands(float64(p.Bytes))))
 		}
+		if d.Capacity != p.Capacity && p.Capacity != "" {
+			changed = append(changed, fmt.Sprintf("judged as %s, was %s (-capacity)", d.Capacity, p.Capacity))
+		}
 		if i < len(prior.Devices) && prior.Devices[i] != devNumber(d) {
 			changed = append(changed, fmt.Sprintf("device number %s, was %s", orNone(devNumber(d)), orNone(prior.Devices[i])))
 		}

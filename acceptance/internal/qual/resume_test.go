@@ -151,6 +151,24 @@ func TestResumeRefusals(t *testing.T) {
 		assert.Regexp(t, `^parsing -resume: fio here is fio-3\.[0-9]+, the interrupted run in .* used fio-2.21: a different major version`, errs[2].Error())
 		assert.Regexp(t, `^parsing -resume: this host is .*, the interrupted run in .* was recorded on elsewhere: `, errs[3].Error())
 	})
+	t.Run("capacity", func(t *testing.T) {
+		c := *cfg
+		c.Capacity = "64MiB"
+		_, errs := resumeSetup(t, &c)
+		require.Empty(t, errs, "the capacity the drives were matched to")
+		c.Record = filepath.Join(t.TempDir(), "raw")
+		require.NoError(t, os.CopyFS(c.Record, os.DirFS(cfg.Record)))
+		editRunJSON(t, &c, func(r *record.Run) { r.Drives[1].Capacity = "128MiB" })
+		_, errs = resumeSetup(t, &c)
+		require.Len(t, errs, 1, errText(errs))
+		assert.Contains(t, errs[0].Error(), "parsing -drives: drive 2 ("+drives[1]+") is not the drive the interrupted run in "+c.Record+" measured: judged as 64MiB, was 128MiB (-capacity); ")
+	})
+	t.Run("without drives", func(t *testing.T) {
+		f := Flags{Spec: "solidigm-d7-ps1010", Precondition: plan.Full, Resume: true, Report: t.TempDir(), Set: map[string]bool{"resume": true}}
+		_, errs := f.Validate(moduleRoot(t))
+		require.Len(t, errs, 1, errText(errs))
+		assert.Equal(t, "parsing -resume: given without -drives: -resume continues a live run on its drives; give the -drives of the interrupted run, or judge its recording with -replay=DIR", errs[0].Error())
+	})
 	t.Run("not a recording", func(t *testing.T) {
 		c := *cfg
 		c.Record = filepath.Join(t.TempDir(), "raw")
