@@ -130,6 +130,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(summary), "Resumed once after an interruption")
 	assert.Contains(t, res.Stdout, "drivequal: QUALIFIED")
+	assert.Contains(t, res.Stdout, "drivequal: resuming the run recorded in "+raw+": 2 cells kept from the recording and judged again, 1 to measure")
 
 	// The resumed recording replays to the same verdicts.
 	rp := runSuite(t, nil, "-replay="+raw)

@@ -495,3 +495,14 @@ func (l *Live) prepareDir() string {
 	}
 	return filepath.Join(l.Dir, "prepare")
 }
+
+// ResumeLine says, for the terminal, what a resumed run keeps and what
+// it has left; "" for a run that is not resumed.
+func (s *Suite) ResumeLine() string {
+	z := s.resume
+	if z == nil {
+		return ""
+	}
+	return fmt.Sprintf("resuming the run recorded in %s: %d cells kept from the recording and judged again, %d to measure, %d steps (about %s, against %s from the start)",
+		z.dir, len(z.kept), len(z.redone), len(s.Plan.Steps), s.Plan.Total.Round(time.Second), z.fresh.Round(time.Second))
+}
