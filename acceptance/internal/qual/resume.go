@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -335,21 +336,27 @@ func (s *Suite) judgeRecordedVerify(rec record.Verify) []judged {
 func (s *Suite) startResume() error {
 	z := s.resume
 	s.info = z.prior
+	// Every whole recording stays listed, those of cells this resume does
+	// not select (-run) too; one that is not whole is measured again or
+	// no longer listed.
 	s.info.Tests = nil
 	for _, t := range z.prior.Tests {
-		if z.kept[t] {
+		if s.incomplete(t) == "" {
 			s.info.Tests = append(s.info.Tests, t)
 		}
 	}
-	for t, o := range s.info.Shared {
-		if !z.kept[t] || !z.kept[o] {
+	s.info.Shared = maps.Clone(z.prior.Shared)
+	for t := range s.info.Shared {
+		if !slices.Contains(s.info.Tests, t) {
 			delete(s.info.Shared, t)
 		}
 	}
 	res := report.Resumption{At: time.Now().UTC().Format(time.RFC3339), Redone: z.redone,
 		EstimatedSeconds: s.Plan.Total.Seconds(), FreshSeconds: z.fresh.Seconds()}
 	for _, t := range s.info.Tests {
-		res.Kept = append(res.Kept, t)
+		if z.kept[t] {
+			res.Kept = append(res.Kept, t)
+		}
 	}
 	for _, st := range s.Plan.Steps {
 		res.Steps = append(res.Steps, fmt.Sprintf("%d %s: %s", st.N, st.Kind, st.Name))

@@ -317,3 +317,37 @@ func TestResumeKeeps(t *testing.T) {
 		}
 	}
 }
+
+// A resume of some cells (-run) leaves the whole recordings of the others
+// listed in run.json, so that a replay still judges them, and lists the
+// resumption with what it kept and what it has left.
+func TestResumeSubsetKeepsOthers(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	cfg := interruptedAtSetup(t, spec, sparseDrives(t, 1, 64<<20))
+	out, err := os.ReadFile(filepath.Join(moduleRoot(t), "fixtures", "solidigm-d7-ps1010", "TestSingleDrive", "1.92TB", "4KB_Random_Read.json"))
+	require.NoError(t, err)
+	recordedCells := []string{"TestSingleDrive/64MiB/512B_Random_Read", "TestSingleDrive/64MiB/4KB_Random_Write"}
+	for _, c := range recordedCells {
+		p := record.Base(cfg.Record, c) + record.OutputExt
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, out, 0o644))
+	}
+	editRunJSON(t, cfg, func(r *record.Run) { r.Tests = recordedCells })
+
+	c := *cfg
+	c.Resume, c.Run = true, "TestSingleDrive/64MiB/(4KB_Random_Write|4KB_Random_Read)$"
+	s, errs := Setup(context.Background(), &c, 0, device.System{}, fiojob.Runner{})
+	require.Empty(t, errs)
+	defer s.Close()
+	require.NoError(t, s.Start())
+	data, err := os.ReadFile(filepath.Join(cfg.Record, "run.json"))
+	require.NoError(t, err)
+	var r record.Run
+	require.NoError(t, json.Unmarshal(data, &r))
+	assert.Equal(t, recordedCells, r.Tests, "the unselected cell's whole recording stays listed")
+	require.Len(t, r.Resumptions, 1)
+	assert.Equal(t, []string{"TestSingleDrive/64MiB/4KB_Random_Write"}, r.Resumptions[0].Kept)
+	require.Len(t, r.Resumptions[0].Redone, 1)
+	assert.Equal(t, "TestSingleDrive/64MiB/4KB_Random_Read", r.Resumptions[0].Redone[0].Test)
+	assert.NotEmpty(t, r.Resumptions[0].Steps, "the read's twin is preconditioned again before it")
+}
