@@ -245,3 +245,56 @@ func TestResumeAfterSIGINTTwice(t *testing.T) {
 	assert.Contains(t, string(summary), "Resumed 2 times after an interruption")
 	assert.Equal(t, v, runSuite(t, nil, "-replay="+raw).verdicts(t), "a replay of the twice-resumed recording")
 }
+
+// A fio killed mid-cell from outside (as the OOM killer kills it) fails
+// its cell and the run goes on to its end; a resume measures that cell
+// again, and only that one: a signal is an interruption, not the drive's
+// verdict.
+func TestResumeAfterFioKilled(t *testing.T) {
+	t.Parallel() // it mostly waits on fio
+	dev := newLoop(t, safetySize)
+	rep := filepath.Join(t.TempDir(), "report")
+	raw := filepath.Join(rep, "raw")
+	args := []string{"-spec=" + testdataFile(t, "resume.toml"), "-drives=" + dev, "-destructive", "-precondition=none", "-runtime=3s", "-report=" + rep}
+	job := filepath.Join(raw, filepath.FromSlash(cellWrite)+".fio")
+	killed := make(chan error, 1)
+	r := runSuiteCtx(context.Background(), t, func(*exec.Cmd) {
+		go func() {
+			pid, err := fioRunning(job, time.Minute)
+			if err == nil {
+				time.Sleep(time.Second)
+				err = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			killed <- err
+		}()
+	}, nil, []string{"-test.run=^(TestSingleDrive|TestVerdict)$"}, args...)
+	require.NoError(t, <-killed)
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code)
+	first := r.results(t)
+	byTest := map[string]report.Result{}
+	for _, res := range first.Results {
+		byTest[res.Test] = res
+	}
+	require.Equal(t, report.Fail, byTest[cellWrite].Verdict, "stdout:\n%s", r.Stdout)
+	assert.Equal(t, report.CauseFioFailed, byTest[cellWrite].Cause)
+	kept := sums(t, raw, cell512+".", cellRead+".")
+
+	res := runSuite(t, []string{"-test.run=^(TestSingleDrive|TestVerdict)$"}, append(args, "-resume")...)
+	noFioLeft(t)
+	assert.Contains(t, res.Stdout, "measuring "+cellWrite+" ")
+	assert.NotContains(t, res.Stdout, "measuring "+cell512+" ")
+	assert.NotContains(t, res.Stdout, "measuring "+cellRead+" ")
+	assert.Equal(t, kept, sums(t, raw, cell512+".", cellRead+"."))
+	run := res.results(t)
+	require.Len(t, run.Resumptions, 1)
+	require.Len(t, run.Resumptions[0].Redone, 1)
+	assert.Equal(t, cellWrite, run.Resumptions[0].Redone[0].Test)
+	assert.Contains(t, run.Resumptions[0].Redone[0].Why, "its fio was killed mid-measurement (fio killed by signal SIGKILL)")
+	v := res.verdicts(t)
+	// Measured with -precondition=none: a cell that meets its figure is
+	// inconclusive, never a pass, and no longer fails.
+	for _, test := range []string{cell512, cellWrite, cellRead} {
+		assert.Equal(t, report.Inconclusive, v[test], test)
+	}
+}

@@ -270,8 +270,9 @@ func (s *Suite) resumePlan() {
 
 // incomplete says why test's recording is not whole, so that it is
 // measured again; "" when it is kept. A recording is whole when run.json
-// lists it (its output was on disk), its output is there, and fio was not
-// interrupted: a fio that failed on its own is the cell's verdict, kept.
+// lists it (its output was on disk), its output is there, and fio was
+// neither interrupted by the run nor killed by a signal: a fio whose jobs
+// failed is the cell's verdict, kept.
 func (s *Suite) incomplete(test string) string {
 	z := s.resume
 	if !slices.Contains(z.prior.Tests, test) {
@@ -295,6 +296,8 @@ func (s *Suite) incomplete(test string) string {
 		return "its status does not read (" + err.Error() + ")"
 	case found && f.Interrupted:
 		return "its measurement was interrupted (" + f.Message + ")"
+	case found && killed(f.Message):
+		return "its fio was killed mid-measurement (" + f.Message + "): an interruption, not the drive's verdict"
 	case found:
 		return ""
 	}
@@ -302,6 +305,13 @@ func (s *Suite) incomplete(test string) string {
 		return "its recording does not parse (" + err.Error() + ")"
 	}
 	return ""
+}
+
+// killed reports whether a recorded fio failure is fio stopped by a
+// signal from outside (the OOM killer, an operator's kill): fiojob's
+// ExitError words for a signal, not a job's errors.
+func killed(msg string) bool {
+	return strings.HasPrefix(msg, "fio killed by signal ") || strings.HasPrefix(msg, "fio exited with status 128 (stopped by a signal)")
 }
 
 // judgeRecordedVerify judges a recorded verify pass without reporting it.

@@ -273,10 +273,10 @@ func resumeBuiltIn(t *testing.T, drives []string, done int) {
 }
 
 // Which recordings a resume keeps: listed in run.json with fio's output
-// on disk and not interrupted. A fio that failed on its own is the cell's
-// verdict and is kept; one the run stopped (Ctrl-C, -timeout) is measured
-// again, as is an output that is missing or does not parse, and a cell
-// sharing such a recording.
+// on disk and not interrupted. A fio whose jobs failed is the cell's
+// verdict and is kept; one the run stopped (Ctrl-C, -timeout) or a signal
+// killed is measured again, as is an output that is missing or does not
+// parse, and a cell sharing such a recording.
 func TestResumeKeeps(t *testing.T) {
 	dir := t.TempDir()
 	out, err := os.ReadFile(filepath.Join(moduleRoot(t), "fixtures", "solidigm-d7-ps1010", "TestSingleDrive", "1.92TB", "4KB_Random_Read.json"))
@@ -289,12 +289,14 @@ func TestResumeKeeps(t *testing.T) {
 	for _, c := range []string{"whole", "failed", "stopped", "garbled", "unlisted", "owner-stopped"} {
 		write("TestSingleDrive/X/"+c, record.OutputExt, out)
 	}
-	write("TestSingleDrive/X/failed", record.StatusExt, []byte(`{"interrupted": false, "error": "fio exited with signal killed"}`))
+	write("TestSingleDrive/X/failed", record.StatusExt, []byte(`{"interrupted": false, "error": "fio exited with status 1 (1 jobs failed): fio: io_u error on file /dev/nvme0n1: Input/output error"}`))
+	write("TestSingleDrive/X/killed", record.OutputExt, out)
+	write("TestSingleDrive/X/killed", record.StatusExt, []byte(`{"interrupted": false, "error": "fio killed by signal SIGKILL"}`))
 	write("TestSingleDrive/X/stopped", record.StatusExt, []byte(`{"interrupted": true, "error": "fio stopped: context canceled"}`))
 	write("TestSingleDrive/X/owner-stopped", record.StatusExt, []byte(`{"interrupted": true, "error": "fio stopped: context deadline exceeded"}`))
 	write("TestSingleDrive/X/garbled", record.OutputExt, out[:len(out)/2])
 	var listed []string
-	for _, c := range []string{"whole", "failed", "stopped", "garbled", "gone", "owner-stopped", "sharer"} {
+	for _, c := range []string{"whole", "failed", "killed", "stopped", "garbled", "gone", "owner-stopped", "sharer"} {
 		listed = append(listed, "TestSingleDrive/X/"+c)
 	}
 	s := &Suite{resume: &resumeState{dir: dir, prior: record.Run{Tests: listed,
@@ -302,6 +304,7 @@ func TestResumeKeeps(t *testing.T) {
 	for test, want := range map[string]string{
 		"whole":         "",
 		"failed":        "",
+		"killed":        "its fio was killed mid-measurement (fio killed by signal SIGKILL): an interruption, not the drive's verdict",
 		"stopped":       "its measurement was interrupted (fio stopped: context canceled)",
 		"garbled":       "its recording does not parse (",
 		"gone":          "its recording is missing (",
