@@ -243,6 +243,9 @@ func TestResumeAfterSIGINTTwice(t *testing.T) {
 	summary, err := os.ReadFile(filepath.Join(rep, "summary.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(summary), "Resumed 2 times after an interruption")
+	junitXML, err := os.ReadFile(filepath.Join(rep, "junit.xml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(junitXML), `<property name="resumed_2" value="`+run.Resumptions[1].At+`">`)
 	assert.Equal(t, v, runSuite(t, nil, "-replay="+raw).verdicts(t), "a replay of the twice-resumed recording")
 }
 
