@@ -500,6 +500,9 @@ func (s *Suite) printResume(w io.Writer) {
 	if len(unknown) > 0 {
 		fmt.Fprintf(w, "  drives  %s: the fill was not read back whole: state unknown, purged and filled again before a cell needs them\n", report.DrivesLine(unknown))
 	}
+	if len(s.Plan.Steps) == 0 {
+		fmt.Fprintln(w, "  nothing left to run: the resume judges the recording and measures nothing")
+	}
 	fmt.Fprintf(w, "%d cells kept, %d to measure; estimated %s remaining, against %s for the same cells from the start (saves %s)\n",
 		kept, len(z.redone), s.Plan.Total.Round(time.Second), z.fresh.Round(time.Second), (z.fresh - s.Plan.Total).Round(time.Second))
 }
