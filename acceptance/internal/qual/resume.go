@@ -235,9 +235,16 @@ func (s *Suite) resumePlan() {
 		all = append(all, c)
 		if why := s.incomplete(c.Test); why != "" {
 			remaining = append(remaining, c)
-			if !slices.Contains(z.prior.Unmeasured, c.Test) {
+			switch {
+			case !slices.Contains(z.prior.Unmeasured, c.Test):
 				z.redone = append(z.redone, report.Redone{Test: c.Test, Why: why})
+			case s.unusable(c).text == "":
+				// Failed unmeasured because its drive's read-back failed
+				// without a mismatch: the fill and read-back run again.
+				z.redone = append(z.redone, report.Redone{Test: c.Test, Why: "not measured before: its drive's verify pass failed, and is run again first"})
 			}
+			// Otherwise its drive returned other data than it was given:
+			// the cell fails unmeasured again.
 			continue
 		}
 		z.kept[c.Test] = true
