@@ -86,6 +86,9 @@ func run(m *testing.M) int {
 		for _, w := range s.Warnings {
 			fmt.Fprintln(os.Stderr, "drivequal: warning:", w)
 		}
+		if line := s.ResumeLine(); line != "" {
+			fmt.Fprintln(operator(), "drivequal:", line)
+		}
 		est := s.Estimate()
 		fmt.Fprintf(operator(), "drivequal: plan (estimated %s; -dry-run shows the fio job files):\n%s\n",
 			est.Total.Round(time.Second), strings.Join(est.Lines, "\n"))

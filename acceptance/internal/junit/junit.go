@@ -209,6 +209,10 @@ func properties(r *report.Run) []xmlProp {
 	add("precondition", r.Precondition)
 	add("started", r.Started)
 	add("finished", r.Finished)
+	for i, z := range r.Resumptions {
+		// A resumed run is one run: say when it was resumed.
+		add(fmt.Sprintf("resumed_%d", i+1), z.At)
+	}
 	if r.Reconstructed {
 		add("reconstructed", "true")
 		add("reconstructed_from", r.ReconstructedFrom)

@@ -144,6 +144,9 @@ type Planner struct {
 	// Seed makes each fill's pattern unique to the run (FillID): a live
 	// run draws it at random and records it in run.json.
 	Seed uint64
+	// Start is each drive's state when the plan begins (a resumed run's
+	// drives, as its recording shows them); nil: nothing done yet.
+	Start []State
 	// fills counts the fills planned, each its own FillID.
 	fills uint64
 }
@@ -257,7 +260,7 @@ func (p *Planner) Build(cells []Cell) Plan {
 		}
 		return a < b
 	})
-	states := make([]State, len(p.Drives))
+	states := p.startStates()
 	var clock time.Duration
 	lastWrite := make([]time.Duration, len(p.Drives))
 	written := make([]bool, len(p.Drives))

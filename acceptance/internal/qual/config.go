@@ -40,6 +40,8 @@ type Flags struct {
 	// Baseline is -baseline=DIR[,DIR...]: recorded runs every cell of
 	// this run is compared with.
 	Baseline string
+	// Resume continues the run recorded in -record (see resume.go).
+	Resume bool
 	// Set names the flags given on the command line (see Given); a replay
 	// refuses the ones that only a live run uses, and judges with the
 	// recorded spec unless -spec is among them.
@@ -54,7 +56,7 @@ func (f *Flags) Given(fs *flag.FlagSet) {
 
 // liveOnly are the flags that change how drives are measured, which a
 // replay cannot honour: it judges what was recorded.
-var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling"}
+var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling", "resume"}
 
 // Register defines the flags of DESIGN.md on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
@@ -70,6 +72,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Record, "record", "", "`DIR` for raw fio outputs (default: <report>/raw)")
 	fs.StringVar(&f.Report, "report", "", "`DIR` for results.json, summary.md and charts (default: report/ at the module root)")
 	fs.BoolVar(&f.DryRun, "dry-run", false, "print the plan, the fio job files and the time estimate; write nothing")
+	fs.BoolVar(&f.Resume, "resume", false, "continue the interrupted run recorded in -record: keep the cells recorded whole, judge them again, and measure the rest after rebuilding the drives' state")
 	fs.StringVar(&f.Baseline, "baseline", "", "compare every cell with the same cell of the runs recorded in `DIR[,DIR...]` (e.g. the current firmware's or another vendor's), judged as a replay; a median drop beyond the spec's [baseline] tolerance fails as regressed")
 }
 
@@ -93,6 +96,8 @@ type Config struct {
 	// Baselines holds every directory of -baseline=DIR1,DIR2,...: the
 	// recorded runs this run is compared with; none without -baseline.
 	Baselines []string
+	// Resume continues the run recorded in Record (see resume.go).
+	Resume bool
 	// SpecGiven says -spec was given: a replay then judges with it rather
 	// than with the spec recorded in run.json.
 	SpecGiven bool
@@ -296,6 +301,7 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 		WipeSignatures: f.WipeSignatures,
 		Precondition:   f.Precondition,
 		DryRun:         f.DryRun,
+		Resume:         f.Resume,
 		SpecGiven:      f.Set["spec"],
 		Root:           root,
 	}
@@ -447,6 +453,8 @@ func replayRefusal(name string) string {
 		return "given without -drives: a replay records nothing; drop -record, or give -drives to measure"
 	case "capacity":
 		return "given without -drives: a replay judges each recorded drive as the capacity it was recorded as; drop -capacity"
+	case "resume":
+		return "given without -drives: -resume continues a live run on its drives; give the -drives of the interrupted run, or judge its recording with -replay=DIR"
 	case "scaling":
 		return "given without -drives: a replay judges the drive counts that were recorded; drop -scaling, and select steps with -run=TestScaling/24_drives"
 	}

@@ -131,6 +131,9 @@ type Live struct {
 	// Discarder discards a held drive (the purge "discard", and the
 	// fallback of a drive that cannot format or sanitize).
 	Discarder purge.Discarder
+	// PrepareDir, when set, is where preparation runs are kept instead of
+	// Dir/prepare (a resumed run's, beside the earlier ones).
+	PrepareDir string
 }
 
 // RawPath implements Executor.
@@ -155,7 +158,7 @@ func (l *Live) run(ctx context.Context, base string, job fiojob.Job, watch *Watc
 		return nil, false, err
 	}
 	jobFile := base + ".fio"
-	if err := os.WriteFile(jobFile, []byte(job.File()), 0o644); err != nil {
+	if err := report.WriteFileAtomic(jobFile, []byte(job.File())); err != nil {
 		return nil, false, err
 	}
 	runner := l.Runner
@@ -239,7 +242,7 @@ func (l *Live) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, l
 		}
 		return Prepared{}, purge.Run(ctx, steps, l.Discarder, logf)
 	}
-	base := filepath.Join(l.Dir, "prepare", fmt.Sprintf("%03d-%s", st.N, slug(st.Name)))
+	base := filepath.Join(l.prepareDir(), fmt.Sprintf("%03d-%s", st.N, slug(st.Name)))
 	job := st.Job
 	if job.LogInterval > 0 {
 		job.Targets = slices.Clone(job.Targets)

@@ -146,6 +146,9 @@ func (s *Suite) advance(ctx context.Context, cell plan.Cell, logf func(string, .
 	if m, ok := s.done[cell.Test]; ok {
 		return m
 	}
+	if m := s.keptCell(ctx, cell); m != nil {
+		return m // recorded whole before the run was resumed
+	}
 	idx, ok := s.Plan.Measures[cell.Test]
 	if !ok {
 		// Not selected when the plan was made (a -run pattern this suite

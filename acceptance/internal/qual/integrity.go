@@ -181,7 +181,7 @@ func (s *Suite) JudgeIntegrity(ctx context.Context, logf func(string, ...any)) (
 			return nil, "the recording holds no verify pass (run.json has no \"verify\"): it was recorded with -precondition=none, with fill_passes = 0, before drivequal verified its fills, or reconstructed"
 		}
 		r, _ := s.Exec.(Replay)
-		for _, rec := range s.info.Verify {
+		for _, rec := range lastVerify(s.info.Verify) {
 			s.breakFailed(rec, s.judgeVerify(r.Dir, rec))
 		}
 		return s.integrityDrives(), ""
@@ -191,6 +191,10 @@ func (s *Suite) JudgeIntegrity(ctx context.Context, logf func(string, ...any)) (
 		if st.Kind == plan.StepVerify {
 			last = i
 		}
+	}
+	s.resumedIntegrity()
+	if last < 0 && len(s.integrityDrives()) > 0 {
+		return s.integrityDrives(), "" // read back before the run was resumed
 	}
 	if last < 0 {
 		why := "no verify pass in the plan: nothing selected needs a fill"

@@ -586,6 +586,7 @@ func (s *Suite) PrintPlan(w io.Writer) {
 	for _, warn := range s.Warnings {
 		fmt.Fprintln(w, "warning:", warn)
 	}
+	s.printResume(w)
 	e := s.Estimate()
 	fmt.Fprintln(w, "\nplan (~ estimate, ≤ bound: preconditioning ends at steady state):")
 	for _, l := range e.Lines {

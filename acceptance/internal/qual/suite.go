@@ -92,6 +92,8 @@ type Suite struct {
 	// replayBroken marks, once, the drives that failed a replay's
 	// recorded verify passes.
 	replayBroken sync.Once
+	// resume is what a resumed run (-resume) took over; nil otherwise.
+	resume *resumeState
 }
 
 // Setup validates everything a run needs before any subtest starts: the
@@ -134,6 +136,9 @@ func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.S
 	if cfg.Live() {
 		s.Report.Mode = "live"
 		errs = append(errs, s.setupLive(ctx, sys, runner)...)
+		if cfg.Resume && len(errs) == 0 {
+			errs = append(errs, s.loadResume()...)
+		}
 	} else {
 		s.Report.Mode = "replay"
 		errs = append(errs, s.setupReplay()...)
@@ -146,6 +151,9 @@ func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.S
 		online, _ = sys.OnlineCPUs()
 	}
 	s.planRun(online)
+	if s.resume != nil {
+		s.resumePlan()
+	}
 	if err := s.checkScaling(); err != nil {
 		errs = append(errs, err)
 	}
@@ -223,6 +231,12 @@ func (s *Suite) Start() error {
 	if !s.Cfg.Live() || s.Cfg.DryRun {
 		return nil
 	}
+	if s.resume != nil {
+		if err := s.startResume(); err != nil {
+			return fmt.Errorf("parsing -record: %w", err)
+		}
+		return nil
+	}
 	if err := s.writeRunInfo(); err != nil {
 		return fmt.Errorf("parsing -record: %w", err)
 	}
@@ -239,6 +253,7 @@ func (s *Suite) writeRunInfo() error {
 	if s.Report.Host != nil {
 		s.info.Host = *s.Report.Host
 	}
+	s.identityRecord()
 	if err := os.MkdirAll(s.Cfg.Record, 0o755); err != nil {
 		return err
 	}
@@ -404,6 +419,7 @@ func (s *Suite) setupReplay() []error {
 	s.Report.Precondition = info.Precondition
 	s.Report.FioVersion = info.FioVersion
 	s.Report.SteadyState = info.Steady
+	s.Report.Resumptions = info.Resumptions
 	if info.Host.Name() != "" {
 		h := info.Host
 		s.Report.Host = &h

@@ -83,6 +83,13 @@ type Run struct {
 	// Verify lists the verify passes run so far, each once its output is
 	// on disk under prepare/: a replay judges TestIntegrity from them.
 	Verify []Verify `json:"verify,omitempty"`
+	// Devices is each drive's device number ("259:0"; "" for a regular
+	// file) and Runtime the -runtime the run was made with ("" for the
+	// spec's): what -resume checks besides the drives and the spec.
+	Devices []string `json:"devices,omitempty"`
+	Runtime string   `json:"runtime,omitempty"`
+	// Resumptions lists each -resume of the run, in order.
+	Resumptions []report.Resumption `json:"resumptions,omitempty"`
 }
 
 // Verify is one verify pass as recorded: where fio's output is, and the

@@ -67,6 +67,8 @@ type Run struct {
 	// Steps is the plan of a live run as it ran: each step's estimated and
 	// actual duration.
 	Steps []Step `json:"steps,omitempty"`
+	// Resumptions lists each -resume of an interrupted run, in order.
+	Resumptions []Resumption `json:"resumptions,omitempty"`
 	// Health holds every drive's health checks (nvme-cli's SMART log
 	// before and after the run), or why its health was not read.
 	Health []HealthCheck `json:"health,omitempty"`

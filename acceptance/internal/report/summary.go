@@ -62,6 +62,7 @@ func (r *Run) Summary() []byte {
 	if r.Started != "" || r.Finished != "" {
 		fmt.Fprintf(&b, "Started %s, finished %s.\n", orDash(r.Started), orDash(r.Finished))
 	}
+	b.WriteString(r.resumedLine())
 	if r.Source != "" {
 		fmt.Fprintf(&b, "Spec figures: %s.\n", strings.TrimSuffix(cell(r.Source), "."))
 	}

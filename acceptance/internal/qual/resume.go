@@ -1,0 +1,535 @@
+package qual
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/integrity"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
+)
+
+// A resumed run (-resume) continues the run recorded in -record: the same
+// command again. It is refused, before anything is written, when the
+// recording is not the same run (another spec, drive, -runtime,
+// -precondition, fio major version or host). Cells recorded whole are
+// kept: judged again from their recordings, never measured again, their
+// files left as they are. The drives' state is rebuilt, not assumed: a
+// drive whose fill was read back whole is still filled, anything else
+// about it is unknown, so the remaining cells get a new plan from that
+// state (a purge, fill and verify pass only when a sequential cell
+// remains or the fill was not read back; the write twin's random
+// preconditioning before the next random cells). An interrupted step or
+// cell is run again from its start.
+
+// resumeState is what a resumed run took over from its recording.
+type resumeState struct {
+	dir   string     // the recording
+	prior record.Run // run.json as the interrupted run left it
+	// kept says, by test, that its recording is whole and judged again.
+	kept   map[string]bool
+	redone []report.Redone
+	// verified is each drive's fill read back whole by a recorded verify
+	// pass (TestIntegrity passed).
+	verified []bool
+	// fresh is the estimate of the same cells run again from nothing.
+	fresh time.Duration
+	// judged says the recorded verify passes were reported (TestIntegrity).
+	judged bool
+}
+
+// resumeFix is the end of every refusal of -resume: how to go on.
+func resumeFix(dir string) string {
+	return fmt.Sprintf("resume with what the interrupted run used, start a new run with a new -record directory (without -resume), or judge what was recorded with -replay=%s", dir)
+}
+
+// loadResume reads the recording to resume and refuses it when it is not
+// the same run; called once the drives are inspected, before the plan.
+func (s *Suite) loadResume() []error {
+	dir := s.Cfg.Record
+	path := filepath.Join(dir, "run.json")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return []error{fmt.Errorf("parsing -resume: %s does not exist: there is no recorded run to resume in %s; give the -record directory of the interrupted run, or drop -resume to start a new run", path, dir)}
+	}
+	if err != nil {
+		return []error{fmt.Errorf("parsing -resume: %w", err)}
+	}
+	var prior record.Run
+	notOurs := func(why string) []error {
+		return []error{fmt.Errorf("parsing -resume: %s is not a drivequal recording of a live run (%s): give the -record directory of the interrupted run, or drop -resume and use a new -record directory", path, why)}
+	}
+	if err := json.Unmarshal(data, &prior); err != nil {
+		return notOurs(err.Error())
+	}
+	switch {
+	case prior.Format != record.Format:
+		return notOurs(fmt.Sprintf("format %d, this drivequal writes %d", prior.Format, record.Format))
+	case prior.Mode != "record":
+		return notOurs(fmt.Sprintf("mode %q, not \"record\"", prior.Mode))
+	case prior.Reconstructed:
+		return notOurs("it was reconstructed from published figures, not measured")
+	case prior.SpecSHA256 == "" || len(prior.Drives) == 0:
+		return notOurs("it names no spec sha256 or no drives")
+	}
+	var errs []error
+	fix := resumeFix(dir)
+	if sum := s.Spec.SHA256(); sum != prior.SpecSHA256 {
+		errs = append(errs, fmt.Errorf("parsing -spec: %s (sha256 %s…) is not the spec the interrupted run in %s was made with (%s, sha256 %s…): the spec changed; %s",
+			s.Spec.File, short(sum), dir, prior.SpecFile, short(prior.SpecSHA256), fix))
+	}
+	if s.Precondition != prior.Precondition {
+		errs = append(errs, fmt.Errorf("parsing -precondition: %s, but the interrupted run in %s was preconditioned %s: %s", s.Precondition, dir, prior.Precondition, fix))
+	}
+	if rt := runtimeFlag(s.Cfg.Runtime); rt != prior.Runtime {
+		errs = append(errs, fmt.Errorf("parsing -runtime: %s, but the interrupted run in %s ran with %s: %s", orSpec(rt), dir, orSpec(prior.Runtime), fix))
+	}
+	errs = append(errs, s.sameDrives(prior, dir, fix)...)
+	if a, b := fioMajor(s.Report.FioVersion), fioMajor(prior.FioVersion); a != b {
+		errs = append(errs, fmt.Errorf("parsing -resume: fio here is %s, the interrupted run in %s used %s: a different major version measures differently; %s", s.Report.FioVersion, dir, prior.FioVersion, fix))
+	}
+	if s.Report.Host != nil {
+		if here, there := s.Report.Host.Name(), prior.Host.Name(); here != there && there != "" {
+			errs = append(errs, fmt.Errorf("parsing -resume: this host is %s, the interrupted run in %s was recorded on %s: its drives were measured on another machine; %s", here, dir, there, fix))
+		} else if a, b := s.Report.Host.MachineID, prior.Host.MachineID; a != "" && b != "" && a != b {
+			errs = append(errs, fmt.Errorf("parsing -resume: this host's machine id is %s, the interrupted run in %s was recorded on machine %s: %s", a, dir, b, fix))
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	s.resume = &resumeState{dir: dir, prior: prior, kept: map[string]bool{}}
+	return nil
+}
+
+// sameDrives refuses drives that are not those of the recording, in the
+// same order: path, serial, size and device number each.
+func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
+	if len(s.Drives) != len(prior.Drives) {
+		var was []string
+		for _, d := range prior.Drives {
+			was = append(was, d.Path)
+		}
+		return []error{fmt.Errorf("parsing -drives: %d drives given, the interrupted run in %s had %d (%s): give the same -drives in the same order; %s",
+			len(s.Drives), dir, len(prior.Drives), strings.Join(was, ","), fix)}
+	}
+	var errs []error
+	for i, d := range s.Drives {
+		p := prior.Drives[i]
+		var changed []string
+		if d.Path != p.Path {
+			changed = append(changed, fmt.Sprintf("path %s, was %s", d.Path, p.Path))
+		}
+		if d.Serial != p.Serial {
+			changed = append(changed, fmt.Sprintf("serial %q, was %q", d.Serial, p.Serial))
+		}
+		if d.Size != p.Bytes {
+			changed = append(changed, fmt.Sprintf("size %s bytes, was %s", report.Thousands(float64(d.Size)), report.Thousands(float64(p.Bytes))))
+		}
+		if d.Capacity != p.Capacity && p.Capacity != "" {
+			changed = append(changed, fmt.Sprintf("judged as %s, was %s (-capacity)", d.Capacity, p.Capacity))
+		}
+		if i < len(prior.Devices) && prior.Devices[i] != devNumber(d) {
+			changed = append(changed, fmt.Sprintf("device number %s, was %s", orNone(devNumber(d)), orNone(prior.Devices[i])))
+		}
+		if len(changed) > 0 {
+			errs = append(errs, fmt.Errorf("parsing -drives: drive %d (%s) is not the drive the interrupted run in %s measured: %s; %s",
+				i+1, d.Path, dir, strings.Join(changed, "; "), fix))
+		}
+	}
+	return errs
+}
+
+// identityRecord is what run.json keeps for -resume to check besides the
+// drives and the spec.
+func (s *Suite) identityRecord() {
+	s.info.Devices = make([]string, len(s.Drives))
+	for i, d := range s.Drives {
+		s.info.Devices[i] = devNumber(d)
+	}
+	s.info.Runtime = runtimeFlag(s.Cfg.Runtime)
+}
+
+func devNumber(d plan.Drive) string {
+	if !d.Block {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d", d.Major, d.Minor)
+}
+
+func runtimeFlag(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return d.String()
+}
+
+func orSpec(rt string) string {
+	if rt == "" {
+		return "the spec's runtimes (no -runtime)"
+	}
+	return "-runtime=" + rt
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none (a regular file)"
+	}
+	return s
+}
+
+func short(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12]
+	}
+	return sum
+}
+
+// fioMajor is the major version of "fio-3.33" ("3"); the text itself
+// when it does not read.
+func fioMajor(v string) string {
+	m, _, _ := strings.Cut(strings.TrimPrefix(v, "fio-"), ".")
+	return m
+}
+
+// resumePlan decides which cells the recording keeps and plans the rest
+// from the drives' rebuilt state; called after planRun.
+func (s *Suite) resumePlan() {
+	z := s.resume
+	z.verified = make([]bool, len(s.Drives))
+	for _, v := range z.prior.Verify {
+		for _, r := range s.judgeRecordedVerify(v) {
+			d := s.driveIndex(r.path)
+			if d < 0 {
+				continue
+			}
+			switch r.Verdict {
+			case report.Pass:
+				z.verified[d] = true
+			case report.Fail:
+				if r.cause == report.CauseIntegrity {
+					// The drive returned other data: disqualified, as in
+					// the interrupted run; its cells fail unmeasured.
+					s.markBroken([]int{d}, r.cause, "the verify pass ("+integrityTest(r.path)+")", errors.New(r.Message))
+				}
+			}
+		}
+	}
+	var remaining, all []plan.Cell
+	for _, c := range s.allCells() {
+		if !s.Cfg.Selected(c.Test) || c.Skip != "" {
+			continue
+		}
+		all = append(all, c)
+		if why := s.incomplete(c.Test); why != "" {
+			remaining = append(remaining, c)
+			switch {
+			case !slices.Contains(z.prior.Unmeasured, c.Test):
+				z.redone = append(z.redone, report.Redone{Test: c.Test, Why: why})
+			case s.unusable(c).text == "":
+				// Failed unmeasured because its drive's read-back failed
+				// without a mismatch: the fill and read-back run again.
+				z.redone = append(z.redone, report.Redone{Test: c.Test, Why: "not measured before: its drive's verify pass failed, and is run again first"})
+			}
+			// Otherwise its drive returned other data than it was given:
+			// the cell fails unmeasured again.
+			continue
+		}
+		z.kept[c.Test] = true
+	}
+	start := make([]plan.State, len(s.Drives))
+	var unverified []int
+	for d := range s.Drives {
+		start[d] = plan.Resumed(z.verified[d])
+	}
+	for _, d := range s.verifyDrives() {
+		if !z.verified[d] && s.brokenText(d) == "" {
+			unverified = append(unverified, d)
+		}
+	}
+	fresh := *s.Planner
+	fresh.Start = nil
+	fp := fresh.Build(all)
+	s.Planner.Start, s.Planner.Verify = start, unverified
+	s.Plan = s.Planner.Build(remaining)
+	if s.Precondition != plan.None && s.Spec.Precondition.FillPasses > 0 {
+		fresh.AddVerify(&fp, s.verifyDrives())
+		s.Planner.AddVerify(&s.Plan, unverified)
+	}
+	z.fresh = fp.Total
+	if l, ok := s.Exec.(*Live); ok {
+		// This resumption's preparation records, beside the earlier ones.
+		l.PrepareDir = filepath.Join(s.Cfg.Record, "prepare", fmt.Sprintf("resume-%d", len(z.prior.Resumptions)+1))
+	}
+}
+
+// incomplete says why test's recording is not whole, so that it is
+// measured again; "" when it is kept. A recording is whole when run.json
+// lists it (its output was on disk), its output is there, and fio was
+// neither interrupted by the run nor killed by a signal: a fio whose jobs
+// failed is the cell's verdict, kept.
+func (s *Suite) incomplete(test string) string {
+	z := s.resume
+	if !slices.Contains(z.prior.Tests, test) {
+		return "not recorded before the interruption"
+	}
+	owner := test
+	if o, ok := z.prior.Shared[test]; ok {
+		owner = o
+		if why := s.incomplete(o); why != "" {
+			return "it shares the recording of " + o + ", which is " + why
+		}
+	}
+	data, err := os.ReadFile(record.Base(z.dir, owner) + record.OutputExt)
+	if err != nil {
+		return "its recording is missing (" + err.Error() + ")"
+	}
+	var f record.Failure
+	found, err := record.ReadJSON(z.dir, owner, record.StatusExt, &f)
+	switch {
+	case err != nil:
+		return "its status does not read (" + err.Error() + ")"
+	case found && f.Interrupted:
+		return "its measurement was interrupted (" + f.Message + ")"
+	case found && killed(f.Message):
+		return "its fio was killed mid-measurement (" + f.Message + "): an interruption, not the drive's verdict"
+	case found:
+		return ""
+	}
+	if _, err := fiojob.Parse(data); err != nil {
+		return "its recording does not parse (" + err.Error() + ")"
+	}
+	return ""
+}
+
+// killed reports whether a recorded fio failure is fio stopped by a
+// signal from outside (the OOM killer, an operator's kill): fiojob's
+// ExitError words for a signal, not a job's errors.
+func killed(msg string) bool {
+	return strings.HasPrefix(msg, "fio killed by signal ") || strings.HasPrefix(msg, "fio exited with status 128 (stopped by a signal)")
+}
+
+// judgeRecordedVerify judges a recorded verify pass without reporting it.
+func (s *Suite) judgeRecordedVerify(rec record.Verify) []judged {
+	drives := make([]integrity.Drive, len(rec.Drives))
+	for i, d := range rec.Drives {
+		drives[i] = integrity.Drive{Path: d.Path, Target: d.Target, Bytes: d.Bytes, LBASize: d.LBASize}
+	}
+	stdout, stderr, failure, err := record.ReadVerify(s.resume.dir, rec)
+	if err != nil {
+		return nil // not read back: the drive's fill state is unknown
+	}
+	var runErr string
+	var stopped bool
+	if failure != nil {
+		runErr, stopped = failure.Message, failure.Interrupted
+	}
+	var out []judged
+	for _, r := range integrity.Judge(stdout, stderr, runErr, stopped, drives) {
+		cause := report.CauseFioFailed
+		if len(r.Mismatches) > 0 {
+			cause = report.CauseIntegrity
+		}
+		out = append(out, judged{IntegrityDrive: IntegrityDrive{Verdict: r.Verdict, Message: r.Message}, path: r.Drive, cause: cause})
+	}
+	return out
+}
+
+// startResume is Start for a resumed run: run.json keeps what the
+// interrupted run recorded (the kept cells, verify passes, steady-state
+// records, health logs on receipt) and gains this resumption.
+func (s *Suite) startResume() error {
+	z := s.resume
+	s.info = z.prior
+	// Every whole recording stays listed, those of cells this resume does
+	// not select (-run) too; one that is not whole is measured again or
+	// no longer listed.
+	s.info.Tests = nil
+	for _, t := range z.prior.Tests {
+		if s.incomplete(t) == "" {
+			s.info.Tests = append(s.info.Tests, t)
+		}
+	}
+	s.info.Shared = maps.Clone(z.prior.Shared)
+	for t := range s.info.Shared {
+		if !slices.Contains(s.info.Tests, t) {
+			delete(s.info.Shared, t)
+		}
+	}
+	res := report.Resumption{At: time.Now().UTC().Format(time.RFC3339), Redone: z.redone,
+		EstimatedSeconds: s.Plan.Total.Seconds(), FreshSeconds: z.fresh.Seconds()}
+	for _, t := range s.info.Tests {
+		if z.kept[t] {
+			res.Kept = append(res.Kept, t)
+		}
+	}
+	for _, st := range s.Plan.Steps {
+		res.Steps = append(res.Steps, fmt.Sprintf("%d %s: %s", st.N, st.Kind, st.Name))
+	}
+	s.info.Resumptions = append(s.info.Resumptions, res)
+	s.Report.Resumptions = s.info.Resumptions
+	s.Report.SteadyState = append(slices.Clone(z.prior.Steady), s.Report.SteadyState...)
+	if err := s.saveRunInfo(); err != nil {
+		return err
+	}
+	// The health logs read on receipt are the interrupted run's: the
+	// receipt inspection and the health checks after the run judge
+	// against them. Logs it did not keep are kept now.
+	for i := range s.health {
+		data, err := os.ReadFile(s.healthFile(z.dir, i, "before"))
+		if err != nil {
+			continue
+		}
+		if l, err := nvme.ParseSmartLog(data); err == nil {
+			s.health[i].before = l
+		}
+	}
+	for name, out := range s.healthRaw {
+		path := filepath.Join(z.dir, "health", name+".json")
+		if _, err := os.Stat(path); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := report.WriteFileAtomic(path, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keptCell is a kept cell's recording, read as a replay reads it; nil
+// when cell is measured in this run.
+func (s *Suite) keptCell(ctx context.Context, cell plan.Cell) *measured {
+	if s.resume == nil || !s.resume.kept[cell.Test] {
+		return nil
+	}
+	r := Replay{Dir: s.resume.dir, Shared: s.resume.prior.Shared}
+	job := s.Planner.Measure(cell)
+	stdout, err := r.Measure(ctx, cell.Test, job, nil)
+	m := &measured{stdout: stdout, runErr: err, raw: r.RawPath(cell.Test), job: job}
+	st, serr := r.Steady(cell.Test)
+	if serr != nil {
+		m.notRun, m.cause = serr.Error(), report.CauseBadRecording
+	}
+	m.steady = st
+	m.thermal, m.hot = r.thermal(cell.Test)
+	m.link, m.linkUnknown = r.link(cell.Test)
+	_, _ = record.ReadJSON(r.Dir, r.owner(cell.Test), record.CPUExt, &m.cpu)
+	return m
+}
+
+// resumedIntegrity reports the verify passes the interrupted run
+// recorded, for TestIntegrity, once: each drive's last pass, those of
+// the drives this run reads back again being this run's.
+func (s *Suite) resumedIntegrity() {
+	if s.resume == nil || s.resume.judged {
+		return
+	}
+	s.resume.judged = true
+	again := map[string]bool{}
+	for _, st := range s.Plan.Steps {
+		if st.Kind == plan.StepVerify {
+			for _, d := range st.Drives {
+				again[s.Drives[d].Path] = true
+			}
+		}
+	}
+	for _, rec := range lastVerify(s.resume.prior.Verify) {
+		if !slices.ContainsFunc(rec.Drives, func(d record.VerifyDrive) bool { return again[d.Path] }) {
+			s.judgeVerify(s.resume.dir, rec)
+		}
+	}
+}
+
+// lastVerify is recs without the passes whose every drive was read back
+// again by a later pass (a resumed run's): each drive is judged on its
+// last read-back.
+func lastVerify(recs []record.Verify) []record.Verify {
+	var out []record.Verify
+	for i, rec := range recs {
+		later := map[string]bool{}
+		for _, l := range recs[i+1:] {
+			for _, d := range l.Drives {
+				later[d.Path] = true
+			}
+		}
+		if !slices.ContainsFunc(rec.Drives, func(d record.VerifyDrive) bool { return !later[d.Path] }) && len(rec.Drives) > 0 {
+			continue
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// printResume writes, for -dry-run -resume, what the recording keeps,
+// what is measured again and why, and the time the resume saves.
+func (s *Suite) printResume(w io.Writer) {
+	z := s.resume
+	if z == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nresume of %s (%d earlier resumptions):\n", z.dir, len(z.prior.Resumptions))
+	kept := 0
+	for _, c := range s.allCells() {
+		if z.kept[c.Test] {
+			kept++
+			fmt.Fprintf(w, "  kept    %s: recorded whole, judged again from its recording\n", c.Test)
+		}
+	}
+	for _, r := range z.redone {
+		fmt.Fprintf(w, "  redone  %s: %s\n", r.Test, r.Why)
+	}
+	var filled, unknown []string
+	for d, ok := range z.verified {
+		if ok {
+			filled = append(filled, s.Drives[d].Path)
+		} else {
+			unknown = append(unknown, s.Drives[d].Path)
+		}
+	}
+	if len(filled) > 0 {
+		fmt.Fprintf(w, "  drives  %s: the fill was read back whole: filled; what they went through since is unknown, so each random group is preconditioned again\n", report.DrivesLine(filled))
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(w, "  drives  %s: the fill was not read back whole: state unknown, purged and filled again before a cell needs them\n", report.DrivesLine(unknown))
+	}
+	if len(s.Plan.Steps) == 0 {
+		fmt.Fprintln(w, "  nothing left to run: the resume judges the recording and measures nothing")
+	}
+	fmt.Fprintf(w, "%d cells kept, %d to measure; estimated %s remaining, against %s for the same cells from the start (saves %s)\n",
+		kept, len(z.redone), s.Plan.Total.Round(time.Second), z.fresh.Round(time.Second), (z.fresh - s.Plan.Total).Round(time.Second))
+}
+
+// prepareDir is where Live keeps preparation runs: PrepareDir, else
+// Dir/prepare.
+func (l *Live) prepareDir() string {
+	if l.PrepareDir != "" {
+		return l.PrepareDir
+	}
+	return filepath.Join(l.Dir, "prepare")
+}
+
+// ResumeLine says, for the terminal, what a resumed run keeps and what
+// it has left; "" for a run that is not resumed.
+func (s *Suite) ResumeLine() string {
+	z := s.resume
+	if z == nil {
+		return ""
+	}
+	return fmt.Sprintf("resuming the run recorded in %s: %d cells kept from the recording and judged again, %d to measure, %d steps (about %s, against %s from the start)",
+		z.dir, len(z.kept), len(z.redone), len(s.Plan.Steps), s.Plan.Total.Round(time.Second), z.fresh.Round(time.Second))
+}

@@ -1,0 +1,356 @@
+//go:build linux
+
+package qual
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/fiojob"
+)
+
+// sparseDrives makes n sparse regular files of size bytes, the drives of
+// a run (a live run takes regular files; nothing is written to them
+// here).
+func sparseDrives(t *testing.T, n int, size int64) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var out []string
+	for i := range n {
+		p := filepath.Join(dir, fmt.Sprintf("drive%02d", i))
+		f, err := os.Create(p)
+		require.NoError(t, err)
+		require.NoError(t, f.Truncate(size))
+		require.NoError(t, f.Close())
+		out = append(out, p)
+	}
+	return out
+}
+
+func needFio(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Skip("fio is not installed: a live setup reads its version")
+	}
+}
+
+// interruptedAtSetup starts a live run on drives and stops it before its first
+// cell, as a run killed right after setup leaves its recording: run.json
+// with the drives, the spec and nothing measured.
+func interruptedAtSetup(t *testing.T, spec string, drives []string) *Config {
+	t.Helper()
+	needFio(t)
+	rep := t.TempDir()
+	cfg := &Config{Spec: spec, Drives: drives, Destructive: true, Report: rep, Record: filepath.Join(rep, "raw"),
+		Root: moduleRoot(t), Precondition: plan.Full}
+	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
+	require.Empty(t, errs)
+	require.NoError(t, s.Start())
+	require.NoError(t, s.Close())
+	return cfg
+}
+
+// resumeSetup sets up cfg again with -resume (a dry run: nothing is held
+// or written).
+func resumeSetup(t *testing.T, cfg *Config) (*Suite, []error) {
+	t.Helper()
+	c := *cfg
+	c.Resume, c.DryRun = true, true
+	return Setup(context.Background(), &c, 0, device.System{}, fiojob.Runner{})
+}
+
+func editRunJSON(t *testing.T, cfg *Config, edit func(*record.Run)) {
+	t.Helper()
+	path := filepath.Join(cfg.Record, "run.json")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var r record.Run
+	require.NoError(t, json.Unmarshal(data, &r))
+	edit(&r)
+	data, err = json.MarshalIndent(r, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+}
+
+func errText(errs []error) string {
+	var s []string
+	for _, e := range errs {
+		s = append(s, e.Error())
+	}
+	return strings.Join(s, "\n")
+}
+
+// A recording that is not the same run is refused, each difference once,
+// naming it and the way on.
+func TestResumeRefusals(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	drives := sparseDrives(t, 2, 64<<20)
+	cfg := interruptedAtSetup(t, spec, drives)
+
+	s, errs := resumeSetup(t, cfg)
+	require.Empty(t, errs, "the same run resumes")
+	assert.NotNil(t, s.resume)
+
+	t.Run("spec changed", func(t *testing.T) {
+		text, err := os.ReadFile(spec)
+		require.NoError(t, err)
+		edited := filepath.Join(t.TempDir(), "faults.toml")
+		require.NoError(t, os.WriteFile(edited, []byte(strings.Replace(string(text), `runtime   = "1s"`, `runtime   = "2s"`, 1)), 0o644))
+		c := *cfg
+		c.Spec = edited
+		_, errs := resumeSetup(t, &c)
+		require.Len(t, errs, 1, errText(errs))
+		assert.Regexp(t, `^parsing -spec: .*/faults.toml \(sha256 [0-9a-f]{12}…\) is not the spec the interrupted run in .* was made with \(.*faults.toml, sha256 [0-9a-f]{12}…\): the spec changed; .*a new -record directory.*-replay=`, errs[0].Error())
+	})
+	t.Run("runtime and precondition", func(t *testing.T) {
+		c := *cfg
+		c.Runtime, c.Precondition = 2e9, plan.Quick
+		_, errs := resumeSetup(t, &c)
+		require.Len(t, errs, 2, errText(errs))
+		assert.Contains(t, errText(errs), "parsing -precondition: quick, but the interrupted run in "+cfg.Record+" was preconditioned full")
+		assert.Contains(t, errText(errs), "parsing -runtime: -runtime=2s, but the interrupted run in "+cfg.Record+" ran with the spec's runtimes (no -runtime)")
+	})
+	t.Run("drive changed", func(t *testing.T) {
+		c := *cfg
+		c.Drives = []string{drives[1], drives[0]}
+		_, errs := resumeSetup(t, &c)
+		require.Len(t, errs, 2, errText(errs))
+		assert.Contains(t, errs[0].Error(), "parsing -drives: drive 1 ("+drives[1]+") is not the drive the interrupted run in "+cfg.Record+" measured: path "+drives[1]+", was "+drives[0]+"; ")
+		c.Drives = drives[:1]
+		_, errs = resumeSetup(t, &c)
+		require.Len(t, errs, 1, errText(errs))
+		assert.Contains(t, errs[0].Error(), "parsing -drives: 1 drives given, the interrupted run in "+cfg.Record+" had 2 ("+drives[0]+","+drives[1]+"): give the same -drives in the same order")
+	})
+	t.Run("size, device, fio, host", func(t *testing.T) {
+		c := *cfg
+		c.Record = filepath.Join(t.TempDir(), "raw")
+		require.NoError(t, os.CopyFS(c.Record, os.DirFS(cfg.Record)))
+		editRunJSON(t, &c, func(r *record.Run) {
+			r.Drives[0].Bytes = 1 << 30
+			r.Drives[0].Serial = "S1"
+			r.Devices[1] = "259:3"
+			r.FioVersion = "fio-2.21"
+			r.Host.Hostname, r.Host.MachineID = "elsewhere", ""
+		})
+		_, errs := resumeSetup(t, &c)
+		require.Len(t, errs, 4, errText(errs))
+		assert.Contains(t, errs[0].Error(), `: serial "", was "S1"; size 67,108,864 bytes, was 1,073,741,824; `)
+		assert.Contains(t, errs[1].Error(), `: device number none (a regular file), was 259:3; `)
+		assert.Regexp(t, `^parsing -resume: fio here is fio-3\.[0-9]+, the interrupted run in .* used fio-2.21: a different major version`, errs[2].Error())
+		assert.Regexp(t, `^parsing -resume: this host is .*, the interrupted run in .* was recorded on elsewhere: `, errs[3].Error())
+	})
+	t.Run("capacity", func(t *testing.T) {
+		c := *cfg
+		c.Capacity = "64MiB"
+		_, errs := resumeSetup(t, &c)
+		require.Empty(t, errs, "the capacity the drives were matched to")
+		c.Record = filepath.Join(t.TempDir(), "raw")
+		require.NoError(t, os.CopyFS(c.Record, os.DirFS(cfg.Record)))
+		editRunJSON(t, &c, func(r *record.Run) { r.Drives[1].Capacity = "128MiB" })
+		_, errs = resumeSetup(t, &c)
+		require.Len(t, errs, 1, errText(errs))
+		assert.Contains(t, errs[0].Error(), "parsing -drives: drive 2 ("+drives[1]+") is not the drive the interrupted run in "+c.Record+" measured: judged as 64MiB, was 128MiB (-capacity); ")
+	})
+	t.Run("without drives", func(t *testing.T) {
+		f := Flags{Spec: "solidigm-d7-ps1010", Precondition: plan.Full, Resume: true, Report: t.TempDir(), Set: map[string]bool{"resume": true}}
+		_, errs := f.Validate(moduleRoot(t))
+		require.Len(t, errs, 1, errText(errs))
+		assert.Equal(t, "parsing -resume: given without -drives: -resume continues a live run on its drives; give the -drives of the interrupted run, or judge its recording with -replay=DIR", errs[0].Error())
+	})
+	t.Run("not a recording", func(t *testing.T) {
+		c := *cfg
+		c.Record = filepath.Join(t.TempDir(), "raw")
+		_, errs := resumeSetup(t, &c)
+		require.Len(t, errs, 1)
+		assert.Equal(t, "parsing -resume: "+c.Record+"/run.json does not exist: there is no recorded run to resume in "+c.Record+
+			"; give the -record directory of the interrupted run, or drop -resume to start a new run", errs[0].Error())
+		require.NoError(t, os.MkdirAll(c.Record, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(c.Record, "run.json"), []byte(`{"format": 2, "mode": "replay", "spec": "x"}`), 0o644))
+		_, errs = resumeSetup(t, &c)
+		require.Len(t, errs, 1)
+		assert.Contains(t, errs[0].Error(), `run.json is not a drivequal recording of a live run (mode "replay", not "record")`)
+	})
+}
+
+// On the built-in plan, 24 sparse 1.92 TB drives: a resume after step k
+// keeps what the recording holds whole and plans only what the remaining
+// cells need. Each recording is fabricated from a real one (the run.json
+// a live setup writes): the tests and the verify pass the first k steps
+// would have recorded are listed, with outputs copied from the brief's
+// fixtures. -v logs each dry run's estimate (README, "What it saves").
+func TestResumeBuiltInPlan(t *testing.T) {
+	drives := sparseDrives(t, 24, 1_920_383_410_176)
+	for _, done := range []int{3, 20, 30, 45, 69} {
+		t.Run(fmt.Sprintf("after_step_%d", done), func(t *testing.T) { resumeBuiltIn(t, drives, done) })
+	}
+}
+
+func resumeBuiltIn(t *testing.T, drives []string, done int) {
+	cfg := interruptedAtSetup(t, "solidigm-d7-ps1010", drives)
+	fresh, errs := resumeSetup(t, cfg)
+	require.Empty(t, errs)
+	assert.Equal(t, fresh.resume.fresh, fresh.Plan.Total, "nothing recorded: the resume is the whole run")
+
+	full := fresh.Plan
+	var tests []string
+	seqLeft := false
+	verify := record.Verify{}
+	for _, st := range full.Steps {
+		if st.Kind == plan.StepMeasure && st.N > done && st.State == "seq" {
+			seqLeft = true
+		}
+	}
+	for _, st := range full.Steps[:done] {
+		switch st.Kind {
+		case plan.StepMeasure:
+			for _, c := range st.Cells {
+				tests = append(tests, c.Test)
+				src := filepath.Join(moduleRoot(t), "fixtures", "solidigm-d7-ps1010", filepath.FromSlash(st.Cells[0].Test)+".json")
+				if _, err := os.Stat(src); err != nil {
+					src = filepath.Join(moduleRoot(t), "fixtures", "solidigm-d7-ps1010", "TestSingleDrive", "1.92TB", "4KB_Random_Read.json")
+				}
+				data, err := os.ReadFile(src)
+				require.NoError(t, err)
+				dst := record.Base(cfg.Record, c.Test) + record.OutputExt
+				require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
+				require.NoError(t, os.WriteFile(dst, data, 0o644))
+			}
+		case plan.StepVerify:
+			verify = record.Verify{Step: st.N, Name: st.Name, Raw: "prepare/003-verify.json"}
+			for i, d := range st.Drives {
+				verify.Drives = append(verify.Drives, record.VerifyDrive{Path: drives[d], Target: st.Job.Targets[i].Path, Bytes: st.Job.Targets[i].Size})
+			}
+		}
+	}
+	require.NotEmpty(t, verify.Drives, "the first steps hold the verify pass")
+	// A verify pass every drive passed: fio's groups, one per drive, each
+	// having read what the fill wrote.
+	var groups []map[string]any
+	for range verify.Drives {
+		groups = append(groups, map[string]any{"jobname": "verify", "groupid": len(groups), "error": 0,
+			"job options": map[string]any{}, "read": map[string]any{"io_bytes": verify.Drives[0].Bytes, "io_kbytes": verify.Drives[0].Bytes / 1024}, "write": map[string]any{}})
+	}
+	out, err := json.Marshal(map[string]any{"fio version": "fio-3.33", "jobs": groups})
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(cfg.Record, "prepare"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(cfg.Record, "prepare", "003-verify.json"), out, 0o644))
+	editRunJSON(t, cfg, func(r *record.Run) { r.Tests, r.Verify = tests, []record.Verify{verify} })
+
+	s, errs := resumeSetup(t, cfg)
+	require.Empty(t, errs)
+	var b strings.Builder
+	s.PrintPlan(&b)
+	assert.Len(t, s.resume.kept, len(tests))
+	for _, st := range s.Plan.Steps {
+		if !seqLeft {
+			assert.NotEqual(t, plan.StepFill, st.Kind, "the fill was read back whole and no sequential cell remains: no purge or fill again (step %d %s)", st.N, st.Name)
+		}
+		for _, c := range st.Cells {
+			assert.NotContains(t, tests, c.Test, "a kept cell is not measured again")
+		}
+	}
+	if seqLeft {
+		assert.Equal(t, plan.StepPurge, s.Plan.Steps[0].Kind, "a sequential cell remains: purged and filled again first")
+	} else {
+		assert.Equal(t, plan.StepRandom, s.Plan.Steps[0].Kind, "the next random group is preconditioned again first: %s", s.Plan.Steps[0].Name)
+		assert.Less(t, s.Plan.Total, full.Total)
+	}
+	assert.Equal(t, full.Total, s.resume.fresh)
+	line := b.String()[strings.Index(b.String(), fmt.Sprintf("%d cells kept, ", len(tests))):]
+	t.Logf("interrupted after step %d of %d (%s): %s", done, len(full.Steps), full.Steps[done-1].Name, line[:strings.IndexByte(line, '\n')])
+}
+
+// Which recordings a resume keeps: listed in run.json with fio's output
+// on disk and not interrupted. A fio whose jobs failed is the cell's
+// verdict and is kept; one the run stopped (Ctrl-C, -timeout) or a signal
+// killed is measured again, as is an output that is missing or does not
+// parse, and a cell sharing such a recording.
+func TestResumeKeeps(t *testing.T) {
+	dir := t.TempDir()
+	out, err := os.ReadFile(filepath.Join(moduleRoot(t), "fixtures", "solidigm-d7-ps1010", "TestSingleDrive", "1.92TB", "4KB_Random_Read.json"))
+	require.NoError(t, err)
+	write := func(test, ext string, data []byte) {
+		p := record.Base(dir, test) + ext
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+	}
+	for _, c := range []string{"whole", "failed", "stopped", "garbled", "unlisted", "owner-stopped"} {
+		write("TestSingleDrive/X/"+c, record.OutputExt, out)
+	}
+	write("TestSingleDrive/X/failed", record.StatusExt, []byte(`{"interrupted": false, "error": "fio exited with status 1 (1 jobs failed): fio: io_u error on file /dev/nvme0n1: Input/output error"}`))
+	write("TestSingleDrive/X/killed", record.OutputExt, out)
+	write("TestSingleDrive/X/killed", record.StatusExt, []byte(`{"interrupted": false, "error": "fio killed by signal SIGKILL"}`))
+	write("TestSingleDrive/X/stopped", record.StatusExt, []byte(`{"interrupted": true, "error": "fio stopped: context canceled"}`))
+	write("TestSingleDrive/X/owner-stopped", record.StatusExt, []byte(`{"interrupted": true, "error": "fio stopped: context deadline exceeded"}`))
+	write("TestSingleDrive/X/garbled", record.OutputExt, out[:len(out)/2])
+	var listed []string
+	for _, c := range []string{"whole", "failed", "killed", "stopped", "garbled", "gone", "owner-stopped", "sharer"} {
+		listed = append(listed, "TestSingleDrive/X/"+c)
+	}
+	s := &Suite{resume: &resumeState{dir: dir, prior: record.Run{Tests: listed,
+		Shared: map[string]string{"TestSingleDrive/X/sharer": "TestSingleDrive/X/owner-stopped"}}}}
+	for test, want := range map[string]string{
+		"whole":         "",
+		"failed":        "",
+		"killed":        "its fio was killed mid-measurement (fio killed by signal SIGKILL): an interruption, not the drive's verdict",
+		"stopped":       "its measurement was interrupted (fio stopped: context canceled)",
+		"garbled":       "its recording does not parse (",
+		"gone":          "its recording is missing (",
+		"unlisted":      "not recorded before the interruption",
+		"owner-stopped": "its measurement was interrupted (fio stopped: context deadline exceeded)",
+		"sharer":        "it shares the recording of TestSingleDrive/X/owner-stopped, which is its measurement was interrupted",
+	} {
+		got := s.incomplete("TestSingleDrive/X/" + test)
+		if want == "" {
+			assert.Empty(t, got, test)
+		} else {
+			assert.True(t, strings.HasPrefix(got, want), "%s: %q, want %q…", test, got, want)
+		}
+	}
+}
+
+// A resume of some cells (-run) leaves the whole recordings of the others
+// listed in run.json, so that a replay still judges them, and lists the
+// resumption with what it kept and what it has left.
+func TestResumeSubsetKeepsOthers(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	cfg := interruptedAtSetup(t, spec, sparseDrives(t, 1, 64<<20))
+	out, err := os.ReadFile(filepath.Join(moduleRoot(t), "fixtures", "solidigm-d7-ps1010", "TestSingleDrive", "1.92TB", "4KB_Random_Read.json"))
+	require.NoError(t, err)
+	recordedCells := []string{"TestSingleDrive/64MiB/512B_Random_Read", "TestSingleDrive/64MiB/4KB_Random_Write"}
+	for _, c := range recordedCells {
+		p := record.Base(cfg.Record, c) + record.OutputExt
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, out, 0o644))
+	}
+	editRunJSON(t, cfg, func(r *record.Run) { r.Tests = recordedCells })
+
+	c := *cfg
+	c.Resume, c.Run = true, "TestSingleDrive/64MiB/(4KB_Random_Write|4KB_Random_Read)$"
+	s, errs := Setup(context.Background(), &c, 0, device.System{}, fiojob.Runner{})
+	require.Empty(t, errs)
+	defer s.Close()
+	require.NoError(t, s.Start())
+	data, err := os.ReadFile(filepath.Join(cfg.Record, "run.json"))
+	require.NoError(t, err)
+	var r record.Run
+	require.NoError(t, json.Unmarshal(data, &r))
+	assert.Equal(t, recordedCells, r.Tests, "the unselected cell's whole recording stays listed")
+	require.Len(t, r.Resumptions, 1)
+	assert.Equal(t, []string{"TestSingleDrive/64MiB/4KB_Random_Write"}, r.Resumptions[0].Kept)
+	require.Len(t, r.Resumptions[0].Redone, 1)
+	assert.Equal(t, "TestSingleDrive/64MiB/4KB_Random_Read", r.Resumptions[0].Redone[0].Test)
+	assert.NotEmpty(t, r.Resumptions[0].Steps, "the read's twin is preconditioned again before it")
+}
