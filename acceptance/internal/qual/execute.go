@@ -46,6 +46,9 @@ type measured struct {
 	// cpu is the CPUs fio was allowed and how busy they were during the
 	// measurement (N 0: not read).
 	cpu record.CPU
+	// pooled says stdout is a buffer of readRecording, recycled once
+	// parsed.
+	pooled bool
 	// out and parseErr are stdout parsed, once parsed is set.
 	parsed   bool
 	out      *fiojob.Output
@@ -59,6 +62,10 @@ type measured struct {
 func (m *measured) parse() (*fiojob.Output, error) {
 	if !m.parsed {
 		m.out, m.parseErr = fiojob.Parse(m.stdout)
+		if m.pooled {
+			// Parse's output refers to none of its input.
+			recycleRecording(m.stdout)
+		}
 		m.parsed, m.stdout = true, nil
 	}
 	return m.out, m.parseErr
@@ -121,7 +128,7 @@ func (s *Suite) replayed(ctx context.Context, cell plan.Cell) *measured {
 	r := s.Exec.(Replay)
 	job := s.Planner.Measure(cell)
 	stdout, err := r.Measure(ctx, cell.Test, job, nil)
-	m := &measured{stdout: stdout, runErr: err, raw: r.RawPath(cell.Test), job: job}
+	m := &measured{stdout: stdout, pooled: stdout != nil, runErr: err, raw: r.RawPath(cell.Test), job: job}
 	if err == nil || !errors.Is(err, record.ErrNotRecorded) {
 		st, serr := r.Steady(cell.Test)
 		if serr != nil {
