@@ -49,10 +49,15 @@ type measured struct {
 	// pooled says stdout is a buffer of readRecording, recycled once
 	// parsed.
 	pooled bool
-	// out and parseErr are stdout parsed, once parsed is set.
+	// out and parseErr are stdout parsed, once parsed is set; groups
+	// and total are out's Groups and Total, aggregated with it (in a
+	// replay's prefetch, on every CPU, rather than as each cell is
+	// judged).
 	parsed   bool
 	out      *fiojob.Output
 	parseErr error
+	groups   []fiojob.Result
+	total    fiojob.Result
 }
 
 // parse is fiojob.Parse of the measurement's stdout, parsed once. The
@@ -67,6 +72,9 @@ func (m *measured) parse() (*fiojob.Output, error) {
 			recycleRecording(m.stdout)
 		}
 		m.parsed, m.stdout = true, nil
+		if m.parseErr == nil {
+			m.groups, m.total = m.out.Groups(), m.out.Total()
+		}
 	}
 	return m.out, m.parseErr
 }
