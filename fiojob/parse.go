@@ -142,7 +142,7 @@ const allClients = "All clients"
 // with '}' when the braces and brackets up to there balance, as fio prints
 // its reports (nested values indented, as WatchStatus reads them); every
 // other object, and every object without lines, ends where scanObject
-// says. The line rule skips a status report at the speed of bytes.Index
+// says. The line rule skips a status report at the speed of bytes.IndexByte
 // and bytes.Count rather than scanObject's byte by byte, a third of a
 // fleet replay's CPU time before it; Parse checks the last object by
 // decoding it, and splits again without lines when that fails.
@@ -309,10 +309,10 @@ func (d *fioDir) direction() (Direction, error) {
 
 // scanObject returns the length of the JSON object at the start of b and
 // whether it is complete (its braces close). It only follows strings and
-// nesting; Unmarshal checks the rest. It reads every byte of every status
-// report fio printed before the final one (json+ cells of 24 drives are
-// about 10 MB), so it looks each byte up in scanClass rather than
-// comparing it with each of the bytes that matter.
+// nesting; Unmarshal checks the rest. It reads every byte of the objects
+// reportEnd cannot delimit (json+ cells of 24 drives are about 10 MB),
+// so it looks each byte up in scanClass rather than comparing it with
+// each of the bytes that matter.
 func scanObject(b []byte) (n int, complete bool) {
 	depth := 0
 	for i := 0; i < len(b); i++ {
