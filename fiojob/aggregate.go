@@ -77,10 +77,14 @@ func (o *Output) Groups() []Result {
 func (o *Output) Total() Result { return Aggregate(o.Jobs) }
 
 type dirAcc struct {
-	d       Direction
-	latSum  float64 // Σ mean × N, ns
-	bins    map[int64]int64
-	hasBins bool
+	d      Direction
+	latSum float64 // Σ mean × N, ns
+	// bins is the merged bins. While one job has bins (a group of one
+	// job: group_reporting, or one job a target), it is that job's map,
+	// shared rather than copied (nothing writes a Direction's Bins); own
+	// is set once bins is a map of its own.
+	bins map[int64]int64
+	own  bool
 }
 
 func (a *dirAcc) add(d Direction) {
@@ -89,9 +93,17 @@ func (a *dirAcc) add(d Direction) {
 	a.d.RuntimeMs = max(a.d.RuntimeMs, d.RuntimeMs)
 	a.d.LatN += d.LatN
 	a.latSum += d.LatMeanNs * float64(d.LatN)
-	if len(d.Bins) > 0 {
-		if a.bins == nil {
-			a.bins = make(map[int64]int64, len(d.Bins))
+	switch {
+	case len(d.Bins) == 0:
+	case a.bins == nil:
+		a.bins = d.Bins
+	default:
+		if !a.own {
+			m := make(map[int64]int64, max(len(a.bins), len(d.Bins)))
+			for k, c := range a.bins {
+				m[k] = c
+			}
+			a.bins, a.own = m, true
 		}
 		for k, c := range d.Bins {
 			a.bins[k] += c

@@ -2,9 +2,12 @@ package fiojob
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -255,6 +258,63 @@ func TestParseStatusInterval(t *testing.T) {
 	}
 	if len(out.Notes) != 0 {
 		t.Errorf("Notes = %q, want none", out.Notes)
+	}
+}
+
+// TestParseSplitByLayout: the line rule Parse skips status reports by
+// (split with lines) cuts fio's output where scanObject does, and output
+// laid out otherwise is still read the exact way: a report whose nested
+// braces close at the start of a line, status reports with notes between
+// them, and a compact object, all give Parse's exact result.
+func TestParseSplitByLayout(t *testing.T) {
+	data := readFixture(t, "status-interval.json")
+	exact := func(data []byte) *Output {
+		t.Helper()
+		notes, last, _, err := split(data, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v fioOutput
+		if err := json.Unmarshal(sanitize(last), &v); err != nil {
+			t.Fatal(err)
+		}
+		return &Output{Version: v.Version, Notes: notes}
+	}
+	n1, l1, line1, err1 := split(data, true)
+	n2, l2, line2, err2 := split(data, false)
+	if err1 != nil || err2 != nil || !bytes.Equal(l1, l2) || line1 != line2 || !cmp.Equal(n1, n2) {
+		t.Fatalf("split by lines: last object of %d bytes at line %d (%v), by scanObject %d bytes at line %d (%v)",
+			len(l1), line1, err1, len(l2), line2, err2)
+	}
+	last := lastObject(t, data).jobs()[0].obj("read").int("total_ios")
+	// The final report with its nested objects' closing braces moved to
+	// the start of their lines, notes between the reports, and a compact
+	// copy of the first report at the start.
+	first := data[:bytes.Index(data, []byte("\n}\n"))+3]
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, sanitize(first)); err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.LastIndex(data, []byte("\n{"))
+	unindented := regexp.MustCompile(`\n\s+\}`).ReplaceAll(data[i:], []byte("\n}"))
+	if n, ok := reportEnd(data); !ok || n != len(first)-1 {
+		t.Errorf("reportEnd of fio's first report = %d, %v; want %d, true", n, ok, len(first)-1)
+	}
+	if n, ok := reportEnd(unindented[1:]); ok {
+		t.Errorf("reportEnd of a report whose nested braces close at the start of a line = %d, true; want false", n)
+	}
+	odd := slices.Concat(compact.Bytes(), []byte("\nfio: a note\n"), data[:i], []byte("\nnote: between\n"), unindented)
+	for name, in := range map[string][]byte{"fio's layout": data, "another layout": odd} {
+		out, err := Parse(in)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := out.Jobs[0].Read.TotalIOs; got != last {
+			t.Errorf("%s: TotalIOs = %d, want the last report's %d", name, got, last)
+		}
+		if want := exact(in).Notes; !cmp.Equal(out.Notes, want) {
+			t.Errorf("%s: Notes = %q, want %q", name, out.Notes, want)
+		}
 	}
 }
 

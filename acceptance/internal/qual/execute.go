@@ -49,10 +49,18 @@ type measured struct {
 	// cpu is the CPUs fio was allowed and how busy they were during the
 	// measurement (N 0: not read).
 	cpu record.CPU
-	// out and parseErr are stdout parsed, once parsed is set.
+	// pooled says stdout is a buffer of readRecording, recycled once
+	// parsed.
+	pooled bool
+	// out and parseErr are stdout parsed, once parsed is set; groups
+	// and total are out's Groups and Total, aggregated with it (in a
+	// replay's prefetch, on every CPU, rather than as each cell is
+	// judged).
 	parsed   bool
 	out      *fiojob.Output
 	parseErr error
+	groups   []fiojob.Result
+	total    fiojob.Result
 }
 
 // parse is fiojob.Parse of the measurement's stdout, parsed once. The
@@ -62,7 +70,14 @@ type measured struct {
 func (m *measured) parse() (*fiojob.Output, error) {
 	if !m.parsed {
 		m.out, m.parseErr = fiojob.Parse(m.stdout)
+		if m.pooled {
+			// Parse's output refers to none of its input.
+			recycleRecording(m.stdout)
+		}
 		m.parsed, m.stdout = true, nil
+		if m.parseErr == nil {
+			m.groups, m.total = m.out.Groups(), m.out.Total()
+		}
 	}
 	return m.out, m.parseErr
 }
@@ -124,7 +139,7 @@ func (s *Suite) replayed(ctx context.Context, cell plan.Cell) *measured {
 	r := s.Exec.(Replay)
 	job := s.Planner.Measure(cell)
 	stdout, err := r.Measure(ctx, cell.Test, job, nil)
-	m := &measured{stdout: stdout, runErr: err, raw: r.RawPath(cell.Test), job: job}
+	m := &measured{stdout: stdout, pooled: stdout != nil, runErr: err, raw: r.RawPath(cell.Test), job: job}
 	if err == nil || !errors.Is(err, record.ErrNotRecorded) {
 		st, serr := r.Steady(cell.Test)
 		if serr != nil {

@@ -104,13 +104,13 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 	if s.Report.FioVersion == "" {
 		s.Report.FioVersion = out.Version
 	}
-	groups := out.Groups()
+	groups := m.groups
 	if len(groups) != len(cell.Drives) {
 		res.Verdict, res.Cause = report.Fail, report.CauseBadRecording
 		res.Error = fmt.Sprintf("%s: %s: fio reported %d drive groups, the step ran on %d drives", w.Name, raw, len(groups), len(cell.Drives))
 		return s.finish(res, cell, out.Version)
 	}
-	total := out.Total()
+	total := m.total
 	if total.Read.P99Ns+total.Write.P99Ns > 0 {
 		res.P99Us = max(total.Read.P99Ns, total.Write.P99Ns) / 1e3
 		res.P999Us = max(total.Read.P999Ns, total.Write.P999Ns) / 1e3
