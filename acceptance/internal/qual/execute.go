@@ -121,7 +121,12 @@ func (s *Suite) prefetch(ctx context.Context, kind string) {
 
 // replayed reads cell's recording.
 func (s *Suite) replayed(ctx context.Context, cell plan.Cell) *measured {
-	r := s.Exec.(Replay)
+	return s.readRecorded(ctx, s.Exec.(Replay), cell)
+}
+
+// readRecorded reads cell's recording in r with every sidecar a live run
+// judged it by: a replay and a resumed run's kept cells read the same.
+func (s *Suite) readRecorded(ctx context.Context, r Replay, cell plan.Cell) *measured {
 	job := s.Planner.Measure(cell)
 	stdout, err := r.Measure(ctx, cell.Test, job, nil)
 	m := &measured{stdout: stdout, runErr: err, raw: r.RawPath(cell.Test), job: job}

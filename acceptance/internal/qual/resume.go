@@ -417,19 +417,7 @@ func (s *Suite) keptCell(ctx context.Context, cell plan.Cell) *measured {
 	if s.resume == nil || !s.resume.kept[cell.Test] {
 		return nil
 	}
-	r := Replay{Dir: s.resume.dir, Shared: s.resume.prior.Shared}
-	job := s.Planner.Measure(cell)
-	stdout, err := r.Measure(ctx, cell.Test, job, nil)
-	m := &measured{stdout: stdout, runErr: err, raw: r.RawPath(cell.Test), job: job}
-	st, serr := r.Steady(cell.Test)
-	if serr != nil {
-		m.notRun, m.cause = serr.Error(), report.CauseBadRecording
-	}
-	m.steady = st
-	m.thermal, m.hot = r.thermal(cell.Test)
-	m.link, m.linkUnknown = r.link(cell.Test)
-	_, _ = record.ReadJSON(r.Dir, r.owner(cell.Test), record.CPUExt, &m.cpu)
-	return m
+	return s.readRecorded(ctx, Replay{Dir: s.resume.dir, Shared: s.resume.prior.Shared}, cell)
 }
 
 // resumedIntegrity reports the verify passes the interrupted run

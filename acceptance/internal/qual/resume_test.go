@@ -18,6 +18,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 )
 
@@ -353,4 +354,48 @@ func TestResumeSubsetKeepsOthers(t *testing.T) {
 	require.Len(t, r.Resumptions[0].Redone, 1)
 	assert.Equal(t, "TestSingleDrive/64MiB/4KB_Random_Read", r.Resumptions[0].Redone[0].Test)
 	assert.NotEmpty(t, r.Resumptions[0].Steps, "the read's twin is preconditioned again before it")
+}
+
+// A kept cell is judged from every sidecar its live measurement wrote, as
+// a replay of the recording judges it: the links its drives shared (a
+// switch's uplink, which makes a scaling cell below spec pcie bound), the
+// CPUs, the PCIe and thermal findings and the steady-state evidence.
+func TestResumeKeptCellReadsEverySidecar(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	cfg := interruptedAtSetup(t, spec, sparseDrives(t, 1, 64<<20))
+	out, err := os.ReadFile(filepath.Join(moduleRoot(t), "fixtures", "solidigm-d7-ps1010", "TestSingleDrive", "1.92TB", "4KB_Random_Read.json"))
+	require.NoError(t, err)
+	const test = "TestSingleDrive/64MiB/4KB_Random_Read"
+	p := record.Base(cfg.Record, test) + record.OutputExt
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, out, 0o644))
+	shared := []record.SharedLink{{Where: "switch port 0000:09:00.0", Speed: 32, Width: 16, Drives: []string{"/dev/nvme0n1", "/dev/nvme1n1"}}}
+	link := record.Link{Unknown: "the link of switch port 0000:0a:00.0 reads Unknown", Shared: shared}
+	cpu := record.CPU{CPUs: "0-7", N: 8, Busy: 0.97}
+	steadyRecs := []report.Steady{{Step: 4, Name: "random preconditioning (4KB Random Write)", Drive: cfg.Drives[0], Attained: true}}
+	thermal := record.Thermal{Throttled: "thermal management 1 for 3 s"}
+	require.NoError(t, record.WriteJSON(cfg.Record, test, record.LinkExt, link))
+	require.NoError(t, record.WriteJSON(cfg.Record, test, record.CPUExt, cpu))
+	require.NoError(t, record.WriteJSON(cfg.Record, test, record.SteadyExt, steadyRecs))
+	require.NoError(t, record.WriteJSON(cfg.Record, test, record.ThermalExt, thermal))
+	editRunJSON(t, cfg, func(r *record.Run) { r.Tests = []string{test} })
+
+	s, errs := resumeSetup(t, cfg)
+	require.Empty(t, errs)
+	var cell plan.Cell
+	for _, c := range s.allCells() {
+		if c.Test == test {
+			cell = c
+		}
+	}
+	require.Equal(t, test, cell.Test)
+	m := s.keptCell(context.Background(), cell)
+	require.NotNil(t, m, "recorded whole: kept")
+	assert.Equal(t, shared, m.shared, "the links the drives shared, as recorded")
+	assert.Equal(t, link.Unknown, m.linkUnknown)
+	assert.Equal(t, cpu, m.cpu)
+	assert.Equal(t, thermal.Throttled, m.thermal)
+	require.Len(t, m.steady, 1)
+	assert.Equal(t, steadyRecs[0].Name, m.steady[0].Name)
+	assert.Empty(t, m.notRun)
 }
