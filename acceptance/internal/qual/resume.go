@@ -115,7 +115,7 @@ func (s *Suite) loadResume() []error {
 }
 
 // sameDrives refuses drives that are not those of the recording, in the
-// same order: path, serial, size and device number each.
+// same order: path, serial, model, firmware, size and device number each.
 func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
 	if len(s.Drives) != len(prior.Drives) {
 		var was []string
@@ -134,6 +134,14 @@ func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
 		}
 		if d.Serial != p.Serial {
 			changed = append(changed, fmt.Sprintf("serial %q, was %q", d.Serial, p.Serial))
+		}
+		if d.Model != p.Model {
+			changed = append(changed, fmt.Sprintf("model %q, was %q", d.Model, p.Model))
+		}
+		if d.Firmware != p.Firmware {
+			// A reset activates a firmware committed to a slot: the kept
+			// cells would be another firmware's figures.
+			changed = append(changed, fmt.Sprintf("firmware %q, was %q", d.Firmware, p.Firmware))
 		}
 		if d.Size != p.Bytes {
 			changed = append(changed, fmt.Sprintf("size %s bytes, was %s", report.Thousands(float64(d.Size)), report.Thousands(float64(p.Bytes))))
