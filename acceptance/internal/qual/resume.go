@@ -217,7 +217,8 @@ func fioMajor(v string) string {
 func (s *Suite) resumePlan() {
 	z := s.resume
 	z.verified = make([]bool, len(s.Drives))
-	for _, v := range z.prior.Verify {
+	last := lastReadBack(z.prior.Verify)
+	for i, v := range z.prior.Verify {
 		for _, r := range s.judgeRecordedVerify(v) {
 			d := s.driveIndex(r.path)
 			if d < 0 {
@@ -225,7 +226,9 @@ func (s *Suite) resumePlan() {
 			}
 			switch r.Verdict {
 			case report.Pass:
-				z.verified[d] = true
+				// Only the drive's last read-back says what it holds: a
+				// later fill replaced the one an earlier pass read.
+				z.verified[d] = last[i][r.path]
 			case report.Fail:
 				if r.cause == report.CauseIntegrity {
 					// The drive returned other data: disqualified, as in
@@ -444,29 +447,36 @@ func (s *Suite) resumedIntegrity() {
 			}
 		}
 	}
-	for _, rec := range lastVerify(s.resume.prior.Verify) {
-		if !slices.ContainsFunc(rec.Drives, func(d record.VerifyDrive) bool { return again[d.Path] }) {
-			s.judgeVerify(s.resume.dir, rec)
+	prior := s.resume.prior.Verify
+	last := lastReadBack(prior)
+	for i, rec := range prior {
+		only := map[string]bool{}
+		for p := range last[i] {
+			if !again[p] {
+				only[p] = true
+			}
+		}
+		if len(only) > 0 {
+			s.judgeVerifyOf(s.resume.dir, rec, only)
 		}
 	}
 }
 
-// lastVerify is recs without the passes whose every drive was read back
-// again by a later pass (a resumed run's): each drive is judged on its
-// last read-back.
-func lastVerify(recs []record.Verify) []record.Verify {
-	var out []record.Verify
-	for i, rec := range recs {
-		later := map[string]bool{}
-		for _, l := range recs[i+1:] {
-			for _, d := range l.Drives {
+// lastReadBack says, for each pass of recs, the drives whose last
+// read-back it is: a drive read back again by a later pass (a resumed
+// run's) is judged on that one, and the other drives of the earlier pass
+// still on it, each drive once.
+func lastReadBack(recs []record.Verify) []map[string]bool {
+	out := make([]map[string]bool, len(recs))
+	later := map[string]bool{}
+	for i := len(recs) - 1; i >= 0; i-- {
+		out[i] = map[string]bool{}
+		for _, d := range recs[i].Drives {
+			if !later[d.Path] {
 				later[d.Path] = true
+				out[i][d.Path] = true
 			}
 		}
-		if !slices.ContainsFunc(rec.Drives, func(d record.VerifyDrive) bool { return !later[d.Path] }) && len(rec.Drives) > 0 {
-			continue
-		}
-		out = append(out, rec)
 	}
 	return out
 }

@@ -400,3 +400,89 @@ func TestResumeKeptCellReadsEverySidecar(t *testing.T) {
 	assert.Equal(t, steadyRecs[0].Name, m.steady[0].Name)
 	assert.Empty(t, m.notRun)
 }
+
+// writeVerify records a verify pass of drives in cfg's recording as
+// prepare/<name>.json, each drive having read back read[i] of its bytes,
+// and returns it as run.json lists it.
+func writeVerify(t *testing.T, cfg *Config, step int, name string, drives []string, size int64, read []int64) record.Verify {
+	t.Helper()
+	v := record.Verify{Step: step, Name: "verify pass", Raw: "prepare/" + name + ".json"}
+	var groups []map[string]any
+	for i, d := range drives {
+		v.Drives = append(v.Drives, record.VerifyDrive{Path: d, Target: d, Bytes: size})
+		groups = append(groups, map[string]any{"jobname": "verify", "groupid": i, "error": 0,
+			"job options": map[string]any{}, "read": map[string]any{"io_bytes": read[i], "io_kbytes": read[i] / 1024}, "write": map[string]any{}})
+	}
+	out, err := json.Marshal(map[string]any{"fio version": "fio-3.33", "jobs": groups})
+	require.NoError(t, err)
+	p := filepath.Join(cfg.Record, filepath.FromSlash(v.Raw))
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, out, 0o644))
+	return v
+}
+
+func integrityVerdicts(drives []IntegrityDrive) []string {
+	var out []string
+	for _, d := range drives {
+		out = append(out, d.Name+" "+d.Verdict)
+	}
+	return out
+}
+
+// Each drive is judged on its last read-back, once: a resume that fills
+// and reads back again one drive of a recorded pass (its read-back failed
+// without a mismatch) still judges the pass's other drives on it, a
+// replay of the resumed run judges the re-read drive on its new pass
+// alone, and a drive whose last recorded read-back failed is filled and
+// read back again, whatever an earlier pass of it said.
+func TestResumeJudgesEachDriveOnItsLastReadBack(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	const size = 64 << 20
+	drives := sparseDrives(t, 2, size)
+	a, b := filepath.Base(drives[0]), filepath.Base(drives[1])
+	verifies := func(s *Suite) map[int]bool {
+		out := map[int]bool{}
+		for _, st := range s.Plan.Steps {
+			if st.Kind == plan.StepVerify {
+				for _, d := range st.Drives {
+					out[d] = true
+				}
+			}
+		}
+		return out
+	}
+
+	t.Run("resume after a short read-back of one drive", func(t *testing.T) {
+		cfg := interruptedAtSetup(t, spec, drives)
+		first := writeVerify(t, cfg, 3, "003-verify", drives, size, []int64{size, size / 2})
+		editRunJSON(t, cfg, func(r *record.Run) { r.Verify = []record.Verify{first} })
+		s, errs := resumeSetup(t, cfg)
+		require.Empty(t, errs)
+		assert.Equal(t, map[int]bool{1: true}, verifies(s), "only the drive whose read-back failed is read back again")
+		s.resumedIntegrity()
+		assert.Equal(t, []string{a + " pass"}, integrityVerdicts(s.integrityDrives()),
+			"the other drive of the recorded pass is judged on it")
+	})
+	t.Run("replay of the resumed run", func(t *testing.T) {
+		cfg := interruptedAtSetup(t, spec, drives)
+		first := writeVerify(t, cfg, 3, "003-verify", drives, size, []int64{size, size / 2})
+		again := writeVerify(t, cfg, 3, "resume-1/003-verify", drives[1:], size, []int64{size})
+		editRunJSON(t, cfg, func(r *record.Run) { r.Verify = []record.Verify{first, again} })
+		s, errs := Setup(context.Background(), &Config{Spec: spec, Replay: cfg.Record, Replays: []string{cfg.Record}, Report: t.TempDir(), Root: moduleRoot(t)}, 0, device.System{}, fiojob.Runner{})
+		require.Empty(t, errs)
+		got, why := s.JudgeIntegrity(context.Background(), t.Logf)
+		require.Empty(t, why)
+		assert.Equal(t, []string{a + " pass", b + " pass"}, integrityVerdicts(got), "each drive once, on its last read-back")
+	})
+	t.Run("resume after a later read-back failed", func(t *testing.T) {
+		cfg := interruptedAtSetup(t, spec, drives)
+		first := writeVerify(t, cfg, 3, "003-verify", drives, size, []int64{size, size})
+		again := writeVerify(t, cfg, 3, "resume-1/003-verify", drives[1:], size, []int64{size / 2})
+		editRunJSON(t, cfg, func(r *record.Run) { r.Verify = []record.Verify{first, again} })
+		s, errs := resumeSetup(t, cfg)
+		require.Empty(t, errs)
+		assert.Equal(t, map[int]bool{1: true}, verifies(s), "the fill the last pass read back short is not known to be whole")
+		s.resumedIntegrity()
+		assert.Equal(t, []string{a + " pass"}, integrityVerdicts(s.integrityDrives()))
+	})
+}
