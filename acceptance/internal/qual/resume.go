@@ -115,7 +115,8 @@ func (s *Suite) loadResume() []error {
 }
 
 // sameDrives refuses drives that are not those of the recording, in the
-// same order: path, serial, model, firmware, size and device number each.
+// same order: path, serial, model, firmware, size, logical block size and
+// device number each.
 func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
 	if len(s.Drives) != len(prior.Drives) {
 		var was []string
@@ -149,6 +150,11 @@ func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
 		if d.Capacity != p.Capacity && p.Capacity != "" {
 			changed = append(changed, fmt.Sprintf("judged as %s, was %s (-capacity)", d.Capacity, p.Capacity))
 		}
+		if i < len(prior.LBASizes) && prior.LBASizes[i] != d.LogicalBlockSize {
+			// A format to another LBA format erased the drive's fill, and
+			// its figures are another format's.
+			changed = append(changed, fmt.Sprintf("logical block size %d bytes, was %d (formatted since)", d.LogicalBlockSize, prior.LBASizes[i]))
+		}
 		if i < len(prior.Devices) && prior.Devices[i] != devNumber(d) {
 			changed = append(changed, fmt.Sprintf("device number %s, was %s", orNone(devNumber(d)), orNone(prior.Devices[i])))
 		}
@@ -164,8 +170,10 @@ func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
 // drives and the spec.
 func (s *Suite) identityRecord() {
 	s.info.Devices = make([]string, len(s.Drives))
+	s.info.LBASizes = make([]int, len(s.Drives))
 	for i, d := range s.Drives {
 		s.info.Devices[i] = devNumber(d)
+		s.info.LBASizes[i] = d.LogicalBlockSize
 	}
 	s.info.Runtime = runtimeFlag(s.Cfg.Runtime)
 }
