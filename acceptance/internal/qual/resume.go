@@ -118,13 +118,37 @@ func (s *Suite) loadResume() []error {
 // same order: path, serial, model, firmware, size, logical block size and
 // device number each.
 func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
-	if len(s.Drives) != len(prior.Drives) {
-		var was []string
-		for _, d := range prior.Drives {
-			was = append(was, d.Path)
+	var was, given, missing, extra []string
+	for _, d := range prior.Drives {
+		was = append(was, d.Path)
+	}
+	for _, d := range s.Drives {
+		given = append(given, d.Path)
+		if !slices.Contains(was, d.Path) {
+			extra = append(extra, d.Path)
 		}
-		return []error{fmt.Errorf("parsing -drives: %d drives given, the interrupted run in %s had %d (%s): give the same -drives in the same order; %s",
-			len(s.Drives), dir, len(prior.Drives), strings.Join(was, ","), fix)}
+	}
+	for _, p := range was {
+		if !slices.Contains(given, p) {
+			missing = append(missing, p)
+		}
+	}
+	if len(s.Drives) != len(prior.Drives) {
+		var diff []string
+		if len(missing) > 0 {
+			diff = append(diff, "not given: "+strings.Join(missing, ","))
+		}
+		if len(extra) > 0 {
+			diff = append(diff, "not in the run: "+strings.Join(extra, ","))
+		}
+		return []error{fmt.Errorf("parsing -drives: %d drives given, the interrupted run in %s had %d (%s): give the same -drives in the same order, -drives=%s; %s",
+			len(s.Drives), dir, len(prior.Drives), strings.Join(diff, "; "), strings.Join(was, ","), fix)}
+	}
+	if len(missing) == 0 && !slices.Equal(given, was) {
+		// The same drives in another order: each index would say its
+		// drive changed, when only the list's order did.
+		return []error{fmt.Errorf("parsing -drives: the drives of the interrupted run in %s, in another order: give them in the order the run measured them, -drives=%s (a scaling cell of N drives is measured on the first N)",
+			dir, strings.Join(was, ","))}
 	}
 	var errs []error
 	for i, d := range s.Drives {

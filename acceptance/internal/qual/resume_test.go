@@ -127,12 +127,18 @@ func TestResumeRefusals(t *testing.T) {
 		c := *cfg
 		c.Drives = []string{drives[1], drives[0]}
 		_, errs := resumeSetup(t, &c)
-		require.Len(t, errs, 2, errText(errs))
-		assert.Contains(t, errs[0].Error(), "parsing -drives: drive 1 ("+drives[1]+") is not the drive the interrupted run in "+cfg.Record+" measured: path "+drives[1]+", was "+drives[0]+"; ")
+		require.Len(t, errs, 1, "the same drives in another order: one refusal, giving the order: %s", errText(errs))
+		assert.Equal(t, "parsing -drives: the drives of the interrupted run in "+cfg.Record+", in another order: give them in the order the run measured them, -drives="+
+			drives[0]+","+drives[1]+" (a scaling cell of N drives is measured on the first N)", errs[0].Error())
+		other := sparseDrives(t, 1, 64<<20)[0]
+		c.Drives = []string{drives[0], other}
+		_, errs = resumeSetup(t, &c)
+		require.Len(t, errs, 1, errText(errs))
+		assert.Contains(t, errs[0].Error(), "parsing -drives: drive 2 ("+other+") is not the drive the interrupted run in "+cfg.Record+" measured: path "+other+", was "+drives[1]+"; ")
 		c.Drives = drives[:1]
 		_, errs = resumeSetup(t, &c)
 		require.Len(t, errs, 1, errText(errs))
-		assert.Contains(t, errs[0].Error(), "parsing -drives: 1 drives given, the interrupted run in "+cfg.Record+" had 2 ("+drives[0]+","+drives[1]+"): give the same -drives in the same order")
+		assert.Contains(t, errs[0].Error(), "parsing -drives: 1 drives given, the interrupted run in "+cfg.Record+" had 2 (not given: "+drives[1]+"): give the same -drives in the same order, -drives="+drives[0]+","+drives[1]+"; ")
 	})
 	t.Run("size, device, fio, host", func(t *testing.T) {
 		c := *cfg
