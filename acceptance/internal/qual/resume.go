@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/integrity"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
@@ -102,7 +103,7 @@ func (s *Suite) loadResume() []error {
 	}
 	if s.Report.Host != nil {
 		if here, there := s.Report.Host.Name(), prior.Host.Name(); here != there && there != "" {
-			errs = append(errs, fmt.Errorf("parsing -resume: this host is %s, the interrupted run in %s was recorded on %s: its drives were measured on another machine; %s", here, dir, there, fix))
+			errs = append(errs, fmt.Errorf("parsing -resume: this host is %s, the interrupted run in %s was recorded on %s: its drives were measured on another machine; on the same machine under another name (a CI job's container), run with %s=%s; otherwise %s", here, dir, there, host.HostnameEnv, there, fix))
 		} else if a, b := s.Report.Host.MachineID, prior.Host.MachineID; a != "" && b != "" && a != b {
 			errs = append(errs, fmt.Errorf("parsing -resume: this host's machine id is %s, the interrupted run in %s was recorded on machine %s: %s", a, dir, b, fix))
 		}
