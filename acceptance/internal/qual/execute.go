@@ -155,6 +155,14 @@ func (s *Suite) advance(ctx context.Context, cell plan.Cell, logf func(string, .
 		return m // recorded whole before the run was resumed
 	}
 	idx, ok := s.Plan.Measures[cell.Test]
+	if why := s.unusable(cell); !ok && why.text != "" {
+		// A drive of the cell is disqualified (a resumed run plans nothing
+		// for it): it fails unmeasured, as measure fails it.
+		if why.cause == report.CauseIntegrity || why.cause == report.CauseFioFailed {
+			s.unmeasured([]plan.Cell{cell}, logf)
+		}
+		return &measured{notRun: why.text, cause: why.cause}
+	}
 	if !ok {
 		// Not selected when the plan was made (a -run pattern this suite
 		// read differently from go test): plan it on its own.

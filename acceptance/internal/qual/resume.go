@@ -278,17 +278,20 @@ func (s *Suite) resumePlan() {
 		}
 		all = append(all, c)
 		if why := s.incomplete(c.Test); why != "" {
-			remaining = append(remaining, c)
 			switch {
 			case !slices.Contains(z.prior.Unmeasured, c.Test):
+				remaining = append(remaining, c)
 				z.redone = append(z.redone, report.Redone{Test: c.Test, Why: why})
 			case s.unusable(c).text == "":
 				// Failed unmeasured because its drive's read-back failed
 				// without a mismatch: the fill and read-back run again.
+				remaining = append(remaining, c)
 				z.redone = append(z.redone, report.Redone{Test: c.Test, Why: "not measured before: its drive's verify pass failed, and is run again first"})
 			}
 			// Otherwise its drive returned other data than it was given:
-			// the cell fails unmeasured again.
+			// the cell fails unmeasured again, and nothing is planned for
+			// it (no purge, fill or preconditioning of a disqualified
+			// drive in the plan, its estimate or the -timeout check).
 			continue
 		}
 		z.kept[c.Test] = true

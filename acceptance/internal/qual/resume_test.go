@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -492,4 +493,54 @@ func TestResumeJudgesEachDriveOnItsLastReadBack(t *testing.T) {
 		s.resumedIntegrity()
 		assert.Equal(t, []string{a + " pass"}, integrityVerdicts(s.integrityDrives()))
 	})
+}
+
+// A drive whose recorded read-back returned other data than it was given
+// stays disqualified on resume: its cells fail unmeasured again, and the
+// resumed plan purges, fills or preconditions nothing for them, so its
+// estimate (and the -timeout check) counts no step on that drive.
+func TestResumePlansNothingForADisqualifiedDrive(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	drives := sparseDrives(t, 2, 64<<20)
+	cfg := interruptedAtSetup(t, spec, drives)
+	// fio's read-back of two drives (fixtures/fio/readback-tail: real fio
+	// output), the second target's last 4 KiB changed: drives[0] is that
+	// target here, the drive every single-drive cell measures.
+	fixture := filepath.Join(moduleRoot(t), "fixtures", "fio", "readback-tail")
+	const bytes = 32<<20 + 90112
+	v := record.Verify{Step: 3, Name: "verify pass", Raw: "prepare/003-verify.json", Pattern: "0xdeadbeef",
+		Drives: []record.VerifyDrive{{Path: drives[1], Target: "/dev/loop55", Bytes: bytes, LBASize: 512}, {Path: drives[0], Target: "/dev/loop56", Bytes: bytes, LBASize: 4096}}}
+	for _, ext := range []string{record.OutputExt, record.StderrExt} {
+		data, err := os.ReadFile(fixture + ext)
+		require.NoError(t, err)
+		p := filepath.Join(cfg.Record, "prepare", "003-verify"+ext)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(cfg.Record, "prepare", "003-verify"+record.StatusExt), []byte(`{"interrupted": false, "error": "fio exited with status 1 (1 jobs failed)"}`), 0o644))
+	s, errs := resumeSetup(t, cfg)
+	require.Empty(t, errs)
+	var unmeasured []string
+	for _, c := range s.allCells() {
+		if slices.Contains(c.Drives, 0) && c.Skip == "" {
+			unmeasured = append(unmeasured, c.Test)
+		}
+	}
+	require.NotEmpty(t, unmeasured)
+	editRunJSON(t, cfg, func(r *record.Run) { r.Verify, r.Unmeasured = []record.Verify{v}, unmeasured })
+
+	s, errs = resumeSetup(t, cfg)
+	require.Empty(t, errs)
+	require.Contains(t, s.unusable(plan.Cell{Drives: []int{0}}).text, "returned other data", "disqualified by the recorded read-back")
+	for _, st := range s.Plan.Steps {
+		assert.NotContains(t, st.Drives, 0, "step %d (%s) is planned on the disqualified drive", st.N, st.Name)
+	}
+	assert.Empty(t, s.resume.redone, "nothing is measured again")
+	for _, c := range s.allCells() {
+		if c.Test == unmeasured[0] {
+			m := s.advance(context.Background(), c, t.Logf)
+			assert.Equal(t, report.CauseIntegrity, m.cause)
+			assert.Contains(t, m.notRun, "returned other data")
+		}
+	}
 }
