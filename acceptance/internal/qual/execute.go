@@ -136,7 +136,12 @@ func (s *Suite) prefetch(ctx context.Context, kind string) {
 
 // replayed reads cell's recording.
 func (s *Suite) replayed(ctx context.Context, cell plan.Cell) *measured {
-	r := s.Exec.(Replay)
+	return s.readRecorded(ctx, s.Exec.(Replay), cell)
+}
+
+// readRecorded reads cell's recording in r with every sidecar a live run
+// judged it by: a replay and a resumed run's kept cells read the same.
+func (s *Suite) readRecorded(ctx context.Context, r Replay, cell plan.Cell) *measured {
 	job := s.Planner.Measure(cell)
 	stdout, err := r.Measure(ctx, cell.Test, job, nil)
 	m := &measured{stdout: stdout, pooled: stdout != nil, runErr: err, raw: r.RawPath(cell.Test), job: job}
@@ -165,6 +170,14 @@ func (s *Suite) advance(ctx context.Context, cell plan.Cell, logf func(string, .
 		return m // recorded whole before the run was resumed
 	}
 	idx, ok := s.Plan.Measures[cell.Test]
+	if why := s.unusable(cell); !ok && why.text != "" {
+		// A drive of the cell is disqualified (a resumed run plans nothing
+		// for it): it fails unmeasured, as measure fails it.
+		if why.cause == report.CauseIntegrity || why.cause == report.CauseFioFailed {
+			s.unmeasured([]plan.Cell{cell}, logf)
+		}
+		return &measured{notRun: why.text, cause: why.cause}
+	}
 	if !ok {
 		// Not selected when the plan was made (a -run pattern this suite
 		// read differently from go test): plan it on its own.

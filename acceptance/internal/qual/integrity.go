@@ -110,6 +110,13 @@ type judged struct {
 // and adds each drive's result to the report. A live run and a replay
 // both judge the recording.
 func (s *Suite) judgeVerify(dir string, rec record.Verify) []judged {
+	return s.judgeVerifyOf(dir, rec, nil)
+}
+
+// judgeVerifyOf is judgeVerify reporting only the drives in only (nil:
+// every drive of rec): a drive read back again by a later pass is judged
+// on that one, the others of rec still on rec.
+func (s *Suite) judgeVerifyOf(dir string, rec record.Verify, only map[string]bool) []judged {
 	drives := make([]integrity.Drive, len(rec.Drives))
 	for i, d := range rec.Drives {
 		drives[i] = integrity.Drive{Path: d.Path, Target: d.Target, Bytes: d.Bytes, LBASize: d.LBASize, Method: verifyMethod(rec)}
@@ -132,6 +139,9 @@ func (s *Suite) judgeVerify(dir string, rec record.Verify) []judged {
 	}
 	var out []judged
 	for i, r := range results {
+		if only != nil && !only[r.Drive] {
+			continue
+		}
 		d := s.driveIndex(r.Drive)
 		j := judged{IntegrityDrive: IntegrityDrive{Name: integrityName(r.Drive), Verdict: r.Verdict, Message: r.Message}, path: r.Drive}
 		switch {
@@ -181,8 +191,11 @@ func (s *Suite) JudgeIntegrity(ctx context.Context, logf func(string, ...any)) (
 			return nil, "the recording holds no verify pass (run.json has no \"verify\"): it was recorded with -precondition=none, with fill_passes = 0, before drivequal verified its fills, or reconstructed"
 		}
 		r, _ := s.Exec.(Replay)
-		for _, rec := range lastVerify(s.info.Verify) {
-			s.breakFailed(rec, s.judgeVerify(r.Dir, rec))
+		last := lastReadBack(s.info.Verify)
+		for i, rec := range s.info.Verify {
+			if len(last[i]) > 0 {
+				s.breakFailed(rec, s.judgeVerifyOf(r.Dir, rec, last[i]))
+			}
 		}
 		return s.integrityDrives(), ""
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/integrity"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
@@ -102,7 +103,7 @@ func (s *Suite) loadResume() []error {
 	}
 	if s.Report.Host != nil {
 		if here, there := s.Report.Host.Name(), prior.Host.Name(); here != there && there != "" {
-			errs = append(errs, fmt.Errorf("parsing -resume: this host is %s, the interrupted run in %s was recorded on %s: its drives were measured on another machine; %s", here, dir, there, fix))
+			errs = append(errs, fmt.Errorf("parsing -resume: this host is %s, the interrupted run in %s was recorded on %s: its drives were measured on another machine; on the same machine under another name (a CI job's container), run with %s=%s; otherwise %s", here, dir, there, host.HostnameEnv, there, fix))
 		} else if a, b := s.Report.Host.MachineID, prior.Host.MachineID; a != "" && b != "" && a != b {
 			errs = append(errs, fmt.Errorf("parsing -resume: this host's machine id is %s, the interrupted run in %s was recorded on machine %s: %s", a, dir, b, fix))
 		}
@@ -115,15 +116,40 @@ func (s *Suite) loadResume() []error {
 }
 
 // sameDrives refuses drives that are not those of the recording, in the
-// same order: path, serial, size and device number each.
+// same order: path, serial, model, firmware, size, logical block size and
+// device number each.
 func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
-	if len(s.Drives) != len(prior.Drives) {
-		var was []string
-		for _, d := range prior.Drives {
-			was = append(was, d.Path)
+	var was, given, missing, extra []string
+	for _, d := range prior.Drives {
+		was = append(was, d.Path)
+	}
+	for _, d := range s.Drives {
+		given = append(given, d.Path)
+		if !slices.Contains(was, d.Path) {
+			extra = append(extra, d.Path)
 		}
-		return []error{fmt.Errorf("parsing -drives: %d drives given, the interrupted run in %s had %d (%s): give the same -drives in the same order; %s",
-			len(s.Drives), dir, len(prior.Drives), strings.Join(was, ","), fix)}
+	}
+	for _, p := range was {
+		if !slices.Contains(given, p) {
+			missing = append(missing, p)
+		}
+	}
+	if len(s.Drives) != len(prior.Drives) {
+		var diff []string
+		if len(missing) > 0 {
+			diff = append(diff, "not given: "+strings.Join(missing, ","))
+		}
+		if len(extra) > 0 {
+			diff = append(diff, "not in the run: "+strings.Join(extra, ","))
+		}
+		return []error{fmt.Errorf("parsing -drives: %d drives given, the interrupted run in %s had %d (%s): give the same -drives in the same order, -drives=%s; %s",
+			len(s.Drives), dir, len(prior.Drives), strings.Join(diff, "; "), strings.Join(was, ","), fix)}
+	}
+	if len(missing) == 0 && !slices.Equal(given, was) {
+		// The same drives in another order: each index would say its
+		// drive changed, when only the list's order did.
+		return []error{fmt.Errorf("parsing -drives: the drives of the interrupted run in %s, in another order: give them in the order the run measured them, -drives=%s (a scaling cell of N drives is measured on the first N)",
+			dir, strings.Join(was, ","))}
 	}
 	var errs []error
 	for i, d := range s.Drives {
@@ -135,11 +161,24 @@ func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
 		if d.Serial != p.Serial {
 			changed = append(changed, fmt.Sprintf("serial %q, was %q", d.Serial, p.Serial))
 		}
+		if d.Model != p.Model {
+			changed = append(changed, fmt.Sprintf("model %q, was %q", d.Model, p.Model))
+		}
+		if d.Firmware != p.Firmware {
+			// A reset activates a firmware committed to a slot: the kept
+			// cells would be another firmware's figures.
+			changed = append(changed, fmt.Sprintf("firmware %q, was %q", d.Firmware, p.Firmware))
+		}
 		if d.Size != p.Bytes {
 			changed = append(changed, fmt.Sprintf("size %s bytes, was %s", report.Thousands(float64(d.Size)), report.Thousands(float64(p.Bytes))))
 		}
 		if d.Capacity != p.Capacity && p.Capacity != "" {
 			changed = append(changed, fmt.Sprintf("judged as %s, was %s (-capacity)", d.Capacity, p.Capacity))
+		}
+		if i < len(prior.LBASizes) && prior.LBASizes[i] != d.LogicalBlockSize {
+			// A format to another LBA format erased the drive's fill, and
+			// its figures are another format's.
+			changed = append(changed, fmt.Sprintf("logical block size %d bytes, was %d (formatted since)", d.LogicalBlockSize, prior.LBASizes[i]))
 		}
 		if i < len(prior.Devices) && prior.Devices[i] != devNumber(d) {
 			changed = append(changed, fmt.Sprintf("device number %s, was %s", orNone(devNumber(d)), orNone(prior.Devices[i])))
@@ -156,8 +195,10 @@ func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
 // drives and the spec.
 func (s *Suite) identityRecord() {
 	s.info.Devices = make([]string, len(s.Drives))
+	s.info.LBASizes = make([]int, len(s.Drives))
 	for i, d := range s.Drives {
 		s.info.Devices[i] = devNumber(d)
+		s.info.LBASizes[i] = d.LogicalBlockSize
 	}
 	s.info.Runtime = runtimeFlag(s.Cfg.Runtime)
 }
@@ -209,7 +250,8 @@ func fioMajor(v string) string {
 func (s *Suite) resumePlan() {
 	z := s.resume
 	z.verified = make([]bool, len(s.Drives))
-	for _, v := range z.prior.Verify {
+	last := lastReadBack(z.prior.Verify)
+	for i, v := range z.prior.Verify {
 		for _, r := range s.judgeRecordedVerify(v) {
 			d := s.driveIndex(r.path)
 			if d < 0 {
@@ -217,7 +259,9 @@ func (s *Suite) resumePlan() {
 			}
 			switch r.Verdict {
 			case report.Pass:
-				z.verified[d] = true
+				// Only the drive's last read-back says what it holds: a
+				// later fill replaced the one an earlier pass read.
+				z.verified[d] = last[i][r.path]
 			case report.Fail:
 				if r.cause == report.CauseIntegrity {
 					// The drive returned other data: disqualified, as in
@@ -234,17 +278,20 @@ func (s *Suite) resumePlan() {
 		}
 		all = append(all, c)
 		if why := s.incomplete(c.Test); why != "" {
-			remaining = append(remaining, c)
 			switch {
 			case !slices.Contains(z.prior.Unmeasured, c.Test):
+				remaining = append(remaining, c)
 				z.redone = append(z.redone, report.Redone{Test: c.Test, Why: why})
 			case s.unusable(c).text == "":
 				// Failed unmeasured because its drive's read-back failed
 				// without a mismatch: the fill and read-back run again.
+				remaining = append(remaining, c)
 				z.redone = append(z.redone, report.Redone{Test: c.Test, Why: "not measured before: its drive's verify pass failed, and is run again first"})
 			}
 			// Otherwise its drive returned other data than it was given:
-			// the cell fails unmeasured again.
+			// the cell fails unmeasured again, and nothing is planned for
+			// it (no purge, fill or preconditioning of a disqualified
+			// drive in the plan, its estimate or the -timeout check).
 			continue
 		}
 		z.kept[c.Test] = true
@@ -417,19 +464,7 @@ func (s *Suite) keptCell(ctx context.Context, cell plan.Cell) *measured {
 	if s.resume == nil || !s.resume.kept[cell.Test] {
 		return nil
 	}
-	r := Replay{Dir: s.resume.dir, Shared: s.resume.prior.Shared}
-	job := s.Planner.Measure(cell)
-	stdout, err := r.Measure(ctx, cell.Test, job, nil)
-	m := &measured{stdout: stdout, runErr: err, raw: r.RawPath(cell.Test), job: job}
-	st, serr := r.Steady(cell.Test)
-	if serr != nil {
-		m.notRun, m.cause = serr.Error(), report.CauseBadRecording
-	}
-	m.steady = st
-	m.thermal, m.hot = r.thermal(cell.Test)
-	m.link, m.linkUnknown = r.link(cell.Test)
-	_, _ = record.ReadJSON(r.Dir, r.owner(cell.Test), record.CPUExt, &m.cpu)
-	return m
+	return s.readRecorded(ctx, Replay{Dir: s.resume.dir, Shared: s.resume.prior.Shared}, cell)
 }
 
 // resumedIntegrity reports the verify passes the interrupted run
@@ -448,29 +483,36 @@ func (s *Suite) resumedIntegrity() {
 			}
 		}
 	}
-	for _, rec := range lastVerify(s.resume.prior.Verify) {
-		if !slices.ContainsFunc(rec.Drives, func(d record.VerifyDrive) bool { return again[d.Path] }) {
-			s.judgeVerify(s.resume.dir, rec)
+	prior := s.resume.prior.Verify
+	last := lastReadBack(prior)
+	for i, rec := range prior {
+		only := map[string]bool{}
+		for p := range last[i] {
+			if !again[p] {
+				only[p] = true
+			}
+		}
+		if len(only) > 0 {
+			s.judgeVerifyOf(s.resume.dir, rec, only)
 		}
 	}
 }
 
-// lastVerify is recs without the passes whose every drive was read back
-// again by a later pass (a resumed run's): each drive is judged on its
-// last read-back.
-func lastVerify(recs []record.Verify) []record.Verify {
-	var out []record.Verify
-	for i, rec := range recs {
-		later := map[string]bool{}
-		for _, l := range recs[i+1:] {
-			for _, d := range l.Drives {
+// lastReadBack says, for each pass of recs, the drives whose last
+// read-back it is: a drive read back again by a later pass (a resumed
+// run's) is judged on that one, and the other drives of the earlier pass
+// still on it, each drive once.
+func lastReadBack(recs []record.Verify) []map[string]bool {
+	out := make([]map[string]bool, len(recs))
+	later := map[string]bool{}
+	for i := len(recs) - 1; i >= 0; i-- {
+		out[i] = map[string]bool{}
+		for _, d := range recs[i].Drives {
+			if !later[d.Path] {
 				later[d.Path] = true
+				out[i][d.Path] = true
 			}
 		}
-		if !slices.ContainsFunc(rec.Drives, func(d record.VerifyDrive) bool { return !later[d.Path] }) && len(rec.Drives) > 0 {
-			continue
-		}
-		out = append(out, rec)
 	}
 	return out
 }

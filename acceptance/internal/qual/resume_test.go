@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 )
 
@@ -126,12 +128,18 @@ func TestResumeRefusals(t *testing.T) {
 		c := *cfg
 		c.Drives = []string{drives[1], drives[0]}
 		_, errs := resumeSetup(t, &c)
-		require.Len(t, errs, 2, errText(errs))
-		assert.Contains(t, errs[0].Error(), "parsing -drives: drive 1 ("+drives[1]+") is not the drive the interrupted run in "+cfg.Record+" measured: path "+drives[1]+", was "+drives[0]+"; ")
+		require.Len(t, errs, 1, "the same drives in another order: one refusal, giving the order: %s", errText(errs))
+		assert.Equal(t, "parsing -drives: the drives of the interrupted run in "+cfg.Record+", in another order: give them in the order the run measured them, -drives="+
+			drives[0]+","+drives[1]+" (a scaling cell of N drives is measured on the first N)", errs[0].Error())
+		other := sparseDrives(t, 1, 64<<20)[0]
+		c.Drives = []string{drives[0], other}
+		_, errs = resumeSetup(t, &c)
+		require.Len(t, errs, 1, errText(errs))
+		assert.Contains(t, errs[0].Error(), "parsing -drives: drive 2 ("+other+") is not the drive the interrupted run in "+cfg.Record+" measured: path "+other+", was "+drives[1]+"; ")
 		c.Drives = drives[:1]
 		_, errs = resumeSetup(t, &c)
 		require.Len(t, errs, 1, errText(errs))
-		assert.Contains(t, errs[0].Error(), "parsing -drives: 1 drives given, the interrupted run in "+cfg.Record+" had 2 ("+drives[0]+","+drives[1]+"): give the same -drives in the same order")
+		assert.Contains(t, errs[0].Error(), "parsing -drives: 1 drives given, the interrupted run in "+cfg.Record+" had 2 (not given: "+drives[1]+"): give the same -drives in the same order, -drives="+drives[0]+","+drives[1]+"; ")
 	})
 	t.Run("size, device, fio, host", func(t *testing.T) {
 		c := *cfg
@@ -140,16 +148,18 @@ func TestResumeRefusals(t *testing.T) {
 		editRunJSON(t, &c, func(r *record.Run) {
 			r.Drives[0].Bytes = 1 << 30
 			r.Drives[0].Serial = "S1"
+			r.Drives[0].Firmware = "8CV10102"
 			r.Devices[1] = "259:3"
+			r.LBASizes[1] = 512
 			r.FioVersion = "fio-2.21"
 			r.Host.Hostname, r.Host.MachineID = "elsewhere", ""
 		})
 		_, errs := resumeSetup(t, &c)
 		require.Len(t, errs, 4, errText(errs))
-		assert.Contains(t, errs[0].Error(), `: serial "", was "S1"; size 67,108,864 bytes, was 1,073,741,824; `)
-		assert.Contains(t, errs[1].Error(), `: device number none (a regular file), was 259:3; `)
+		assert.Contains(t, errs[0].Error(), `: serial "", was "S1"; firmware "", was "8CV10102"; size 67,108,864 bytes, was 1,073,741,824; `)
+		assert.Contains(t, errs[1].Error(), `: logical block size 0 bytes, was 512 (formatted since); device number none (a regular file), was 259:3; `)
 		assert.Regexp(t, `^parsing -resume: fio here is fio-3\.[0-9]+, the interrupted run in .* used fio-2.21: a different major version`, errs[2].Error())
-		assert.Regexp(t, `^parsing -resume: this host is .*, the interrupted run in .* was recorded on elsewhere: `, errs[3].Error())
+		assert.Regexp(t, `^parsing -resume: this host is .*, the interrupted run in .* was recorded on elsewhere: .*; on the same machine under another name \(a CI job's container\), run with DRIVEQUAL_HOSTNAME=elsewhere; otherwise resume with`, errs[3].Error())
 	})
 	t.Run("capacity", func(t *testing.T) {
 		c := *cfg
@@ -353,4 +363,184 @@ func TestResumeSubsetKeepsOthers(t *testing.T) {
 	require.Len(t, r.Resumptions[0].Redone, 1)
 	assert.Equal(t, "TestSingleDrive/64MiB/4KB_Random_Read", r.Resumptions[0].Redone[0].Test)
 	assert.NotEmpty(t, r.Resumptions[0].Steps, "the read's twin is preconditioned again before it")
+}
+
+// A kept cell is judged from every sidecar its live measurement wrote, as
+// a replay of the recording judges it: the links its drives shared (a
+// switch's uplink, which makes a scaling cell below spec pcie bound), the
+// CPUs, the PCIe and thermal findings and the steady-state evidence.
+func TestResumeKeptCellReadsEverySidecar(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	cfg := interruptedAtSetup(t, spec, sparseDrives(t, 1, 64<<20))
+	out, err := os.ReadFile(filepath.Join(moduleRoot(t), "fixtures", "solidigm-d7-ps1010", "TestSingleDrive", "1.92TB", "4KB_Random_Read.json"))
+	require.NoError(t, err)
+	const test = "TestSingleDrive/64MiB/4KB_Random_Read"
+	p := record.Base(cfg.Record, test) + record.OutputExt
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, out, 0o644))
+	shared := []record.SharedLink{{Where: "switch port 0000:09:00.0", Speed: 32, Width: 16, Drives: []string{"/dev/nvme0n1", "/dev/nvme1n1"}}}
+	link := record.Link{Unknown: "the link of switch port 0000:0a:00.0 reads Unknown", Shared: shared}
+	cpu := record.CPU{CPUs: "0-7", N: 8, Busy: 0.97}
+	steadyRecs := []report.Steady{{Step: 4, Name: "random preconditioning (4KB Random Write)", Drive: cfg.Drives[0], Attained: true}}
+	thermal := record.Thermal{Throttled: "thermal management 1 for 3 s"}
+	require.NoError(t, record.WriteJSON(cfg.Record, test, record.LinkExt, link))
+	require.NoError(t, record.WriteJSON(cfg.Record, test, record.CPUExt, cpu))
+	require.NoError(t, record.WriteJSON(cfg.Record, test, record.SteadyExt, steadyRecs))
+	require.NoError(t, record.WriteJSON(cfg.Record, test, record.ThermalExt, thermal))
+	editRunJSON(t, cfg, func(r *record.Run) { r.Tests = []string{test} })
+
+	s, errs := resumeSetup(t, cfg)
+	require.Empty(t, errs)
+	var cell plan.Cell
+	for _, c := range s.allCells() {
+		if c.Test == test {
+			cell = c
+		}
+	}
+	require.Equal(t, test, cell.Test)
+	m := s.keptCell(context.Background(), cell)
+	require.NotNil(t, m, "recorded whole: kept")
+	assert.Equal(t, shared, m.shared, "the links the drives shared, as recorded")
+	assert.Equal(t, link.Unknown, m.linkUnknown)
+	assert.Equal(t, cpu, m.cpu)
+	assert.Equal(t, thermal.Throttled, m.thermal)
+	require.Len(t, m.steady, 1)
+	assert.Equal(t, steadyRecs[0].Name, m.steady[0].Name)
+	assert.Empty(t, m.notRun)
+}
+
+// writeVerify records a verify pass of drives in cfg's recording as
+// prepare/<name>.json, each drive having read back read[i] of its bytes,
+// and returns it as run.json lists it.
+func writeVerify(t *testing.T, cfg *Config, step int, name string, drives []string, size int64, read []int64) record.Verify {
+	t.Helper()
+	v := record.Verify{Step: step, Name: "verify pass", Raw: "prepare/" + name + ".json"}
+	var groups []map[string]any
+	for i, d := range drives {
+		v.Drives = append(v.Drives, record.VerifyDrive{Path: d, Target: d, Bytes: size})
+		groups = append(groups, map[string]any{"jobname": "verify", "groupid": i, "error": 0,
+			"job options": map[string]any{}, "read": map[string]any{"io_bytes": read[i], "io_kbytes": read[i] / 1024}, "write": map[string]any{}})
+	}
+	out, err := json.Marshal(map[string]any{"fio version": "fio-3.33", "jobs": groups})
+	require.NoError(t, err)
+	p := filepath.Join(cfg.Record, filepath.FromSlash(v.Raw))
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, out, 0o644))
+	return v
+}
+
+func integrityVerdicts(drives []IntegrityDrive) []string {
+	var out []string
+	for _, d := range drives {
+		out = append(out, d.Name+" "+d.Verdict)
+	}
+	return out
+}
+
+// Each drive is judged on its last read-back, once: a resume that fills
+// and reads back again one drive of a recorded pass (its read-back failed
+// without a mismatch) still judges the pass's other drives on it, a
+// replay of the resumed run judges the re-read drive on its new pass
+// alone, and a drive whose last recorded read-back failed is filled and
+// read back again, whatever an earlier pass of it said.
+func TestResumeJudgesEachDriveOnItsLastReadBack(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	const size = 64 << 20
+	drives := sparseDrives(t, 2, size)
+	a, b := filepath.Base(drives[0]), filepath.Base(drives[1])
+	verifies := func(s *Suite) map[int]bool {
+		out := map[int]bool{}
+		for _, st := range s.Plan.Steps {
+			if st.Kind == plan.StepVerify {
+				for _, d := range st.Drives {
+					out[d] = true
+				}
+			}
+		}
+		return out
+	}
+
+	t.Run("resume after a short read-back of one drive", func(t *testing.T) {
+		cfg := interruptedAtSetup(t, spec, drives)
+		first := writeVerify(t, cfg, 3, "003-verify", drives, size, []int64{size, size / 2})
+		editRunJSON(t, cfg, func(r *record.Run) { r.Verify = []record.Verify{first} })
+		s, errs := resumeSetup(t, cfg)
+		require.Empty(t, errs)
+		assert.Equal(t, map[int]bool{1: true}, verifies(s), "only the drive whose read-back failed is read back again")
+		s.resumedIntegrity()
+		assert.Equal(t, []string{a + " pass"}, integrityVerdicts(s.integrityDrives()),
+			"the other drive of the recorded pass is judged on it")
+	})
+	t.Run("replay of the resumed run", func(t *testing.T) {
+		cfg := interruptedAtSetup(t, spec, drives)
+		first := writeVerify(t, cfg, 3, "003-verify", drives, size, []int64{size, size / 2})
+		again := writeVerify(t, cfg, 3, "resume-1/003-verify", drives[1:], size, []int64{size})
+		editRunJSON(t, cfg, func(r *record.Run) { r.Verify = []record.Verify{first, again} })
+		s, errs := Setup(context.Background(), &Config{Spec: spec, Replay: cfg.Record, Replays: []string{cfg.Record}, Report: t.TempDir(), Root: moduleRoot(t)}, 0, device.System{}, fiojob.Runner{})
+		require.Empty(t, errs)
+		got, why := s.JudgeIntegrity(context.Background(), t.Logf)
+		require.Empty(t, why)
+		assert.Equal(t, []string{a + " pass", b + " pass"}, integrityVerdicts(got), "each drive once, on its last read-back")
+	})
+	t.Run("resume after a later read-back failed", func(t *testing.T) {
+		cfg := interruptedAtSetup(t, spec, drives)
+		first := writeVerify(t, cfg, 3, "003-verify", drives, size, []int64{size, size})
+		again := writeVerify(t, cfg, 3, "resume-1/003-verify", drives[1:], size, []int64{size / 2})
+		editRunJSON(t, cfg, func(r *record.Run) { r.Verify = []record.Verify{first, again} })
+		s, errs := resumeSetup(t, cfg)
+		require.Empty(t, errs)
+		assert.Equal(t, map[int]bool{1: true}, verifies(s), "the fill the last pass read back short is not known to be whole")
+		s.resumedIntegrity()
+		assert.Equal(t, []string{a + " pass"}, integrityVerdicts(s.integrityDrives()))
+	})
+}
+
+// A drive whose recorded read-back returned other data than it was given
+// stays disqualified on resume: its cells fail unmeasured again, and the
+// resumed plan purges, fills or preconditions nothing for them, so its
+// estimate (and the -timeout check) counts no step on that drive.
+func TestResumePlansNothingForADisqualifiedDrive(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	drives := sparseDrives(t, 2, 64<<20)
+	cfg := interruptedAtSetup(t, spec, drives)
+	// fio's read-back of two drives (fixtures/fio/readback-tail: real fio
+	// output), the second target's last 4 KiB changed: drives[0] is that
+	// target here, the drive every single-drive cell measures.
+	fixture := filepath.Join(moduleRoot(t), "fixtures", "fio", "readback-tail")
+	const bytes = 32<<20 + 90112
+	v := record.Verify{Step: 3, Name: "verify pass", Raw: "prepare/003-verify.json", Pattern: "0xdeadbeef",
+		Drives: []record.VerifyDrive{{Path: drives[1], Target: "/dev/loop55", Bytes: bytes, LBASize: 512}, {Path: drives[0], Target: "/dev/loop56", Bytes: bytes, LBASize: 4096}}}
+	for _, ext := range []string{record.OutputExt, record.StderrExt} {
+		data, err := os.ReadFile(fixture + ext)
+		require.NoError(t, err)
+		p := filepath.Join(cfg.Record, "prepare", "003-verify"+ext)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(cfg.Record, "prepare", "003-verify"+record.StatusExt), []byte(`{"interrupted": false, "error": "fio exited with status 1 (1 jobs failed)"}`), 0o644))
+	s, errs := resumeSetup(t, cfg)
+	require.Empty(t, errs)
+	var unmeasured []string
+	for _, c := range s.allCells() {
+		if slices.Contains(c.Drives, 0) && c.Skip == "" {
+			unmeasured = append(unmeasured, c.Test)
+		}
+	}
+	require.NotEmpty(t, unmeasured)
+	editRunJSON(t, cfg, func(r *record.Run) { r.Verify, r.Unmeasured = []record.Verify{v}, unmeasured })
+
+	s, errs = resumeSetup(t, cfg)
+	require.Empty(t, errs)
+	require.Contains(t, s.unusable(plan.Cell{Drives: []int{0}}).text, "returned other data", "disqualified by the recorded read-back")
+	for _, st := range s.Plan.Steps {
+		assert.NotContains(t, st.Drives, 0, "step %d (%s) is planned on the disqualified drive", st.N, st.Name)
+	}
+	assert.Empty(t, s.resume.redone, "nothing is measured again")
+	for _, c := range s.allCells() {
+		if c.Test == unmeasured[0] {
+			m := s.advance(context.Background(), c, t.Logf)
+			assert.Equal(t, report.CauseIntegrity, m.cause)
+			assert.Contains(t, m.notRun, "returned other data")
+		}
+	}
 }

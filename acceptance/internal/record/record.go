@@ -88,6 +88,9 @@ type Run struct {
 	// spec's): what -resume checks besides the drives and the spec.
 	Devices []string `json:"devices,omitempty"`
 	Runtime string   `json:"runtime,omitempty"`
+	// LBASizes is each drive's logical block size in bytes (0 for a
+	// regular file): a namespace formatted to another since was erased.
+	LBASizes []int `json:"lba_sizes,omitempty"`
 	// Resumptions lists each -resume of the run, in order.
 	Resumptions []report.Resumption `json:"resumptions,omitempty"`
 }
