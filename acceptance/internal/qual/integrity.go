@@ -260,31 +260,42 @@ func (s *Suite) replayUnusable(cell plan.Cell) unusableDrive {
 	s.replayBroken.Do(func() {
 		r, _ := s.Exec.(Replay)
 		for _, rec := range s.info.Verify {
-			drives := make([]integrity.Drive, len(rec.Drives))
-			for i, d := range rec.Drives {
-				drives[i] = integrity.Drive{Path: d.Path, Target: d.Target, Bytes: d.Bytes, LBASize: d.LBASize, Method: verifyMethod(rec)}
-			}
-			stdout, stderr, failure, err := record.ReadVerify(r.Dir, rec)
+			out, err := judgeVerifyIn(r.Dir, rec)
 			if err != nil {
 				continue // TestIntegrity says so when selected
-			}
-			var runErr string
-			var stopped bool
-			if failure != nil {
-				runErr, stopped = failure.Message, failure.Interrupted
-			}
-			var out []judged
-			for _, res := range integrity.Judge(stdout, stderr, runErr, stopped, drives) {
-				cause := report.CauseFioFailed
-				if len(res.Mismatches) > 0 {
-					cause = report.CauseIntegrity
-				}
-				out = append(out, judged{IntegrityDrive: IntegrityDrive{Verdict: res.Verdict, Message: res.Message}, path: res.Drive, cause: cause})
 			}
 			s.breakFailed(rec, out)
 		}
 	})
 	return s.unusable(cell)
+}
+
+// judgeVerifyIn judges the verify pass rec recorded under dir, each drive
+// by the method its recording used, without reporting it: a replay and a
+// resume ask it which drives a recorded read-back failed.
+func judgeVerifyIn(dir string, rec record.Verify) ([]judged, error) {
+	drives := make([]integrity.Drive, len(rec.Drives))
+	for i, d := range rec.Drives {
+		drives[i] = integrity.Drive{Path: d.Path, Target: d.Target, Bytes: d.Bytes, LBASize: d.LBASize, Method: verifyMethod(rec)}
+	}
+	stdout, stderr, failure, err := record.ReadVerify(dir, rec)
+	if err != nil {
+		return nil, err
+	}
+	var runErr string
+	var stopped bool
+	if failure != nil {
+		runErr, stopped = failure.Message, failure.Interrupted
+	}
+	var out []judged
+	for _, res := range integrity.Judge(stdout, stderr, runErr, stopped, drives) {
+		cause := report.CauseFioFailed
+		if len(res.Mismatches) > 0 {
+			cause = report.CauseIntegrity
+		}
+		out = append(out, judged{IntegrityDrive: IntegrityDrive{Verdict: res.Verdict, Message: res.Message}, path: res.Drive, cause: cause})
+	}
+	return out, nil
 }
 
 // unmeasured lists cells in run.json as failed unmeasured because a drive

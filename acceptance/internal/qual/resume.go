@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
-	"github.com/drivequal/drivequal/acceptance/internal/integrity"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -370,26 +369,9 @@ func killed(msg string) bool {
 
 // judgeRecordedVerify judges a recorded verify pass without reporting it.
 func (s *Suite) judgeRecordedVerify(rec record.Verify) []judged {
-	drives := make([]integrity.Drive, len(rec.Drives))
-	for i, d := range rec.Drives {
-		drives[i] = integrity.Drive{Path: d.Path, Target: d.Target, Bytes: d.Bytes, LBASize: d.LBASize}
-	}
-	stdout, stderr, failure, err := record.ReadVerify(s.resume.dir, rec)
+	out, err := judgeVerifyIn(s.resume.dir, rec)
 	if err != nil {
 		return nil // not read back: the drive's fill state is unknown
-	}
-	var runErr string
-	var stopped bool
-	if failure != nil {
-		runErr, stopped = failure.Message, failure.Interrupted
-	}
-	var out []judged
-	for _, r := range integrity.Judge(stdout, stderr, runErr, stopped, drives) {
-		cause := report.CauseFioFailed
-		if len(r.Mismatches) > 0 {
-			cause = report.CauseIntegrity
-		}
-		out = append(out, judged{IntegrityDrive: IntegrityDrive{Verdict: r.Verdict, Message: r.Message}, path: r.Drive, cause: cause})
 	}
 	return out
 }
