@@ -16,9 +16,12 @@
 //   - a failing cell has <failure message="verdict row" type="cause">; an
 //     inconclusive one <skipped message="INCONCLUSIVE: reason">; a passing
 //     one neither. A message is at most MaxMessage characters (Short); the
-//     whole text is the failure's body and system-out's "error:" line. Every cell's figures are in <system-out> as "key: value"
-//     lines;
-//   - then one testcase per gate (Verdict/<capacity>, Verdict/scaling) that
+//     whole text is the failure's body and system-out's "error:" line.
+//     Every cell's figures are in <system-out> as "key: value" lines;
+//   - one testcase per receipt or health check (classname "TestReceipt" or
+//     "TestHealth", name "<drive>/<check>");
+//   - then one testcase per gate (Verdict/<capacity>, Verdict/scaling, and
+//     fleet, baseline, lot, receipt, health when the run has them) that
 //     passes only when the gate is QUALIFIED, so a run that did not qualify
 //     never shows as all green.
 //

@@ -7,7 +7,7 @@ import (
 
 // ScalingGate is the name of the gate over every scaling step; HealthGate
 // of the gate over every drive's health checks, ReceiptGate over their
-// receipt inspections.
+// receipt inspections, FleetGate over a fleet replay's TestFleet cells.
 const (
 	ScalingGate = "scaling"
 	HealthGate  = "health"
@@ -16,7 +16,8 @@ const (
 )
 
 // Gate is the verdict on one part of a run: one capacity's single-drive
-// cells, or every scaling step.
+// cells (with its drives' TestIntegrity), every scaling step, or every
+// fleet, baseline, lot, receipt or health result.
 type Gate struct {
 	Name    string // a capacity ("1.92TB"), or ScalingGate
 	Verdict string // Qualified, NotQualified or CapacityInconclusive
@@ -36,7 +37,9 @@ func (g Gate) String() string {
 }
 
 // Gates returns the verdict on each capacity whose single-drive cells ran,
-// in the run's capacity order, then on the scaling steps when any ran. A
+// in the run's capacity order, then on the scaling steps, the fleet, the
+// baseline and the lot cells, the receipt and the health checks, each when
+// the run has any. A
 // gate is QUALIFIED only when every one of its cells passed; any failure
 // makes it NOT QUALIFIED; otherwise any other verdict makes it INCONCLUSIVE.
 func (r *Run) Gates() []Gate {

@@ -1,6 +1,8 @@
 // Package report writes what a qualification run found: results.json,
-// summary.md and one SVG chart per scaling workload. Every file is replaced
-// atomically (written to a temporary file, then renamed).
+// summary.md and its SVG charts (one per scaling workload, and the
+// baseline, fleet and lot charts), and decides the gates the exit status
+// follows. Every file is replaced atomically (written to a temporary file,
+// then renamed).
 package report
 
 import "github.com/drivequal/drivequal/acceptance/internal/host"

@@ -1,7 +1,8 @@
 // Package steady decides whether a drive reached steady state, by the rule
-// of the SNIA Solid State Storage Performance Test Specification (PTS): over
-// a measurement window of consecutive rounds (5 in the PTS), the tracked
-// variable, here a round's mean IOPS, has
+// of the SNIA Solid State Storage Performance Test Specification (PTS).
+//
+// Over a measurement window of consecutive rounds (5 in the PTS), the
+// tracked variable, here a round's mean IOPS, must have
 //
 //   - a range, max − min, of at most 20 % of the window's mean, and
 //   - a best linear fit whose change across the window (the PTS "slope":
