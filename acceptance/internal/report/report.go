@@ -150,6 +150,11 @@ type Steady struct {
 	Kind  string `json:"kind"`  // "precondition" or "top-up"
 	Twin  string `json:"twin"`  // the write workload that preconditioned
 	Drive string `json:"drive"` // the drive's path
+
+	// Resume is the resumption whose plan ran the step (1 for the first
+	// -resume, whose plan numbers its steps from 1 again); 0 for the run
+	// itself.
+	Resume int `json:"resume,omitempty"`
 	// Attained says the rule held over the last Window rounds.
 	Attained bool `json:"attained"`
 	// Seconds is the step's duration until steady state (or its end);
