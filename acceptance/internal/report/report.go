@@ -378,6 +378,9 @@ type Integrity struct {
 	Drive  string `json:"drive"`
 	Serial string `json:"serial,omitempty"`
 	Step   int    `json:"step"` // the verify step's number in the plan
+	// Resume is the resumption whose plan ran the verify step; 0 for the
+	// run itself.
+	Resume int `json:"resume,omitempty"`
 	// BytesVerified is what fio read and checked; BytesWritten what the
 	// fill wrote (one pass).
 	BytesVerified int64  `json:"bytes_verified"`

@@ -30,3 +30,23 @@ func TestSummarySteadyStepsOfAResume(t *testing.T) {
 		}
 	}
 }
+
+// A drive read back by a resume's verify pass says so: step 3 of the
+// resume is not step 3 of the run.
+func TestSummaryIntegrityStepOfAResume(t *testing.T) {
+	r := fixedRun()
+	r.Results = append(r.Results,
+		Result{Test: "TestIntegrity/loop0", Kind: KindIntegrity, Capacity: "1.92TB", Workload: "Data integrity", Drives: 1, Verdict: Pass,
+			Integrity: &Integrity{Drive: "/dev/loop0", Step: 3, BytesVerified: 268_525_568, BytesWritten: 268_525_568, Checksum: "pattern"}},
+		Result{Test: "TestIntegrity/loop1", Kind: KindIntegrity, Capacity: "1.92TB", Workload: "Data integrity", Drives: 1, Verdict: Pass,
+			Integrity: &Integrity{Drive: "/dev/loop1", Step: 3, Resume: 1, BytesVerified: 268_525_568, BytesWritten: 268_525_568, Checksum: "pattern"}})
+	s := string(r.Summary())
+	for _, want := range []string{
+		"- /dev/loop0: **PASS**: 268,525,568 bytes read back as written (pattern of every block, step 3)\n",
+		"- /dev/loop1: **PASS**: 268,525,568 bytes read back as written (pattern of every block, resume 1, step 3)\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, s[strings.Index(s, "## Data integrity"):])
+		}
+	}
+}

@@ -109,7 +109,8 @@ func (r *Run) writeIntegrity(b *bytes.Buffer) {
 		}
 		text := fmt.Sprintf("**%s**: ", strings.ToUpper(res.Verdict))
 		if res.Verdict == Pass {
-			text += fmt.Sprintf("%s bytes read back as written (%s of every block, step %d)", Thousands(float64(in.BytesVerified)), cell(in.Checksum), in.Step)
+			text += fmt.Sprintf("%s bytes read back as written (%s of every block, %s)", Thousands(float64(in.BytesVerified)), cell(in.Checksum),
+				stepOf(in.Resume, in.Step))
 		} else {
 			text += cell(res.Error)
 		}
@@ -203,6 +204,15 @@ func steadyStep(s Steady) string {
 		return fmt.Sprintf("resume %d, step %d", s.Resume, s.Step)
 	}
 	return fmt.Sprint(s.Step)
+}
+
+// stepOf names a step in the text: "step 3", or "resume 1, step 3" for a
+// step a resume ran.
+func stepOf(resume, step int) string {
+	if resume > 0 {
+		return fmt.Sprintf("resume %d, step %d", resume, step)
+	}
+	return fmt.Sprintf("step %d", step)
 }
 
 // steadyCells are a steady-state record's verdict and detail cells.
