@@ -224,20 +224,23 @@ func (j Judgement) inconclusive(format func(float64) string) string {
 		why = fmt.Sprintf("the figures are not normal (Shapiro–Wilk W = %.3f, p = %.3f < %s), so only the distribution-free bound applies, and %d of %d drives pass",
 			j.W, j.P, trim(NormalityAlpha), j.Passing, j.N)
 	}
+	// What would decide it comes first: a message cut to a CI
+	// annotation's length (junit.Short) keeps its first clauses, and how
+	// many drives the lot needs is what the reader acts on.
 	var decide string
 	switch {
 	case j.Need > 0 && j.NeedAccepts:
-		decide = fmt.Sprintf("; at this mean and spread %d drives (%d more) would accept it", j.Need, j.Need-j.N)
+		decide = fmt.Sprintf("at this mean and spread %d drives (%d more) would accept it; ", j.Need, j.Need-j.N)
 	case j.Need > 0:
-		decide = fmt.Sprintf("; at this mean and spread %d drives (%d more) would reject it", j.Need, j.Need-j.N)
+		decide = fmt.Sprintf("at this mean and spread %d drives (%d more) would reject it; ", j.Need, j.Need-j.N)
 	case j.NormalOK:
-		decide = fmt.Sprintf("; at this mean and spread no sample up to %d drives decides it", MaxDrives)
+		decide = fmt.Sprintf("at this mean and spread no sample up to %d drives decides it; ", MaxDrives)
 	}
-	zero := fmt.Sprintf("; a zero-failure sample needs %d drives", j.ZeroFailure)
+	zero := fmt.Sprintf("a zero-failure sample needs %d drives", j.ZeroFailure)
 	if j.Passing == j.N && j.N < j.ZeroFailure {
 		zero += fmt.Sprintf(" (%d more, all passing)", j.ZeroFailure-j.N)
 	}
-	return why + decide + zero
+	return decide + zero + "; " + why
 }
 
 // need is how many drives would decide the lot were its mean and spread

@@ -330,6 +330,10 @@ func (s *Suite) judgeSteady(st plan.Step, prep Prepared, track *steady.Tracker, 
 			}
 		}
 		rec := steadyRecord(st, s.Drives[d].Path, res, source)
+		if s.resume != nil {
+			// A resume's plan numbers its steps from 1 again.
+			rec.Resume = len(s.info.Resumptions)
+		}
 		rec.Seconds = took.Seconds()
 		if res.At > 0 {
 			// fio's runtime when the window that held ended.

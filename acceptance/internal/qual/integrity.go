@@ -46,6 +46,9 @@ func (s *Suite) verifyStep(ctx context.Context, st *plan.Step, logf func(string,
 		return err.Error()
 	}
 	rec := record.Verify{Step: st.N, Name: st.Name, Raw: filepath.ToSlash(prep.Raw), Pattern: st.Job.VerifyPattern}
+	if s.resume != nil {
+		rec.Resume = len(s.info.Resumptions)
+	}
 	if rel, rerr := filepath.Rel(s.Cfg.Record, prep.Raw); rerr == nil {
 		rec.Raw = filepath.ToSlash(rel)
 	}
@@ -159,7 +162,7 @@ func (s *Suite) judgeVerifyOf(dir string, rec record.Verify, only map[string]boo
 		if r.Verdict != report.Pass {
 			res.Error = r.Message
 		}
-		in := &report.Integrity{Drive: r.Drive, Step: rec.Step, BytesVerified: r.Verified, BytesWritten: drives[i].Bytes,
+		in := &report.Integrity{Drive: r.Drive, Step: rec.Step, Resume: rec.Resume, BytesVerified: r.Verified, BytesWritten: drives[i].Bytes,
 			Checksum: verifyMethod(rec), Mismatches: len(r.Mismatches)}
 		if len(r.Mismatches) > 0 {
 			m := r.Mismatches[0]

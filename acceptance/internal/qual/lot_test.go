@@ -222,7 +222,14 @@ func TestLotUndecidedOnSpreadFigures(t *testing.T) {
 	assert.Contains(t, c.Message, "drives (")
 	assert.Contains(t, c.Message, "more) would accept it")
 	assert.Contains(t, c.Message, "a zero-failure sample needs 59 drives (53 more, all passing)")
+	// The message CI shows (cut to junit.MaxMessage) still says how many
+	// drives would decide the lot, for the cell and for the lot gate.
+	short := junit.Short(junit.InconclusivePrefix + c.Message)
+	assert.Contains(t, short, "more) would accept it", short)
+	assert.Contains(t, short, "a zero-failure sample needs 59 drives", short)
 	all := s.Report.Overall()
+	gate := junit.Short(junit.InconclusivePrefix + all.Reason)
+	assert.Contains(t, gate, "more) would accept it", gate)
 	assert.Equal(t, report.CapacityInconclusive, all.Verdict)
 	assert.Contains(t, all.Reason, "lot: ")
 	// The write cell, tight, is still accepted.

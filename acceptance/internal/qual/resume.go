@@ -517,16 +517,32 @@ func (s *Suite) printResume(w io.Writer) {
 	for _, r := range z.redone {
 		fmt.Fprintf(w, "  redone  %s: %s\n", r.Test, r.Why)
 	}
-	var filled, unknown []string
+	// A filled drive the plan purges again is one a sequential cell
+	// remains on: the plan's first steps say so, and so does its line.
+	purged := map[int]bool{}
+	for _, st := range s.Plan.Steps {
+		if st.Kind == plan.StepPurge {
+			for _, d := range st.Drives {
+				purged[d] = true
+			}
+		}
+	}
+	var filled, refilled, unknown []string
 	for d, ok := range z.verified {
-		if ok {
+		switch {
+		case ok && purged[d]:
+			refilled = append(refilled, s.Drives[d].Path)
+		case ok:
 			filled = append(filled, s.Drives[d].Path)
-		} else {
+		default:
 			unknown = append(unknown, s.Drives[d].Path)
 		}
 	}
 	if len(filled) > 0 {
 		fmt.Fprintf(w, "  drives  %s: the fill was read back whole: filled; what they went through since is unknown, so each random group is preconditioned again\n", report.DrivesLine(filled))
+	}
+	if len(refilled) > 0 {
+		fmt.Fprintf(w, "  drives  %s: the fill was read back whole, but sequential cells remain, measured on fresh drives: purged, filled and read back again first\n", report.DrivesLine(refilled))
 	}
 	if len(unknown) > 0 {
 		fmt.Fprintf(w, "  drives  %s: the fill was not read back whole: state unknown, purged and filled again before a cell needs them\n", report.DrivesLine(unknown))

@@ -273,6 +273,10 @@ func resumeBuiltIn(t *testing.T, drives []string, done int) {
 	}
 	if seqLeft {
 		assert.Equal(t, plan.StepPurge, s.Plan.Steps[0].Kind, "a sequential cell remains: purged and filled again first")
+		// The dry run says why drives whose fill was read back are purged.
+		assert.True(t, strings.Contains(b.String(), ": the fill was read back whole, but sequential cells remain, measured on fresh drives: purged, filled and read back again first"),
+			"the dry run says why drives whose fill was read back are purged")
+		assert.False(t, strings.Contains(b.String(), "the fill was read back whole: filled;"), "a drive purged again is not said to stay filled")
 	} else {
 		assert.Equal(t, plan.StepRandom, s.Plan.Steps[0].Kind, "the next random group is preconditioned again first: %s", s.Plan.Steps[0].Name)
 		assert.Less(t, s.Plan.Total, full.Total)

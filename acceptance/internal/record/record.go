@@ -111,6 +111,9 @@ type Verify struct {
 	// byte with (its magic, the fill's id unique to the run, the block's
 	// offset); empty in recordings that checked fio's verify header.
 	Pattern string `json:"pattern,omitempty"`
+	// Resume is the resumption whose plan ran the pass (its steps
+	// numbered from 1 again); 0 for the run itself.
+	Resume int `json:"resume,omitempty"`
 }
 
 // VerifyDrive is one drive of a verify pass.

@@ -152,6 +152,11 @@ type Steady struct {
 	Kind  string `json:"kind"`  // "precondition" or "top-up"
 	Twin  string `json:"twin"`  // the write workload that preconditioned
 	Drive string `json:"drive"` // the drive's path
+
+	// Resume is the resumption whose plan ran the step (1 for the first
+	// -resume, whose plan numbers its steps from 1 again); 0 for the run
+	// itself.
+	Resume int `json:"resume,omitempty"`
 	// Attained says the rule held over the last Window rounds.
 	Attained bool `json:"attained"`
 	// Seconds is the step's duration until steady state (or its end);
@@ -375,6 +380,9 @@ type Integrity struct {
 	Drive  string `json:"drive"`
 	Serial string `json:"serial,omitempty"`
 	Step   int    `json:"step"` // the verify step's number in the plan
+	// Resume is the resumption whose plan ran the verify step; 0 for the
+	// run itself.
+	Resume int `json:"resume,omitempty"`
 	// BytesVerified is what fio read and checked; BytesWritten what the
 	// fill wrote (one pass).
 	BytesVerified int64  `json:"bytes_verified"`

@@ -109,7 +109,8 @@ func (r *Run) writeIntegrity(b *bytes.Buffer) {
 		}
 		text := fmt.Sprintf("**%s**: ", strings.ToUpper(res.Verdict))
 		if res.Verdict == Pass {
-			text += fmt.Sprintf("%s bytes read back as written (%s of every block, step %d)", Thousands(float64(in.BytesVerified)), cell(in.Checksum), in.Step)
+			text += fmt.Sprintf("%s bytes read back as written (%s of every block, %s)", Thousands(float64(in.BytesVerified)), cell(in.Checksum),
+				stepOf(in.Resume, in.Step))
 		} else {
 			text += cell(res.Error)
 		}
@@ -176,7 +177,7 @@ func (r *Run) writeSteady(b *bytes.Buffer) {
 	for _, s := range r.SteadyState {
 		verdict, detail := steadyCells(s)
 		if !s.Attained {
-			key := fmt.Sprintf("%d\x00%s\x00%s\x00%s\x00%s", s.Step, s.Kind, s.Twin, verdict, detail)
+			key := fmt.Sprintf("%d\x00%d\x00%s\x00%s\x00%s\x00%s", s.Resume, s.Step, s.Kind, s.Twin, verdict, detail)
 			if i, ok := merged[key]; ok {
 				rows[i].drives = append(rows[i].drives, s.Drive)
 				continue
@@ -191,9 +192,27 @@ func (r *Run) writeSteady(b *bytes.Buffer) {
 		if len(rw.drives) > 1 {
 			drives = fmt.Sprintf("%d: %s", len(rw.drives), CompactDrives(rw.drives, MaxListed))
 		}
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s |\n", rw.s.Step, cell(rw.s.Kind), cell(rw.s.Twin), cell(drives), verdict, cell(detail))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", steadyStep(rw.s), cell(rw.s.Kind), cell(rw.s.Twin), cell(drives), verdict, cell(detail))
 	}
 	b.WriteString("\n")
+}
+
+// steadyStep is a steady-state record's step: "12", or "resume 1, step 1"
+// for a step a resume ran, whose plan numbers its steps from 1 again.
+func steadyStep(s Steady) string {
+	if s.Resume > 0 {
+		return fmt.Sprintf("resume %d, step %d", s.Resume, s.Step)
+	}
+	return fmt.Sprint(s.Step)
+}
+
+// stepOf names a step in the text: "step 3", or "resume 1, step 3" for a
+// step a resume ran.
+func stepOf(resume, step int) string {
+	if resume > 0 {
+		return fmt.Sprintf("resume %d, step %d", resume, step)
+	}
+	return fmt.Sprintf("step %d", step)
 }
 
 // steadyCells are a steady-state record's verdict and detail cells.
