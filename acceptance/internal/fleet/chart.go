@@ -31,10 +31,6 @@ func ChartSVG(cells []Cell) ([]byte, error) {
 	if len(cells) == 0 {
 		return nil, errors.New("fleet chart: no cells")
 	}
-	capacities := make(map[string]bool)
-	for _, c := range cells {
-		capacities[c.Capacity] = true
-	}
 
 	p := plot.New()
 	p.Title.Text = "fleet: each drive's actual / spec"
@@ -42,15 +38,12 @@ func ChartSVG(cells []Cell) ([]byte, error) {
 	p.Add(plotter.NewGrid())
 
 	n := len(cells)
-	labels := make([]string, n)
+	capacity, workload := make([]string, n), make([]string, n)
 	lo, hi := 1.0, 1.0
 	var ok, flagged plotter.XYs
 	for i, c := range cells {
 		y := float64(n - 1 - i) // the first cell at the top
-		labels[n-1-i] = c.Workload
-		if len(capacities) > 1 {
-			labels[n-1-i] = c.Capacity + " " + c.Workload
-		}
+		capacity[i], workload[i] = c.Capacity, c.Workload
 		var ratios plotter.Values
 		for j, m := range c.Members {
 			if !m.Counted || c.Spec <= 0 {
@@ -95,5 +88,5 @@ func ChartSVG(cells []Cell) ([]byte, error) {
 	p.Add(spec)
 	p.Legend.Add("spec", spec)
 
-	return report.RowsSVG(p, lo, hi, labels, 0.4)
+	return report.RowsSVG(p, lo, hi, report.RowLabels(capacity, workload), 0.4)
 }

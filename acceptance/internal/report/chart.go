@@ -57,6 +57,25 @@ func Dots(p *plot.Plot, xys plotter.XYs, col color.Color, legend string) error {
 	return nil
 }
 
+// RowLabels labels a row chart's rows bottom to top, the first row at the
+// top: each row its workload, and its capacity too when the rows span
+// more than one.
+func RowLabels(capacity, workload []string) []string {
+	n := len(workload)
+	several := false
+	for _, c := range capacity {
+		several = several || c != capacity[0]
+	}
+	labels := make([]string, n)
+	for i := range workload {
+		labels[n-1-i] = workload[i]
+		if several {
+			labels[n-1-i] = capacity[i] + " " + workload[i]
+		}
+	}
+	return labels
+}
+
 // RowsSVG lays out a chart of one row per label (the fleet's and the
 // baseline's): x from lo to hi with a margin, the rows bottom to top with
 // a free band above the first for the legend, rowHeight inches a row, and

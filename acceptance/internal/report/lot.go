@@ -178,25 +178,18 @@ func LotChartSVG(cells []Result) ([]byte, error) {
 	if len(cells) == 0 {
 		return nil, errors.New("lot chart: no cells")
 	}
-	capacities := map[string]bool{}
-	for _, c := range cells {
-		capacities[c.Capacity] = true
-	}
 	p := plot.New()
 	p.Title.Text = "lot: each drive's figure / pass line, and the tolerance bound"
 	p.X.Label.Text = "figure / pass line"
 	p.Add(plotter.NewGrid())
 	n := len(cells)
-	labels := make([]string, n)
+	capacity, workload := make([]string, n), make([]string, n)
 	lo, hi := 1.0, 1.0
 	var ok, flagged plotter.XYs
 	var bounds []*plotter.Line
 	for i, c := range cells {
 		y := float64(n - 1 - i)
-		labels[n-1-i] = c.Workload
-		if len(capacities) > 1 {
-			labels[n-1-i] = c.Capacity + " " + c.Workload
-		}
+		capacity[i], workload[i] = c.Capacity, c.Workload
 		l := c.Lot
 		if l == nil || l.PassLine <= 0 {
 			continue
@@ -249,5 +242,5 @@ func LotChartSVG(cells []Result) ([]byte, error) {
 	}
 	p.Add(line)
 	p.Legend.Add("pass line", line)
-	return RowsSVG(p, lo, hi, labels, 0.4)
+	return RowsSVG(p, lo, hi, RowLabels(capacity, workload), 0.4)
 }
