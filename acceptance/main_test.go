@@ -25,8 +25,8 @@ var flags qual.Flags
 
 func init() { flags.Register(flag.CommandLine) }
 
-// suite is the run set up by TestMain; nil only when TestMain refused.
-var suite *qual.Suite
+// run is what TestMain set up; nil only when TestMain refused.
+var run *qual.Run
 
 // runCtx ends on Ctrl-C, SIGTERM or shortly before the test deadline, so
 // every fio is stopped and the report written before go test gives up.
@@ -35,10 +35,10 @@ var runCtx context.Context
 func TestMain(m *testing.M) {
 	flag.Parse()
 	flags.Given(flag.CommandLine)
-	os.Exit(run(m))
+	os.Exit(qualify(m))
 }
 
-func run(m *testing.M) int {
+func qualify(m *testing.M) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	timeout := testTimeout()
@@ -67,6 +67,7 @@ func run(m *testing.M) int {
 	s, more := qual.Setup(ctx, cfg, timeout, device.System{}, fiojob.Runner{})
 	errs = append(errs, more...)
 	if len(errs) == 0 {
+		s.Progress = operator()
 		if err := s.Start(); err != nil {
 			errs = append(errs, err)
 		}
@@ -93,8 +94,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(operator(), "drivequal: plan (estimated %s; -dry-run shows the fio job files):\n%s\n",
 			est.Total.Round(time.Second), strings.Join(est.Lines, "\n"))
 	}
-	s.Progress = operator()
-	suite = s
+	run = s
 	// The gate is a test (TestVerdict), and it runs whatever -run selects,
 	// so that go test never prints PASS for a run that exits non-zero.
 	if run := testFlag("test.run"); run != "" {

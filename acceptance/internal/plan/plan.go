@@ -23,6 +23,10 @@ type Drive struct {
 	device.Info
 	// Capacity is the spec capacity the drive is judged as.
 	Capacity string
+	// Placeholder says the drive stands in for one a recording measured
+	// without naming it: its cells replay, and it has no health or
+	// identity to judge or report.
+	Placeholder bool
 }
 
 // Cell is one subtest: a workload measured on one or more drives.

@@ -1,6 +1,7 @@
 package qual
 
 import (
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -12,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
-	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -33,9 +34,23 @@ func builtinSuite(t *testing.T, n int) (*Suite, []plan.Cell) {
 	for _, d := range p.Drives {
 		paths = append(paths, d.Path)
 	}
-	s := &Suite{Cfg: &Config{Drives: paths}, Spec: p.Spec, Drives: p.Drives, Planner: p, Exec: &Live{}, Precondition: plan.Full}
+	s := &Suite{Cfg: &Config{Drives: paths}, Spec: p.Spec, Drives: p.Drives, Planner: p, Precondition: plan.Full}
 	return s, s.allCells()
 }
+
+// setupOne is Setup of a run on its own: its one suite, nil when refused.
+func setupOne(t *testing.T, cfg *Config) (*Suite, []error) {
+	t.Helper()
+	r, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
+	if r == nil {
+		return nil, errs
+	}
+	require.Len(t, r.Members, 1)
+	return r.Members[0].Suite, errs
+}
+
+// replan plans s again, as Setup plans a live run, for its -run pattern.
+func replan(s *Suite) { (&builder{cfg: s.Cfg, live: true, s: s}).plan() }
 
 // The whole built-in run shares one purge and fill and one random
 // preconditioning per block size across the single-drive cells and every
@@ -146,21 +161,6 @@ func TestEstimateOfTheBuiltInPlan(t *testing.T) {
 	want := 1 + fill + verify + 2*30*60 + 9*70
 	require.InDelta(t, want, pl.Total.Seconds(), 1)
 	require.LessOrEqual(t, pl.Total, 90*time.Minute)
-}
-
-// A purge that erases a whole controller resets every drive of the run on
-// it, so that none is measured as if it were still filled.
-func TestPurgeReachesTheController(t *testing.T) {
-	d := func(name string, siblings ...string) plan.Drive {
-		return plan.Drive{Info: device.Info{Path: "/dev/" + name, Name: name, Block: true, Controller: "nvme0", Siblings: siblings}}
-	}
-	s := &Suite{Drives: []plan.Drive{d("nvme0n1", "nvme0n2"), d("nvme0n2", "nvme0n1")}}
-	s.ctrls = map[string]nvme.Controller{"nvme0": {OACS: 1 << 1, SANICAP: 1 << 1}}
-	require.Equal(t, []int{0, 1}, s.purgeReach([]int{0}, "sanitize"), "sanitize erases the controller")
-	require.Equal(t, []int{0}, s.purgeReach([]int{0}, "format"), "format without FNA bits erases one namespace")
-	s.ctrls["nvme0"] = nvme.Controller{OACS: 1 << 1, FNA: 1}
-	require.Equal(t, []int{0, 1}, s.purgeReach([]int{0}, "format"), "FNA bit 0: format applies to all namespaces")
-	require.Equal(t, []int{0}, s.purgeReach([]int{0}, "discard"))
 }
 
 var update = flag.Bool("update", false, "rewrite testdata/golden")

@@ -567,3 +567,10 @@ func ModuleRoot(dir string) (string, error) {
 		d = parent
 	}
 }
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}

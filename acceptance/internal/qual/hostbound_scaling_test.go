@@ -10,11 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
-	"github.com/drivequal/drivequal/fiojob"
 )
 
 // pegJobs sets usr_cpu and sys_cpu of every fio job of reporting group
@@ -49,7 +47,7 @@ func pegJobs(t *testing.T, dir, test string, group int) {
 func replayAll(t *testing.T, dir string) map[string]report.Result {
 	t.Helper()
 	cfg := &Config{Spec: "solidigm-d7-ps1010", Replay: dir, Replays: []string{dir}, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
-	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
+	s, errs := setupOne(t, cfg)
 	require.Empty(t, errs)
 	out := map[string]report.Result{}
 	for _, c := range s.allCells() {

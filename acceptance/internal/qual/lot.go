@@ -66,7 +66,7 @@ func hasFigure(r report.Result) bool {
 // cell's own, but for a scaling step's share, whose cell carries
 // [scaling] tolerance (how far N drives' total may fall short of N × the
 // baseline), the single-drive cell's, [method] tolerance.
-func (s *Suite) driveTolerance(r report.Result) float64 {
+func (s *Run) driveTolerance(r report.Result) float64 {
 	if r.Kind == report.KindScaling {
 		return s.Spec.Method.Tolerance
 	}
@@ -75,7 +75,7 @@ func (s *Suite) driveTolerance(r report.Result) float64 {
 
 // passLine is the line a drive meets r's cell at: spec × (1 −
 // tolerance), or × (1 + tolerance) for a figure where lower is better.
-func (s *Suite) passLine(r report.Result) float64 {
+func (s *Run) passLine(r report.Result) float64 {
 	if specs.Metric(r.Metric).LowerIsBetter() {
 		return r.Spec * (1 + s.driveTolerance(r))
 	}
@@ -87,7 +87,7 @@ func (s *Suite) passLine(r report.Result) float64 {
 // result per cell the run has figures of (lotSources), added to the
 // report with the lot chart. Call it once every cell (and, in a fleet
 // replay, every member's cell) has been judged; nil without [lot].
-func (s *Suite) JudgeLot() []LotCell {
+func (s *Run) JudgeLot() []LotCell {
 	if s.Spec == nil || s.Spec.Lot == nil {
 		return nil
 	}
@@ -97,8 +97,8 @@ func (s *Suite) JudgeLot() []LotCell {
 			s.Warnings = append(s.Warnings, err.Error())
 		}
 	}()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.out.mu.Lock()
+	defer s.out.mu.Unlock()
 	// Judged again, the cells replace their earlier judgment.
 	s.Report.Results = slices.DeleteFunc(s.Report.Results, func(r report.Result) bool { return r.Kind == report.KindLot })
 	keys, sources := lotSources(s.Report.Results)
@@ -130,7 +130,7 @@ type LotCell struct {
 }
 
 // judgeLotCell judges one capacity and workload's figures.
-func (s *Suite) judgeLotCell(src []report.Result, rule lot.Rule) LotCell {
+func (s *Run) judgeLotCell(src []report.Result, rule lot.Rule) LotCell {
 	first := src[0]
 	metric := first.Metric
 	lower := specs.Metric(metric).LowerIsBetter()
@@ -253,7 +253,7 @@ func (s *Suite) judgeLotCell(src []report.Result, rule lot.Rule) LotCell {
 
 // singleDriveOf is the drive a single-drive result ran on: the first
 // drive of its capacity (on its host, in a fleet replay).
-func (s *Suite) singleDriveOf(r report.Result) report.Drive {
+func (s *Run) singleDriveOf(r report.Result) report.Drive {
 	for _, d := range s.Report.Drives {
 		if d.Capacity == r.Capacity && (r.Host == "" || strings.HasPrefix(d.Path, r.Host+":")) {
 			return d
@@ -282,8 +282,8 @@ func pctOf(f float64) string {
 // lotDrives is how many drives of capacity the run gives the lot rule,
 // and from which cells: its largest scaling step, else its single-drive
 // cells (one drive), summed over a fleet's hosts.
-func (s *Suite) lotDrives(capacity string) (int, string) {
-	if len(s.Members) > 0 {
+func (s *Run) lotDrives(capacity string) (int, string) {
+	if s.Fleet {
 		total := 0
 		for _, m := range s.Members {
 			n, _ := m.Suite.lotDrives(capacity)
@@ -291,6 +291,11 @@ func (s *Suite) lotDrives(capacity string) (int, string) {
 		}
 		return total, plural(len(s.Members), "host")
 	}
+	return s.Members[0].Suite.lotDrives(capacity)
+}
+
+// lotDrives is Run.lotDrives for one run.
+func (s *Suite) lotDrives(capacity string) (int, string) {
 	if capacity == s.Spec.Scaling.Capacity {
 		steps := s.ScalingCells()
 		if len(steps) > 0 {
@@ -308,7 +313,7 @@ func (s *Suite) lotDrives(capacity string) (int, string) {
 
 // printLot says, in the plan, what the [lot] rule needs and what the run
 // gives it, per capacity.
-func (s *Suite) printLot(w io.Writer) {
+func (s *Run) printLot(w io.Writer) {
 	if s.Spec == nil || s.Spec.Lot == nil {
 		return
 	}

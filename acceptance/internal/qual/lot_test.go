@@ -82,17 +82,14 @@ type lotRun struct {
 
 // judgeLotRun replays dirs (several: a fleet) judged by specPath, every
 // cell, then the lot, as the suite does.
-func judgeLotRun(t *testing.T, specPath string, dirs ...string) (*Suite, lotRun) {
+func judgeLotRun(t *testing.T, specPath string, dirs ...string) (*Run, lotRun) {
 	t.Helper()
 	cfg := &Config{Spec: specPath, SpecGiven: true, Replay: dirs[0], Replays: dirs, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
 	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
 	require.Empty(t, errs)
-	suites := []*Suite{s}
-	if len(s.Members) > 0 {
-		suites = nil
-		for _, m := range s.Members {
-			suites = append(suites, m.Suite)
-		}
+	var suites []*Suite
+	for _, m := range s.Members {
+		suites = append(suites, m.Suite)
 	}
 	for _, x := range suites {
 		for _, c := range x.allCells() {
@@ -421,13 +418,13 @@ func TestLotDryRun(t *testing.T) {
 	live.Report = &report.Run{}
 	live.Plan = live.Planner.Build(cells)
 	b.Reset()
-	live.PrintPlan(&b)
+	only(live).PrintPlan(&b)
 	assert.Contains(t, b.String(), "a zero-failure sample needs 59 drives")
 	assert.Contains(t, b.String(), "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): k(24) = 2.309; 35 short of the 59")
 
 	// Without [lot], nothing is said.
 	live.Spec.Lot = nil
 	b.Reset()
-	live.PrintPlan(&b)
+	only(live).PrintPlan(&b)
 	assert.NotContains(t, b.String(), "lot rule")
 }

@@ -172,7 +172,7 @@ func must(t *testing.T, err error) {
 func TestPlanFollowsTopLevelAlternation(t *testing.T) {
 	s, _ := builtinSuite(t, 2)
 	s.Cfg.Run = "TestSingleDrive/1.92TB/4KB_Random_Read$|TestScaling/2_drives/4KB_Random_Read$"
-	s.planRun(nil)
+	replan(s)
 	var measured []string
 	for test := range s.Plan.Measures {
 		measured = append(measured, test)
@@ -184,7 +184,7 @@ func TestPlanFollowsTopLevelAlternation(t *testing.T) {
 	}
 	one, _ := builtinSuite(t, 2)
 	one.Cfg.Run = "TestSingleDrive/1.92TB/4KB_Random_Read$"
-	one.planRun(nil)
+	replan(one)
 	if s.Estimate().Total <= one.Estimate().Total {
 		t.Errorf("estimate with both alternatives %s, not more than with one (%s)", s.Estimate().Total, one.Estimate().Total)
 	}

@@ -2,10 +2,14 @@ package qual
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
 
@@ -27,7 +31,11 @@ func TestAReadBackFioFailedListsTheCellsUnmeasured(t *testing.T) {
 		require.Contains(t, o.Result.Error, "failed the verify pass", c.Test)
 	}
 	require.Empty(t, exec.measured, "a drive that failed its read-back is not measured")
+	data, err := os.ReadFile(filepath.Join(s.Cfg.Record, "run.json"))
+	require.NoError(t, err)
+	var run record.Run
+	require.NoError(t, json.Unmarshal(data, &run))
 	for _, c := range cells {
-		require.Contains(t, s.info.Unmeasured, c.Test)
+		require.Contains(t, run.Unmeasured, c.Test, "run.json lists it for a replay")
 	}
 }

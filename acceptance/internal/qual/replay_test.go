@@ -100,7 +100,7 @@ func moduleRoot(t *testing.T) string {
 func replayCell(t *testing.T, dir string) (Outcome, *Suite) {
 	t.Helper()
 	cfg := &Config{Spec: "solidigm-d7-ps1010", Replay: dir, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
-	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
+	s, errs := setupOne(t, cfg)
 	require.Empty(t, errs)
 	cells := s.SingleCells()
 	require.Len(t, cells, 1)
@@ -223,13 +223,4 @@ func TestReplayUnknownLinkInMessage(t *testing.T) {
 			require.Contains(t, o.Result.Error, unknown)
 		}
 	}
-}
-
-// A verify pass recorded before the fill wrote a pattern (run.json's
-// verify has no "pattern") checked fio's crc32c header and checksum: a
-// replay judges it with that method and says so, as it did; a pass of
-// today's fill compared every byte with its pattern.
-func TestVerifyMethodOfARecording(t *testing.T) {
-	require.Equal(t, "crc32c", verifyMethod(record.Verify{Step: 3, Raw: "prepare/003-verify.json"}))
-	require.Equal(t, fiojob.FillVerify, verifyMethod(record.Verify{Pattern: fiojob.FillPattern(1)}))
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,7 +71,7 @@ func resumeSetup(t *testing.T, cfg *Config) (*Suite, []error) {
 	t.Helper()
 	c := *cfg
 	c.Resume, c.DryRun = true, true
-	return Setup(context.Background(), &c, 0, device.System{}, fiojob.Runner{})
+	return setupOne(t, &c)
 }
 
 func editRunJSON(t *testing.T, cfg *Config, edit func(*record.Run)) {
@@ -313,8 +314,8 @@ func TestResumeKeeps(t *testing.T) {
 	for _, c := range []string{"whole", "failed", "killed", "stopped", "garbled", "gone", "owner-stopped", "sharer"} {
 		listed = append(listed, "TestSingleDrive/X/"+c)
 	}
-	s := &Suite{resume: &resumeState{dir: dir, prior: record.Run{Tests: listed,
-		Shared: map[string]string{"TestSingleDrive/X/sharer": "TestSingleDrive/X/owner-stopped"}}}}
+	z := &resumeState{dir: dir, prior: record.Run{Tests: listed,
+		Shared: map[string]string{"TestSingleDrive/X/sharer": "TestSingleDrive/X/owner-stopped"}}}
 	for test, want := range map[string]string{
 		"whole":         "",
 		"failed":        "",
@@ -326,7 +327,7 @@ func TestResumeKeeps(t *testing.T) {
 		"owner-stopped": "its measurement was interrupted (fio stopped: context deadline exceeded)",
 		"sharer":        "it shares the recording of TestSingleDrive/X/owner-stopped, which is its measurement was interrupted",
 	} {
-		got := s.incomplete("TestSingleDrive/X/" + test)
+		got := z.incomplete("TestSingleDrive/X/" + test)
 		if want == "" {
 			assert.Empty(t, got, test)
 		} else {
@@ -353,10 +354,10 @@ func TestResumeSubsetKeepsOthers(t *testing.T) {
 
 	c := *cfg
 	c.Resume, c.Run = true, "TestSingleDrive/64MiB/(4KB_Random_Write|4KB_Random_Read)$"
-	s, errs := Setup(context.Background(), &c, 0, device.System{}, fiojob.Runner{})
+	s, errs := setupOne(t, &c)
 	require.Empty(t, errs)
-	defer s.Close()
-	require.NoError(t, s.Start())
+	defer s.close()
+	require.NoError(t, s.start())
 	data, err := os.ReadFile(filepath.Join(cfg.Record, "run.json"))
 	require.NoError(t, err)
 	var r record.Run
@@ -402,15 +403,15 @@ func TestResumeKeptCellReadsEverySidecar(t *testing.T) {
 		}
 	}
 	require.Equal(t, test, cell.Test)
-	m := s.keptCell(context.Background(), cell)
-	require.NotNil(t, m, "recorded whole: kept")
-	assert.Equal(t, shared, m.shared, "the links the drives shared, as recorded")
-	assert.Equal(t, link.Unknown, m.linkUnknown)
-	assert.Equal(t, cpu, m.cpu)
-	assert.Equal(t, thermal.Throttled, m.thermal)
-	require.Len(t, m.steady, 1)
-	assert.Equal(t, steadyRecs[0].Name, m.steady[0].Name)
-	assert.Empty(t, m.notRun)
+	require.True(t, s.resume.kept[test], "recorded whole: kept")
+	m := s.evidence.Cell(context.Background(), cell, t.Logf)
+	assert.Equal(t, shared, m.Shared, "the links the drives shared, as recorded")
+	assert.Equal(t, link.Unknown, m.LinkUnknown)
+	assert.Equal(t, cpu, m.CPU)
+	assert.Equal(t, thermal.Throttled, m.Thermal)
+	require.Len(t, m.Steady, 1)
+	assert.Equal(t, steadyRecs[0].Name, m.Steady[0].Name)
+	assert.Empty(t, m.NotRun)
 }
 
 // writeVerify records a verify pass of drives in cfg's recording as
@@ -433,7 +434,19 @@ func writeVerify(t *testing.T, cfg *Config, step int, name string, drives []stri
 	return v
 }
 
-func integrityVerdicts(drives []IntegrityDrive) []string {
+// priorReadBacks judges the verify passes a resumed run takes over from
+// its recording, as TestIntegrity does before it runs any of its own.
+func priorReadBacks(s *Suite) []verdict.IntegrityDrive {
+	var out []verdict.IntegrityDrive
+	for _, rb := range s.runner.PriorReadBacks() {
+		for _, d := range verdict.ReadBack(rb, s.Drives) {
+			out = append(out, d.IntegrityDrive)
+		}
+	}
+	return out
+}
+
+func integrityVerdicts(drives []verdict.IntegrityDrive) []string {
 	var out []string
 	for _, d := range drives {
 		out = append(out, d.Name+" "+d.Verdict)
@@ -471,8 +484,7 @@ func TestResumeJudgesEachDriveOnItsLastReadBack(t *testing.T) {
 		s, errs := resumeSetup(t, cfg)
 		require.Empty(t, errs)
 		assert.Equal(t, map[int]bool{1: true}, verifies(s), "only the drive whose read-back failed is read back again")
-		s.resumedIntegrity()
-		assert.Equal(t, []string{a + " pass"}, integrityVerdicts(s.integrityDrives()),
+		assert.Equal(t, []string{a + " pass"}, integrityVerdicts(priorReadBacks(s)),
 			"the other drive of the recorded pass is judged on it")
 	})
 	t.Run("replay of the resumed run", func(t *testing.T) {
@@ -480,7 +492,7 @@ func TestResumeJudgesEachDriveOnItsLastReadBack(t *testing.T) {
 		first := writeVerify(t, cfg, 3, "003-verify", drives, size, []int64{size, size / 2})
 		again := writeVerify(t, cfg, 3, "resume-1/003-verify", drives[1:], size, []int64{size})
 		editRunJSON(t, cfg, func(r *record.Run) { r.Verify = []record.Verify{first, again} })
-		s, errs := Setup(context.Background(), &Config{Spec: spec, Replay: cfg.Record, Replays: []string{cfg.Record}, Report: t.TempDir(), Root: moduleRoot(t)}, 0, device.System{}, fiojob.Runner{})
+		s, errs := setupOne(t, &Config{Spec: spec, Replay: cfg.Record, Replays: []string{cfg.Record}, Report: t.TempDir(), Root: moduleRoot(t)})
 		require.Empty(t, errs)
 		got, why := s.JudgeIntegrity(context.Background(), t.Logf)
 		require.Empty(t, why)
@@ -494,8 +506,7 @@ func TestResumeJudgesEachDriveOnItsLastReadBack(t *testing.T) {
 		s, errs := resumeSetup(t, cfg)
 		require.Empty(t, errs)
 		assert.Equal(t, map[int]bool{1: true}, verifies(s), "the fill the last pass read back short is not known to be whole")
-		s.resumedIntegrity()
-		assert.Equal(t, []string{a + " pass"}, integrityVerdicts(s.integrityDrives()))
+		assert.Equal(t, []string{a + " pass"}, integrityVerdicts(priorReadBacks(s)))
 	})
 }
 
@@ -535,16 +546,16 @@ func TestResumePlansNothingForADisqualifiedDrive(t *testing.T) {
 
 	s, errs = resumeSetup(t, cfg)
 	require.Empty(t, errs)
-	require.Contains(t, s.unusable(plan.Cell{Drives: []int{0}}).text, "returned other data", "disqualified by the recorded read-back")
+	require.Contains(t, s.resume.broken[0], "returned other data", "disqualified by the recorded read-back")
 	for _, st := range s.Plan.Steps {
 		assert.NotContains(t, st.Drives, 0, "step %d (%s) is planned on the disqualified drive", st.N, st.Name)
 	}
 	assert.Empty(t, s.resume.redone, "nothing is measured again")
 	for _, c := range s.allCells() {
 		if c.Test == unmeasured[0] {
-			m := s.advance(context.Background(), c, t.Logf)
-			assert.Equal(t, report.CauseIntegrity, m.cause)
-			assert.Contains(t, m.notRun, "returned other data")
+			m := s.evidence.Cell(context.Background(), c, t.Logf)
+			assert.Equal(t, report.CauseIntegrity, m.Cause)
+			assert.Contains(t, m.NotRun, "returned other data")
 		}
 	}
 }

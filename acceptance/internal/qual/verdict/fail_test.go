@@ -1,4 +1,4 @@
-package qual
+package verdict
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ import (
 // A fio run that failed is judged in fio's own words, not as a slow drive:
 // the recording of fio with bs=1000 on a 512-byte-sector device (errno 22).
 func TestFioFailureQuotesFio(t *testing.T) {
-	data, err := os.ReadFile("../../../fixtures/fio/error-bs1000.json")
+	data, err := os.ReadFile("../../../../fixtures/fio/error-bs1000.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,18 +25,18 @@ func TestFioFailureQuotesFio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := fioFailure("4KB Random Read", &fiojob.ExitError{Code: 1}, out)
+	got := FioFailure("4KB Random Read", &fiojob.ExitError{Code: 1}, out)
 	for _, want := range []string{
 		"4KB Random Read: fio failed: fio exited with status 1",
 		`job "drive0": errno 22 (invalid argument)`,
 		"fio printed: fio: pid=14781, err=22/file:io_u.c:1876, func=io_u error, error=Invalid argument",
 	} {
 		if !strings.Contains(got, want) {
-			t.Errorf("fioFailure() = %q, want it to contain %q", got, want)
+			t.Errorf("FioFailure() = %q, want it to contain %q", got, want)
 		}
 	}
 	if strings.Contains(got, "actual") {
-		t.Errorf("fioFailure() = %q reads as a measured figure", got)
+		t.Errorf("FioFailure() = %q reads as a measured figure", got)
 	}
 }
 

@@ -1,4 +1,4 @@
-package qual
+package live
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // keeps no bins; each recording is what fio printed, byte for byte.
 func TestLiveOutputFormats(t *testing.T) {
 	dir := t.TempDir()
-	final, err := os.ReadFile(filepath.Join("..", "..", "..", "fixtures", "fio", "randread-8jobs-group.json"))
+	final, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "fixtures", "fio", "randread-8jobs-group.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestLiveOutputFormats(t *testing.T) {
 	if err := os.WriteFile(fio, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l := &Live{Dir: filepath.Join(dir, "raw"), Runner: fiojob.Runner{Binary: fio}}
+	l := &Fio{Dir: filepath.Join(dir, "raw"), Runner: fiojob.Runner{Binary: fio}}
 	target := []fiojob.Target{{Path: filepath.Join(dir, "target"), Size: 1 << 20}}
 	ctx := context.Background()
 
@@ -53,7 +53,7 @@ func TestLiveOutputFormats(t *testing.T) {
 		if _, err := l.Prepare(ctx, st, nil, t.Logf, nil); err != nil {
 			t.Fatalf("%s: %v", st.Name, err)
 		}
-		raw := filepath.Join(l.Dir, "prepare", fmt.Sprintf("%03d-%s.json", st.N, slug(st.Name)))
+		raw := filepath.Join(l.Dir, "prepare", fmt.Sprintf("%03d-%s.json", st.N, Slug(st.Name)))
 		rec, err := os.ReadFile(raw)
 		if err != nil {
 			t.Fatal(err)

@@ -1,31 +1,30 @@
-package qual
+package live
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 )
 
-// Executor is the one seam between live and replayed runs: it yields fio's
-// stdout for a measurement. Everything after it (parse, aggregate, verdict)
-// is shared.
+// Executor runs the plan's fio steps for the runner: Fio runs fio, a
+// test's executor stands in for it.
 type Executor interface {
 	// Measure returns fio's stdout for the measurement named test. The
 	// stdout is returned even with an error when fio printed any. watch,
@@ -61,112 +60,10 @@ type Prepared struct {
 	Raw string
 }
 
-// Replay reads recorded fio outputs: DIR/<test name>.json.
-type Replay struct {
-	Dir string
-	// Shared maps a test to the test whose recording it shares (run.json's
-	// "shared"): one fio run judged as two cells.
-	Shared map[string]string
-}
-
-// RawPath implements Executor.
-func (r Replay) RawPath(test string) string {
-	return record.Base(r.Dir, r.owner(test)) + record.OutputExt
-}
-
-// Steady reads the steady-state evidence recorded for test
-// (<test>.steady.json); nil when none was recorded.
-func (r Replay) Steady(test string) ([]report.Steady, error) {
-	var st []report.Steady
-	_, err := record.ReadJSON(r.Dir, test, record.SteadyExt, &st)
-	return st, err
-}
-
-// Measure implements Executor. A measurement recorded with a failure
-// (<test>.status.json beside it) replays with the same failure.
-func (r Replay) Measure(_ context.Context, test string, _ fiojob.Job, _ *Watch) ([]byte, error) {
-	path := r.RawPath(test)
-	data, err := readRecording(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s does not exist", record.ErrNotRecorded, path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	var rf record.Failure
-	found, err := record.ReadJSON(r.Dir, r.owner(test), record.StatusExt, &rf)
-	if err != nil || !found {
-		return data, err
-	}
-	return data, &rf
-}
-
-// recordingBufs holds the buffers replayed cells were read into, once
-// parsed (see measured.parse): a fleet replay reads gigabytes of json+
-// cells, and a new buffer for each, faulted in page by page and cleared,
-// cost a third of its CPU time in the kernel.
-var recordingBufs sync.Pool // of *[]byte
-
-// readRecording is os.ReadFile of path into a buffer of recordingBufs
-// when one is large enough.
-func readRecording(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	size := 0
-	if fi, err := f.Stat(); err == nil && fi.Size() < 1<<40 {
-		size = int(fi.Size())
-	}
-	var buf []byte
-	if p, ok := recordingBufs.Get().(*[]byte); ok && cap(*p) > size {
-		buf = (*p)[:0]
-	} else {
-		buf = make([]byte, 0, size+512)
-	}
-	for {
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return buf, err
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-	}
-}
-
-// recycleRecording gives back a buffer of readRecording that nothing
-// refers to any more.
-func recycleRecording(b []byte) { recordingBufs.Put(&b) }
-
-// owner is the test whose recording test reads.
-func (r Replay) owner(test string) string {
-	if o, ok := r.Shared[test]; ok {
-		return o
-	}
-	return test
-}
-
-// interrupted reports whether err says the run was stopped, live or recorded.
-func interrupted(ctx context.Context, err error) bool {
-	var rf *record.Failure
-	return err != nil && (ctx.Err() != nil || errors.As(err, &rf) && rf.Interrupted)
-}
-
-// Prepare implements Executor: a replay has nothing to prepare.
-func (Replay) Prepare(context.Context, plan.Step, []plan.Drive, func(string, ...any), *Watch) (Prepared, error) {
-	return Prepared{}, nil
-}
-
-// Live runs fio for real and records each run under Dir: the job file as
+// Fio runs fio for real and records each run under Dir: the job file as
 // <test>.fio, stdout byte for byte as <test>.json and stderr, when any, as
 // <test>.stderr. Preparation runs are kept under Dir/prepare/.
-type Live struct {
+type Fio struct {
 	Dir    string
 	Runner fiojob.Runner
 	// Ctrls is the identify data of the drives' NVMe controllers, which
@@ -181,12 +78,12 @@ type Live struct {
 }
 
 // RawPath implements Executor.
-func (l *Live) RawPath(test string) string {
+func (l *Fio) RawPath(test string) string {
 	return filepath.Join(l.Dir, filepath.FromSlash(test)+".json")
 }
 
 // Measure implements Executor.
-func (l *Live) Measure(ctx context.Context, test string, job fiojob.Job, watch *Watch) ([]byte, error) {
+func (l *Fio) Measure(ctx context.Context, test string, job fiojob.Job, watch *Watch) ([]byte, error) {
 	stdout, _, err := l.run(ctx, strings.TrimSuffix(l.RawPath(test), ".json"), job, watch, "")
 	return stdout, err
 }
@@ -194,7 +91,7 @@ func (l *Live) Measure(ctx context.Context, test string, job fiojob.Job, watch *
 // run runs job, recorded as base.fio, base.json, base.stderr and, when fio
 // failed, base.status.json. stopped says watch stopped fio, which is then
 // no failure. format is fio's output format ("": the runner's, json+).
-func (l *Live) run(ctx context.Context, base string, job fiojob.Job, watch *Watch, format string) (stdout []byte, stopped bool, err error) {
+func (l *Fio) run(ctx context.Context, base string, job fiojob.Job, watch *Watch, format string) (stdout []byte, stopped bool, err error) {
 	if err := job.Validate(); err != nil {
 		return nil, false, fmt.Errorf("job %q: %w", job.Name, err)
 	}
@@ -274,7 +171,7 @@ func statusInterval(d time.Duration) string {
 
 // Prepare implements Executor. A step that logs IOPS (Job.LogInterval)
 // logs each target to prepare/NNN-name.driveI and returns its rounds.
-func (l *Live) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, logf func(string, ...any), watch *Watch) (Prepared, error) {
+func (l *Fio) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, logf func(string, ...any), watch *Watch) (Prepared, error) {
 	if st.Kind == plan.StepPurge {
 		var infos []device.Info
 		for _, d := range st.Drives {
@@ -286,7 +183,7 @@ func (l *Live) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, l
 		}
 		return Prepared{}, purge.Run(ctx, steps, l.Discarder, logf)
 	}
-	base := filepath.Join(l.prepareDir(), fmt.Sprintf("%03d-%s", st.N, slug(st.Name)))
+	base := filepath.Join(l.prepareDir(), fmt.Sprintf("%03d-%s", st.N, Slug(st.Name)))
 	job := st.Job
 	if job.LogInterval > 0 {
 		job.Targets = slices.Clone(job.Targets)
@@ -301,7 +198,7 @@ func (l *Live) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, l
 	prep := Prepared{Stopped: stopped}
 	if st.Kind == plan.StepVerify {
 		// A mismatch is the drive's verdict, not a failed step: the suite
-		// judges each drive from the recording (see Suite.verify).
+		// judges each drive from the recording (see Runner.verifyStep).
 		prep.Raw = base + record.OutputExt
 		return prep, runErr
 	}
@@ -313,7 +210,7 @@ func (l *Live) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, l
 		if err != nil {
 			out = nil
 		}
-		return prep, errors.New(strings.TrimPrefix(fioFailure("", runErr, out), ": "))
+		return prep, errors.New(strings.TrimPrefix(verdict.FioFailure("", runErr, out), ": "))
 	}
 	if err != nil {
 		return prep, fmt.Errorf("%s: %w", base+".json", err)
@@ -344,7 +241,9 @@ func readLogs(targets []fiojob.Target) [][][]fiojob.Sample {
 	return out
 }
 
-func slug(s string) string {
+// Slug is s as one file name: letters, digits, "-" and "." kept, every
+// other character "_".
+func Slug(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.':
@@ -352,4 +251,13 @@ func slug(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// prepareDir is where Fio keeps preparation runs: PrepareDir, else
+// Dir/prepare.
+func (l *Fio) prepareDir() string {
+	if l.PrepareDir != "" {
+		return l.PrepareDir
+	}
+	return filepath.Join(l.Dir, "prepare")
 }

@@ -1,4 +1,4 @@
-package qual
+package live
 
 import (
 	"fmt"
@@ -9,8 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
+	"github.com/drivequal/drivequal/specs"
 )
 
 // progressPrefix is what the terminal adds before each line:
@@ -23,12 +26,16 @@ const progressPrefix = len("drivequal: 15:04:05 ")
 // measurement, and the status line during a step (with room for fio's
 // largest figures).
 func TestProgressLinesAt24Drives(t *testing.T) {
-	s, cells := builtinSuite(t, 24)
-	for i := range s.Drives {
-		s.Drives[i].Path = fmt.Sprintf("/dev/nvme%dn1", i)
+	spec, err := specs.Load("solidigm-d7-ps1010")
+	require.NoError(t, err)
+	p := &plan.Planner{Spec: spec, Precondition: plan.Full, Online: []int{0, 1, 2, 3}}
+	for i := range 24 {
+		p.Drives = append(p.Drives, plan.Drive{Info: device.Info{Path: fmt.Sprintf("/dev/nvme%dn1", i),
+			Size: 1_920_383_410_176, NUMANode: -1}, Capacity: "1.92TB"})
 	}
-	s.Plan = s.Planner.Build(cells)
-	require.Greater(t, len(s.Plan.Steps), 60, "the built-in plan scales 1 to 24 drives")
+	pl := p.Build(builtinCells(spec, p))
+	s := &lines{plan: &pl, drives: p.Drives}
+	require.Greater(t, len(pl.Steps), 60, "the built-in plan scales 1 to 24 drives")
 	check := func(line string) {
 		t.Helper()
 		if n := progressPrefix + utf8.RuneCountInString(line); n > MaxProgressLine {
@@ -39,7 +46,7 @@ func TestProgressLinesAt24Drives(t *testing.T) {
 		}
 	}
 	var at24 int
-	for _, st := range s.Plan.Steps {
+	for _, st := range pl.Steps {
 		if st.Kind == plan.StepMeasure {
 			var names []string
 			for _, c := range st.Cells {
@@ -59,10 +66,10 @@ func TestProgressLinesAt24Drives(t *testing.T) {
 		}
 	}
 	require.Greater(t, at24, 8)
-	for _, st := range s.Plan.Steps {
+	for _, st := range pl.Steps {
 		if st.Kind == plan.StepRandom {
 			require.Equal(t, fmt.Sprintf("step %d of %d: random preconditioning (4KB Random Write) on 24 drives: nvme0n1–nvme23n1 (at most 30m0s)",
-				st.N, len(s.Plan.Steps)), s.stepLine(st))
+				st.N, len(pl.Steps)), s.stepLine(st))
 			break
 		}
 	}
@@ -76,4 +83,31 @@ func TestFitLine(t *testing.T) {
 	require.Equal(t, "short", fitLine("short", MaxProgressLine))
 	require.Equal(t, "random preconditioning (4KB Random Write)", shortStep("random preconditioning (4KB Random Write, until steady state, at most 30m0s)"))
 	require.Equal(t, "sequential fill (2 × 128 KiB write passes)", shortStep("sequential fill (2 × 128 KiB write passes)"))
+}
+
+// builtinCells are the built-in plan's single-drive cells on the first
+// drive and its scaling cells on 1 to 24 drives, as the suite lists them.
+func builtinCells(spec *specs.Spec, p *plan.Planner) []plan.Cell {
+	var cells []plan.Cell
+	c := spec.Capacities[0]
+	for _, w := range p.Order(spec.Workloads) {
+		need, twin := p.Need(w)
+		cells = append(cells, plan.Cell{Kind: report.KindSingle, Test: "TestSingleDrive/" + c.Name + "/" + specs.SubtestName(w.Name),
+			Capacity: c, Workload: w, Drives: []int{0}, Need: need, Twin: twin})
+	}
+	for _, n := range spec.Scaling.Drives {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		for _, w := range p.Order(spec.Workloads) {
+			if w.Metric.LowerIsBetter() {
+				continue
+			}
+			need, twin := p.Need(w)
+			cells = append(cells, plan.Cell{Kind: report.KindScaling, Test: fmt.Sprintf("TestScaling/%d_drives/%s", n, specs.SubtestName(w.Name)),
+				Capacity: c, Workload: spec.ForScaling(w), Drives: all, Need: need, Twin: twin})
+		}
+	}
+	return cells
 }

@@ -1,4 +1,4 @@
-package qual
+package verdict
 
 import "testing"
 
