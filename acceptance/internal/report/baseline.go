@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -117,7 +116,8 @@ func BaselineChartFile(group string) string {
 // steps) a benchstat-like table, Baseline | This run | Delta | p |
 // Verdict, the medians of one figure per drive per recorded run, and the
 // chart of both sides.
-func (r *Run) writeBaseline(b *bytes.Buffer) {
+func (s *summary) writeBaseline() {
+	r, b := s.r, &s.b
 	groups := BaselineGroups(r.Results)
 	if len(r.Baseline) == 0 && len(groups) == 0 {
 		return

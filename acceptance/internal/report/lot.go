@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 
@@ -101,9 +100,9 @@ type LotFigure struct {
 }
 
 // lotResults are the TestLot results, in order.
-func (r *Run) lotResults() []Result {
+func lotResults(rs []Result) []Result {
 	var out []Result
-	for _, res := range r.Results {
+	for _, res := range rs {
 		if res.Kind == KindLot && res.Lot != nil {
 			out = append(out, res)
 		}
@@ -114,8 +113,9 @@ func (r *Run) lotResults() []Result {
 // writeLot writes the lot section: the rule, then one row per TestLot
 // cell (drives, how many pass, mean, s, the method, k, the bound against
 // the pass line and the verdict), and the chart.
-func (r *Run) writeLot(b *bytes.Buffer) {
-	cells := r.lotResults()
+func (s *summary) writeLot() {
+	b := &s.b
+	cells := lotResults(s.r.Results)
 	if len(cells) == 0 {
 		return
 	}
