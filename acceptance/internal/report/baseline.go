@@ -173,7 +173,7 @@ func (s *summary) writeBaseline() {
 				continue
 			}
 			for _, c := range append([]Comparison{res.Baseline.Metric}, res.Baseline.Latency...) {
-				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", cell(name), cell(c.figureName()),
+				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", cell(name), cell(c.FigureName()),
 					c.value(c.Baseline.Median), c.value(c.This.Median), c.DeltaText(), c.PText(), c.verdictText())
 			}
 		}
@@ -181,7 +181,8 @@ func (s *summary) writeBaseline() {
 	}
 }
 
-func (c Comparison) figureName() string {
+// FigureName is the figure as people read it: "iops", "read p99.99 µs".
+func (c Comparison) FigureName() string {
 	if !strings.HasSuffix(c.Figure, "_us") || c.Figure == "lat_us" {
 		return c.Figure
 	}
@@ -242,6 +243,3 @@ func (c Comparison) Line() string {
 	return fmt.Sprintf("%s vs baseline %s: %s (%s): %s", c.value(c.This.Median), c.value(c.Baseline.Median),
 		c.DeltaText(), c.PText(), strings.Trim(c.verdictText(), "*"))
 }
-
-// FigureName is the figure as people read it: "iops", "read p99.99 µs".
-func (c Comparison) FigureName() string { return c.figureName() }

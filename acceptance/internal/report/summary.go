@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -405,7 +406,7 @@ func (s *summary) writeFleet() {
 	if len(r.Hosts) > 0 {
 		b.WriteString("| Host | Machine | Kernel | CPU | fio | Verdict |\n|---|---|---|---|---|---|\n")
 		for _, h := range r.Hosts {
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", cell(h.Name), orDash(cell(firstOf(h.Info.ProductSerial, h.Info.MachineID))),
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", cell(h.Name), orDash(cell(cmp.Or(h.Info.ProductSerial, h.Info.MachineID))),
 				orDash(cell(h.Info.Kernel)), orDash(cell(h.Info.CPUModel)), orDash(cell(h.Info.FioVersion)), orDash(cell(h.Verdict)))
 		}
 		b.WriteString("\n")
@@ -419,7 +420,7 @@ func (s *summary) writeFleet() {
 		var outliers []string
 		for _, d := range c.PerDrive {
 			if d.Verdict == Fail {
-				outliers = append(outliers, d.Path+" ("+firstOf(d.Error, "no figure")+")")
+				outliers = append(outliers, d.Path+" ("+cmp.Or(d.Error, "no figure")+")")
 			}
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s | %s | %s (limit %s) | %s | %s |\n", cell(c.Capacity), cell(c.Workload),
@@ -427,15 +428,6 @@ func (s *summary) writeFleet() {
 			fmtPct(c.Spread), fmtPct(c.Tolerance), strings.ToUpper(c.Verdict), orDash(cell(strings.Join(outliers, "; "))))
 	}
 	b.WriteString("\n![fleet](charts/fleet.svg)\n\n")
-}
-
-func firstOf(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // writeChecks writes a section of a table per drive of checks, or why a
@@ -601,14 +593,6 @@ func driveTolerance(res Result, sc *Scaling) float64 {
 		return sc.Tolerance
 	}
 	return DefaultDriveTolerance
-}
-
-func driveName(d DriveResult) string {
-	serial := d.Serial
-	if serial == "" {
-		serial = "unknown"
-	}
-	return fmt.Sprintf("%s (serial %s)", orDash(cell(d.Path)), cell(serial))
 }
 
 // scalingGroup is one workload's multi-drive results, by drive count.
