@@ -8,10 +8,8 @@ import (
 )
 
 // Charts returns one SVG chart per scaling workload that has a measured
-// result, keyed by file name (the workload's subtest name plus ".svg", e.g.
-// "4KB_Random_Read.svg"), drawn by chart.Scaling: the number of drives on
-// x, the measured total on y, and a dashed line for the expected (linear)
-// total.
+// result (chart.Scaling), keyed by file name: the workload's subtest name
+// plus ".svg", e.g. "4KB_Random_Read.svg".
 func (r *Run) Charts() (map[string][]byte, error) {
 	charts := make(map[string][]byte)
 	for _, g := range r.scalingGroups(r.workloadRank()) {
@@ -36,9 +34,6 @@ func chartSteps(rows []Result) []chart.Step {
 	}
 	return steps
 }
-
-// chartable reports whether rows have a measured value to draw.
-func chartable(rows []Result) bool { return chart.AnyMeasured(chartSteps(rows)) }
 
 // chartFile is the chart's file name for a workload: its subtest name
 // (spaces to "_", "/" to "-") plus ".svg".

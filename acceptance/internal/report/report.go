@@ -2,11 +2,9 @@
 // results.json, summary.md and charts.
 //
 // Run is the report: results.json is Run as JSON, its Gates decide the
-// verdict the exit status follows, summary.md is rendered from it
-// section by section, and its charts (one per scaling workload, and the
-// lot chart) are drawn by package chart from the figures it holds. Every
-// file is replaced atomically (written to a temporary file, then
-// renamed).
+// verdict the exit status follows, summary.md is rendered from it, and
+// package chart draws its charts. Every file is replaced atomically
+// (written to a temporary file, then renamed).
 package report
 
 import "github.com/drivequal/drivequal/acceptance/internal/host"

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
 	"github.com/drivequal/drivequal/acceptance/internal/units"
 )
 
@@ -506,7 +507,7 @@ func (s *summary) writeScaling() {
 			// Rows are by drive count: the last is the largest step.
 			s.writeDrivesOf(res, i == len(g.rows)-1)
 		}
-		if chartable(g.rows) {
+		if chart.AnyMeasured(chartSteps(g.rows)) {
 			name := chartFile(g.workload)
 			fmt.Fprintf(b, "Chart: [%s/%s](%s/%s)\n\n", ChartsDir, name, ChartsDir, name)
 		}
