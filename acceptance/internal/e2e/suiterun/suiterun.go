@@ -1,6 +1,8 @@
 // Package suiterun runs the acceptance suite as a user would, for the
-// integration tests that are packages of their own (so that go test runs
-// them beside the others): compile its test binary, run it, read the
+// integration tests that are packages of their own.
+//
+// Those are packages of their own so that go test runs them beside the
+// others; suiterun compiles the suite's test binary, runs it and reads the
 // results.json it wrote.
 package suiterun
 
