@@ -30,6 +30,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device/pcie"
 )
 
 // System is the machine whose devices are inspected.
@@ -493,6 +495,13 @@ func (s System) OnlineCPUs() ([]int, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return cpus, nil
+}
+
+// PCIePath reads the PCIe links from NVMe controller ctrl ("nvme0") up to
+// its root port (see pcie.Read); ok is false for a controller that is not
+// on PCIe or reports no link.
+func (s System) PCIePath(ctrl string) (p pcie.Path, ok bool, err error) {
+	return pcie.Read(s.p("/sys"), ctrl)
 }
 
 func exists(path string) bool {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/device/pcie"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/specs"
@@ -14,8 +14,8 @@ import (
 
 // pciePaths reads the PCIe path of every drive of the run (nil for one
 // that has none: a loop device, a file, a fabrics controller).
-func (s *Suite) pciePaths() []device.Path {
-	paths := make([]device.Path, len(s.Drives))
+func (s *Suite) pciePaths() []pcie.Path {
+	paths := make([]pcie.Path, len(s.Drives))
 	for i, d := range s.Drives {
 		if p, ok, err := s.sys.PCIePath(d.Controller); ok && err == nil {
 			paths[i] = p
@@ -25,7 +25,7 @@ func (s *Suite) pciePaths() []device.Path {
 }
 
 // below counts the paths that pass through PCI function fn.
-func below(paths []device.Path, fn string, only []int) int {
+func below(paths []pcie.Path, fn string, only []int) int {
 	n := 0
 	for i, p := range paths {
 		if only != nil && !slices.Contains(only, i) {
@@ -61,7 +61,7 @@ func (s *Suite) linkDegraded(drives []int) (degraded, unknown string) {
 }
 
 // linkDegradedOn is linkDegraded on the paths read (pciePaths).
-func (s *Suite) linkDegradedOn(paths []device.Path, drives []int) (degraded, unknown string) {
+func (s *Suite) linkDegradedOn(paths []pcie.Path, drives []int) (degraded, unknown string) {
 	var why, unk []string
 	seen := map[string]bool{}
 	for _, d := range drives {
@@ -84,7 +84,7 @@ func (s *Suite) linkDegradedOn(paths []device.Path, drives []int) (degraded, unk
 		if wantWidth <= 0 {
 			wantWidth = ep.MaxWidth
 		}
-		need := device.Bandwidth(wantSpeed, wantWidth)
+		need := pcie.Bandwidth(wantSpeed, wantWidth)
 		for _, h := range p[1:] {
 			if seen[h.PCI] {
 				continue
@@ -169,7 +169,7 @@ func (r Replay) shared(test string) []record.SharedLink {
 // two or more of the drives reach their root port through, with those
 // below it. A link sysfs does not know is left out: it is not judged (see
 // linkDegraded).
-func (s *Suite) sharedLinks(paths []device.Path, drives []int) []record.SharedLink {
+func (s *Suite) sharedLinks(paths []pcie.Path, drives []int) []record.SharedLink {
 	var out []record.SharedLink
 	at := map[string]int{}
 	for _, d := range drives {
@@ -201,7 +201,7 @@ func (s *Suite) sharedLinks(paths []device.Path, drives []int) []record.SharedLi
 func slowerOf(before, after []record.SharedLink) []record.SharedLink {
 	for i, a := range after {
 		for _, b := range before {
-			if b.Where == a.Where && device.Bandwidth(b.Speed, b.Width) < device.Bandwidth(a.Speed, a.Width) {
+			if b.Where == a.Where && pcie.Bandwidth(b.Speed, b.Width) < pcie.Bandwidth(a.Speed, a.Width) {
 				after[i].Speed, after[i].Width = b.Speed, b.Width
 			}
 		}
@@ -210,7 +210,7 @@ func slowerOf(before, after []record.SharedLink) []record.SharedLink {
 }
 
 // Payload and saturation are the fractions of a PCIe link's bandwidth after
-// line coding (device.Bandwidth) that the pcie-bound rule takes as what it
+// line coding (pcie.Bandwidth) that the pcie-bound rule takes as what it
 // carries of data (the rest goes to each packet's header, sequence number
 // and CRC, about 24 bytes a 256-byte payload, and to acknowledgement and
 // flow-control packets) and as the least its drives must have moved
@@ -239,7 +239,7 @@ func pcieBound(shared []record.SharedLink, perDrive float64, basis string, moved
 	}
 	var bound []found
 	for _, l := range shared {
-		bw := device.Bandwidth(l.Speed, l.Width)
+		bw := pcie.Bandwidth(l.Speed, l.Width)
 		if bw <= 0 || perDrive <= 0 {
 			continue
 		}
