@@ -1,11 +1,6 @@
 package qual
 
 import (
-	"cmp"
-	"fmt"
-	"slices"
-	"strings"
-
 	"github.com/drivequal/drivequal/acceptance/internal/device/pcie"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
@@ -24,116 +19,31 @@ func (s *Suite) pciePaths() []pcie.Path {
 	return paths
 }
 
-// below counts the paths that pass through PCI function fn.
-func below(paths []pcie.Path, fn string, only []int) int {
-	n := 0
-	for i, p := range paths {
-		if only != nil && !slices.Contains(only, i) {
-			continue
-		}
-		if slices.Contains(p.Functions(), fn) {
-			n++
-		}
-	}
-	return n
-}
-
 // linkDegraded reads the PCIe path of each of drives now, from the drive
-// up to its root port, and says which links bound the cell: a drive's own
-// link below the link the spec states, or else below the device's own
-// maximum ("/dev/nvme1n1: PCIe link 16.0 GT/s x2 of 32.0 GT/s x4
-// (0000:02:00.0)"); and a link above it (a switch's uplink) that trained
-// below its maximum and whose bandwidth, shared by the cell's drives
-// below it, is short of what each of their own links carries at full
-// speed ("/dev/nvme7n1: PCIe link 8.0 GT/s x8 at switch port
-// 0000:01:00.0 (upstream of 6 drives) of 16.0 GT/s x16: ..."), or one
-// at its maximum that carries less than one drive's own link at full
-// speed (a Gen4 switch in a Gen3 x4 slot). A degraded uplink that still
-// carries its share, as a single drive's often does, does not bound the
-// cell, nor does one at its maximum that carries each drive in full but
-// not all at once (oversubscription by design): the drives table shows
-// it, and pcieBound judges whether it bounded a figure.
-// unknown names the links sysfs does not know, which are not judged. A
-// drive with no PCIe link (a loop device, a file, a fabrics controller)
-// is never degraded.
+// up to its root port, and says which links bound the cell, and which
+// sysfs does not know (see pcie.DegradedLinks).
 func (s *Suite) linkDegraded(drives []int) (degraded, unknown string) {
 	return s.linkDegradedOn(s.pciePaths(), drives)
 }
 
-// linkDegradedOn is linkDegraded on the paths read (pciePaths).
+// linkDegradedOn is linkDegraded on the paths read (pciePaths), judged
+// against the link the spec states.
 func (s *Suite) linkDegradedOn(paths []pcie.Path, drives []int) (degraded, unknown string) {
-	var why, unk []string
-	seen := map[string]bool{}
-	for _, d := range drives {
-		p, path := paths[d], s.Drives[d].Path
-		if len(p) == 0 {
-			continue
-		}
-		ep := p[0]
-		if ep.Unknown != "" {
-			unk = append(unk, fmt.Sprintf("%s: PCIe link not checked: %s", path, ep.Unknown))
-		} else if msg := ep.Degraded(s.Spec.PCIe.Speed, s.Spec.PCIe.Width); msg != "" {
-			why = append(why, fmt.Sprintf("%s: %s (%s)", path, msg, ep.PCI))
-		}
-		// What one drive's link carries at the speed and width it should
-		// train to; 0 when not known.
-		wantSpeed, wantWidth := s.Spec.PCIe.Speed, s.Spec.PCIe.Width
-		if wantSpeed <= 0 {
-			wantSpeed = ep.MaxSpeed
-		}
-		if wantWidth <= 0 {
-			wantWidth = ep.MaxWidth
-		}
-		need := pcie.Bandwidth(wantSpeed, wantWidth)
-		for _, h := range p[1:] {
-			if seen[h.PCI] {
-				continue
-			}
-			seen[h.PCI] = true
-			if h.Unknown != "" {
-				unk = append(unk, fmt.Sprintf("%s: PCIe link at %s not checked: %s", path, h.Where(), h.Unknown))
-				continue
-			}
-			full := need > 0 && h.Bandwidth() >= need*(1-1e-9)
-			degraded := h.Degraded(0, 0) != ""
-			if !degraded && (need <= 0 || full) {
-				// At its maximum and able to carry one drive in full:
-				// the platform's oversubscription, if any, is by design.
-				continue
-			}
-			k := below(paths, h.PCI, drives)
-			share := h.Bandwidth() / float64(k)
-			if need > 0 && share >= need*(1-1e-9) {
-				continue
-			}
-			text := fmt.Sprintf("%s: %s", path, h.Describe(below(paths, h.PCI, nil)))
-			switch {
-			case !degraded:
-				// A link that trained to all it can and still carries less
-				// than one drive's own is the slot, as a Gen4 slot is for
-				// a Gen5 drive.
-				text += fmt.Sprintf(": at its maximum, %.2f GB/s, short of the %.2f GB/s of one drive's %.1f GT/s x%d",
-					h.Bandwidth()/1e9, need/1e9, wantSpeed, wantWidth)
-			case need > 0:
-				text += fmt.Sprintf(": %.2f GB/s a drive for the %d of this cell below it, short of the %.2f GB/s of one drive's %.1f GT/s x%d",
-					share/1e9, k, need/1e9, wantSpeed, wantWidth)
-			}
-			why = append(why, text)
-		}
-	}
-	return strings.Join(why, "; "), strings.Join(unk, "; ")
+	return pcie.DegradedLinks(paths, s.drivePaths(), drives, s.Spec.PCIe.Speed, s.Spec.PCIe.Width)
 }
 
-// joinDistinct joins the non-empty of a and b, b only when it differs.
-func joinDistinct(a, b string) string {
-	switch {
-	case a == "" || a == b:
-		return b
-	case b == "":
-		return a
+// drivePaths names the run's drives in the link rules' messages.
+func (s *Suite) drivePaths() []string {
+	out := make([]string, len(s.Drives))
+	for i, d := range s.Drives {
+		out[i] = d.Path
 	}
-	return a + "; after the measurement: " + b
+	return out
 }
+
+// joinDistinct joins the link findings before and after a measurement
+// (pcie.BeforeAndAfter).
+func joinDistinct(a, b string) string { return pcie.BeforeAndAfter(a, b) }
 
 // recordLink keeps a cell's PCIe findings beside its recording: the
 // degraded links that bound it, the links not known, and the links its
@@ -164,164 +74,56 @@ func (r Replay) shared(test string) []record.SharedLink {
 	return l.Shared
 }
 
-// sharedLinks lists, on the PCIe paths read (pciePaths), each link above
-// a drive's own (a switch's uplink, in order from the first drive's) that
-// two or more of the drives reach their root port through, with those
-// below it. A link sysfs does not know is left out: it is not judged (see
-// linkDegraded).
+// sharedLinks lists, on the PCIe paths read (pciePaths), the links two
+// or more of the drives share (pcie.SharedLinks).
 func (s *Suite) sharedLinks(paths []pcie.Path, drives []int) []record.SharedLink {
-	var out []record.SharedLink
-	at := map[string]int{}
-	for _, d := range drives {
-		if d >= len(paths) {
-			continue
-		}
-		p := paths[d]
-		if len(p) < 2 {
-			continue
-		}
-		for _, h := range p[1:] {
-			if h.Unknown != "" {
-				continue
-			}
-			i, ok := at[h.PCI]
-			if !ok {
-				i = len(out)
-				at[h.PCI] = i
-				out = append(out, record.SharedLink{Where: h.Where(), Speed: h.Speed, Width: h.Width})
-			}
-			out[i].Drives = append(out[i].Drives, s.Drives[d].Path)
-		}
-	}
-	return slices.DeleteFunc(out, func(l record.SharedLink) bool { return len(l.Drives) < 2 })
+	return recordedLinks(pcie.SharedLinks(paths, s.drivePaths(), drives))
 }
 
-// slowerOf is after with each link that carried less in before (it
-// retrained up during the measurement) as before read it.
+// slowerOf is after with each link that carried less in before as before
+// read it (pcie.Slower).
 func slowerOf(before, after []record.SharedLink) []record.SharedLink {
-	for i, a := range after {
-		for _, b := range before {
-			if b.Where == a.Where && pcie.Bandwidth(b.Speed, b.Width) < pcie.Bandwidth(a.Speed, a.Width) {
-				after[i].Speed, after[i].Width = b.Speed, b.Width
-			}
-		}
-	}
-	return after
+	return recordedLinks(pcie.Slower(pcieLinks(before), pcieLinks(after)))
 }
 
-// Payload and saturation are the fractions of a PCIe link's bandwidth after
-// line coding (pcie.Bandwidth) that the pcie-bound rule takes as what it
-// carries of data (the rest goes to each packet's header, sequence number
-// and CRC, about 24 bytes a 256-byte payload, and to acknowledgement and
-// flow-control packets) and as the least its drives must have moved
-// through it for it to have been full.
-const (
-	payload    = 0.90
-	saturation = 0.80
-)
-
-// pcieBound says why a scaling cell below spec is bounded by its host's
-// PCIe topology rather than its drives: some link that several of its
-// drives share carries less of data (payload × its bandwidth) than the
-// cell asks of them, perDrive bytes a second each in the busier
-// direction, and they moved at least saturation × its bandwidth through
-// it (moved, by drive path, in the same bytes a second): "6 of this
-// cell's drives share switch port 0000:09:00.0, 32.0 GT/s x16 (63.0 GB/s,
-// 56.7 GB/s of data at 90 %): 87.0 GB/s asked at the spec's 14.5 GB/s a
-// drive, 58.2 GB/s moved". Of several such links the fullest is named and
-// the others counted. basis says where perDrive comes from ("the spec's").
-// "" when no shared link bounds the cell.
+// pcieBound says why a scaling cell below spec is bounded by a link its
+// drives share (pcie.Bound).
 func pcieBound(shared []record.SharedLink, perDrive float64, basis string, moved map[string]float64) string {
-	type found struct {
-		text  string
-		ratio float64
-		where string
-	}
-	var bound []found
-	for _, l := range shared {
-		bw := pcie.Bandwidth(l.Speed, l.Width)
-		if bw <= 0 || perDrive <= 0 {
-			continue
-		}
-		asked := perDrive * float64(len(l.Drives))
-		var through float64
-		for _, d := range l.Drives {
-			through += moved[d]
-		}
-		if asked <= payload*bw || through < saturation*bw {
-			continue
-		}
-		bound = append(bound, found{where: l.Where, ratio: asked / bw, text: fmt.Sprintf(
-			"%d of this cell's drives share %s, %.1f GT/s x%d (%.1f GB/s, %.1f GB/s of data at %.0f %%): %.1f GB/s asked at %s %.1f GB/s a drive, %.1f GB/s moved",
-			len(l.Drives), l.Where, l.Speed, l.Width, bw/1e9, payload*bw/1e9, payload*100, asked/1e9, basis, perDrive/1e9, through/1e9)})
-	}
-	if len(bound) == 0 {
-		return ""
-	}
-	slices.SortStableFunc(bound, func(a, b found) int { return cmp.Compare(b.ratio, a.ratio) })
-	text := bound[0].text
-	if n := len(bound) - 1; n > 0 {
-		var others []string
-		for _, b := range bound[1:] {
-			others = append(others, b.where)
-		}
-		links := "links"
-		if n == 1 {
-			links = "link"
-		}
-		text += fmt.Sprintf(" (and %d more shared %s alike: %s)", n, links, strings.Join(others, ", "))
-	}
-	return text
+	return pcie.Bound(pcieLinks(shared), perDrive, basis, moved)
 }
 
-// boundBy is pcieBound for a scaling cell's result res of workload w:
-// each drive is asked the spec's figure, or the 1-drive baseline's when
-// that is higher (res.Expected over its drives), and moved what it
-// measured (res.PerDrive), both in bytes a second (see dataRate).
+// boundBy is pcieBound for a scaling cell's result res of workload w
+// (pcie.ScalingBound): each drive asked spec, or the 1-drive baseline's
+// figure when higher, and moved what it measured (res.PerDrive).
 func boundBy(shared []record.SharedLink, w specs.Workload, spec float64, res report.Result) string {
-	if len(shared) == 0 || res.Drives == 0 {
-		return ""
-	}
-	per, basis := spec, "the spec's"
-	if base := res.Expected / float64(res.Drives); base > spec {
-		per, basis = base, "the 1-drive baseline's"
-	}
-	moved := map[string]float64{}
+	measured := make(map[string]float64, len(res.PerDrive))
 	for _, d := range res.PerDrive {
-		moved[d.Path] = dataRate(d.Actual, w)
+		measured[d.Path] = d.Actual
 	}
-	if share := busier(w); share < 1 {
-		basis = fmt.Sprintf("%s (its %.0f %% in the busier direction)", basis, share*100)
-	}
-	return pcieBound(shared, dataRate(per, w), basis, moved)
+	return pcie.ScalingBound(pcieLinks(shared), w, spec, res.Expected, res.Drives, measured)
 }
 
-// dataRate is what a figure v of workload w moves over PCIe in its busier
-// direction, in bytes a second: MB/s are 10^6 B/s, IOPS times the block
-// size; 0 for a latency.
-func dataRate(v float64, w specs.Workload) float64 {
-	switch w.Metric {
-	case specs.MBps:
-		v *= 1e6
-	case specs.IOPS:
-		v *= float64(w.BS)
-	default:
-		return 0
-	}
-	return v * busier(w)
+// dataRate is what a figure v of workload w moves over PCIe in its
+// busier direction, in bytes a second (pcie.DataRate).
+func dataRate(v float64, w specs.Workload) float64 { return pcie.DataRate(v, w) }
+
+// pcieLinks and recordedLinks convert shared links between the
+// recording's type and the link rules' (the same fields), nil staying nil.
+func pcieLinks(in []record.SharedLink) []pcie.SharedLink {
+	return convertLinks(in, func(l record.SharedLink) pcie.SharedLink { return pcie.SharedLink(l) })
 }
 
-// busier is the share of a workload's bytes in its busier direction: 1
-// for a read or a write, the larger of rwmixread and its rest for a mix
-// (PCIe carries each direction on its own lanes).
-func busier(w specs.Workload) float64 {
-	switch w.RW {
-	case "rw", "readwrite", "randrw":
-		mix := w.RWMixRead
-		if mix < 0 {
-			mix = 50
-		}
-		return float64(max(mix, 100-mix)) / 100
+func recordedLinks(in []pcie.SharedLink) []record.SharedLink {
+	return convertLinks(in, func(l pcie.SharedLink) record.SharedLink { return record.SharedLink(l) })
+}
+
+func convertLinks[From, To any](in []From, conv func(From) To) []To {
+	if in == nil {
+		return nil
 	}
-	return 1
+	out := make([]To, len(in))
+	for i, l := range in {
+		out[i] = conv(l)
+	}
+	return out
 }

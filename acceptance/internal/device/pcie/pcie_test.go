@@ -37,7 +37,7 @@ var linkTests = []linkTest{
 // buildTree builds the fake tree ../testdata/NAME (see the format at the
 // top of ../testdata/two-sockets.tree) in a new temporary directory and
 // returns its /sys.
-func buildTree(t *testing.T, name string) string {
+func buildTree(t testing.TB, name string) string {
 	t.Helper()
 	return filepath.Join(testenv.BuildTree(t, filepath.Join("..", "testdata", name)), "sys")
 }
