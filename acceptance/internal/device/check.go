@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device/signature"
 )
 
 // Options are what the operator allowed on the command line.
@@ -51,7 +53,7 @@ type mount struct {
 // Check lists every reason not to write the targets, all at once, before
 // anything is written; nil means all may be written. It reads sysfs,
 // /proc/self/mountinfo, /proc/swaps and the targets' first and last MiB
-// (see Signatures), and writes nothing.
+// (see signature.Find), and writes nothing.
 //
 // A target is refused when -destructive is not given (a block device, or a
 // non-empty regular file); when it is read-only; when it or one of its
@@ -169,7 +171,7 @@ func (s System) Check(infos []Info, opt Options) []Refusal {
 		}
 
 		if in.Block || in.Size > 0 {
-			sigs, err := Signatures(s.p(name))
+			sigs, err := signature.Find(s.p(name))
 			switch {
 			case err != nil:
 				refuse(in, "cannot read it to look for partition tables and file systems: "+err.Error(),

@@ -8,7 +8,7 @@
 // descriptors (Holds.Discard) and checks before each destructive step that
 // a target is still the one that was checked (Recheck).
 //
-// Inspect, Check, Signatures and Recheck only read. Hold opens targets for
+// Inspect, Check and Recheck only read. Hold opens targets for
 // writing but writes nothing; Discard is the only call that changes a
 // target's contents. The package never wipes a signature and never prints;
 // callers decide what a person sees.
