@@ -49,137 +49,155 @@ func (r Refusal) Error() string {
 // already given under another name; and when it is neither a block device
 // nor a regular file.
 func (s System) Check(infos []Info, opt Options) []Refusal {
-	var out []Refusal
-	refuse := func(in Info, reason, fix string) {
-		out = append(out, Refusal{Path: in.Path, Reason: reason, Fix: fix})
-	}
-
-	mounts, mountErr := s.mounts()
-	swaps, swapErr := s.swaps()
-	system := s.systemDevices(mounts)
-	seen := map[string]string{} // identity -> path of the first target with it
-
+	c := &check{sys: s, opt: opt, seen: map[string]string{}}
+	c.mounts, c.mountErr = s.mounts("self")
+	c.swaps, c.swapErr = s.swaps()
+	c.system = c.mounts.systemDevices()
 	for _, in := range infos {
-		name := in.Resolved
-		if name == "" {
-			name = in.Path
-		}
-		if !s.stillSame(in, refuse) {
-			continue
-		}
+		c.target(in)
+	}
+	return c.out
+}
 
-		// Duplicates: same device number, same file (path or inode), or a
-		// loop device together with its backing file.
-		ids := s.identities(in)
-		for _, id := range ids {
-			if first, ok := seen[id]; ok {
-				if strings.HasPrefix(id, "dev:") || !in.Block || in.NSID == 0 {
-					refuse(in, fmt.Sprintf("is the same target as %s, given earlier", first),
-						"remove the duplicate from -drives")
-				} else {
-					refuse(in, fmt.Sprintf("is the same NVMe namespace as %s, given earlier, through another controller (%s)", first, namespaceID(in, id)),
-						"give each namespace once: remove "+in.Path+" from -drives")
-				}
-				break
-			}
-		}
-		for _, id := range ids {
-			if _, ok := seen[id]; !ok {
-				seen[id] = in.Path
-			}
-		}
+// check is one Check of a run's targets: what it read once for all of
+// them, what it has seen so far, and the refusals.
+type check struct {
+	sys System
+	opt Options
 
-		if !opt.Destructive && (in.Block || in.Size > 0) {
-			what := "block device"
-			if !in.Block {
-				what = fmt.Sprintf("non-empty file (%d bytes)", in.Size)
-			}
-			refuse(in, "-destructive not given: writing would destroy the data on this "+what,
-				"add -destructive if everything on "+name+" may be destroyed")
-		}
-		if in.ReadOnly {
-			refuse(in, "is read-only", "choose a writable device (or make it writable: blockdev --setrw "+shellQuote(name)+")")
-		}
-		if in.Block && in.Zoned != "" {
-			refuse(in, "is a zoned device (queue/zoned: "+in.Zoned+"): it takes writes only at each zone's write pointer, so the fill and random writes would fail",
-				"give a conventional namespace (zoned \"none\"); a zoned namespace cannot be qualified against a conventional drive's spec")
-		}
-		if in.Block {
-			if disk, n, ok := s.partitionOf(in.Name); ok {
-				refuse(in, fmt.Sprintf("is partition %d of /dev/%s; a purge erases the whole disk", n, disk),
-					"give /dev/"+disk+" (and nothing else on it) instead")
-			}
-		}
+	mounts   mountTable
+	mountErr error
+	swaps    swapTable
+	swapErr  error
+	// system are the devices that back the running system (see
+	// mountTable.systemDevices).
+	system map[devnum]string
+	// seen maps each identity to the path of the first target with it.
+	seen map[string]string
 
-		var parts []string
-		devs := map[devnum]string{}
-		if in.Block {
-			parts = s.partitions(in.Name)
-			devs[devnum{in.Major, in.Minor}] = in.Name
-			for _, p := range parts {
-				if maj, min, err := readDev(filepath.Join(s.partDir(in.Name, p), "dev")); err == nil {
-					devs[devnum{maj, min}] = p
-				}
-			}
-		}
+	out []Refusal
+}
 
-		if in.Block {
-			if mountErr != nil {
-				refuse(in, "cannot tell whether it is mounted: "+mountErr.Error(), "make /proc/self/mountinfo readable (run on Linux with /proc mounted)")
-			} else if where, points := mountedAt(s, mounts, devs); len(where) > 0 {
-				fix := "unmount it (umount " + shellQuote(points[0]) + ") or choose another device"
-				if _, ok := system[devnum{in.Major, in.Minor}]; ok {
-					fix = "choose another device"
-				}
-				refuse(in, "is mounted: "+strings.Join(where, ", "), fix)
-			}
-			if len(parts) > 0 {
-				refuse(in, "has partitions: "+strings.Join(parts, ", "),
-					"choose another device, or delete the partitions (after checking with `wipefs "+shellQuote(name)+"` that nothing on them is needed)")
-			}
-			if holders := s.holders(in.Name, parts); len(holders) > 0 {
-				refuse(in, "is in use by "+strings.Join(holders, ", "),
-					"stop what holds it (dmsetup remove, mdadm --stop, vgchange -an) or choose another device")
-			}
-			if via, ok := system[devnum{in.Major, in.Minor}]; ok {
-				refuse(in, "backs the running system: "+via,
-					"choose another device; this one holds the root or boot file system")
-			}
-		}
+func (c *check) refuse(in Info, reason, fix string) {
+	c.out = append(c.out, Refusal{Path: in.Path, Reason: reason, Fix: fix})
+}
 
-		if swapErr != nil {
-			refuse(in, "cannot tell whether it is active swap: "+swapErr.Error(), "make /proc/swaps readable")
-		} else if on := s.swapOn(in, swaps, devs); len(on) > 0 {
-			refuse(in, "is active swap: "+strings.Join(on, ", "),
-				"turn the swap off (swapoff "+shellQuote(on[0])+") or choose another device")
-		}
+// target checks one target, after those before it.
+func (c *check) target(in Info) {
+	name := in.Resolved
+	if name == "" {
+		name = in.Path
+	}
+	if !c.stillSame(in) {
+		return
+	}
 
-		if in.Block || in.Size > 0 {
-			sigs, err := signature.Find(s.p(name))
-			switch {
-			case err != nil:
-				refuse(in, "cannot read it to look for partition tables and file systems: "+err.Error(),
-					"run as root, or check that "+name+" is readable")
-			case len(sigs) > 0 && !opt.WipeSignatures:
-				refuse(in, "has a partition table or file-system signature: "+strings.Join(sigs, ", "),
-					"-wipe-signatures, after checking with `wipefs "+shellQuote(name)+"` that nothing on it is needed")
+	// Duplicates: same device number, same file (path or inode), or a
+	// loop device together with its backing file.
+	ids := c.identities(in)
+	for _, id := range ids {
+		if first, ok := c.seen[id]; ok {
+			if strings.HasPrefix(id, "dev:") || !in.Block || in.NSID == 0 {
+				c.refuse(in, fmt.Sprintf("is the same target as %s, given earlier", first),
+					"remove the duplicate from -drives")
+			} else {
+				c.refuse(in, fmt.Sprintf("is the same NVMe namespace as %s, given earlier, through another controller (%s)", first, namespaceID(in, id)),
+					"give each namespace once: remove "+in.Path+" from -drives")
 			}
+			break
 		}
 	}
-	return out
+	for _, id := range ids {
+		if _, ok := c.seen[id]; !ok {
+			c.seen[id] = in.Path
+		}
+	}
+
+	if !c.opt.Destructive && (in.Block || in.Size > 0) {
+		what := "block device"
+		if !in.Block {
+			what = fmt.Sprintf("non-empty file (%d bytes)", in.Size)
+		}
+		c.refuse(in, "-destructive not given: writing would destroy the data on this "+what,
+			"add -destructive if everything on "+name+" may be destroyed")
+	}
+	if in.ReadOnly {
+		c.refuse(in, "is read-only", "choose a writable device (or make it writable: blockdev --setrw "+shellQuote(name)+")")
+	}
+	if in.Block && in.Zoned != "" {
+		c.refuse(in, "is a zoned device (queue/zoned: "+in.Zoned+"): it takes writes only at each zone's write pointer, so the fill and random writes would fail",
+			"give a conventional namespace (zoned \"none\"); a zoned namespace cannot be qualified against a conventional drive's spec")
+	}
+	d := disk{sys: c.sys, name: in.Name}
+	if in.Block {
+		if whole, n, ok := d.partitionOf(); ok {
+			c.refuse(in, fmt.Sprintf("is partition %d of /dev/%s; a purge erases the whole disk", n, whole),
+				"give /dev/"+whole+" (and nothing else on it) instead")
+		}
+	}
+
+	var parts []string
+	devs := map[devnum]string{}
+	if in.Block {
+		parts = d.partitions()
+		devs = d.devices(devnum{in.Major, in.Minor}, parts)
+	}
+
+	if in.Block {
+		if c.mountErr != nil {
+			c.refuse(in, "cannot tell whether it is mounted: "+c.mountErr.Error(), "make /proc/self/mountinfo readable (run on Linux with /proc mounted)")
+		} else if where, points := c.mounts.at(devs); len(where) > 0 {
+			fix := "unmount it (umount " + shellQuote(points[0]) + ") or choose another device"
+			if _, ok := c.system[devnum{in.Major, in.Minor}]; ok {
+				fix = "choose another device"
+			}
+			c.refuse(in, "is mounted: "+strings.Join(where, ", "), fix)
+		}
+		if len(parts) > 0 {
+			c.refuse(in, "has partitions: "+strings.Join(parts, ", "),
+				"choose another device, or delete the partitions (after checking with `wipefs "+shellQuote(name)+"` that nothing on them is needed)")
+		}
+		if holders := d.holders(parts); len(holders) > 0 {
+			c.refuse(in, "is in use by "+strings.Join(holders, ", "),
+				"stop what holds it (dmsetup remove, mdadm --stop, vgchange -an) or choose another device")
+		}
+		if via, ok := c.system[devnum{in.Major, in.Minor}]; ok {
+			c.refuse(in, "backs the running system: "+via,
+				"choose another device; this one holds the root or boot file system")
+		}
+	}
+
+	if c.swapErr != nil {
+		c.refuse(in, "cannot tell whether it is active swap: "+c.swapErr.Error(), "make /proc/swaps readable")
+	} else if on := c.swaps.on(in, devs); len(on) > 0 {
+		c.refuse(in, "is active swap: "+strings.Join(on, ", "),
+			"turn the swap off (swapoff "+shellQuote(on[0])+") or choose another device")
+	}
+
+	if in.Block || in.Size > 0 {
+		sigs, err := signature.Find(c.sys.p(name))
+		switch {
+		case err != nil:
+			c.refuse(in, "cannot read it to look for partition tables and file systems: "+err.Error(),
+				"run as root, or check that "+name+" is readable")
+		case len(sigs) > 0 && !c.opt.WipeSignatures:
+			c.refuse(in, "has a partition table or file-system signature: "+strings.Join(sigs, ", "),
+				"-wipe-signatures, after checking with `wipefs "+shellQuote(name)+"` that nothing on it is needed")
+		}
+	}
 }
 
 // stillSame refuses a target that is not (or no longer) what Inspect saw: a
 // path that vanished, a regular file that became something else, a block
 // device whose number changed. It reports whether checking may go on.
-func (s System) stillSame(in Info, refuse func(Info, string, string)) bool {
+func (c *check) stillSame(in Info) bool {
 	name := in.Resolved
 	if name == "" {
 		name = in.Path
 	}
-	fi, err := os.Stat(s.p(name))
+	fi, err := os.Stat(c.sys.p(name))
 	if err != nil {
-		refuse(in, "cannot be inspected: "+err.Error(), "give an existing block device (/dev/nvme0n1) or regular file")
+		c.refuse(in, "cannot be inspected: "+err.Error(), "give an existing block device (/dev/nvme0n1) or regular file")
 		return false
 	}
 	mode := fi.Mode()
@@ -188,16 +206,16 @@ func (s System) stillSame(in Info, refuse func(Info, string, string)) bool {
 	case in.Block && isBlock:
 		st, ok := fi.Sys().(*syscall.Stat_t)
 		if ok && (unix.Major(uint64(st.Rdev)) != in.Major || unix.Minor(uint64(st.Rdev)) != in.Minor) {
-			refuse(in, fmt.Sprintf("changed since it was inspected (was %d:%d)", in.Major, in.Minor), "run again")
+			c.refuse(in, fmt.Sprintf("changed since it was inspected (was %d:%d)", in.Major, in.Minor), "run again")
 			return false
 		}
 		return true
-	case in.Block && mode.IsRegular() && s.fakeBlock(name):
+	case in.Block && mode.IsRegular() && c.sys.fakeBlock(name):
 		return true
 	case !in.Block && mode.IsRegular():
 		return true
 	}
-	refuse(in, "is a "+kindOf(mode)+", not a block device or regular file",
+	c.refuse(in, "is a "+kindOf(mode)+", not a block device or regular file",
 		"give a block device (/dev/nvme0n1) or a regular file")
 	return false
 }
@@ -207,7 +225,7 @@ func (s System) stillSame(in Info, refuse func(Info, string, string)) bool {
 // names the namespace whatever the path to it (with native multipath off,
 // each controller of a subsystem has its own block device for a shared
 // namespace).
-func (s System) identities(in Info) []string {
+func (c *check) identities(in Info) []string {
 	var ids []string
 	if in.Block {
 		ids = append(ids, "dev:"+devnum{in.Major, in.Minor}.String())
@@ -220,7 +238,7 @@ func (s System) identities(in Info) []string {
 			}
 		}
 		if in.BackingFile != "" {
-			ids = append(ids, s.fileIDs(in.BackingFile)...)
+			ids = append(ids, c.fileIDs(in.BackingFile)...)
 		}
 		return ids
 	}
@@ -228,7 +246,7 @@ func (s System) identities(in Info) []string {
 	if name == "" {
 		name = in.Path
 	}
-	return append(ids, s.fileIDs(name)...)
+	return append(ids, c.fileIDs(name)...)
 }
 
 // namespaceID says which identity of in made it a duplicate.
@@ -240,9 +258,9 @@ func namespaceID(in Info, id string) string {
 	return "same " + kind + " " + v
 }
 
-func (s System) fileIDs(path string) []string {
+func (c *check) fileIDs(path string) []string {
 	ids := []string{"file:" + filepath.Clean(path)}
-	if fi, err := os.Stat(s.p(path)); err == nil {
+	if fi, err := os.Stat(c.sys.p(path)); err == nil {
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 			ids = append(ids, fmt.Sprintf("inode:%d:%d", st.Dev, st.Ino))
 		}

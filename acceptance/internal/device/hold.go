@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -58,7 +57,7 @@ func (s System) Hold(infos []Info) (*Holds, []Refusal) {
 		f, err := s.claim(in)
 		switch {
 		case errors.Is(err, unix.EBUSY) || errors.Is(err, unix.EWOULDBLOCK):
-			out = append(out, s.busyRefusal(in, table()))
+			out = append(out, table().busy(in))
 		case err != nil:
 			out = append(out, claimRefusal(in, err))
 		default:
@@ -70,7 +69,7 @@ func (s System) Hold(infos []Info) (*Holds, []Refusal) {
 		// every open.
 		procs = s.scanProcs()
 		for _, hd := range h.held {
-			if r, ok := s.writerRefusal(hd.info, procs); ok {
+			if r, ok := procs.writers(hd.info); ok {
 				out = append(out, r)
 			}
 		}
@@ -194,9 +193,9 @@ func targetPath(in Info) string {
 	return in.Path
 }
 
-// busyRefusal says who has a target that the kernel would not let Hold
-// have: mounts, holders, swap and the processes that have it open.
-func (s System) busyRefusal(in Info, t *procTable) Refusal {
+// busy says who has a target that the kernel would not let Hold have:
+// mounts, holders, swap and the processes that have it open.
+func (t *procTable) busy(in Info) Refusal {
 	var causes []string
 	fix := ""
 	setFix := func(f string) {
@@ -205,16 +204,12 @@ func (s System) busyRefusal(in Info, t *procTable) Refusal {
 		}
 	}
 	if in.Block {
-		parts := s.partitions(in.Name)
-		devs := map[devnum]string{{in.Major, in.Minor}: in.Name}
-		for _, p := range parts {
-			if maj, min, err := readDev(filepath.Join(s.partDir(in.Name, p), "dev")); err == nil {
-				devs[devnum{maj, min}] = p
-			}
-		}
+		d := disk{sys: t.sys, name: in.Name}
+		parts := d.partitions()
+		devs := d.devices(devnum{in.Major, in.Minor}, parts)
 		seen := map[string]bool{}
-		for _, ns := range s.allMounts(t) {
-			where, points := mountedAt(s, ns.mounts, devs)
+		for _, ns := range t.allMounts() {
+			where, points := ns.mounts.at(devs)
 			for i, w := range where {
 				if seen[w] {
 					continue
@@ -225,16 +220,16 @@ func (s System) busyRefusal(in Info, t *procTable) Refusal {
 					setFix("unmount it (umount " + shellQuote(points[i]) + ") or choose another device")
 					continue
 				}
-				causes = append(causes, fmt.Sprintf("mounted: %s in the mount namespace of %s", w, s.who(ns.pid, t)))
+				causes = append(causes, fmt.Sprintf("mounted: %s in the mount namespace of %s", w, t.who(ns.pid)))
 				setFix(fmt.Sprintf("unmount it in that namespace (nsenter -t %d -m umount %s) or choose another device", ns.pid, shellQuote(points[i])))
 			}
 		}
-		if holders := s.holders(in.Name, parts); len(holders) > 0 {
+		if holders := d.holders(parts); len(holders) > 0 {
 			causes = append(causes, "held by "+strings.Join(holders, ", "))
 			setFix("stop what holds it (dmsetup remove, mdadm --stop, vgchange -an) or choose another device")
 		}
-		if swaps, err := s.swaps(); err == nil {
-			if on := s.swapOn(in, swaps, devs); len(on) > 0 {
+		if swaps, err := t.sys.swaps(); err == nil {
+			if on := swaps.on(in, devs); len(on) > 0 {
 				causes = append(causes, "active swap: "+strings.Join(on, ", "))
 				setFix("turn the swap off (swapoff " + shellQuote(on[0]) + ") or choose another device")
 			}
@@ -244,15 +239,15 @@ func (s System) busyRefusal(in Info, t *procTable) Refusal {
 	if !in.Block {
 		kind = "file"
 	}
-	if key, ok := s.targetKey(in); ok {
+	if key, ok := t.targetKey(in); ok {
 		self := false
 		for _, o := range t.openers(key) {
-			causes = append(causes, "open by "+s.who(o.pid, t))
+			causes = append(causes, "open by "+t.who(o.pid))
 			if o.pid == t.self {
 				self = true
 				continue
 			}
-			setFix(s.stopFix(o.pid, t, kind))
+			setFix(t.stopFix(o.pid, kind))
 		}
 		if self {
 			setFix("give each target once, and hold the targets once per run")
@@ -274,26 +269,26 @@ func (s System) busyRefusal(in Info, t *procTable) Refusal {
 	return Refusal{Path: in.Path, Reason: what + strings.Join(causes, ", "), Fix: fix}
 }
 
-// writerRefusal refuses a held target that another process has open for
+// writers refuses a held target that another process has open for
 // writing: drivequal must be the only writer.
-func (s System) writerRefusal(in Info, t *procTable) (Refusal, bool) {
-	key, ok := s.targetKey(in)
+func (t *procTable) writers(in Info) (Refusal, bool) {
+	key, ok := t.targetKey(in)
 	if !ok {
 		return Refusal{}, false
 	}
 	var writers []string
 	fix := ""
 	for _, o := range t.openers(key) {
-		if o.pid == t.self || !s.openForWrite(o.pid, o.fd) {
+		if o.pid == t.self || !t.openForWrite(o.pid, o.fd) {
 			continue
 		}
-		writers = append(writers, s.who(o.pid, t))
+		writers = append(writers, t.who(o.pid))
 		if fix == "" {
 			kind := "device"
 			if !in.Block {
 				kind = "file"
 			}
-			fix = s.stopFix(o.pid, t, kind)
+			fix = t.stopFix(o.pid, kind)
 		}
 	}
 	if len(writers) == 0 {

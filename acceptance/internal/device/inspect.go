@@ -140,7 +140,7 @@ func (s System) Inspect(path string) (Info, error) {
 		return info, fmt.Errorf("%s: is a %s, not a block device or regular file; give a block device (/dev/nvme0n1) or a regular file", path, kindOf(mode))
 	}
 
-	if err := s.readBlock(&info); err != nil {
+	if err := (inspection{sys: s, info: &info}).block(); err != nil {
 		return info, fmt.Errorf("%s: %w", path, err)
 	}
 	return info, nil
@@ -160,10 +160,18 @@ func kindOf(mode fs.FileMode) string {
 	return "special file"
 }
 
-// readBlock fills the sysfs-derived fields of a block device whose Name is
-// set.
-func (s System) readBlock(info *Info) error {
-	dir, err := s.classDir(info.Name)
+// inspection fills in what sysfs says about one block device, info, whose
+// Name is set: its size and queue, its identity and NUMA placement and,
+// for an NVMe namespace, what a purge of it reaches.
+type inspection struct {
+	sys  System
+	info *Info
+}
+
+// block fills the sysfs-derived fields.
+func (r inspection) block() error {
+	info := r.info
+	dir, err := r.sys.classDir(info.Name)
 	if err != nil {
 		return fmt.Errorf("block device %s is not in sysfs: %w", info.Name, err)
 	}
@@ -202,17 +210,18 @@ func (s System) readBlock(info *Info) error {
 		info.BackingFile = bf
 		return nil
 	}
-	s.readIdentity(info, dir)
+	r.identity(dir)
 	return nil
 }
 
 var nvmeCtrlName = regexp.MustCompile(`^nvme[0-9]+$`)
 
-// readIdentity fills model, serial, firmware and NUMA placement from the
+// identity fills model, serial, firmware and NUMA placement from the
 // device the block device hangs off. For NVMe that is the controller: with
 // native multipath the namespace hangs off nvme-subsysN, whose first
 // controller (lowest number) is used.
-func (s System) readIdentity(info *Info, dir string) {
+func (r inspection) identity(dir string) {
+	info := r.info
 	if exists(filepath.Join(dir, "partition")) {
 		dir = filepath.Dir(dir)
 	}
@@ -224,7 +233,7 @@ func (s System) readIdentity(info *Info, dir string) {
 	if strings.HasPrefix(filepath.Base(dev), "nvme-subsys") {
 		if c := firstController(dev); c != "" {
 			ctrl = c
-		} else if c := firstController(s.p("/sys/class/nvme-subsystem/" + filepath.Base(dev))); c != "" {
+		} else if c := firstController(r.sys.p("/sys/class/nvme-subsystem/" + filepath.Base(dev))); c != "" {
 			ctrl = c
 		}
 	}
@@ -240,7 +249,7 @@ func (s System) readIdentity(info *Info, dir string) {
 	}
 	if b := filepath.Base(ctrl); nvmeCtrlName.MatchString(b) {
 		info.Controller = b
-		s.readNamespace(info, dir, ctrl)
+		r.namespace(dir, ctrl)
 	}
 	info.Model = pick("model")
 	info.Serial = pick("serial")
@@ -252,7 +261,7 @@ func (s System) readIdentity(info *Info, dir string) {
 	if d, err := filepath.EvalSymlinks(filepath.Join(ctrl, "device")); err == nil {
 		start = d
 	}
-	sysDevices := s.p("/sys/devices")
+	sysDevices := r.sys.p("/sys/devices")
 	for d := start; strings.HasPrefix(d, sysDevices) && len(d) > len(sysDevices); d = filepath.Dir(d) {
 		node, err := readInt(filepath.Join(d, "numa_node"))
 		if err != nil {
@@ -265,7 +274,7 @@ func (s System) readIdentity(info *Info, dir string) {
 			}
 		}
 		if info.LocalCPUs == nil && node >= 0 {
-			if l, err := readString(s.p(fmt.Sprintf("/sys/devices/system/node/node%d/cpulist", node))); err == nil {
+			if l, err := readString(r.sys.p(fmt.Sprintf("/sys/devices/system/node/node%d/cpulist", node))); err == nil {
 				if cpus, err := ParseCPUList(l); err == nil {
 					info.LocalCPUs = cpus
 				}
@@ -281,12 +290,13 @@ var nvmeNamespaceName = regexp.MustCompile(`^(nvme[0-9]+)n[0-9]+$`)
 // (/dev/ng0n1 for /dev/nvme0n1); the submatch is "0n1".
 var nvmeGenericName = regexp.MustCompile(`^ng([0-9]+n[0-9]+)$`)
 
-// readNamespace fills the namespace's identity (nsid, wwid, nguid, eui,
+// namespace fills the namespace's identity (nsid, wwid, nguid, eui,
 // its subsystem) and its reach: every namespace block device of its NVM
 // subsystem, through every controller of it. A namespace's name says
 // which controller (or, under native multipath, which subsystem) it was
 // reached through, not what else a subsystem-wide purge erases.
-func (s System) readNamespace(info *Info, dir, ctrl string) {
+func (r inspection) namespace(dir, ctrl string) {
+	info := r.info
 	if n, err := readInt(filepath.Join(dir, "nsid")); err == nil {
 		info.NSID = int(n)
 	}
@@ -298,9 +308,9 @@ func (s System) readNamespace(info *Info, dir, ctrl string) {
 		info.EUI64 = v
 	}
 	info.Subsystem, _ = readString(filepath.Join(ctrl, "subsysnqn"))
-	reach := s.subsystemNamespaces(info.Subsystem)
+	reach := r.subsystem(info.Subsystem)
 	if len(reach) == 0 {
-		info.Siblings = s.siblingNamespaces(info.Name)
+		info.Siblings = r.siblings(info.Name)
 		return
 	}
 	info.Reach = reach
@@ -312,15 +322,15 @@ func (s System) readNamespace(info *Info, dir, ctrl string) {
 	sort.Strings(info.Siblings)
 }
 
-// subsystemNamespaces returns every namespace block device of the NVM
+// subsystem returns every namespace block device of the NVM
 // subsystem nqn with its namespace ID: the subsystem's own (native
 // multipath) and those of each of its controllers (multipath off); nil
 // when /sys/class/nvme-subsystem does not list it.
-func (s System) subsystemNamespaces(nqn string) map[string]int {
+func (r inspection) subsystem(nqn string) map[string]int {
 	if nqn == "" {
 		return nil
 	}
-	subs, _ := filepath.Glob(s.p("/sys/class/nvme-subsystem/*"))
+	subs, _ := filepath.Glob(r.sys.p("/sys/class/nvme-subsystem/*"))
 	for _, sub := range subs {
 		if v, err := readString(filepath.Join(sub, "subsysnqn")); err != nil || v != nqn {
 			continue
@@ -335,12 +345,12 @@ func (s System) subsystemNamespaces(nqn string) map[string]int {
 				if !nvmeNamespaceName.MatchString(e.Name()) {
 					continue
 				}
-				if _, err := os.Stat(s.p("/sys/class/block/" + e.Name())); err != nil {
+				if _, err := os.Stat(r.sys.p("/sys/class/block/" + e.Name())); err != nil {
 					continue // a hidden path (nvme0c0n1) or gone
 				}
 				n, err := readInt(filepath.Join(d, e.Name(), "nsid"))
 				if err != nil {
-					n, _ = readInt(s.p("/sys/class/block/" + e.Name() + "/nsid"))
+					n, _ = readInt(r.sys.p("/sys/class/block/" + e.Name() + "/nsid"))
 				}
 				out[e.Name()] = int(n)
 			}
@@ -357,15 +367,15 @@ func (s System) subsystemNamespaces(nqn string) map[string]int {
 	return nil
 }
 
-// siblingNamespaces lists the other namespaces nvmeXn* of the namespace
+// siblings lists the other namespaces nvmeXn* of the namespace
 // named name (nvmeXnY), whose X is its controller or, under native
 // multipath, its subsystem.
-func (s System) siblingNamespaces(name string) []string {
+func (r inspection) siblings(name string) []string {
 	m := nvmeNamespaceName.FindStringSubmatch(name)
 	if m == nil {
 		return nil
 	}
-	ents, err := os.ReadDir(s.p("/sys/block"))
+	ents, err := os.ReadDir(r.sys.p("/sys/block"))
 	if err != nil {
 		return nil
 	}

@@ -283,16 +283,16 @@ func TestLoopSwap(t *testing.T) {
 // contents are not hashed: a mounted root file system changes all the time.
 func TestRootDevice(t *testing.T) {
 	var sys System
-	mounts, err := sys.mounts()
+	mounts, err := sys.mounts("self")
 	if err != nil {
 		t.Skipf("no mountinfo: %v", err)
 	}
 	dev := ""
-	for _, m := range mounts {
+	for _, m := range mounts.mounts {
 		if m.point != "/" {
 			continue
 		}
-		if d, ok := sys.mountDev(m); ok {
+		if d, ok := mounts.dev(m); ok {
 			if name, err := sys.nameOf(d.major, d.minor); err == nil {
 				dev = "/dev/" + name
 			}

@@ -16,13 +16,22 @@ type mount struct {
 	source string
 }
 
-// mounts reads /proc/self/mountinfo.
-func (s System) mounts() ([]mount, error) {
-	return s.mountinfo(s.p("/proc/self/mountinfo"))
+// mountTable is the mounts of one mount namespace of the inspected
+// system, as its mountinfo lists them.
+type mountTable struct {
+	sys    System
+	mounts []mount
 }
 
-// mountinfo reads a mountinfo file (a path of this machine).
-func (s System) mountinfo(path string) ([]mount, error) {
+// mounts reads the mount table of process proc ("self", or a pid):
+// /proc/PROC/mountinfo.
+func (s System) mounts(proc string) (mountTable, error) {
+	ms, err := readMountinfo(s.p("/proc/" + proc + "/mountinfo"))
+	return mountTable{sys: s, mounts: ms}, err
+}
+
+// readMountinfo reads a mountinfo file (a path of this machine).
+func readMountinfo(path string) ([]mount, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -85,26 +94,26 @@ func unescapeOctal(s string) string {
 	return b.String()
 }
 
-// mountDev returns the block device a mount is on: its device number, or
-// for file systems with anonymous numbers (btrfs) its source.
-func (s System) mountDev(m mount) (devnum, bool) {
+// dev returns the block device a mount is on: its device number, or for
+// file systems with anonymous numbers (btrfs) its source.
+func (t mountTable) dev(m mount) (devnum, bool) {
 	if m.dev.major != 0 {
 		return m.dev, true
 	}
 	if strings.HasPrefix(m.source, "/dev/") {
-		return s.devOf(m.source)
+		return t.sys.devOf(m.source)
 	}
 	return devnum{}, false
 }
 
-// mountedAt lists "NAME at MOUNTPOINT" for every mount of a device in devs,
-// and the mount points alone.
-func mountedAt(s System, mounts []mount, devs map[devnum]string) (where, points []string) {
+// at lists "NAME at MOUNTPOINT" for every mount of a device in devs, and
+// the mount points alone.
+func (t mountTable) at(devs map[devnum]string) (where, points []string) {
 	seen := map[string]bool{}
-	for _, m := range mounts {
+	for _, m := range t.mounts {
 		name, ok := devs[m.dev]
 		if !ok && strings.HasPrefix(m.source, "/dev/") {
-			if d, ok2 := s.devOf(m.source); ok2 {
+			if d, ok2 := t.sys.devOf(m.source); ok2 {
 				name, ok = devs[d]
 			}
 		}
@@ -124,7 +133,7 @@ func mountedAt(s System, mounts []mount, devs map[devnum]string) (where, points 
 // systemDevices returns the devices that back "/", "/boot" or "/boot/efi":
 // the mounted device, the disk of a partition, and the slaves of dm and md
 // devices, recursively. Each maps to a description of how.
-func (s System) systemDevices(mounts []mount) map[devnum]string {
+func (t mountTable) systemDevices() map[devnum]string {
 	out := map[devnum]string{}
 	var add func(d devnum, via string, depth int)
 	add = func(d devnum, via string, depth int) {
@@ -132,11 +141,11 @@ func (s System) systemDevices(mounts []mount) map[devnum]string {
 			return
 		}
 		out[d] = via
-		name, err := s.nameOf(d.major, d.minor)
+		name, err := t.sys.nameOf(d.major, d.minor)
 		if err != nil {
 			return
 		}
-		dir, err := s.classDir(name)
+		dir, err := t.sys.classDir(name)
 		if err != nil {
 			return
 		}
@@ -152,50 +161,57 @@ func (s System) systemDevices(mounts []mount) map[devnum]string {
 			}
 		}
 	}
-	for _, m := range mounts {
+	for _, m := range t.mounts {
 		switch m.point {
 		case "/", "/boot", "/boot/efi":
 		default:
 			continue
 		}
-		if d, ok := s.mountDev(m); ok {
+		if d, ok := t.dev(m); ok {
 			add(d, fmt.Sprintf("%q is mounted from %s", m.point, m.source), 0)
 		}
 	}
 	return out
 }
 
-// swaps returns the file names of active swap areas, from /proc/swaps.
-func (s System) swaps() ([]string, error) {
+// swapTable is the active swap areas of the inspected system, by file
+// name, as /proc/swaps lists them.
+type swapTable struct {
+	sys   System
+	files []string
+}
+
+// swaps reads /proc/swaps.
+func (s System) swaps() (swapTable, error) {
+	t := swapTable{sys: s}
 	b, err := os.ReadFile(s.p("/proc/swaps"))
 	if err != nil {
-		return nil, err
+		return t, err
 	}
-	var out []string
 	for i, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
 		if i == 0 || len(f) == 0 { // header
 			continue
 		}
-		out = append(out, strings.TrimSuffix(unescapeOctal(f[0]), " (deleted)"))
+		t.files = append(t.files, strings.TrimSuffix(unescapeOctal(f[0]), " (deleted)"))
 	}
-	return out, nil
+	return t, nil
 }
 
-// swapOn lists the active swap areas on the target or its partitions.
-func (s System) swapOn(in Info, swaps []string, devs map[devnum]string) []string {
+// on lists the active swap areas on the target or its partitions, devs.
+func (t swapTable) on(in Info, devs map[devnum]string) []string {
 	var out []string
-	for _, sw := range swaps {
+	for _, sw := range t.files {
 		if in.Block {
-			if d, ok := s.devOf(sw); ok {
+			if d, ok := t.sys.devOf(sw); ok {
 				if _, on := devs[d]; on {
 					out = append(out, sw)
 				}
 			}
 			continue
 		}
-		a, errA := os.Stat(s.p(sw))
-		b, errB := os.Stat(s.p(in.Resolved))
+		a, errA := os.Stat(t.sys.p(sw))
+		b, errB := os.Stat(t.sys.p(in.Resolved))
 		if errA == nil && errB == nil && os.SameFile(a, b) {
 			out = append(out, sw)
 		}

@@ -13,8 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// procTable is what /proc shows about processes' open files.
+// procTable is what /proc of the inspected system shows about who has a
+// file open: each process's open files and, through the processes, every
+// mount namespace.
 type procTable struct {
+	sys   System
 	self  int // this process's pid (as /proc/self says); -1 unknown
 	procs []proc
 }
@@ -31,8 +34,9 @@ type procFD struct {
 
 // scanProcs reads /proc/PID/fd of every process it may read.
 func (s System) scanProcs() *procTable {
-	t := &procTable{self: s.selfPID()}
-	for _, pid := range s.pids() {
+	t := &procTable{sys: s}
+	t.self = t.selfPID()
+	for _, pid := range pids(s.p("/proc")) {
 		dir := s.p(fmt.Sprintf("/proc/%d/fd", pid))
 		ents, err := os.ReadDir(dir)
 		if err != nil {
@@ -44,7 +48,7 @@ func (s System) scanProcs() *procTable {
 			if err != nil {
 				continue
 			}
-			if key, ok := s.fdKey(filepath.Join(dir, e.Name())); ok {
+			if key, ok := t.fdKey(filepath.Join(dir, e.Name())); ok {
 				p.fds = append(p.fds, procFD{fd: fd, key: key})
 			}
 		}
@@ -53,9 +57,10 @@ func (s System) scanProcs() *procTable {
 	return t
 }
 
-// pids lists the processes in /proc, in increasing order.
-func (s System) pids() []int {
-	ents, err := os.ReadDir(s.p("/proc"))
+// pids lists the processes in proc, a /proc directory of this machine, in
+// increasing order.
+func pids(proc string) []int {
+	ents, err := os.ReadDir(proc)
 	if err != nil {
 		return nil
 	}
@@ -70,11 +75,11 @@ func (s System) pids() []int {
 }
 
 // selfPID is this process's pid: /proc/self in a fake tree.
-func (s System) selfPID() int {
-	if s.Root == "" {
+func (t *procTable) selfPID() int {
+	if t.sys.Root == "" {
 		return os.Getpid()
 	}
-	link, err := os.Readlink(s.p("/proc/self"))
+	link, err := os.Readlink(t.sys.p("/proc/self"))
 	if err != nil {
 		return -1
 	}
@@ -90,12 +95,12 @@ func (s System) selfPID() int {
 // "inode:DEV:INO" for anything else. Sockets, pipes and anonymous inodes
 // are skipped. In a fake tree the link's text is a path of the inspected
 // system.
-func (s System) fdKey(link string) (string, bool) {
+func (t *procTable) fdKey(link string) (string, bool) {
 	target, err := os.Readlink(link)
 	if err != nil || !strings.HasPrefix(target, "/") {
 		return "", false
 	}
-	if s.Root == "" {
+	if t.sys.Root == "" {
 		fi, err := os.Stat(link) // follows the kernel's link to the open file itself
 		if err != nil {
 			return "", false
@@ -103,10 +108,10 @@ func (s System) fdKey(link string) (string, bool) {
 		return fileKey(fi)
 	}
 	target = strings.TrimSuffix(target, " (deleted)")
-	if d, ok := s.devOf(target); ok {
+	if d, ok := t.sys.devOf(target); ok {
 		return "dev:" + d.String(), true
 	}
-	fi, err := os.Stat(s.p(target))
+	fi, err := os.Stat(t.sys.p(target))
 	if err != nil {
 		return "", false
 	}
@@ -125,11 +130,11 @@ func fileKey(fi fs.FileInfo) (string, bool) {
 }
 
 // targetKey is fdKey's name for a target.
-func (s System) targetKey(in Info) (string, bool) {
+func (t *procTable) targetKey(in Info) (string, bool) {
 	if in.Block {
 		return "dev:" + devnum{in.Major, in.Minor}.String(), true
 	}
-	fi, err := os.Stat(s.p(targetPath(in)))
+	fi, err := os.Stat(t.sys.p(targetPath(in)))
 	if err != nil {
 		return "", false
 	}
@@ -160,8 +165,8 @@ func (t *procTable) openers(key string) []opener {
 // who describes a process: "this process (pid N, device.test)", "another
 // drivequal run (pid N, acceptance.test)" for any Go test binary, or
 // "pid N (dd)".
-func (s System) who(pid int, t *procTable) string {
-	name := s.procName(pid)
+func (t *procTable) who(pid int) string {
+	name := t.procName(pid)
 	switch {
 	case pid == t.self:
 		return fmt.Sprintf("this process (pid %d, %s)", pid, name)
@@ -173,8 +178,8 @@ func (s System) who(pid int, t *procTable) string {
 
 // stopFix is the fix for a target another process pid has: stop it, or
 // (for another drivequal run) let it end; kind is "device" or "file".
-func (s System) stopFix(pid int, t *procTable, kind string) string {
-	if strings.HasPrefix(s.who(pid, t), "another drivequal run") {
+func (t *procTable) stopFix(pid int, kind string) string {
+	if strings.HasPrefix(t.who(pid), "another drivequal run") {
 		return fmt.Sprintf("wait for that run to end, or stop it (kill %d)", pid)
 	}
 	return fmt.Sprintf("stop it (kill %d) or choose another %s", pid, kind)
@@ -182,13 +187,13 @@ func (s System) stopFix(pid int, t *procTable, kind string) string {
 
 // procName is a process's command: the base name of argv[0] when it is a Go
 // test binary (comm is cut at 15 bytes), else comm.
-func (s System) procName(pid int) string {
-	if b, err := os.ReadFile(s.p(fmt.Sprintf("/proc/%d/cmdline", pid))); err == nil {
+func (t *procTable) procName(pid int) string {
+	if b, err := os.ReadFile(t.sys.p(fmt.Sprintf("/proc/%d/cmdline", pid))); err == nil {
 		if argv0, _, _ := strings.Cut(string(b), "\x00"); argv0 != "" && strings.HasSuffix(argv0, ".test") {
 			return filepath.Base(argv0)
 		}
 	}
-	if comm, err := readString(s.p(fmt.Sprintf("/proc/%d/comm", pid))); err == nil && comm != "" {
+	if comm, err := readString(t.sys.p(fmt.Sprintf("/proc/%d/comm", pid))); err == nil && comm != "" {
 		return comm
 	}
 	return "unknown command"
@@ -196,8 +201,8 @@ func (s System) procName(pid int) string {
 
 // openForWrite reports whether descriptor fd of pid was opened for writing,
 // from the octal "flags:" line of /proc/PID/fdinfo/FD.
-func (s System) openForWrite(pid, fd int) bool {
-	b, err := os.ReadFile(s.p(fmt.Sprintf("/proc/%d/fdinfo/%d", pid, fd)))
+func (t *procTable) openForWrite(pid, fd int) bool {
+	b, err := os.ReadFile(t.sys.p(fmt.Sprintf("/proc/%d/fdinfo/%d", pid, fd)))
 	if err != nil {
 		return false
 	}
@@ -214,24 +219,24 @@ func (s System) openForWrite(pid, fd int) bool {
 type nsMounts struct {
 	pid    int  // the first process seen in it
 	own    bool // this process's namespace
-	mounts []mount
+	mounts mountTable
 }
 
 // allMounts reads the mount table of every mount namespace it can see: its
 // own (/proc/self/mountinfo) first, then one per namespace found through
 // /proc/PID/ns/mnt. A process whose namespace cannot be read has its table
 // read anyway.
-func (s System) allMounts(t *procTable) []nsMounts {
+func (t *procTable) allMounts() []nsMounts {
 	var out []nsMounts
 	seen := map[string]bool{}
-	if ns, err := os.Readlink(s.p("/proc/self/ns/mnt")); err == nil {
+	if ns, err := os.Readlink(t.sys.p("/proc/self/ns/mnt")); err == nil {
 		seen[ns] = true
 	}
-	if ms, err := s.mounts(); err == nil {
+	if ms, err := t.sys.mounts("self"); err == nil {
 		out = append(out, nsMounts{pid: t.self, own: true, mounts: ms})
 	}
-	for _, pid := range s.pids() {
-		ns, err := os.Readlink(s.p(fmt.Sprintf("/proc/%d/ns/mnt", pid)))
+	for _, pid := range pids(t.sys.p("/proc")) {
+		ns, err := os.Readlink(t.sys.p(fmt.Sprintf("/proc/%d/ns/mnt", pid)))
 		if err == nil {
 			if seen[ns] {
 				continue
@@ -240,7 +245,7 @@ func (s System) allMounts(t *procTable) []nsMounts {
 		} else if pid == t.self {
 			continue
 		}
-		ms, err := s.mountinfo(s.p(fmt.Sprintf("/proc/%d/mountinfo", pid)))
+		ms, err := t.sys.mounts(strconv.Itoa(pid))
 		if err != nil {
 			continue
 		}
