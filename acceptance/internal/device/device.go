@@ -1,17 +1,24 @@
-// Package device finds out what a drivequal target is and whether it may be
-// written: it inspects block devices and regular files through sysfs, reads
-// their first and last sectors for partition tables and file-system
-// signatures, refuses unsafe targets, matches a drive's size to a spec
-// capacity and spreads drives over CPUs for cpus_allowed. It also owns the
-// targets for a run (Hold: O_EXCL opens and flocks, so that nothing mounts,
-// formats or claims them meanwhile), discards them through the held
-// descriptors (Holds.Discard) and checks before each destructive step that
-// a target is still the one that was checked (Recheck).
+// Package device finds out what each target of a run is and whether it
+// may be written, and owns it for the run.
 //
-// Inspect, Check and Recheck only read. Hold opens targets for
-// writing but writes nothing; Discard is the only call that changes a
-// target's contents. The package never wipes a signature and never prints;
-// callers decide what a person sees.
+// Inspect describes a block device or regular file from sysfs: its size,
+// identity, NVMe namespace and what a purge of it reaches, and the CPUs
+// local to it (Place spreads the drives over CPUs for cpus_allowed;
+// MatchCapacity names the spec capacity a size is). Check lists every
+// reason not to write the targets at once: mounted, active swap,
+// partitioned, held by device-mapper or md, carrying a partition table or
+// signature (package signature), backing the running system, given twice.
+// Hold owns the targets for a run (O_EXCL opens and flocks, so that nothing
+// mounts, formats or claims them meanwhile) and says who has one it cannot
+// have; Holds.Discard discards them through the held descriptors; Recheck
+// and Gone check before each destructive step that a target is still the
+// one that was checked. PCIePath reads an NVMe controller's PCIe links
+// (package pcie).
+//
+// Inspect, Check and Recheck only read. Hold opens targets for writing but
+// writes nothing; Discard is the only call that changes a target's
+// contents. The package never wipes a signature and never prints; callers
+// decide what a person sees.
 //
 // Sizes are in bytes throughout; GB means 10^9 bytes and MiB 2^20 bytes.
 package device

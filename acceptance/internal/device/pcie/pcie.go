@@ -3,7 +3,9 @@
 //
 // Read walks sysfs (/sys/class/nvme/<ctrl>/device and the PCI functions
 // above it) into a Path, one Hop a link, each as both of its ends report
-// it. It only reads.
+// it; it only reads. The link rules (DegradedLinks, SharedLinks, Bound,
+// ScalingBound) judge the paths of a cell's drives against the link the
+// spec states and the figures measured, and read nothing.
 package pcie
 
 import (
