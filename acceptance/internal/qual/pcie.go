@@ -2,6 +2,7 @@ package qual
 
 import (
 	"github.com/drivequal/drivequal/acceptance/internal/device/pcie"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/specs"
@@ -29,13 +30,13 @@ func (s *Suite) linkDegraded(drives []int) (degraded, unknown string) {
 // linkDegradedOn is linkDegraded on the paths read (pciePaths), judged
 // against the link the spec states.
 func (s *Suite) linkDegradedOn(paths []pcie.Path, drives []int) (degraded, unknown string) {
-	return pcie.DegradedLinks(paths, s.drivePaths(), drives, s.Spec.PCIe.Speed, s.Spec.PCIe.Width)
+	return pcie.DegradedLinks(paths, drivePaths(s.Drives), drives, s.Spec.PCIe.Speed, s.Spec.PCIe.Width)
 }
 
-// drivePaths names the run's drives in the link rules' messages.
-func (s *Suite) drivePaths() []string {
-	out := make([]string, len(s.Drives))
-	for i, d := range s.Drives {
+// drivePaths names drives in the link rules' messages.
+func drivePaths(drives []plan.Drive) []string {
+	out := make([]string, len(drives))
+	for i, d := range drives {
 		out[i] = d.Path
 	}
 	return out
@@ -77,7 +78,7 @@ func (r Replay) shared(test string) []record.SharedLink {
 // sharedLinks lists, on the PCIe paths read (pciePaths), the links two
 // or more of the drives share (pcie.SharedLinks).
 func (s *Suite) sharedLinks(paths []pcie.Path, drives []int) []record.SharedLink {
-	return recordedLinks(pcie.SharedLinks(paths, s.drivePaths(), drives))
+	return recordedLinks(pcie.SharedLinks(paths, drivePaths(s.Drives), drives))
 }
 
 // slowerOf is after with each link that carried less in before as before
