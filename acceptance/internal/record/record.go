@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/device/pcie"
 	"os"
 	"path/filepath"
 	"strings"
@@ -267,9 +268,4 @@ type Link struct {
 // their root port through: Where names it ("switch port 0000:09:00.0"),
 // Speed (GT/s per lane) and Width (lanes) are as it trained, and Drives
 // are the cell's drives below it.
-type SharedLink struct {
-	Where  string   `json:"where"`
-	Speed  float64  `json:"speed_gts"`
-	Width  int      `json:"width"`
-	Drives []string `json:"drives"`
-}
+type SharedLink = pcie.SharedLink

@@ -404,9 +404,7 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	if why := r.warned(before, "before "+owner.Test); why != "" {
 		return evidence.NotMeasured(why, report.CauseCriticalWarning), why
 	}
-	paths := r.pciePaths()
-	linkBefore, unknownBefore := linkDegraded(r.Spec, r.Drives, paths, st.Drives)
-	sharedBefore := sharedLinks(r.Drives, paths, st.Drives)
+	linksBefore := r.readLinks(st.Drives)
 	cpus, cpuBefore := r.allowedCPUs(st.Job), readCPUTimes()
 	start := time.Now()
 	raw := r.Exec.RawPath(owner.Test)
@@ -427,10 +425,8 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	if m.Hot != "" {
 		logf("%s", m.Hot)
 	}
-	paths = r.pciePaths()
-	linkAfter, unknownAfter := linkDegraded(r.Spec, r.Drives, paths, st.Drives)
-	m.Link, m.LinkUnknown = joinDistinct(linkBefore, linkAfter), joinDistinct(unknownBefore, unknownAfter)
-	m.Shared = slowerOf(sharedBefore, sharedLinks(r.Drives, paths, st.Drives))
+	l := around(linksBefore, r.readLinks(st.Drives))
+	m.Link, m.LinkUnknown, m.Shared = l.degraded, l.unknown, l.shared
 	if m.LinkUnknown != "" {
 		logf("%s", m.LinkUnknown)
 	}
@@ -549,18 +545,6 @@ func (r *Runner) paths(drives []int) []string {
 		out[i] = r.Drives[d].Path
 	}
 	return out
-}
-
-// pciePaths reads the PCIe path of every drive of the run (nil for one
-// that has none: a loop device, a file, a fabrics controller).
-func (r *Runner) pciePaths() []device.Path {
-	paths := make([]device.Path, len(r.Drives))
-	for i, d := range r.Drives {
-		if p, ok, err := r.Sys.PCIePath(d.Controller); ok && err == nil {
-			paths[i] = p
-		}
-	}
-	return paths
 }
 
 // allowedCPUs lists the CPUs job's targets may run on (their cpus_allowed),

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device/pcie"
 	"github.com/drivequal/drivequal/acceptance/internal/judge"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
@@ -226,7 +227,11 @@ func (r Run) bounds(cell plan.Cell, m *evidence.Measured, out *fiojob.Output, re
 	if res.Verdict == report.Fail && res.Cause == report.CauseBelowSpec && cell.Kind == report.KindScaling {
 		// Short of the figure through a switch uplink the drives share by
 		// design, which was full: the host's topology bounds the cell.
-		if why := boundBy(m.Shared, w, spec, *res); why != "" {
+		measured := make(map[string]float64, len(res.PerDrive))
+		for _, d := range res.PerDrive {
+			measured[d.Path] = d.Actual
+		}
+		if why := pcie.ScalingBound(m.Shared, w, spec, res.Expected, res.Drives, measured); why != "" {
 			j.Verdict, j.Message = report.Inconclusive, j.Message+"; "+why+
 				": the host's PCIe topology, not the drives, bounds this figure; scale drives that do not share that link to judge them"
 			res.Verdict, res.Cause = report.Inconclusive, report.CausePCIeBound

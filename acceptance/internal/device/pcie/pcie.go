@@ -1,4 +1,12 @@
-package device
+// Package pcie reads and judges the PCIe links from an NVMe controller up
+// to its root port.
+//
+// Read walks sysfs (/sys/class/nvme/<ctrl>/device and the PCI functions
+// above it) into a Path, one Hop a link, each as both of its ends report
+// it; it only reads. The link rules (DegradedLinks, SharedLinks, Bound,
+// ScalingBound) judge the paths of a cell's drives against the link the
+// spec states and the figures measured, and read nothing.
+package pcie
 
 import (
 	"fmt"
@@ -166,48 +174,30 @@ func (p Path) String() string {
 	return s
 }
 
-// Link reads the PCIe link of NVMe controller ctrl ("nvme0") from
-// /sys/class/nvme/<ctrl>/device: current_link_speed, current_link_width,
-// max_link_speed and max_link_width. ok is false for a controller that is
-// not on PCIe (a fabrics controller) or reports no link; a link whose
-// figures sysfs does not know has Unknown set.
-func (s System) Link(ctrl string) (l Link, ok bool, err error) {
-	if ctrl == "" {
-		return Link{}, false, nil
-	}
-	dev, err := filepath.EvalSymlinks(s.p("/sys/class/nvme/" + ctrl + "/device"))
-	if err != nil {
-		return Link{}, false, nil
-	}
-	l, ok, err = readLink(dev)
-	if err != nil {
-		return Link{}, false, fmt.Errorf("%s: %w", ctrl, err)
-	}
-	return l, ok, nil
-}
-
 // pciAddress is a PCI function's directory name in sysfs.
 var pciAddress = regexp.MustCompile(`^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
 
-// PCIePath reads every PCIe link from NVMe controller ctrl up to its root
-// port, walking its sysfs device path (/sys/devices/pci0000:00/
+// Read reads every PCIe link from NVMe controller ctrl up to its root
+// port out of sysfs, the directory /sys is mounted on ("/sys" on the
+// running system), walking the controller's device path (/sys/devices/pci0000:00/
 // 0000:00:01.1/0000:01:00.0/0000:02:04.0/0000:05:00.0: the root port, a
 // switch's upstream and downstream ports, the endpoint). Each PCIe
 // function there that shows a link (current_link_speed) is one end of
 // one: the endpoint and the port above it share the first, a switch's
 // upstream port and the port above the switch the next. ok is false when
-// the controller's own function shows no link (see Link).
-func (s System) PCIePath(ctrl string) (p Path, ok bool, err error) {
+// the controller's own function shows no link: a controller that is not
+// on PCIe (a fabrics controller), or that reports no link.
+func Read(sysfs, ctrl string) (p Path, ok bool, err error) {
 	if ctrl == "" {
 		return nil, false, nil
 	}
-	dev, err := filepath.EvalSymlinks(s.p("/sys/class/nvme/" + ctrl + "/device"))
+	dev, err := filepath.EvalSymlinks(filepath.Join(sysfs, "class", "nvme", ctrl, "device"))
 	if err != nil {
 		return nil, false, nil
 	}
 	var ends []Link
 	for dir := dev; pciAddress.MatchString(filepath.Base(dir)); dir = filepath.Dir(dir) {
-		if !exists(filepath.Join(dir, "current_link_speed")) {
+		if !hasLink(dir) {
 			if len(ends) == 0 {
 				return nil, false, nil
 			}
@@ -272,7 +262,7 @@ func join(low, up Link, own bool) Link {
 // readLink reads the link files of the PCI function in dir; ok is false
 // when it has none.
 func readLink(dir string) (l Link, ok bool, err error) {
-	if !exists(filepath.Join(dir, "current_link_speed")) {
+	if !hasLink(dir) {
 		return Link{}, false, nil
 	}
 	l.PCI = filepath.Base(dir)
@@ -284,7 +274,8 @@ func readLink(dir string) (l Link, ok bool, err error) {
 		{"current_link_speed", &l.Speed, nil}, {"max_link_speed", &l.MaxSpeed, nil},
 		{"current_link_width", nil, &l.Width}, {"max_link_width", nil, &l.MaxWidth},
 	} {
-		v, err := readString(filepath.Join(dir, f.name))
+		b, err := os.ReadFile(filepath.Join(dir, f.name))
+		v := strings.TrimSpace(string(b))
 		if err != nil {
 			if os.IsNotExist(err) && l.Unknown == "" {
 				l.Unknown = fmt.Sprintf("%s of %s is missing", f.name, l.PCI)
@@ -324,4 +315,10 @@ func (h Hop) Describe(below int) string {
 	}
 	return fmt.Sprintf("PCIe link %s x%d at %s (upstream of %d %s) of %s x%d",
 		gts(h.Speed), h.Width, h.Where(), below, drives, gts(h.MaxSpeed), h.MaxWidth)
+}
+
+// hasLink reports whether the PCI function in dir shows a link.
+func hasLink(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "current_link_speed"))
+	return err == nil
 }

@@ -1,4 +1,4 @@
-package device
+package pcie
 
 import (
 	"io/fs"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 type linkTest struct {
@@ -32,30 +34,51 @@ var linkTests = []linkTest{
 	{"", false, Link{}, 0, 0, ""},
 }
 
+// buildTree builds the fake tree ../testdata/NAME (see the format at the
+// top of ../testdata/two-sockets.tree) in a new temporary directory and
+// returns its /sys.
+func buildTree(t testing.TB, name string) string {
+	t.Helper()
+	return filepath.Join(testenv.BuildTree(t, filepath.Join("..", "testdata", name)), "sys")
+}
+
+// endpoint reads the link of NVMe controller ctrl's own PCI function, as
+// that end of the link reports it; ok is false for a controller with none.
+func endpoint(sys, ctrl string) (Link, bool, error) {
+	if ctrl == "" {
+		return Link{}, false, nil
+	}
+	dev, err := filepath.EvalSymlinks(filepath.Join(sys, "class", "nvme", ctrl, "device"))
+	if err != nil {
+		return Link{}, false, nil
+	}
+	return readLink(dev)
+}
+
 func TestLink(t *testing.T) {
 	sys := buildTree(t, "pcie.tree")
 	for _, tt := range linkTests {
-		l, ok, err := sys.Link(tt.ctrl)
+		l, ok, err := endpoint(sys, tt.ctrl)
 		if err != nil || ok != tt.ok || l != tt.want {
-			t.Errorf("Link(%q) = %+v, %v, %v; want %+v, %v", tt.ctrl, l, ok, err, tt.want, tt.ok)
+			t.Errorf("endpoint(%q) = %+v, %v, %v; want %+v, %v", tt.ctrl, l, ok, err, tt.want, tt.ok)
 			continue
 		}
 		if got := l.Degraded(tt.wantSpeed, tt.wantWidth); got != tt.degraded {
-			t.Errorf("Link(%q).Degraded(%v, %d) = %q, want %q", tt.ctrl, tt.wantSpeed, tt.wantWidth, got, tt.degraded)
+			t.Errorf("endpoint(%q).Degraded(%v, %d) = %q, want %q", tt.ctrl, tt.wantSpeed, tt.wantWidth, got, tt.degraded)
 		}
 	}
-	l, _, _ := sys.Link("nvme1")
+	l, _, _ := endpoint(sys, "nvme1")
 	if got, want := l.String(), "16.0 GT/s x2 (of 32.0 GT/s x4)"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
 
 // setLink rewrites the link files of PCI function fn ("0000:01:00.0")
-// under the tree's sys/devices, wherever it is.
-func setLink(t *testing.T, sys System, fn, speed string, width int) {
+// under sys/devices, wherever it is.
+func setLink(t *testing.T, sys string, fn, speed string, width int) {
 	t.Helper()
 	var dir string
-	err := filepath.WalkDir(filepath.Join(sys.Root, "sys", "devices"), func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(sys, "devices"), func(path string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() && d.Name() == fn {
 			dir = path
 			return filepath.SkipAll
@@ -78,13 +101,13 @@ func setLink(t *testing.T, sys System, fn, speed string, width int) {
 // On the 24-drive backplane every drive's path is its own x4 link to a
 // switch's downstream port and the switch's x16 uplink to a root port; at
 // full speed the drive's link is the narrowest and nothing is named.
-func TestPCIePathFullSpeed(t *testing.T) {
+func TestReadFullSpeed(t *testing.T) {
 	sys := buildTree(t, "backplane.tree")
 	for i := 0; i < 24; i++ {
 		ctrl := "nvme" + strconv.Itoa(i)
-		p, ok, err := sys.PCIePath(ctrl)
+		p, ok, err := Read(sys, ctrl)
 		if err != nil || !ok || len(p) != 2 {
-			t.Fatalf("PCIePath(%s) = %+v, %v, %v; want two hops", ctrl, p, ok, err)
+			t.Fatalf("Read(%s) = %+v, %v, %v; want two hops", ctrl, p, ok, err)
 		}
 		if p[0].Role != "endpoint" || p[1].Role != "switch port" || p[1].AboveRole != "root port" {
 			t.Errorf("%s: roles %q above %q, %q above %q", ctrl, p[0].Role, p[0].AboveRole, p[1].Role, p[1].AboveRole)
@@ -104,11 +127,11 @@ func TestPCIePathFullSpeed(t *testing.T) {
 		if got, want := p.String(), "16.0 GT/s x4 (of 16.0 GT/s x4)"; got != want {
 			t.Errorf("%s: String() = %q, want %q", ctrl, got, want)
 		}
-		if l, _, _ := sys.Link(ctrl); l != p[0].Link {
-			t.Errorf("%s: Link() = %+v, the path's first hop %+v", ctrl, l, p[0].Link)
+		if l, _, _ := endpoint(sys, ctrl); l != p[0].Link {
+			t.Errorf("%s: endpoint() = %+v, the path's first hop %+v", ctrl, l, p[0].Link)
 		}
 	}
-	p, _, _ := sys.PCIePath("nvme7")
+	p, _, _ := Read(sys, "nvme7")
 	if got, want := p[1].Where(), "switch port 0000:09:00.0"; got != want || p[1].Above != "0000:00:02.0" {
 		t.Errorf("nvme7's uplink is at %q above %q, want %q above 0000:00:02.0", got, p[1].Above, want)
 	}
@@ -117,14 +140,14 @@ func TestPCIePathFullSpeed(t *testing.T) {
 // A switch uplink that trained at Gen3 x8 is named on the path of each
 // drive below it, as the narrowest link, and no other drive's path
 // changes.
-func TestPCIePathDegradedUplink(t *testing.T) {
+func TestReadDegradedUplink(t *testing.T) {
 	sys := buildTree(t, "backplane.tree")
 	// Both ends of switch 1's uplink read the link.
 	setLink(t, sys, "0000:09:00.0", "8.0", 8)
 	setLink(t, sys, "0000:00:02.0", "8.0", 8)
 	for i := 0; i < 24; i++ {
 		ctrl := "nvme" + strconv.Itoa(i)
-		p, _, err := sys.PCIePath(ctrl)
+		p, _, err := Read(sys, ctrl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +172,7 @@ func TestPCIePathDegradedUplink(t *testing.T) {
 	}
 	// At Gen3 x2 it is the narrowest.
 	setLink(t, sys, "0000:09:00.0", "8.0", 2)
-	p, _, _ := sys.PCIePath("nvme9")
+	p, _, _ := Read(sys, "nvme9")
 	if n, _ := p.Narrowest(); n.Where() != "switch port 0000:09:00.0" || n.Width != 2 {
 		t.Errorf("narrowest %+v, want switch port 0000:09:00.0 at x2", n)
 	}
@@ -157,11 +180,11 @@ func TestPCIePathDegradedUplink(t *testing.T) {
 
 // A root port whose speed reads Unknown leaves that hop unjudged and says
 // so; the drive's own link is still read and judged.
-func TestPCIePathUnknown(t *testing.T) {
+func TestReadUnknown(t *testing.T) {
 	sys := buildTree(t, "backplane.tree")
 	setLink(t, sys, "0000:80:01.0", "Unknown", 16)
 	setLink(t, sys, "0000:81:00.0", "Unknown", 16)
-	p, ok, err := sys.PCIePath("nvme12")
+	p, ok, err := Read(sys, "nvme12")
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
@@ -176,16 +199,16 @@ func TestPCIePathUnknown(t *testing.T) {
 	}
 	// One end known is enough.
 	setLink(t, sys, "0000:80:01.0", "16.0", 16)
-	p, _, _ = sys.PCIePath("nvme12")
+	p, _, _ = Read(sys, "nvme12")
 	if p.Unknown() != "" || p[1].Speed != 16 || p[1].PCI != "0000:81:00.0" {
 		t.Errorf("with the root port's reading: %+v", p[1])
 	}
-	// The endpoint's own link unknown: Link says so instead of hiding it.
+	// The endpoint's own link unknown: readLink says so instead of hiding it.
 	setLink(t, sys, "0000:83:00.0", "Unknown", 4)
 	setLink(t, sys, "0000:82:04.0", "Unknown", 4)
-	l, ok, err := sys.Link("nvme12")
+	l, ok, err := endpoint(sys, "nvme12")
 	if err != nil || !ok || l.Unknown == "" || l.Degraded(32, 4) != "" {
-		t.Errorf("Link = %+v, %v, %v; want it known to be Unknown, not degraded", l, ok, err)
+		t.Errorf("endpoint = %+v, %v, %v; want it known to be Unknown, not degraded", l, ok, err)
 	}
 	if got, want := l.String(), `Unknown (current_link_speed of 0000:83:00.0 reads "Unknown")`; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
@@ -209,39 +232,39 @@ func TestBandwidth(t *testing.T) {
 // A controller on no PCI function (a fabrics controller, whose device
 // link is nvme-fabrics' "ctl") has no PCIe path: ok is false, never an
 // empty path that callers would index.
-func TestPCIePathNotPCI(t *testing.T) {
+func TestReadNotPCI(t *testing.T) {
 	sys := buildTree(t, "pcie.tree")
 	for _, ctrl := range []string{"nvme2", "nvme9", ""} {
-		p, ok, err := sys.PCIePath(ctrl)
+		p, ok, err := Read(sys, ctrl)
 		if err != nil || ok || p != nil {
-			t.Errorf("PCIePath(%q) = %+v, %v, %v; want no path, not ok", ctrl, p, ok, err)
+			t.Errorf("Read(%q) = %+v, %v, %v; want no path, not ok", ctrl, p, ok, err)
 		}
 	}
-	p, ok, err := sys.PCIePath("nvme1")
+	p, ok, err := Read(sys, "nvme1")
 	if err != nil || !ok || len(p) != 1 || p[0].AboveRole != "" {
-		t.Errorf("PCIePath(nvme1) = %+v, %v, %v; want the endpoint's link alone", p, ok, err)
+		t.Errorf("Read(nvme1) = %+v, %v, %v; want the endpoint's link alone", p, ok, err)
 	}
 }
 
 // A port above the drive whose link files cannot be read leaves that hop
 // unknown, naming the failure; the drive's own degraded link is still
 // read and judged, as it was when only the endpoint was read.
-func TestPCIePathUnreadablePort(t *testing.T) {
+func TestReadUnreadablePort(t *testing.T) {
 	sys := buildTree(t, "backplane.tree")
 	setLink(t, sys, "0000:0c:00.0", "16.0", 2)
 	setLink(t, sys, "0000:0a:05.0", "16.0", 2)
 	// The root port's width reads as an error (a directory here; EINVAL
 	// from a config read that fails on a real one).
-	width := filepath.Join(sys.Root, "sys/devices/pci0000:00/0000:00:02.0/current_link_width")
+	width := filepath.Join(sys, "devices/pci0000:00/0000:00:02.0/current_link_width")
 	if err := os.Remove(width); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(width, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p, ok, err := sys.PCIePath("nvme7")
+	p, ok, err := Read(sys, "nvme7")
 	if err != nil || !ok || len(p) != 2 {
-		t.Fatalf("PCIePath(nvme7) = %+v, %v, %v; want two hops", p, ok, err)
+		t.Fatalf("Read(nvme7) = %+v, %v, %v; want two hops", p, ok, err)
 	}
 	if got, want := p[0].Degraded(0, 0), "PCIe link 16.0 GT/s x2 of 16.0 GT/s x4"; got != want {
 		t.Errorf("the drive's own link: %q, want %q", got, want)
@@ -251,16 +274,16 @@ func TestPCIePathUnreadablePort(t *testing.T) {
 		t.Errorf("uplink %+v, want the upstream port's reading", p[1])
 	}
 	// Both ends unreadable: the hop is unknown, and says why.
-	width = filepath.Join(sys.Root, "sys/devices/pci0000:00/0000:00:02.0/0000:09:00.0/current_link_width")
+	width = filepath.Join(sys, "devices/pci0000:00/0000:00:02.0/0000:09:00.0/current_link_width")
 	if err := os.Remove(width); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(width, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p, ok, err = sys.PCIePath("nvme7")
+	p, ok, err = Read(sys, "nvme7")
 	if err != nil || !ok || len(p) != 2 || p[0].Degraded(0, 0) == "" {
-		t.Fatalf("PCIePath(nvme7) = %+v, %v, %v; want two hops, the first degraded", p, ok, err)
+		t.Fatalf("Read(nvme7) = %+v, %v, %v; want two hops, the first degraded", p, ok, err)
 	}
 	if !strings.Contains(p[1].Unknown, "0000:09:00.0") || !strings.Contains(p.Unknown(), "is a directory") {
 		t.Errorf("uplink %+v (%q), want it unknown naming 0000:09:00.0 and the error", p[1], p.Unknown())

@@ -1,4 +1,9 @@
-package device
+// Package signature finds the partition tables and file-system, RAID, LVM
+// and swap signatures on a target, the way blkid -p and wipefs look for
+// them.
+//
+// It only reads; wiping a signature is the caller's to do.
+package signature
 
 import (
 	"bytes"
@@ -9,10 +14,10 @@ import (
 	"sort"
 )
 
-// probeSpan is how much of each end of a target Signatures reads: 1 MiB.
+// probeSpan is how much of each end of a target Find reads: 1 MiB.
 const probeSpan = 1 << 20
 
-// Signatures reports the partition tables and file-system, RAID, LVM and
+// Find reports the partition tables and file-system, RAID, LVM and
 // swap signatures on the target at path, the way blkid -p and wipefs look for
 // them, as "NAME at offset N" (N in bytes from the start of the target), in
 // offset order. It reads only the first and last MiB, opened read-only.
@@ -23,7 +28,7 @@ const probeSpan = 1 << 20
 // 1080 with a plausible block size), xfs, btrfs, swap (page sizes 4, 8, 16
 // and 64 KiB), LVM2_member (LABELONE in sectors 0-3), linux_raid_member (md
 // 0.90, 1.0, 1.1 and 1.2 superblocks), vfat, ntfs and iso9660.
-func Signatures(path string) ([]string, error) {
+func Find(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading signatures: %w", err)

@@ -1,4 +1,4 @@
-package device
+package signature
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // patch is bytes to place at an offset of a test image; a negative offset
@@ -93,12 +95,12 @@ func TestSignatures(t *testing.T) {
 	for _, tt := range signaturesTests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeImage(t, tt.size, tt.patches)
-			got, err := Signatures(path)
+			got, err := Find(path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Signatures mismatch (-want +got):\n%s", diff)
+				t.Errorf("Find mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -116,20 +118,20 @@ func TestSignaturesRandom(t *testing.T) {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := Signatures(path); err != nil || len(got) != 0 {
-			t.Errorf("Signatures(random image %d) = %q, %v, want none", i, got, err)
+		if got, err := Find(path); err != nil || len(got) != 0 {
+			t.Errorf("Find(random image %d) = %q, %v, want none", i, got, err)
 		}
 	}
 }
 
 func TestSignaturesMissing(t *testing.T) {
-	_, err := Signatures(filepath.Join(t.TempDir(), "missing"))
+	_, err := Find(filepath.Join(t.TempDir(), "missing"))
 	if err == nil {
-		t.Error("Signatures(missing file) = nil error")
+		t.Error("Find(missing file) = nil error")
 	}
 }
 
-// wipefsSignatures lists what wipefs finds on path, in Signatures' terms.
+// wipefsSignatures lists what wipefs finds on path, in Find's terms.
 func wipefsSignatures(t *testing.T, path string, size int64) []string {
 	t.Helper()
 	out, err := exec.Command("wipefs", "--no-act", "--json", path).Output()
@@ -179,10 +181,12 @@ var toolImageTests = []toolImageTest{
 	{"ext4 then gpt", [][]string{{"mkfs.ext4", "-q", "-F", "IMG"}, {"<label: gpt\n,,L\n", "sfdisk", "-q", "--wipe", "never", "IMG"}}},
 }
 
-// Signatures agrees with wipefs, offset for offset, on images made by the
+// Find agrees with wipefs, offset for offset, on images made by the
 // real tools.
 func TestSignaturesMatchWipefs(t *testing.T) {
-	needTools(t, "wipefs", "mkfs.ext4", "mkswap", "sfdisk")
+	for tool, pkg := range map[string]string{"wipefs": "util-linux", "mkfs.ext4": "e2fsprogs", "mkswap": "util-linux", "sfdisk": "fdisk"} {
+		testenv.MustHave(t, tool, "apt-get install "+pkg)
+	}
 	const size = 64 << 20
 	for _, tt := range toolImageTests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,13 +215,13 @@ func TestSignaturesMatchWipefs(t *testing.T) {
 			if len(want) == 0 {
 				t.Fatalf("wipefs found nothing on the %s image", tt.name)
 			}
-			got, err := Signatures(path)
+			got, err := Find(path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			slices.Sort(got)
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("Signatures differ from wipefs (-wipefs +Signatures):\n%s", diff)
+				t.Errorf("Find differs from wipefs (-wipefs +Find):\n%s", diff)
 			}
 		})
 	}
@@ -241,7 +245,7 @@ func BenchmarkSignatures(b *testing.B) {
 	}
 	b.SetBytes(2 * probeSpan)
 	for b.Loop() {
-		if _, err := Signatures(path); err != nil {
+		if _, err := Find(path); err != nil {
 			b.Fatal(err)
 		}
 	}
