@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"io"
 	"os"
 	"os/signal"
@@ -21,7 +22,7 @@ import (
 	"github.com/drivequal/drivequal/fiojob"
 )
 
-var flags qual.Flags
+var flags cmdline.Flags
 
 func init() { flags.Register(flag.CommandLine) }
 
@@ -56,7 +57,7 @@ func qualify(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "drivequal:", err)
 		return 2
 	}
-	root, err := qual.ModuleRoot(wd)
+	root, err := cmdline.ModuleRoot(wd)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "drivequal:", err)
 		return 2
@@ -98,7 +99,7 @@ func qualify(m *testing.M) int {
 	// The gate is a test (TestVerdict), and it runs whatever -run selects,
 	// so that go test never prints PASS for a run that exits non-zero.
 	if run := testFlag("test.run"); run != "" {
-		flag.Set("test.run", qual.AlsoRun(run, "TestVerdict"))
+		flag.Set("test.run", cmdline.AlsoRun(run, "TestVerdict"))
 	}
 	code := m.Run()
 	if err := s.WriteReport(); err != nil {

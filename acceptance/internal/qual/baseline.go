@@ -3,6 +3,7 @@ package qual
 import (
 	"context"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,13 +28,13 @@ type BaselineRun struct {
 // setupWithBaseline sets up the run as Setup does, then every -baseline
 // directory as a replay, and refuses when no cell of the run has a match
 // in the baseline, naming both sides.
-func setupWithBaseline(ctx context.Context, cfg *Config, timeout time.Duration, sys device.System, runner fiojob.Runner) (*Run, []error) {
+func setupWithBaseline(ctx context.Context, cfg *cmdline.Config, timeout time.Duration, sys device.System, runner fiojob.Runner) (*Run, []error) {
 	own := *cfg
 	own.Baselines = nil
 	s, errs := Setup(ctx, &own, timeout, sys, runner)
 	var runs []BaselineRun
 	for _, dir := range cfg.Baselines {
-		bc := Config{Spec: cfg.Spec, Replay: dir, Replays: []string{dir}, Report: cfg.Report, Record: filepath.Join(cfg.Report, "raw"),
+		bc := cmdline.Config{Spec: cfg.Spec, Replay: dir, Replays: []string{dir}, Report: cfg.Report, Record: filepath.Join(cfg.Report, "raw"),
 			Precondition: plan.Full, DryRun: true, Root: cfg.Root}
 		b, berrs := (&builder{cfg: &bc, sys: device.System{}, fio: fiojob.Runner{}}).build(ctx, 0)
 		for _, e := range berrs {

@@ -3,8 +3,10 @@ package qual
 import (
 	"context"
 	"flag"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,12 +36,12 @@ func builtinSuite(t *testing.T, n int) (*Suite, []plan.Cell) {
 	for _, d := range p.Drives {
 		paths = append(paths, d.Path)
 	}
-	s := &Suite{Cfg: &Config{Drives: paths}, Spec: p.Spec, Drives: p.Drives, Planner: p, Precondition: plan.Full}
+	s := &Suite{Cfg: &cmdline.Config{Drives: paths}, Spec: p.Spec, Drives: p.Drives, Planner: p, Precondition: plan.Full}
 	return s, s.allCells()
 }
 
 // setupOne is Setup of a run on its own: its one suite, nil when refused.
-func setupOne(t *testing.T, cfg *Config) (*Suite, []error) {
+func setupOne(t *testing.T, cfg *cmdline.Config) (*Suite, []error) {
 	t.Helper()
 	r, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
 	if r == nil {
@@ -219,4 +221,40 @@ func TestBuildVerifiesEveryDriveInTheFirstFill(t *testing.T) {
 	before := len(pl.Steps)
 	s.Planner.AddVerify(&pl, []int{0, 1})
 	require.Len(t, pl.Steps, before, "every drive is read back already")
+}
+
+// The plan, and so the -timeout check that adds it up, holds exactly the
+// cells go test will run: with a top-level "|", those of both
+// alternatives.
+func TestPlanFollowsTopLevelAlternation(t *testing.T) {
+	s, _ := builtinSuite(t, 2)
+	s.Cfg.Run = "TestSingleDrive/1.92TB/4KB_Random_Read$|TestScaling/2_drives/4KB_Random_Read$"
+	replan(s)
+	var measured []string
+	for test := range s.Plan.Measures {
+		measured = append(measured, test)
+	}
+	slices.Sort(measured)
+	want := []string{"TestScaling/2_drives/4KB_Random_Read", "TestSingleDrive/1.92TB/4KB_Random_Read"}
+	if !slices.Equal(measured, want) {
+		t.Errorf("plan of -run=%q measures %q, want %q", s.Cfg.Run, measured, want)
+	}
+	one, _ := builtinSuite(t, 2)
+	one.Cfg.Run = "TestSingleDrive/1.92TB/4KB_Random_Read$"
+	replan(one)
+	if s.Estimate().Total <= one.Estimate().Total {
+		t.Errorf("estimate with both alternatives %s, not more than with one (%s)", s.Estimate().Total, one.Estimate().Total)
+	}
+}
+
+func TestSuggestTimeout(t *testing.T) {
+	for _, tt := range []struct{ est, want time.Duration }{
+		{5 * time.Minute, 10 * time.Minute},
+		{50 * time.Minute, 70 * time.Minute},
+		{3 * time.Hour, 4 * time.Hour},
+	} {
+		if got := suggestTimeout(tt.est); got != tt.want {
+			t.Errorf("suggestTimeout(%s) = %s, want %s", tt.est, got, tt.want)
+		}
+	}
 }

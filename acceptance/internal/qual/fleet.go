@@ -3,6 +3,7 @@ package qual
 import (
 	"context"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,7 +24,7 @@ import (
 // results, each drive named <host>:<path>, and the TestFleet cells. Runs
 // recorded with different specs or fio major versions are refused
 // together, each named.
-func setupFleet(ctx context.Context, cfg *Config) (*Run, []error) {
+func setupFleet(ctx context.Context, cfg *cmdline.Config) (*Run, []error) {
 	top := &Run{Cfg: cfg, Fleet: true, Report: &report.Run{Mode: "replay", Started: time.Now().UTC().Format(time.RFC3339)}}
 	top.out = &reporter{run: top.Report, dir: cfg.Report, dryRun: cfg.DryRun}
 	var errs []error

@@ -2,6 +2,7 @@ package qual
 
 import (
 	"context"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -46,7 +47,7 @@ func pegJobs(t *testing.T, dir, test string, group int) {
 // replayAll replays every cell of dir and returns the results by test.
 func replayAll(t *testing.T, dir string) map[string]report.Result {
 	t.Helper()
-	cfg := &Config{Spec: "solidigm-d7-ps1010", Replay: dir, Replays: []string{dir}, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
+	cfg := &cmdline.Config{Spec: "solidigm-d7-ps1010", Replay: dir, Replays: []string{dir}, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
 	s, errs := setupOne(t, cfg)
 	require.Empty(t, errs)
 	out := map[string]report.Result{}

@@ -3,6 +3,7 @@ package qual
 import (
 	"context"
 	"encoding/json"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,7 +84,7 @@ type lotRun struct {
 // cell, then the lot, as the suite does.
 func judgeLotRun(t *testing.T, specPath string, dirs ...string) (*Run, lotRun) {
 	t.Helper()
-	cfg := &Config{Spec: specPath, SpecGiven: true, Replay: dirs[0], Replays: dirs, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
+	cfg := &cmdline.Config{Spec: specPath, SpecGiven: true, Replay: dirs[0], Replays: dirs, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
 	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
 	require.Empty(t, errs)
 	var suites []*Suite
@@ -214,7 +215,7 @@ func TestLotFleet(t *testing.T) {
 // drives for a zero-failure 95 %/95 % sample; the recording's 6-drive
 // step, and 24 drives of the built-in plan.
 func TestLotDryRun(t *testing.T) {
-	cfg := &Config{Spec: lotSpec(t, false), SpecGiven: true, Replay: filepath.Join(moduleRoot(t), "fixtures", "lot-6-drives"),
+	cfg := &cmdline.Config{Spec: lotSpec(t, false), SpecGiven: true, Replay: filepath.Join(moduleRoot(t), "fixtures", "lot-6-drives"),
 		Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full, DryRun: true}
 	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
 	require.Empty(t, errs)

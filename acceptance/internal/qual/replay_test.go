@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,7 +92,7 @@ func moduleRoot(t *testing.T) string {
 	t.Helper()
 	wd, err := os.Getwd()
 	require.NoError(t, err)
-	root, err := ModuleRoot(wd)
+	root, err := cmdline.ModuleRoot(wd)
 	require.NoError(t, err)
 	return root
 }
@@ -99,7 +100,7 @@ func moduleRoot(t *testing.T) string {
 // replayCell sets up a replay of dir and judges its one cell.
 func replayCell(t *testing.T, dir string) (Outcome, *Suite) {
 	t.Helper()
-	cfg := &Config{Spec: "solidigm-d7-ps1010", Replay: dir, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
+	cfg := &cmdline.Config{Spec: "solidigm-d7-ps1010", Replay: dir, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
 	s, errs := setupOne(t, cfg)
 	require.Empty(t, errs)
 	cells := s.SingleCells()
@@ -187,7 +188,7 @@ func TestReplayHostBound(t *testing.T) {
 // -dry-run of a replay prints what it would judge; it has no plan of
 // steps to print (it once indexed an empty one).
 func TestDryRunOfAReplay(t *testing.T) {
-	cfg := &Config{Spec: "solidigm-d7-ps1010", Replay: recordedRun(t, true), Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full, DryRun: true}
+	cfg := &cmdline.Config{Spec: "solidigm-d7-ps1010", Replay: recordedRun(t, true), Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full, DryRun: true}
 	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
 	require.Empty(t, errs)
 	var b strings.Builder

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"os"
 	"os/exec"
@@ -52,11 +53,11 @@ func needFio(t *testing.T) {
 // interruptedAtSetup starts a live run on drives and stops it before its first
 // cell, as a run killed right after setup leaves its recording: run.json
 // with the drives, the spec and nothing measured.
-func interruptedAtSetup(t *testing.T, spec string, drives []string) *Config {
+func interruptedAtSetup(t *testing.T, spec string, drives []string) *cmdline.Config {
 	t.Helper()
 	needFio(t)
 	rep := t.TempDir()
-	cfg := &Config{Spec: spec, Drives: drives, Destructive: true, Report: rep, Record: filepath.Join(rep, "raw"),
+	cfg := &cmdline.Config{Spec: spec, Drives: drives, Destructive: true, Report: rep, Record: filepath.Join(rep, "raw"),
 		Root: moduleRoot(t), Precondition: plan.Full}
 	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
 	require.Empty(t, errs)
@@ -67,14 +68,14 @@ func interruptedAtSetup(t *testing.T, spec string, drives []string) *Config {
 
 // resumeSetup sets up cfg again with -resume (a dry run: nothing is held
 // or written).
-func resumeSetup(t *testing.T, cfg *Config) (*Suite, []error) {
+func resumeSetup(t *testing.T, cfg *cmdline.Config) (*Suite, []error) {
 	t.Helper()
 	c := *cfg
 	c.Resume, c.DryRun = true, true
 	return setupOne(t, &c)
 }
 
-func editRunJSON(t *testing.T, cfg *Config, edit func(*record.Run)) {
+func editRunJSON(t *testing.T, cfg *cmdline.Config, edit func(*record.Run)) {
 	t.Helper()
 	path := filepath.Join(cfg.Record, "run.json")
 	data, err := os.ReadFile(path)
@@ -175,7 +176,7 @@ func TestResumeRefusals(t *testing.T) {
 		assert.Contains(t, errs[0].Error(), "parsing -drives: drive 2 ("+drives[1]+") is not the drive the interrupted run in "+c.Record+" measured: judged as 64MiB, was 128MiB (-capacity); ")
 	})
 	t.Run("without drives", func(t *testing.T) {
-		f := Flags{Spec: "solidigm-d7-ps1010", Precondition: plan.Full, Resume: true, Report: t.TempDir(), Set: map[string]bool{"resume": true}}
+		f := cmdline.Flags{Spec: "solidigm-d7-ps1010", Precondition: plan.Full, Resume: true, Report: t.TempDir(), Set: map[string]bool{"resume": true}}
 		_, errs := f.Validate(moduleRoot(t))
 		require.Len(t, errs, 1, errText(errs))
 		assert.Equal(t, "parsing -resume: given without -drives: -resume continues a live run on its drives; give the -drives of the interrupted run, or judge its recording with -replay=DIR", errs[0].Error())
@@ -417,7 +418,7 @@ func TestResumeKeptCellReadsEverySidecar(t *testing.T) {
 // writeVerify records a verify pass of drives in cfg's recording as
 // prepare/<name>.json, each drive having read back read[i] of its bytes,
 // and returns it as run.json lists it.
-func writeVerify(t *testing.T, cfg *Config, step int, name string, drives []string, size int64, read []int64) record.Verify {
+func writeVerify(t *testing.T, cfg *cmdline.Config, step int, name string, drives []string, size int64, read []int64) record.Verify {
 	t.Helper()
 	v := record.Verify{Step: step, Name: "verify pass", Raw: "prepare/" + name + ".json"}
 	var groups []map[string]any
@@ -492,7 +493,7 @@ func TestResumeJudgesEachDriveOnItsLastReadBack(t *testing.T) {
 		first := writeVerify(t, cfg, 3, "003-verify", drives, size, []int64{size, size / 2})
 		again := writeVerify(t, cfg, 3, "resume-1/003-verify", drives[1:], size, []int64{size})
 		editRunJSON(t, cfg, func(r *record.Run) { r.Verify = []record.Verify{first, again} })
-		s, errs := setupOne(t, &Config{Spec: spec, Replay: cfg.Record, Replays: []string{cfg.Record}, Report: t.TempDir(), Root: moduleRoot(t)})
+		s, errs := setupOne(t, &cmdline.Config{Spec: spec, Replay: cfg.Record, Replays: []string{cfg.Record}, Report: t.TempDir(), Root: moduleRoot(t)})
 		require.Empty(t, errs)
 		got, why := s.JudgeIntegrity(context.Background(), t.Logf)
 		require.Empty(t, why)

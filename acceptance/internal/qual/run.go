@@ -2,6 +2,7 @@ package qual
 
 import (
 	"errors"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"io"
 	"sync"
 
@@ -13,7 +14,7 @@ import (
 // each host's recorded run of a fleet replay), the runs it is compared
 // with (-baseline) and the report over all of them.
 type Run struct {
-	Cfg  *Config
+	Cfg  *cmdline.Config
 	Spec *specs.Spec
 	// Members are the runs judged: one for a run on its own, each host's
 	// for a fleet replay (-replay=DIR1,DIR2,...), named after the host.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -169,7 +170,7 @@ func testSuite(t *testing.T, spec *specs.Spec, drives []plan.Drive, exec live.Ex
 	for _, d := range drives {
 		paths = append(paths, d.Path)
 	}
-	cfg := &Config{Drives: paths, Record: record, Report: report, Precondition: plan.Full}
+	cfg := &cmdline.Config{Drives: paths, Record: record, Report: report, Precondition: plan.Full}
 	s := newSuite(cfg, spec)
 	s.Report.Mode, s.Drives = "live", drives
 	if monitor == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -31,7 +32,7 @@ import (
 // spec, the drives and their safety, the replay directory and the plan's
 // duration against timeout (0: none). It returns the suite that says what
 // the run will do, and every problem found.
-func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.System, runner fiojob.Runner) (*Run, []error) {
+func Setup(ctx context.Context, cfg *cmdline.Config, timeout time.Duration, sys device.System, runner fiojob.Runner) (*Run, []error) {
 	if len(cfg.Baselines) > 0 {
 		return setupWithBaseline(ctx, cfg, timeout, sys, runner)
 	}
@@ -49,7 +50,7 @@ func Setup(ctx context.Context, cfg *Config, timeout time.Duration, sys device.S
 // builder sets up one run: a live run on drives, or a replay of one
 // recording.
 type builder struct {
-	cfg  *Config
+	cfg  *cmdline.Config
 	sys  device.System
 	fio  fiojob.Runner
 	live bool
@@ -124,7 +125,7 @@ func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []e
 }
 
 // newSuite is a suite judging with spec, before its drives are known.
-func newSuite(cfg *Config, spec *specs.Spec) *Suite {
+func newSuite(cfg *cmdline.Config, spec *specs.Spec) *Suite {
 	s := &Suite{Cfg: cfg, Spec: spec, Precondition: cfg.Precondition, Report: &report.Run{Precondition: cfg.Precondition}, single: map[string]float64{}}
 	s.out = &reporter{run: s.Report, dir: cfg.Report, dryRun: cfg.DryRun}
 	s.useSpec(spec, true)

@@ -3,6 +3,7 @@ package qual
 import (
 	"context"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"slices"
 	"sync"
 
@@ -23,7 +24,7 @@ import (
 // its plan, the evidence its cells are judged from (a live run's runner or
 // a recording's reader) and the report its verdicts go to.
 type Suite struct {
-	Cfg     *Config
+	Cfg     *cmdline.Config
 	Spec    *specs.Spec
 	Drives  []plan.Drive
 	Planner *plan.Planner

@@ -8,6 +8,7 @@ package suiterun
 
 import (
 	"encoding/json"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drivequal/drivequal/acceptance/internal/qual"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
 
@@ -25,7 +25,7 @@ import (
 func Build(t testing.TB, dir string) string {
 	t.Helper()
 	wd, _ := os.Getwd()
-	root, err := qual.ModuleRoot(wd)
+	root, err := cmdline.ModuleRoot(wd)
 	if err != nil {
 		t.Fatal(err)
 	}

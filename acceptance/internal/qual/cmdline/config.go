@@ -1,9 +1,11 @@
-// Package qual runs a qualification: it validates the command line, sets
-// up the suite (the spec, the drives and every safety check), executes the
-// plan (package plan) on the drives or replays a recording (package
-// record), has each cell judged (package judge) and writes the report. The
-// acceptance package only wires it to go test.
-package qual
+// Package cmdline validates the suite's command line into the
+// configuration a run is set up from.
+//
+// Flags are the flags as given; Validate checks each (files, directories,
+// drives, the replay and record directories, go test's -run and -skip
+// patterns, which Config.Selected matches as go test does) and returns
+// every problem found, each naming the flag and the fix.
+package cmdline
 
 import (
 	"errors"

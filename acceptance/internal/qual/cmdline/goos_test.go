@@ -1,4 +1,4 @@
-package qual
+package cmdline
 
 import (
 	"path/filepath"

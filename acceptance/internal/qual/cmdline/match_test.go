@@ -1,4 +1,4 @@
-package qual
+package cmdline
 
 import (
 	"fmt"
@@ -163,30 +163,6 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-// The plan, and so the -timeout check that adds it up, holds exactly the
-// cells go test will run: with a top-level "|", those of both
-// alternatives.
-func TestPlanFollowsTopLevelAlternation(t *testing.T) {
-	s, _ := builtinSuite(t, 2)
-	s.Cfg.Run = "TestSingleDrive/1.92TB/4KB_Random_Read$|TestScaling/2_drives/4KB_Random_Read$"
-	replan(s)
-	var measured []string
-	for test := range s.Plan.Measures {
-		measured = append(measured, test)
-	}
-	slices.Sort(measured)
-	want := []string{"TestScaling/2_drives/4KB_Random_Read", "TestSingleDrive/1.92TB/4KB_Random_Read"}
-	if !slices.Equal(measured, want) {
-		t.Errorf("plan of -run=%q measures %q, want %q", s.Cfg.Run, measured, want)
-	}
-	one, _ := builtinSuite(t, 2)
-	one.Cfg.Run = "TestSingleDrive/1.92TB/4KB_Random_Read$"
-	replan(one)
-	if s.Estimate().Total <= one.Estimate().Total {
-		t.Errorf("estimate with both alternatives %s, not more than with one (%s)", s.Estimate().Total, one.Estimate().Total)
 	}
 }
 

@@ -1,4 +1,4 @@
-package qual
+package cmdline
 
 import (
 	"errors"
@@ -80,18 +80,6 @@ func TestModuleRoot(t *testing.T) {
 	_, err = ModuleRoot(string(filepath.Separator))
 	assert.True(t, err != nil && strings.Contains(err.Error(), "no go.mod"), "ModuleRoot(/) = %v", err)
 	assert.False(t, errors.Is(err, os.ErrNotExist))
-}
-
-func TestSuggestTimeout(t *testing.T) {
-	for _, tt := range []struct{ est, want time.Duration }{
-		{5 * time.Minute, 10 * time.Minute},
-		{50 * time.Minute, 70 * time.Minute},
-		{3 * time.Hour, 4 * time.Hour},
-	} {
-		if got := suggestTimeout(tt.est); got != tt.want {
-			t.Errorf("suggestTimeout(%s) = %s, want %s", tt.est, got, tt.want)
-		}
-	}
 }
 
 // Relative paths are written from the module root, although go test runs

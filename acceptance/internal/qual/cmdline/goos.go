@@ -1,4 +1,4 @@
-package qual
+package cmdline
 
 import (
 	"fmt"
