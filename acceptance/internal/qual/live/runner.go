@@ -13,14 +13,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
-	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
@@ -30,7 +28,6 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/steady"
-	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -74,8 +71,7 @@ type Runner struct {
 	drives    *drives
 	rec       *recorder
 	lines     *lines
-	// warnings are what went wrong keeping the recording after the cells.
-	warnings []string
+	probe     probe
 }
 
 // Resume is what a resumed run takes over from its recording.
@@ -95,6 +91,7 @@ func (r *Runner) init() {
 		r.drives = newDrives(r.Drives, r.Guard, r.Sys)
 		r.rec = &recorder{dir: r.Record}
 		r.lines = &lines{out: r.Progress, plan: &r.Plan, drives: r.Drives}
+		r.probe = probe{sys: &r.Sys, drives: r.Drives, spec: r.Spec, online: r.Planner.Online}
 		if r.Monitor == nil {
 			r.Monitor = NewMonitor(nvme.CLI{}, r.Drives, r.Spec.Health, nil)
 		}
@@ -204,7 +201,7 @@ func (r *Runner) runStep(ctx context.Context, st plan.Step, logf func(string, ..
 	start := time.Now()
 	rec := report.Step{N: st.N, Kind: st.Kind.String(), Name: st.Name, EstimatedSeconds: st.Est.Seconds()}
 	skipped := r.execStep(ctx, &st, logf)
-	rec.Drives = r.paths(st.Drives)
+	rec.Drives = pathsOf(r.Drives, st.Drives)
 	rec.ActualSeconds = time.Since(start).Seconds()
 	rec.Skipped = skipped
 	r.Sink.Step(rec)
@@ -404,8 +401,8 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	if why := r.warned(before, "before "+owner.Test); why != "" {
 		return evidence.NotMeasured(why, report.CauseCriticalWarning), why
 	}
-	linksBefore := r.readLinks(st.Drives)
-	cpus, cpuBefore := r.allowedCPUs(st.Job), readCPUTimes()
+	linksBefore := r.probe.readLinks(st.Drives)
+	cpus, cpuBefore := r.probe.allowedCPUs(st.Job), readCPUTimes()
 	start := time.Now()
 	raw := r.Exec.RawPath(owner.Test)
 	stdout, runErr := r.Exec.Measure(ctx, owner.Test, st.Job, r.watch(st, start, nil, logf))
@@ -425,7 +422,7 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	if m.Hot != "" {
 		logf("%s", m.Hot)
 	}
-	l := around(linksBefore, r.readLinks(st.Drives))
+	l := around(linksBefore, r.probe.readLinks(st.Drives))
 	m.Link, m.LinkUnknown, m.Shared = l.degraded, l.unknown, l.shared
 	if m.LinkUnknown != "" {
 		logf("%s", m.LinkUnknown)
@@ -511,11 +508,13 @@ func (r *Runner) Health(ctx context.Context) ([]evidence.DriveHealth, string) {
 		return out, ""
 	}
 	skips, temps := r.Monitor.skips()
+	// A recording that lost them replays saying no health log was
+	// recorded; the operator is told now.
 	if err := r.rec.update(func(i *record.Run) { i.HealthSkips, i.MaxTempK = skips, temps }); err != nil {
-		r.warn(fmt.Sprintf("rewriting run.json: %v", err))
+		r.lines.progress(nil, "rewriting run.json: %v", err)
 	}
 	if err := r.Monitor.keep(r.Record, false); err != nil {
-		r.warn(fmt.Sprintf("keeping nvme-cli's outputs in %s: %v", r.Record, err))
+		r.lines.progress(nil, "keeping nvme-cli's outputs in %s: %v", r.Record, err)
 	}
 	return out, ""
 }
@@ -524,69 +523,6 @@ func (r *Runner) Health(ctx context.Context) ([]evidence.DriveHealth, string) {
 func (r *Runner) Receipt() ([]evidence.Received, string) {
 	r.init()
 	return r.Monitor.receipt(), ""
-}
-
-func (r *Runner) warn(w string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.warnings = append(r.warnings, w)
-}
-
-// Warnings are what went wrong keeping the recording after the cells.
-func (r *Runner) Warnings() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.warnings)
-}
-
-func (r *Runner) paths(drives []int) []string {
-	out := make([]string, len(drives))
-	for i, d := range drives {
-		out[i] = r.Drives[d].Path
-	}
-	return out
-}
-
-// allowedCPUs lists the CPUs job's targets may run on (their cpus_allowed),
-// or every online CPU when a target is not pinned; nil when unknown.
-func (r *Runner) allowedCPUs(job fiojob.Job) []int {
-	set := map[int]bool{}
-	for _, t := range job.Targets {
-		if t.CPUs == "" {
-			return slices.Clone(r.Planner.Online)
-		}
-		cpus, err := device.ParseCPUList(t.CPUs)
-		if err != nil {
-			return nil
-		}
-		for _, c := range cpus {
-			set[c] = true
-		}
-	}
-	return slices.Sorted(maps.Keys(set))
-}
-
-// readCPUTimes reads /proc/stat; nil when it cannot.
-func readCPUTimes() host.CPUTimes {
-	t, err := host.ReadCPUTimes()
-	if err != nil {
-		return nil
-	}
-	return t
-}
-
-// cpuUse is how busy cpus were between two readings, as the recording
-// keeps it; N 0 when cpus is unknown, Busy -1 when the readings say
-// nothing of them.
-func cpuUse(cpus []int, before, after host.CPUTimes) record.CPU {
-	if len(cpus) == 0 {
-		return record.CPU{}
-	}
-	busy, ok := host.Busy(before, after, cpus)
-	if !ok {
-		busy = -1
-	}
-	return record.CPU{CPUs: device.FormatCPUList(cpus), N: len(cpus), Busy: busy}
 }
 
 // PurgeReach widens a purge of drives (indices into all) to every drive

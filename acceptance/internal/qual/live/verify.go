@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
@@ -28,7 +29,7 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 	}
 	if prep.Raw == "" {
 		// fio did not run at all: nothing was verified.
-		err = fmt.Errorf("preparing %s: %s failed: %w", joinPaths(r.paths(st.Drives)), st.Name, err)
+		err = fmt.Errorf("preparing %s: %s failed: %w", strings.Join(pathsOf(r.Drives, st.Drives), ","), st.Name, err)
 		if ctx.Err() == nil {
 			r.drives.markBroken(st.Drives, report.CausePreparation, "a preparation step", err)
 		}
@@ -71,15 +72,4 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 		}
 	}
 	return ""
-}
-
-func joinPaths(p []string) string {
-	out := ""
-	for i, s := range p {
-		if i > 0 {
-			out += ","
-		}
-		out += s
-	}
-	return out
 }
