@@ -39,3 +39,34 @@ func TestAReadBackFioFailedListsTheCellsUnmeasured(t *testing.T) {
 		require.Contains(t, run.Unmeasured, c.Test, "run.json lists it for a replay")
 	}
 }
+
+// A verify pass is reported when it is read back, whichever test the plan
+// ran it for: a run of the single-drive cells alone (-run without
+// TestIntegrity) still has the drive's read-back in its results, and
+// TestIntegrity judged after it reports the pass once, not twice.
+func TestAReadBackIsReportedOnceWhicheverTestRanIt(t *testing.T) {
+	exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), verify: fixture(t, "error-bs1000.json"), rounds: steadyRounds}
+	s := liveSuite(t, exec)
+	_, err := s.Run(context.Background(), s.SingleCells()[0].Cells[0], t.Logf)
+	require.NoError(t, err)
+	integrity := func() []report.Result {
+		var out []report.Result
+		for _, r := range s.Report.Results {
+			if r.Kind == report.KindIntegrity {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	got := integrity()
+	require.Len(t, got, 1, "the read-back the cell's plan ran is in the results")
+	require.Equal(t, "TestIntegrity/fake.img", got[0].Test)
+	require.Equal(t, report.Fail, got[0].Verdict)
+	require.Equal(t, report.CauseFioFailed, got[0].Cause)
+
+	drives, why := s.JudgeIntegrity(context.Background(), t.Logf)
+	require.Empty(t, why)
+	require.Len(t, drives, 1)
+	require.Equal(t, report.Fail, drives[0].Verdict)
+	require.Len(t, integrity(), 1, "judged again by TestIntegrity, the pass is not reported twice")
+}

@@ -128,6 +128,7 @@ func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []e
 func newSuite(cfg *cmdline.Config, spec *specs.Spec) *Suite {
 	s := &Suite{Cfg: cfg, Spec: spec, Precondition: cfg.Precondition, Report: &report.Run{Precondition: cfg.Precondition}, single: map[string]float64{}}
 	s.out = &reporter{run: s.Report, dir: cfg.Report, dryRun: cfg.DryRun}
+	s.readBacks = &ledger{out: s.out}
 	s.useSpec(spec, true)
 	return s
 }
@@ -216,7 +217,7 @@ func (b *builder) drives(ctx context.Context) []error {
 	s.guard = b.guard
 	b.exec = &live.Fio{Dir: cfg.Record, Runner: b.fio, Ctrls: s.ctrls, Discarder: b.guard}
 	s.runner = &live.Runner{Spec: s.Spec, Drives: s.Drives, Exec: b.exec,
-		Record: cfg.Record, Sys: b.sys, Guard: b.guard, Monitor: monitor, Ctrls: s.ctrls, Sink: s.out}
+		Record: cfg.Record, Sys: b.sys, Guard: b.guard, Monitor: monitor, Ctrls: s.ctrls, Sink: s.out, ReadBack: s.readBacks.judge}
 	s.evidence = s.runner
 	return errs
 }
@@ -308,6 +309,9 @@ func (b *builder) replay() []error {
 func (b *builder) plan() {
 	s := b.s
 	s.Planner = &plan.Planner{Spec: s.Spec, Precondition: s.Precondition, Runtime: s.Cfg.Runtime, Drives: s.Drives, Online: b.online}
+	if s.readBacks != nil {
+		s.readBacks.drives = s.Drives
+	}
 	if !b.live {
 		r := s.reader
 		r.Drives, r.Planner, r.Cells = s.Drives, s.Planner, s.allCells

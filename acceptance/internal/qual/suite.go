@@ -57,8 +57,45 @@ type Suite struct {
 
 	mu     sync.Mutex
 	single map[string]float64 // "capacity/workload" → single-drive actual
-	// integrity is each drive's read-back verdict, for TestIntegrity.
+	// readBacks judges each verify pass once, for TestIntegrity.
+	readBacks *ledger
+}
+
+// ledger judges each verify pass once into the report, and keeps each
+// drive's verdict for TestIntegrity: a live run's as the pass is read
+// back, whichever test the plan ran it for.
+type ledger struct {
+	drives []plan.Drive
+	out    *reporter
+
+	mu        sync.Mutex
+	seen      map[string]bool
 	integrity []verdict.IntegrityDrive
+}
+
+// judge judges rb, unless it was.
+func (l *ledger) judge(rb evidence.ReadBack) {
+	key := fmt.Sprintf("%s\x00%s\x00%d\x00%d", rb.Dir, rb.Pass.Raw, rb.Pass.Step, rb.Pass.Resume)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.seen[key] {
+		return
+	}
+	if l.seen == nil {
+		l.seen = map[string]bool{}
+	}
+	l.seen[key] = true
+	for _, d := range verdict.ReadBack(rb, l.drives) {
+		l.out.add(d.Result)
+		l.integrity = append(l.integrity, d.IntegrityDrive)
+	}
+}
+
+// verdicts are the drives' verdicts judged so far.
+func (l *ledger) verdicts() []verdict.IntegrityDrive {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.integrity)
 }
 
 // Outcome is what a cell's subtest reports.
@@ -177,25 +214,14 @@ func (s *Suite) JudgeIntegrity(ctx context.Context, logf func(string, ...any)) (
 	if why != "" {
 		return nil, why
 	}
-	s.mu.Lock()
-	judged := len(s.integrity) > 0
-	s.mu.Unlock()
-	if !judged {
-		for _, rb := range passes {
-			for _, d := range verdict.ReadBack(rb, s.Drives) {
-				s.out.add(d.Result)
-				s.mu.Lock()
-				s.integrity = append(s.integrity, d.IntegrityDrive)
-				s.mu.Unlock()
-			}
-		}
+	for _, rb := range passes {
+		s.readBacks.judge(rb)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.integrity) == 0 {
+	drives := s.readBacks.verdicts()
+	if len(drives) == 0 {
 		return nil, "no verify pass ran: the run was stopped, or the purge or fill before it failed on every drive (their cells say why)"
 	}
-	return slices.Clone(s.integrity), ""
+	return drives, ""
 }
 
 // JudgeHealth judges every drive's health after the run (a live run reads

@@ -59,12 +59,17 @@ type Runner struct {
 	// Resume, when set, is the recording this run resumes.
 	Resume *Resume
 	Sink   Sink
+	// ReadBack, when set, is given each verify pass to judge as it is read
+	// back, whichever test the plan ran it for (a pass a resumed run takes
+	// over, before the run's own).
+	ReadBack func(evidence.ReadBack)
 	// Progress, when set, is the operator's terminal.
 	Progress io.Writer
 
-	once   sync.Once
-	mu     sync.Mutex
-	cursor int
+	once      sync.Once
+	priorOnce sync.Once
+	mu        sync.Mutex
+	cursor    int
 	// done holds each measured cell's evidence until its subtest judges it.
 	done      map[string]*evidence.Measured
 	readBacks []evidence.ReadBack
@@ -438,6 +443,11 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 func (r *Runner) ReadBacks(ctx context.Context, logf func(string, ...any)) ([]evidence.ReadBack, string) {
 	r.init()
 	prior := r.PriorReadBacks()
+	r.priorOnce.Do(func() {
+		for _, rb := range prior {
+			r.readBack(rb)
+		}
+	})
 	last := -1
 	for i, st := range r.Plan.Steps {
 		if st.Kind == plan.StepVerify {
@@ -523,6 +533,12 @@ func (r *Runner) Health(ctx context.Context) ([]evidence.DriveHealth, string) {
 func (r *Runner) Receipt() ([]evidence.Received, string) {
 	r.init()
 	return r.Monitor.receipt(), ""
+}
+
+func (r *Runner) readBack(rb evidence.ReadBack) {
+	if r.ReadBack != nil {
+		r.ReadBack(rb)
+	}
 }
 
 // PurgeReach widens a purge of drives (indices into all) to every drive

@@ -60,6 +60,7 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 	r.mu.Lock()
 	r.readBacks = append(r.readBacks, rb)
 	r.mu.Unlock()
+	r.readBack(rb)
 	for _, d := range verdict.ReadBack(rb, r.Drives) {
 		switch d.Verdict {
 		case report.Pass:
