@@ -176,7 +176,7 @@ func testSuite(t *testing.T, spec *specs.Spec, drives []plan.Drive, exec live.Ex
 	if monitor == nil {
 		monitor = live.NewMonitor(nvme.CLI{}, drives, spec.Health, nil)
 	}
-	s.runner = &live.Runner{Spec: spec, Drives: drives, Exec: exec, Record: record, Monitor: monitor, Sink: s.out}
+	s.runner = &live.Runner{Spec: spec, Drives: drives, Exec: exec, Record: record, Monitor: monitor, Sink: sink{s.out, s}}
 	s.evidence = s.runner
 	(&builder{cfg: cfg, live: true, s: s}).plan()
 	require.NoError(t, s.start())

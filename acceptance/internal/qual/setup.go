@@ -216,7 +216,7 @@ func (b *builder) drives(ctx context.Context) []error {
 	s.guard = b.guard
 	b.exec = &live.Fio{Dir: cfg.Record, Runner: b.fio, Ctrls: s.ctrls, Discarder: b.guard}
 	s.runner = &live.Runner{Spec: s.Spec, Drives: s.Drives, Exec: b.exec,
-		Record: cfg.Record, Sys: b.sys, Guard: b.guard, Monitor: monitor, Ctrls: s.ctrls, Sink: s.out}
+		Record: cfg.Record, Sys: b.sys, Guard: b.guard, Monitor: monitor, Ctrls: s.ctrls, Sink: sink{s.out, s}}
 	s.evidence = s.runner
 	return errs
 }

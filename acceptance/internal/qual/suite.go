@@ -57,8 +57,10 @@ type Suite struct {
 
 	mu     sync.Mutex
 	single map[string]float64 // "capacity/workload" → single-drive actual
-	// integrity is each drive's read-back verdict, for TestIntegrity.
+	// integrity is each drive's read-back verdict, for TestIntegrity;
+	// readBacks, the verify passes reported (readBackKey).
 	integrity []verdict.IntegrityDrive
+	readBacks map[string]bool
 }
 
 // Outcome is what a cell's subtest reports.
@@ -172,22 +174,15 @@ func (s *Suite) baseline(cell plan.Cell) (float64, error) {
 // JudgeIntegrity judges each drive's last read-back (a live run executes
 // the plan through its last verify pass first) and returns each drive's
 // verdict for TestIntegrity; when there is nothing to judge, it says why.
+// A pass a live run reported when it ended is not reported again.
 func (s *Suite) JudgeIntegrity(ctx context.Context, logf func(string, ...any)) ([]verdict.IntegrityDrive, string) {
 	passes, why := s.evidence.ReadBacks(ctx, logf)
 	if why != "" {
 		return nil, why
 	}
-	s.mu.Lock()
-	judged := len(s.integrity) > 0
-	s.mu.Unlock()
-	if !judged {
-		for _, rb := range passes {
-			for _, d := range verdict.ReadBack(rb, s.Drives) {
-				s.out.add(d.Result)
-				s.mu.Lock()
-				s.integrity = append(s.integrity, d.IntegrityDrive)
-				s.mu.Unlock()
-			}
+	for _, rb := range passes {
+		if !s.readBackReported(rb) {
+			s.reportReadBack(rb, verdict.ReadBack(rb, s.Drives))
 		}
 	}
 	s.mu.Lock()
@@ -196,6 +191,49 @@ func (s *Suite) JudgeIntegrity(ctx context.Context, logf func(string, ...any)) (
 		return nil, "no verify pass ran: the run was stopped, or the purge or fill before it failed on every drive (their cells say why)"
 	}
 	return slices.Clone(s.integrity), ""
+}
+
+// reportReadBack adds the verdicts judged of the verify pass rb to the
+// report and to TestIntegrity's drives: a live run's as the pass ends
+// (whether or not TestIntegrity is selected), a recorded one's when
+// TestIntegrity asks.
+func (s *Suite) reportReadBack(rb evidence.ReadBack, judged []verdict.ReadBackDrive) {
+	s.mu.Lock()
+	if s.readBacks == nil {
+		s.readBacks = map[string]bool{}
+	}
+	s.readBacks[readBackKey(rb)] = true
+	s.mu.Unlock()
+	for _, d := range judged {
+		s.out.add(d.Result)
+		s.mu.Lock()
+		s.integrity = append(s.integrity, d.IntegrityDrive)
+		s.mu.Unlock()
+	}
+}
+
+// readBackReported says whether the verify pass rb is in the report.
+func (s *Suite) readBackReported(rb evidence.ReadBack) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.readBacks[readBackKey(rb)]
+}
+
+// readBackKey names one verify pass of one recording.
+func readBackKey(rb evidence.ReadBack) string {
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%s", rb.Dir, rb.Pass.Resume, rb.Pass.Step, rb.Pass.Raw)
+}
+
+// sink is a live run's live.Sink: the suite's report, and its verify
+// passes reported as each ends.
+type sink struct {
+	*reporter
+	s *Suite
+}
+
+// ReadBack implements live.Sink.
+func (k sink) ReadBack(rb evidence.ReadBack, judged []verdict.ReadBackDrive) {
+	k.s.reportReadBack(rb, judged)
 }
 
 // JudgeHealth judges every drive's health after the run (a live run reads

@@ -31,11 +31,14 @@ import (
 	"github.com/drivequal/drivequal/specs"
 )
 
-// Sink receives what the runner did for the report: each step as it ends
-// and each drive's steady-state verdict.
+// Sink receives what the runner did for the report: each step as it
+// ends, each drive's steady-state verdict, and each verify pass as it
+// ends with its drives' verdicts (reported then, as every result is,
+// whether or not TestIntegrity asks for it later).
 type Sink interface {
 	Step(report.Step)
 	Steady(report.Steady)
+	ReadBack(evidence.ReadBack, []verdict.ReadBackDrive)
 }
 
 // Runner executes a live run's plan.

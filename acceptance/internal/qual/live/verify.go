@@ -60,7 +60,9 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 	r.mu.Lock()
 	r.readBacks = append(r.readBacks, rb)
 	r.mu.Unlock()
-	for _, d := range verdict.ReadBack(rb, r.Drives) {
+	judged := verdict.ReadBack(rb, r.Drives)
+	r.Sink.ReadBack(rb, judged)
+	for _, d := range judged {
 		switch d.Verdict {
 		case report.Pass:
 			logf("step %d: %s", st.N, d.Message)
