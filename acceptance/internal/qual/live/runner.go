@@ -379,8 +379,8 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 		if i == 0 {
 			cpu = &m.CPU
 		}
-		if err := r.rec.sidecars(c.Test, basis, record.Thermal{Throttled: m.Thermal, CriticalWarning: m.Hot},
-			record.Link{Degraded: m.Link, Unknown: m.LinkUnknown, Shared: m.Shared}, cpu); err != nil {
+		for _, err := range r.rec.sidecars(c.Test, basis, record.Thermal{Throttled: m.Thermal, CriticalWarning: m.Hot},
+			record.Link{Degraded: m.Link, Unknown: m.LinkUnknown, Shared: m.Shared}, cpu) {
 			logf("%s: %v", r.Record, err)
 		}
 		shares := ""
