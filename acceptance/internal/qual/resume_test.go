@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"os"
 	"os/exec"
@@ -23,6 +24,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
+	"github.com/drivequal/drivequal/specs"
 )
 
 // sparseDrives makes n sparse regular files of size bytes, the drives of
@@ -559,4 +561,46 @@ func TestResumePlansNothingForADisqualifiedDrive(t *testing.T) {
 			assert.Contains(t, m.NotRun, "returned other data")
 		}
 	}
+}
+
+// A resumed run reports the verify passes it takes over before its own,
+// as TestIntegrity lists them: the drive the interrupted run read back
+// whole first, then the drive read back again now, each once.
+func TestAResumedRunReportsTheReadBacksItTakesOverFirst(t *testing.T) {
+	spec, err := specs.Parse("fake.toml", []byte(fakeSpec))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "raw")
+	const size = 1 << 30
+	drives := []plan.Drive{
+		{Info: device.Info{Path: "/tmp/a.img", Size: size, NUMANode: -1}, Capacity: "1GiB"},
+		{Info: device.Info{Path: "/tmp/b.img", Size: size, NUMANode: -1}, Capacity: "1GiB"},
+	}
+	cfg := &cmdline.Config{Record: rec}
+	again := writeVerify(t, &cmdline.Config{Record: dir}, 3, "again", []string{"/tmp/b.img"}, size, []int64{size})
+	out, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(again.Raw)))
+	require.NoError(t, err)
+	exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), verify: out, rounds: steadyRounds, dir: rec}
+	s := testSuite(t, spec, drives, exec, rec, dir, nil)
+	// Recorded by the interrupted run: a.img read back whole, b.img short.
+	prior := writeVerify(t, cfg, 3, "interrupted-verify", []string{"/tmp/a.img", "/tmp/b.img"}, size, []int64{size, size / 2})
+	var p plan.Plan
+	s.Planner.AddVerify(&p, []int{1})
+	s.runner.Plan = p
+	s.runner.Resume = &live.Resume{Dir: rec, Prior: record.Run{Verify: []record.Verify{prior}}}
+
+	got, why := s.JudgeIntegrity(context.Background(), t.Logf)
+	require.Empty(t, why)
+	var names []string
+	for _, d := range got {
+		names = append(names, d.Name+" "+d.Verdict)
+	}
+	require.Equal(t, []string{"a.img pass", "b.img pass"}, names)
+	var tests []string
+	for _, r := range s.Report.Results {
+		if r.Kind == report.KindIntegrity {
+			tests = append(tests, r.Test+" "+r.Verdict)
+		}
+	}
+	require.Equal(t, []string{"TestIntegrity/a.img pass", "TestIntegrity/b.img pass"}, tests)
 }

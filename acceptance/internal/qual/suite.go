@@ -194,16 +194,21 @@ func (s *Suite) JudgeIntegrity(ctx context.Context, logf func(string, ...any)) (
 }
 
 // reportReadBack adds the verdicts judged of the verify pass rb to the
-// report and to TestIntegrity's drives: a live run's as the pass ends
-// (whether or not TestIntegrity is selected), a recorded one's when
-// TestIntegrity asks.
+// report and to TestIntegrity's drives, once: a live run's as the pass
+// ends (whether or not TestIntegrity is selected), a resumed run's taken
+// over and a replay's when TestIntegrity asks.
 func (s *Suite) reportReadBack(rb evidence.ReadBack, judged []verdict.ReadBackDrive) {
 	s.mu.Lock()
 	if s.readBacks == nil {
 		s.readBacks = map[string]bool{}
 	}
-	s.readBacks[readBackKey(rb)] = true
+	key := readBackKey(rb)
+	again := s.readBacks[key]
+	s.readBacks[key] = true
 	s.mu.Unlock()
+	if again {
+		return // reported once, when the pass ended or was taken over
+	}
 	for _, d := range judged {
 		s.out.add(d.Result)
 		s.mu.Lock()

@@ -441,6 +441,10 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 func (r *Runner) ReadBacks(ctx context.Context, logf func(string, ...any)) ([]evidence.ReadBack, string) {
 	r.init()
 	prior := r.PriorReadBacks()
+	for _, rb := range prior {
+		// Reported before this run's own, which the plan runs next.
+		r.Sink.ReadBack(rb, verdict.ReadBack(rb, r.Drives))
+	}
 	last := -1
 	for i, st := range r.Plan.Steps {
 		if st.Kind == plan.StepVerify {
