@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"os"
@@ -603,4 +604,44 @@ func TestAResumedRunReportsTheReadBacksItTakesOverFirst(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"TestIntegrity/a.img pass", "TestIntegrity/b.img pass"}, tests)
+}
+
+// A replay of a resumed run fails a cell its drive's read-back left
+// unmeasured with the read-back the live run failed it with: the drive's
+// last (the resumption's), not the interrupted run's earlier one, as a
+// replay that judged TestIntegrity first did before.
+func TestReplayFailsAnUnmeasuredCellOnItsDrivesLastReadBack(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	const size = 64 << 20
+	drives := sparseDrives(t, 2, size)
+	cfg := interruptedAtSetup(t, spec, drives)
+	first := writeVerify(t, cfg, 3, "003-verify", drives, size, []int64{size / 2, size})
+	again := writeVerify(t, cfg, 3, "resume-1/003-verify", drives[:1], size, []int64{size / 4})
+	again.Resume = 1
+	const cell0 = "TestSingleDrive/64MiB/4KB_Random_Read"
+	editRunJSON(t, cfg, func(r *record.Run) {
+		r.Verify, r.Unmeasured = []record.Verify{first, again}, []string{cell0}
+	})
+	s, errs := setupOne(t, &cmdline.Config{Spec: spec, Replay: cfg.Record, Replays: []string{cfg.Record}, Report: t.TempDir(), Root: moduleRoot(t)})
+	require.Empty(t, errs)
+	var cell plan.Cell
+	for _, c := range s.allCells() {
+		if c.Test == cell0 {
+			cell = c
+		}
+	}
+	require.Equal(t, []int{0}, cell.Drives, "a cell of the first drive")
+	last := verdict.ReadBack(evidence.ReadBack{Dir: cfg.Record, Pass: again}, s.Drives)
+	require.Len(t, last, 1)
+	require.Equal(t, report.Fail, last[0].Verdict)
+	o, err := s.Run(context.Background(), cell, t.Logf)
+	require.NoError(t, err)
+	assert.Equal(t, report.Fail, o.Result.Verdict)
+	assert.Contains(t, o.Result.Error, last[0].Message, "failed on the drive's last read-back")
+	// TestIntegrity, which go test runs before the cells, judges the same.
+	_, why := s.JudgeIntegrity(context.Background(), t.Logf)
+	require.Empty(t, why)
+	o, err = s.Run(context.Background(), cell, t.Logf)
+	require.NoError(t, err)
+	assert.Contains(t, o.Result.Error, last[0].Message)
 }
