@@ -40,16 +40,18 @@ func TestAReadBackFioFailedListsTheCellsUnmeasured(t *testing.T) {
 	}
 }
 
-// A verify pass is reported when it is read back, whichever test the plan
-// ran it for: a run of the single-drive cells alone (-run without
-// TestIntegrity) still has the drive's read-back in its results, and
-// TestIntegrity judged after it reports the pass once, not twice.
-func TestAReadBackIsReportedOnceWhicheverTestRanIt(t *testing.T) {
+// A verify pass that runs for the cells, with TestIntegrity not selected
+// (-run=TestSingleDrive) or before it asks, is in the report as soon as
+// it ends, as every result is, so that results.json, summary.md and
+// junit.xml name the drive that failed it and where; TestIntegrity then
+// reports it once, not again.
+func TestAReadBackIsReportedWhenItRuns(t *testing.T) {
 	exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), verify: fixture(t, "error-bs1000.json"), rounds: steadyRounds}
 	s := liveSuite(t, exec)
-	_, err := s.Run(context.Background(), s.SingleCells()[0].Cells[0], t.Logf)
+	c := s.SingleCells()[0].Cells[0]
+	_, err := s.Run(context.Background(), c, t.Logf)
 	require.NoError(t, err)
-	integrity := func() []report.Result {
+	integrityResults := func() []report.Result {
 		var out []report.Result
 		for _, r := range s.Report.Results {
 			if r.Kind == report.KindIntegrity {
@@ -58,15 +60,18 @@ func TestAReadBackIsReportedOnceWhicheverTestRanIt(t *testing.T) {
 		}
 		return out
 	}
-	got := integrity()
-	require.Len(t, got, 1, "the read-back the cell's plan ran is in the results")
+	got := integrityResults()
+	require.Len(t, got, 1, "the verify pass that ran for %s is reported when it ends", c.Test)
 	require.Equal(t, "TestIntegrity/fake.img", got[0].Test)
 	require.Equal(t, report.Fail, got[0].Verdict)
 	require.Equal(t, report.CauseFioFailed, got[0].Cause)
+	data, err := os.ReadFile(filepath.Join(s.Cfg.Report, "results.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(data), "TestIntegrity/fake.img", "results.json holds it before TestIntegrity runs")
 
 	drives, why := s.JudgeIntegrity(context.Background(), t.Logf)
 	require.Empty(t, why)
 	require.Len(t, drives, 1)
 	require.Equal(t, report.Fail, drives[0].Verdict)
-	require.Len(t, integrity(), 1, "judged again by TestIntegrity, the pass is not reported twice")
+	require.Len(t, integrityResults(), 1, "TestIntegrity reports the pass once")
 }

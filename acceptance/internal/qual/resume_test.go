@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"os"
 	"os/exec"
@@ -23,6 +25,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
+	"github.com/drivequal/drivequal/specs"
 )
 
 // sparseDrives makes n sparse regular files of size bytes, the drives of
@@ -559,4 +562,86 @@ func TestResumePlansNothingForADisqualifiedDrive(t *testing.T) {
 			assert.Contains(t, m.NotRun, "returned other data")
 		}
 	}
+}
+
+// A resumed run reports the verify passes it takes over before its own,
+// as TestIntegrity lists them: the drive the interrupted run read back
+// whole first, then the drive read back again now, each once.
+func TestAResumedRunReportsTheReadBacksItTakesOverFirst(t *testing.T) {
+	spec, err := specs.Parse("fake.toml", []byte(fakeSpec))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "raw")
+	const size = 1 << 30
+	drives := []plan.Drive{
+		{Info: device.Info{Path: "/tmp/a.img", Size: size, NUMANode: -1}, Capacity: "1GiB"},
+		{Info: device.Info{Path: "/tmp/b.img", Size: size, NUMANode: -1}, Capacity: "1GiB"},
+	}
+	cfg := &cmdline.Config{Record: rec}
+	again := writeVerify(t, &cmdline.Config{Record: dir}, 3, "again", []string{"/tmp/b.img"}, size, []int64{size})
+	out, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(again.Raw)))
+	require.NoError(t, err)
+	exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), verify: out, rounds: steadyRounds, dir: rec}
+	s := testSuite(t, spec, drives, exec, rec, dir, nil)
+	// Recorded by the interrupted run: a.img read back whole, b.img short.
+	prior := writeVerify(t, cfg, 3, "interrupted-verify", []string{"/tmp/a.img", "/tmp/b.img"}, size, []int64{size, size / 2})
+	var p plan.Plan
+	s.Planner.AddVerify(&p, []int{1})
+	s.runner.Plan = p
+	s.runner.Resume = &live.Resume{Dir: rec, Prior: record.Run{Verify: []record.Verify{prior}}}
+
+	got, why := s.JudgeIntegrity(context.Background(), t.Logf)
+	require.Empty(t, why)
+	var names []string
+	for _, d := range got {
+		names = append(names, d.Name+" "+d.Verdict)
+	}
+	require.Equal(t, []string{"a.img pass", "b.img pass"}, names)
+	var tests []string
+	for _, r := range s.Report.Results {
+		if r.Kind == report.KindIntegrity {
+			tests = append(tests, r.Test+" "+r.Verdict)
+		}
+	}
+	require.Equal(t, []string{"TestIntegrity/a.img pass", "TestIntegrity/b.img pass"}, tests)
+}
+
+// A replay of a resumed run fails a cell its drive's read-back left
+// unmeasured with the read-back the live run failed it with: the drive's
+// last (the resumption's), not the interrupted run's earlier one, as a
+// replay that judged TestIntegrity first did before.
+func TestReplayFailsAnUnmeasuredCellOnItsDrivesLastReadBack(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	const size = 64 << 20
+	drives := sparseDrives(t, 2, size)
+	cfg := interruptedAtSetup(t, spec, drives)
+	first := writeVerify(t, cfg, 3, "003-verify", drives, size, []int64{size / 2, size})
+	again := writeVerify(t, cfg, 3, "resume-1/003-verify", drives[:1], size, []int64{size / 4})
+	again.Resume = 1
+	const cell0 = "TestSingleDrive/64MiB/4KB_Random_Read"
+	editRunJSON(t, cfg, func(r *record.Run) {
+		r.Verify, r.Unmeasured = []record.Verify{first, again}, []string{cell0}
+	})
+	s, errs := setupOne(t, &cmdline.Config{Spec: spec, Replay: cfg.Record, Replays: []string{cfg.Record}, Report: t.TempDir(), Root: moduleRoot(t)})
+	require.Empty(t, errs)
+	var cell plan.Cell
+	for _, c := range s.allCells() {
+		if c.Test == cell0 {
+			cell = c
+		}
+	}
+	require.Equal(t, []int{0}, cell.Drives, "a cell of the first drive")
+	last := verdict.ReadBack(evidence.ReadBack{Dir: cfg.Record, Pass: again}, s.Drives)
+	require.Len(t, last, 1)
+	require.Equal(t, report.Fail, last[0].Verdict)
+	o, err := s.Run(context.Background(), cell, t.Logf)
+	require.NoError(t, err)
+	assert.Equal(t, report.Fail, o.Result.Verdict)
+	assert.Contains(t, o.Result.Error, last[0].Message, "failed on the drive's last read-back")
+	// TestIntegrity, which go test runs before the cells, judges the same.
+	_, why := s.JudgeIntegrity(context.Background(), t.Logf)
+	require.Empty(t, why)
+	o, err = s.Run(context.Background(), cell, t.Logf)
+	require.NoError(t, err)
+	assert.Contains(t, o.Result.Error, last[0].Message)
 }

@@ -91,25 +91,26 @@ func (r *recorder) resumptions() int {
 
 // sidecars keeps a cell's findings beside its recording, for a replay to
 // judge it by: the steady-state evidence, the heat, the PCIe links and,
-// with cpu, the load of the CPUs fio ran on.
-func (r *recorder) sidecars(test string, steady []report.Steady, thermal record.Thermal, link record.Link, cpu *record.CPU) error {
-	if len(steady) > 0 {
-		if err := record.WriteJSON(r.dir, test, record.SteadyExt, steady); err != nil {
-			return err
+// with cpu, the load of the CPUs fio ran on. Each is written whatever
+// became of the others; it returns what failed.
+func (r *recorder) sidecars(test string, steady []report.Steady, thermal record.Thermal, link record.Link, cpu *record.CPU) []error {
+	var errs []error
+	write := func(ext string, v any) {
+		if err := record.WriteJSON(r.dir, test, ext, v); err != nil {
+			errs = append(errs, err)
 		}
+	}
+	if len(steady) > 0 {
+		write(record.SteadyExt, steady)
 	}
 	if thermal != (record.Thermal{}) {
-		if err := record.WriteJSON(r.dir, test, record.ThermalExt, thermal); err != nil {
-			return err
-		}
+		write(record.ThermalExt, thermal)
 	}
 	if link.Degraded != "" || link.Unknown != "" || len(link.Shared) > 0 {
-		if err := record.WriteJSON(r.dir, test, record.LinkExt, link); err != nil {
-			return err
-		}
+		write(record.LinkExt, link)
 	}
 	if cpu != nil && cpu.N > 0 {
-		return record.WriteJSON(r.dir, test, record.CPUExt, *cpu)
+		write(record.CPUExt, *cpu)
 	}
-	return nil
+	return errs
 }

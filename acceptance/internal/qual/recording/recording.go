@@ -151,14 +151,26 @@ func (r *Reader) prefetch(ctx context.Context, kind string) {
 func (r *Reader) unusable(cell plan.Cell) (why, cause string) {
 	r.failedOnce.Do(func() {
 		r.failed = map[int]verdict.ReadBackDrive{}
-		for _, rec := range r.Info.Verify {
+		judged := make([][]verdict.ReadBackDrive, len(r.Info.Verify))
+		for i, rec := range r.Info.Verify {
 			out, err := verdict.ReadBackFailures(r.Dir, rec, r.Drives)
 			if err != nil {
 				continue // TestIntegrity says so when selected
 			}
-			for _, f := range out {
-				if _, seen := r.failed[f.Drive]; f.Drive >= 0 && f.Verdict == report.Fail && !seen {
-					r.failed[f.Drive] = f
+			judged[i] = out
+		}
+		// A drive's last read-back first, as the live run (a resumed
+		// one's) failed its cells with it; then any earlier failure.
+		last := verdict.LastReadBack(r.Info.Verify)
+		for _, lastOnly := range []bool{true, false} {
+			for i, out := range judged {
+				for _, f := range out {
+					if lastOnly && !last[i][f.Path] {
+						continue
+					}
+					if _, seen := r.failed[f.Drive]; f.Drive >= 0 && f.Verdict == report.Fail && !seen {
+						r.failed[f.Drive] = f
+					}
 				}
 			}
 		}
