@@ -645,3 +645,33 @@ func TestReplayFailsAnUnmeasuredCellOnItsDrivesLastReadBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, o.Result.Error, last[0].Message)
 }
+
+// A replay fails a cell its drive's read-back left unmeasured even when
+// that read-back's recording no longer reads: the drive failed its
+// verify pass live, and the replay says the recording is bad rather than
+// skipping the cell as never recorded.
+func TestReplayFailsAnUnmeasuredCellWhoseReadBackDoesNotRead(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	const size = 64 << 20
+	drives := sparseDrives(t, 1, size)
+	cfg := interruptedAtSetup(t, spec, drives)
+	pass := writeVerify(t, cfg, 3, "003-verify", drives, size, []int64{size / 2})
+	require.NoError(t, os.Remove(filepath.Join(cfg.Record, filepath.FromSlash(pass.Raw))))
+	const cell0 = "TestSingleDrive/64MiB/4KB_Random_Read"
+	editRunJSON(t, cfg, func(r *record.Run) { r.Verify, r.Unmeasured = []record.Verify{pass}, []string{cell0} })
+	s, errs := setupOne(t, &cmdline.Config{Spec: spec, Replay: cfg.Record, Replays: []string{cfg.Record}, Report: t.TempDir(), Root: moduleRoot(t)})
+	require.Empty(t, errs)
+	for _, c := range s.allCells() {
+		if c.Test != cell0 {
+			continue
+		}
+		o, err := s.Run(context.Background(), c, t.Logf)
+		require.NoError(t, err)
+		require.Empty(t, o.Skip, "not skipped as never recorded")
+		assert.Equal(t, report.Fail, o.Result.Verdict)
+		assert.Equal(t, report.CauseBadRecording, o.Result.Cause, o.Result.Error)
+		assert.Contains(t, o.Result.Error, "failed the verify pass")
+		return
+	}
+	t.Fatalf("no cell %s", cell0)
+}

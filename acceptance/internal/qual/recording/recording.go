@@ -153,11 +153,10 @@ func (r *Reader) unusable(cell plan.Cell) (why, cause string) {
 		r.failed = map[int]verdict.ReadBackDrive{}
 		judged := make([][]verdict.ReadBackDrive, len(r.Info.Verify))
 		for i, rec := range r.Info.Verify {
-			out, err := verdict.ReadBackFailures(r.Dir, rec, r.Drives)
-			if err != nil {
-				continue // TestIntegrity says so when selected
-			}
-			judged[i] = out
+			// Judged as the live run judged it when it ran: a recording
+			// that does not read fails its drives (bad recording), as
+			// TestIntegrity fails them.
+			judged[i] = verdict.ReadBack(evidence.ReadBack{Dir: r.Dir, Pass: rec}, r.Drives)
 		}
 		// A drive's last read-back first, as the live run (a resumed
 		// one's) failed its cells with it; then any earlier failure.
