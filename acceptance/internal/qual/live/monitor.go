@@ -229,7 +229,12 @@ func (m *Monitor) resumed(dir string) {
 			continue
 		}
 		if l, err := nvme.ParseSmartLog(data); err == nil {
+			m.mu.Lock()
+			// The recording keeps the interrupted run's log as read on
+			// receipt: the one written back after the run too.
 			m.health[i].Before = l
+			m.raw[fmt.Sprintf("%d.before", i)] = data
+			m.mu.Unlock()
 		}
 	}
 }
