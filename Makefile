@@ -127,7 +127,7 @@ fuzz:
 # bench: the parser and report benchmarks, and one cell through the suite
 # against the same fio job run bare (the harness's overhead around fio).
 bench: deps
-	$(GO) test -run='^$$' -bench=. -benchmem ./fiojob ./specs ./acceptance/internal/report ./acceptance/internal/device
+	$(GO) test -run='^$$' -bench=. -benchmem ./fiojob ./specs ./acceptance/internal/report ./acceptance/internal/device/...
 	$(GO) test -run='^$$' -bench=Cell -benchtime=5x ./acceptance/internal/e2e
 	$(GO) test -run='^$$' -bench=. -benchmem ./acceptance/internal/fleet
 	$(GO) test -run='^$$' -bench=FleetReplay -benchtime=1x ./acceptance/internal/e2e

@@ -12,6 +12,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/health"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
 
@@ -102,10 +103,10 @@ func scaling(t *testing.T, s *qual.Suite) {
 // host's drive meets the spec and the drives agree within the fleet
 // tolerance, naming each outlier by host, path and serial.
 func TestFleet(t *testing.T) {
-	if len(suite.Members) == 0 {
+	if !run.Fleet {
 		t.Skip("one run: give -replay=DIR1,DIR2,... to judge several hosts' runs as one fleet")
 	}
-	cells := suite.JudgeFleet()
+	cells := run.JudgeFleet()
 	var capacities []string
 	for _, c := range cells {
 		if !slices.Contains(capacities, c.Capacity) {
@@ -141,10 +142,10 @@ func TestFleet(t *testing.T) {
 // every drive of each host's largest scaling step, or, for a capacity
 // without scaling, the single-drive cells of a fleet's hosts.
 func TestLot(t *testing.T) {
-	if suite.Spec == nil || suite.Spec.Lot == nil {
+	if run.Spec == nil || run.Spec.Lot == nil {
 		t.Skip("no [lot] table in the spec: add one (coverage, confidence) to judge the lot the drives come from")
 	}
-	cells := suite.JudgeLot()
+	cells := run.JudgeLot()
 	var capacities []string
 	for _, c := range cells {
 		if !slices.Contains(capacities, c.Result.Capacity) {
@@ -178,7 +179,7 @@ func TestLot(t *testing.T) {
 // a file) is skipped, saying why.
 func TestHealth(t *testing.T) {
 	eachRun(t, healthOf)
-	if err := suite.WriteReport(); err != nil {
+	if err := run.WriteReport(); err != nil {
 		t.Error(err)
 	}
 }
@@ -189,9 +190,6 @@ func healthOf(t *testing.T, s *qual.Suite) {
 		t.Skip(why)
 	}
 	checkDrives(t, drives)
-	if err := s.WriteReport(); err != nil {
-		t.Error(err)
-	}
 }
 
 // TestVerdict is the gate, judged last: TestVerdict/<gate> for each
@@ -200,9 +198,9 @@ func healthOf(t *testing.T, s *qual.Suite) {
 // the exit status and the closing line. TestMain runs it whatever -run
 // selects.
 func TestVerdict(t *testing.T) {
-	gates := suite.Report.Gates()
+	gates := run.Report.Gates()
 	if len(gates) == 0 {
-		t.Fatal(suite.Report.ClosingLine())
+		t.Fatal(run.Report.ClosingLine())
 	}
 	for _, g := range gates {
 		t.Run(g.Name, func(t *testing.T) {
@@ -219,7 +217,7 @@ func TestVerdict(t *testing.T) {
 }
 
 // checkDrives runs each drive's checks as subtests <drive>/<check>.
-func checkDrives(t *testing.T, drives []qual.HealthDrive) {
+func checkDrives(t *testing.T, drives []verdict.HealthDrive) {
 	for _, d := range drives {
 		t.Run(d.Name, func(t *testing.T) {
 			if d.Skip != "" {
@@ -241,14 +239,14 @@ func checkDrives(t *testing.T, drives []qual.HealthDrive) {
 	}
 }
 
-// eachRun runs f on the suite, or on each host's run of a fleet replay
-// in a subtest named after the host.
+// eachRun runs f on the run's suite, or on each host's run of a fleet
+// replay in a subtest named after the host.
 func eachRun(t *testing.T, f func(*testing.T, *qual.Suite)) {
-	if len(suite.Members) == 0 {
-		f(t, suite)
+	if !run.Fleet {
+		f(t, run.Members[0].Suite)
 		return
 	}
-	for _, m := range suite.Members {
+	for _, m := range run.Members {
 		t.Run(m.Name, func(t *testing.T) { f(t, m.Suite) })
 	}
 }
@@ -301,10 +299,10 @@ func stopReason(err error) string {
 // [baseline] tolerance, and is skipped as not comparable when a side's
 // figure was bound by something other than the drive.
 func TestBaseline(t *testing.T) {
-	if len(suite.Baselines) == 0 {
+	if len(run.Baselines) == 0 {
 		t.Skip("no -baseline: give -baseline=DIR,... to compare this run with recorded runs")
 	}
-	cells := suite.JudgeBaseline(runCtx)
+	cells := run.JudgeBaseline(runCtx)
 	var groups []string
 	for _, c := range cells {
 		if g := strings.Split(c.Test, "/")[1]; !slices.Contains(groups, g) {

@@ -1,6 +1,8 @@
-// Package acceptance is drivequal's qualification suite. Its tests are the
-// verdicts: TestSingleDrive/<capacity>/<workload> judges one drive against
-// the spec's cell, TestScaling/<N>_drives/<workload> judges N drives against
+// Package acceptance is drivequal's qualification suite, whose tests are
+// the verdicts on the drives given or on a recording replayed.
+//
+// TestSingleDrive/<capacity>/<workload> judges one drive against the
+// spec's cell, TestScaling/<N>_drives/<workload> judges N drives against
 // N × one. With no flags it replays the spec's recorded outputs.
 //
 //	go test ./acceptance -count=1 -timeout=12h -args -drives=/dev/nvme0n1 -destructive

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"io"
 	"os"
 	"os/signal"
@@ -21,12 +22,12 @@ import (
 	"github.com/drivequal/drivequal/fiojob"
 )
 
-var flags qual.Flags
+var flags cmdline.Flags
 
 func init() { flags.Register(flag.CommandLine) }
 
-// suite is the run set up by TestMain; nil only when TestMain refused.
-var suite *qual.Suite
+// run is what TestMain set up; nil only when TestMain refused.
+var run *qual.Run
 
 // runCtx ends on Ctrl-C, SIGTERM or shortly before the test deadline, so
 // every fio is stopped and the report written before go test gives up.
@@ -35,10 +36,10 @@ var runCtx context.Context
 func TestMain(m *testing.M) {
 	flag.Parse()
 	flags.Given(flag.CommandLine)
-	os.Exit(run(m))
+	os.Exit(qualify(m))
 }
 
-func run(m *testing.M) int {
+func qualify(m *testing.M) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	timeout := testTimeout()
@@ -56,7 +57,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "drivequal:", err)
 		return 2
 	}
-	root, err := qual.ModuleRoot(wd)
+	root, err := cmdline.ModuleRoot(wd)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "drivequal:", err)
 		return 2
@@ -67,6 +68,7 @@ func run(m *testing.M) int {
 	s, more := qual.Setup(ctx, cfg, timeout, device.System{}, fiojob.Runner{})
 	errs = append(errs, more...)
 	if len(errs) == 0 {
+		s.Progress = operator()
 		if err := s.Start(); err != nil {
 			errs = append(errs, err)
 		}
@@ -93,12 +95,11 @@ func run(m *testing.M) int {
 		fmt.Fprintf(operator(), "drivequal: plan (estimated %s; -dry-run shows the fio job files):\n%s\n",
 			est.Total.Round(time.Second), strings.Join(est.Lines, "\n"))
 	}
-	s.Progress = operator()
-	suite = s
+	run = s
 	// The gate is a test (TestVerdict), and it runs whatever -run selects,
 	// so that go test never prints PASS for a run that exits non-zero.
 	if run := testFlag("test.run"); run != "" {
-		flag.Set("test.run", qual.AlsoRun(run, "TestVerdict"))
+		flag.Set("test.run", cmdline.AlsoRun(run, "TestVerdict"))
 	}
 	code := m.Run()
 	if err := s.WriteReport(); err != nil {

@@ -1,5 +1,8 @@
-// Package fiojob builds fio job files, runs fio as a child process and parses
-// and aggregates what it prints. Building a job file never starts a process.
+// Package fiojob is how drivequal uses fio, from the job file it writes to
+// the figures it reads from fio's output.
+//
+// It builds fio job files, runs fio as a child process and parses and
+// aggregates what it prints. Building a job file never starts a process.
 package fiojob
 
 import "time"

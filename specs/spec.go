@@ -1,7 +1,10 @@
-// Package specs loads drive specs: a drive model's published figures
-// (capacity × workload → IOPS, MB/s or latency, and latency limits), the
-// health a drive must keep, and the method used to measure them, written
-// as TOML. Built-in specs are embedded and loadable by name.
+// Package specs loads drive specs, the TOML files that say what a drive
+// model must deliver and how it is measured.
+//
+// A spec holds a drive model's published figures (capacity × workload →
+// IOPS, MB/s or latency, and latency limits), the health a drive must
+// keep, and the method used to measure them. Built-in specs are embedded
+// and loadable by name.
 package specs
 
 import "time"

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
 )
 
 // Chart writes ChartSVG's chart of rows to path, atomically, creating its
@@ -96,13 +97,13 @@ func ChartSVG(rows []report.Result, group string) ([]byte, error) {
 		xys plotter.XYs
 		col color.Color
 		leg string
-	}{{basePts, baselineColor, "baseline"}, {thisPts, report.MeasuredColor, "this run"}, {flagged, report.FlaggedColor, "this run, regressed"}} {
-		if err := report.Dots(p, set.xys, set.col, set.leg); err != nil {
+	}{{basePts, baselineColor, "baseline"}, {thisPts, chart.MeasuredColor, "this run"}, {flagged, chart.FlaggedColor, "this run, regressed"}} {
+		if err := chart.Dots(p, set.xys, set.col, set.leg); err != nil {
 			return nil, err
 		}
 	}
 	top := float64(n) - 0.4
-	median, err := report.ReferenceLine(plotter.XYs{{X: 1, Y: -0.6}, {X: 1, Y: top}})
+	median, err := chart.ReferenceLine(plotter.XYs{{X: 1, Y: -0.6}, {X: 1, Y: top}})
 	if err != nil {
 		return nil, err
 	}
@@ -113,15 +114,15 @@ func ChartSVG(rows []report.Result, group string) ([]byte, error) {
 		limit = 1 + tol
 	}
 	if tol > 0 {
-		tl, err := report.ReferenceLine(plotter.XYs{{X: limit, Y: -0.6}, {X: limit, Y: top}})
+		tl, err := chart.ReferenceLine(plotter.XYs{{X: limit, Y: -0.6}, {X: limit, Y: top}})
 		if err != nil {
 			return nil, err
 		}
-		tl.Color = report.FlaggedColor
+		tl.Color = chart.FlaggedColor
 		tl.Width = vg.Points(1)
 		p.Add(tl)
 		p.Legend.Add(fmt.Sprintf("tolerance (%s %%)", pct(tol)), tl)
 		lo, hi = min(lo, limit), max(hi, limit)
 	}
-	return report.RowsSVG(p, lo, hi, labels, 0.5)
+	return chart.RowsSVG(p, lo, hi, labels, 0.5)
 }

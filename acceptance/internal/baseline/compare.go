@@ -1,10 +1,12 @@
 // Package baseline compares a run with earlier runs of the same cells (the
-// -baseline recordings), the way benchstat compares two sets of
-// benchmark results: each side is a sample of figures, one per drive per
-// recorded run; the centre is the median; the difference is tested with
-// the Mann–Whitney U test (golang.org/x/perf's benchmath, as benchstat
-// uses it) for the changes within the tolerance; a median drop larger
-// than the tolerance is a regression whatever the test says.
+// -baseline recordings), the way benchstat compares two sets of benchmark
+// results.
+//
+// Each side is a sample of figures, one per drive per recorded run; the
+// centre is the median; the difference is tested with the Mann–Whitney U
+// test (golang.org/x/perf's benchmath, as benchstat uses it) for the
+// changes within the tolerance; a median drop larger than the tolerance is
+// a regression whatever the test says.
 //
 // The package only judges values: it never reads recordings, runs a
 // process or prints. Chart is the one function that writes a file.

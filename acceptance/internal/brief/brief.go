@@ -1,13 +1,14 @@
 // Package brief reconstructs the replay fixtures of the Solidigm D7-PS1010
-// spec from the figures its performance brief publishes: for every cell of
-// the brief's tables (and its 24-drive scaling totals) it writes the JSON fio
-// 3.28 would print for a 60 s run that measured exactly that figure.
+// spec from the figures its performance brief publishes.
 //
-// The figures live in a data file (fixtures/solidigm-d7-ps1010/brief.toml);
-// the workloads (rw, bs, iodepth, numjobs, rwmixread, runtime) come from the
-// built-in spec, so the fixtures describe the runs the suite would start.
-// Nothing here is a measurement: fixtures made by this package say so in
-// run.json ("reconstructed": true) and in their README.
+// For every cell of the brief's tables (and its 24-drive scaling totals)
+// it writes the JSON fio 3.28 would print for a 60 s run that measured
+// exactly that figure. The figures live in a data file
+// (fixtures/solidigm-d7-ps1010/brief.toml); the workloads (rw, bs,
+// iodepth, numjobs, rwmixread, runtime) come from the built-in spec, so
+// the fixtures describe the runs the suite would start. Nothing here is a
+// measurement: fixtures made by this package say so in run.json
+// ("reconstructed": true) and in their README.
 package brief
 
 import (

@@ -1,18 +1,16 @@
 package device
 
 import (
-	"bufio"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
-
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device/signature"
 )
 
 // Options are what the operator allowed on the command line.
@@ -36,22 +34,10 @@ func (r Refusal) Error() string {
 	return r.Path + ": " + r.Reason + "; " + r.Fix
 }
 
-// devnum is a block device number.
-type devnum struct{ major, minor uint32 }
-
-func (d devnum) String() string { return fmt.Sprintf("%d:%d", d.major, d.minor) }
-
-// mount is one line of mountinfo.
-type mount struct {
-	dev    devnum
-	point  string
-	source string
-}
-
 // Check lists every reason not to write the targets, all at once, before
 // anything is written; nil means all may be written. It reads sysfs,
 // /proc/self/mountinfo, /proc/swaps and the targets' first and last MiB
-// (see Signatures), and writes nothing.
+// (see signature.Find), and writes nothing.
 //
 // A target is refused when -destructive is not given (a block device, or a
 // non-empty regular file); when it is read-only; when it or one of its
@@ -63,137 +49,155 @@ type mount struct {
 // already given under another name; and when it is neither a block device
 // nor a regular file.
 func (s System) Check(infos []Info, opt Options) []Refusal {
-	var out []Refusal
-	refuse := func(in Info, reason, fix string) {
-		out = append(out, Refusal{Path: in.Path, Reason: reason, Fix: fix})
-	}
-
-	mounts, mountErr := s.mounts()
-	swaps, swapErr := s.swaps()
-	system := s.systemDevices(mounts)
-	seen := map[string]string{} // identity -> path of the first target with it
-
+	c := &check{sys: s, opt: opt, seen: map[string]string{}}
+	c.mounts, c.mountErr = s.mounts("self")
+	c.swaps, c.swapErr = s.swaps()
+	c.system = c.mounts.systemDevices()
 	for _, in := range infos {
-		name := in.Resolved
-		if name == "" {
-			name = in.Path
-		}
-		if !s.stillSame(in, refuse) {
-			continue
-		}
+		c.target(in)
+	}
+	return c.out
+}
 
-		// Duplicates: same device number, same file (path or inode), or a
-		// loop device together with its backing file.
-		ids := s.identities(in)
-		for _, id := range ids {
-			if first, ok := seen[id]; ok {
-				if strings.HasPrefix(id, "dev:") || !in.Block || in.NSID == 0 {
-					refuse(in, fmt.Sprintf("is the same target as %s, given earlier", first),
-						"remove the duplicate from -drives")
-				} else {
-					refuse(in, fmt.Sprintf("is the same NVMe namespace as %s, given earlier, through another controller (%s)", first, namespaceID(in, id)),
-						"give each namespace once: remove "+in.Path+" from -drives")
-				}
-				break
-			}
-		}
-		for _, id := range ids {
-			if _, ok := seen[id]; !ok {
-				seen[id] = in.Path
-			}
-		}
+// check is one Check of a run's targets: what it read once for all of
+// them, what it has seen so far, and the refusals.
+type check struct {
+	sys System
+	opt Options
 
-		if !opt.Destructive && (in.Block || in.Size > 0) {
-			what := "block device"
-			if !in.Block {
-				what = fmt.Sprintf("non-empty file (%d bytes)", in.Size)
-			}
-			refuse(in, "-destructive not given: writing would destroy the data on this "+what,
-				"add -destructive if everything on "+name+" may be destroyed")
-		}
-		if in.ReadOnly {
-			refuse(in, "is read-only", "choose a writable device (or make it writable: blockdev --setrw "+shellQuote(name)+")")
-		}
-		if in.Block && in.Zoned != "" {
-			refuse(in, "is a zoned device (queue/zoned: "+in.Zoned+"): it takes writes only at each zone's write pointer, so the fill and random writes would fail",
-				"give a conventional namespace (zoned \"none\"); a zoned namespace cannot be qualified against a conventional drive's spec")
-		}
-		if in.Block {
-			if disk, n, ok := s.partitionOf(in.Name); ok {
-				refuse(in, fmt.Sprintf("is partition %d of /dev/%s; a purge erases the whole disk", n, disk),
-					"give /dev/"+disk+" (and nothing else on it) instead")
-			}
-		}
+	mounts   mountTable
+	mountErr error
+	swaps    swapTable
+	swapErr  error
+	// system are the devices that back the running system (see
+	// mountTable.systemDevices).
+	system map[devnum]string
+	// seen maps each identity to the path of the first target with it.
+	seen map[string]string
 
-		var parts []string
-		devs := map[devnum]string{}
-		if in.Block {
-			parts = s.partitions(in.Name)
-			devs[devnum{in.Major, in.Minor}] = in.Name
-			for _, p := range parts {
-				if maj, min, err := readDev(filepath.Join(s.partDir(in.Name, p), "dev")); err == nil {
-					devs[devnum{maj, min}] = p
-				}
-			}
-		}
+	out []Refusal
+}
 
-		if in.Block {
-			if mountErr != nil {
-				refuse(in, "cannot tell whether it is mounted: "+mountErr.Error(), "make /proc/self/mountinfo readable (run on Linux with /proc mounted)")
-			} else if where, points := mountedAt(s, mounts, devs); len(where) > 0 {
-				fix := "unmount it (umount " + shellQuote(points[0]) + ") or choose another device"
-				if _, ok := system[devnum{in.Major, in.Minor}]; ok {
-					fix = "choose another device"
-				}
-				refuse(in, "is mounted: "+strings.Join(where, ", "), fix)
-			}
-			if len(parts) > 0 {
-				refuse(in, "has partitions: "+strings.Join(parts, ", "),
-					"choose another device, or delete the partitions (after checking with `wipefs "+shellQuote(name)+"` that nothing on them is needed)")
-			}
-			if holders := s.holders(in.Name, parts); len(holders) > 0 {
-				refuse(in, "is in use by "+strings.Join(holders, ", "),
-					"stop what holds it (dmsetup remove, mdadm --stop, vgchange -an) or choose another device")
-			}
-			if via, ok := system[devnum{in.Major, in.Minor}]; ok {
-				refuse(in, "backs the running system: "+via,
-					"choose another device; this one holds the root or boot file system")
-			}
-		}
+func (c *check) refuse(in Info, reason, fix string) {
+	c.out = append(c.out, Refusal{Path: in.Path, Reason: reason, Fix: fix})
+}
 
-		if swapErr != nil {
-			refuse(in, "cannot tell whether it is active swap: "+swapErr.Error(), "make /proc/swaps readable")
-		} else if on := s.swapOn(in, swaps, devs); len(on) > 0 {
-			refuse(in, "is active swap: "+strings.Join(on, ", "),
-				"turn the swap off (swapoff "+shellQuote(on[0])+") or choose another device")
-		}
+// target checks one target, after those before it.
+func (c *check) target(in Info) {
+	name := in.Resolved
+	if name == "" {
+		name = in.Path
+	}
+	if !c.stillSame(in) {
+		return
+	}
 
-		if in.Block || in.Size > 0 {
-			sigs, err := Signatures(s.p(name))
-			switch {
-			case err != nil:
-				refuse(in, "cannot read it to look for partition tables and file systems: "+err.Error(),
-					"run as root, or check that "+name+" is readable")
-			case len(sigs) > 0 && !opt.WipeSignatures:
-				refuse(in, "has a partition table or file-system signature: "+strings.Join(sigs, ", "),
-					"-wipe-signatures, after checking with `wipefs "+shellQuote(name)+"` that nothing on it is needed")
+	// Duplicates: same device number, same file (path or inode), or a
+	// loop device together with its backing file.
+	ids := c.identities(in)
+	for _, id := range ids {
+		if first, ok := c.seen[id]; ok {
+			if strings.HasPrefix(id, "dev:") || !in.Block || in.NSID == 0 {
+				c.refuse(in, fmt.Sprintf("is the same target as %s, given earlier", first),
+					"remove the duplicate from -drives")
+			} else {
+				c.refuse(in, fmt.Sprintf("is the same NVMe namespace as %s, given earlier, through another controller (%s)", first, namespaceID(in, id)),
+					"give each namespace once: remove "+in.Path+" from -drives")
 			}
+			break
 		}
 	}
-	return out
+	for _, id := range ids {
+		if _, ok := c.seen[id]; !ok {
+			c.seen[id] = in.Path
+		}
+	}
+
+	if !c.opt.Destructive && (in.Block || in.Size > 0) {
+		what := "block device"
+		if !in.Block {
+			what = fmt.Sprintf("non-empty file (%d bytes)", in.Size)
+		}
+		c.refuse(in, "-destructive not given: writing would destroy the data on this "+what,
+			"add -destructive if everything on "+name+" may be destroyed")
+	}
+	if in.ReadOnly {
+		c.refuse(in, "is read-only", "choose a writable device (or make it writable: blockdev --setrw "+shellQuote(name)+")")
+	}
+	if in.Block && in.Zoned != "" {
+		c.refuse(in, "is a zoned device (queue/zoned: "+in.Zoned+"): it takes writes only at each zone's write pointer, so the fill and random writes would fail",
+			"give a conventional namespace (zoned \"none\"); a zoned namespace cannot be qualified against a conventional drive's spec")
+	}
+	d := disk{sys: c.sys, name: in.Name}
+	if in.Block {
+		if whole, n, ok := d.partitionOf(); ok {
+			c.refuse(in, fmt.Sprintf("is partition %d of /dev/%s; a purge erases the whole disk", n, whole),
+				"give /dev/"+whole+" (and nothing else on it) instead")
+		}
+	}
+
+	var parts []string
+	devs := map[devnum]string{}
+	if in.Block {
+		parts = d.partitions()
+		devs = d.devices(devnum{in.Major, in.Minor}, parts)
+	}
+
+	if in.Block {
+		if c.mountErr != nil {
+			c.refuse(in, "cannot tell whether it is mounted: "+c.mountErr.Error(), "make /proc/self/mountinfo readable (run on Linux with /proc mounted)")
+		} else if where, points := c.mounts.at(devs); len(where) > 0 {
+			fix := "unmount it (umount " + shellQuote(points[0]) + ") or choose another device"
+			if _, ok := c.system[devnum{in.Major, in.Minor}]; ok {
+				fix = "choose another device"
+			}
+			c.refuse(in, "is mounted: "+strings.Join(where, ", "), fix)
+		}
+		if len(parts) > 0 {
+			c.refuse(in, "has partitions: "+strings.Join(parts, ", "),
+				"choose another device, or delete the partitions (after checking with `wipefs "+shellQuote(name)+"` that nothing on them is needed)")
+		}
+		if holders := d.holders(parts); len(holders) > 0 {
+			c.refuse(in, "is in use by "+strings.Join(holders, ", "),
+				"stop what holds it (dmsetup remove, mdadm --stop, vgchange -an) or choose another device")
+		}
+		if via, ok := c.system[devnum{in.Major, in.Minor}]; ok {
+			c.refuse(in, "backs the running system: "+via,
+				"choose another device; this one holds the root or boot file system")
+		}
+	}
+
+	if c.swapErr != nil {
+		c.refuse(in, "cannot tell whether it is active swap: "+c.swapErr.Error(), "make /proc/swaps readable")
+	} else if on := c.swaps.on(in, devs); len(on) > 0 {
+		c.refuse(in, "is active swap: "+strings.Join(on, ", "),
+			"turn the swap off (swapoff "+shellQuote(on[0])+") or choose another device")
+	}
+
+	if in.Block || in.Size > 0 {
+		sigs, err := signature.Find(c.sys.p(name))
+		switch {
+		case err != nil:
+			c.refuse(in, "cannot read it to look for partition tables and file systems: "+err.Error(),
+				"run as root, or check that "+name+" is readable")
+		case len(sigs) > 0 && !c.opt.WipeSignatures:
+			c.refuse(in, "has a partition table or file-system signature: "+strings.Join(sigs, ", "),
+				"-wipe-signatures, after checking with `wipefs "+shellQuote(name)+"` that nothing on it is needed")
+		}
+	}
 }
 
 // stillSame refuses a target that is not (or no longer) what Inspect saw: a
 // path that vanished, a regular file that became something else, a block
 // device whose number changed. It reports whether checking may go on.
-func (s System) stillSame(in Info, refuse func(Info, string, string)) bool {
+func (c *check) stillSame(in Info) bool {
 	name := in.Resolved
 	if name == "" {
 		name = in.Path
 	}
-	fi, err := os.Stat(s.p(name))
+	fi, err := os.Stat(c.sys.p(name))
 	if err != nil {
-		refuse(in, "cannot be inspected: "+err.Error(), "give an existing block device (/dev/nvme0n1) or regular file")
+		c.refuse(in, "cannot be inspected: "+err.Error(), "give an existing block device (/dev/nvme0n1) or regular file")
 		return false
 	}
 	mode := fi.Mode()
@@ -202,16 +206,16 @@ func (s System) stillSame(in Info, refuse func(Info, string, string)) bool {
 	case in.Block && isBlock:
 		st, ok := fi.Sys().(*syscall.Stat_t)
 		if ok && (unix.Major(uint64(st.Rdev)) != in.Major || unix.Minor(uint64(st.Rdev)) != in.Minor) {
-			refuse(in, fmt.Sprintf("changed since it was inspected (was %d:%d)", in.Major, in.Minor), "run again")
+			c.refuse(in, fmt.Sprintf("changed since it was inspected (was %d:%d)", in.Major, in.Minor), "run again")
 			return false
 		}
 		return true
-	case in.Block && mode.IsRegular() && s.fakeBlock(name):
+	case in.Block && mode.IsRegular() && c.sys.fakeBlock(name):
 		return true
 	case !in.Block && mode.IsRegular():
 		return true
 	}
-	refuse(in, "is a "+kindOf(mode)+", not a block device or regular file",
+	c.refuse(in, "is a "+kindOf(mode)+", not a block device or regular file",
 		"give a block device (/dev/nvme0n1) or a regular file")
 	return false
 }
@@ -221,7 +225,7 @@ func (s System) stillSame(in Info, refuse func(Info, string, string)) bool {
 // names the namespace whatever the path to it (with native multipath off,
 // each controller of a subsystem has its own block device for a shared
 // namespace).
-func (s System) identities(in Info) []string {
+func (c *check) identities(in Info) []string {
 	var ids []string
 	if in.Block {
 		ids = append(ids, "dev:"+devnum{in.Major, in.Minor}.String())
@@ -234,7 +238,7 @@ func (s System) identities(in Info) []string {
 			}
 		}
 		if in.BackingFile != "" {
-			ids = append(ids, s.fileIDs(in.BackingFile)...)
+			ids = append(ids, c.fileIDs(in.BackingFile)...)
 		}
 		return ids
 	}
@@ -242,7 +246,7 @@ func (s System) identities(in Info) []string {
 	if name == "" {
 		name = in.Path
 	}
-	return append(ids, s.fileIDs(name)...)
+	return append(ids, c.fileIDs(name)...)
 }
 
 // namespaceID says which identity of in made it a duplicate.
@@ -254,220 +258,14 @@ func namespaceID(in Info, id string) string {
 	return "same " + kind + " " + v
 }
 
-func (s System) fileIDs(path string) []string {
+func (c *check) fileIDs(path string) []string {
 	ids := []string{"file:" + filepath.Clean(path)}
-	if fi, err := os.Stat(s.p(path)); err == nil {
+	if fi, err := os.Stat(c.sys.p(path)); err == nil {
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 			ids = append(ids, fmt.Sprintf("inode:%d:%d", st.Dev, st.Ino))
 		}
 	}
 	return ids
-}
-
-// partitionOf reports whether block device name is a partition (its sysfs
-// directory holds a "partition" file), and if so the kernel name of its
-// whole disk and its partition number.
-func (s System) partitionOf(name string) (disk string, number int, ok bool) {
-	if name == "" {
-		return "", 0, false
-	}
-	dir, err := s.classDir(name)
-	if err != nil || !exists(filepath.Join(dir, "partition")) {
-		return "", 0, false
-	}
-	n, _ := readInt(filepath.Join(dir, "partition"))
-	return filepath.Base(filepath.Dir(dir)), int(n), true
-}
-
-// partDir returns the sysfs directory of partition part of disk name.
-func (s System) partDir(name, part string) string {
-	if dir, err := s.classDir(name); err == nil {
-		return filepath.Join(dir, part)
-	}
-	return s.p("/sys/class/block/" + part)
-}
-
-// partitions lists the partitions of disk name: the subdirectories of its
-// sysfs directory that hold a "partition" file.
-func (s System) partitions(name string) []string {
-	dir, err := s.classDir(name)
-	if err != nil {
-		return nil
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var parts []string
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), name) && exists(filepath.Join(dir, e.Name(), "partition")) {
-			parts = append(parts, e.Name())
-		}
-	}
-	sort.Strings(parts)
-	return parts
-}
-
-// holders names what holds disk name or its partitions: "dm-0 (vg-data)",
-// "md0".
-func (s System) holders(name string, parts []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, n := range append([]string{name}, parts...) {
-		dir := s.p("/sys/class/block/" + name + "/holders")
-		if n != name {
-			dir = filepath.Join(s.partDir(name, n), "holders")
-		}
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, e := range ents {
-			h := e.Name()
-			if seen[h] {
-				continue
-			}
-			seen[h] = true
-			label := h
-			if dm, err := readString(s.p("/sys/class/block/" + h + "/dm/name")); err == nil && dm != "" {
-				label += " (" + dm + ")"
-			}
-			if n != name {
-				label += " on " + n
-			}
-			out = append(out, label)
-		}
-	}
-	return out
-}
-
-// mounts reads /proc/self/mountinfo.
-func (s System) mounts() ([]mount, error) {
-	return s.mountinfo(s.p("/proc/self/mountinfo"))
-}
-
-// mountinfo reads a mountinfo file (a path of this machine).
-func (s System) mountinfo(path string) ([]mount, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []mount
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		m, err := parseMountinfo(sc.Text())
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		out = append(out, m)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return out, nil
-}
-
-// parseMountinfo parses one mountinfo line:
-//
-//	36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue
-func parseMountinfo(line string) (mount, error) {
-	f := strings.Fields(line)
-	sep := -1
-	for i := 6; i < len(f); i++ {
-		if f[i] == "-" {
-			sep = i
-			break
-		}
-	}
-	if len(f) < 6 || sep < 0 || sep+2 >= len(f) {
-		return mount{}, fmt.Errorf("malformed mountinfo line %q", line)
-	}
-	maj, min, err := parseDev(f[2])
-	if err != nil {
-		return mount{}, err
-	}
-	return mount{dev: devnum{maj, min}, point: unescapeOctal(f[4]), source: unescapeOctal(f[sep+2])}, nil
-}
-
-// unescapeOctal undoes the \040-style escapes of mountinfo and /proc/swaps.
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// devOf returns the device number of the block device at path (of the
-// inspected system).
-func (s System) devOf(path string) (devnum, bool) {
-	fi, err := os.Stat(s.p(path))
-	if err != nil {
-		return devnum{}, false
-	}
-	if mode := fi.Mode(); mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0 {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			return devnum{unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev))}, true
-		}
-		return devnum{}, false
-	}
-	resolved, err := filepath.EvalSymlinks(s.p(path))
-	if err != nil || !s.fakeBlock(s.unroot(resolved)) {
-		return devnum{}, false
-	}
-	maj, min, err := readDev(s.p("/sys/class/block/" + filepath.Base(resolved) + "/dev"))
-	if err != nil {
-		return devnum{}, false
-	}
-	return devnum{maj, min}, true
-}
-
-// mountDev returns the block device a mount is on: its device number, or
-// for file systems with anonymous numbers (btrfs) its source.
-func (s System) mountDev(m mount) (devnum, bool) {
-	if m.dev.major != 0 {
-		return m.dev, true
-	}
-	if strings.HasPrefix(m.source, "/dev/") {
-		return s.devOf(m.source)
-	}
-	return devnum{}, false
-}
-
-// mountedAt lists "NAME at MOUNTPOINT" for every mount of a device in devs,
-// and the mount points alone.
-func mountedAt(s System, mounts []mount, devs map[devnum]string) (where, points []string) {
-	seen := map[string]bool{}
-	for _, m := range mounts {
-		name, ok := devs[m.dev]
-		if !ok && strings.HasPrefix(m.source, "/dev/") {
-			if d, ok2 := s.devOf(m.source); ok2 {
-				name, ok = devs[d]
-			}
-		}
-		if !ok {
-			continue
-		}
-		w := name + " at " + m.point
-		if !seen[w] {
-			seen[w] = true
-			where = append(where, w)
-			points = append(points, m.point)
-		}
-	}
-	return where, points
 }
 
 // shellQuote quotes s for a shell command line when it needs it.
@@ -476,86 +274,4 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// systemDevices returns the devices that back "/", "/boot" or "/boot/efi":
-// the mounted device, the disk of a partition, and the slaves of dm and md
-// devices, recursively. Each maps to a description of how.
-func (s System) systemDevices(mounts []mount) map[devnum]string {
-	out := map[devnum]string{}
-	var add func(d devnum, via string, depth int)
-	add = func(d devnum, via string, depth int) {
-		if _, ok := out[d]; ok || depth > 16 {
-			return
-		}
-		out[d] = via
-		name, err := s.nameOf(d.major, d.minor)
-		if err != nil {
-			return
-		}
-		dir, err := s.classDir(name)
-		if err != nil {
-			return
-		}
-		if exists(filepath.Join(dir, "partition")) {
-			if maj, min, err := readDev(filepath.Join(filepath.Dir(dir), "dev")); err == nil {
-				add(devnum{maj, min}, via+" on partition "+name, depth+1)
-			}
-		}
-		ents, _ := os.ReadDir(filepath.Join(dir, "slaves"))
-		for _, e := range ents {
-			if maj, min, err := readDev(filepath.Join(dir, "slaves", e.Name(), "dev")); err == nil {
-				add(devnum{maj, min}, via+" through "+name, depth+1)
-			}
-		}
-	}
-	for _, m := range mounts {
-		switch m.point {
-		case "/", "/boot", "/boot/efi":
-		default:
-			continue
-		}
-		if d, ok := s.mountDev(m); ok {
-			add(d, fmt.Sprintf("%q is mounted from %s", m.point, m.source), 0)
-		}
-	}
-	return out
-}
-
-// swaps returns the file names of active swap areas, from /proc/swaps.
-func (s System) swaps() ([]string, error) {
-	b, err := os.ReadFile(s.p("/proc/swaps"))
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for i, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if i == 0 || len(f) == 0 { // header
-			continue
-		}
-		out = append(out, strings.TrimSuffix(unescapeOctal(f[0]), " (deleted)"))
-	}
-	return out, nil
-}
-
-// swapOn lists the active swap areas on the target or its partitions.
-func (s System) swapOn(in Info, swaps []string, devs map[devnum]string) []string {
-	var out []string
-	for _, sw := range swaps {
-		if in.Block {
-			if d, ok := s.devOf(sw); ok {
-				if _, on := devs[d]; on {
-					out = append(out, sw)
-				}
-			}
-			continue
-		}
-		a, errA := os.Stat(s.p(sw))
-		b, errB := os.Stat(s.p(in.Resolved))
-		if errA == nil && errB == nil && os.SameFile(a, b) {
-			out = append(out, sw)
-		}
-	}
-	return out
 }

@@ -1,35 +1,40 @@
-// Package device finds out what a drivequal target is and whether it may be
-// written: it inspects block devices and regular files through sysfs, reads
-// their first and last sectors for partition tables and file-system
-// signatures, refuses unsafe targets, matches a drive's size to a spec
-// capacity and spreads drives over CPUs for cpus_allowed. It also owns the
-// targets for a run (Hold: O_EXCL opens and flocks, so that nothing mounts,
-// formats or claims them meanwhile), discards them through the held
-// descriptors (Holds.Discard) and checks before each destructive step that
-// a target is still the one that was checked (Recheck).
+// Package device finds out what each target of a run is and whether it
+// may be written, and owns it for the run.
 //
-// Inspect, Check, Signatures and Recheck only read. Hold opens targets for
-// writing but writes nothing; Discard is the only call that changes a
-// target's contents. The package never wipes a signature and never prints;
-// callers decide what a person sees.
+// Inspect describes a block device or regular file from sysfs: its size,
+// identity, NVMe namespace and what a purge of it reaches, and the CPUs
+// local to it (Place spreads the drives over CPUs for cpus_allowed;
+// MatchCapacity names the spec capacity a size is). Check lists every
+// reason not to write the targets at once: mounted, active swap,
+// partitioned, held by device-mapper or md, carrying a partition table or
+// signature (package signature), backing the running system, given twice.
+// Hold owns the targets for a run (O_EXCL opens and flocks, so that nothing
+// mounts, formats or claims them meanwhile) and says who has one it cannot
+// have; Holds.Discard discards them through the held descriptors; Recheck
+// and Gone check before each destructive step that a target is still the
+// one that was checked. PCIePath reads an NVMe controller's PCIe links
+// (package pcie).
+//
+// Inspect, Check and Recheck only read. Hold opens targets for writing but
+// writes nothing; Discard is the only call that changes a target's
+// contents. The package never wipes a signature and never prints; callers
+// decide what a person sees.
 //
 // Sizes are in bytes throughout; GB means 10^9 bytes and MiB 2^20 bytes.
 package device
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"strconv"
 	"strings"
-
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device/pcie"
 )
 
 // System is the machine whose devices are inspected.
@@ -43,69 +48,6 @@ import (
 // block device node is ever taken for one.
 type System struct {
 	Root string
-}
-
-// Info describes one target as Inspect found it.
-type Info struct {
-	Path     string // as given
-	Resolved string // after following symlinks (/dev/disk/by-id/... -> /dev/nvme0n1)
-	Name     string // kernel name ("nvme0n1", "loop3"); "" for regular files
-
-	Major, Minor uint32 // device number of a block device; 0 for regular files
-
-	Block bool  // block device (else regular file)
-	Size  int64 // bytes
-
-	// LogicalBlockSize is the device's logical block size in bytes; 0 for
-	// regular files.
-	LogicalBlockSize int
-
-	Rotational, ReadOnly bool
-
-	Model, Serial, Firmware string // trimmed (sysfs pads them)
-
-	BackingFile string // loop devices: /sys/block/loopN/loop/backing_file
-
-	NUMANode  int   // -1 unknown
-	LocalCPUs []int // CPUs local to the drive; nil unknown
-
-	// Controller is the NVMe controller ("nvme3") a namespace is reached
-	// through (the first one under native multipath); "" for other devices.
-	Controller string
-	// Siblings are the block devices of the other namespaces of the same
-	// NVM subsystem ("nvme0n2"), through any of its controllers, and of
-	// this namespace through other controllers (native multipath off): a
-	// sanitize, or a format of all namespaces, erases them too.
-	Siblings []string
-
-	// Subsystem is the NVM subsystem's NQN (subsysnqn) of an NVMe
-	// namespace; "" for other devices.
-	Subsystem string
-	// NSID is the NVMe namespace ID; 0 for other devices.
-	NSID int
-	// Reach maps every namespace block device of the subsystem, this one
-	// included, to its namespace ID, from /sys/class/nvme-subsystem; nil
-	// when sysfs does not say (then Siblings is all there is).
-	Reach map[string]int
-	// WWID, NGUID and EUI64 identify an NVMe namespace whatever the path
-	// to it (sysfs wwid, nguid, eui); "" when not reported.
-	WWID, NGUID, EUI64 string
-	// Zoned is the queue's zoned model of a zoned device ("host-aware",
-	// "host-managed"); "" for a conventional one.
-	Zoned string
-}
-
-// PurgeGroup is what a controller-wide purge of the target reaches: its
-// NVM subsystem, or its controller when the subsystem is not known; ""
-// for devices that are not NVMe.
-func (i Info) PurgeGroup() string {
-	if i.Subsystem != "" {
-		return "subsystem " + i.Subsystem
-	}
-	if i.Controller != "" {
-		return "controller " + i.Controller
-	}
-	return ""
 }
 
 // p maps an absolute path of the inspected system to a path of this machine.
@@ -128,74 +70,6 @@ func (s System) unroot(path string) string {
 	return path
 }
 
-// Inspect describes the target at path: a block device (by any name,
-// including /dev/disk/by-id links) or a regular file. It only reads sysfs and
-// stats the path. A target that does not exist, or is neither a block device
-// nor a regular file, is an error naming the path and saying what to give
-// instead.
-func (s System) Inspect(path string) (Info, error) {
-	info := Info{Path: path, NUMANode: -1}
-	if path == "" {
-		return info, errors.New("empty path: give a block device (/dev/nvme0n1) or a regular file")
-	}
-	local := s.p(path)
-	fi, err := os.Stat(local)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			if _, lerr := os.Lstat(local); lerr == nil {
-				return info, fmt.Errorf("%s: is a broken symlink; give the device it should point to", path)
-			}
-			return info, fmt.Errorf("%s: does not exist; give a block device (/dev/nvme0n1) or an existing regular file (create one with truncate -s SIZE %s)", path, path)
-		}
-		return info, fmt.Errorf("%s: %w", path, err)
-	}
-	resolved, err := filepath.EvalSymlinks(local)
-	if err != nil {
-		return info, fmt.Errorf("%s: resolving symlinks: %w", path, err)
-	}
-	if abs, err := filepath.Abs(resolved); err == nil {
-		resolved = abs
-	}
-	info.Resolved = s.unroot(resolved)
-
-	mode := fi.Mode()
-	switch {
-	case mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0:
-		if s.Root == "" && !haveSysfs {
-			return info, fmt.Errorf("%s: inspecting a block device needs Linux: its size and identity come from sysfs", path)
-		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok {
-			return info, fmt.Errorf("%s: cannot read the device number", path)
-		}
-		info.Block = true
-		info.Major, info.Minor = unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev))
-		name, err := s.nameOf(info.Major, info.Minor)
-		if err != nil {
-			return info, fmt.Errorf("%s: %w", path, err)
-		}
-		info.Name = name
-	case mode.IsRegular() && s.fakeBlock(info.Resolved):
-		info.Block = true
-		info.Name = filepath.Base(info.Resolved)
-	case mode.IsRegular():
-		info.Size = fi.Size()
-		return info, nil
-	case mode&fs.ModeCharDevice != 0 && nvmeGenericName.MatchString(filepath.Base(info.Resolved)):
-		m := nvmeGenericName.FindStringSubmatch(filepath.Base(info.Resolved))
-		return info, fmt.Errorf("%s: is the generic character device (ng) of NVMe namespace nvme%s, not a block device; give its block device, /dev/nvme%s", path, m[1], m[1])
-	case mode&fs.ModeCharDevice != 0 && strings.HasPrefix(filepath.Base(info.Resolved), "nvme"):
-		return info, fmt.Errorf("%s: is a character device (an NVMe controller or generic node), not a block device or regular file; give the namespace's block device, such as /dev/nvme0n1", path)
-	default:
-		return info, fmt.Errorf("%s: is a %s, not a block device or regular file; give a block device (/dev/nvme0n1) or a regular file", path, kindOf(mode))
-	}
-
-	if err := s.readBlock(&info); err != nil {
-		return info, fmt.Errorf("%s: %w", path, err)
-	}
-	return info, nil
-}
-
 // fakeBlock reports whether resolved, a regular file in a fake tree, stands
 // for a block device.
 func (s System) fakeBlock(resolved string) bool {
@@ -206,19 +80,10 @@ func (s System) fakeBlock(resolved string) bool {
 	return err == nil
 }
 
-func kindOf(mode fs.FileMode) string {
-	switch {
-	case mode.IsDir():
-		return "directory"
-	case mode&fs.ModeCharDevice != 0:
-		return "character device"
-	case mode&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case mode&fs.ModeSocket != 0:
-		return "socket"
-	}
-	return "special file"
-}
+// devnum is a block device number.
+type devnum struct{ major, minor uint32 }
+
+func (d devnum) String() string { return fmt.Sprintf("%d:%d", d.major, d.minor) }
 
 // nameOf returns the kernel name of block device major:minor.
 func (s System) nameOf(major, minor uint32) (string, error) {
@@ -236,249 +101,28 @@ func (s System) classDir(name string) (string, error) {
 	return filepath.EvalSymlinks(s.p("/sys/class/block/" + name))
 }
 
-// readBlock fills the sysfs-derived fields of a block device whose Name is
-// set.
-func (s System) readBlock(info *Info) error {
-	dir, err := s.classDir(info.Name)
+// devOf returns the device number of the block device at path (of the
+// inspected system).
+func (s System) devOf(path string) (devnum, bool) {
+	fi, err := os.Stat(s.p(path))
 	if err != nil {
-		return fmt.Errorf("block device %s is not in sysfs: %w", info.Name, err)
+		return devnum{}, false
 	}
-	if info.Major == 0 && info.Minor == 0 {
-		maj, min, err := readDev(filepath.Join(dir, "dev"))
-		if err != nil {
-			return err
+	if mode := fi.Mode(); mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0 {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			return devnum{unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev))}, true
 		}
-		info.Major, info.Minor = maj, min
+		return devnum{}, false
 	}
-	sectors, err := readInt(filepath.Join(dir, "size"))
+	resolved, err := filepath.EvalSymlinks(s.p(path))
+	if err != nil || !s.fakeBlock(s.unroot(resolved)) {
+		return devnum{}, false
+	}
+	maj, min, err := readDev(s.p("/sys/class/block/" + filepath.Base(resolved) + "/dev"))
 	if err != nil {
-		return err
+		return devnum{}, false
 	}
-	info.Size = sectors * 512
-	// A partition has no queue of its own: its disk's applies.
-	queue := filepath.Join(dir, "queue")
-	if exists(filepath.Join(dir, "partition")) {
-		queue = filepath.Join(filepath.Dir(dir), "queue")
-	}
-	if n, err := readInt(filepath.Join(queue, "logical_block_size")); err == nil {
-		info.LogicalBlockSize = int(n)
-	}
-	if n, err := readInt(filepath.Join(queue, "rotational")); err == nil {
-		info.Rotational = n != 0
-	}
-	if n, err := readInt(filepath.Join(dir, "ro")); err == nil {
-		info.ReadOnly = n != 0
-	}
-	if z, err := readString(filepath.Join(queue, "zoned")); err == nil && z != "none" {
-		info.Zoned = z
-	}
-
-	if bf, err := readString(filepath.Join(dir, "loop", "backing_file")); err == nil {
-		info.Model = "loop"
-		info.BackingFile = bf
-		return nil
-	}
-	s.readIdentity(info, dir)
-	return nil
-}
-
-var nvmeCtrlName = regexp.MustCompile(`^nvme[0-9]+$`)
-
-// readIdentity fills model, serial, firmware and NUMA placement from the
-// device the block device hangs off. For NVMe that is the controller: with
-// native multipath the namespace hangs off nvme-subsysN, whose first
-// controller (lowest number) is used.
-func (s System) readIdentity(info *Info, dir string) {
-	if exists(filepath.Join(dir, "partition")) {
-		dir = filepath.Dir(dir)
-	}
-	dev, err := filepath.EvalSymlinks(filepath.Join(dir, "device"))
-	if err != nil {
-		return
-	}
-	ctrl := dev
-	if strings.HasPrefix(filepath.Base(dev), "nvme-subsys") {
-		if c := firstController(dev); c != "" {
-			ctrl = c
-		} else if c := firstController(s.p("/sys/class/nvme-subsystem/" + filepath.Base(dev))); c != "" {
-			ctrl = c
-		}
-	}
-	pick := func(names ...string) string {
-		for _, d := range []string{ctrl, dev, dir} {
-			for _, n := range names {
-				if v, err := readString(filepath.Join(d, n)); err == nil && v != "" {
-					return v
-				}
-			}
-		}
-		return ""
-	}
-	if b := filepath.Base(ctrl); nvmeCtrlName.MatchString(b) {
-		info.Controller = b
-		s.readNamespace(info, dir, ctrl)
-	}
-	info.Model = pick("model")
-	info.Serial = pick("serial")
-	info.Firmware = pick("firmware_rev", "rev")
-
-	// numa_node and local_cpulist live on the bus device (PCI function):
-	// for an NVMe controller that is its "device" link; otherwise walk up.
-	start := ctrl
-	if d, err := filepath.EvalSymlinks(filepath.Join(ctrl, "device")); err == nil {
-		start = d
-	}
-	sysDevices := s.p("/sys/devices")
-	for d := start; strings.HasPrefix(d, sysDevices) && len(d) > len(sysDevices); d = filepath.Dir(d) {
-		node, err := readInt(filepath.Join(d, "numa_node"))
-		if err != nil {
-			continue
-		}
-		info.NUMANode = int(node)
-		if l, err := readString(filepath.Join(d, "local_cpulist")); err == nil {
-			if cpus, err := ParseCPUList(l); err == nil {
-				info.LocalCPUs = cpus
-			}
-		}
-		if info.LocalCPUs == nil && node >= 0 {
-			if l, err := readString(s.p(fmt.Sprintf("/sys/devices/system/node/node%d/cpulist", node))); err == nil {
-				if cpus, err := ParseCPUList(l); err == nil {
-					info.LocalCPUs = cpus
-				}
-			}
-		}
-		break
-	}
-}
-
-var nvmeNamespaceName = regexp.MustCompile(`^(nvme[0-9]+)n[0-9]+$`)
-
-// nvmeGenericName is the generic character device of a namespace
-// (/dev/ng0n1 for /dev/nvme0n1); the submatch is "0n1".
-var nvmeGenericName = regexp.MustCompile(`^ng([0-9]+n[0-9]+)$`)
-
-// readNamespace fills the namespace's identity (nsid, wwid, nguid, eui,
-// its subsystem) and its reach: every namespace block device of its NVM
-// subsystem, through every controller of it. A namespace's name says
-// which controller (or, under native multipath, which subsystem) it was
-// reached through, not what else a subsystem-wide purge erases.
-func (s System) readNamespace(info *Info, dir, ctrl string) {
-	if n, err := readInt(filepath.Join(dir, "nsid")); err == nil {
-		info.NSID = int(n)
-	}
-	info.WWID, _ = readString(filepath.Join(dir, "wwid"))
-	if v, err := readString(filepath.Join(dir, "nguid")); err == nil && strings.Trim(v, "0-") != "" {
-		info.NGUID = v
-	}
-	if v, err := readString(filepath.Join(dir, "eui")); err == nil && strings.Trim(v, "0-") != "" {
-		info.EUI64 = v
-	}
-	info.Subsystem, _ = readString(filepath.Join(ctrl, "subsysnqn"))
-	reach := s.subsystemNamespaces(info.Subsystem)
-	if len(reach) == 0 {
-		info.Siblings = s.siblingNamespaces(info.Name)
-		return
-	}
-	info.Reach = reach
-	for n := range reach {
-		if n != info.Name {
-			info.Siblings = append(info.Siblings, n)
-		}
-	}
-	sort.Strings(info.Siblings)
-}
-
-// subsystemNamespaces returns every namespace block device of the NVM
-// subsystem nqn with its namespace ID: the subsystem's own (native
-// multipath) and those of each of its controllers (multipath off); nil
-// when /sys/class/nvme-subsystem does not list it.
-func (s System) subsystemNamespaces(nqn string) map[string]int {
-	if nqn == "" {
-		return nil
-	}
-	subs, _ := filepath.Glob(s.p("/sys/class/nvme-subsystem/*"))
-	for _, sub := range subs {
-		if v, err := readString(filepath.Join(sub, "subsysnqn")); err != nil || v != nqn {
-			continue
-		}
-		out := map[string]int{}
-		add := func(d string) {
-			ents, err := os.ReadDir(d)
-			if err != nil {
-				return
-			}
-			for _, e := range ents {
-				if !nvmeNamespaceName.MatchString(e.Name()) {
-					continue
-				}
-				if _, err := os.Stat(s.p("/sys/class/block/" + e.Name())); err != nil {
-					continue // a hidden path (nvme0c0n1) or gone
-				}
-				n, err := readInt(filepath.Join(d, e.Name(), "nsid"))
-				if err != nil {
-					n, _ = readInt(s.p("/sys/class/block/" + e.Name() + "/nsid"))
-				}
-				out[e.Name()] = int(n)
-			}
-		}
-		add(sub)
-		ents, _ := os.ReadDir(sub)
-		for _, e := range ents {
-			if nvmeCtrlName.MatchString(e.Name()) {
-				add(filepath.Join(sub, e.Name()))
-			}
-		}
-		return out
-	}
-	return nil
-}
-
-// siblingNamespaces lists the other namespaces nvmeXn* of the namespace
-// named name (nvmeXnY), whose X is its controller or, under native
-// multipath, its subsystem.
-func (s System) siblingNamespaces(name string) []string {
-	m := nvmeNamespaceName.FindStringSubmatch(name)
-	if m == nil {
-		return nil
-	}
-	ents, err := os.ReadDir(s.p("/sys/block"))
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range ents {
-		if n := nvmeNamespaceName.FindStringSubmatch(e.Name()); n != nil && n[1] == m[1] && e.Name() != name {
-			out = append(out, e.Name())
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// firstController returns the resolved directory of the lowest-numbered nvmeN
-// entry in an nvme-subsystem directory, or "".
-func firstController(subsys string) string {
-	ents, err := os.ReadDir(subsys)
-	if err != nil {
-		return ""
-	}
-	var names []string
-	for _, e := range ents {
-		if nvmeCtrlName.MatchString(e.Name()) {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Slice(names, func(i, j int) bool {
-		a, _ := strconv.Atoi(strings.TrimPrefix(names[i], "nvme"))
-		b, _ := strconv.Atoi(strings.TrimPrefix(names[j], "nvme"))
-		return a < b
-	})
-	for _, n := range names {
-		if d, err := filepath.EvalSymlinks(filepath.Join(subsys, n)); err == nil {
-			return d
-		}
-	}
-	return ""
+	return devnum{maj, min}, true
 }
 
 // OnlineCPUs returns the online CPUs, from /sys/devices/system/cpu/online.
@@ -493,6 +137,13 @@ func (s System) OnlineCPUs() ([]int, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return cpus, nil
+}
+
+// PCIePath reads the PCIe links from NVMe controller ctrl ("nvme0") up to
+// its root port (see pcie.Read); ok is false for a controller that is not
+// on PCIe or reports no link.
+func (s System) PCIePath(ctrl string) (p pcie.Path, ok bool, err error) {
+	return pcie.Read(s.p("/sys"), ctrl)
 }
 
 func exists(path string) bool {

@@ -170,3 +170,16 @@ func TestOnlineCPUs(t *testing.T) {
 		t.Error("OnlineCPUs() on an empty tree = nil error, want one")
 	}
 }
+
+// PCIePath reads the links of a controller of the inspected system: the
+// fake tree's, not this machine's.
+func TestPCIePath(t *testing.T) {
+	sys := buildTree(t, "backplane.tree")
+	p, ok, err := sys.PCIePath("nvme7")
+	if err != nil || !ok || len(p) != 2 || p[0].PCI != "0000:0c:00.0" || p[1].Where() != "switch port 0000:09:00.0" {
+		t.Errorf("PCIePath(nvme7) = %+v, %v, %v; want the endpoint 0000:0c:00.0 below switch port 0000:09:00.0", p, ok, err)
+	}
+	if p, ok, err := sys.PCIePath(""); p != nil || ok || err != nil {
+		t.Errorf("PCIePath(\"\") = %+v, %v, %v; want no path, not ok", p, ok, err)
+	}
+}

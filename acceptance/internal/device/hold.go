@@ -5,11 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -61,7 +57,7 @@ func (s System) Hold(infos []Info) (*Holds, []Refusal) {
 		f, err := s.claim(in)
 		switch {
 		case errors.Is(err, unix.EBUSY) || errors.Is(err, unix.EWOULDBLOCK):
-			out = append(out, s.busyRefusal(in, table()))
+			out = append(out, table().busy(in))
 		case err != nil:
 			out = append(out, claimRefusal(in, err))
 		default:
@@ -73,7 +69,7 @@ func (s System) Hold(infos []Info) (*Holds, []Refusal) {
 		// every open.
 		procs = s.scanProcs()
 		for _, hd := range h.held {
-			if r, ok := s.writerRefusal(hd.info, procs); ok {
+			if r, ok := procs.writers(hd.info); ok {
 				out = append(out, r)
 			}
 		}
@@ -197,245 +193,9 @@ func targetPath(in Info) string {
 	return in.Path
 }
 
-// procTable is what /proc shows about processes' open files.
-type procTable struct {
-	self  int // this process's pid (as /proc/self says); -1 unknown
-	procs []proc
-}
-
-type proc struct {
-	pid int
-	fds []procFD
-}
-
-type procFD struct {
-	fd  int
-	key string // see fileKey
-}
-
-// scanProcs reads /proc/PID/fd of every process it may read.
-func (s System) scanProcs() *procTable {
-	t := &procTable{self: s.selfPID()}
-	for _, pid := range s.pids() {
-		dir := s.p(fmt.Sprintf("/proc/%d/fd", pid))
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			continue // gone, or not ours to read
-		}
-		p := proc{pid: pid}
-		for _, e := range ents {
-			fd, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if key, ok := s.fdKey(filepath.Join(dir, e.Name())); ok {
-				p.fds = append(p.fds, procFD{fd: fd, key: key})
-			}
-		}
-		t.procs = append(t.procs, p)
-	}
-	return t
-}
-
-// pids lists the processes in /proc, in increasing order.
-func (s System) pids() []int {
-	ents, err := os.ReadDir(s.p("/proc"))
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range ents {
-		if pid, err := strconv.Atoi(e.Name()); err == nil && pid > 0 {
-			out = append(out, pid)
-		}
-	}
-	sort.Ints(out)
-	return out
-}
-
-// selfPID is this process's pid: /proc/self in a fake tree.
-func (s System) selfPID() int {
-	if s.Root == "" {
-		return os.Getpid()
-	}
-	link, err := os.Readlink(s.p("/proc/self"))
-	if err != nil {
-		return -1
-	}
-	pid, err := strconv.Atoi(filepath.Base(link))
-	if err != nil {
-		return -1
-	}
-	return pid
-}
-
-// fdKey names the file a /proc/PID/fd/N link points to: "dev:MAJ:MIN" for a
-// block device (whatever its name in that process's mount namespace),
-// "inode:DEV:INO" for anything else. Sockets, pipes and anonymous inodes
-// are skipped. In a fake tree the link's text is a path of the inspected
-// system.
-func (s System) fdKey(link string) (string, bool) {
-	target, err := os.Readlink(link)
-	if err != nil || !strings.HasPrefix(target, "/") {
-		return "", false
-	}
-	if s.Root == "" {
-		fi, err := os.Stat(link) // follows the kernel's link to the open file itself
-		if err != nil {
-			return "", false
-		}
-		return fileKey(fi)
-	}
-	target = strings.TrimSuffix(target, " (deleted)")
-	if d, ok := s.devOf(target); ok {
-		return "dev:" + d.String(), true
-	}
-	fi, err := os.Stat(s.p(target))
-	if err != nil {
-		return "", false
-	}
-	return fileKey(fi)
-}
-
-func fileKey(fi fs.FileInfo) (string, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return "", false
-	}
-	if mode := fi.Mode(); mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0 {
-		return "dev:" + devnum{unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev))}.String(), true
-	}
-	return fmt.Sprintf("inode:%d:%d", st.Dev, st.Ino), true
-}
-
-// targetKey is fdKey's name for a target.
-func (s System) targetKey(in Info) (string, bool) {
-	if in.Block {
-		return "dev:" + devnum{in.Major, in.Minor}.String(), true
-	}
-	fi, err := os.Stat(s.p(targetPath(in)))
-	if err != nil {
-		return "", false
-	}
-	return fileKey(fi)
-}
-
-// opener is one process with a target open.
-type opener struct {
-	pid, fd int
-}
-
-// openers lists the processes that have the target open, by pid; a
-// process with it open more than once is listed once, with its first
-// descriptor.
-func (t *procTable) openers(key string) []opener {
-	var out []opener
-	for _, p := range t.procs {
-		for _, f := range p.fds {
-			if f.key == key {
-				out = append(out, opener{pid: p.pid, fd: f.fd})
-				break
-			}
-		}
-	}
-	return out
-}
-
-// who describes a process: "this process (pid N, device.test)", "another
-// drivequal run (pid N, acceptance.test)" for any Go test binary, or
-// "pid N (dd)".
-func (s System) who(pid int, t *procTable) string {
-	name := s.procName(pid)
-	switch {
-	case pid == t.self:
-		return fmt.Sprintf("this process (pid %d, %s)", pid, name)
-	case strings.HasSuffix(name, ".test"):
-		return fmt.Sprintf("another drivequal run (pid %d, %s)", pid, name)
-	}
-	return fmt.Sprintf("pid %d (%s)", pid, name)
-}
-
-// stopFix is the fix for a target another process pid has: stop it, or
-// (for another drivequal run) let it end; kind is "device" or "file".
-func (s System) stopFix(pid int, t *procTable, kind string) string {
-	if strings.HasPrefix(s.who(pid, t), "another drivequal run") {
-		return fmt.Sprintf("wait for that run to end, or stop it (kill %d)", pid)
-	}
-	return fmt.Sprintf("stop it (kill %d) or choose another %s", pid, kind)
-}
-
-// procName is a process's command: the base name of argv[0] when it is a Go
-// test binary (comm is cut at 15 bytes), else comm.
-func (s System) procName(pid int) string {
-	if b, err := os.ReadFile(s.p(fmt.Sprintf("/proc/%d/cmdline", pid))); err == nil {
-		if argv0, _, _ := strings.Cut(string(b), "\x00"); argv0 != "" && strings.HasSuffix(argv0, ".test") {
-			return filepath.Base(argv0)
-		}
-	}
-	if comm, err := readString(s.p(fmt.Sprintf("/proc/%d/comm", pid))); err == nil && comm != "" {
-		return comm
-	}
-	return "unknown command"
-}
-
-// openForWrite reports whether descriptor fd of pid was opened for writing,
-// from the octal "flags:" line of /proc/PID/fdinfo/FD.
-func (s System) openForWrite(pid, fd int) bool {
-	b, err := os.ReadFile(s.p(fmt.Sprintf("/proc/%d/fdinfo/%d", pid, fd)))
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "flags:"); ok {
-			flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
-			return err == nil && flags&unix.O_ACCMODE != unix.O_RDONLY
-		}
-	}
-	return false
-}
-
-// nsMounts is the mount table of one mount namespace.
-type nsMounts struct {
-	pid    int  // the first process seen in it
-	own    bool // this process's namespace
-	mounts []mount
-}
-
-// allMounts reads the mount table of every mount namespace it can see: its
-// own (/proc/self/mountinfo) first, then one per namespace found through
-// /proc/PID/ns/mnt. A process whose namespace cannot be read has its table
-// read anyway.
-func (s System) allMounts(t *procTable) []nsMounts {
-	var out []nsMounts
-	seen := map[string]bool{}
-	if ns, err := os.Readlink(s.p("/proc/self/ns/mnt")); err == nil {
-		seen[ns] = true
-	}
-	if ms, err := s.mounts(); err == nil {
-		out = append(out, nsMounts{pid: t.self, own: true, mounts: ms})
-	}
-	for _, pid := range s.pids() {
-		ns, err := os.Readlink(s.p(fmt.Sprintf("/proc/%d/ns/mnt", pid)))
-		if err == nil {
-			if seen[ns] {
-				continue
-			}
-			seen[ns] = true
-		} else if pid == t.self {
-			continue
-		}
-		ms, err := s.mountinfo(s.p(fmt.Sprintf("/proc/%d/mountinfo", pid)))
-		if err != nil {
-			continue
-		}
-		out = append(out, nsMounts{pid: pid, mounts: ms})
-	}
-	return out
-}
-
-// busyRefusal says who has a target that the kernel would not let Hold
-// have: mounts, holders, swap and the processes that have it open.
-func (s System) busyRefusal(in Info, t *procTable) Refusal {
+// busy says who has a target that the kernel would not let Hold have:
+// mounts, holders, swap and the processes that have it open.
+func (t *procTable) busy(in Info) Refusal {
 	var causes []string
 	fix := ""
 	setFix := func(f string) {
@@ -444,16 +204,12 @@ func (s System) busyRefusal(in Info, t *procTable) Refusal {
 		}
 	}
 	if in.Block {
-		parts := s.partitions(in.Name)
-		devs := map[devnum]string{{in.Major, in.Minor}: in.Name}
-		for _, p := range parts {
-			if maj, min, err := readDev(filepath.Join(s.partDir(in.Name, p), "dev")); err == nil {
-				devs[devnum{maj, min}] = p
-			}
-		}
+		d := disk{sys: t.sys, name: in.Name}
+		parts := d.partitions()
+		devs := d.devices(devnum{in.Major, in.Minor}, parts)
 		seen := map[string]bool{}
-		for _, ns := range s.allMounts(t) {
-			where, points := mountedAt(s, ns.mounts, devs)
+		for _, ns := range t.allMounts() {
+			where, points := ns.mounts.at(devs)
 			for i, w := range where {
 				if seen[w] {
 					continue
@@ -464,16 +220,16 @@ func (s System) busyRefusal(in Info, t *procTable) Refusal {
 					setFix("unmount it (umount " + shellQuote(points[i]) + ") or choose another device")
 					continue
 				}
-				causes = append(causes, fmt.Sprintf("mounted: %s in the mount namespace of %s", w, s.who(ns.pid, t)))
+				causes = append(causes, fmt.Sprintf("mounted: %s in the mount namespace of %s", w, t.who(ns.pid)))
 				setFix(fmt.Sprintf("unmount it in that namespace (nsenter -t %d -m umount %s) or choose another device", ns.pid, shellQuote(points[i])))
 			}
 		}
-		if holders := s.holders(in.Name, parts); len(holders) > 0 {
+		if holders := d.holders(parts); len(holders) > 0 {
 			causes = append(causes, "held by "+strings.Join(holders, ", "))
 			setFix("stop what holds it (dmsetup remove, mdadm --stop, vgchange -an) or choose another device")
 		}
-		if swaps, err := s.swaps(); err == nil {
-			if on := s.swapOn(in, swaps, devs); len(on) > 0 {
+		if swaps, err := t.sys.swaps(); err == nil {
+			if on := swaps.on(in, devs); len(on) > 0 {
 				causes = append(causes, "active swap: "+strings.Join(on, ", "))
 				setFix("turn the swap off (swapoff " + shellQuote(on[0]) + ") or choose another device")
 			}
@@ -483,15 +239,15 @@ func (s System) busyRefusal(in Info, t *procTable) Refusal {
 	if !in.Block {
 		kind = "file"
 	}
-	if key, ok := s.targetKey(in); ok {
+	if key, ok := t.targetKey(in); ok {
 		self := false
 		for _, o := range t.openers(key) {
-			causes = append(causes, "open by "+s.who(o.pid, t))
+			causes = append(causes, "open by "+t.who(o.pid))
 			if o.pid == t.self {
 				self = true
 				continue
 			}
-			setFix(s.stopFix(o.pid, t, kind))
+			setFix(t.stopFix(o.pid, kind))
 		}
 		if self {
 			setFix("give each target once, and hold the targets once per run")
@@ -513,26 +269,26 @@ func (s System) busyRefusal(in Info, t *procTable) Refusal {
 	return Refusal{Path: in.Path, Reason: what + strings.Join(causes, ", "), Fix: fix}
 }
 
-// writerRefusal refuses a held target that another process has open for
+// writers refuses a held target that another process has open for
 // writing: drivequal must be the only writer.
-func (s System) writerRefusal(in Info, t *procTable) (Refusal, bool) {
-	key, ok := s.targetKey(in)
+func (t *procTable) writers(in Info) (Refusal, bool) {
+	key, ok := t.targetKey(in)
 	if !ok {
 		return Refusal{}, false
 	}
 	var writers []string
 	fix := ""
 	for _, o := range t.openers(key) {
-		if o.pid == t.self || !s.openForWrite(o.pid, o.fd) {
+		if o.pid == t.self || !t.openForWrite(o.pid, o.fd) {
 			continue
 		}
-		writers = append(writers, s.who(o.pid, t))
+		writers = append(writers, t.who(o.pid))
 		if fix == "" {
 			kind := "device"
 			if !in.Block {
 				kind = "file"
 			}
-			fix = s.stopFix(o.pid, t, kind)
+			fix = t.stopFix(o.pid, kind)
 		}
 	}
 	if len(writers) == 0 {

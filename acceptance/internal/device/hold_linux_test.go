@@ -71,7 +71,7 @@ func TestHoldFile(t *testing.T) {
 		h2.Close()
 		t.Fatalf("second Hold(%s) held it again, want a refusal", path)
 	}
-	self := "open by " + sys.who(os.Getpid(), &procTable{self: os.Getpid()})
+	self := "open by " + (&procTable{sys: sys, self: os.Getpid()}).who(os.Getpid())
 	if len(rs) != 1 || !strings.HasPrefix(rs[0].Reason, "is locked by another holder: ") || !strings.Contains(rs[0].Reason, self) {
 		t.Errorf("second Hold(%s) = %q, want one refusal, locked, naming %q", path, rs, self)
 	}

@@ -41,8 +41,8 @@ func TestBusyRefusal(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Inspect(%q): %v", tt.path, err)
 		}
-		if got := sys.busyRefusal(in, procs).Error(); got != tt.want {
-			t.Errorf("busyRefusal(%s) =\n\t%s\nwant\n\t%s", tt.path, got, tt.want)
+		if got := procs.busy(in).Error(); got != tt.want {
+			t.Errorf("busy(%s) =\n\t%s\nwant\n\t%s", tt.path, got, tt.want)
 		}
 	}
 }
@@ -63,13 +63,13 @@ func TestWriterRefusal(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Inspect(%q): %v", path, err)
 		}
-		r, ok := sys.writerRefusal(in, procs)
+		r, ok := procs.writers(in)
 		got := ""
 		if ok {
 			got = r.Error()
 		}
 		if got != w {
-			t.Errorf("writerRefusal(%s) = %q, want %q", path, got, w)
+			t.Errorf("writers(%s) = %q, want %q", path, got, w)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device/signature"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
@@ -64,7 +65,7 @@ func newLoop(t *testing.T, o loopOpts) (dev, img string) {
 	return testenv.Attach(t, img, flags...), img
 }
 
-// inspectAndCheck runs Inspect on every path, Check and Signatures, and
+// inspectAndCheck runs Inspect on every path, Check and signature.Find, and
 // fails the test if any device's contents changed meanwhile.
 func inspectAndCheck(t *testing.T, opt Options, paths ...string) []Refusal {
 	t.Helper()
@@ -79,8 +80,8 @@ func inspectAndCheck(t *testing.T, opt Options, paths ...string) []Refusal {
 		if err != nil {
 			t.Fatalf("Inspect(%q): %v", p, err)
 		}
-		if _, err := Signatures(p); err != nil {
-			t.Fatalf("Signatures(%q): %v", p, err)
+		if _, err := signature.Find(p); err != nil {
+			t.Fatalf("signature.Find(%q): %v", p, err)
 		}
 		infos = append(infos, in)
 	}
@@ -282,16 +283,16 @@ func TestLoopSwap(t *testing.T) {
 // contents are not hashed: a mounted root file system changes all the time.
 func TestRootDevice(t *testing.T) {
 	var sys System
-	mounts, err := sys.mounts()
+	mounts, err := sys.mounts("self")
 	if err != nil {
 		t.Skipf("no mountinfo: %v", err)
 	}
 	dev := ""
-	for _, m := range mounts {
+	for _, m := range mounts.mounts {
 		if m.point != "/" {
 			continue
 		}
-		if d, ok := sys.mountDev(m); ok {
+		if d, ok := mounts.dev(m); ok {
 			if name, err := sys.nameOf(d.major, d.minor); err == nil {
 				dev = "/dev/" + name
 			}

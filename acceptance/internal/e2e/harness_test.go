@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drivequal/drivequal/acceptance/internal/qual"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 
 func setup(m *testing.M) int {
 	wd, _ := os.Getwd()
-	root, err := qual.ModuleRoot(wd)
+	root, err := cmdline.ModuleRoot(wd)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
 )
 
 // Chart writes ChartSVG's chart of cells to path, atomically (see
@@ -76,17 +77,17 @@ func ChartSVG(cells []Cell) ([]byte, error) {
 		xys plotter.XYs
 		col color.Color
 		leg string
-	}{{ok, report.MeasuredColor, "drive"}, {flagged, report.FlaggedColor, "below spec or outlier"}} {
-		if err := report.Dots(p, set.xys, set.col, set.leg); err != nil {
+	}{{ok, chart.MeasuredColor, "drive"}, {flagged, chart.FlaggedColor, "below spec or outlier"}} {
+		if err := chart.Dots(p, set.xys, set.col, set.leg); err != nil {
 			return nil, err
 		}
 	}
-	spec, err := report.ReferenceLine(plotter.XYs{{X: 1, Y: -0.6}, {X: 1, Y: float64(n) - 0.4}})
+	spec, err := chart.ReferenceLine(plotter.XYs{{X: 1, Y: -0.6}, {X: 1, Y: float64(n) - 0.4}})
 	if err != nil {
 		return nil, err
 	}
 	p.Add(spec)
 	p.Legend.Add("spec", spec)
 
-	return report.RowsSVG(p, lo, hi, report.RowLabels(capacity, workload), 0.4)
+	return chart.RowsSVG(p, lo, hi, chart.RowLabels(capacity, workload), 0.4)
 }

@@ -1,5 +1,6 @@
-// Package fleet judges the recorded runs of many hosts as one population:
-// every drive that a host measured on its own (its TestSingleDrive cells)
+// Package fleet judges the recorded runs of many hosts as one population.
+//
+// Every drive that a host measured on its own (its TestSingleDrive cells)
 // is one member of the fleet's cell for that capacity and workload, and the
 // cell passes only when every member meets the spec and the members agree
 // with each other within a tolerance. Each host's run was already judged

@@ -1,12 +1,15 @@
-// Package health judges a drive's health: nvme-cli's SMART / health log
-// (nvme.SmartLog) read before and after a run, and the controller's
-// identify data (nvme.Controller), against a spec's [health] rules
-// (specs.Health), and the log as the drive arrived against its [receipt]
-// limits (Receipt). It owns the rules and their messages only: it runs
-// nothing, reads nothing and prints nothing. The suite takes the
-// snapshots, refuses a drive with Refuse before writing to it, stops
-// writing to one that raises a NewWarning, marks a cell inconclusive with
-// Inconclusive or HotDuring, and reports Judge's checks.
+// Package health judges a drive's health against a spec's [health] rules
+// and [receipt] limits.
+//
+// It judges nvme-cli's SMART / health log (nvme.SmartLog) read before and
+// after a run, and the controller's identify data (nvme.Controller),
+// against the [health] rules (specs.Health), and the log as the drive
+// arrived against its [receipt] limits (Receipt). It owns the rules and
+// their messages only: it runs nothing, reads nothing and prints nothing.
+// The suite takes the snapshots, refuses a drive with Refuse before
+// writing to it, stops writing to one that raises a NewWarning, marks a
+// cell inconclusive with Inconclusive or HotDuring, and reports Judge's
+// checks.
 //
 // Temperatures are in kelvin, as NVMe reports them; messages show them in
 // degrees Celsius (kelvin − 273, as nvme-cli prints them).

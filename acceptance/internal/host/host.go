@@ -1,7 +1,8 @@
-// Package host identifies the machine a run is recorded on: its hostname,
-// machine id, board serial, kernel release and CPU model, so that runs
-// recorded on many hosts can be told apart and judged together. It only
-// reads files and the kernel's uname; it never runs a command.
+// Package host identifies the machine a run is recorded on, so that runs
+// recorded on many hosts can be told apart and judged together.
+//
+// It reads the hostname, machine id, board serial, kernel release and CPU
+// model from files and the kernel's uname; it never runs a command.
 //
 // The environment variable DRIVEQUAL_HOSTNAME, when set, replaces the
 // hostname read from the machine (tests, and hosts whose hostname is not

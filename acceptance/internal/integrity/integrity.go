@@ -1,10 +1,11 @@
-// Package integrity judges a verify pass: fio read back every block the
-// fill wrote (fiojob.VerifyPass) and compared every byte with the fill's
-// pattern (older recordings: checked its verify header and checksum).
-// Judge takes what fio printed (stdout with its JSON, and stderr, where
-// fio names each mismatch) and returns each drive's verdict;
-// it does no I/O, so a live run and a replay of its recording judge the
-// same bytes the same way.
+// Package integrity judges a verify pass, in which fio read back every
+// block the fill wrote and compared it with what was written.
+//
+// fio (fiojob.VerifyPass) compares every byte with the fill's pattern
+// (older recordings: checked its verify header and checksum). Judge takes
+// what fio printed (stdout with its JSON, and stderr, where fio names each
+// mismatch) and returns each drive's verdict; it does no I/O, so a live
+// run and a replay of its recording judge the same bytes the same way.
 package integrity
 
 import (

@@ -1,7 +1,9 @@
-// Package judge decides verdicts: one drive's figure against its spec, N
-// drives against N × a baseline (with the spread and outliers of the step),
-// a cell's latency against its limits, and whether the drives were shown
-// to be in steady state. It computes; the report renders what it returns.
+// Package judge decides each cell's verdict from the figures it measured.
+//
+// It judges one drive's figure against its spec, N drives against N × a
+// baseline (with the spread and outliers of the step), a cell's latency
+// against its limits, and whether the drives were shown to be in steady
+// state. It computes; the report renders what it returns.
 package judge
 
 import (

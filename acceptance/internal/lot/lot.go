@@ -1,9 +1,9 @@
-// Package lot decides what the figures of the drives measured say about
-// the lot they were drawn from: accepted, rejected or not yet decided, at
-// a coverage and confidence.
+// Package lot judges, by a spec's [lot] rule, what the drives measured say
+// about the lot they were drawn from.
 //
-// A lot is accepted when the one-sided lower tolerance bound of its
-// figures (the value at least Coverage of the lot exceeds, with
+// A lot is accepted, rejected or not yet decided, at a coverage and
+// confidence. It is accepted when the one-sided lower tolerance bound of
+// its figures (the value at least Coverage of the lot exceeds, with
 // Confidence) is at or above the pass line. When the figures pass a
 // Shapiro–Wilk normality check the bound is normal theory, mean − k·s,
 // with k exact from the noncentral t distribution (ISO 16269-6, NIST
@@ -15,7 +15,11 @@
 // Coverage. For a figure where lower is better (a latency) everything is
 // mirrored: the bound is mean + k·s, at or below the line.
 //
-// The package only computes; it reads and writes nothing.
+// Judge decides on a set of figures; Cells picks, from a run's judged
+// results, the figures of each capacity and workload and judges them as
+// TestLot cells; Drives and WritePlan say what a plan gives the rule.
+// The package only computes: it reads no file, and writes only to the
+// writer WritePlan is given.
 package lot
 
 import (

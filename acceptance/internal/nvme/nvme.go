@@ -1,6 +1,8 @@
-// Package nvme reads NVMe identity and health through nvme-cli: the
-// controller's identify data (id-ctrl), the SMART / health log (smart-log),
-// the sanitize status log (sanitize-log) and nvme-cli's own version.
+// Package nvme reads NVMe identity and health through nvme-cli.
+//
+// It runs and parses the controller's identify data (id-ctrl), the SMART
+// / health log (smart-log), the sanitize status log (sanitize-log) and
+// nvme-cli's own version.
 //
 // Every command is a real nvme-cli process that belongs to its caller: it
 // runs in its own process group, is killed with the group when the context

@@ -1,8 +1,10 @@
-// Package plan makes a qualification's plan: the cells to judge in the
-// order that shares preconditioning, and the one list of steps (purge,
-// fill, random preconditioning until steady state, top-ups of idle drives,
-// measurements) that a dry run prints, the estimate adds up and a live run
-// executes.
+// Package plan makes a qualification's plan, the one list of steps that a
+// dry run prints, the estimate adds up and a live run executes.
+//
+// It orders the cells to judge so that they share preconditioning, and
+// lists the steps that prepare and measure them: purge, fill, random
+// preconditioning until steady state, top-ups of idle drives, and
+// measurements.
 package plan
 
 import (
@@ -23,6 +25,10 @@ type Drive struct {
 	device.Info
 	// Capacity is the spec capacity the drive is judged as.
 	Capacity string
+	// Placeholder says the drive stands in for one a recording measured
+	// without naming it: its cells replay, and it has no health or
+	// identity to judge or report.
+	Placeholder bool
 }
 
 // Cell is one subtest: a workload measured on one or more drives.

@@ -1,9 +1,10 @@
-// Package purge brings drives back to a fresh state: the purge commands
-// (punch hole, discard, NVMe format, NVMe sanitize) and the rules that keep
-// them on the drives given.
+// Package purge brings the drives given, and only those, back to a fresh
+// state.
 //
-// Plan decides, with no side effects, which command purges which targets:
-// a format or sanitize that reaches a whole controller is sent once for it,
+// It holds the purge commands (punch hole, discard, NVMe format, NVMe
+// sanitize) and the rules that keep them on the drives given. Plan
+// decides, with no side effects, which command purges which targets: a
+// format or sanitize that reaches a whole controller is sent once for it,
 // and refused when the controller has namespaces that were not given. Run
 // executes the plan. The package never prints; notes go to the caller's
 // logf.

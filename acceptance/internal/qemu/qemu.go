@@ -1,16 +1,16 @@
 // Package qemu boots a Linux guest under QEMU with emulated NVMe
-// controllers and runs a command in it, for integration tests that need
-// the kernel's real nvme driver under nvme-cli and fio.
+// controllers and runs a command in it.
 //
-// The guest is the host's own installed kernel (Debian's linux-image-amd64)
-// with an initramfs built here from installed packages (busybox-static and
-// the kernel's modules; see Initramfs): its root is the host's "/", shared
-// read-only over 9p, so every program (fio, nvme-cli, a test binary) is the
-// host's at the same path, with tmpfs over /tmp, /run and the other
-// directories programs write to. One host directory, the work directory, is
-// shared writable at the same path: the command's script, output and exit
-// status, and anything the test wants back, go there. Each namespace is
-// backed by a raw file on the host.
+// It is for integration tests that need the kernel's real nvme driver
+// under nvme-cli and fio. The guest is the host's own installed kernel
+// (Debian's linux-image-amd64) with an initramfs built here from installed
+// packages (busybox-static and the kernel's modules; see Initramfs): its
+// root is the host's "/", shared read-only over 9p, so every program (fio,
+// nvme-cli, a test binary) is the host's at the same path, with tmpfs over
+// /tmp, /run and the other directories programs write to. One host
+// directory, the work directory, is shared writable at the same path: the
+// command's script, output and exit status, and anything the test wants
+// back, go there. Each namespace is backed by a raw file on the host.
 //
 // Machine.Args builds QEMU's command line and has no side effects; Run
 // starts QEMU, under KVM where /dev/kvm can be opened and under TCG when

@@ -3,6 +3,7 @@ package qual
 import (
 	"context"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
+	"github.com/drivequal/drivequal/specs"
 )
 
 // BaselineRun is one recorded run of -baseline, set up as a replay of its
@@ -26,15 +28,15 @@ type BaselineRun struct {
 // setupWithBaseline sets up the run as Setup does, then every -baseline
 // directory as a replay, and refuses when no cell of the run has a match
 // in the baseline, naming both sides.
-func setupWithBaseline(ctx context.Context, cfg *Config, timeout time.Duration, sys device.System, runner fiojob.Runner) (*Suite, []error) {
+func setupWithBaseline(ctx context.Context, cfg *cmdline.Config, timeout time.Duration, sys device.System, runner fiojob.Runner) (*Run, []error) {
 	own := *cfg
 	own.Baselines = nil
 	s, errs := Setup(ctx, &own, timeout, sys, runner)
 	var runs []BaselineRun
 	for _, dir := range cfg.Baselines {
-		bc := Config{Spec: cfg.Spec, Replay: dir, Replays: []string{dir}, Report: cfg.Report, Record: filepath.Join(cfg.Report, "raw"),
+		bc := cmdline.Config{Spec: cfg.Spec, Replay: dir, Replays: []string{dir}, Report: cfg.Report, Record: filepath.Join(cfg.Report, "raw"),
 			Precondition: plan.Full, DryRun: true, Root: cfg.Root}
-		b, berrs := Setup(ctx, &bc, 0, device.System{}, fiojob.Runner{})
+		b, berrs := (&builder{cfg: &bc, sys: device.System{}, fio: fiojob.Runner{}}).build(ctx, 0)
 		for _, e := range berrs {
 			errs = append(errs, fmt.Errorf("parsing -baseline: %s: %s", dir, strings.TrimPrefix(strings.TrimPrefix(e.Error(), "parsing -replay: "), "parsing -spec: ")))
 		}
@@ -54,15 +56,8 @@ func setupWithBaseline(ctx context.Context, cfg *Config, timeout time.Duration, 
 
 // cellTests are the cells of the run (of every host of a fleet replay),
 // by test name without the host.
-func (s *Suite) cellTests() []string {
+func cellTests(suites ...*Suite) []string {
 	var out []string
-	suites := []*Suite{s}
-	if len(s.Members) > 0 {
-		suites = nil
-		for _, m := range s.Members {
-			suites = append(suites, m.Suite)
-		}
-	}
 	for _, x := range suites {
 		for _, c := range x.allCells() {
 			if c.Skip == "" && !slices.Contains(out, c.Test) {
@@ -75,11 +70,15 @@ func (s *Suite) cellTests() []string {
 
 // baselineMatches refuses a baseline none of whose cells the run has:
 // cells match by group and workload name, whatever spec judges each side.
-func (s *Suite) baselineMatches() error {
-	mine := s.cellTests()
+func (s *Run) baselineMatches() error {
+	var suites []*Suite
+	for _, m := range s.Members {
+		suites = append(suites, m.Suite)
+	}
+	mine := cellTests(suites...)
 	var theirs []string
 	for _, b := range s.Baselines {
-		for _, t := range b.Suite.cellTests() {
+		for _, t := range cellTests(b.Suite) {
 			if slices.Contains(mine, t) {
 				return nil
 			}
@@ -91,17 +90,17 @@ func (s *Suite) baselineMatches() error {
 	var dirs, specsOf []string
 	for _, b := range s.Baselines {
 		dirs = append(dirs, b.Dir)
-		specsOf = append(specsOf, specName(b.Suite))
+		specsOf = append(specsOf, specName(b.Suite.Spec))
 	}
 	return fmt.Errorf("parsing -baseline: no cell of this run (judged by %s: %s) matches a cell of %s (judged by %s: %s): cells match by group and workload name; give a baseline recorded with workloads of the same names at the same capacities or drive counts, or drop -baseline",
-		specName(s), sampleTests(mine), strings.Join(dirs, ", "), strings.Join(specsOf, ", "), sampleTests(theirs))
+		specName(s.Spec), sampleTests(mine), strings.Join(dirs, ", "), strings.Join(specsOf, ", "), sampleTests(theirs))
 }
 
-func specName(s *Suite) string {
-	if s.Spec == nil {
+func specName(spec *specs.Spec) string {
+	if spec == nil {
 		return "no spec"
 	}
-	return s.Spec.Model + " (" + s.Spec.File + ")"
+	return spec.Model + " (" + spec.File + ")"
 }
 
 // sampleTests is a few test names and how many there are.
@@ -121,7 +120,7 @@ func sampleTests(tests []string) string {
 // compared cell, each compared result of the run gains its comparison,
 // and the report its baseline runs and charts. Call it once every cell of
 // the run has been judged; nil without -baseline.
-func (s *Suite) JudgeBaseline(ctx context.Context) []report.Result {
+func (s *Run) JudgeBaseline(ctx context.Context) []report.Result {
 	if len(s.Baselines) == 0 {
 		return nil
 	}
@@ -141,8 +140,8 @@ func (s *Suite) JudgeBaseline(ctx context.Context) []report.Result {
 			s.Warnings = append(s.Warnings, err.Error())
 		}
 	}()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.out.mu.Lock()
+	defer s.out.mu.Unlock()
 	cells := baseline.Judge(base, s.Report.Results, baseline.Of(s.Spec))
 	byTest := map[string]*report.BaselineResult{}
 	for _, c := range cells {
@@ -156,7 +155,7 @@ func (s *Suite) JudgeBaseline(ctx context.Context) []report.Result {
 		}
 	}
 	for i := range runs {
-		for _, t := range s.Baselines[i].Suite.cellTests() {
+		for _, t := range cellTests(s.Baselines[i].Suite) {
 			if _, ok := byTest[baseline.TestName(t)]; ok {
 				runs[i].Compared++
 			}

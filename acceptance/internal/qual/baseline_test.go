@@ -3,6 +3,7 @@ package qual
 import (
 	"context"
 	"encoding/json"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"math"
 	"os"
 	"path/filepath"
@@ -71,15 +72,16 @@ func scaleIOsPerDrive(t *testing.T, dir, test, key string, f func(group int) flo
 
 // judgeAgainst replays dir, every cell, and compares it with baselines,
 // as the suite does (TestBaseline last).
-func judgeAgainst(t *testing.T, dir string, baselines ...string) (*Suite, map[string]report.Result) {
+func judgeAgainst(t *testing.T, dir string, baselines ...string) (*Run, map[string]report.Result) {
 	t.Helper()
-	cfg := &Config{Spec: "solidigm-d7-ps1010", Replay: dir, Replays: []string{dir}, Report: t.TempDir(), Root: moduleRoot(t),
+	cfg := &cmdline.Config{Spec: "solidigm-d7-ps1010", Replay: dir, Replays: []string{dir}, Report: t.TempDir(), Root: moduleRoot(t),
 		Precondition: plan.Full, Baselines: baselines}
 	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
 	require.Empty(t, errs)
-	for _, c := range s.allCells() {
+	one := s.Members[0].Suite
+	for _, c := range one.allCells() {
 		if c.Skip == "" {
-			_, err := s.Run(context.Background(), c, t.Logf)
+			_, err := one.Run(context.Background(), c, t.Logf)
 			require.NoError(t, err)
 		}
 	}
@@ -233,7 +235,7 @@ func TestBaselineOtherSpec(t *testing.T) {
 func TestBaselineNothingMatches(t *testing.T) {
 	loop := recordedRun(t, true)
 	brief := filepath.Join(moduleRoot(t), "fixtures", "solidigm-d7-ps1010")
-	cfg := &Config{Spec: "solidigm-d7-ps1010", Replay: brief, Replays: []string{brief}, Report: t.TempDir(), Root: moduleRoot(t),
+	cfg := &cmdline.Config{Spec: "solidigm-d7-ps1010", Replay: brief, Replays: []string{brief}, Report: t.TempDir(), Root: moduleRoot(t),
 		Precondition: plan.Full, Baselines: []string{loop}}
 	_, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
 	require.Len(t, errs, 1)

@@ -1,9 +1,12 @@
 package qual
 
 import (
+	"context"
 	"flag"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
-	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -33,9 +36,23 @@ func builtinSuite(t *testing.T, n int) (*Suite, []plan.Cell) {
 	for _, d := range p.Drives {
 		paths = append(paths, d.Path)
 	}
-	s := &Suite{Cfg: &Config{Drives: paths}, Spec: p.Spec, Drives: p.Drives, Planner: p, Exec: &Live{}, Precondition: plan.Full}
+	s := &Suite{Cfg: &cmdline.Config{Drives: paths}, Spec: p.Spec, Drives: p.Drives, Planner: p, Precondition: plan.Full}
 	return s, s.allCells()
 }
+
+// setupOne is Setup of a run on its own: its one suite, nil when refused.
+func setupOne(t *testing.T, cfg *cmdline.Config) (*Suite, []error) {
+	t.Helper()
+	r, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
+	if r == nil {
+		return nil, errs
+	}
+	require.Len(t, r.Members, 1)
+	return r.Members[0].Suite, errs
+}
+
+// replan plans s again, as Setup plans a live run, for its -run pattern.
+func replan(s *Suite) { (&builder{cfg: s.Cfg, live: true, s: s}).plan() }
 
 // The whole built-in run shares one purge and fill and one random
 // preconditioning per block size across the single-drive cells and every
@@ -148,21 +165,6 @@ func TestEstimateOfTheBuiltInPlan(t *testing.T) {
 	require.LessOrEqual(t, pl.Total, 90*time.Minute)
 }
 
-// A purge that erases a whole controller resets every drive of the run on
-// it, so that none is measured as if it were still filled.
-func TestPurgeReachesTheController(t *testing.T) {
-	d := func(name string, siblings ...string) plan.Drive {
-		return plan.Drive{Info: device.Info{Path: "/dev/" + name, Name: name, Block: true, Controller: "nvme0", Siblings: siblings}}
-	}
-	s := &Suite{Drives: []plan.Drive{d("nvme0n1", "nvme0n2"), d("nvme0n2", "nvme0n1")}}
-	s.ctrls = map[string]nvme.Controller{"nvme0": {OACS: 1 << 1, SANICAP: 1 << 1}}
-	require.Equal(t, []int{0, 1}, s.purgeReach([]int{0}, "sanitize"), "sanitize erases the controller")
-	require.Equal(t, []int{0}, s.purgeReach([]int{0}, "format"), "format without FNA bits erases one namespace")
-	s.ctrls["nvme0"] = nvme.Controller{OACS: 1 << 1, FNA: 1}
-	require.Equal(t, []int{0, 1}, s.purgeReach([]int{0}, "format"), "FNA bit 0: format applies to all namespaces")
-	require.Equal(t, []int{0}, s.purgeReach([]int{0}, "discard"))
-}
-
 var update = flag.Bool("update", false, "rewrite testdata/golden")
 
 // The dry run of the built-in spec on two 1.92 TB drives, as printed:
@@ -219,4 +221,40 @@ func TestBuildVerifiesEveryDriveInTheFirstFill(t *testing.T) {
 	before := len(pl.Steps)
 	s.Planner.AddVerify(&pl, []int{0, 1})
 	require.Len(t, pl.Steps, before, "every drive is read back already")
+}
+
+// The plan, and so the -timeout check that adds it up, holds exactly the
+// cells go test will run: with a top-level "|", those of both
+// alternatives.
+func TestPlanFollowsTopLevelAlternation(t *testing.T) {
+	s, _ := builtinSuite(t, 2)
+	s.Cfg.Run = "TestSingleDrive/1.92TB/4KB_Random_Read$|TestScaling/2_drives/4KB_Random_Read$"
+	replan(s)
+	var measured []string
+	for test := range s.Plan.Measures {
+		measured = append(measured, test)
+	}
+	slices.Sort(measured)
+	want := []string{"TestScaling/2_drives/4KB_Random_Read", "TestSingleDrive/1.92TB/4KB_Random_Read"}
+	if !slices.Equal(measured, want) {
+		t.Errorf("plan of -run=%q measures %q, want %q", s.Cfg.Run, measured, want)
+	}
+	one, _ := builtinSuite(t, 2)
+	one.Cfg.Run = "TestSingleDrive/1.92TB/4KB_Random_Read$"
+	replan(one)
+	if s.Estimate().Total <= one.Estimate().Total {
+		t.Errorf("estimate with both alternatives %s, not more than with one (%s)", s.Estimate().Total, one.Estimate().Total)
+	}
+}
+
+func TestSuggestTimeout(t *testing.T) {
+	for _, tt := range []struct{ est, want time.Duration }{
+		{5 * time.Minute, 10 * time.Minute},
+		{50 * time.Minute, 70 * time.Minute},
+		{3 * time.Hour, 4 * time.Hour},
+	} {
+		if got := suggestTimeout(tt.est); got != tt.want {
+			t.Errorf("suggestTimeout(%s) = %s, want %s", tt.est, got, tt.want)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package qual
 import (
 	"context"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,16 +13,10 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/fleet"
 	"github.com/drivequal/drivequal/acceptance/internal/host"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 )
-
-// Member is one host's recorded run in a fleet replay: its own suite,
-// judged as replaying it alone would, and the host it was recorded on.
-type Member struct {
-	Name  string // the host's name, unique in the fleet
-	Suite *Suite
-}
 
 // setupFleet sets up -replay=DIR1,DIR2,...: each directory replays as its
 // own suite (its cells keep the verdicts it has alone, its report goes to
@@ -29,30 +24,31 @@ type Member struct {
 // results, each drive named <host>:<path>, and the TestFleet cells. Runs
 // recorded with different specs or fio major versions are refused
 // together, each named.
-func setupFleet(ctx context.Context, cfg *Config) (*Suite, []error) {
-	top := &Suite{Cfg: cfg, Report: &report.Run{Mode: "replay", Started: time.Now().UTC().Format(time.RFC3339)}, single: map[string]float64{}}
+func setupFleet(ctx context.Context, cfg *cmdline.Config) (*Run, []error) {
+	top := &Run{Cfg: cfg, Fleet: true, Report: &report.Run{Mode: "replay", Started: time.Now().UTC().Format(time.RFC3339)}}
+	top.out = &reporter{run: top.Report, dir: cfg.Report, dryRun: cfg.DryRun}
 	var errs []error
 	names := map[string]int{}
 	for _, dir := range cfg.Replays {
 		mc := *cfg
 		mc.Replay, mc.Replays = dir, nil
-		m, merrs := Setup(ctx, &mc, 0, device.System{}, fiojob.Runner{})
+		m, merrs := (&builder{cfg: &mc, sys: device.System{}, fio: fiojob.Runner{}}).build(ctx, 0)
 		for _, e := range merrs {
 			errs = append(errs, fmt.Errorf("%s: %w", dir, e))
 		}
 		if m == nil {
 			continue
 		}
-		name := m.info.Host.Name()
+		name := m.recorded.Host.Name()
 		if name == "" {
 			name = filepath.Base(filepath.Dir(filepath.Clean(dir))) + "/" + filepath.Base(dir)
 		}
 		if n := names[name]; n > 0 {
 			name += "#" + strconv.Itoa(n+1)
 		}
-		names[m.info.Host.Name()]++
-		m.parent, m.hostName = top, name
-		m.Cfg.Report = filepath.Join(cfg.Report, "hosts", slug(name))
+		names[m.recorded.Host.Name()]++
+		m.Cfg.Report = filepath.Join(cfg.Report, "hosts", live.Slug(name))
+		m.out.dir, m.out.fleet, m.out.host = m.Cfg.Report, top.out, name
 		top.Members = append(top.Members, Member{Name: name, Suite: m})
 	}
 	if len(errs) > 0 {
@@ -70,9 +66,8 @@ func setupFleet(ctx context.Context, cfg *Config) (*Suite, []error) {
 		}
 	}
 	first := top.Members[0].Suite
-	top.Spec, top.Precondition, top.Planner = first.Spec, first.Precondition, first.Planner
-	top.useSpec(first.Spec, cfg.SpecGiven)
-	top.Report.JudgedBy.Recorded = !cfg.SpecGiven
+	top.Spec = first.Spec
+	judgedBy(top.Report, first.Spec, cfg.SpecGiven)
 	top.Report.Precondition, top.Report.FioVersion = first.Precondition, first.Report.FioVersion
 	for _, m := range top.Members {
 		for _, d := range m.Suite.Report.Drives {
@@ -94,7 +89,7 @@ func setupFleet(ctx context.Context, cfg *Config) (*Suite, []error) {
 }
 
 // fleetRuns is the members as the fleet package judges them.
-func (s *Suite) fleetRuns() []fleet.Run {
+func (s *Run) fleetRuns() []fleet.Run {
 	var runs []fleet.Run
 	for _, m := range s.Members {
 		info := host.Info{}
@@ -111,8 +106,8 @@ func (s *Suite) fleetRuns() []fleet.Run {
 // a TestFleet/<capacity>/<workload> cell each, with the chart of the
 // drives' figures against the spec. Call it once every member's cells
 // have been judged.
-func (s *Suite) JudgeFleet() []fleet.Cell {
-	if len(s.Members) == 0 {
+func (s *Run) JudgeFleet() []fleet.Cell {
+	if !s.Fleet {
 		return nil
 	}
 	cells := fleet.Judge(s.fleetRuns(), fleet.Recorded, s.Spec.Fleet.Tolerance)
@@ -121,8 +116,8 @@ func (s *Suite) JudgeFleet() []fleet.Cell {
 			s.Warnings = append(s.Warnings, err.Error())
 		}
 	}()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.out.mu.Lock()
+	defer s.out.mu.Unlock()
 	for i, m := range s.Members {
 		s.Report.Hosts[i].Verdict = m.Suite.Report.Overall().Verdict
 	}
@@ -160,29 +155,4 @@ func (s *Suite) JudgeFleet() []fleet.Cell {
 	}
 	s.Report.Finished = time.Now().UTC().Format(time.RFC3339)
 	return cells
-}
-
-// toParent adds a member's judged result to the fleet's report, its drives
-// named <host>:<path>.
-func (s *Suite) toParent(res report.Result) {
-	p := s.parent
-	res.Host = s.hostName
-	// The test as go test names it in a fleet replay:
-	// TestSingleDrive/<host>/<capacity>/<workload>.
-	if top, rest, ok := strings.Cut(res.Test, "/"); ok {
-		res.Test = top + "/" + s.hostName + "/" + rest
-	}
-	for i := range res.PerDrive {
-		res.PerDrive[i].Path = s.hostName + ":" + res.PerDrive[i].Path
-	}
-	for i := range res.Steady {
-		res.Steady[i].Drive = s.hostName + ":" + res.Steady[i].Drive
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	// A replay loses nothing if stopped (its recordings are on disk): the
-	// fleet's reports are written once its cells are judged (JudgeFleet,
-	// and WriteReport at the end), not after each of thousands of cells.
-	p.Report.Results = append(p.Report.Results, res)
-	p.Report.Finished = time.Now().UTC().Format(time.RFC3339)
 }

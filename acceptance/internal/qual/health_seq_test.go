@@ -2,6 +2,12 @@ package qual
 
 import (
 	"context"
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/specs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,12 +34,15 @@ func heatSuite(t *testing.T, exec *fakeExec) (s *Suite, log string) {
 	t.Setenv("NVME_STANDIN_DIR", dir)
 	log = filepath.Join(dir, "smart-log.1.json")
 	serve(t, log, "smart-log-v2.3-quoted-decimal.json")
-	s = liveSuiteOf(t, exec, fakeSpec)
-	s.nvme = nvme.CLI{Binary: bin}
-	l, err := s.nvme.SmartLog(context.Background(), s.Drives[0].Path)
+	spec, err := specs.Parse("fake.toml", []byte(fakeSpec))
 	require.NoError(t, err)
-	s.health[0] = driveHealth{before: l, last: l, maxTempK: l.Temperature}
-	return s, log
+	cli := nvme.CLI{Binary: bin}
+	drives := []plan.Drive{{Info: device.Info{Path: "/tmp/fake.img", Size: 1 << 30, NUMANode: -1}, Capacity: "1GiB"}}
+	l, err := cli.SmartLog(context.Background(), drives[0].Path)
+	require.NoError(t, err)
+	monitor := live.NewMonitor(cli, drives, spec.Health, []evidence.DriveHealth{{Before: l, Last: l, MaxTempK: l.Temperature}})
+	exec.dir = filepath.Join(dir, "raw")
+	return testSuite(t, spec, drives, exec, exec.dir, dir, monitor), log
 }
 
 // serve makes the stand-in print fixtures/nvme/fixture from its next read.
@@ -95,7 +104,10 @@ func TestHeatSequenceCells(t *testing.T) {
 			} else {
 				assert.Len(t, exec.measured, 2, "the drive goes on")
 			}
-			_, hot := Replay{Dir: exec.dir}.thermal(cells[0].Test)
+			var th record.Thermal
+			_, err := record.ReadJSON(exec.dir, cells[0].Test, record.ThermalExt, &th)
+			require.NoError(t, err)
+			hot := th.CriticalWarning
 			if tt.want[0][0] == report.Inconclusive {
 				assert.Equal(t, hotMsg, hot, "recorded for a replay to judge")
 			} else {

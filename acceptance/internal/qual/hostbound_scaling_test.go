@@ -2,6 +2,7 @@ package qual
 
 import (
 	"context"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,11 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
-	"github.com/drivequal/drivequal/fiojob"
 )
 
 // pegJobs sets usr_cpu and sys_cpu of every fio job of reporting group
@@ -48,8 +47,8 @@ func pegJobs(t *testing.T, dir, test string, group int) {
 // replayAll replays every cell of dir and returns the results by test.
 func replayAll(t *testing.T, dir string) map[string]report.Result {
 	t.Helper()
-	cfg := &Config{Spec: "solidigm-d7-ps1010", Replay: dir, Replays: []string{dir}, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
-	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
+	cfg := &cmdline.Config{Spec: "solidigm-d7-ps1010", Replay: dir, Replays: []string{dir}, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
+	s, errs := setupOne(t, cfg)
 	require.Empty(t, errs)
 	out := map[string]report.Result{}
 	for _, c := range s.allCells() {

@@ -12,11 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
-	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
-	"github.com/drivequal/drivequal/specs"
 )
 
 // backplane is the device package's fake 24-drive, 128-CPU host
@@ -55,77 +53,12 @@ func uplink(t *testing.T, sys device.System, speed string, width int) {
 	retrain(t, sys, "0000:00:02.0", speed, width)
 }
 
-// backplaneSuite is a suite of the backplane's 24 drives.
-func backplaneSuite(sys device.System) *Suite {
-	s := &Suite{sys: sys, Spec: &specs.Spec{}}
-	for i := 0; i < 24; i++ {
-		s.Drives = append(s.Drives, plan.Drive{Info: device.Info{Path: "/dev/nvme" + strconv.Itoa(i) + "n1", Controller: "nvme" + strconv.Itoa(i)}})
-	}
-	return s
-}
-
 func span(from, to int) []int {
 	var out []int
 	for i := from; i <= to; i++ {
 		out = append(out, i)
 	}
 	return out
-}
-
-const shareMsg = "/dev/nvme6n1: PCIe link 8.0 GT/s x8 at switch port 0000:09:00.0 (upstream of 6 drives) of 16.0 GT/s x16: "
-
-// A degraded switch uplink bounds a cell when its bandwidth, shared by
-// the cell's drives below it, is short of what one drive's own link
-// carries: a Gen3 x8 uplink carries one Gen4 x4 drive in full, so that
-// drive's single-drive cell is judged, but not six, so a step of the
-// switch's six drives (or of all 24) is not. A full-speed path changes
-// nothing; a link that reads Unknown is named, not judged.
-func TestLinkDegradedPath(t *testing.T) {
-	for _, tt := range []struct {
-		name     string
-		setup    func(t *testing.T, sys device.System)
-		drives   []int
-		degraded string
-		unknown  string
-	}{
-		{"full speed, one drive", nil, []int{7}, "", ""},
-		{"full speed, one switch", nil, span(6, 11), "", ""},
-		{"full speed, 24 drives", nil, span(0, 23), "", ""},
-		{"x8 uplink, one drive", func(t *testing.T, sys device.System) { uplink(t, sys, "8.0", 8) }, []int{7}, "", ""},
-		{"x8 uplink, two drives", func(t *testing.T, sys device.System) { uplink(t, sys, "8.0", 8) }, []int{7, 8},
-			"/dev/nvme7n1: PCIe link 8.0 GT/s x8 at switch port 0000:09:00.0 (upstream of 6 drives) of 16.0 GT/s x16: " +
-				"3.94 GB/s a drive for the 2 of this cell below it, short of the 7.88 GB/s of one drive's 16.0 GT/s x4", ""},
-		{"x8 uplink, its six drives", func(t *testing.T, sys device.System) { uplink(t, sys, "8.0", 8) }, span(6, 11),
-			shareMsg + "1.31 GB/s a drive for the 6 of this cell below it, short of the 7.88 GB/s of one drive's 16.0 GT/s x4", ""},
-		{"x8 uplink, 24 drives", func(t *testing.T, sys device.System) { uplink(t, sys, "8.0", 8) }, span(0, 23),
-			shareMsg + "1.31 GB/s a drive for the 6 of this cell below it, short of the 7.88 GB/s of one drive's 16.0 GT/s x4", ""},
-		{"x8 uplink, another switch's drives", func(t *testing.T, sys device.System) { uplink(t, sys, "8.0", 8) }, span(0, 5), "", ""},
-		{"x2 uplink, one drive", func(t *testing.T, sys device.System) { uplink(t, sys, "8.0", 2) }, []int{7},
-			"/dev/nvme7n1: PCIe link 8.0 GT/s x2 at switch port 0000:09:00.0 (upstream of 6 drives) of 16.0 GT/s x16: " +
-				"1.97 GB/s a drive for the 1 of this cell below it, short of the 7.88 GB/s of one drive's 16.0 GT/s x4", ""},
-		{"a drive's own link", func(t *testing.T, sys device.System) {
-			retrain(t, sys, "0000:0c:00.0", "16.0", 2)
-			retrain(t, sys, "0000:0a:05.0", "16.0", 2)
-		}, span(6, 11), "/dev/nvme7n1: PCIe link 16.0 GT/s x2 of 16.0 GT/s x4 (0000:0c:00.0)", ""},
-		{"unknown uplink", func(t *testing.T, sys device.System) {
-			retrain(t, sys, "0000:81:00.0", "Unknown", 16)
-			retrain(t, sys, "0000:80:01.0", "Unknown", 16)
-		}, span(12, 17), "", `/dev/nvme12n1: PCIe link at switch port 0000:81:00.0 not checked: current_link_speed of 0000:81:00.0 reads "Unknown"`},
-		{"unknown drive link", func(t *testing.T, sys device.System) {
-			retrain(t, sys, "0000:83:00.0", "Unknown", 4)
-			retrain(t, sys, "0000:82:04.0", "Unknown", 4)
-		}, []int{12}, "", `/dev/nvme12n1: PCIe link not checked: current_link_speed of 0000:83:00.0 reads "Unknown"`},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			sys := backplane(t)
-			if tt.setup != nil {
-				tt.setup(t, sys)
-			}
-			degraded, unknown := backplaneSuite(sys).linkDegraded(tt.drives)
-			assert.Equal(t, tt.degraded, degraded)
-			assert.Equal(t, tt.unknown, unknown)
-		})
-	}
 }
 
 // A single-drive cell on a drive whose switch uplink bounds it is
@@ -158,42 +91,28 @@ func TestPCIeUplinkCell(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), rounds: steadyRounds}
 			s := liveSuiteOf(t, exec, fakeSpec)
-			s.sys = backplane(t)
-			tt.setup(t, s.sys)
+			s.runner.Sys = backplane(t)
+			tt.setup(t, s.runner.Sys)
 			s.Drives[0].Controller = "nvme7"
 			c := s.SingleCells()[0].Cells[0]
 			o, err := s.Run(context.Background(), c, t.Logf)
 			require.NoError(t, err)
 			require.Equal(t, tt.want, [2]string{o.Result.Verdict, o.Result.Cause}, o.Result.Error)
 			assert.Contains(t, o.Result.Error, tt.error)
-			degraded, unknown := Replay{Dir: exec.dir}.link(c.Test)
-			if tt.error != "" {
-				assert.Contains(t, degraded, tt.error, "recorded for a replay to judge")
-			}
-			assert.Equal(t, tt.unknown, unknown, "the cell's evidence names the unknown link")
-			assert.Contains(t, o.Message, tt.unknown, "and so does its message")
 			var rec record.Link
 			found, err := record.ReadJSON(exec.dir, c.Test, record.LinkExt, &rec)
 			require.NoError(t, err)
 			require.True(t, found)
-			s.fillReportDrives()
+			if tt.error != "" {
+				assert.Contains(t, rec.Degraded, tt.error, "recorded for a replay to judge")
+			}
+			assert.Equal(t, tt.unknown, rec.Unknown, "the cell's evidence names the unknown link")
+			assert.Contains(t, o.Message, tt.unknown, "and so does its message")
+			(&builder{sys: s.runner.Sys, live: true, s: s}).reportDrives()
 			require.Len(t, s.Report.Drives, 1)
 			assert.Equal(t, "0000:0c:00.0", s.Report.Drives[0].PCI)
 			assert.Equal(t, tt.table, s.Report.Drives[0].Link)
 		})
-	}
-}
-
-// BenchmarkLinkDegraded24 is what reading the PCIe paths of a 24-drive
-// step costs, before and after each of its measurements: every drive's
-// path is read, to count the drives below each port.
-func BenchmarkLinkDegraded24(b *testing.B) {
-	s := backplaneSuite(backplane(b))
-	drives := span(0, 23)
-	for b.Loop() {
-		if d, u := s.linkDegraded(drives); d != "" || u != "" {
-			b.Fatal(d, u)
-		}
 	}
 }
 
@@ -203,15 +122,15 @@ func BenchmarkLinkDegraded24(b *testing.B) {
 func TestFillReportDrivesFabrics(t *testing.T) {
 	exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), rounds: steadyRounds}
 	s := liveSuiteOf(t, exec, fakeSpec)
-	s.sys = device.System{Root: testenv.BuildTree(t, filepath.Join("..", "device", "testdata", "pcie.tree"))}
+	s.runner.Sys = device.System{Root: testenv.BuildTree(t, filepath.Join("..", "device", "testdata", "pcie.tree"))}
 	s.Drives[0].Controller = "nvme2"
-	require.NotPanics(t, s.fillReportDrives)
+	require.NotPanics(t, (&builder{sys: s.runner.Sys, live: true, s: s}).reportDrives)
 	require.Len(t, s.Report.Drives, 1)
 	assert.Empty(t, s.Report.Drives[0].PCI)
 	assert.Empty(t, s.Report.Drives[0].Link)
-	degraded, unknown := s.linkDegraded([]int{0})
-	assert.Empty(t, degraded)
-	assert.Empty(t, unknown)
+	o, err := s.Run(context.Background(), s.SingleCells()[0].Cells[0], t.Logf)
+	require.NoError(t, err)
+	assert.Equal(t, report.Pass, o.Result.Verdict, "no PCIe path: nothing bounds the cell: %s", o.Message)
 }
 
 // atMost sets both ends of switch 1's uplink to speed and width, current
@@ -231,38 +150,5 @@ func atMost(t *testing.T, sys device.System, speed string, width int) {
 		}))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "max_link_speed"), []byte(speed+" GT/s PCIe\n"), 0o644))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "max_link_width"), []byte(strconv.Itoa(width)+"\n"), 0o644))
-	}
-}
-
-// An uplink at its maximum that cannot carry even one drive's full link
-// (a Gen4 switch behind a Gen3 x4 slot) bounds every cell of the drives
-// below it, as a slot slower than the drive does; an uplink at its
-// maximum that carries one drive in full but not all of them at once is
-// the platform's oversubscription by design, and is not flagged.
-func TestLinkDegradedUplinkAtItsMaximum(t *testing.T) {
-	for _, tt := range []struct {
-		name     string
-		speed    string
-		width    int
-		drives   []int
-		degraded string
-	}{
-		{"Gen3 x4 slot, one drive", "8.0", 4, []int{7},
-			"/dev/nvme7n1: PCIe link 8.0 GT/s x4 at switch port 0000:09:00.0 (upstream of 6 drives) of 8.0 GT/s x4: " +
-				"at its maximum, 3.94 GB/s, short of the 7.88 GB/s of one drive's 16.0 GT/s x4"},
-		{"Gen3 x4 slot, its six drives", "8.0", 4, span(6, 11),
-			"/dev/nvme6n1: PCIe link 8.0 GT/s x4 at switch port 0000:09:00.0 (upstream of 6 drives) of 8.0 GT/s x4: " +
-				"at its maximum, 3.94 GB/s, short of the 7.88 GB/s of one drive's 16.0 GT/s x4"},
-		{"Gen3 x8 slot, one drive", "8.0", 8, []int{7}, ""},
-		{"Gen3 x8 slot, its six drives", "8.0", 8, span(6, 11), ""},
-		{"Gen4 x8 slot, 24 drives", "16.0", 8, span(0, 23), ""},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			sys := backplane(t)
-			atMost(t, sys, tt.speed, tt.width)
-			degraded, unknown := backplaneSuite(sys).linkDegraded(tt.drives)
-			assert.Equal(t, tt.degraded, degraded)
-			assert.Empty(t, unknown)
-		})
 	}
 }

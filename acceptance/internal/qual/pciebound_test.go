@@ -3,8 +3,8 @@ package qual
 import (
 	"context"
 	"encoding/json"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -88,7 +88,7 @@ type outputs struct {
 	out map[string][]byte
 }
 
-func (o outputs) Measure(ctx context.Context, test string, job fiojob.Job, w *Watch) ([]byte, error) {
+func (o outputs) Measure(ctx context.Context, test string, job fiojob.Job, w *live.Watch) ([]byte, error) {
 	if data, ok := o.out[test]; ok {
 		o.stdout = data
 	}
@@ -141,18 +141,13 @@ func gen5Suite(t *testing.T, exec *fakeExec, out map[string][]byte) *Suite {
 	dir := t.TempDir()
 	exec.dir = filepath.Join(dir, "raw")
 	paths := lotPaths(t)
-	cfg := &Config{Drives: paths, Record: exec.dir, Report: dir, Precondition: plan.Full}
-	s := &Suite{Cfg: cfg, Spec: spec, Precondition: plan.Full, single: map[string]float64{}, Exec: outputs{exec, out},
-		Report: &report.Run{Mode: "live", Precondition: plan.Full}}
+	var drives []plan.Drive
 	for i, p := range paths {
-		s.Drives = append(s.Drives, plan.Drive{Info: device.Info{Path: p, Size: 1 << 30, NUMANode: -1, Controller: "nvme" + strconv.Itoa(6+i)}, Capacity: "1GiB"})
+		drives = append(drives, plan.Drive{Info: device.Info{Path: p, Size: 1 << 30, NUMANode: -1, Controller: "nvme" + strconv.Itoa(6+i)}, Capacity: "1GiB"})
 	}
-	s.useSpec(spec, false)
-	s.planRun(nil)
-	require.NoError(t, s.writeRunInfo())
-	s.health = make([]driveHealth, len(s.Drives))
-	s.sys = backplane(t)
-	gen5(t, s.sys)
+	s := testSuite(t, spec, drives, outputs{exec, out}, exec.dir, dir, nil)
+	s.runner.Sys = backplane(t)
+	gen5(t, s.runner.Sys)
 	return s
 }
 
@@ -265,120 +260,4 @@ func TestPCIeBoundOldRecording(t *testing.T) {
 	_, replayed := judgeLotRun(t, writeSpec(t, text), dir)
 	r := replayed.results[lotRead]
 	require.Equal(t, [2]string{report.Fail, report.CauseBelowSpec}, [2]string{r.Verdict, r.Cause}, r.Error)
-}
-
-// The rule's arithmetic, on the links two or more of a cell's drives
-// share: a link bounds the cell when it carries less of data (90 % of its
-// bandwidth after line coding) than the cell asks and its drives moved at
-// least 80 % of that bandwidth through it; of several, the fullest is
-// named and the others counted.
-func TestPCIeBoundRule(t *testing.T) {
-	six := []string{"a", "b", "c", "d", "e", "f"}
-	at := func(v float64, drives ...string) map[string]float64 {
-		m := map[string]float64{}
-		for _, d := range drives {
-			m[d] = v
-		}
-		return m
-	}
-	both := func(a, b map[string]float64) map[string]float64 {
-		maps.Copy(a, b)
-		return a
-	}
-	up := func(where string, speed float64, width int, drives ...string) record.SharedLink {
-		return record.SharedLink{Where: where, Speed: speed, Width: width, Drives: drives}
-	}
-	for _, tt := range []struct {
-		name     string
-		shared   []record.SharedLink
-		perDrive float64
-		moved    map[string]float64
-		want     string
-	}{
-		{"Gen5 x16 over six at 14.5 GB/s, full", []record.SharedLink{up("switch port X", 32, 16, six...)}, 14.5e9, at(9.7e9, six...),
-			"6 of this cell's drives share switch port X, 32.0 GT/s x16 (63.0 GB/s, 56.7 GB/s of data at 90 %): 87.0 GB/s asked at the spec's 14.5 GB/s a drive, 58.2 GB/s moved"},
-		{"not full: the drives are slow", []record.SharedLink{up("switch port X", 32, 16, six...)}, 14.5e9, at(8e9, six...), ""},
-		{"asked within its data rate", []record.SharedLink{up("switch port X", 32, 16, six...)}, 9e9, at(9e9, six...), ""},
-		{"4KB random at 1,000,000 IOPS", []record.SharedLink{up("switch port X", 32, 16, six...)}, 4.096e9, at(4.096e9, six...), ""},
-		{"Gen4 x16 over six Gen4 drives at 7 GB/s", []record.SharedLink{up("switch port X", 16, 16, six...)}, 7e9, at(4.5e9, six...),
-			"6 of this cell's drives share switch port X, 16.0 GT/s x16 (31.5 GB/s, 28.4 GB/s of data at 90 %): 42.0 GB/s asked at the spec's 7.0 GB/s a drive, 27.0 GB/s moved"},
-		{"two switches, the fuller named", []record.SharedLink{up("switch port X", 32, 16, six[:3]...), up("switch port Y", 32, 8, six[3:]...)},
-			14.5e9, at(10e9, six...),
-			"3 of this cell's drives share switch port Y, 32.0 GT/s x8 (31.5 GB/s, 28.4 GB/s of data at 90 %): 43.5 GB/s asked at the spec's 14.5 GB/s a drive, 30.0 GB/s moved"},
-		{"24 drives on four switches", func() []record.SharedLink {
-			var out []record.SharedLink
-			for _, port := range []string{"A", "B", "C", "D"} {
-				var d []string
-				for j := range 6 {
-					d = append(d, port+string(rune('0'+j)))
-				}
-				out = append(out, up("switch port "+port, 32, 16, d...))
-			}
-			return out
-		}(), 14.5e9, func() map[string]float64 {
-			m := map[string]float64{}
-			for _, port := range "ABCD" {
-				for j := range 6 {
-					m[string(port)+string(rune('0'+j))] = 9.7e9
-				}
-			}
-			return m
-		}(), "6 of this cell's drives share switch port A, 32.0 GT/s x16 (63.0 GB/s, 56.7 GB/s of data at 90 %): 87.0 GB/s asked at the spec's 14.5 GB/s a drive, 58.2 GB/s moved" +
-			" (and 3 more shared links alike: switch port B, switch port C, switch port D)"},
-		{"two switches, both bound", []record.SharedLink{up("switch port X", 32, 8, six[:3]...), up("switch port Y", 32, 4, six[3:]...)},
-			14.5e9, both(at(9e9, six[:3]...), at(5.2e9, six[3:]...)),
-			"3 of this cell's drives share switch port Y, 32.0 GT/s x4 (15.8 GB/s, 14.2 GB/s of data at 90 %): 43.5 GB/s asked at the spec's 14.5 GB/s a drive, 15.6 GB/s moved (and 1 more shared link alike: switch port X)"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, pcieBound(tt.shared, tt.perDrive, "the spec's", tt.moved))
-		})
-	}
-}
-
-// The bytes a second a cell asks of a drive: MB/s as 10^6 B/s, IOPS times
-// the block size, the busier direction of a mix; nothing for a latency.
-func TestDataRate(t *testing.T) {
-	assert.InDelta(t, 14.5e9, dataRate(14_500, specs.Workload{RW: "read", Metric: specs.MBps, RWMixRead: -1}), 1)
-	assert.InDelta(t, 4.096e9, dataRate(1_000_000, specs.Workload{RW: "randread", BS: 4096, Metric: specs.IOPS, RWMixRead: -1}), 1)
-	assert.InDelta(t, 0.7*4.096e9, dataRate(1_000_000, specs.Workload{RW: "randrw", BS: 4096, Metric: specs.IOPS, RWMixRead: 70}), 1)
-	assert.InDelta(t, 0.5*4.096e9, dataRate(1_000_000, specs.Workload{RW: "randrw", BS: 4096, Metric: specs.IOPS, RWMixRead: -1}), 1)
-	assert.Zero(t, dataRate(80, specs.Workload{RW: "randread", BS: 4096, Metric: specs.LatUS}))
-}
-
-// The links a step's drives share, on the backplane: each switch's uplink
-// over its six drives (four of them for all 24), none for a drive alone,
-// and not one sysfs does not know.
-func TestSharedLinks(t *testing.T) {
-	sys := backplane(t)
-	s := backplaneSuite(sys)
-	drives := func(from, to int) []string {
-		var out []string
-		for _, i := range span(from, to) {
-			out = append(out, s.Drives[i].Path)
-		}
-		return out
-	}
-	uplinks := []record.SharedLink{
-		{Where: "switch port 0000:01:00.0", Speed: 16, Width: 16, Drives: drives(0, 5)},
-		{Where: "switch port 0000:09:00.0", Speed: 16, Width: 16, Drives: drives(6, 11)},
-		{Where: "switch port 0000:81:00.0", Speed: 16, Width: 16, Drives: drives(12, 17)},
-		{Where: "switch port 0000:89:00.0", Speed: 16, Width: 16, Drives: drives(18, 23)},
-	}
-	assert.Equal(t, uplinks, s.sharedLinks(s.pciePaths(), span(0, 23)))
-	assert.Equal(t, uplinks[1:2], s.sharedLinks(s.pciePaths(), span(6, 11)))
-	assert.Empty(t, s.sharedLinks(s.pciePaths(), []int{7}))
-	assert.Equal(t, []record.SharedLink{{Where: "switch port 0000:09:00.0", Speed: 16, Width: 16, Drives: drives(7, 8)}},
-		s.sharedLinks(s.pciePaths(), []int{7, 8, 12}), "one drive below another switch shares nothing")
-	retrain(t, sys, "0000:09:00.0", "Unknown", 16)
-	retrain(t, sys, "0000:00:02.0", "Unknown", 16)
-	assert.Equal(t, []record.SharedLink{uplinks[0]}, s.sharedLinks(s.pciePaths(), span(0, 11)))
-
-	// A link that trained up during the measurement is taken as it was
-	// before.
-	uplink(t, sys, "8.0", 8)
-	before := s.sharedLinks(s.pciePaths(), span(6, 11))
-	uplink(t, sys, "16.0", 16)
-	after := s.sharedLinks(s.pciePaths(), span(6, 11))
-	require.Len(t, after, 1)
-	assert.Equal(t, [2]any{8.0, 8}, [2]any{slowerOf(before, after)[0].Speed, slowerOf(before, after)[0].Width})
 }

@@ -2,10 +2,14 @@ package qual
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
 
@@ -27,7 +31,47 @@ func TestAReadBackFioFailedListsTheCellsUnmeasured(t *testing.T) {
 		require.Contains(t, o.Result.Error, "failed the verify pass", c.Test)
 	}
 	require.Empty(t, exec.measured, "a drive that failed its read-back is not measured")
+	data, err := os.ReadFile(filepath.Join(s.Cfg.Record, "run.json"))
+	require.NoError(t, err)
+	var run record.Run
+	require.NoError(t, json.Unmarshal(data, &run))
 	for _, c := range cells {
-		require.Contains(t, s.info.Unmeasured, c.Test)
+		require.Contains(t, run.Unmeasured, c.Test, "run.json lists it for a replay")
 	}
+}
+
+// A verify pass that runs for the cells, with TestIntegrity not selected
+// (-run=TestSingleDrive) or before it asks, is in the report as soon as
+// it ends, as every result is, so that results.json, summary.md and
+// junit.xml name the drive that failed it and where; TestIntegrity then
+// reports it once, not again.
+func TestAReadBackIsReportedWhenItRuns(t *testing.T) {
+	exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), verify: fixture(t, "error-bs1000.json"), rounds: steadyRounds}
+	s := liveSuite(t, exec)
+	c := s.SingleCells()[0].Cells[0]
+	_, err := s.Run(context.Background(), c, t.Logf)
+	require.NoError(t, err)
+	integrityResults := func() []report.Result {
+		var out []report.Result
+		for _, r := range s.Report.Results {
+			if r.Kind == report.KindIntegrity {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	got := integrityResults()
+	require.Len(t, got, 1, "the verify pass that ran for %s is reported when it ends", c.Test)
+	require.Equal(t, "TestIntegrity/fake.img", got[0].Test)
+	require.Equal(t, report.Fail, got[0].Verdict)
+	require.Equal(t, report.CauseFioFailed, got[0].Cause)
+	data, err := os.ReadFile(filepath.Join(s.Cfg.Report, "results.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(data), "TestIntegrity/fake.img", "results.json holds it before TestIntegrity runs")
+
+	drives, why := s.JudgeIntegrity(context.Background(), t.Logf)
+	require.Empty(t, why)
+	require.Len(t, drives, 1)
+	require.Equal(t, report.Fail, drives[0].Verdict)
+	require.Len(t, integrityResults(), 1, "TestIntegrity reports the pass once")
 }

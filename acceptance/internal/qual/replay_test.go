@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,7 +92,7 @@ func moduleRoot(t *testing.T) string {
 	t.Helper()
 	wd, err := os.Getwd()
 	require.NoError(t, err)
-	root, err := ModuleRoot(wd)
+	root, err := cmdline.ModuleRoot(wd)
 	require.NoError(t, err)
 	return root
 }
@@ -99,8 +100,8 @@ func moduleRoot(t *testing.T) string {
 // replayCell sets up a replay of dir and judges its one cell.
 func replayCell(t *testing.T, dir string) (Outcome, *Suite) {
 	t.Helper()
-	cfg := &Config{Spec: "solidigm-d7-ps1010", Replay: dir, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
-	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
+	cfg := &cmdline.Config{Spec: "solidigm-d7-ps1010", Replay: dir, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
+	s, errs := setupOne(t, cfg)
 	require.Empty(t, errs)
 	cells := s.SingleCells()
 	require.Len(t, cells, 1)
@@ -187,7 +188,7 @@ func TestReplayHostBound(t *testing.T) {
 // -dry-run of a replay prints what it would judge; it has no plan of
 // steps to print (it once indexed an empty one).
 func TestDryRunOfAReplay(t *testing.T) {
-	cfg := &Config{Spec: "solidigm-d7-ps1010", Replay: recordedRun(t, true), Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full, DryRun: true}
+	cfg := &cmdline.Config{Spec: "solidigm-d7-ps1010", Replay: recordedRun(t, true), Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full, DryRun: true}
 	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
 	require.Empty(t, errs)
 	var b strings.Builder
@@ -223,13 +224,4 @@ func TestReplayUnknownLinkInMessage(t *testing.T) {
 			require.Contains(t, o.Result.Error, unknown)
 		}
 	}
-}
-
-// A verify pass recorded before the fill wrote a pattern (run.json's
-// verify has no "pattern") checked fio's crc32c header and checksum: a
-// replay judges it with that method and says so, as it did; a pass of
-// today's fill compared every byte with its pattern.
-func TestVerifyMethodOfARecording(t *testing.T) {
-	require.Equal(t, "crc32c", verifyMethod(record.Verify{Step: 3, Raw: "prepare/003-verify.json"}))
-	require.Equal(t, fiojob.FillVerify, verifyMethod(record.Verify{Pattern: fiojob.FillPattern(1)}))
 }

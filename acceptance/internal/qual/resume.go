@@ -1,7 +1,6 @@
 package qual
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,8 +13,9 @@ import (
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
-	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
@@ -46,8 +46,9 @@ type resumeState struct {
 	verified []bool
 	// fresh is the estimate of the same cells run again from nothing.
 	fresh time.Duration
-	// judged says the recorded verify passes were reported (TestIntegrity).
-	judged bool
+	// broken is why each drive that returned other data than it was
+	// given is disqualified: its cells fail unmeasured again.
+	broken map[int]string
 }
 
 // resumeFix is the end of every refusal of -resume: how to go on.
@@ -57,7 +58,8 @@ func resumeFix(dir string) string {
 
 // loadResume reads the recording to resume and refuses it when it is not
 // the same run; called once the drives are inspected, before the plan.
-func (s *Suite) loadResume() []error {
+func (b *builder) loadResume() []error {
+	s := b.s
 	dir := s.Cfg.Record
 	path := filepath.Join(dir, "run.json")
 	data, err := os.ReadFile(path)
@@ -96,7 +98,7 @@ func (s *Suite) loadResume() []error {
 	if rt := runtimeFlag(s.Cfg.Runtime); rt != prior.Runtime {
 		errs = append(errs, fmt.Errorf("parsing -runtime: %s, but the interrupted run in %s ran with %s: %s", orSpec(rt), dir, orSpec(prior.Runtime), fix))
 	}
-	errs = append(errs, s.sameDrives(prior, dir, fix)...)
+	errs = append(errs, sameDrives(s.Drives, prior, dir, fix)...)
 	if a, b := fioMajor(s.Report.FioVersion), fioMajor(prior.FioVersion); a != b {
 		errs = append(errs, fmt.Errorf("parsing -resume: fio here is %s, the interrupted run in %s used %s: a different major version measures differently; %s", s.Report.FioVersion, dir, prior.FioVersion, fix))
 	}
@@ -110,19 +112,19 @@ func (s *Suite) loadResume() []error {
 	if len(errs) > 0 {
 		return errs
 	}
-	s.resume = &resumeState{dir: dir, prior: prior, kept: map[string]bool{}}
+	s.resume = &resumeState{dir: dir, prior: prior, kept: map[string]bool{}, broken: map[int]string{}}
 	return nil
 }
 
 // sameDrives refuses drives that are not those of the recording, in the
 // same order: path, serial, model, firmware, size, logical block size and
 // device number each.
-func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
+func sameDrives(drives []plan.Drive, prior record.Run, dir, fix string) []error {
 	var was, given, missing, extra []string
 	for _, d := range prior.Drives {
 		was = append(was, d.Path)
 	}
-	for _, d := range s.Drives {
+	for _, d := range drives {
 		given = append(given, d.Path)
 		if !slices.Contains(was, d.Path) {
 			extra = append(extra, d.Path)
@@ -133,7 +135,7 @@ func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
 			missing = append(missing, p)
 		}
 	}
-	if len(s.Drives) != len(prior.Drives) {
+	if len(drives) != len(prior.Drives) {
 		var diff []string
 		if len(missing) > 0 {
 			diff = append(diff, "not given: "+strings.Join(missing, ","))
@@ -142,7 +144,7 @@ func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
 			diff = append(diff, "not in the run: "+strings.Join(extra, ","))
 		}
 		return []error{fmt.Errorf("parsing -drives: %d drives given, the interrupted run in %s had %d (%s): give the same -drives in the same order, -drives=%s; %s",
-			len(s.Drives), dir, len(prior.Drives), strings.Join(diff, "; "), strings.Join(was, ","), fix)}
+			len(drives), dir, len(prior.Drives), strings.Join(diff, "; "), strings.Join(was, ","), fix)}
 	}
 	if len(missing) == 0 && !slices.Equal(given, was) {
 		// The same drives in another order: each index would say its
@@ -151,7 +153,7 @@ func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
 			dir, strings.Join(was, ","))}
 	}
 	var errs []error
-	for i, d := range s.Drives {
+	for i, d := range drives {
 		p := prior.Drives[i]
 		var changed []string
 		if d.Path != p.Path {
@@ -188,18 +190,6 @@ func (s *Suite) sameDrives(prior record.Run, dir, fix string) []error {
 		}
 	}
 	return errs
-}
-
-// identityRecord is what run.json keeps for -resume to check besides the
-// drives and the spec.
-func (s *Suite) identityRecord() {
-	s.info.Devices = make([]string, len(s.Drives))
-	s.info.LBASizes = make([]int, len(s.Drives))
-	for i, d := range s.Drives {
-		s.info.Devices[i] = devNumber(d)
-		s.info.LBASizes[i] = d.LogicalBlockSize
-	}
-	s.info.Runtime = runtimeFlag(s.Cfg.Runtime)
 }
 
 func devNumber(d plan.Drive) string {
@@ -246,13 +236,16 @@ func fioMajor(v string) string {
 
 // resumePlan decides which cells the recording keeps and plans the rest
 // from the drives' rebuilt state; called after planRun.
-func (s *Suite) resumePlan() {
+func (b *builder) resumePlan() {
+	s := b.s
 	z := s.resume
 	z.verified = make([]bool, len(s.Drives))
-	last := lastReadBack(z.prior.Verify)
+	last := verdict.LastReadBack(z.prior.Verify)
 	for i, v := range z.prior.Verify {
-		for _, r := range s.judgeRecordedVerify(v) {
-			d := s.driveIndex(r.path)
+		// Not read back: the drive's fill state is unknown.
+		judged, _ := verdict.ReadBackFailures(z.dir, v, s.Drives)
+		for _, r := range judged {
+			d := r.Drive
 			if d < 0 {
 				continue
 			}
@@ -260,12 +253,12 @@ func (s *Suite) resumePlan() {
 			case report.Pass:
 				// Only the drive's last read-back says what it holds: a
 				// later fill replaced the one an earlier pass read.
-				z.verified[d] = last[i][r.path]
+				z.verified[d] = last[i][r.Path]
 			case report.Fail:
-				if r.cause == report.CauseIntegrity {
+				if _, ok := z.broken[d]; r.Cause == report.CauseIntegrity && !ok {
 					// The drive returned other data: disqualified, as in
 					// the interrupted run; its cells fail unmeasured.
-					s.markBroken([]int{d}, r.cause, "the verify pass ("+integrityTest(r.path)+")", errors.New(r.Message))
+					z.broken[d] = fmt.Sprintf("%s failed the verify pass (%s) earlier in this run: %s", r.Path, verdict.IntegrityTest(r.Path), r.Message)
 				}
 			}
 		}
@@ -276,12 +269,12 @@ func (s *Suite) resumePlan() {
 			continue
 		}
 		all = append(all, c)
-		if why := s.incomplete(c.Test); why != "" {
+		if why := z.incomplete(c.Test); why != "" {
 			switch {
 			case !slices.Contains(z.prior.Unmeasured, c.Test):
 				remaining = append(remaining, c)
 				z.redone = append(z.redone, report.Redone{Test: c.Test, Why: why})
-			case s.unusable(c).text == "":
+			case !z.disqualifies(c):
 				// Failed unmeasured because its drive's read-back failed
 				// without a mismatch: the fill and read-back run again.
 				remaining = append(remaining, c)
@@ -301,7 +294,7 @@ func (s *Suite) resumePlan() {
 		start[d] = plan.Resumed(z.verified[d])
 	}
 	for _, d := range s.verifyDrives() {
-		if !z.verified[d] && s.brokenText(d) == "" {
+		if _, ok := z.broken[d]; !z.verified[d] && !ok {
 			unverified = append(unverified, d)
 		}
 	}
@@ -315,10 +308,28 @@ func (s *Suite) resumePlan() {
 		s.Planner.AddVerify(&s.Plan, unverified)
 	}
 	z.fresh = fp.Total
-	if l, ok := s.Exec.(*Live); ok {
-		// This resumption's preparation records, beside the earlier ones.
-		l.PrepareDir = filepath.Join(s.Cfg.Record, "prepare", fmt.Sprintf("resume-%d", len(z.prior.Resumptions)+1))
+}
+
+// disqualifies reports whether a drive of cell returned other data than
+// it was given in the interrupted run.
+func (z *resumeState) disqualifies(c plan.Cell) bool {
+	for _, d := range c.Drives {
+		if _, ok := z.broken[d]; ok {
+			return true
+		}
 	}
+	return false
+}
+
+// prepareDir is where this resumption keeps its preparation records,
+// beside the earlier ones.
+func (z *resumeState) prepareDir() string {
+	return filepath.Join(z.dir, "prepare", fmt.Sprintf("resume-%d", len(z.prior.Resumptions)+1))
+}
+
+// evidence is what the live runner takes over from the recording.
+func (z *resumeState) evidence() *live.Resume {
+	return &live.Resume{Dir: z.dir, Prior: z.prior, Kept: z.kept, Disqualified: z.broken}
 }
 
 // incomplete says why test's recording is not whole, so that it is
@@ -326,15 +337,14 @@ func (s *Suite) resumePlan() {
 // lists it (its output was on disk), its output is there, and fio was
 // neither interrupted by the run nor killed by a signal: a fio whose jobs
 // failed is the cell's verdict, kept.
-func (s *Suite) incomplete(test string) string {
-	z := s.resume
+func (z *resumeState) incomplete(test string) string {
 	if !slices.Contains(z.prior.Tests, test) {
 		return "not recorded before the interruption"
 	}
 	owner := test
 	if o, ok := z.prior.Shared[test]; ok {
 		owner = o
-		if why := s.incomplete(o); why != "" {
+		if why := z.incomplete(o); why != "" {
 			return "it shares the recording of " + o + ", which is " + why
 		}
 	}
@@ -367,39 +377,29 @@ func killed(msg string) bool {
 	return strings.HasPrefix(msg, "fio killed by signal ") || strings.HasPrefix(msg, "fio exited with status 128 (stopped by a signal)")
 }
 
-// judgeRecordedVerify judges a recorded verify pass without reporting it.
-func (s *Suite) judgeRecordedVerify(rec record.Verify) []judged {
-	out, err := judgeVerifyIn(s.resume.dir, rec)
-	if err != nil {
-		return nil // not read back: the drive's fill state is unknown
-	}
-	return out
-}
-
-// startResume is Start for a resumed run: run.json keeps what the
-// interrupted run recorded (the kept cells, verify passes, steady-state
-// records, health logs on receipt) and gains this resumption.
-func (s *Suite) startResume() error {
-	z := s.resume
-	s.info = z.prior
+// info is run.json of the resumed run: what the interrupted run
+// recorded (the kept cells, verify passes, steady-state records, health
+// logs on receipt) and this resumption.
+func (z *resumeState) info(s *Suite) record.Run {
+	info := z.prior
 	// Every whole recording stays listed, those of cells this resume does
 	// not select (-run) too; one that is not whole is measured again or
 	// no longer listed.
-	s.info.Tests = nil
+	info.Tests = nil
 	for _, t := range z.prior.Tests {
-		if s.incomplete(t) == "" {
-			s.info.Tests = append(s.info.Tests, t)
+		if z.incomplete(t) == "" {
+			info.Tests = append(info.Tests, t)
 		}
 	}
-	s.info.Shared = maps.Clone(z.prior.Shared)
-	for t := range s.info.Shared {
-		if !slices.Contains(s.info.Tests, t) {
-			delete(s.info.Shared, t)
+	info.Shared = maps.Clone(z.prior.Shared)
+	for t := range info.Shared {
+		if !slices.Contains(info.Tests, t) {
+			delete(info.Shared, t)
 		}
 	}
 	res := report.Resumption{At: time.Now().UTC().Format(time.RFC3339), Redone: z.redone,
 		EstimatedSeconds: s.Plan.Total.Seconds(), FreshSeconds: z.fresh.Seconds()}
-	for _, t := range s.info.Tests {
+	for _, t := range info.Tests {
 		if z.kept[t] {
 			res.Kept = append(res.Kept, t)
 		}
@@ -407,102 +407,13 @@ func (s *Suite) startResume() error {
 	for _, st := range s.Plan.Steps {
 		res.Steps = append(res.Steps, fmt.Sprintf("%d %s: %s", st.N, st.Kind, st.Name))
 	}
-	s.info.Resumptions = append(s.info.Resumptions, res)
-	s.Report.Resumptions = s.info.Resumptions
-	s.Report.SteadyState = append(slices.Clone(z.prior.Steady), s.Report.SteadyState...)
-	if err := s.saveRunInfo(); err != nil {
-		return err
-	}
-	// The health logs read on receipt are the interrupted run's: the
-	// receipt inspection and the health checks after the run judge
-	// against them. Logs it did not keep are kept now.
-	for i := range s.health {
-		data, err := os.ReadFile(s.healthFile(z.dir, i, "before"))
-		if err != nil {
-			continue
-		}
-		if l, err := nvme.ParseSmartLog(data); err == nil {
-			s.health[i].before = l
-		}
-	}
-	for name, out := range s.healthRaw {
-		path := filepath.Join(z.dir, "health", name+".json")
-		if _, err := os.Stat(path); err == nil {
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		if err := report.WriteFileAtomic(path, out); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// keptCell is a kept cell's recording, read as a replay reads it; nil
-// when cell is measured in this run.
-func (s *Suite) keptCell(ctx context.Context, cell plan.Cell) *measured {
-	if s.resume == nil || !s.resume.kept[cell.Test] {
-		return nil
-	}
-	return s.readRecorded(ctx, Replay{Dir: s.resume.dir, Shared: s.resume.prior.Shared}, cell)
-}
-
-// resumedIntegrity reports the verify passes the interrupted run
-// recorded, for TestIntegrity, once: each drive's last pass, those of
-// the drives this run reads back again being this run's.
-func (s *Suite) resumedIntegrity() {
-	if s.resume == nil || s.resume.judged {
-		return
-	}
-	s.resume.judged = true
-	again := map[string]bool{}
-	for _, st := range s.Plan.Steps {
-		if st.Kind == plan.StepVerify {
-			for _, d := range st.Drives {
-				again[s.Drives[d].Path] = true
-			}
-		}
-	}
-	prior := s.resume.prior.Verify
-	last := lastReadBack(prior)
-	for i, rec := range prior {
-		only := map[string]bool{}
-		for p := range last[i] {
-			if !again[p] {
-				only[p] = true
-			}
-		}
-		if len(only) > 0 {
-			s.judgeVerifyOf(s.resume.dir, rec, only)
-		}
-	}
-}
-
-// lastReadBack says, for each pass of recs, the drives whose last
-// read-back it is: a drive read back again by a later pass (a resumed
-// run's) is judged on that one, and the other drives of the earlier pass
-// still on it, each drive once.
-func lastReadBack(recs []record.Verify) []map[string]bool {
-	out := make([]map[string]bool, len(recs))
-	later := map[string]bool{}
-	for i := len(recs) - 1; i >= 0; i-- {
-		out[i] = map[string]bool{}
-		for _, d := range recs[i].Drives {
-			if !later[d.Path] {
-				later[d.Path] = true
-				out[i][d.Path] = true
-			}
-		}
-	}
-	return out
+	info.Resumptions = append(slices.Clone(info.Resumptions), res)
+	return info
 }
 
 // printResume writes, for -dry-run -resume, what the recording keeps,
 // what is measured again and why, and the time the resume saves.
-func (s *Suite) printResume(w io.Writer) {
-	z := s.resume
+func (z *resumeState) print(w io.Writer, s *Suite) {
 	if z == nil {
 		return
 	}
@@ -554,19 +465,9 @@ func (s *Suite) printResume(w io.Writer) {
 		kept, len(z.redone), s.Plan.Total.Round(time.Second), z.fresh.Round(time.Second), (z.fresh - s.Plan.Total).Round(time.Second))
 }
 
-// prepareDir is where Live keeps preparation runs: PrepareDir, else
-// Dir/prepare.
-func (l *Live) prepareDir() string {
-	if l.PrepareDir != "" {
-		return l.PrepareDir
-	}
-	return filepath.Join(l.Dir, "prepare")
-}
-
 // ResumeLine says, for the terminal, what a resumed run keeps and what
 // it has left; "" for a run that is not resumed.
-func (s *Suite) ResumeLine() string {
-	z := s.resume
+func (z *resumeState) line(s *Suite) string {
 	if z == nil {
 		return ""
 	}

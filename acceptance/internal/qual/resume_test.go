@@ -6,6 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +25,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
+	"github.com/drivequal/drivequal/specs"
 )
 
 // sparseDrives makes n sparse regular files of size bytes, the drives of
@@ -51,11 +56,11 @@ func needFio(t *testing.T) {
 // interruptedAtSetup starts a live run on drives and stops it before its first
 // cell, as a run killed right after setup leaves its recording: run.json
 // with the drives, the spec and nothing measured.
-func interruptedAtSetup(t *testing.T, spec string, drives []string) *Config {
+func interruptedAtSetup(t *testing.T, spec string, drives []string) *cmdline.Config {
 	t.Helper()
 	needFio(t)
 	rep := t.TempDir()
-	cfg := &Config{Spec: spec, Drives: drives, Destructive: true, Report: rep, Record: filepath.Join(rep, "raw"),
+	cfg := &cmdline.Config{Spec: spec, Drives: drives, Destructive: true, Report: rep, Record: filepath.Join(rep, "raw"),
 		Root: moduleRoot(t), Precondition: plan.Full}
 	s, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
 	require.Empty(t, errs)
@@ -66,14 +71,14 @@ func interruptedAtSetup(t *testing.T, spec string, drives []string) *Config {
 
 // resumeSetup sets up cfg again with -resume (a dry run: nothing is held
 // or written).
-func resumeSetup(t *testing.T, cfg *Config) (*Suite, []error) {
+func resumeSetup(t *testing.T, cfg *cmdline.Config) (*Suite, []error) {
 	t.Helper()
 	c := *cfg
 	c.Resume, c.DryRun = true, true
-	return Setup(context.Background(), &c, 0, device.System{}, fiojob.Runner{})
+	return setupOne(t, &c)
 }
 
-func editRunJSON(t *testing.T, cfg *Config, edit func(*record.Run)) {
+func editRunJSON(t *testing.T, cfg *cmdline.Config, edit func(*record.Run)) {
 	t.Helper()
 	path := filepath.Join(cfg.Record, "run.json")
 	data, err := os.ReadFile(path)
@@ -174,7 +179,7 @@ func TestResumeRefusals(t *testing.T) {
 		assert.Contains(t, errs[0].Error(), "parsing -drives: drive 2 ("+drives[1]+") is not the drive the interrupted run in "+c.Record+" measured: judged as 64MiB, was 128MiB (-capacity); ")
 	})
 	t.Run("without drives", func(t *testing.T) {
-		f := Flags{Spec: "solidigm-d7-ps1010", Precondition: plan.Full, Resume: true, Report: t.TempDir(), Set: map[string]bool{"resume": true}}
+		f := cmdline.Flags{Spec: "solidigm-d7-ps1010", Precondition: plan.Full, Resume: true, Report: t.TempDir(), Set: map[string]bool{"resume": true}}
 		_, errs := f.Validate(moduleRoot(t))
 		require.Len(t, errs, 1, errText(errs))
 		assert.Equal(t, "parsing -resume: given without -drives: -resume continues a live run on its drives; give the -drives of the interrupted run, or judge its recording with -replay=DIR", errs[0].Error())
@@ -313,8 +318,8 @@ func TestResumeKeeps(t *testing.T) {
 	for _, c := range []string{"whole", "failed", "killed", "stopped", "garbled", "gone", "owner-stopped", "sharer"} {
 		listed = append(listed, "TestSingleDrive/X/"+c)
 	}
-	s := &Suite{resume: &resumeState{dir: dir, prior: record.Run{Tests: listed,
-		Shared: map[string]string{"TestSingleDrive/X/sharer": "TestSingleDrive/X/owner-stopped"}}}}
+	z := &resumeState{dir: dir, prior: record.Run{Tests: listed,
+		Shared: map[string]string{"TestSingleDrive/X/sharer": "TestSingleDrive/X/owner-stopped"}}}
 	for test, want := range map[string]string{
 		"whole":         "",
 		"failed":        "",
@@ -326,7 +331,7 @@ func TestResumeKeeps(t *testing.T) {
 		"owner-stopped": "its measurement was interrupted (fio stopped: context deadline exceeded)",
 		"sharer":        "it shares the recording of TestSingleDrive/X/owner-stopped, which is its measurement was interrupted",
 	} {
-		got := s.incomplete("TestSingleDrive/X/" + test)
+		got := z.incomplete("TestSingleDrive/X/" + test)
 		if want == "" {
 			assert.Empty(t, got, test)
 		} else {
@@ -353,10 +358,10 @@ func TestResumeSubsetKeepsOthers(t *testing.T) {
 
 	c := *cfg
 	c.Resume, c.Run = true, "TestSingleDrive/64MiB/(4KB_Random_Write|4KB_Random_Read)$"
-	s, errs := Setup(context.Background(), &c, 0, device.System{}, fiojob.Runner{})
+	s, errs := setupOne(t, &c)
 	require.Empty(t, errs)
-	defer s.Close()
-	require.NoError(t, s.Start())
+	defer s.close()
+	require.NoError(t, s.start())
 	data, err := os.ReadFile(filepath.Join(cfg.Record, "run.json"))
 	require.NoError(t, err)
 	var r record.Run
@@ -402,21 +407,21 @@ func TestResumeKeptCellReadsEverySidecar(t *testing.T) {
 		}
 	}
 	require.Equal(t, test, cell.Test)
-	m := s.keptCell(context.Background(), cell)
-	require.NotNil(t, m, "recorded whole: kept")
-	assert.Equal(t, shared, m.shared, "the links the drives shared, as recorded")
-	assert.Equal(t, link.Unknown, m.linkUnknown)
-	assert.Equal(t, cpu, m.cpu)
-	assert.Equal(t, thermal.Throttled, m.thermal)
-	require.Len(t, m.steady, 1)
-	assert.Equal(t, steadyRecs[0].Name, m.steady[0].Name)
-	assert.Empty(t, m.notRun)
+	require.True(t, s.resume.kept[test], "recorded whole: kept")
+	m := s.evidence.Cell(context.Background(), cell, t.Logf)
+	assert.Equal(t, shared, m.Shared, "the links the drives shared, as recorded")
+	assert.Equal(t, link.Unknown, m.LinkUnknown)
+	assert.Equal(t, cpu, m.CPU)
+	assert.Equal(t, thermal.Throttled, m.Thermal)
+	require.Len(t, m.Steady, 1)
+	assert.Equal(t, steadyRecs[0].Name, m.Steady[0].Name)
+	assert.Empty(t, m.NotRun)
 }
 
 // writeVerify records a verify pass of drives in cfg's recording as
 // prepare/<name>.json, each drive having read back read[i] of its bytes,
 // and returns it as run.json lists it.
-func writeVerify(t *testing.T, cfg *Config, step int, name string, drives []string, size int64, read []int64) record.Verify {
+func writeVerify(t *testing.T, cfg *cmdline.Config, step int, name string, drives []string, size int64, read []int64) record.Verify {
 	t.Helper()
 	v := record.Verify{Step: step, Name: "verify pass", Raw: "prepare/" + name + ".json"}
 	var groups []map[string]any
@@ -433,7 +438,19 @@ func writeVerify(t *testing.T, cfg *Config, step int, name string, drives []stri
 	return v
 }
 
-func integrityVerdicts(drives []IntegrityDrive) []string {
+// priorReadBacks judges the verify passes a resumed run takes over from
+// its recording, as TestIntegrity does before it runs any of its own.
+func priorReadBacks(s *Suite) []verdict.IntegrityDrive {
+	var out []verdict.IntegrityDrive
+	for _, rb := range s.runner.PriorReadBacks() {
+		for _, d := range verdict.ReadBack(rb, s.Drives) {
+			out = append(out, d.IntegrityDrive)
+		}
+	}
+	return out
+}
+
+func integrityVerdicts(drives []verdict.IntegrityDrive) []string {
 	var out []string
 	for _, d := range drives {
 		out = append(out, d.Name+" "+d.Verdict)
@@ -471,8 +488,7 @@ func TestResumeJudgesEachDriveOnItsLastReadBack(t *testing.T) {
 		s, errs := resumeSetup(t, cfg)
 		require.Empty(t, errs)
 		assert.Equal(t, map[int]bool{1: true}, verifies(s), "only the drive whose read-back failed is read back again")
-		s.resumedIntegrity()
-		assert.Equal(t, []string{a + " pass"}, integrityVerdicts(s.integrityDrives()),
+		assert.Equal(t, []string{a + " pass"}, integrityVerdicts(priorReadBacks(s)),
 			"the other drive of the recorded pass is judged on it")
 	})
 	t.Run("replay of the resumed run", func(t *testing.T) {
@@ -480,7 +496,7 @@ func TestResumeJudgesEachDriveOnItsLastReadBack(t *testing.T) {
 		first := writeVerify(t, cfg, 3, "003-verify", drives, size, []int64{size, size / 2})
 		again := writeVerify(t, cfg, 3, "resume-1/003-verify", drives[1:], size, []int64{size})
 		editRunJSON(t, cfg, func(r *record.Run) { r.Verify = []record.Verify{first, again} })
-		s, errs := Setup(context.Background(), &Config{Spec: spec, Replay: cfg.Record, Replays: []string{cfg.Record}, Report: t.TempDir(), Root: moduleRoot(t)}, 0, device.System{}, fiojob.Runner{})
+		s, errs := setupOne(t, &cmdline.Config{Spec: spec, Replay: cfg.Record, Replays: []string{cfg.Record}, Report: t.TempDir(), Root: moduleRoot(t)})
 		require.Empty(t, errs)
 		got, why := s.JudgeIntegrity(context.Background(), t.Logf)
 		require.Empty(t, why)
@@ -494,8 +510,7 @@ func TestResumeJudgesEachDriveOnItsLastReadBack(t *testing.T) {
 		s, errs := resumeSetup(t, cfg)
 		require.Empty(t, errs)
 		assert.Equal(t, map[int]bool{1: true}, verifies(s), "the fill the last pass read back short is not known to be whole")
-		s.resumedIntegrity()
-		assert.Equal(t, []string{a + " pass"}, integrityVerdicts(s.integrityDrives()))
+		assert.Equal(t, []string{a + " pass"}, integrityVerdicts(priorReadBacks(s)))
 	})
 }
 
@@ -535,16 +550,128 @@ func TestResumePlansNothingForADisqualifiedDrive(t *testing.T) {
 
 	s, errs = resumeSetup(t, cfg)
 	require.Empty(t, errs)
-	require.Contains(t, s.unusable(plan.Cell{Drives: []int{0}}).text, "returned other data", "disqualified by the recorded read-back")
+	require.Contains(t, s.resume.broken[0], "returned other data", "disqualified by the recorded read-back")
 	for _, st := range s.Plan.Steps {
 		assert.NotContains(t, st.Drives, 0, "step %d (%s) is planned on the disqualified drive", st.N, st.Name)
 	}
 	assert.Empty(t, s.resume.redone, "nothing is measured again")
 	for _, c := range s.allCells() {
 		if c.Test == unmeasured[0] {
-			m := s.advance(context.Background(), c, t.Logf)
-			assert.Equal(t, report.CauseIntegrity, m.cause)
-			assert.Contains(t, m.notRun, "returned other data")
+			m := s.evidence.Cell(context.Background(), c, t.Logf)
+			assert.Equal(t, report.CauseIntegrity, m.Cause)
+			assert.Contains(t, m.NotRun, "returned other data")
 		}
 	}
+}
+
+// A resumed run reports the verify passes it takes over before its own,
+// as TestIntegrity lists them: the drive the interrupted run read back
+// whole first, then the drive read back again now, each once.
+func TestAResumedRunReportsTheReadBacksItTakesOverFirst(t *testing.T) {
+	spec, err := specs.Parse("fake.toml", []byte(fakeSpec))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "raw")
+	const size = 1 << 30
+	drives := []plan.Drive{
+		{Info: device.Info{Path: "/tmp/a.img", Size: size, NUMANode: -1}, Capacity: "1GiB"},
+		{Info: device.Info{Path: "/tmp/b.img", Size: size, NUMANode: -1}, Capacity: "1GiB"},
+	}
+	cfg := &cmdline.Config{Record: rec}
+	again := writeVerify(t, &cmdline.Config{Record: dir}, 3, "again", []string{"/tmp/b.img"}, size, []int64{size})
+	out, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(again.Raw)))
+	require.NoError(t, err)
+	exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), verify: out, rounds: steadyRounds, dir: rec}
+	s := testSuite(t, spec, drives, exec, rec, dir, nil)
+	// Recorded by the interrupted run: a.img read back whole, b.img short.
+	prior := writeVerify(t, cfg, 3, "interrupted-verify", []string{"/tmp/a.img", "/tmp/b.img"}, size, []int64{size, size / 2})
+	var p plan.Plan
+	s.Planner.AddVerify(&p, []int{1})
+	s.runner.Plan = p
+	s.runner.Resume = &live.Resume{Dir: rec, Prior: record.Run{Verify: []record.Verify{prior}}}
+
+	got, why := s.JudgeIntegrity(context.Background(), t.Logf)
+	require.Empty(t, why)
+	var names []string
+	for _, d := range got {
+		names = append(names, d.Name+" "+d.Verdict)
+	}
+	require.Equal(t, []string{"a.img pass", "b.img pass"}, names)
+	var tests []string
+	for _, r := range s.Report.Results {
+		if r.Kind == report.KindIntegrity {
+			tests = append(tests, r.Test+" "+r.Verdict)
+		}
+	}
+	require.Equal(t, []string{"TestIntegrity/a.img pass", "TestIntegrity/b.img pass"}, tests)
+}
+
+// A replay of a resumed run fails a cell its drive's read-back left
+// unmeasured with the read-back the live run failed it with: the drive's
+// last (the resumption's), not the interrupted run's earlier one, as a
+// replay that judged TestIntegrity first did before.
+func TestReplayFailsAnUnmeasuredCellOnItsDrivesLastReadBack(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	const size = 64 << 20
+	drives := sparseDrives(t, 2, size)
+	cfg := interruptedAtSetup(t, spec, drives)
+	first := writeVerify(t, cfg, 3, "003-verify", drives, size, []int64{size / 2, size})
+	again := writeVerify(t, cfg, 3, "resume-1/003-verify", drives[:1], size, []int64{size / 4})
+	again.Resume = 1
+	const cell0 = "TestSingleDrive/64MiB/4KB_Random_Read"
+	editRunJSON(t, cfg, func(r *record.Run) {
+		r.Verify, r.Unmeasured = []record.Verify{first, again}, []string{cell0}
+	})
+	s, errs := setupOne(t, &cmdline.Config{Spec: spec, Replay: cfg.Record, Replays: []string{cfg.Record}, Report: t.TempDir(), Root: moduleRoot(t)})
+	require.Empty(t, errs)
+	var cell plan.Cell
+	for _, c := range s.allCells() {
+		if c.Test == cell0 {
+			cell = c
+		}
+	}
+	require.Equal(t, []int{0}, cell.Drives, "a cell of the first drive")
+	last := verdict.ReadBack(evidence.ReadBack{Dir: cfg.Record, Pass: again}, s.Drives)
+	require.Len(t, last, 1)
+	require.Equal(t, report.Fail, last[0].Verdict)
+	o, err := s.Run(context.Background(), cell, t.Logf)
+	require.NoError(t, err)
+	assert.Equal(t, report.Fail, o.Result.Verdict)
+	assert.Contains(t, o.Result.Error, last[0].Message, "failed on the drive's last read-back")
+	// TestIntegrity, which go test runs before the cells, judges the same.
+	_, why := s.JudgeIntegrity(context.Background(), t.Logf)
+	require.Empty(t, why)
+	o, err = s.Run(context.Background(), cell, t.Logf)
+	require.NoError(t, err)
+	assert.Contains(t, o.Result.Error, last[0].Message)
+}
+
+// A replay fails a cell its drive's read-back left unmeasured even when
+// that read-back's recording no longer reads: the drive failed its
+// verify pass live, and the replay says the recording is bad rather than
+// skipping the cell as never recorded.
+func TestReplayFailsAnUnmeasuredCellWhoseReadBackDoesNotRead(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	const size = 64 << 20
+	drives := sparseDrives(t, 1, size)
+	cfg := interruptedAtSetup(t, spec, drives)
+	pass := writeVerify(t, cfg, 3, "003-verify", drives, size, []int64{size / 2})
+	require.NoError(t, os.Remove(filepath.Join(cfg.Record, filepath.FromSlash(pass.Raw))))
+	const cell0 = "TestSingleDrive/64MiB/4KB_Random_Read"
+	editRunJSON(t, cfg, func(r *record.Run) { r.Verify, r.Unmeasured = []record.Verify{pass}, []string{cell0} })
+	s, errs := setupOne(t, &cmdline.Config{Spec: spec, Replay: cfg.Record, Replays: []string{cfg.Record}, Report: t.TempDir(), Root: moduleRoot(t)})
+	require.Empty(t, errs)
+	for _, c := range s.allCells() {
+		if c.Test != cell0 {
+			continue
+		}
+		o, err := s.Run(context.Background(), c, t.Logf)
+		require.NoError(t, err)
+		require.Empty(t, o.Skip, "not skipped as never recorded")
+		assert.Equal(t, report.Fail, o.Result.Verdict)
+		assert.Equal(t, report.CauseBadRecording, o.Result.Cause, o.Result.Error)
+		assert.Contains(t, o.Result.Error, "failed the verify pass")
+		return
+	}
+	t.Fatalf("no cell %s", cell0)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,7 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
@@ -49,7 +52,7 @@ func (f *fakeExec) RawPath(test string) string {
 	return filepath.Join(f.dir, filepath.FromSlash(test)+".json")
 }
 
-func (f *fakeExec) Measure(ctx context.Context, test string, _ fiojob.Job, _ *Watch) ([]byte, error) {
+func (f *fakeExec) Measure(ctx context.Context, test string, _ fiojob.Job, _ *live.Watch) ([]byte, error) {
 	f.measured = append(f.measured, test)
 	if f.during != nil {
 		f.during()
@@ -64,27 +67,27 @@ func (f *fakeExec) Measure(ctx context.Context, test string, _ fiojob.Job, _ *Wa
 // Prepare feeds a random step's watch, as fio's status reports would, six
 // reports a round in which every drive does f.rounds' IOPS, and stops when
 // the watch says so.
-func (f *fakeExec) Prepare(_ context.Context, st plan.Step, _ []plan.Drive, _ func(string, ...any), w *Watch) (Prepared, error) {
+func (f *fakeExec) Prepare(_ context.Context, st plan.Step, _ []plan.Drive, _ func(string, ...any), w *live.Watch) (live.Prepared, error) {
 	f.prepared = append(f.prepared, st.Kind)
 	if f.prepare != nil {
-		return Prepared{}, f.prepare
+		return live.Prepared{}, f.prepare
 	}
 	if st.Kind == plan.StepVerify && f.verify != nil {
 		raw := filepath.Join(f.dir, "prepare", fmt.Sprintf("%03d-verify.json", st.N))
 		if err := os.MkdirAll(filepath.Dir(raw), 0o755); err != nil {
-			return Prepared{}, err
+			return live.Prepared{}, err
 		}
-		return Prepared{Raw: raw}, os.WriteFile(raw, f.verify, 0o644)
+		return live.Prepared{Raw: raw}, os.WriteFile(raw, f.verify, 0o644)
 	}
 	if w == nil || st.Round <= 0 {
-		return Prepared{}, nil
+		return live.Prepared{}, nil
 	}
 	if f.status != nil {
 		stopped := false
 		err := fiojob.WatchStatus(bytes.NewReader(f.status), func(p fiojob.Progress) {
 			stopped = stopped || w.Report(p)
 		})
-		return Prepared{Stopped: stopped}, err
+		return live.Prepared{Stopped: stopped}, err
 	}
 	var ios float64
 	for k, iops := range f.rounds {
@@ -96,11 +99,11 @@ func (f *fakeExec) Prepare(_ context.Context, st plan.Step, _ []plan.Drive, _ fu
 				p.Groups = append(p.Groups, fiojob.Result{GroupID: g, Runtime: at, Write: fiojob.Direction{TotalIOs: int64(ios)}})
 			}
 			if w.Report(p) {
-				return Prepared{Stopped: true}, nil
+				return live.Prepared{Stopped: true}, nil
 			}
 		}
 	}
-	return Prepared{}, nil
+	return live.Prepared{}, nil
 }
 
 const fakeSpec = `model  = "Fake"
@@ -153,14 +156,30 @@ func liveSuiteOf(t *testing.T, exec *fakeExec, text string) *Suite {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	exec.dir = filepath.Join(dir, "raw")
-	cfg := &Config{Drives: []string{"/tmp/fake.img"}, Record: exec.dir, Report: dir, Precondition: plan.Full}
-	s := &Suite{Cfg: cfg, Spec: spec, Precondition: plan.Full, single: map[string]float64{}, Exec: exec,
-		Report: &report.Run{Mode: "live", Precondition: plan.Full},
-		Drives: []plan.Drive{{Info: device.Info{Path: "/tmp/fake.img", Size: 1 << 30, NUMANode: -1}, Capacity: "1GiB"}}}
-	s.useSpec(spec, false)
-	s.planRun(nil)
-	require.NoError(t, s.writeRunInfo())
-	s.health = make([]driveHealth, len(s.Drives))
+	drives := []plan.Drive{{Info: device.Info{Path: "/tmp/fake.img", Size: 1 << 30, NUMANode: -1}, Capacity: "1GiB"}}
+	return testSuite(t, spec, drives, exec, exec.dir, dir, nil)
+}
+
+// testSuite is a live suite of spec on drives, run through exec and
+// recorded in record, its report in report, its drives' health watched
+// by monitor (nil: not read), set up as Setup sets up a live run once the
+// drives are checked; s.runner.Sys reads their PCIe paths.
+func testSuite(t *testing.T, spec *specs.Spec, drives []plan.Drive, exec live.Executor, record, report string, monitor *live.Monitor) *Suite {
+	t.Helper()
+	var paths []string
+	for _, d := range drives {
+		paths = append(paths, d.Path)
+	}
+	cfg := &cmdline.Config{Drives: paths, Record: record, Report: report, Precondition: plan.Full}
+	s := newSuite(cfg, spec)
+	s.Report.Mode, s.Drives = "live", drives
+	if monitor == nil {
+		monitor = live.NewMonitor(nvme.CLI{}, drives, spec.Health, nil)
+	}
+	s.runner = &live.Runner{Spec: spec, Drives: drives, Exec: exec, Record: record, Monitor: monitor, Sink: s.out, ReadBack: s.readBacks.judge}
+	s.evidence = s.runner
+	(&builder{cfg: cfg, live: true, s: s}).plan()
+	require.NoError(t, s.start())
 	return s
 }
 
@@ -379,7 +398,7 @@ func TestPCIeLinkDegraded(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), rounds: steadyRounds}
 			s := liveSuiteOf(t, exec, fakeSpec+tt.pcie)
-			s.sys = pcieTree(t, tt.speed, tt.width)
+			s.runner.Sys = pcieTree(t, tt.speed, tt.width)
 			s.Drives[0].Controller = "nvme0"
 			for _, c := range s.SingleCells()[0].Cells {
 				o, err := s.Run(context.Background(), c, t.Logf)
@@ -389,9 +408,11 @@ func TestPCIeLinkDegraded(t *testing.T) {
 					continue
 				}
 				require.Contains(t, o.Result.Error, "/tmp/fake.img: PCIe link 16.0 GT/s x2 of 32.0 GT/s x4 (0000:02:00.0)")
-				degraded, _ := Replay{Dir: exec.dir}.link(c.Test)
+				var l record.Link
+				_, err = record.ReadJSON(exec.dir, c.Test, record.LinkExt, &l)
+				require.NoError(t, err)
 				require.Equal(t, "/tmp/fake.img: PCIe link 16.0 GT/s x2 of 32.0 GT/s x4 (0000:02:00.0)",
-					degraded, "the finding is recorded for a replay to judge")
+					l.Degraded, "the finding is recorded for a replay to judge")
 			}
 		})
 	}
@@ -399,9 +420,9 @@ func TestPCIeLinkDegraded(t *testing.T) {
 	// A link that retrains down while a cell is measured is found after it.
 	exec := &fakeExec{stdout: fixture(t, "randread-8jobs-group.json"), rounds: steadyRounds}
 	s := liveSuite(t, exec)
-	s.sys = pcieTree(t, "32.0", 4)
+	s.runner.Sys = pcieTree(t, "32.0", 4)
 	s.Drives[0].Controller = "nvme0"
-	fn := filepath.Join(s.sys.Root, "sys/devices/pci0000:00/0000:00:03.0/0000:02:00.0")
+	fn := filepath.Join(s.runner.Sys.Root, "sys/devices/pci0000:00/0000:00:03.0/0000:02:00.0")
 	exec.during = func() {
 		require.NoError(t, os.WriteFile(filepath.Join(fn, "current_link_width"), []byte("1\n"), 0o644))
 	}

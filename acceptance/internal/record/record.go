@@ -1,19 +1,21 @@
 // Package record owns the layout of a recorded run, the directory a live
-// run writes with -record and a replay reads: run.json (Run), and beside
-// each test's fio output <test>.json the sidecars that let a replay judge
-// it as the live run did (<test>.status.json, how fio failed; .steady.json,
-// the steady-state evidence of its drives; .thermal.json, a throttling or
-// temperature warning during it; .link.json, its drives' PCIe links;
-// .cpu.json, the load of the CPUs fio ran on). Preparation steps (fill,
-// verify pass, random preconditioning, top-up) are kept under prepare/, as
-// fio's plain json (PrepareFormat); nvme-cli's health outputs under
-// health/.
+// run writes with -record and a replay reads.
+//
+// The directory holds run.json (Run), and beside each test's fio output
+// <test>.json the sidecars that let a replay judge it as the live run did
+// (<test>.status.json, how fio failed; .steady.json, the steady-state
+// evidence of its drives; .thermal.json, a throttling or temperature
+// warning during it; .link.json, its drives' PCIe links; .cpu.json, the
+// load of the CPUs fio ran on). Preparation steps (fill, verify pass,
+// random preconditioning, top-up) are kept under prepare/, as fio's plain
+// json (PrepareFormat); nvme-cli's health outputs under health/.
 package record
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/device/pcie"
 	"os"
 	"path/filepath"
 	"strings"
@@ -266,9 +268,4 @@ type Link struct {
 // their root port through: Where names it ("switch port 0000:09:00.0"),
 // Speed (GT/s per lane) and Width (lanes) are as it trained, and Drives
 // are the cell's drives below it.
-type SharedLink struct {
-	Where  string   `json:"where"`
-	Speed  float64  `json:"speed_gts"`
-	Width  int      `json:"width"`
-	Drives []string `json:"drives"`
-}
+type SharedLink = pcie.SharedLink

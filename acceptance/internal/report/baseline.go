@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -117,7 +116,8 @@ func BaselineChartFile(group string) string {
 // steps) a benchstat-like table, Baseline | This run | Delta | p |
 // Verdict, the medians of one figure per drive per recorded run, and the
 // chart of both sides.
-func (r *Run) writeBaseline(b *bytes.Buffer) {
+func (s *summary) writeBaseline() {
+	r, b := s.r, &s.b
 	groups := BaselineGroups(r.Results)
 	if len(r.Baseline) == 0 && len(groups) == 0 {
 		return
@@ -173,7 +173,7 @@ func (r *Run) writeBaseline(b *bytes.Buffer) {
 				continue
 			}
 			for _, c := range append([]Comparison{res.Baseline.Metric}, res.Baseline.Latency...) {
-				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", cell(name), cell(c.figureName()),
+				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", cell(name), cell(c.FigureName()),
 					c.value(c.Baseline.Median), c.value(c.This.Median), c.DeltaText(), c.PText(), c.verdictText())
 			}
 		}
@@ -181,7 +181,8 @@ func (r *Run) writeBaseline(b *bytes.Buffer) {
 	}
 }
 
-func (c Comparison) figureName() string {
+// FigureName is the figure as people read it: "iops", "read p99.99 µs".
+func (c Comparison) FigureName() string {
 	if !strings.HasSuffix(c.Figure, "_us") || c.Figure == "lat_us" {
 		return c.Figure
 	}
@@ -242,6 +243,3 @@ func (c Comparison) Line() string {
 	return fmt.Sprintf("%s vs baseline %s: %s (%s): %s", c.value(c.This.Median), c.value(c.Baseline.Median),
 		c.DeltaText(), c.PText(), strings.Trim(c.verdictText(), "*"))
 }
-
-// FigureName is the figure as people read it: "iops", "read p99.99 µs".
-func (c Comparison) FigureName() string { return c.figureName() }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
 )
 
 // svgDoc is what the tests read from a chart: its text elements and the
@@ -79,7 +81,7 @@ func TestCharts(t *testing.T) {
 		t.Fatalf("Charts() made %v, want %v", names, want)
 	}
 
-	glyph := fmt.Sprintf("fill:#%02X%02X%02X", MeasuredColor.R, MeasuredColor.G, MeasuredColor.B)
+	glyph := fmt.Sprintf("fill:#%02X%02X%02X", chart.MeasuredColor.R, chart.MeasuredColor.G, chart.MeasuredColor.B)
 	for _, g := range r.scalingGroups(r.workloadRank()) {
 		name := chartFile(g.workload)
 		doc := parseSVG(t, name, charts[name])
@@ -89,7 +91,7 @@ func TestCharts(t *testing.T) {
 				t.Errorf("%s has no text %q; texts: %q", name, text, doc.texts)
 			}
 		}
-		div, unit := chartScale(g.rows[0].Metric)
+		unit := chart.Unit(g.rows[0].Metric)
 		if !slices.Contains(doc.texts, "total, "+unit) {
 			t.Errorf("%s has no y-axis label %q", name, "total, "+unit)
 		}
@@ -106,7 +108,7 @@ func TestCharts(t *testing.T) {
 		}
 		// Two points far apart: both are labelled with their value.
 		for _, res := range g.rows {
-			label := shortValue(res.Actual/div) + " " + unit
+			label := chart.Label(res.Actual, res.Metric)
 			if !slices.Contains(doc.texts, label) {
 				t.Errorf("%s: %d drives: no label %q; texts: %q", name, res.Drives, label, doc.texts)
 			}
@@ -116,28 +118,6 @@ func TestCharts(t *testing.T) {
 			if n := fmt.Sprint(res.Drives); !slices.Contains(doc.texts, n) {
 				t.Errorf("%s: no x tick %q", name, n)
 			}
-		}
-	}
-}
-
-// The labels are chosen to read well: millions of IOPS and GB/s (10^9 B/s)
-// with about three significant digits.
-func TestChartScale(t *testing.T) {
-	tests := []struct {
-		v      float64
-		metric string
-		out    string
-	}{
-		{57_400_000, "iops", "57.4 M IOPS"},
-		{2_409_894, "iops", "2.41 M IOPS"},
-		{157_885, "iops", "0.16 M IOPS"},
-		{346_000, "MBps", "346 GB/s"},
-		{14_506, "MBps", "14.5 GB/s"},
-	}
-	for _, tt := range tests {
-		div, unit := chartScale(tt.metric)
-		if out := shortValue(tt.v/div) + " " + unit; out != tt.out {
-			t.Errorf("label for %v %s = %q, want %q", tt.v, tt.metric, out, tt.out)
 		}
 	}
 }

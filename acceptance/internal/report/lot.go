@@ -1,15 +1,10 @@
 package report
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"image/color"
 	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
+	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
 )
 
 // KindLot is a TestLot/<capacity>/<workload> result: what the drives
@@ -105,9 +100,9 @@ type LotFigure struct {
 }
 
 // lotResults are the TestLot results, in order.
-func (r *Run) lotResults() []Result {
+func lotResults(rs []Result) []Result {
 	var out []Result
-	for _, res := range r.Results {
+	for _, res := range rs {
 		if res.Kind == KindLot && res.Lot != nil {
 			out = append(out, res)
 		}
@@ -118,8 +113,9 @@ func (r *Run) lotResults() []Result {
 // writeLot writes the lot section: the rule, then one row per TestLot
 // cell (drives, how many pass, mean, s, the method, k, the bound against
 // the pass line and the verdict), and the chart.
-func (r *Run) writeLot(b *bytes.Buffer) {
-	cells := r.lotResults()
+func (s *summary) writeLot() {
+	b := &s.b
+	cells := lotResults(s.r.Results)
 	if len(cells) == 0 {
 		return
 	}
@@ -169,78 +165,18 @@ func pctText(f float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f*100), "0"), ".") + " %"
 }
 
-// LotChartSVG draws every TestLot cell on one chart, one row per cell in
-// the order given: each drive's figure / the cell's pass line as a dot,
-// red when it misses the line, the tolerance bound as a bar across the
-// row (black when the lot is accepted, red otherwise), and a dashed line
-// at the pass line. For a latency a value below 1 is the better one.
+// LotChartSVG draws every TestLot cell on one chart (chart.Lot), one row
+// per cell in the order given.
 func LotChartSVG(cells []Result) ([]byte, error) {
-	if len(cells) == 0 {
-		return nil, errors.New("lot chart: no cells")
-	}
-	p := plot.New()
-	p.Title.Text = "lot: each drive's figure / pass line, and the tolerance bound"
-	p.X.Label.Text = "figure / pass line"
-	p.Add(plotter.NewGrid())
-	n := len(cells)
-	capacity, workload := make([]string, n), make([]string, n)
-	lo, hi := 1.0, 1.0
-	var ok, flagged plotter.XYs
-	var bounds []*plotter.Line
+	rows := make([]chart.LotRow, len(cells))
 	for i, c := range cells {
-		y := float64(n - 1 - i)
-		capacity[i], workload[i] = c.Capacity, c.Workload
-		l := c.Lot
-		if l == nil || l.PassLine <= 0 {
-			continue
-		}
-		for j, f := range l.Figures {
-			x := f.Value / l.PassLine
-			lo, hi = min(lo, x), max(hi, x)
-			pt := plotter.XY{X: x, Y: y + float64(j%7-3)*0.05}
-			if f.Pass {
-				ok = append(ok, pt)
-			} else {
-				flagged = append(flagged, pt)
+		rows[i] = chart.LotRow{Capacity: c.Capacity, Workload: c.Workload}
+		if l := c.Lot; l != nil {
+			rows[i].PassLine, rows[i].Bound, rows[i].Judged, rows[i].Accepted = l.PassLine, l.Bound, l.N > 0, l.Verdict == LotAccepted
+			for _, f := range l.Figures {
+				rows[i].Figures = append(rows[i].Figures, chart.LotDot{Value: f.Value, Pass: f.Pass})
 			}
 		}
-		if l.N == 0 {
-			continue
-		}
-		x := l.Bound / l.PassLine
-		lo, hi = min(lo, x), max(hi, x)
-		bar, err := plotter.NewLine(plotter.XYs{{X: x, Y: y - 0.3}, {X: x, Y: y + 0.3}})
-		if err != nil {
-			return nil, err
-		}
-		bar.Width = vg.Points(2.5)
-		bar.Color = FlaggedColor
-		if l.Verdict == LotAccepted {
-			bar.Color = color.Black
-		}
-		p.Add(bar)
-		bounds = append(bounds, bar)
 	}
-	for _, set := range []struct {
-		xys plotter.XYs
-		leg string
-	}{{ok, "drive"}, {flagged, "drive below the pass line"}} {
-		col := MeasuredColor
-		if set.leg != "drive" {
-			col = FlaggedColor
-		}
-		if err := Dots(p, set.xys, col, set.leg); err != nil {
-			return nil, err
-		}
-	}
-	if len(bounds) > 0 {
-		p.Legend.Add("tolerance bound (black: accepted)", bounds[0])
-	}
-	line, err := ReferenceLine(plotter.XYs{{X: 1, Y: -0.6}, {X: 1, Y: float64(n) - 0.4}})
-	if err != nil {
-		return nil, err
-	}
-	p.Add(line)
-	p.Legend.Add("pass line", line)
-	return RowsSVG(p, lo, hi, RowLabels(capacity, workload), 0.4)
+	return chart.Lot(rows)
 }

@@ -1,8 +1,10 @@
-// Package report writes what a qualification run found: results.json,
-// summary.md and its SVG charts (one per scaling workload, and the
-// baseline, fleet and lot charts), and decides the gates the exit status
-// follows. Every file is replaced atomically (written to a temporary file,
-// then renamed).
+// Package report holds what a qualification run found and writes it out as
+// results.json, summary.md and charts.
+//
+// Run is the report: results.json is Run as JSON, its Gates decide the
+// verdict the exit status follows, summary.md is rendered from it, and
+// package chart draws its charts. Every file is replaced atomically
+// (written to a temporary file, then renamed).
 package report
 
 import "github.com/drivequal/drivequal/acceptance/internal/host"

@@ -28,17 +28,17 @@ type Redone struct {
 
 // resumedLine is summary.md's line saying the run was resumed; "" when
 // it was not.
-func (r *Run) resumedLine() string {
-	if len(r.Resumptions) == 0 {
+func resumedLine(zs []Resumption) string {
+	if len(zs) == 0 {
 		return ""
 	}
 	var parts []string
-	for _, z := range r.Resumptions {
+	for _, z := range zs {
 		parts = append(parts, fmt.Sprintf("at %s (%d cells kept from the recording, %d measured again, %d steps run)",
 			orDash(z.At), len(z.Kept), len(z.Redone), len(z.Steps)))
 	}
 	times := "once"
-	if n := len(r.Resumptions); n > 1 {
+	if n := len(zs); n > 1 {
 		times = fmt.Sprintf("%d times", n)
 	}
 	return fmt.Sprintf("Resumed %s after an interruption: %s. The verdicts cover every cell as one run.\n", times, strings.Join(parts, "; "))

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
 	"github.com/drivequal/drivequal/acceptance/internal/units"
 )
 
@@ -16,11 +18,37 @@ import (
 // was made, the drives, one table per capacity in the layout of a vendor
 // brief, and the scaling section with links to the charts.
 func (r *Run) Summary() []byte {
-	var b bytes.Buffer
-	notes := &footnotes{}
+	s := &summary{r: r, rank: r.workloadRank()}
+	s.writeHead()
+	s.writeDrives()
+	s.writeIntegrity()
+	s.writeSteady()
+	for _, c := range r.testedCapacities() {
+		s.writeCapacity(c)
+	}
+	s.writeScaling()
+	s.writeFleet()
+	s.writeBaseline()
+	s.writeLot()
+	writeChecks(&s.b, "Receipt inspection", r.Receipt)
+	writeChecks(&s.b, "Health", r.Health)
+	return s.b.Bytes()
+}
 
-	fmt.Fprintf(&b, "# drivequal: %s\n\n", orDash(r.Spec))
-	caps := r.testedCapacities()
+// summary renders one run's summary.md: each section is a method that
+// writes to b, and footnotes are numbered across the whole document.
+type summary struct {
+	r     *Run
+	b     bytes.Buffer
+	notes footnotes
+	rank  map[string]int // each workload's place in the tables (workloadRank)
+}
+
+// writeHead writes the verdict per gate, which spec judged the run, how
+// it was made and where the spec's figures come from.
+func (s *summary) writeHead() {
+	r, b := s.r, &s.b
+	fmt.Fprintf(b, "# drivequal: %s\n\n", orDash(r.Spec))
 	gates := r.Gates()
 	if len(gates) == 0 {
 		b.WriteString("No results yet.\n\n")
@@ -30,9 +58,9 @@ func (r *Run) Summary() []byte {
 		measured = " (" + cell(m) + ")"
 	}
 	for _, g := range gates {
-		fmt.Fprintf(&b, "- **%s: %s**%s", orDash(cell(g.Name)), g.Verdict, measured)
+		fmt.Fprintf(b, "- **%s: %s**%s", orDash(cell(g.Name)), g.Verdict, measured)
 		if g.Reason != "" {
-			fmt.Fprintf(&b, ": %s", cell(g.Reason))
+			fmt.Fprintf(b, ": %s", cell(g.Reason))
 		}
 		b.WriteString("\n")
 	}
@@ -51,42 +79,28 @@ func (r *Run) Summary() []byte {
 		if len(sum) > 12 {
 			sum = sum[:12]
 		}
-		fmt.Fprintf(&b, "Judged against %s (%s, sha256 %s…: %s).\n", cell(j.Model), cell(j.File), sum, how)
+		fmt.Fprintf(b, "Judged against %s (%s, sha256 %s…: %s).\n", cell(j.Model), cell(j.File), sum, how)
 	}
 
-	fmt.Fprintf(&b, "Mode: %s, fio: %s, precondition: %s.", orDash(r.Mode), orDash(r.FioVersion), orDash(r.Precondition))
+	fmt.Fprintf(b, "Mode: %s, fio: %s, precondition: %s.", orDash(r.Mode), orDash(r.FioVersion), orDash(r.Precondition))
 	if r.Precondition == "none" {
 		b.WriteString(" The drives were not preconditioned: results may be above steady state.")
 	}
 	b.WriteString("\n")
 	if r.Started != "" || r.Finished != "" {
-		fmt.Fprintf(&b, "Started %s, finished %s.\n", orDash(r.Started), orDash(r.Finished))
+		fmt.Fprintf(b, "Started %s, finished %s.\n", orDash(r.Started), orDash(r.Finished))
 	}
-	b.WriteString(r.resumedLine())
+	b.WriteString(resumedLine(r.Resumptions))
 	if r.Source != "" {
-		fmt.Fprintf(&b, "Spec figures: %s.\n", strings.TrimSuffix(cell(r.Source), "."))
+		fmt.Fprintf(b, "Spec figures: %s.\n", strings.TrimSuffix(cell(r.Source), "."))
 	}
 	b.WriteString("\n")
-
-	r.writeDrives(&b)
-	r.writeIntegrity(&b)
-	r.writeSteady(&b)
-	rank := r.workloadRank()
-	for _, c := range caps {
-		r.writeCapacity(&b, notes, c, rank)
-	}
-	r.writeScaling(&b, notes, rank)
-	r.writeFleet(&b)
-	r.writeBaseline(&b)
-	r.writeLot(&b)
-	r.writeReceipt(&b)
-	r.writeHealth(&b)
-	return b.Bytes()
 }
 
 // writeIntegrity writes one line per drive's verify pass: every block
 // read back as written, or the first that was not, in fio's words.
-func (r *Run) writeIntegrity(b *bytes.Buffer) {
+func (s *summary) writeIntegrity() {
+	r, b := s.r, &s.b
 	var rows []Result
 	for _, res := range r.Results {
 		if res.Kind == KindIntegrity {
@@ -162,7 +176,8 @@ func groupDriveLines(lines []driveLine) (order []string, by map[string][]string,
 // took, and the window's figures against the rule. Drives of a step that
 // did not reach it for the same reason share one row, named in short
 // (CompactDrives); each drive's record is in results.json.
-func (r *Run) writeSteady(b *bytes.Buffer) {
+func (s *summary) writeSteady() {
+	r, b := s.r, &s.b
 	if len(r.SteadyState) == 0 {
 		return
 	}
@@ -262,7 +277,8 @@ func SteadyLine(recs []Steady) string {
 	return strings.Join(parts, "; ")
 }
 
-func (r *Run) writeDrives(b *bytes.Buffer) {
+func (s *summary) writeDrives() {
+	r, b := s.r, &s.b
 	b.WriteString("## Drives\n\n")
 	if len(r.Drives) == 0 {
 		b.WriteString("No drives (replay of recorded results).\n\n")
@@ -293,7 +309,8 @@ func (r *Run) writeDrives(b *bytes.Buffer) {
 	}
 }
 
-func (r *Run) writeCapacity(b *bytes.Buffer, notes *footnotes, capacity string, rank map[string]int) {
+func (s *summary) writeCapacity(capacity string) {
+	r, b, notes, rank := s.r, &s.b, &s.notes, s.rank
 	var rows []Result
 	for _, res := range r.Results {
 		if res.Capacity == capacity && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline && res.Kind != KindIntegrity && res.Kind != KindLot {
@@ -375,7 +392,8 @@ func latencyCells(res Result) string {
 // the hosts and their own verdicts, then per capacity and workload the
 // drives' min, median and max, the spread against its limit, the verdict
 // and the outliers (all as the fleet's judge found them), and the chart.
-func (r *Run) writeFleet(b *bytes.Buffer) {
+func (s *summary) writeFleet() {
+	r, b := s.r, &s.b
 	var cells []Result
 	for _, res := range r.Results {
 		if res.Kind == KindFleet {
@@ -389,7 +407,7 @@ func (r *Run) writeFleet(b *bytes.Buffer) {
 	if len(r.Hosts) > 0 {
 		b.WriteString("| Host | Machine | Kernel | CPU | fio | Verdict |\n|---|---|---|---|---|---|\n")
 		for _, h := range r.Hosts {
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", cell(h.Name), orDash(cell(firstOf(h.Info.ProductSerial, h.Info.MachineID))),
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", cell(h.Name), orDash(cell(cmp.Or(h.Info.ProductSerial, h.Info.MachineID))),
 				orDash(cell(h.Info.Kernel)), orDash(cell(h.Info.CPUModel)), orDash(cell(h.Info.FioVersion)), orDash(cell(h.Verdict)))
 		}
 		b.WriteString("\n")
@@ -403,7 +421,7 @@ func (r *Run) writeFleet(b *bytes.Buffer) {
 		var outliers []string
 		for _, d := range c.PerDrive {
 			if d.Verdict == Fail {
-				outliers = append(outliers, d.Path+" ("+firstOf(d.Error, "no figure")+")")
+				outliers = append(outliers, d.Path+" ("+cmp.Or(d.Error, "no figure")+")")
 			}
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s | %s | %s (limit %s) | %s | %s |\n", cell(c.Capacity), cell(c.Workload),
@@ -412,22 +430,6 @@ func (r *Run) writeFleet(b *bytes.Buffer) {
 	}
 	b.WriteString("\n![fleet](charts/fleet.svg)\n\n")
 }
-
-func firstOf(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// writeHealth writes a table per drive of its health checks, or why its
-// health was not read.
-func (r *Run) writeHealth(b *bytes.Buffer) { writeChecks(b, "Health", r.Health) }
-
-// writeReceipt writes a table per drive of its receipt inspection.
-func (r *Run) writeReceipt(b *bytes.Buffer) { writeChecks(b, "Receipt inspection", r.Receipt) }
 
 // writeChecks writes a section of a table per drive of checks, or why a
 // drive was not checked.
@@ -474,8 +476,9 @@ func writeChecks(b *bytes.Buffer, title string, checks []HealthCheck) {
 	}
 }
 
-func (r *Run) writeScaling(b *bytes.Buffer, notes *footnotes, rank map[string]int) {
-	groups := r.scalingGroups(rank)
+func (s *summary) writeScaling() {
+	r, b, notes := s.r, &s.b, &s.notes
+	groups := r.scalingGroups(s.rank)
 	if len(groups) == 0 {
 		return
 	}
@@ -502,9 +505,9 @@ func (r *Run) writeScaling(b *bytes.Buffer, notes *footnotes, rank map[string]in
 		notes.flush(b, start)
 		for i, res := range g.rows {
 			// Rows are by drive count: the last is the largest step.
-			r.writeDrivesOf(b, res, i == len(g.rows)-1)
+			s.writeDrivesOf(res, i == len(g.rows)-1)
 		}
-		if chartable(g.rows) {
+		if chart.AnyMeasured(chartSteps(g.rows)) {
 			name := chartFile(g.workload)
 			fmt.Fprintf(b, "Chart: [%s/%s](%s/%s)\n\n", ChartsDir, name, ChartsDir, name)
 		}
@@ -517,14 +520,14 @@ func (r *Run) writeScaling(b *bytes.Buffer, notes *footnotes, rank map[string]in
 // below linear. At the largest step (largest) those drives are one table;
 // at the others, a line each: how many, the lowest, an error said once for
 // the drives that share it.
-func (r *Run) writeDrivesOf(b *bytes.Buffer, res Result, largest bool) {
+func (s *summary) writeDrivesOf(res Result, largest bool) {
 	var lines []string
 	if len(res.PerDrive) > 1 && res.Median > 0 {
 		lines = append(lines, fmt.Sprintf("At %d drives the per-drive spread (max − min) / median is %s: min %s, median %s, max %s.",
 			res.Drives, fmtPct(res.Spread), FormatValue(res.Min, res.Metric),
 			FormatValue(res.Median, res.Metric), FormatValue(res.Max, res.Metric)))
 	}
-	tol := r.driveTolerance(res)
+	tol := driveTolerance(res, s.r.Scaling)
 	var rows []string
 	var low []DriveResult
 	var errs []DriveReason
@@ -576,29 +579,21 @@ func (r *Run) writeDrivesOf(b *bytes.Buffer, res Result, largest bool) {
 	if len(lines) == 0 {
 		return
 	}
-	b.WriteString(strings.TrimSpace(strings.Join(lines, "\n")))
-	b.WriteString("\n\n")
+	s.b.WriteString(strings.TrimSpace(strings.Join(lines, "\n")))
+	s.b.WriteString("\n\n")
 }
 
 // driveTolerance is how far below the median a drive of res may fall before
 // it is named: the result's tolerance, else the run's scaling tolerance,
 // else DefaultDriveTolerance.
-func (r *Run) driveTolerance(res Result) float64 {
+func driveTolerance(res Result, sc *Scaling) float64 {
 	switch {
 	case res.Tolerance > 0:
 		return res.Tolerance
-	case r.Scaling != nil && r.Scaling.Tolerance > 0:
-		return r.Scaling.Tolerance
+	case sc != nil && sc.Tolerance > 0:
+		return sc.Tolerance
 	}
 	return DefaultDriveTolerance
-}
-
-func driveName(d DriveResult) string {
-	serial := d.Serial
-	if serial == "" {
-		serial = "unknown"
-	}
-	return fmt.Sprintf("%s (serial %s)", orDash(cell(d.Path)), cell(serial))
 }
 
 // scalingGroup is one workload's multi-drive results, by drive count.

@@ -1,7 +1,8 @@
-// Package stats is the one home of the statistics drivequal judges by:
-// the median, mean and extremes of a set of figures (per-drive actuals of a
-// scaling step, a fleet's drives). Judges compute with it; reports render
-// what the judges returned.
+// Package stats is the one home of the statistics drivequal judges by.
+//
+// It computes the median, mean and extremes of a set of figures (per-drive
+// actuals of a scaling step, a fleet's drives). Judges compute with it;
+// reports render what the judges returned.
 package stats
 
 import (

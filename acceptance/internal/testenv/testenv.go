@@ -1,6 +1,9 @@
-// Package testenv says whether a test can have what it needs here (root,
-// fio, loop devices, a command) and skips it when not, or fails it when
-// DRIVEQUAL_REQUIRE_LOOP=1 (as .ci/run sets) says everything must run.
+// Package testenv skips a test that cannot have what it needs here, or
+// fails it when every test must run.
+//
+// A test asks for root, fio, loop devices or a command; when one is
+// missing it is skipped, saying why, unless DRIVEQUAL_REQUIRE_LOOP=1 (as
+// .ci/run sets) says everything must run, and then it fails.
 package testenv
 
 import (

@@ -1,6 +1,8 @@
 // Package units writes drivequal's numbers the one way every message and
-// report shows them: thousands separated by commas, and a metric's unit
-// (MB/s is always 10^6 bytes per second).
+// report shows them.
+//
+// Numbers have thousands separated by commas, and a metric its unit (MB/s
+// is always 10^6 bytes per second).
 package units
 
 import (

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drivequal/drivequal/acceptance/internal/qual"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
@@ -155,7 +155,7 @@ func (r result) output() string { return r.Stdout + r.Stderr }
 func runSuite(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	wd, _ := os.Getwd()
-	root, err := qual.ModuleRoot(wd)
+	root, err := cmdline.ModuleRoot(wd)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"io"
 	"os"
 	"os/exec"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/e2e/suiterun"
 	"github.com/drivequal/drivequal/acceptance/internal/qemu"
-	"github.com/drivequal/drivequal/acceptance/internal/qual"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
@@ -104,7 +104,7 @@ func TestQEMU(t *testing.T) {
 	// The suite and this binary go into the work directory: the guest sees
 	// the host's /tmp, where go test builds them, as an empty tmpfs.
 	wd, _ := os.Getwd()
-	root, err := qual.ModuleRoot(wd)
+	root, err := cmdline.ModuleRoot(wd)
 	if err != nil {
 		t.Fatal(err)
 	}

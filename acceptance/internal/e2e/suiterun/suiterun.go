@@ -1,11 +1,14 @@
 // Package suiterun runs the acceptance suite as a user would, for the
-// integration tests that are packages of their own (so that go test runs
-// them beside the others): compile its test binary, run it, read the
+// integration tests that are packages of their own.
+//
+// Those are packages of their own so that go test runs them beside the
+// others; suiterun compiles the suite's test binary, runs it and reads the
 // results.json it wrote.
 package suiterun
 
 import (
 	"encoding/json"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drivequal/drivequal/acceptance/internal/qual"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
 
@@ -23,7 +25,7 @@ import (
 func Build(t testing.TB, dir string) string {
 	t.Helper()
 	wd, _ := os.Getwd()
-	root, err := qual.ModuleRoot(wd)
+	root, err := cmdline.ModuleRoot(wd)
 	if err != nil {
 		t.Fatal(err)
 	}

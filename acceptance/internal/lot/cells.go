@@ -1,0 +1,314 @@
+package lot
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// Sources picks, for every capacity and workload, the cells whose
+// per-drive figures judge the lot: on each host (the run itself, or each
+// member of a fleet replay) the largest scaling step that measured the
+// workload, where every drive is measured under the load it sees in
+// service; a host with no scaling step of it gives its single-drive cell.
+// The keys are "capacity\x00workload", in the order of the results.
+func Sources(results []report.Result) ([]string, map[string][]report.Result) {
+	type hostKey struct{ host, key string }
+	best := map[hostKey]report.Result{}
+	var hosts []hostKey
+	for _, r := range results {
+		if r.Kind != report.KindSingle && r.Kind != report.KindScaling {
+			continue
+		}
+		hk := hostKey{r.Host, r.Capacity + "\x00" + r.Workload}
+		cur, ok := best[hk]
+		switch {
+		case !ok:
+			hosts = append(hosts, hk)
+			best[hk] = r
+		case r.Kind == report.KindScaling && (cur.Kind == report.KindSingle || r.Drives > cur.Drives):
+			best[hk] = r
+		}
+	}
+	var keys []string
+	out := map[string][]report.Result{}
+	for _, hk := range hosts {
+		if _, ok := out[hk.key]; !ok {
+			keys = append(keys, hk.key)
+		}
+		out[hk.key] = append(out[hk.key], best[hk])
+	}
+	return keys, out
+}
+
+// hasFigure says a single-drive result measured its drive: a cell whose
+// fio failed, or that was not measured, has no figure.
+func hasFigure(r report.Result) bool {
+	switch r.Cause {
+	case report.CauseFioFailed, report.CauseBadRecording, report.CauseNotRecorded, report.CausePreparation,
+		report.CauseDriveChanged, report.CauseInterrupted, report.CauseNoBaseline, report.CauseCriticalWarning:
+		return false
+	}
+	return r.Actual > 0
+}
+
+// driveTolerance is the tolerance a drive meets r's cell with: the
+// cell's own, but for a scaling step's share, whose cell carries
+// [scaling] tolerance (how far N drives' total may fall short of N × the
+// baseline), the single-drive cell's, [method] tolerance.
+func driveTolerance(r report.Result, methodTolerance float64) float64 {
+	if r.Kind == report.KindScaling {
+		return methodTolerance
+	}
+	return r.Tolerance
+}
+
+// passLine is the line a drive meets r's cell at: spec × (1 −
+// tolerance), or × (1 + tolerance) for a figure where lower is better.
+func passLine(r report.Result, methodTolerance float64) float64 {
+	if specs.Metric(r.Metric).LowerIsBetter() {
+		return r.Spec * (1 + driveTolerance(r, methodTolerance))
+	}
+	return r.Spec * (1 - driveTolerance(r, methodTolerance))
+}
+
+// Cells judges, by rule, the lot every capacity and workload's drives
+// were drawn from: one TestLot/<capacity>/<workload> cell per capacity
+// and workload results have figures of (Sources). results are every
+// judged cell of the run (in a fleet replay, of every member's run);
+// drives are its drives, which name a single-drive cell's drive;
+// methodTolerance is the spec's [method] tolerance.
+func Cells(results []report.Result, drives []report.Drive, rule Rule, methodTolerance float64) []Cell {
+	keys, sources := Sources(results)
+	var cells []Cell
+	for _, k := range keys {
+		cells = append(cells, JudgeCell(sources[k], drives, rule, methodTolerance))
+	}
+	return cells
+}
+
+// Cell is a TestLot cell: its result, and its verdict in one line.
+type Cell struct {
+	Result  report.Result
+	Message string
+}
+
+// JudgeCell judges one capacity and workload's sources (Sources).
+func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, methodTolerance float64) Cell {
+	first := src[0]
+	metric := first.Metric
+	lower := specs.Metric(metric).LowerIsBetter()
+	res := report.Result{Test: "TestLot/" + first.Capacity + "/" + specs.SubtestName(first.Workload), Kind: report.KindLot,
+		Capacity: first.Capacity, Workload: first.Workload, Metric: metric, Spec: first.Spec, Expected: first.Spec, Tolerance: driveTolerance(first, methodTolerance)}
+	line := passLine(first, methodTolerance)
+	l := &report.LotResult{Coverage: rule.Coverage, Confidence: rule.Confidence, LowerIsBetter: lower}
+	var figures []float64
+	var tests, unmeasured []string // unmeasured: l.Missing in words
+	hosts := map[string]bool{}
+	for _, r := range src {
+		hosts[r.Host] = true
+		tests = append(tests, r.Test)
+		// Every source gives the drive's own line; were they to differ,
+		// the strictest would judge them all.
+		if pl := passLine(r, methodTolerance); (pl > line) != lower && pl != line {
+			line = pl
+		}
+		if r.Verdict == report.Inconclusive {
+			l.Unclear = append(l.Unclear, fmt.Sprintf("%s (%s)", r.Test, cmp.Or(r.Cause, "inconclusive")))
+		}
+		if r.Kind == report.KindScaling {
+			for _, d := range r.PerDrive {
+				if d.Error != "" || d.Actual <= 0 {
+					l.Missing = append(l.Missing, d.Path+" in "+r.Test)
+					unmeasured = append(unmeasured, d.Path+" in "+r.Test)
+					continue
+				}
+				figures = append(figures, d.Actual)
+				l.Figures = append(l.Figures, report.LotFigure{Drive: d.Path, Serial: d.Serial, Value: d.Actual, Test: r.Test})
+			}
+			// A step that measured nothing (fio failed, an unreadable
+			// recording) has no per-drive share: its drives are missing,
+			// not absent from the lot.
+			if gone := r.Drives - len(r.PerDrive); gone > 0 {
+				for i := len(r.PerDrive); i < r.Drives; i++ {
+					l.Missing = append(l.Missing, fmt.Sprintf("drive %d of %s", i+1, r.Test))
+				}
+				unmeasured = append(unmeasured, fmt.Sprintf("%s of %s (%s)", counted(gone, "drive"), r.Test, cmp.Or(r.Cause, "no figure")))
+			}
+			continue
+		}
+		if !hasFigure(r) {
+			l.Missing = append(l.Missing, r.Test)
+			unmeasured = append(unmeasured, r.Test)
+			continue
+		}
+		figures = append(figures, r.Actual)
+		d := singleDriveOf(drives, r)
+		l.Figures = append(l.Figures, report.LotFigure{Drive: d.Path, Serial: d.Serial, Value: r.Actual, Test: r.Test})
+	}
+	format := func(v float64) string { return report.FormatValue(v, metric) }
+	j := Judge(figures, line, lower, rule, format)
+	for i := range l.Figures {
+		v := l.Figures[i].Value
+		l.Figures[i].Pass = (lower && v <= line) || (!lower && v >= line)
+	}
+	l.Method, l.N, l.Passing, l.K, l.Mean, l.SD, l.Bound, l.PassLine = j.Method, j.N, j.Passing, j.K, j.Mean, j.SD, j.Bound, line
+	l.PassingShareUpper, l.ZeroFailure, l.Need, l.NeedAccepts, l.Verdict = j.Upper, j.ZeroFailure, j.Need, j.NeedAccepts, j.Verdict
+	if j.N >= 3 && j.SD > 0 && j.W == j.W {
+		l.Normality = &report.Normality{Test: "shapiro-wilk", W: j.W, P: j.P, Alpha: NormalityAlpha, Normal: j.NormalOK}
+	}
+	res.Lot, res.Drives = l, j.N
+	res.Actual = j.Bound
+	if res.Spec > 0 {
+		res.Ratio = j.Bound / res.Spec
+	}
+	reason := j.Reason
+	// Drives without a figure, or cells that proved nothing, leave the lot
+	// undecided unless it is rejected even were every missing drive to pass.
+	if len(l.Missing) > 0 || len(l.Unclear) > 0 {
+		var why []string
+		if len(l.Missing) > 0 {
+			why = append(why, fmt.Sprintf("%s without a figure (%s)", counted(len(l.Missing), "drive"), strings.Join(unmeasured, ", ")))
+		}
+		if len(l.Unclear) > 0 {
+			why = append(why, fmt.Sprintf("%s that proved nothing (%s)", counted(len(l.Unclear), "inconclusive cell"), strings.Join(l.Unclear, ", ")))
+		}
+		rejected := j.Verdict == Rejected &&
+			ClopperPearsonUpper(j.Passing+len(l.Missing), j.N+len(l.Missing), rule.Confidence) < rule.Coverage
+		if !rejected {
+			l.Verdict = Inconclusive
+			reason = "undecided with " + strings.Join(why, " and ") + "; by the figures alone the lot is " + j.Verdict + ": " + reason
+		}
+	}
+	where := counted(len(hosts), "host")
+	if len(hosts) == 1 {
+		where = strings.Join(tests, ", ")
+	}
+	stats := fmt.Sprintf("n = %d (%s), mean %s", j.N, where, format(j.Mean))
+	if j.N >= 2 {
+		stats += ", s " + format(j.SD)
+	}
+	if j.K > 0 {
+		stats += fmt.Sprintf(", k = %.3f", j.K)
+	}
+	if j.N > 0 {
+		stats += fmt.Sprintf(", %s bound %s", j.Method, format(j.Bound))
+	}
+	stats += fmt.Sprintf(", pass line %s (spec %s", format(line), format(res.Spec))
+	if res.Tolerance > 0 {
+		stats += fmt.Sprintf(", tolerance %s", pctOf(res.Tolerance))
+	}
+	stats += ")"
+	head := fmt.Sprintf("%s: lot %s at coverage %s, confidence %s", res.Workload, l.Verdict, pctOf(rule.Coverage), pctOf(rule.Confidence))
+	msg := head + ": " + reason + "; " + stats
+	switch l.Verdict {
+	case Accepted:
+		res.Verdict = report.Pass
+		res.Lot.Verdict = report.LotAccepted
+		// A passing cell carries no error; its message is the log line.
+		res.Error = ""
+	case Rejected:
+		res.Verdict, res.Cause, res.Error = report.Fail, report.CauseLotRejected, msg
+	default:
+		res.Verdict, res.Cause, res.Error = report.Inconclusive, report.CauseLotUndecided, msg
+	}
+	return Cell{Result: res, Message: msg}
+}
+
+// singleDriveOf is the drive a single-drive result ran on: the first
+// drive of its capacity (on its host, in a fleet replay).
+func singleDriveOf(drives []report.Drive, r report.Result) report.Drive {
+	for _, d := range drives {
+		if d.Capacity == r.Capacity && (r.Host == "" || strings.HasPrefix(d.Path, r.Host+":")) {
+			return d
+		}
+	}
+	return report.Drive{Path: cmp.Or(r.Host+":", "") + "recorded " + r.Capacity + " drive"}
+}
+
+// RunPlan is what one run's plan (the run itself, or a member of a fleet
+// replay) measures that the lot rule can judge.
+type RunPlan struct {
+	// ScalingCapacity is the capacity its scaling steps run on, and
+	// LargestStep the drives of its largest step; 0 without one.
+	ScalingCapacity string
+	LargestStep     int
+	// Single are the capacities whose single-drive cells it runs.
+	Single []string
+}
+
+// Drives is how many drives of capacity the run gives the lot rule, and
+// from which cells: its largest scaling step, else its single-drive cells
+// (one drive).
+func Drives(capacity string, p RunPlan) (int, string) {
+	if capacity == p.ScalingCapacity && p.LargestStep > 0 {
+		return p.LargestStep, fmt.Sprintf("its %d-drive scaling step", p.LargestStep)
+	}
+	if slices.Contains(p.Single, capacity) {
+		return 1, "its single-drive cells"
+	}
+	return 0, "no cell"
+}
+
+// FleetDrives is Drives summed over a fleet's member runs.
+func FleetDrives(capacity string, members []RunPlan) (int, string) {
+	total := 0
+	for _, m := range members {
+		n, _ := Drives(capacity, m)
+		total += n
+	}
+	return total, counted(len(members), "host")
+}
+
+// Supply is what a run gives the lot rule for one capacity (Drives).
+type Supply struct {
+	Capacity string
+	Drives   int
+	From     string
+}
+
+// WritePlan says, in the plan, what rule needs and what the run gives
+// it, per capacity (one the run gives no drive is left out).
+func WritePlan(w io.Writer, rule Rule, supply []Supply) {
+	n0 := ZeroFailure(rule)
+	fmt.Fprintf(w, "\nlot rule ([lot] coverage %s, confidence %s): a zero-failure sample needs %d drives, all passing "+
+		"(distribution-free: n ≥ ln(1 − %v) / ln(%v)); normal theory needs at least 3 drives (the Shapiro–Wilk check) "+
+		"and accepts n drives whose mean is at least k(n) standard deviations past the pass line\n",
+		pctOf(rule.Coverage), pctOf(rule.Confidence), n0, rule.Confidence, rule.Coverage)
+	for _, c := range supply {
+		n := c.Drives
+		if n == 0 {
+			continue
+		}
+		line := fmt.Sprintf("  %s: the run has %d drive%s for the lot (%s)", c.Capacity, n, plural(n), c.From)
+		if n >= 3 {
+			k, _ := K(n, rule.Coverage, rule.Confidence)
+			line += fmt.Sprintf(": k(%d) = %.3f", n, k)
+		} else {
+			line += ": too few for the normal model"
+		}
+		if n < n0 {
+			line += fmt.Sprintf("; %d short of the %d a zero-failure sample needs", n0-n, n0)
+		} else {
+			line += fmt.Sprintf("; enough for a zero-failure sample (%d)", n0)
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// counted writes "1 host", "3 hosts".
+func counted(n int, what string) string {
+	return fmt.Sprintf("%d %s%s", n, what, plural(n))
+}
+
+// pctOf writes a fraction as a percentage: 0.95 → "95 %".
+func pctOf(f float64) string {
+	return strconv.FormatFloat(math.Round(f*1e4)/1e2, 'f', -1, 64) + " %"
+}

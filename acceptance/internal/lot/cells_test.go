@@ -1,0 +1,375 @@
+package lot
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/junit"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+)
+
+// The recorded 6-drive scaling step's cells (fixtures/lot-6-drives).
+const (
+	lotRead  = "TestScaling/6_drives/128KB_Sequential_Read"
+	lotWrite = "TestScaling/6_drives/128KB_Sequential_Write"
+)
+
+// The recording's lot-rule.toml has a [lot] rule of 95 % coverage at 95 %
+// confidence (rule95) and a [method] tolerance of 10 %.
+const methodTolerance = 0.1
+
+// judged is a run's drives and its single-drive and scaling results as
+// the suite judged them: what Cells reads.
+type judged struct {
+	drives  []report.Drive
+	results []report.Result
+}
+
+// load reads testdata/name (see testdata/README.md), fresh for each test
+// to edit.
+func load(t *testing.T, name string) *judged {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	var run struct {
+		Drives  []report.Drive  `json:"drives"`
+		Results []report.Result `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal(data, &run))
+	return &judged{drives: run.Drives, results: run.Results}
+}
+
+// without drops capacity's results, as a spec without the capacity
+// (qual's lotSpec(t, true)) runs none of its cells.
+func (j *judged) without(capacity string) *judged {
+	j.results = slices.DeleteFunc(j.results, func(r report.Result) bool { return r.Capacity == capacity })
+	return j
+}
+
+// withoutHost drops a fleet member's results and drives.
+func (j *judged) withoutHost(host string) *judged {
+	j.results = slices.DeleteFunc(j.results, func(r report.Result) bool { return r.Host == host })
+	j.drives = slices.DeleteFunc(j.drives, func(d report.Drive) bool { return strings.HasPrefix(d.Path, host+":") })
+	return j
+}
+
+// result is the result of test.
+func (j *judged) result(t *testing.T, test string) *report.Result {
+	t.Helper()
+	for i := range j.results {
+		if j.results[i].Test == test {
+			return &j.results[i]
+		}
+	}
+	t.Fatalf("no result %s", test)
+	return nil
+}
+
+// setFigures sets drive i's figure of test to want[i] MB/s, as qual's
+// tests do by scaling each drive's io_bytes in fio's output. The step's
+// own verdict stays as recorded: the lot reads it only when it is
+// inconclusive.
+func (j *judged) setFigures(t *testing.T, test string, want []float64) {
+	t.Helper()
+	r := j.result(t, test)
+	require.Len(t, r.PerDrive, len(want))
+	for i := range want {
+		r.PerDrive[i].Actual = want[i]
+	}
+}
+
+// cells judges the lot by the recording's rule: the TestLot cells by test.
+func (j *judged) cells() map[string]Cell {
+	out := map[string]Cell{}
+	for _, c := range Cells(j.results, j.drives, rule95, methodTolerance) {
+		out[c.Result.Test] = c
+	}
+	return out
+}
+
+// gates are the gates of the lot cells alone.
+func gates(cells map[string]Cell) map[string]report.Gate {
+	run := &report.Run{Precondition: "full"}
+	for _, c := range cells {
+		run.Results = append(run.Results, c.Result)
+	}
+	out := map[string]report.Gate{}
+	for _, g := range run.Gates() {
+		out[g.Name] = g
+	}
+	return out
+}
+
+// tight are six figures 1 % apart, three times the pass line of 90 MB/s.
+var tight = []float64{300, 303, 297, 301, 299, 302}
+
+// The recorded 6-drive step with every drive's read and write figure set
+// tight and well above the pass line is accepted by normal theory, naming
+// k and the bound, and the lot gate is QUALIFIED.
+func TestCellsAcceptedOnTightFigures(t *testing.T) {
+	j := load(t, "lot-6-drives.json").without("32MiB")
+	j.setFigures(t, lotRead, tight)
+	j.setFigures(t, lotWrite, tight)
+	cells := j.cells()
+	for _, test := range []string{"TestLot/64MiB/128KB_Sequential_Read", "TestLot/64MiB/128KB_Sequential_Write"} {
+		c, ok := cells[test]
+		require.True(t, ok, test)
+		l := c.Result.Lot
+		require.Equal(t, report.Pass, c.Result.Verdict, c.Message)
+		assert.Equal(t, report.LotAccepted, l.Verdict)
+		assert.Equal(t, Normal, l.Method)
+		assert.Equal(t, 6, l.N)
+		assert.InDelta(t, 3.7077, l.K, 1e-4)
+		assert.InDelta(t, 90, l.PassLine, 1e-9)
+		assert.InDelta(t, 300.3, l.Mean, 0.5)
+		assert.InDelta(t, l.Mean-l.K*l.SD, l.Bound, 1e-9)
+		assert.Greater(t, l.Bound, 280.0)
+		require.NotNil(t, l.Normality)
+		assert.True(t, l.Normality.Normal)
+		assert.Contains(t, c.Message, "lot accepted at coverage 95 %, confidence 95 %")
+		assert.Contains(t, c.Message, "k = 3.708")
+		assert.Contains(t, c.Message, ", normal bound 29")
+		assert.Empty(t, c.Result.Error)
+	}
+	assert.Len(t, cells, 2, "one cell per capacity and workload")
+	g := gates(cells)
+	require.Contains(t, g, report.LotGate)
+	assert.Equal(t, report.Qualified, g[report.LotGate].Verdict)
+}
+
+// The same step with its read figures spread (140 to 260 MB/s, mean
+// 200): the mean is well above the pass line but the bound is below it,
+// and no drive fails, so the lot is neither accepted nor rejected; the
+// cell says how many drives at this mean and spread would accept it, and
+// the lot gate is INCONCLUSIVE.
+func TestCellsUndecidedOnSpreadFigures(t *testing.T) {
+	j := load(t, "lot-6-drives.json").without("32MiB")
+	j.setFigures(t, lotRead, []float64{140, 260, 175, 225, 190, 210})
+	j.setFigures(t, lotWrite, tight)
+	cells := j.cells()
+	c := cells["TestLot/64MiB/128KB_Sequential_Read"]
+	l := c.Result.Lot
+	require.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+	assert.Equal(t, report.CauseLotUndecided, c.Result.Cause)
+	assert.Equal(t, Inconclusive, l.Verdict)
+	assert.Equal(t, 6, l.Passing, "every drive passes")
+	assert.Greater(t, l.Mean, l.PassLine)
+	assert.Less(t, l.Bound, l.PassLine)
+	require.True(t, l.NeedAccepts)
+	// The smallest sample whose k fits the figures' mean and spread.
+	d := (l.Mean - l.PassLine) / l.SD
+	kNeed, _ := K(l.Need, 0.95, 0.95)
+	kLess, _ := K(l.Need-1, 0.95, 0.95)
+	assert.LessOrEqual(t, kNeed, d)
+	assert.Greater(t, kLess, d)
+	assert.Greater(t, l.Need, 6)
+	assert.Contains(t, c.Message, "drives (")
+	assert.Contains(t, c.Message, "more) would accept it")
+	assert.Contains(t, c.Message, "a zero-failure sample needs 59 drives (53 more, all passing)")
+	// The message CI shows (cut to junit.MaxMessage) still says how many
+	// drives would decide the lot, for the cell and for the lot gate.
+	short := junit.Short(junit.InconclusivePrefix + c.Message)
+	assert.Contains(t, short, "more) would accept it", short)
+	assert.Contains(t, short, "a zero-failure sample needs 59 drives", short)
+	g := gates(cells)[report.LotGate]
+	assert.Equal(t, report.CapacityInconclusive, g.Verdict)
+	reason := junit.Short(junit.InconclusivePrefix + g.String())
+	assert.Contains(t, reason, "more) would accept it", reason)
+	// The write cell, tight, is still accepted.
+	assert.Equal(t, report.Pass, cells["TestLot/64MiB/128KB_Sequential_Write"].Result.Verdict)
+}
+
+// The recording as it was made: two of the six loop devices read and
+// wrote below the pass line, so at 95 % confidence at most 93.7 % of
+// such a lot passes: rejected, and the lot gate is NOT QUALIFIED. The
+// 32MiB capacity's one drive decides nothing.
+func TestCellsRejectedAsRecorded(t *testing.T) {
+	j := load(t, "lot-6-drives.json")
+	cells := j.cells()
+	for _, test := range []string{"TestLot/64MiB/128KB_Sequential_Read", "TestLot/64MiB/128KB_Sequential_Write"} {
+		c := cells[test]
+		require.Equal(t, report.Fail, c.Result.Verdict, c.Message)
+		assert.Equal(t, report.CauseLotRejected, c.Result.Cause)
+		assert.Equal(t, 4, c.Result.Lot.Passing)
+		assert.InDelta(t, 0.93715, c.Result.Lot.PassingShareUpper, 1e-5)
+		assert.Contains(t, c.Message, "4 of 6 drives pass: at 95 % confidence at most 93.72 % of the lot passes")
+	}
+	one := cells["TestLot/32MiB/128KB_Sequential_Read"]
+	assert.Equal(t, report.Inconclusive, one.Result.Verdict)
+	assert.Equal(t, 1, one.Result.Lot.N)
+	assert.Contains(t, one.Message, "TestSingleDrive/32MiB/128KB_Sequential_Read")
+	require.Len(t, one.Result.Lot.Figures, 1)
+	assert.Equal(t, "/dev/loop30", one.Result.Lot.Figures[0].Drive, "the recording's one 32MiB drive")
+	g := gates(cells)[report.LotGate]
+	assert.Equal(t, report.NotQualified, g.Verdict)
+	assert.Equal(t, 2, g.Failed)
+}
+
+// The tight copy measured with quick preconditioning: the read step meets
+// its spec but proves nothing (inconclusive, not preconditioned, as the
+// judge leaves such a step), so the lot is not accepted however tight the
+// figures, and the message says which cells and why.
+func TestCellsUndecidedOnInconclusiveCells(t *testing.T) {
+	j := load(t, "lot-6-drives.json").without("32MiB")
+	j.setFigures(t, lotRead, tight)
+	r := j.result(t, lotRead)
+	r.Verdict, r.Cause, r.Error = report.Inconclusive, report.CausePrecondition, ""
+	cells := j.cells()
+	c := cells["TestLot/64MiB/128KB_Sequential_Read"]
+	require.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+	assert.Equal(t, []string{lotRead + " (not preconditioned)"}, c.Result.Lot.Unclear)
+	assert.Contains(t, c.Message, "undecided with 1 inconclusive cell that proved nothing ("+lotRead+" (not preconditioned)); by the figures alone the lot is accepted")
+	// The recorded write figures reject the lot whatever the cells' own
+	// verdicts: no drive is missing, so the rejection stands.
+	assert.Equal(t, report.Fail, cells["TestLot/64MiB/128KB_Sequential_Write"].Result.Verdict)
+}
+
+// Three hosts' copies of the recording judged as one fleet, each host's
+// 6-drive step's figures set tight and its 32MiB drive's read figure
+// scaled by 1, 1.02 or 0.98: the 64MiB lot judges all 18 drives of the
+// three hosts' largest steps, and the 32MiB lot, with no scaling, the
+// three hosts' single drives.
+func TestCellsFleet(t *testing.T) {
+	j := load(t, "lot-fleet.json")
+	for i, f := range []float64{1, 1.02, 0.98} {
+		host := "host-" + string(rune('a'+i))
+		j.setFigures(t, "TestScaling/"+host+"/6_drives/128KB_Sequential_Read", tight)
+		j.setFigures(t, "TestScaling/"+host+"/6_drives/128KB_Sequential_Write", tight)
+		j.result(t, "TestSingleDrive/"+host+"/32MiB/128KB_Sequential_Read").Actual *= f
+	}
+	cells := j.cells()
+	big := cells["TestLot/64MiB/128KB_Sequential_Read"]
+	require.Equal(t, report.Pass, big.Result.Verdict, big.Message)
+	assert.Equal(t, 18, big.Result.Lot.N)
+	assert.InDelta(t, 2.4538, big.Result.Lot.K, 1e-3, "k(18) at 95 %/95 %: 2.453")
+	assert.Contains(t, big.Message, "n = 18 (3 hosts)")
+	hosts := map[string]bool{}
+	for _, f := range big.Result.Lot.Figures {
+		hosts[strings.SplitN(f.Drive, ":", 2)[0]] = true
+		assert.Equal(t, "TestScaling/"+strings.SplitN(f.Drive, ":", 2)[0]+"/6_drives/128KB_Sequential_Read", f.Test)
+	}
+	assert.Len(t, hosts, 3)
+	small := cells["TestLot/32MiB/128KB_Sequential_Read"]
+	require.Equal(t, report.Pass, small.Result.Verdict, small.Message)
+	assert.Equal(t, 3, small.Result.Lot.N)
+	assert.InDelta(t, 7.6559, small.Result.Lot.K, 1e-3)
+	for _, f := range small.Result.Lot.Figures {
+		assert.Contains(t, f.Test, "TestSingleDrive/")
+		assert.True(t, strings.HasPrefix(f.Test, "TestSingleDrive/"+strings.SplitN(f.Drive, ":", 2)[0]+"/"), "each single drive named on its own host: %s in %s", f.Drive, f.Test)
+	}
+	// Identical copies of one drive have no spread to judge.
+	same := cells["TestLot/32MiB/128KB_Sequential_Write"]
+	assert.Equal(t, report.Inconclusive, same.Result.Verdict)
+	assert.Contains(t, same.Message, "all 3 figures are equal")
+}
+
+// A fleet of two hosts (host-c of the fleet left out), both 6-drive steps'
+// figures set tight, whose second host's 6-drive read recording is
+// unreadable (the step as the judge leaves a recording that is not fio's
+// JSON: failed, bad recording, nothing measured, no per-drive share): its
+// six drives are missing from the lot, not left out of it, so the first
+// host's six tight drives alone do not accept it.
+func TestCellsFleetStepWithoutFigures(t *testing.T) {
+	j := load(t, "lot-fleet.json").withoutHost("host-c").without("32MiB")
+	for _, host := range []string{"host-a", "host-b"} {
+		j.setFigures(t, "TestScaling/"+host+"/6_drives/128KB_Sequential_Read", tight)
+		j.setFigures(t, "TestScaling/"+host+"/6_drives/128KB_Sequential_Write", tight)
+	}
+	bad := j.result(t, "TestScaling/host-b/6_drives/128KB_Sequential_Read")
+	bad.Verdict, bad.Cause, bad.Error = report.Fail, report.CauseBadRecording, "128KB Sequential Read: fio printed no JSON object"
+	bad.PerDrive, bad.Actual, bad.Ratio, bad.Spread, bad.Min, bad.Median, bad.Max = nil, 0, 0, 0, 0, 0, 0
+	cells := j.cells()
+	c := cells["TestLot/64MiB/128KB_Sequential_Read"]
+	require.NotNil(t, c.Result.Lot)
+	assert.Equal(t, 6, c.Result.Lot.N, "host-a's six drives are judged")
+	assert.Len(t, c.Result.Lot.Missing, 6, "host-b's six drives have no figure")
+	assert.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+	assert.Contains(t, c.Message, "6 drives without a figure (6 drives of TestScaling/host-b/6_drives/128KB_Sequential_Read (bad recording))")
+	// The write step measured on both hosts: 12 drives, accepted.
+	w := cells["TestLot/64MiB/128KB_Sequential_Write"]
+	assert.Equal(t, 12, w.Result.Lot.N)
+	assert.Empty(t, w.Result.Lot.Missing)
+	assert.Equal(t, report.Pass, w.Result.Verdict, w.Message)
+}
+
+// A drive meets a cell when it reaches spec × (1 − [method] tolerance);
+// [scaling] tolerance is how far N drives' total may fall short of N ×
+// the baseline. The lot asks what share of the drives meet the cell, so
+// its line is the former whatever cell the figures come from. Here the
+// scaling steps carry a [scaling] tolerance of 0.3 (a per-drive line of
+// 70 MB/s), and the 6-drive step's figures are set tight at 80 MB/s:
+// every drive is below the 90 MB/s a single drive must reach, and the lot
+// is rejected against that line.
+func TestCellsLineIsTheDrivesOwn(t *testing.T) {
+	j := load(t, "lot-6-drives.json").without("32MiB")
+	slow := []float64{80, 80.8, 79.2, 80.3, 79.7, 80.5}
+	j.setFigures(t, lotRead, slow)
+	j.setFigures(t, lotWrite, slow)
+	for i := range j.results {
+		if j.results[i].Kind == report.KindScaling {
+			j.results[i].Tolerance = 0.3
+		}
+	}
+	c := j.cells()["TestLot/64MiB/128KB_Sequential_Read"]
+	require.NotNil(t, c.Result.Lot)
+	assert.InDelta(t, 90, c.Result.Lot.PassLine, 1e-9, "spec 100 MB/s × (1 − [method] tolerance 0.1)")
+	assert.InDelta(t, 0.1, c.Result.Tolerance, 1e-12)
+	assert.Equal(t, 0, c.Result.Lot.Passing)
+	assert.Equal(t, report.Fail, c.Result.Verdict, c.Message)
+	assert.Contains(t, c.Message, "pass line 90 MB/s (spec 100 MB/s, tolerance 10 %)")
+}
+
+// The source of a capacity and workload is, on each host, its largest
+// scaling step, else its single-drive cell; the rest are left out.
+func TestSources(t *testing.T) {
+	keys, src := Sources(load(t, "lot-6-drives.json").results)
+	assert.Equal(t, []string{"64MiB\x00128KB Sequential Write", "64MiB\x00128KB Sequential Read",
+		"32MiB\x00128KB Sequential Write", "32MiB\x00128KB Sequential Read"}, keys)
+	var tests []string
+	for _, k := range keys {
+		for _, r := range src[k] {
+			tests = append(tests, r.Test)
+		}
+	}
+	assert.Equal(t, []string{lotWrite, lotRead, "TestSingleDrive/32MiB/128KB_Sequential_Write", "TestSingleDrive/32MiB/128KB_Sequential_Read"}, tests)
+}
+
+// What a plan gives the rule: the largest scaling step of the scaling
+// capacity, else one drive where single-drive cells run, summed over a
+// fleet's hosts; and the plan's lines for them (the dry run's).
+func TestDrivesAndWritePlan(t *testing.T) {
+	p := RunPlan{ScalingCapacity: "64MiB", LargestStep: 6, Single: []string{"64MiB", "32MiB"}}
+	n, from := Drives("64MiB", p)
+	assert.Equal(t, 6, n)
+	assert.Equal(t, "its 6-drive scaling step", from)
+	n, from = Drives("32MiB", p)
+	assert.Equal(t, 1, n)
+	assert.Equal(t, "its single-drive cells", from)
+	n, from = Drives("16MiB", p)
+	assert.Equal(t, 0, n)
+	assert.Equal(t, "no cell", from)
+	n, from = FleetDrives("64MiB", []RunPlan{p, p})
+	assert.Equal(t, 12, n)
+	assert.Equal(t, "2 hosts", from)
+
+	var b strings.Builder
+	WritePlan(&b, rule95, []Supply{
+		{Capacity: "64MiB", Drives: 6, From: "its 6-drive scaling step"},
+		{Capacity: "32MiB", Drives: 1, From: "its single-drive cells"},
+		{Capacity: "16MiB", Drives: 0, From: "no cell"},
+		{Capacity: "1.92TB", Drives: 24, From: "its 24-drive scaling step"},
+	})
+	out := b.String()
+	assert.Contains(t, out, "lot rule ([lot] coverage 95 %, confidence 95 %): a zero-failure sample needs 59 drives, all passing")
+	assert.Contains(t, out, "64MiB: the run has 6 drives for the lot (its 6-drive scaling step): k(6) = 3.708; 53 short of the 59 a zero-failure sample needs")
+	assert.Contains(t, out, "32MiB: the run has 1 drive for the lot (its single-drive cells): too few for the normal model")
+	assert.Contains(t, out, "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): k(24) = 2.309; 35 short of the 59")
+	assert.NotContains(t, out, "16MiB", "a capacity the run gives no drive is left out")
+}

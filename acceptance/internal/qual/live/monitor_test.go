@@ -1,0 +1,44 @@
+package live
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// A resumed run judges receipt and health against the interrupted run's
+// log as read on receipt, and keeps that log in the recording: the
+// outputs written after the run do not replace it with the one read when
+// the run was resumed (real nvme-cli 2.3 outputs, fixtures/nvme).
+func TestAResumedRunKeepsTheLogReadOnReceipt(t *testing.T) {
+	read := func(name string) []byte {
+		data, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "fixtures", "nvme", name))
+		require.NoError(t, err)
+		return data
+	}
+	received, resumed := read("smart-log-v2.3-quoted-decimal.json"), read("smart-log-v2.3-spare-warning.json")
+	dir := t.TempDir()
+	before := filepath.Join(dir, "health", "0.before.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(before), 0o755))
+	require.NoError(t, os.WriteFile(before, received, 0o644))
+
+	drives := []plan.Drive{{Info: device.Info{Path: "/dev/nvme0n1", Block: true}}}
+	m := NewMonitor(nvme.CLI{}, drives, specs.Health{}, nil)
+	m.raw["0.before"] = resumed // as ReadHealth read it when the run was resumed
+	m.resumed(dir)
+	want, err := nvme.ParseSmartLog(received)
+	require.NoError(t, err)
+	require.Equal(t, want, m.all()[0].Before, "judged against the log read on receipt")
+
+	require.NoError(t, m.keep(dir, false)) // what the end of the run writes
+	got, err := os.ReadFile(before)
+	require.NoError(t, err)
+	require.Equal(t, string(received), string(got), "the recording keeps the log read on receipt")
+}

@@ -1,0 +1,116 @@
+package live
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+)
+
+// recorder keeps a live run's run.json current as the run goes: the
+// tests whose output is on disk, the recordings two cells share, the
+// steady-state records, the verify passes, the cells failed unmeasured
+// and the drives' health. Every rewrite is atomic.
+type recorder struct {
+	dir string
+
+	mu   sync.Mutex
+	info record.Run
+}
+
+// save rewrites run.json; callers hold r.mu.
+func (r *recorder) save() error {
+	data, err := json.MarshalIndent(r.info, "", "  ")
+	if err != nil {
+		return err
+	}
+	return report.WriteFileAtomic(filepath.Join(r.dir, "run.json"), append(data, '\n'))
+}
+
+// update changes run.json's record with f and rewrites it.
+func (r *recorder) update(f func(*record.Run)) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(&r.info)
+	return r.save()
+}
+
+// start writes run.json for a new run. The preparation records of an
+// older run in the same directory are not this run's: run.json no longer
+// describes them.
+func (r *recorder) start(info record.Run) error {
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return err
+	}
+	for _, dir := range []string{"prepare", "health"} {
+		if err := os.RemoveAll(filepath.Join(r.dir, dir)); err != nil {
+			return err
+		}
+	}
+	return r.update(func(i *record.Run) { *i = info })
+}
+
+// recorded adds test to run.json's tests once its output is on disk;
+// owner, when not "", is the test whose recording it shares.
+func (r *recorder) recorded(test, owner string) error {
+	return r.update(func(i *record.Run) {
+		if owner != "" {
+			if i.Shared == nil {
+				i.Shared = map[string]string{}
+			}
+			i.Shared[test] = owner
+		}
+		if !slices.Contains(i.Tests, test) {
+			i.Tests = append(i.Tests, test)
+		}
+	})
+}
+
+// unmeasured lists tests in run.json as failed unmeasured because a drive
+// failed a verify pass, so that a replay lists them too.
+func (r *recorder) unmeasured(tests []string) error {
+	return r.update(func(i *record.Run) {
+		for _, t := range tests {
+			if !slices.Contains(i.Unmeasured, t) {
+				i.Unmeasured = append(i.Unmeasured, t)
+			}
+		}
+	})
+}
+
+// resumptions is how many times the run was resumed.
+func (r *recorder) resumptions() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.info.Resumptions)
+}
+
+// sidecars keeps a cell's findings beside its recording, for a replay to
+// judge it by: the steady-state evidence, the heat, the PCIe links and,
+// with cpu, the load of the CPUs fio ran on. Each is written whatever
+// became of the others; it returns what failed.
+func (r *recorder) sidecars(test string, steady []report.Steady, thermal record.Thermal, link record.Link, cpu *record.CPU) []error {
+	var errs []error
+	write := func(ext string, v any) {
+		if err := record.WriteJSON(r.dir, test, ext, v); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(steady) > 0 {
+		write(record.SteadyExt, steady)
+	}
+	if thermal != (record.Thermal{}) {
+		write(record.ThermalExt, thermal)
+	}
+	if link.Degraded != "" || link.Unknown != "" || len(link.Shared) > 0 {
+		write(record.LinkExt, link)
+	}
+	if cpu != nil && cpu.N > 0 {
+		write(record.CPUExt, *cpu)
+	}
+	return errs
+}

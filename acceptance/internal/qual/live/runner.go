@@ -1,0 +1,588 @@
+// Package live runs a qualification's plan on the drives, recording every
+// output as it goes.
+//
+// A Runner is the live implementation of evidence.Evidence: it executes
+// the plan's steps in order as the tests ask for the cells and read-backs
+// they judge, owns each drive's state, its top-ups and why it must not be
+// used again, watches the drives' health, heat and PCIe links around each
+// cell, and writes every output, sidecar and run.json atomically, so that
+// a replay of the recording (package recording) judges it the same way.
+package live
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/purge"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/steady"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// Sink receives what the runner did for the report: each step as it ends
+// and each drive's steady-state verdict.
+type Sink interface {
+	Step(report.Step)
+	Steady(report.Steady)
+}
+
+// Runner executes a live run's plan.
+type Runner struct {
+	Spec         *specs.Spec
+	Precondition string
+	Drives       []plan.Drive
+	Planner      *plan.Planner
+	Plan         plan.Plan
+	Exec         Executor
+	// Record is the -record directory.
+	Record string
+	// Sys reads the drives' PCIe paths; Guard holds them (nil: nothing
+	// is held, as in a test on regular files).
+	Sys   device.System
+	Guard Guard
+	// Monitor watches the drives' health; Ctrls is their controllers'
+	// identify data, which decides how far a purge reaches.
+	Monitor *Monitor
+	Ctrls   map[string]nvme.Controller
+	// Resume, when set, is the recording this run resumes.
+	Resume *Resume
+	Sink   Sink
+	// ReadBack, when set, is given each verify pass to judge as it is read
+	// back, whichever test the plan ran it for (a pass a resumed run takes
+	// over, before the run's own).
+	ReadBack func(evidence.ReadBack)
+	// Progress, when set, is the operator's terminal.
+	Progress io.Writer
+
+	once      sync.Once
+	priorOnce sync.Once
+	mu        sync.Mutex
+	cursor    int
+	// done holds each measured cell's evidence until its subtest judges it.
+	done      map[string]*evidence.Measured
+	readBacks []evidence.ReadBack
+	drives    *drives
+	rec       *recorder
+	lines     *lines
+	probe     probe
+}
+
+// Resume is what a resumed run takes over from its recording.
+type Resume struct {
+	Dir   string
+	Prior record.Run
+	// Kept says, by test, that its recording is whole and judged again.
+	Kept map[string]bool
+	// Disqualified says why each drive that returned other data than it
+	// was given in the interrupted run is not used again.
+	Disqualified map[int]string
+}
+
+func (r *Runner) init() {
+	r.once.Do(func() {
+		r.done = map[string]*evidence.Measured{}
+		r.drives = newDrives(r.Drives, r.Guard, r.Sys)
+		r.rec = &recorder{dir: r.Record}
+		r.lines = &lines{out: r.Progress, plan: &r.Plan, drives: r.Drives}
+		r.probe = probe{sys: &r.Sys, drives: r.Drives, spec: r.Spec, online: r.Planner.Online}
+		if r.Monitor == nil {
+			r.Monitor = NewMonitor(nvme.CLI{}, r.Drives, r.Spec.Health, nil)
+		}
+		if r.Resume != nil {
+			for d, why := range r.Resume.Disqualified {
+				r.drives.breakWith(d, unusable{cause: report.CauseIntegrity, text: why}, false)
+			}
+		}
+	})
+}
+
+// Start writes run.json (info) and the health logs read on receipt into
+// the record directory, before the first cell, so that a replay knows the
+// drives, the fio version and the preconditioning. A resumed run's
+// recording keeps what the interrupted run recorded; info is its run.json
+// with this resumption.
+func (r *Runner) Start(info record.Run) error {
+	r.init()
+	if r.Resume == nil {
+		if err := r.rec.start(info); err != nil {
+			return err
+		}
+		return r.Monitor.keep(r.Record, false)
+	}
+	if err := r.rec.update(func(i *record.Run) { *i = info }); err != nil {
+		return err
+	}
+	r.Monitor.resumed(r.Resume.Dir)
+	return r.Monitor.keep(r.Resume.Dir, true)
+}
+
+// Cell implements evidence.Evidence: it runs the plan's steps up to and
+// including cell's measurement, and returns that measurement. Cells
+// measured on the way are kept for their own subtests.
+func (r *Runner) Cell(ctx context.Context, cell plan.Cell, logf func(string, ...any)) *evidence.Measured {
+	r.init()
+	if m, ok := r.done[cell.Test]; ok {
+		return m
+	}
+	if r.Resume != nil && r.Resume.Kept[cell.Test] {
+		// Recorded whole before the run was resumed: read as a replay reads it.
+		return recording.Read(ctx, recording.Files{Dir: r.Resume.Dir, Shared: r.Resume.Prior.Shared}, cell, r.Planner.Measure(cell))
+	}
+	idx, ok := r.Plan.Measures[cell.Test]
+	if why := r.drives.unusable(cell); !ok && why.text != "" {
+		// A drive of the cell is disqualified (a resumed run plans nothing
+		// for it): it fails unmeasured, as measure fails it.
+		r.failUnmeasured(why, []plan.Cell{cell}, logf)
+		return evidence.NotMeasured(why.text, why.cause)
+	}
+	if !ok {
+		idx = r.unplanned(cell, logf)
+	}
+	r.runTo(ctx, idx, logf)
+	if m, ok := r.done[cell.Test]; ok {
+		return m
+	}
+	return evidence.NotMeasured("the plan ended before its measurement", report.CauseInterrupted)
+}
+
+// unplanned plans cell on its own, after the plan: it was not selected
+// when the plan was made (a -run pattern read differently from go test).
+// It returns the index of the cell's measurement.
+func (r *Runner) unplanned(cell plan.Cell, logf func(string, ...any)) int {
+	logf("%s was not in the plan: preparing its drives for it alone", cell.Test)
+	extra := r.Planner.Build([]plan.Cell{cell})
+	base := len(r.Plan.Steps)
+	for _, st := range extra.Steps {
+		st.N = base + st.N
+		r.Plan.Steps = append(r.Plan.Steps, st)
+	}
+	r.Plan.Total += extra.Total
+	idx := base + extra.Measures[cell.Test]
+	r.Plan.Measures[cell.Test] = idx
+	r.cursor = base
+	return idx
+}
+
+// runTo runs the plan's steps up to and including step index last.
+func (r *Runner) runTo(ctx context.Context, last int, logf func(string, ...any)) {
+	for r.cursor <= last && r.cursor < len(r.Plan.Steps) {
+		st := r.Plan.Steps[r.cursor]
+		r.cursor++
+		r.runStep(ctx, st, logf)
+	}
+}
+
+// failUnmeasured lists cells in run.json as failed unmeasured when a
+// drive of theirs failed a verify pass (a mismatch, or fio's error
+// reading the drive back, the only causes it marks a drive broken with),
+// so that a replay fails them from the recorded pass.
+func (r *Runner) failUnmeasured(why unusable, cells []plan.Cell, logf func(string, ...any)) {
+	if why.cause != report.CauseIntegrity && why.cause != report.CauseFioFailed {
+		return
+	}
+	tests := make([]string, len(cells))
+	for i, c := range cells {
+		tests[i] = c.Test
+	}
+	if err := r.rec.unmeasured(tests); err != nil && logf != nil {
+		logf("%s: %v", r.Record, err)
+	}
+}
+
+// runStep runs one step of the plan and records it in the report.
+func (r *Runner) runStep(ctx context.Context, st plan.Step, logf func(string, ...any)) {
+	start := time.Now()
+	rec := report.Step{N: st.N, Kind: st.Kind.String(), Name: st.Name, EstimatedSeconds: st.Est.Seconds()}
+	skipped := r.execStep(ctx, &st, logf)
+	rec.Drives = pathsOf(r.Drives, st.Drives)
+	rec.ActualSeconds = time.Since(start).Seconds()
+	rec.Skipped = skipped
+	r.Sink.Step(rec)
+}
+
+// execStep runs st; it returns why it did not run, or "".
+func (r *Runner) execStep(ctx context.Context, st *plan.Step, logf func(string, ...any)) string {
+	if st.Kind == plan.StepMeasure {
+		return r.measure(ctx, *st, logf)
+	}
+	// A drive that raised a critical warning since setup is written no
+	// more, whatever the step: read its log before each one.
+	if ctx.Err() == nil {
+		r.warned(r.Monitor.snapshot(ctx, st.Drives), "before "+st.Name)
+	}
+	// A drive that failed an earlier step is not prepared again.
+	var drives []int
+	for _, d := range st.Drives {
+		if r.drives.brokenText(d) == "" {
+			drives = append(drives, d)
+		}
+	}
+	if st.Kind == plan.StepTopUp {
+		drives = r.drives.idle(drives, st.Idle)
+		if len(drives) == 0 {
+			logf("step %d of %d: no drive idle for more than %s: no top-up", st.N, len(r.Plan.Steps), st.Idle)
+			return "no drive idle for longer than the limit"
+		}
+	}
+	if len(drives) == 0 {
+		return "every drive of the step failed earlier"
+	}
+	if len(drives) != len(st.Drives) {
+		*st = r.Planner.Narrow(*st, drives)
+	}
+	if ctx.Err() != nil {
+		return "the run was stopped"
+	}
+	if st.Kind == plan.StepPurge {
+		st.Drives = PurgeReach(r.Drives, st.Drives, st.Purge, r.Ctrls)
+	}
+	r.lines.progress(logf, "%s", r.lines.stepLine(*st))
+	if err := r.drives.recheck(st.Drives); err != nil {
+		r.drives.reset(st.Drives)
+		return fmt.Sprintf("before %s: %v", st.Name, err)
+	}
+	return r.prepare(ctx, st, logf)
+}
+
+// prepare runs the preparation step st (a purge, fill, verify pass,
+// random preconditioning or top-up) on its drives, checked and narrowed.
+func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, ...any)) string {
+	start := time.Now()
+	var (
+		w     *Watch
+		track *steady.Tracker
+	)
+	if st.Kind == plan.StepRandom || st.Kind == plan.StepTopUp {
+		track = steady.NewTracker(st.Rule, st.Round, len(st.Drives))
+	}
+	if st.Kind != plan.StepPurge {
+		w = r.watch(*st, start, track, logf)
+	}
+	if st.Kind == plan.StepVerify {
+		return r.verifyStep(ctx, st, logf, w)
+	}
+	prep, err := r.Exec.Prepare(ctx, *st, r.Drives, logf, w)
+	if err != nil {
+		// The drives' state is unknown now: the next cell starts over.
+		r.drives.reset(st.Drives)
+		if why := r.drives.vanished(st.Drives, "during "+st.Name); why != "" {
+			err = fmt.Errorf("preparing %s: %s failed: %s", r.lines.drivesLine(st.Drives), st.Name, why)
+		} else {
+			err = fmt.Errorf("preparing %s: %s failed: %w", r.lines.drivesLine(st.Drives), st.Name, err)
+		}
+		if ctx.Err() == nil {
+			r.drives.markBroken(st.Drives, report.CausePreparation, "a preparation step", err)
+		}
+		logf("%v", err)
+		return err.Error()
+	}
+	now := time.Now()
+	r.drives.applied(*st, now)
+	if st.Kind == plan.StepRandom || st.Kind == plan.StepTopUp {
+		r.judgeSteady(*st, prep, track, now.Sub(start), logf)
+	}
+	return ""
+}
+
+// warned marks each drive of snap that raised a new critical warning (see
+// Monitor.warned): its remaining cells fail naming the warning, and
+// nothing more is written to it; the other drives go on. It returns what
+// it found, "" for nothing.
+func (r *Runner) warned(snap map[int]nvme.SmartLog, when string) string {
+	drives, why := r.Monitor.warned(snap, when)
+	for i, d := range drives {
+		r.drives.breakWith(d, unusable{cause: report.CauseCriticalWarning, text: why[i]}, false)
+	}
+	return strings.Join(why, "; ")
+}
+
+// measure runs a measurement step and keeps its output for each of its
+// cells.
+func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ...any)) string {
+	owner := st.Cells[0]
+	keep := func(m *evidence.Measured) {
+		for _, c := range st.Cells {
+			r.done[c.Test] = m
+		}
+	}
+	notRun := func(why, cause, skipped string) string {
+		keep(evidence.NotMeasured(why, cause))
+		return skipped
+	}
+	if why := r.drives.unusable(owner); why.text != "" {
+		r.failUnmeasured(why, st.Cells, logf)
+		return notRun(why.text, why.cause, why.text)
+	}
+	if why := r.drives.vanished(st.Drives, "before "+owner.Test); why != "" {
+		return notRun(why, report.CauseDriveChanged, why)
+	}
+	if ctx.Err() != nil {
+		return notRun(verdict.StoppedBy(ctx.Err())+" before the measurement", report.CauseInterrupted, "the run was stopped")
+	}
+	if r.Precondition != plan.None {
+		// The preparation this cell depends on failed or was skipped.
+		if path := r.drives.notIn(st.Drives, st.State); path != "" {
+			return notRun(fmt.Sprintf("%s is not in the state %q the cell needs (its preparation did not finish)", path, st.State),
+				report.CausePreparation, "its preparation did not finish")
+		}
+	}
+	if owner.Workload.Writes() {
+		if strings.HasPrefix(st.State, "rand:") && r.Precondition != plan.None {
+			// Whatever the estimate said, drives idle for too long by now
+			// are topped up first.
+			if idle := r.drives.idle(st.Drives, r.Spec.Precondition.IdleLimit); len(idle) > 0 {
+				top := r.Planner.TopUp(idle, owner.Twin)
+				top.N = st.N
+				top.Name = "unplanned " + top.Name
+				r.execStep(ctx, &top, logf)
+			}
+		}
+		if err := r.drives.recheck(st.Drives); err != nil {
+			return notRun(err.Error(), report.CauseDriveChanged, err.Error())
+		}
+	}
+	for _, c := range st.Cells {
+		if err := record.Forget(r.Record, c.Test); err != nil {
+			return notRun(err.Error(), report.CauseBadRecording, err.Error())
+		}
+	}
+	var basis []report.Steady
+	if strings.HasPrefix(st.State, "rand:") {
+		basis = r.drives.basisOf(st.Drives)
+	}
+	names := make([]string, len(st.Cells))
+	for i, c := range st.Cells {
+		names[i] = c.Test
+	}
+	r.lines.progress(logf, "%s", r.lines.measureLine(st, names))
+	m, why := r.observe(ctx, st, owner, logf)
+	if why != "" {
+		keep(m)
+		return why
+	}
+	m.Steady = basis
+	if owner.Workload.Writes() {
+		r.drives.wrote(st.Drives, time.Now())
+	}
+	for i, c := range st.Cells {
+		var cpu *record.CPU
+		if i == 0 {
+			cpu = &m.CPU
+		}
+		if err := r.rec.sidecars(c.Test, basis, record.Thermal{Throttled: m.Thermal, CriticalWarning: m.Hot},
+			record.Link{Degraded: m.Link, Unknown: m.LinkUnknown, Shared: m.Shared}, cpu); err != nil {
+			logf("%s: %v", r.Record, err)
+		}
+		shares := ""
+		if i > 0 {
+			shares = owner.Test
+		}
+		if err := r.rec.recorded(c.Test, shares); err != nil {
+			logf("%s: %v", r.Record, err)
+		}
+	}
+	keep(m)
+	return ""
+}
+
+// observe runs the measurement st of owner with everything read around
+// it: the drives' SMART logs (critical warnings, heat), their PCIe links
+// and the load of the CPUs fio runs on. why, when set, says the cell was
+// not measured (m says so too).
+func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, logf func(string, ...any)) (m *evidence.Measured, why string) {
+	before := r.Monitor.snapshot(ctx, st.Drives)
+	if why := r.warned(before, "before "+owner.Test); why != "" {
+		return evidence.NotMeasured(why, report.CauseCriticalWarning), why
+	}
+	linksBefore := r.probe.readLinks(st.Drives)
+	cpus, cpuBefore := r.probe.allowedCPUs(st.Job), readCPUTimes()
+	start := time.Now()
+	raw := r.Exec.RawPath(owner.Test)
+	stdout, runErr := r.Exec.Measure(ctx, owner.Test, st.Job, r.watch(st, start, nil, logf))
+	if why := r.drives.vanished(st.Drives, "during "+owner.Test); why != "" {
+		// What fio made of a missing device ("you need to specify
+		// size=", errno 22) is not the drive's figure, nor fio's fault.
+		m := evidence.NotMeasured(why+"; fio's output is kept in "+raw, report.CauseDriveChanged)
+		m.Raw, m.Job = raw, st.Job
+		return m, why
+	}
+	after := r.Monitor.snapshot(ctx, st.Drives)
+	if why := r.warned(after, "after "+owner.Test); why != "" {
+		logf("%s", why)
+	}
+	m = &evidence.Measured{Stdout: stdout, RunErr: runErr, Raw: raw, Job: st.Job,
+		Thermal: r.Monitor.throttled(before, after), Hot: r.Monitor.hot(before, after)}
+	if m.Hot != "" {
+		logf("%s", m.Hot)
+	}
+	l := around(linksBefore, r.probe.readLinks(st.Drives))
+	m.Link, m.LinkUnknown, m.Shared = l.degraded, l.unknown, l.shared
+	if m.LinkUnknown != "" {
+		logf("%s", m.LinkUnknown)
+	}
+	m.CPU = cpuUse(cpus, cpuBefore, readCPUTimes())
+	return m, ""
+}
+
+// ReadBacks implements evidence.Evidence: the verify passes the
+// interrupted run recorded (a resumed run's), each drive's last one,
+// those of the drives this run reads back again being this run's; then
+// this run's, running the plan through its last verify pass.
+func (r *Runner) ReadBacks(ctx context.Context, logf func(string, ...any)) ([]evidence.ReadBack, string) {
+	r.init()
+	prior := r.PriorReadBacks()
+	r.priorOnce.Do(func() {
+		for _, rb := range prior {
+			r.readBack(rb)
+		}
+	})
+	last := -1
+	for i, st := range r.Plan.Steps {
+		if st.Kind == plan.StepVerify {
+			last = i
+		}
+	}
+	if last < 0 && len(prior) > 0 {
+		return prior, "" // read back before the run was resumed
+	}
+	if last < 0 {
+		why := "no verify pass in the plan: nothing selected needs a fill"
+		switch {
+		case r.Precondition == plan.None:
+			why = "no verify pass: -precondition=none writes nothing to read back"
+		case r.Spec.Precondition.FillPasses == 0:
+			why = "no verify pass: " + r.Spec.File + " sets fill_passes = 0, so nothing is written to read back"
+		}
+		return nil, why
+	}
+	r.runTo(ctx, last, logf)
+	r.mu.Lock()
+	out := append(prior, r.readBacks...)
+	r.mu.Unlock()
+	if len(out) == 0 {
+		return nil, "no verify pass ran: the run was stopped, or the purge or fill before it failed on every drive (their cells say why)"
+	}
+	return out, ""
+}
+
+// PriorReadBacks are the verify passes a resumed run's recording holds,
+// each for the drives whose last read-back it is and that this run does
+// not read back again; none for a run that is not resumed.
+func (r *Runner) PriorReadBacks() []evidence.ReadBack {
+	if r.Resume == nil {
+		return nil
+	}
+	again := map[string]bool{}
+	for _, st := range r.Plan.Steps {
+		if st.Kind == plan.StepVerify {
+			for _, d := range st.Drives {
+				again[r.Drives[d].Path] = true
+			}
+		}
+	}
+	var out []evidence.ReadBack
+	passes := r.Resume.Prior.Verify
+	last := verdict.LastReadBack(passes)
+	for i, rec := range passes {
+		only := map[string]bool{}
+		for p := range last[i] {
+			if !again[p] {
+				only[p] = true
+			}
+		}
+		if len(only) > 0 {
+			out = append(out, evidence.ReadBack{Dir: r.Resume.Dir, Pass: rec, Only: only})
+		}
+	}
+	return out
+}
+
+// Health implements evidence.Evidence: every drive's SMART log read now,
+// after the run, kept with the recording.
+func (r *Runner) Health(ctx context.Context) ([]evidence.DriveHealth, string) {
+	r.init()
+	out := r.Monitor.after(ctx)
+	if r.Record == "" {
+		return out, ""
+	}
+	skips, temps := r.Monitor.skips()
+	// A recording that lost them replays saying no health log was
+	// recorded; the operator is told now.
+	if err := r.rec.update(func(i *record.Run) { i.HealthSkips, i.MaxTempK = skips, temps }); err != nil {
+		r.lines.progress(nil, "rewriting run.json: %v", err)
+	}
+	if err := r.Monitor.keep(r.Record, false); err != nil {
+		r.lines.progress(nil, "keeping nvme-cli's outputs in %s: %v", r.Record, err)
+	}
+	return out, ""
+}
+
+// Receipt implements evidence.Evidence: each drive's log as read at setup.
+func (r *Runner) Receipt() ([]evidence.Received, string) {
+	r.init()
+	return r.Monitor.receipt(), ""
+}
+
+func (r *Runner) readBack(rb evidence.ReadBack) {
+	if r.ReadBack != nil {
+		r.ReadBack(rb)
+	}
+}
+
+// PurgeReach widens a purge of drives (indices into all) to every drive
+// that the purge erases too: the other namespaces of a controller that
+// formats or sanitizes as a whole. Their state is then reset like the
+// drives'.
+func PurgeReach(all []plan.Drive, drives []int, method string, ctrls map[string]nvme.Controller) []int {
+	if len(ctrls) == 0 {
+		return drives
+	}
+	var infos []device.Info
+	group := map[string]bool{}
+	for _, d := range drives {
+		if g := all[d].PurgeGroup(); g != "" {
+			group[g] = true
+		}
+	}
+	index := map[string]int{}
+	for i, d := range all {
+		if slices.Contains(drives, i) || group[d.PurgeGroup()] && d.PurgeGroup() != "" {
+			infos = append(infos, d.Info)
+			index[d.Path] = i
+		}
+	}
+	steps, _ := purge.Plan(infos, method, ctrls)
+	out := slices.Clone(drives)
+	for _, st := range steps {
+		touches := false
+		for _, t := range st.Targets {
+			if slices.Contains(drives, index[t]) {
+				touches = true
+			}
+		}
+		if !touches || !st.ControllerWide {
+			continue
+		}
+		for _, t := range st.Targets {
+			if i, ok := index[t]; ok && !slices.Contains(out, i) {
+				out = append(out, i)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+var _ evidence.Evidence = (*Runner)(nil)

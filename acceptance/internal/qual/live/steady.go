@@ -1,0 +1,102 @@
+package live
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/steady"
+	"github.com/drivequal/drivequal/fiojob"
+)
+
+// judgeSteady records each drive's steady-state verdict for a random
+// step: the rounds track made of fio's status reports, which decided when
+// to stop the step, or, for a drive without a whole round from them, the
+// rounds of fio's IOPS logs.
+func (r *Runner) judgeSteady(st plan.Step, prep Prepared, track *steady.Tracker, took time.Duration, logf func(string, ...any)) {
+	results := track.Results()
+	var recs []report.Steady
+	for i, d := range st.Drives {
+		res, source := results[i], "fio status reports"
+		if len(res.Rounds) == 0 && i < len(prep.Logs) {
+			// The trailing window, as the Tracker judges: the drive's
+			// state when the step stopped.
+			rounds := steady.LogRounds(prep.Logs[i], st.Job.LogInterval, st.Round)
+			res, source = steady.Result{Rounds: rounds, Verdict: st.Rule.Check(rounds)}, "fio iops log"
+			if res.Verdict.Attained {
+				res.At = len(rounds)
+			}
+		}
+		rec := steadyRecord(st, r.Drives[d].Path, res, source)
+		if r.Resume != nil {
+			// A resume's plan numbers its steps from 1 again.
+			rec.Resume = r.rec.resumptions()
+		}
+		rec.Seconds = took.Seconds()
+		if res.At > 0 {
+			// fio's runtime when the window that held ended.
+			rec.Seconds = (time.Duration(res.At) * st.Round).Seconds()
+		}
+		r.drives.steady(d, rec, st.Kind == plan.StepRandom)
+		r.Sink.Steady(rec)
+		recs = append(recs, rec)
+		logf("step %d: %s: %s", st.N, r.Drives[d].Path, windowText(res))
+	}
+	if err := r.rec.update(func(i *record.Run) { i.Steady = append(i.Steady, recs...) }); err != nil {
+		logf("%s: %v", r.Record, err)
+	}
+}
+
+// windowText is res's verdict with the rounds of its window: "rounds 1-5
+// of 6: steady state reached: ...".
+func windowText(res steady.Result) string {
+	v := res.Verdict
+	if v.Note != "" {
+		return v.String()
+	}
+	return fmt.Sprintf("rounds %d-%d of %d: %s", v.First+1, v.First+v.Rule.Window, len(res.Rounds), v)
+}
+
+// steadyRecord is res as the report keeps it.
+func steadyRecord(st plan.Step, drive string, res steady.Result, source string) report.Steady {
+	v := res.Verdict
+	rec := report.Steady{Step: st.N, Name: st.Name, Kind: st.Kind.String(), Twin: st.Twin.Name, Drive: drive,
+		Attained: v.Attained, BoundSeconds: st.Est.Seconds(), RoundSeconds: st.Round.Seconds(), Rounds: len(res.Rounds),
+		Window: v.Rule.Window, Mean: v.Mean, RangePct: 100 * v.RelRange(), RangeLimitPct: 100 * v.Rule.MaxRange,
+		ExcursionPct: 100 * v.RelExcursion(), ExcursionLimitPct: 100 * v.Rule.MaxExcursion, Source: source, Note: v.Note}
+	if v.Note == "" {
+		rec.FirstRound, rec.LastRound = v.First+1, v.First+v.Rule.Window
+	}
+	rec.RoundIOPS = make([]*float64, len(res.Rounds))
+	for k, x := range res.Rounds {
+		if !math.IsNaN(x) {
+			rec.RoundIOPS[k] = &x
+		}
+	}
+	return rec
+}
+
+// watch follows a running step: progress lines at most every
+// progressEvery (on the terminal and through logf, into the subtest's log
+// and so its JUnit), and for random steps track, fed every status report,
+// which stops the step once every drive holds the steady-state rule.
+func (r *Runner) watch(st plan.Step, start time.Time, track *steady.Tracker, logf func(string, ...any)) *Watch {
+	interval := progressEvery
+	if track != nil {
+		interval = min(interval, steady.ReportEvery(st.Round))
+	} else if st.Est <= progressMin {
+		return nil
+	}
+	last := start
+	return &Watch{Interval: interval, Report: func(p fiojob.Progress) bool {
+		stop := track != nil && track.Report(p)
+		if now := time.Now(); st.Est > progressMin && now.Sub(last) >= progressEvery-time.Second/2 {
+			last = now
+			r.lines.progress(logf, "%s", r.lines.progressLine(st, now.Sub(start), p))
+		}
+		return stop
+	}}
+}

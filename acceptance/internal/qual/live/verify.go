@@ -1,0 +1,76 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+)
+
+// verifyStep runs a verify pass (fio reads back every block the fill
+// wrote), records it in run.json and judges each drive from its
+// recording, as a replay does. A drive that returned other data than it
+// was given is disqualified: it is marked broken, so its remaining cells
+// fail at once with the mismatch instead of spending hours measuring the
+// speed of a drive that cannot be bought.
+func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string, ...any), w *Watch) string {
+	prep, err := r.Exec.Prepare(ctx, *st, r.Drives, logf, w)
+	if prep.Raw == "" && err == nil {
+		// An executor that keeps no output (a test's): nothing to judge.
+		logf("step %d: %s: the executor recorded no output to judge", st.N, st.Name)
+		return ""
+	}
+	if prep.Raw == "" {
+		// fio did not run at all: nothing was verified.
+		err = fmt.Errorf("preparing %s: %s failed: %w", strings.Join(pathsOf(r.Drives, st.Drives), ","), st.Name, err)
+		if ctx.Err() == nil {
+			r.drives.markBroken(st.Drives, report.CausePreparation, "a preparation step", err)
+		}
+		logf("%v", err)
+		return err.Error()
+	}
+	rec := record.Verify{Step: st.N, Name: st.Name, Raw: filepath.ToSlash(prep.Raw), Pattern: st.Job.VerifyPattern}
+	if r.Resume != nil {
+		rec.Resume = r.rec.resumptions()
+	}
+	if rel, rerr := filepath.Rel(r.Record, prep.Raw); rerr == nil {
+		rec.Raw = filepath.ToSlash(rel)
+	}
+	for i, d := range st.Drives {
+		vd := record.VerifyDrive{Path: r.Drives[d].Path, Bytes: r.Drives[d].Size, LBASize: r.Drives[d].LogicalBlockSize}
+		if i < len(st.Job.Targets) {
+			vd.Target = st.Job.Targets[i].Path
+			if sz := st.Job.Targets[i].Size; sz > 0 && (vd.Bytes == 0 || sz < vd.Bytes) {
+				vd.Bytes = sz
+			}
+		}
+		rec.Drives = append(rec.Drives, vd)
+	}
+	if serr := r.rec.update(func(i *record.Run) { i.Verify = append(i.Verify, rec) }); serr != nil {
+		logf("%s: %v", r.Record, serr)
+	}
+	rb := evidence.ReadBack{Dir: r.Record, Pass: rec}
+	r.mu.Lock()
+	r.readBacks = append(r.readBacks, rb)
+	r.mu.Unlock()
+	r.readBack(rb)
+	for _, d := range verdict.ReadBack(rb, r.Drives) {
+		switch d.Verdict {
+		case report.Pass:
+			logf("step %d: %s", st.N, d.Message)
+		case report.Fail:
+			logf("step %d: %s", st.N, d.Message)
+			if d.Drive >= 0 {
+				r.drives.markBroken([]int{d.Drive}, d.Cause, "the verify pass ("+verdict.IntegrityTest(d.Path)+")", errors.New(d.Message))
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,502 @@
+package qual
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/host"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/purge"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// Setup validates everything a run needs before any subtest starts: the
+// spec, the drives and their safety, the replay directory and the plan's
+// duration against timeout (0: none). It returns the suite that says what
+// the run will do, and every problem found.
+func Setup(ctx context.Context, cfg *cmdline.Config, timeout time.Duration, sys device.System, runner fiojob.Runner) (*Run, []error) {
+	if len(cfg.Baselines) > 0 {
+		return setupWithBaseline(ctx, cfg, timeout, sys, runner)
+	}
+	if len(cfg.Replays) > 1 {
+		return setupFleet(ctx, cfg)
+	}
+	b := &builder{cfg: cfg, sys: sys, fio: runner, live: cfg.Live()}
+	s, errs := b.build(ctx, timeout)
+	if s == nil {
+		return nil, errs
+	}
+	return only(s), errs
+}
+
+// builder sets up one run: a live run on drives, or a replay of one
+// recording.
+type builder struct {
+	cfg  *cmdline.Config
+	sys  device.System
+	fio  fiojob.Runner
+	live bool
+	s    *Suite
+	// infos are the drives as inspected; guard holds them.
+	infos []device.Info
+	guard live.Guard
+	exec  *live.Fio
+	// online are the host's online CPUs, which fio's jobs are spread over.
+	online []int
+}
+
+func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []error) {
+	cfg := b.cfg
+	var errs []error
+	spec, err := specs.Load(cfg.Spec)
+	if err != nil {
+		var list specs.ErrorList
+		if errors.As(err, &list) {
+			for _, e := range list {
+				errs = append(errs, e)
+			}
+		} else {
+			errs = append(errs, fmt.Errorf("parsing -spec: %w", err))
+		}
+		if b.live {
+			// The drives' own problems are listed too, with the spec's.
+			b.s = &Suite{Cfg: cfg, Report: &report.Run{}}
+			errs = append(errs, b.drives(ctx)...)
+		}
+		return nil, errs
+	}
+	s := newSuite(cfg, spec)
+	b.s = s
+	s.Report.Started = time.Now().UTC().Format(time.RFC3339)
+	if b.live {
+		s.Report.Mode = "live"
+		if cfg.Capacity != "" {
+			if _, ok := spec.Capacity(cfg.Capacity); !ok {
+				errs = append(errs, fmt.Errorf("parsing -capacity: %q is not a capacity of %s: use one of %s", cfg.Capacity, spec.File, capacityList(spec)))
+			}
+		}
+		errs = append(errs, b.drives(ctx)...)
+		if cfg.Resume && len(errs) == 0 {
+			errs = append(errs, b.loadResume()...)
+		}
+	} else {
+		s.useSpec(spec, cfg.SpecGiven)
+		s.Report.Mode = "replay"
+		errs = append(errs, b.replay()...)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	b.plan()
+	if err := b.checkScaling(); err != nil {
+		errs = append(errs, err)
+	}
+	if b.live && timeout > 0 {
+		if est := s.Estimate().Total; est > timeout {
+			err := fmt.Errorf("parsing -timeout: the plan takes about %s but -timeout is %s: run with -timeout=%s",
+				est.Round(time.Second), timeout, suggestTimeout(est))
+			if cfg.DryRun {
+				s.Warnings = append(s.Warnings, "a real run needs a longer -timeout: "+strings.TrimPrefix(err.Error(), "parsing -timeout: "))
+			} else {
+				errs = append(errs, err)
+			}
+		}
+	}
+	b.reportDrives()
+	return s, errs
+}
+
+// newSuite is a suite judging with spec, before its drives are known.
+func newSuite(cfg *cmdline.Config, spec *specs.Spec) *Suite {
+	s := &Suite{Cfg: cfg, Spec: spec, Precondition: cfg.Precondition, Report: &report.Run{Precondition: cfg.Precondition}, single: map[string]float64{}}
+	s.out = &reporter{run: s.Report, dir: cfg.Report, dryRun: cfg.DryRun}
+	s.readBacks = &ledger{out: s.out}
+	s.useSpec(spec, true)
+	return s
+}
+
+// drives inspects and checks the drives of a live run, reads their
+// health and holds them.
+func (b *builder) drives(ctx context.Context) []error {
+	s, cfg := b.s, b.cfg
+	var errs []error
+	version, err := b.fio.Version(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	s.Report.FioVersion = version
+	h := host.Identify(ctx)
+	h.FioVersion = version
+	if v, err := (nvme.CLI{}).Version(ctx); err == nil {
+		h.NvmeVersion = v
+	}
+	s.Report.Host = &h
+	b.online, _ = b.sys.OnlineCPUs()
+	for _, p := range cfg.Drives {
+		info, err := b.sys.Inspect(p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("parsing -drives: %w", err))
+			continue
+		}
+		b.infos = append(b.infos, info)
+		d := plan.Drive{Info: info, Capacity: cfg.Capacity}
+		switch {
+		case s.Spec == nil:
+		case d.Capacity == "":
+			name, err := device.MatchCapacity(info.Size, deviceCapacities(s.Spec))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("parsing -drives: %s: %w", p, err))
+			}
+			d.Capacity = name
+		default:
+			if c, ok := s.Spec.Capacity(cfg.Capacity); ok && !device.Comparable(info.Size, c.Bytes) {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("%s holds %s bytes, not the %s bytes of %s: its figures are not comparable with the spec's",
+					p, report.Thousands(float64(info.Size)), report.Thousands(float64(c.Bytes)), c.Name))
+			}
+		}
+		s.Drives = append(s.Drives, d)
+	}
+	opt := device.Options{Destructive: cfg.Destructive || cfg.DryRun, WipeSignatures: cfg.WipeSignatures}
+	for _, r := range b.sys.Check(b.infos, opt) {
+		errs = append(errs, r)
+	}
+	if s.Spec != nil && len(errs) == 0 {
+		// A format or sanitize reaches further than one namespace on many
+		// controllers: read what each controller says before planning it.
+		method := s.Spec.Precondition.Purge
+		if method == purge.Format || method == purge.Sanitize {
+			ctrls, idErrs := purge.Identify(ctx, nvme.CLI{}, b.infos)
+			for _, e := range idErrs {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("%v; its namespaces are discarded instead of %s", e, method))
+			}
+			s.ctrls = ctrls
+		}
+		_, perrs := purge.Plan(b.infos, method, s.ctrls)
+		errs = append(errs, perrs...)
+	}
+	var monitor *live.Monitor
+	if s.Spec != nil && len(errs) == 0 {
+		// A drive with a critical warning is refused before anything is
+		// written to it.
+		var herrs []error
+		monitor, herrs = live.ReadHealth(ctx, nvme.CLI{}, s.Drives, s.Spec.Health)
+		errs = append(errs, herrs...)
+	}
+	if len(errs) == 0 && !cfg.DryRun {
+		// Own the drives for the whole run: the kernel refuses a second
+		// exclusive opener (another drivequal run) and a mount from now on.
+		holds, refusals := b.sys.Hold(b.infos)
+		for _, r := range refusals {
+			errs = append(errs, r)
+		}
+		if holds != nil {
+			b.guard = live.Hold(b.sys, holds)
+		}
+	}
+	if cfg.DryRun && !cfg.Destructive {
+		s.Warnings = append(s.Warnings, "a real run needs -destructive: everything on the drives above is destroyed")
+	}
+	s.guard = b.guard
+	b.exec = &live.Fio{Dir: cfg.Record, Runner: b.fio, Ctrls: s.ctrls, Discarder: b.guard}
+	s.runner = &live.Runner{Spec: s.Spec, Drives: s.Drives, Exec: b.exec,
+		Record: cfg.Record, Sys: b.sys, Guard: b.guard, Monitor: monitor, Ctrls: s.ctrls, Sink: s.out, ReadBack: s.readBacks.judge}
+	s.evidence = s.runner
+	return errs
+}
+
+// replay reads the recording a replay judges: its run.json, the spec
+// recorded with it and its drives.
+func (b *builder) replay() []error {
+	s, cfg := b.s, b.cfg
+	if cfg.Replay == "" {
+		cfg.Replay = filepath.Join(cfg.Root, "fixtures", s.Spec.Name)
+		if st, err := os.Stat(cfg.Replay); err != nil || !st.IsDir() {
+			return []error{fmt.Errorf("parsing -replay: spec %s has no recorded outputs at %s: give -drives to measure drives, or -replay=DIR with a directory written by -record", s.Spec.Name, cfg.Replay)}
+		}
+	}
+	s.reader = &recording.Reader{Dir: cfg.Replay}
+	s.evidence = s.reader
+	if st, err := os.Stat(cfg.Replay); err != nil || !st.IsDir() {
+		return nil // -replay's own check has said so
+	}
+	if !hasRecordings(cfg.Replay) && !hasVerify(cfg.Replay) {
+		return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs (no TestSingleDrive/**.json or TestScaling/**.json, no verify pass in run.json): give a directory written by -record", cfg.Replay)}
+	}
+	info := record.Run{Precondition: plan.Full}
+	path := filepath.Join(cfg.Replay, "run.json")
+	if data, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(data, &info); err != nil {
+			return []error{fmt.Errorf("parsing -replay: %s: %v: fix or remove the file", path, err)}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return []error{fmt.Errorf("parsing -replay: %w", err)}
+	}
+	if info.Format > record.Format {
+		return []error{fmt.Errorf("parsing -replay: %s has format %d, newer than this drivequal reads (%d): replay it with the drivequal that recorded it", path, info.Format, record.Format)}
+	}
+	switch info.Precondition {
+	case plan.Full, plan.Quick, plan.None:
+	default:
+		return []error{fmt.Errorf("parsing -replay: %s: precondition %q is not full, quick or none", path, info.Precondition)}
+	}
+	if info.SpecText != "" && !cfg.SpecGiven {
+		// A replay judges with the spec the run was made with.
+		spec, err := specs.Parse(path+": spec_text ("+info.SpecFile+")", []byte(info.SpecText))
+		if err != nil {
+			return []error{fmt.Errorf("parsing -replay: the spec recorded in %s does not load: %v: give -spec to judge with another", path, err)}
+		}
+		spec.Name, spec.File = info.SpecName, info.SpecFile
+		s.useSpec(spec, false)
+	}
+	s.reader.Info = info
+	s.recorded = info
+	// A replay judges what was recorded: its preconditioning decides.
+	s.Precondition = info.Precondition
+	r := s.Report
+	r.Precondition, r.FioVersion, r.SteadyState, r.Resumptions = info.Precondition, info.FioVersion, info.Steady, info.Resumptions
+	if info.Host.Name() != "" {
+		h := info.Host
+		r.Host = &h
+	}
+	r.Reconstructed = info.Reconstructed
+	if info.Reconstructed {
+		r.ReconstructedFrom = info.ReconstructedFrom
+		if r.ReconstructedFrom == "" {
+			r.ReconstructedFrom = s.Spec.Source
+		}
+	}
+	for _, d := range info.Drives {
+		s.Drives = append(s.Drives, plan.Drive{Info: device.Info{Path: d.Path, Model: d.Model, Serial: d.Serial,
+			Firmware: d.Firmware, Size: d.Bytes, NUMANode: d.NUMANode}, Capacity: d.Capacity})
+	}
+	// Recorded outputs with no drive identity still replay, on placeholders.
+	for _, c := range s.Spec.Capacities {
+		if len(s.drivesOf(c.Name)) == 0 {
+			s.Drives = append(s.Drives, plan.Drive{Info: device.Info{Path: "recorded " + c.Name + " drive", NUMANode: -1, Size: c.Bytes}, Capacity: c.Name, Placeholder: true})
+		}
+	}
+	if sc := s.Spec.Scaling.Capacity; sc != "" {
+		have := len(s.drivesOf(sc))
+		want := slices.Max(append([]int{0}, s.Spec.Scaling.Drives...))
+		for i := have; i < want; i++ {
+			s.Drives = append(s.Drives, plan.Drive{Info: device.Info{Path: fmt.Sprintf("recorded %s drive %d", sc, i+1), NUMANode: -1}, Capacity: sc, Placeholder: true})
+		}
+	}
+	return nil
+}
+
+// plan makes what running the cells needs once the spec, the drives and
+// the evidence are known: the planner and, for a live run, the plan of
+// the cells -run and -skip select.
+func (b *builder) plan() {
+	s := b.s
+	s.Planner = &plan.Planner{Spec: s.Spec, Precondition: s.Precondition, Runtime: s.Cfg.Runtime, Drives: s.Drives, Online: b.online}
+	if s.readBacks != nil {
+		s.readBacks.drives = s.Drives
+	}
+	if !b.live {
+		r := s.reader
+		r.Drives, r.Planner, r.Cells = s.Drives, s.Planner, s.allCells
+		s.has, s.recordedOnly = r.Has, true
+		return
+	}
+	if !s.Cfg.DryRun {
+		// Each fill's pattern is this run's alone (plan.FillID).
+		s.Planner.Seed = rand.Uint64()
+	}
+	var cells []plan.Cell
+	for _, c := range s.allCells() {
+		if s.Cfg.Selected(c.Test) {
+			cells = append(cells, c)
+		}
+	}
+	s.Planner.Verify = s.verifyDrives()
+	s.Plan = s.Planner.Build(cells)
+	if s.Precondition != plan.None && s.Spec.Precondition.FillPasses > 0 {
+		s.Planner.AddVerify(&s.Plan, s.verifyDrives())
+	}
+	s.Warnings = append(s.Warnings, s.steadyWarnings()...)
+	if s.resume != nil {
+		b.resumePlan()
+		if b.exec != nil {
+			b.exec.PrepareDir = s.resume.prepareDir()
+		}
+	}
+	if r := s.runner; r != nil {
+		r.Precondition, r.Planner, r.Plan = s.Precondition, s.Planner, s.Plan
+		if s.resume != nil {
+			r.Resume = s.resume.evidence()
+		}
+	}
+}
+
+// checkScaling refuses drive counts the run cannot do.
+func (b *builder) checkScaling() error {
+	s := b.s
+	if s.Cfg.Scaling == nil || !b.live {
+		return nil
+	}
+	sc := s.Spec.Scaling.Capacity
+	if sc == "" {
+		return fmt.Errorf("parsing -scaling: spec %s has no [scaling] section: drop -scaling or add one to the spec", s.Spec.File)
+	}
+	if have, want := len(s.drivesOf(sc)), slices.Max(s.Cfg.Scaling); want > have {
+		return fmt.Errorf("parsing -scaling: %d drives asked for but -drives has %d of capacity %s: give more drives or smaller counts", want, have, sc)
+	}
+	return nil
+}
+
+// reportDrives lists the run's drives in the report: their identity, a
+// live drive's PCIe link and the CPUs its fio jobs are pinned to.
+func (b *builder) reportDrives() {
+	s := b.s
+	s.Report.Drives = nil
+	for i, d := range s.Drives {
+		if d.Placeholder {
+			continue
+		}
+		rd := report.Drive{Path: d.Path, Model: d.Model, Serial: d.Serial, Firmware: d.Firmware, Bytes: d.Size,
+			Capacity: d.Capacity, NUMANode: d.NUMANode}
+		if b.live {
+			if p, ok, _ := b.sys.PCIePath(d.Controller); ok {
+				rd.PCI, rd.Link = p[0].PCI, p.String()
+			}
+			mine := s.drivesOf(d.Capacity)
+			if t := s.Planner.Targets(mine); len(t) > 0 {
+				rd.CPUs = t[slices.Index(mine, i)].CPUs
+			}
+		}
+		s.Report.Drives = append(s.Report.Drives, rd)
+	}
+}
+
+// useSpec makes spec the one the run judges with; given says it was chosen
+// with -spec (or measured live) rather than recorded with the run.
+func (s *Suite) useSpec(spec *specs.Spec, given bool) {
+	s.Spec = spec
+	judgedBy(s.Report, spec, given)
+}
+
+// judgedBy says in r that spec judges the run; given says it was chosen
+// with -spec (or measured live) rather than recorded with the run.
+func judgedBy(r *report.Run, spec *specs.Spec, given bool) {
+	r.Spec, r.Source = spec.Model, spec.Source
+	r.JudgedBy = &report.SpecRef{Model: spec.Model, File: spec.File, SHA256: spec.SHA256(), Recorded: !given}
+	r.Workloads, r.Capacities, r.Scaling = nil, nil, nil
+	for _, w := range spec.Workloads {
+		r.Workloads = append(r.Workloads, w.Name)
+	}
+	for _, c := range spec.Capacities {
+		r.Capacities = append(r.Capacities, c.Name)
+	}
+	if sc := spec.Scaling; sc.Capacity != "" {
+		r.Scaling = &report.Scaling{Capacity: sc.Capacity, Baseline: sc.Baseline, Tolerance: sc.Tolerance, Drives: sc.Drives}
+	}
+}
+
+// hasVerify reports whether dir's run.json lists a verify pass: a run
+// whose drives all failed the read-back measured nothing, and its
+// recording is still the evidence of TestIntegrity.
+func hasVerify(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		return false
+	}
+	var info struct {
+		Verify []json.RawMessage `json:"verify"`
+	}
+	return json.Unmarshal(data, &info) == nil && len(info.Verify) > 0
+}
+
+// hasRecordings reports whether dir holds at least one recorded measurement.
+func hasRecordings(dir string) bool {
+	found := false
+	for _, top := range []string{"TestSingleDrive", "TestScaling"} {
+		filepath.WalkDir(filepath.Join(dir, top), func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") {
+				found = true
+				return fs.SkipAll
+			}
+			return nil
+		})
+	}
+	return found
+}
+
+func deviceCapacities(spec *specs.Spec) []device.Capacity {
+	out := make([]device.Capacity, len(spec.Capacities))
+	for i, c := range spec.Capacities {
+		out[i] = device.Capacity{Name: c.Name, Bytes: c.Bytes}
+	}
+	return out
+}
+
+func capacityList(spec *specs.Spec) string {
+	var names []string
+	for _, c := range spec.Capacities {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// suggestTimeout rounds est plus a quarter up to a whole hour, or to 10
+// minutes for short plans.
+func suggestTimeout(est time.Duration) time.Duration {
+	want := est + est/4 + time.Minute
+	step := time.Hour
+	if want < 2*time.Hour {
+		step = 10 * time.Minute
+	}
+	return (want + step - 1).Truncate(step)
+}
+
+// verifyDrives lists the drives whose TestIntegrity subtest is selected.
+func (s *Suite) verifyDrives() []int {
+	var drives []int
+	for i, d := range s.Drives {
+		if s.Cfg.Selected(verdict.IntegrityTest(d.Path)) {
+			drives = append(drives, i)
+		}
+	}
+	return drives
+}
+
+// steadyWarnings says when the spec's bounds leave no room to show steady
+// state: the random cells would all be INCONCLUSIVE.
+func (s *Suite) steadyWarnings() []string {
+	if s.Precondition == plan.None {
+		return nil
+	}
+	for _, st := range s.Plan.Steps {
+		if st.Kind != plan.StepRandom && st.Kind != plan.StepTopUp {
+			continue
+		}
+		if need := time.Duration(st.Rule.Window) * st.Round; st.Est < need {
+			key := "random_runtime"
+			if st.Kind == plan.StepTopUp {
+				key = "topup_runtime"
+			}
+			return []string{fmt.Sprintf("%s: step %d (%s) is bounded at %s, shorter than the steady-state window of %d rounds of %s (%s): steady state cannot be shown and its cells will be INCONCLUSIVE; raise %s",
+				s.Spec.File, st.N, st.Name, st.Est, st.Rule.Window, st.Round, need, key)}
+		}
+	}
+	return nil
+}
