@@ -14,6 +14,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -242,8 +243,9 @@ func (b *builder) resumePlan() {
 	z.verified = make([]bool, len(s.Drives))
 	last := verdict.LastReadBack(z.prior.Verify)
 	for i, v := range z.prior.Verify {
-		// Not read back: the drive's fill state is unknown.
-		judged, _ := verdict.ReadBackFailures(z.dir, v, s.Drives)
+		// A pass whose recording does not read, or that was interrupted,
+		// neither passes nor fails: the drive's fill state is unknown.
+		judged := verdict.ReadBack(evidence.ReadBack{Dir: z.dir, Pass: v}, s.Drives)
 		for _, r := range judged {
 			d := r.Drive
 			if d < 0 {

@@ -88,27 +88,6 @@ func ReadBack(rb evidence.ReadBack, drives []plan.Drive) []ReadBackDrive {
 	return out
 }
 
-// ReadBackFailures judges the verify pass rec recorded under dir without
-// reporting it: a replay, a resume and the live run ask it which drives
-// a read-back failed. A failure's Cause is CauseIntegrity for a drive
-// that returned other data than it was given, CauseFioFailed otherwise.
-func ReadBackFailures(dir string, rec record.Verify, drives []plan.Drive) ([]ReadBackDrive, error) {
-	stdout, stderr, failure, err := record.ReadVerify(dir, rec)
-	if err != nil {
-		return nil, err
-	}
-	var out []ReadBackDrive
-	for _, res := range judgeRecorded(stdout, stderr, failure, integrityDrives(rec)) {
-		cause := report.CauseFioFailed
-		if len(res.Mismatches) > 0 {
-			cause = report.CauseIntegrity
-		}
-		out = append(out, ReadBackDrive{IntegrityDrive: IntegrityDrive{Verdict: res.Verdict, Message: res.Message},
-			Path: res.Drive, Cause: cause, Drive: driveIndex(drives, res.Drive)})
-	}
-	return out, nil
-}
-
 func judgeRecorded(stdout, stderr []byte, failure *record.Failure, drives []integrity.Drive) []integrity.Result {
 	var runErr string
 	var stopped bool
