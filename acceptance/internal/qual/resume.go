@@ -244,7 +244,8 @@ func (b *builder) resumePlan() {
 	last := verdict.LastReadBack(z.prior.Verify)
 	for i, v := range z.prior.Verify {
 		// A pass whose recording does not read, or that was interrupted,
-		// neither passes nor fails: the drive's fill state is unknown.
+		// does not show the fill whole: the drive's fill state is unknown
+		// (only a mismatch disqualifies it).
 		judged := verdict.ReadBack(evidence.ReadBack{Dir: z.dir, Pass: v}, s.Drives)
 		for _, r := range judged {
 			d := r.Drive
