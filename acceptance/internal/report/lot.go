@@ -39,9 +39,9 @@ const (
 type LotResult struct {
 	Coverage   float64 `json:"coverage"`
 	Confidence float64 `json:"confidence"`
-	// Method is "normal" (mean − k·s) or "distribution-free" (the worst
-	// figure, a bound only when every figure passes and there are
-	// ZeroFailure of them).
+	// Method is the spec's [lot] method: "normal" (mean − k·s, assuming
+	// normal figures) or "distribution-free" (the Clopper–Pearson bounds
+	// of the passing share, assuming no distribution).
 	Method string `json:"method"`
 	// N figures, Passing of them at or above the pass line (at or below,
 	// for a latency).
@@ -51,17 +51,22 @@ type LotResult struct {
 	K    float64 `json:"k"`
 	Mean float64 `json:"mean"`
 	SD   float64 `json:"s"`
-	// Bound is the tolerance bound of Method, PassLine the line a drive
-	// meets the cell at: spec × (1 − [method] tolerance) (× (1 +
-	// tolerance) for a latency).
+	// Bound is the tolerance bound of Method (0 when there is none: a
+	// distribution-free bound needs ZeroFailure drives), PassLine the line
+	// a drive meets the cell at, the one its own cell judged it by: spec ×
+	// (1 − tolerance) (× (1 + tolerance) for a latency), with [method]
+	// tolerance for a single-drive cell's figure and [scaling] tolerance
+	// for a scaling step's share.
 	Bound         float64 `json:"bound"`
 	PassLine      float64 `json:"pass_line"`
 	LowerIsBetter bool    `json:"lower_is_better,omitempty"`
 	// Normality is the Shapiro–Wilk check of the normal model; nil when
 	// it could not be made (fewer than 3 figures, or all equal).
 	Normality *Normality `json:"normality,omitempty"`
-	// PassingShareUpper is the Clopper–Pearson upper bound, at
-	// Confidence, of the share of the lot that passes.
+	// PassingShareLower and PassingShareUpper are the one-sided
+	// Clopper–Pearson bounds, each at Confidence, of the share of the lot
+	// that passes.
+	PassingShareLower float64 `json:"passing_share_lower"`
 	PassingShareUpper float64 `json:"passing_share_upper"`
 	// ZeroFailure is how many drives, all passing, the distribution-free
 	// rule needs.
@@ -76,7 +81,9 @@ type LotResult struct {
 	// Figures are the drives judged, each from the cell it was measured in.
 	Figures []LotFigure `json:"figures"`
 	// Missing names drives of those cells with no figure (fio failed on
-	// them), and Unclear the cells whose own verdict was inconclusive.
+	// them) or whose figure is not the drive's own (its cell inconclusive
+	// for a cause outside the drive, or not preconditioned, the cause in
+	// brackets), and Unclear the cells inconclusive for another cause.
 	Missing []string `json:"missing,omitempty"`
 	Unclear []string `json:"unclear,omitempty"`
 }
