@@ -191,12 +191,38 @@ func ClopperPearsonLower(x, n int, confidence float64) float64 {
 	return distuv.Beta{Alpha: float64(x), Beta: float64(n - x + 1)}.Quantile(1 - confidence)
 }
 
-// Judge judges figures against line by r. format writes a figure in its
-// unit for Reason ("1,234 MB/s"); nil writes the bare number.
+// Judge judges figures against line by r: Decide, and what the verdict
+// rests on and what would change it (Need, Reason). format writes a
+// figure in its unit for Reason ("1,234 MB/s"); nil writes the bare
+// number.
 func Judge(figures []float64, line float64, lowerIsBetter bool, r Rule, format func(float64) string) Judgement {
 	if format == nil {
 		format = num
 	}
+	j := Decide(figures, line, lowerIsBetter, r)
+	switch {
+	case j.Verdict == Rejected:
+		j.Reason = fmt.Sprintf("%d of %d drives pass: at %s confidence at most %s of the lot passes (the Clopper–Pearson upper bound of the passing share), below the %s coverage required; no distribution assumed",
+			j.Passing, j.N, pct(r.Confidence), pct(j.Upper), pct(r.Coverage))
+	case j.Verdict == Accepted:
+		j.Reason = j.accepted(r, format)
+	case j.Undecided == NoFigure:
+		j.Reason = fmt.Sprintf("no figure to judge; a zero-failure sample needs %d drives", j.ZeroFailure)
+	default:
+		switch j.Undecided {
+		case Failing, ShareUnclear:
+			j.Need, j.NeedAccepts = shareNeed(j.Passing, j.N, r)
+		case BoundShort:
+			j.Need, j.NeedAccepts = need(j, r)
+		}
+		j.Reason = j.inconclusive(r, format)
+	}
+	return j
+}
+
+// Decide is Judge's verdict alone, without Need and Reason, which only
+// explain it: what TestLot decides, at the cost of the decision.
+func Decide(figures []float64, line float64, lowerIsBetter bool, r Rule) Judgement {
 	j := Judgement{N: len(figures), Line: line, LowerIsBetter: lowerIsBetter, Method: r.method(), ZeroFailure: ZeroFailure(r), W: math.NaN(), P: math.NaN()}
 	for _, f := range figures {
 		if j.passes(f) {
@@ -207,31 +233,22 @@ func Judge(figures []float64, line float64, lowerIsBetter bool, r Rule, format f
 	j.Lower = ClopperPearsonLower(j.Passing, j.N, r.Confidence)
 	if j.N == 0 {
 		j.Verdict, j.Undecided = Inconclusive, NoFigure
-		j.Reason = fmt.Sprintf("no figure to judge; a zero-failure sample needs %d drives", j.ZeroFailure)
 		return j
 	}
 	j.Mean, j.SD = meanSD(figures)
 	if j.Method == DistributionFree {
 		j.Bound, j.HasBound = orderBound(figures, j.LowerIsBetter, r)
+		j.Verdict, j.Undecided = Inconclusive, ShareUnclear
+		if j.Lower >= r.Coverage {
+			j.Verdict, j.Undecided = Accepted, ""
+		}
 	} else {
 		j.judgeNormal(figures, r)
 	}
 	if j.Upper < r.Coverage {
 		// Whatever the method: the count alone shows the lot short.
-		j.Verdict, j.Undecided, j.Need, j.NeedAccepts = Rejected, "", 0, false
-		j.Reason = fmt.Sprintf("%d of %d drives pass: at %s confidence at most %s of the lot passes (the Clopper–Pearson upper bound of the passing share), below the %s coverage required; no distribution assumed",
-			j.Passing, j.N, pct(r.Confidence), pct(j.Upper), pct(r.Coverage))
-		return j
+		j.Verdict, j.Undecided = Rejected, ""
 	}
-	if j.Method == DistributionFree {
-		j.judgeDistributionFree(r)
-	}
-	if j.Verdict == Accepted {
-		j.Reason = j.accepted(r, format)
-		return j
-	}
-	j.Verdict = Inconclusive
-	j.Reason = j.inconclusive(r, format)
 	return j
 }
 
@@ -251,6 +268,7 @@ func (j *Judgement) judgeNormal(figures []float64, r Rule) {
 			j.NormalOK = p >= NormalityAlpha
 		}
 	}
+	j.Verdict = Inconclusive
 	switch {
 	case j.N < 3 || j.SD == 0 || math.IsNaN(j.P):
 		j.Undecided = Unchecked
@@ -261,24 +279,11 @@ func (j *Judgement) judgeNormal(figures []float64, r Rule) {
 		// bound outweighs it, and so no failing drive can turn a lot
 		// into accepted.
 		j.Undecided = Failing
-		j.Need, j.NeedAccepts = shareNeed(j.Passing, j.N, r)
 	case !j.passes(j.Bound):
 		j.Undecided = BoundShort
-		j.Need, j.NeedAccepts = need(*j, r)
 	default:
 		j.Verdict = Accepted
 	}
-}
-
-// judgeDistributionFree is the distribution-free method's verdict unless
-// the count rejects the lot.
-func (j *Judgement) judgeDistributionFree(r Rule) {
-	if j.Lower >= r.Coverage {
-		j.Verdict = Accepted
-		return
-	}
-	j.Undecided = ShareUnclear
-	j.Need, j.NeedAccepts = shareNeed(j.Passing, j.N, r)
 }
 
 // orderBound is the distribution-free lower tolerance bound of figures
@@ -490,33 +495,112 @@ func need(j Judgement, r Rule) (int, bool) {
 	}
 	zp := distuv.UnitNormal.Quantile(r.Coverage)
 	if d > zp {
-		// k(N) falls toward z_p as N grows: bisect for the first N with
-		// k(N) ≤ d.
-		lo, hi := j.N, MaxDrives // k(lo) > d
-		if k, err := K(hi, r.Coverage, r.Confidence); err != nil || k > d {
+		if k, err := K(MaxDrives, r.Coverage, r.Confidence); err != nil || k > d {
 			return 0, false
 		}
-		for hi-lo > 1 {
-			mid := (lo + hi) / 2
-			if k, err := K(mid, r.Coverage, r.Confidence); err == nil && k <= d {
-				hi = mid
-			} else {
-				lo = mid
-			}
-		}
-		return hi, true
+		return firstN(j.N, func(n int) bool {
+			k, err := K(n, r.Coverage, r.Confidence)
+			return err == nil && k <= d
+		}, kGuess(d, r)), true
 	}
 	share := distuv.UnitNormal.CDF(d)
 	if share >= r.Coverage {
 		return 0, false
 	}
-	for n := j.N + 1; n <= MaxDrives; n++ {
-		x := int(math.Round(share * float64(n)))
-		if ClopperPearsonUpper(x, n, r.Confidence) < r.Coverage {
+	rejects := func(n int) bool {
+		return ClopperPearsonUpper(int(math.Round(share*float64(n))), n, r.Confidence) < r.Coverage
+	}
+	if !rejects(MaxDrives) {
+		return 0, false
+	}
+	// round(share·N) steps, so the bound is not monotone in N: bisect to a
+	// bracket, then take its first N that rejects.
+	lo, hi := j.N, MaxDrives
+	for hi-lo > 64 {
+		mid := (lo + hi) / 2
+		if rejects(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	for n := max(j.N+1, lo-64); n < hi; n++ {
+		if rejects(n) {
 			return n, false
 		}
 	}
-	return 0, false
+	return hi, false
+}
+
+// firstN is the first n in (after, MaxDrives] with ok(n), ok monotone
+// (false, then true) and ok(MaxDrives) true, searched for from guess
+// outward (galloping), then by bisection: a good guess costs a few ok
+// calls where bisection of the whole range costs fourteen.
+func firstN(after int, ok func(int) bool, guess int) int {
+	guess = min(max(guess, after+1), MaxDrives)
+	lo, hi := after, MaxDrives // ok(lo) false (or lo = after), ok(hi) true
+	if ok(guess) {
+		hi = guess
+		for step := 1; ; step *= 2 {
+			n := hi - step
+			if n <= after {
+				break
+			}
+			if !ok(n) {
+				lo = n
+				break
+			}
+			hi = n
+		}
+	} else {
+		lo = guess
+		for step := 1; ; step *= 2 {
+			n := lo + step
+			if n >= MaxDrives {
+				break
+			}
+			if ok(n) {
+				hi = n
+				break
+			}
+			lo = n
+		}
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// kGuess is about the smallest n whose k(n) is at most d, from the
+// Natrella approximation k ≈ (z_p + √(z_p² − a·b)) / a, a = 1 − z_γ² /
+// (2(n − 1)), b = z_p² − z_γ² / n: a starting point for the exact search.
+func kGuess(d float64, r Rule) int {
+	zp := distuv.UnitNormal.Quantile(r.Coverage)
+	zg := distuv.UnitNormal.Quantile(r.Confidence)
+	approx := func(n int) float64 {
+		a := 1 - zg*zg/(2*float64(n-1))
+		b := zp*zp - zg*zg/float64(n)
+		if a <= 0 || zp*zp-a*b < 0 {
+			return math.Inf(1)
+		}
+		return (zp + math.Sqrt(zp*zp-a*b)) / a
+	}
+	lo, hi := 2, MaxDrives
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if approx(mid) <= d {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 // meanSD is the mean and the sample standard deviation (n − 1) of xs.
@@ -578,37 +662,62 @@ func kOf(n int, coverage, confidence float64) (float64, error) {
 	return t / math.Sqrt(float64(n)), nil
 }
 
-// noncentralTQuantile is the p-quantile of the noncentral t distribution,
-// by bisection: the CDF is increasing in t.
+// noncentralTQuantile is the p-quantile of the noncentral t distribution:
+// the CDF is increasing in t, so a bracket is widened until it holds the
+// quantile and narrowed by the Illinois variant of regula falsi, which
+// keeps the bracket of bisection and converges superlinearly (a handful
+// of CDF evaluations where bisection takes forty).
 func noncentralTQuantile(p, df, delta float64) (float64, error) {
 	lo, hi := delta-1, delta+1
-	for NoncentralTCDF(lo, df, delta) > p {
+	flo, fhi := NoncentralTCDF(lo, df, delta)-p, NoncentralTCDF(hi, df, delta)-p
+	for flo > 0 {
 		lo -= 2 * (hi - lo)
 		if lo < -1e12 {
 			return 0, errors.New("lot: noncentral t quantile out of range")
 		}
+		flo = NoncentralTCDF(lo, df, delta) - p
 	}
-	for NoncentralTCDF(hi, df, delta) < p {
+	for fhi < 0 {
 		hi += 2 * (hi - lo)
 		if hi > 1e12 {
 			return 0, errors.New("lot: noncentral t quantile out of range")
 		}
+		fhi = NoncentralTCDF(hi, df, delta) - p
 	}
+	side := 0
 	for range 200 {
-		mid := (lo + hi) / 2
-		if mid == lo || mid == hi {
+		if hi-lo <= 1e-13*max(1, math.Abs(lo)) || flo == 0 || fhi == 0 {
 			break
 		}
-		if NoncentralTCDF(mid, df, delta) < p {
-			lo = mid
-		} else {
-			hi = mid
+		mid := (lo*fhi - hi*flo) / (fhi - flo)
+		if !(mid > lo && mid < hi) {
+			mid = (lo + hi) / 2
 		}
-		if hi-lo <= 1e-12*max(1, math.Abs(mid)) {
-			break
+		fm := NoncentralTCDF(mid, df, delta) - p
+		switch {
+		case fm == 0:
+			return mid, nil
+		case fm < 0:
+			lo, flo = mid, fm
+			if side == -1 {
+				fhi /= 2
+			}
+			side = -1
+		default:
+			hi, fhi = mid, fm
+			if side == 1 {
+				flo /= 2
+			}
+			side = 1
 		}
 	}
-	return (lo + hi) / 2, nil
+	switch {
+	case flo == 0:
+		return lo, nil
+	case fhi == 0:
+		return hi, nil
+	}
+	return (lo*fhi - hi*flo) / (fhi - flo), nil
 }
 
 func pct(f float64) string { return trim(f*100) + " %" }

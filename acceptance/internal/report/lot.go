@@ -88,6 +88,13 @@ type LotResult struct {
 	Unclear []string `json:"unclear,omitempty"`
 }
 
+// HasBound says l has a tolerance bound: some figures, and under the
+// distribution-free method enough of them (ZeroFailure); a
+// distribution-free bound is a figure, never 0.
+func (l *LotResult) HasBound() bool {
+	return l.N > 0 && !(l.Method == "distribution-free" && l.Bound == 0)
+}
+
 // Normality is a Shapiro–Wilk test of the figures.
 type Normality struct {
 	Test   string  `json:"test"` // "shapiro-wilk"
@@ -145,13 +152,17 @@ func (s *summary) writeLot() {
 		if n := l.Normality; n != nil {
 			method += fmt.Sprintf(" (W %.3f, p %.3f)", n.W, n.P)
 		}
+		bound := "-"
+		if l.HasBound() {
+			bound = FormatValue(l.Bound, res.Metric)
+		}
 		verdict := strings.ToUpper(l.Verdict)
 		if res.Verdict != Pass && res.Error != "" {
 			verdict += ": " + lotWhy(res.Error)
 		}
 		fmt.Fprintf(b, "| %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", cell(res.Capacity), cell(res.Workload),
 			l.N, l.Passing, FormatValue(l.Mean, res.Metric), FormatValue(l.SD, res.Metric), cell(method), k,
-			FormatValue(l.Bound, res.Metric), FormatValue(l.PassLine, res.Metric), cell(verdict))
+			bound, FormatValue(l.PassLine, res.Metric), cell(verdict))
 	}
 	fmt.Fprintf(b, "\n![lot](%s)\n\n", LotChartFile)
 }
@@ -179,7 +190,7 @@ func LotChartSVG(cells []Result) ([]byte, error) {
 	for i, c := range cells {
 		rows[i] = chart.LotRow{Capacity: c.Capacity, Workload: c.Workload}
 		if l := c.Lot; l != nil {
-			rows[i].PassLine, rows[i].Bound, rows[i].Judged, rows[i].Accepted = l.PassLine, l.Bound, l.N > 0, l.Verdict == LotAccepted
+			rows[i].PassLine, rows[i].Bound, rows[i].Judged, rows[i].Accepted = l.PassLine, l.Bound, l.HasBound(), l.Verdict == LotAccepted
 			for _, f := range l.Figures {
 				rows[i].Figures = append(rows[i].Figures, chart.LotDot{Value: f.Value, Pass: f.Pass})
 			}
