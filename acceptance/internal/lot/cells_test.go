@@ -2,6 +2,7 @@ package lot
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -428,4 +429,76 @@ func TestDrivesAndWritePlan(t *testing.T) {
 	assert.Contains(t, out, "32MiB: the run has 1 drive for the lot (its single-drive cells): too few for the normal model")
 	assert.Contains(t, out, "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): k(24) = 2.309; 35 short of the 59")
 	assert.NotContains(t, out, "16MiB", "a capacity the run gives no drive is left out")
+}
+
+// fleetOf17 is the recorded 6-drive step's results copied to 17 hosts
+// (host-01 … host-17, as a fleet replay names its members' cells and
+// drives), 102 drives, every figure set tight around 200 MB/s, the first
+// slow drives set to 80 MB/s, below the 90 MB/s line.
+func fleetOf17(t *testing.T, slow int) *judged {
+	t.Helper()
+	one := load(t, "lot-6-drives.json").without("32MiB")
+	j := &judged{}
+	for h := 1; h <= 17; h++ {
+		host := fmt.Sprintf("host-%02d", h)
+		for _, d := range one.drives {
+			d.Path = host + ":" + d.Path
+			j.drives = append(j.drives, d)
+		}
+		for _, r := range one.results {
+			if r.Kind != report.KindScaling || r.Drives != 6 {
+				continue
+			}
+			r.Host = host
+			r.Test = strings.Replace(r.Test, "TestScaling/", "TestScaling/"+host+"/", 1)
+			r.PerDrive = slices.Clone(r.PerDrive)
+			for i := range r.PerDrive {
+				r.PerDrive[i].Path = host + ":" + r.PerDrive[i].Path
+				r.PerDrive[i].Actual = tight[i] * 2 / 3
+				if (h-1)*6+i < slow {
+					r.PerDrive[i].Actual = 80
+				}
+			}
+			j.results = append(j.results, r)
+		}
+	}
+	return j
+}
+
+// A fleet of 17 hosts × 6 drives (102 figures) under distribution-free:
+// one drive below the line, accepted, 101 of 102; two below, INCONCLUSIVE,
+// not rejected, saying how many drives at that passing share would decide.
+func TestCellsFleetDistributionFree(t *testing.T) {
+	for _, tt := range []struct {
+		slow    int
+		verdict string
+		text    string
+	}{
+		{1, report.Pass, "101 of 102 drives pass; distribution-free, assuming no distribution: at 95 % confidence at least 95.43 % of the lot passes"},
+		{2, report.Inconclusive, "at the observed passing share (98.04 %) "},
+	} {
+		j := fleetOf17(t, tt.slow)
+		cells := Cells(j.results, j.drives, ruleDF, "full")
+		require.Len(t, cells, 2)
+		for _, c := range cells {
+			if !strings.HasSuffix(c.Result.Test, "Read") {
+				continue
+			}
+			l := c.Result.Lot
+			require.Equal(t, tt.verdict, c.Result.Verdict, c.Message)
+			assert.Equal(t, 102, l.N)
+			assert.Equal(t, 102-tt.slow, l.Passing)
+			assert.Equal(t, DistributionFree, l.Method)
+			assert.Nil(t, l.Normality)
+			assert.Contains(t, c.Message, tt.text)
+			assert.Contains(t, c.Message, "n = 102 (17 hosts)")
+			assert.Contains(t, c.Message, "lot "+map[string]string{report.Pass: "accepted", report.Inconclusive: "inconclusive"}[tt.verdict]+" at coverage 95 %, confidence 95 % (distribution-free)")
+		}
+	}
+	// The same fleet under the normal method: one drive below the line
+	// rules its acceptance out (and its figures are not normal).
+	j := fleetOf17(t, 1)
+	for _, c := range Cells(j.results, j.drives, rule95, "full") {
+		assert.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+	}
 }
