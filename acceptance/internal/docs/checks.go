@@ -97,6 +97,9 @@ type KeyRow struct {
 	Table   string // the row's table header as written, `[[workload]]`; "" at the top level
 	Line    int
 	Default string
+	// Index is the key's place among the Of keys its row documents, so
+	// that a default cell "`"libaio"`, `true`" gives each its own.
+	Index, Of int
 }
 
 // KeyRows reads the key table of page: the table whose header has the
@@ -137,10 +140,10 @@ func KeyRows(page Page) ([]KeyRow, int, []Problem) {
 				spans = spans[1:]
 			}
 			if len(spans) == 0 {
-				rows = append(rows, KeyRow{Key: strings.Join(append(table, "*"), "."), Table: header, Line: r.line, Default: r.cells[dc]})
+				rows = append(rows, KeyRow{Key: strings.Join(append(table, "*"), "."), Table: header, Line: r.line, Default: r.cells[dc], Of: 1})
 			}
-			for _, k := range spans {
-				rows = append(rows, KeyRow{Key: strings.Join(append(append([]string(nil), table...), k), "."), Table: header, Line: r.line, Default: r.cells[dc]})
+			for i, k := range spans {
+				rows = append(rows, KeyRow{Key: strings.Join(append(append([]string(nil), table...), k), "."), Table: header, Line: r.line, Default: r.cells[dc], Index: i, Of: len(spans)})
 			}
 		}
 	}
