@@ -301,3 +301,60 @@ func Openings(pages []Page) []Problem {
 	}
 	return out
 }
+
+// VerdictPage is the page whose table lists every cause.
+const VerdictPage = "docs/verdicts.md"
+
+// Causes checks VerdictPage's cause table (the one whose first header is
+// "cause") against causes, every cause a result can name by its value,
+// each with the constant that declares it: each is documented, and the
+// table names no other.
+func Causes(pages []Page, causes map[string]string) []Problem {
+	var out []Problem
+	documented := map[string]int{}
+	tableLine := 0
+	for _, p := range pages {
+		if p.Path != VerdictPage {
+			continue
+		}
+		for _, t := range p.tables() {
+			if column(t[0], "cause") != 0 {
+				continue
+			}
+			if tableLine == 0 {
+				tableLine = t[0].line
+			}
+			for _, r := range t[1:] {
+				for _, c := range codeSpans(r.cells[0]) {
+					if _, ok := causes[c]; !ok {
+						out = append(out, Problem{p.Path, r.line, fmt.Sprintf("cause %q is documented but no Cause constant has that value: remove it, or fix it to one of %s", c, causeList(causes))})
+					}
+					documented[c] = r.line
+				}
+			}
+		}
+	}
+	if tableLine == 0 {
+		return append(out, Problem{File: VerdictPage, Msg: "no cause table: add a table | cause | verdict | when | listing every cause"})
+	}
+	var values []string
+	for v := range causes {
+		values = append(values, v)
+	}
+	sort.Strings(values)
+	for _, v := range values {
+		if _, ok := documented[v]; !ok {
+			out = append(out, Problem{VerdictPage, tableLine, fmt.Sprintf("cause %q (%s) is not in the cause table: add a row | `%s` | its verdict | when |", v, causes[v], v)})
+		}
+	}
+	return out
+}
+
+func causeList(causes map[string]string) string {
+	var vs []string
+	for v := range causes {
+		vs = append(vs, fmt.Sprintf("%q", v))
+	}
+	sort.Strings(vs)
+	return strings.Join(vs, ", ")
+}
