@@ -2,7 +2,9 @@
 //
 // Every relative link and #anchor in README.md and docs/ resolves, every
 // flag the suite registers is documented, and docs/spec.md's key table
-// lists exactly the keys the spec parser accepts, each with its default.
+// lists exactly the keys the spec parser accepts, each with its default;
+// docs/verdicts.md lists every cause and docs/results.md every field of
+// results.json.
 // Its tests run in make test, so a page cannot fall behind the code.
 package docs
 
