@@ -131,12 +131,12 @@ func TestSpecKeysWrong(t *testing.T) {
 // README.md does not link to, are each a problem.
 func TestOpeningsMissing(t *testing.T) {
 	pages := []Page{
-		{Path: "README.md", Text: "# x\n\n[a](docs/a.md)\n"},
+		{Path: "README.md", Text: "# x\n\n| page | answers |\n|---|---|\n| [a](docs/a.md) | A |\n"},
 		{Path: "docs/a.md", Text: "# A\n\nThis page answers what A is.\n"},
 		{Path: "docs/b.md", Text: "# B\n\nB is a page.\n"},
 	}
 	want(t, Openings(pages),
 		"docs/b.md:1: a page opens with its title",
-		"README.md: the table of contents does not link to docs/b.md",
+		"README.md:3: the table of contents does not link to docs/b.md",
 	)
 }
