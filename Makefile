@@ -72,7 +72,7 @@ demo:
 
 plan:
 	@test -n "$(DRIVES)" || { echo "usage: make plan DRIVES=/dev/nvme0n1[,...] [CAPACITY=NAME] [SPEC=NAME|PATH]"; exit 2; }
-	$(GO) test -count=1 ./acceptance -args $(QUALIFY_ARGS) -dry-run
+	$(GO) test -count=1 -timeout=$(TIMEOUT) ./acceptance -args $(QUALIFY_ARGS) -dry-run
 
 # qualify and junit: gotestsum shows the run in the terminal and keeps go
 # test's event stream in go-test.json; the suite itself writes
