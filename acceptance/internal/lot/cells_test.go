@@ -429,6 +429,10 @@ func TestDrivesAndWritePlan(t *testing.T) {
 	assert.Contains(t, out, "32MiB: the run has 1 drive for the lot (its single-drive cells): too few for the normal model")
 	assert.Contains(t, out, "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): k(24) = 2.309; 35 short of the 59")
 	assert.NotContains(t, out, "16MiB", "a capacity the run gives no drive is left out")
+	assert.Contains(t, out, "; method normal: needs at least 3 drives (the Shapiro–Wilk check), every one passing")
+	b.Reset()
+	WritePlan(&b, ruleDF, []Supply{{Capacity: "1.92TB", Drives: 24, From: "its 24-drive scaling step"}})
+	assert.Contains(t, b.String(), "; method distribution-free, assuming no distribution: accepted when the Clopper–Pearson lower bound of the passing share reaches 95 % (59 of 59, 92 of 93 drives passing)")
 }
 
 // fleetOf17 is the recorded 6-drive step's results copied to 17 hosts
