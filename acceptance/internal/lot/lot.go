@@ -314,7 +314,8 @@ func orderBound(figures []float64, lowerIsBetter bool, r Rule) (float64, bool) {
 // not the drive's): the verdict holds only if it would whatever they
 // measured, rejected only were every missing drive to pass, accepted only
 // were every one to fail; otherwise INCONCLUSIVE. why says which drives
-// they are; by is the verdict of the figures alone, for the message.
+// they are, for the message, which also gives the verdict of the figures
+// alone.
 func WithMissing(j Judgement, missing int, r Rule, why string) Judgement {
 	if missing <= 0 {
 		return j
