@@ -181,10 +181,14 @@ var specKeys = fields[Spec]{
 		}},
 }
 
-// lotKeys fill a Lot: both keys are needed, a rule has no default share.
+// lotKeys fill a Lot: coverage and confidence are needed, a rule has no
+// default share; the method defaults to normal.
 var lotKeys = fields[Lot]{
 	{key: "coverage", required: true, conv: func(t table, v value, l *Lot) { l.Coverage, _ = t.openFraction(v) }},
 	{key: "confidence", required: true, conv: func(t table, v value, l *Lot) { l.Confidence, _ = t.openFraction(v) }},
+	{key: "method", conv: func(t table, v value, l *Lot) {
+		l.Method, _ = t.oneOf(v, DefaultLotMethod, LotNormal, LotDistributionFree)
+	}},
 }
 
 // baselineKeys fill a Baseline that starts with its defaults.

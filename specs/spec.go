@@ -236,11 +236,27 @@ type Baseline struct {
 
 // Lot is how the lot a run's drives were drawn from is judged
 // (TestLot): at least Coverage of its drives must meet each cell's pass
-// line, shown with Confidence. Both are in (0, 1).
+// line, shown with Confidence. Both are in (0, 1). Method is how the
+// figures show it, fixed before they are seen: LotNormal (the default) or
+// LotDistributionFree.
 type Lot struct {
 	Coverage   float64
 	Confidence float64
+	Method     string
 }
+
+// [lot] methods.
+const (
+	// LotNormal judges the figures by the one-sided normal tolerance
+	// bound, mean − k·s (ISO 16269-6), assuming they are normal: a lot
+	// whose figures Shapiro–Wilk finds not normal is not judged by it.
+	LotNormal = "normal"
+	// LotDistributionFree assumes no distribution: the lot is judged by
+	// the Clopper–Pearson bounds of its share of passing drives.
+	LotDistributionFree = "distribution-free"
+	// DefaultLotMethod is the method of a [lot] table without one.
+	DefaultLotMethod = LotNormal
+)
 
 // Override changes a workload for scaling runs; zero fields keep the workload's value.
 type Override struct {

@@ -7,7 +7,11 @@
 // (written to a temporary file, then renamed).
 package report
 
-import "github.com/drivequal/drivequal/acceptance/internal/host"
+import (
+	"slices"
+
+	"github.com/drivequal/drivequal/acceptance/internal/host"
+)
 
 // Verdicts of a result.
 const (
@@ -225,6 +229,20 @@ const (
 	// CauseIntegrity: the drive returned data other than what was written.
 	CauseIntegrity = "data integrity"
 )
+
+// NotTheDrivesCauses are the causes of an inconclusive result whose
+// figure says what was outside the drive (the host's CPUs, the PCIe link
+// or topology, the airflow) or what state the drive was not shown to be
+// in (steady, preconditioned): such a figure is not the drive's, so the
+// baseline leaves it out of its side and the lot counts it as missing.
+var NotTheDrivesCauses = []string{CauseHostBound, CausePCIeLink, CauseThrottled,
+	CauseNotSteady, CausePrecondition, CausePCIeBound}
+
+// NotTheDrives says r's figure is not its drive's: r is inconclusive for
+// one of NotTheDrivesCauses.
+func NotTheDrives(r Result) bool {
+	return r.Verdict == Inconclusive && slices.Contains(NotTheDrivesCauses, r.Cause)
+}
 
 // Skip is a health check that was not made (the drive has no NVMe health
 // log, or the spec sets no limit for it).
