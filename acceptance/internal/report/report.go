@@ -63,6 +63,9 @@ type Run struct {
 	ReconstructedFrom string `json:"reconstructed_from,omitempty"`
 	// JudgedBy is the spec the results were judged against.
 	JudgedBy *SpecRef `json:"judged_by,omitempty"`
+	// AnyModel, when set, says which NVMe drives were judged with
+	// -any-model although their model is not one the spec names.
+	AnyModel string   `json:"any_model,omitempty"`
 	Drives   []Drive  `json:"drives"`
 	Results  []Result `json:"results"`
 	// SteadyState holds, for every random preconditioning and top-up step
@@ -316,6 +319,10 @@ type Drive struct {
 	// GT/s x8 (of 16.0 GT/s x16)").
 	PCI  string `json:"pci,omitempty"`
 	Link string `json:"pcie_link,omitempty"`
+	// ModelCheck says how the drive's model was checked against the
+	// spec's models: matched, judged anyway (-any-model), or not checked
+	// (a loop device or regular file); "" in a replay.
+	ModelCheck string `json:"model_check,omitempty"`
 }
 
 // Result is one subtest's outcome.

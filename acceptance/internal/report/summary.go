@@ -81,6 +81,9 @@ func (s *summary) writeHead() {
 		}
 		fmt.Fprintf(b, "Judged against %s (%s, sha256 %s…: %s).\n", cell(j.Model), cell(j.File), sum, how)
 	}
+	if r.AnyModel != "" {
+		fmt.Fprintf(b, "**-any-model:** %s.\n", cell(r.AnyModel))
+	}
 
 	fmt.Fprintf(b, "Mode: %s, fio: %s, precondition: %s.", orDash(r.Mode), orDash(r.FioVersion), orDash(r.Precondition))
 	if r.Precondition == "none" {
@@ -296,6 +299,11 @@ func (s *summary) writeDrives() {
 			formatBytes(d.Bytes), orDash(cell(d.Capacity)), numa, orDash(cell(d.CPUs)))
 	}
 	b.WriteString("\n")
+	for _, d := range r.Drives {
+		if d.ModelCheck != "" {
+			fmt.Fprintf(b, "- %s: model %s\n", cell(d.Path), cell(d.ModelCheck))
+		}
+	}
 	for _, d := range r.Drives {
 		if d.Link != "" {
 			fmt.Fprintf(b, "- %s: PCIe %s, link %s\n", cell(d.Path), cell(d.PCI), cell(d.Link))
