@@ -204,7 +204,11 @@ const DefaultCapacitorHealthMin = 10
 // WarrantyYears.
 type Endurance struct {
 	PBW, DWPD, WarrantyYears float64
-	Source                   string
+	// RatedWAF is the write amplification the rating was stated at
+	// (rated_waf, default 1: the rated bytes taken as media writes); a
+	// workload's life scales by RatedWAF ÷ its WAF.
+	RatedWAF float64
+	Source   string
 }
 
 // RatedBytes is the bytes the drive is rated to take over its life at

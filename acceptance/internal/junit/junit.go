@@ -420,6 +420,19 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 	line(&b, "precondition", r.Precondition)
 	line(&b, "fio version", r.FioVersion)
 	line(&b, "any model", r.AnyModel)
+	for _, w := range res.WAF {
+		if w.Note != "" || w.MediaBytes != "" {
+			line(&b, "waf "+w.Drive, w.String())
+		}
+		if w.MediaBytes != "" {
+			line(&b, "media bytes written "+w.Drive, w.MediaBytes)
+			line(&b, "host bytes written "+w.Drive, w.HostBytes)
+		}
+		if w.LifeDriveWrites > 0 {
+			line(&b, "life drive writes "+w.Drive, strconv.FormatFloat(w.LifeDriveWrites, 'f', 0, 64))
+		}
+		line(&b, "latency monitor "+w.Drive, w.Latency)
+	}
 	if in := res.Integrity; in != nil {
 		line(&b, "drive", in.Drive)
 		line(&b, "serial", in.Serial)

@@ -7,7 +7,11 @@
 // (written to a temporary file, then renamed).
 package report
 
-import "github.com/drivequal/drivequal/acceptance/internal/host"
+import (
+	"fmt"
+
+	"github.com/drivequal/drivequal/acceptance/internal/host"
+)
 
 // Verdicts of a result.
 const (
@@ -205,6 +209,35 @@ type Step struct {
 	EstimatedSeconds float64 `json:"estimated_seconds"`
 	ActualSeconds    float64 `json:"actual_seconds"`
 	Skipped          string  `json:"skipped,omitempty"`
+	// WAF is each drive's write amplification over the step, for a step
+	// that writes, where the drive has the OCP C0 log.
+	WAF []WAF `json:"waf,omitempty"`
+}
+
+// WAF is one drive's write amplification over a step or cell: the bytes
+// the OCP C0 log says reached the media over the bytes SMART says the
+// host wrote, or a note saying why there is no figure.
+type WAF struct {
+	Drive      string `json:"drive"`
+	MediaBytes string `json:"media_bytes_written,omitempty"`
+	HostBytes  string `json:"host_bytes_written,omitempty"`
+	// WAF is the figure; 0 with Note set.
+	WAF  float64 `json:"waf,omitempty"`
+	Note string  `json:"note,omitempty"`
+	// LifeDriveWrites is how many times the host could fill the drive at
+	// this WAF within its rated endurance ([endurance]); 0: not rated.
+	LifeDriveWrites float64 `json:"life_drive_writes,omitempty"`
+	// Latency is the OCP latency monitor (C3) over a cell: its active
+	// bucket counters' increases, or why there are none ("inactive").
+	Latency string `json:"latency_monitor,omitempty"`
+}
+
+// String is the figure ("2.00") or the note.
+func (w WAF) String() string {
+	if w.Note != "" {
+		return w.Note
+	}
+	return fmt.Sprintf("%.2f", w.WAF)
 }
 
 // Causes of a verdict other than pass.
@@ -366,6 +399,9 @@ type Result struct {
 	// Steady is the steady-state evidence of the cell's drives: the last
 	// random preconditioning of each, and any top-up since (random cells).
 	Steady []Steady `json:"steady_state,omitempty"`
+	// WAF is each drive's write amplification over a cell that writes,
+	// where the drive has the OCP C0 log.
+	WAF []WAF `json:"waf,omitempty"`
 	// Read and Write are the cell's latency percentiles per direction
 	// (all drives together), when fio gave bins and the direction ran.
 	Read  *Latency `json:"read_latency,omitempty"`

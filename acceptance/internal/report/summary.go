@@ -23,6 +23,7 @@ func (r *Run) Summary() []byte {
 	s.writeDrives()
 	s.writeIntegrity()
 	s.writeSteady()
+	s.writeWAF()
 	for _, c := range r.testedCapacities() {
 		s.writeCapacity(c)
 	}
@@ -332,12 +333,18 @@ func (s *summary) writeCapacity(capacity string) {
 	}
 	sortByWorkload(rows, rank)
 	fmt.Fprintf(b, "## %s\n\n", orDash(cell(capacity)))
-	lat := hasLatency(rows)
+	lat, waf := hasLatency(rows), hasWAF(rows)
 	b.WriteString("| Workload | Spec | Actual | % of Spec | Verdict |")
+	if waf {
+		b.WriteString(" WAF |")
+	}
 	if lat {
 		b.WriteString(latencyHead)
 	}
 	b.WriteString("\n|---|---:|---:|---:|---|")
+	if waf {
+		b.WriteString("---:|")
+	}
 	if lat {
 		b.WriteString(latencyRule)
 	}
@@ -351,6 +358,9 @@ func (s *summary) writeCapacity(capacity string) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |",
 			orDash(cell(name)), FormatValue(res.Spec, res.Metric), actualCell(res),
 			percentCell(res, res.Spec), notes.verdict(res))
+		if waf {
+			b.WriteString(" " + orDash(cell(WAFCell(res.WAF))) + " |")
+		}
 		if lat {
 			b.WriteString(latencyCells(res))
 		}

@@ -31,6 +31,7 @@ type Monitor struct {
 	health []evidence.DriveHealth
 	// raw is nvme-cli's outputs, by recording name ("0.before").
 	raw map[string][]byte
+	ocp ocpState // the OCP logs (ocp.go)
 }
 
 // ReadHealth reads every drive's SMART log and controller identity before
@@ -68,6 +69,7 @@ func ReadHealth(ctx context.Context, cli nvme.CLI, drives []plan.Drive, rules sp
 				m.raw[fmt.Sprintf("%d.id-ctrl", i)] = out
 			}
 		}
+		m.receiptOCP(ctx, i)
 	}
 	return m, errs
 }
@@ -191,6 +193,7 @@ func (m *Monitor) after(ctx context.Context) []evidence.DriveHealth {
 				m.health[i].MaxTempK = max(m.health[i].MaxTempK, l.Temperature)
 				m.raw[fmt.Sprintf("%d.after", i)] = o
 				m.mu.Unlock()
+				m.afterOCP(ctx, i)
 				continue
 			}
 			err = perr
