@@ -49,6 +49,18 @@ func TestOCPWriteAmplificationAndBadBlocks(t *testing.T) {
 	}
 
 	run := r.results(t)
+	// The failed drive's error log is kept for its supplier, named in
+	// results.json and summary.md; its controller has no telemetry.
+	require.Len(t, run.Drives, 1)
+	c := run.Drives[0].Failure
+	require.NotNil(t, c, "a drive that failed TestHealth has its evidence captured; stderr:\n%s", r.Stderr)
+	require.Len(t, c.Files, 1)
+	assert.True(t, strings.HasSuffix(c.Files[0], filepath.Join("raw", "failure", "0.error-log.json")), c.Files[0])
+	errLog, err := os.ReadFile(c.Files[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(errLog), `"error_count":1`)
+	require.Len(t, c.Notes, 1)
+	assert.Contains(t, c.Notes[0], "no telemetry: NVMe status: Invalid Field in Command")
 	var random, fill int
 	for _, st := range run.Steps {
 		if st.Kind != "precondition" && st.Kind != "fill" {
@@ -88,6 +100,8 @@ func TestOCPWriteAmplificationAndBadBlocks(t *testing.T) {
 	assert.Contains(t, string(summary), "| WAF |")
 	assert.Contains(t, string(summary), "## Write amplification (OCP C0)")
 	assert.Contains(t, string(summary), "| 2.00 |")
+	assert.Contains(t, string(summary), dev+" failed: kept for its supplier: ")
+	assert.Contains(t, string(summary), "0.error-log.json; no telemetry: ")
 	junit, err := os.ReadFile(filepath.Join(r.Report, "junit.xml"))
 	require.NoError(t, err)
 	assert.Contains(t, string(junit), "waf "+dev+": 2.00")

@@ -356,6 +356,17 @@ type Drive struct {
 	// spec's models: matched, judged anyway (-any-model), or not checked
 	// (a loop device or regular file); "" in a replay.
 	ModelCheck string `json:"model_check,omitempty"`
+	// Failure is what was kept of a drive that failed anything, for its
+	// supplier (nvme error-log, telemetry), and what could not be.
+	Failure *Capture `json:"failure_capture,omitempty"`
+}
+
+// Capture is the evidence read from a failed drive after the run: the
+// files kept in the recording, and notes for what could not be read ("no
+// telemetry: ...").
+type Capture struct {
+	Files []string `json:"files,omitempty"`
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Result is one subtest's outcome.

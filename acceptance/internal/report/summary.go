@@ -304,6 +304,9 @@ func (s *summary) writeDrives() {
 		if d.ModelCheck != "" {
 			fmt.Fprintf(b, "- %s: model %s\n", cell(d.Path), cell(d.ModelCheck))
 		}
+		if c := d.Failure; c != nil {
+			fmt.Fprintf(b, "- %s failed: kept for its supplier: %s\n", cell(d.Path), cell(strings.Join(append(slices.Clone(c.Files), c.Notes...), "; ")))
+		}
 	}
 	for _, d := range r.Drives {
 		if d.Link != "" {

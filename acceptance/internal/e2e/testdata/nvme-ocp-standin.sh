@@ -10,7 +10,10 @@
 # smart-log-v2.4-above-2-64.json and ocp-smart-add-log-autoval-ssd.json
 # ($NVME_STANDIN_FIXTURES) with those fields replaced; the latency
 # monitor is the inactive C3 fixture; id-ctrl prints
-# $NVME_STANDIN_DIR/id-ctrl.json.
+# $NVME_STANDIN_DIR/id-ctrl.json. "error-log DEV -o json" prints one
+# error entry; "telemetry-log" fails with the status nvme-cli prints for a
+# controller that rejects the log (as QEMU 7.2's does; wording
+# reconstructed from nvme-cli's nvme_status_to_string).
 dir=${NVME_STANDIN_DIR:?}
 fx=${NVME_STANDIN_FIXTURES:?}
 units() {
@@ -32,6 +35,14 @@ smart-log)
 	sed -E -e "s/\"data_units_written\":[0-9]+/\"data_units_written\":$u/" \
 		-e "s/\"data_units_read\":[0-9]+/\"data_units_read\":1/" "$fx/smart-log-v2.4-above-2-64.json"
 	exit 0
+	;;
+error-log)
+	echo '{"errors":[{"error_count":1,"sqid":1,"cmdid":12,"status_field":32770,"parm_error_location":65535,"lba":4096,"nsid":1,"vs":0,"trtype":0,"cs":0,"trtype_spec_info":0}]}'
+	exit 0
+	;;
+telemetry-log)
+	echo "NVMe status: Invalid Field in Command: A reserved coded value or an unsupported value in a defined field(0x4002)" >&2
+	exit 2
 	;;
 ocp)
 	case "$2" in
