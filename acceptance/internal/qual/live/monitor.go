@@ -47,6 +47,9 @@ func ReadHealth(ctx context.Context, cli nvme.CLI, drives []plan.Drive, rules sp
 			h.Skip = d.Path + " is a regular file: it has no health log"
 			continue
 		}
+		// The OCP logs first: a controller that rejects them counts an
+		// error log entry, which the SMART log read next then holds.
+		m.receiptOCP(ctx, i)
 		out, err := cli.Run(ctx, "smart-log", d.Path, "-o", "json")
 		if err != nil {
 			h.Skip = noHealthLog(d.Path, err)
@@ -69,8 +72,8 @@ func ReadHealth(ctx context.Context, cli nvme.CLI, drives []plan.Drive, rules sp
 				m.raw[fmt.Sprintf("%d.id-ctrl", i)] = out
 			}
 		}
-		m.receiptOCP(ctx, i)
 	}
+	m.dropOCPOfSkipped()
 	return m, errs
 }
 
@@ -227,6 +230,7 @@ func (m *Monitor) receipt() []evidence.Received {
 // run judge against them.
 func (m *Monitor) resumed(dir string) {
 	for i := range m.health {
+		m.resumedOCP(dir, i)
 		data, err := os.ReadFile(recording.HealthFile(dir, i, "before"))
 		if err != nil {
 			continue

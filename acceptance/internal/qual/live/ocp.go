@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +13,8 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/health"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
@@ -37,7 +40,8 @@ func (o *ocpState) init(ctx context.Context, cli nvme.CLI) {
 	})
 }
 
-// receiptOCP reads drive i's OCP logs on receipt: its C0 log, kept as
+// receiptOCP reads drive i's OCP logs on receipt, before its SMART log
+// (see ReadHealth): its C0 log, kept as
 // health/<i>.c0-before.json (a drive without one has the reason kept
 // there, as an object with an "error" field), and whether its latency
 // monitor is active.
@@ -69,6 +73,41 @@ func (m *Monitor) receiptOCP(ctx context.Context, i int) {
 		m.ocp.c3Why[i] = "latency monitor (C3) inactive: its feature status is 0"
 	default:
 		m.ocp.c3[i] = true
+	}
+}
+
+// dropOCPOfSkipped forgets the OCP reads of drives whose health is not
+// read at all (a loop device: nvme-cli cannot read it), so that their
+// recording holds nothing of them.
+func (m *Monitor) dropOCPOfSkipped() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.health {
+		if m.health[i].Skip != "" {
+			delete(m.raw, fmt.Sprintf("%d.c0-before", i))
+			m.health[i].OCP = evidence.OCPHealth{}
+			m.ocp.mu.Lock()
+			delete(m.ocp.c0, i)
+			delete(m.ocp.c3, i)
+			m.ocp.mu.Unlock()
+		}
+	}
+}
+
+// resumedOCP takes drive i's C0 log as read on receipt from the
+// interrupted run recorded in dir, as resumed does its SMART log: the C0
+// checks after the run judge the whole run.
+func (m *Monitor) resumedOCP(dir string, i int) {
+	data, err := os.ReadFile(recording.HealthFile(dir, i, "c0-before"))
+	if err != nil {
+		return
+	}
+	c0, err := nvme.ParseOCPSmart(data)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err == nil && m.hasC0(i) {
+		m.health[i].OCP.Before = c0
+		m.raw[fmt.Sprintf("%d.c0-before", i)] = data
 	}
 }
 
@@ -225,7 +264,7 @@ func (r *Runner) ocpAfterStep(ctx context.Context, st plan.Step, before ocpReadi
 	r.Monitor.ocp.steps[st.N] = w
 	r.Monitor.ocp.mu.Unlock()
 	for _, x := range w {
-		r.lines.progress(logf, "%s: %s: write amplification %s", st.Name, x.Drive, x.String())
+		r.lines.progress(logf, "%s: %s: write amplification: %s", st.Name, x.Drive, x.String())
 	}
 }
 
