@@ -335,11 +335,7 @@ var enduranceKeys = fields[Endurance]{
 	{key: "pbw", conv: func(t table, v value, e *Endurance) { e.PBW = positive(t, v) }},
 	{key: "dwpd", conv: func(t table, v value, e *Endurance) { e.DWPD = positive(t, v) }},
 	{key: "warranty_years", conv: func(t table, v value, e *Endurance) { e.WarrantyYears = positive(t, v) }},
-	{key: "rated_waf", conv: func(t table, v value, e *Endurance) {
-		if e.RatedWAF = positive(t, v); e.RatedWAF == 0 {
-			e.RatedWAF = 1
-		}
-	}},
+	{key: "rated_waf", conv: func(t table, v value, e *Endurance) { e.RatedWAF = positive(t, v) }},
 	{key: "source", conv: func(t table, v value, e *Endurance) { e.Source, _ = t.str(v, "") }},
 }
 

@@ -205,8 +205,8 @@ const DefaultCapacitorHealthMin = 10
 type Endurance struct {
 	PBW, DWPD, WarrantyYears float64
 	// RatedWAF is the write amplification the rating was stated at
-	// (rated_waf, default 1: the rated bytes taken as media writes); a
-	// workload's life scales by RatedWAF ÷ its WAF.
+	// (rated_waf; 0, unset, counts as 1: the rated bytes taken as media
+	// writes); a workload's life scales by RatedWAF ÷ its WAF.
 	RatedWAF float64
 	Source   string
 }
