@@ -59,7 +59,7 @@ func (r *Runner) CaptureFailures(ctx context.Context, failed []int) map[int]repo
 		}
 		dev := r.Drives[d].Path
 		errLog := filepath.Join(dir, fmt.Sprintf("%d.error-log.json", d))
-		if b, err := r.bounded(ctx, "error-log", dev, "-o", "json"); err != nil {
+		if b, err := bounded(ctx, r, "error-log", dev, "-o", "json"); err != nil {
 			c.Notes = append(c.Notes, "no error log: "+shortErr(err))
 		} else if err := report.WriteFileAtomic(errLog, b); err != nil {
 			c.Notes = append(c.Notes, err.Error())
@@ -67,7 +67,7 @@ func (r *Runner) CaptureFailures(ctx context.Context, failed []int) map[int]repo
 			c.Files = append(c.Files, errLog)
 		}
 		tel := filepath.Join(dir, fmt.Sprintf("%d.telemetry.bin", d))
-		if _, err := r.bounded(ctx, "telemetry-log", dev, "--output-file="+tel); err != nil {
+		if _, err := bounded(ctx, r, "telemetry-log", dev, "--output-file="+tel); err != nil {
 			os.Remove(tel)
 			c.Notes = append(c.Notes, "no telemetry: "+shortErr(err))
 		} else if st, err := os.Stat(tel); err != nil || st.Size() == 0 {
@@ -83,7 +83,7 @@ func (r *Runner) CaptureFailures(ctx context.Context, failed []int) map[int]repo
 }
 
 // bounded runs nvme-cli with args, killed after CaptureTimeout.
-func (r *Runner) bounded(ctx context.Context, args ...string) ([]byte, error) {
+func bounded(ctx context.Context, r *Runner, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, CaptureTimeout)
 	defer cancel()
 	return r.Monitor.nvme.Run(ctx, args...)

@@ -19,6 +19,13 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
 
+// ocpRun is the runner's OCP work (write amplification, latency
+// monitor), kept apart from its other concerns.
+type ocpRun struct{ *Runner }
+
+// ocp is the runner's OCP work.
+func (r *Runner) ocp() ocpRun { return ocpRun{r} }
+
 // ocpState is what the Monitor knows of the drives' OCP logs: which have
 // the extended SMART log (C0h) and an active latency monitor (C3h), read
 // on receipt, and each step's write amplification until the report
@@ -171,7 +178,8 @@ func (m *Monitor) readOCP(ctx context.Context, drives []int, latency bool) ocpRe
 // wafs is each drive's write amplification between two readings, with
 // its life at that WAF where the spec rates the drive's endurance, and,
 // with latency, its latency monitor over the interval.
-func (r *Runner) wafs(drives []int, before, after ocpReading, writes, latency bool) []report.WAF {
+func (o ocpRun) wafs(drives []int, before, after ocpReading, writes, latency bool) []report.WAF {
+	r := o.Runner
 	var out []report.WAF
 	for _, d := range drives {
 		w := report.WAF{Drive: r.Drives[d].Path}
@@ -204,7 +212,7 @@ func (r *Runner) wafs(drives []int, before, after ocpReading, writes, latency bo
 			}
 		}
 		if latency {
-			w.Latency = r.latencyOver(d, before, after)
+			w.Latency = o.latencyOver(d, before, after)
 		}
 		if w.Note == "" && w.MediaBytes == "" && w.Latency == "" {
 			continue
@@ -216,7 +224,8 @@ func (r *Runner) wafs(drives []int, before, after ocpReading, writes, latency bo
 
 // latencyOver says what drive d's latency monitor counted between two
 // readings: each active bucket's increase, or why there is nothing.
-func (r *Runner) latencyOver(d int, before, after ocpReading) string {
+func (o ocpRun) latencyOver(d int, before, after ocpReading) string {
+	r := o.Runner
 	r.Monitor.ocp.mu.Lock()
 	why := r.Monitor.ocp.c3Why[d]
 	r.Monitor.ocp.mu.Unlock()
@@ -243,7 +252,8 @@ func stepWrites(k plan.StepKind) bool {
 
 // ocpBeforeStep reads the logs a step's write amplification is taken
 // from, for a step that writes.
-func (r *Runner) ocpBeforeStep(ctx context.Context, st plan.Step) ocpReading {
+func (o ocpRun) ocpBeforeStep(ctx context.Context, st plan.Step) ocpReading {
+	r := o.Runner
 	if !stepWrites(st.Kind) {
 		return ocpReading{}
 	}
@@ -252,11 +262,12 @@ func (r *Runner) ocpBeforeStep(ctx context.Context, st plan.Step) ocpReading {
 
 // ocpAfterStep keeps the step's write amplification for its report entry
 // (see stepWAF) and tells the operator.
-func (r *Runner) ocpAfterStep(ctx context.Context, st plan.Step, before ocpReading, logf func(string, ...any)) {
+func (o ocpRun) ocpAfterStep(ctx context.Context, st plan.Step, before ocpReading, logf func(string, ...any)) {
+	r := o.Runner
 	if !stepWrites(st.Kind) {
 		return
 	}
-	w := r.wafs(st.Drives, before, r.Monitor.readOCP(ctx, st.Drives, false), true, false)
+	w := o.wafs(st.Drives, before, r.Monitor.readOCP(ctx, st.Drives, false), true, false)
 	if len(w) == 0 {
 		return
 	}
@@ -269,7 +280,8 @@ func (r *Runner) ocpAfterStep(ctx context.Context, st plan.Step, before ocpReadi
 }
 
 // stepWAF is the write amplification ocpAfterStep kept for step n.
-func (r *Runner) stepWAF(n int) []report.WAF {
+func (o ocpRun) stepWAF(n int) []report.WAF {
+	r := o.Runner
 	if r.Monitor == nil || r.Monitor.ocp.steps == nil {
 		return nil
 	}
@@ -283,8 +295,9 @@ func (r *Runner) stepWAF(n int) []report.WAF {
 // cellOCP is the cell's write amplification (a cell that writes) and
 // latency monitor readings, and what the C0 log's thermal throttling
 // events say for the heat rule ("" when nothing).
-func (r *Runner) cellOCP(st plan.Step, owner plan.Cell, before, after ocpReading) ([]report.WAF, string) {
-	w := r.wafs(st.Drives, before, after, owner.Workload.Writes(), true)
+func (o ocpRun) cellOCP(st plan.Step, owner plan.Cell, before, after ocpReading) ([]report.WAF, string) {
+	r := o.Runner
+	w := o.wafs(st.Drives, before, after, owner.Workload.Writes(), true)
 	var hot []string
 	for _, d := range st.Drives {
 		b, ok1 := before.c0[d]
@@ -301,7 +314,8 @@ func (r *Runner) cellOCP(st plan.Step, owner plan.Cell, before, after ocpReading
 }
 
 // recordWAF writes test's write amplification sidecar (<test>.ocp.json).
-func (r *Runner) recordWAF(test string, w []report.WAF, logf func(string, ...any)) {
+func (o ocpRun) recordWAF(test string, w []report.WAF, logf func(string, ...any)) {
+	r := o.Runner
 	if len(w) == 0 || r.Record == "" {
 		return
 	}

@@ -209,7 +209,7 @@ func (r *Runner) runStep(ctx context.Context, st plan.Step, logf func(string, ..
 	rec.Drives = pathsOf(r.Drives, st.Drives)
 	rec.ActualSeconds = time.Since(start).Seconds()
 	rec.Skipped = skipped
-	rec.WAF = r.stepWAF(st.N)
+	rec.WAF = r.ocp().stepWAF(st.N)
 	r.Sink.Step(rec)
 }
 
@@ -274,7 +274,7 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 	if st.Kind == plan.StepVerify {
 		return r.verifyStep(ctx, st, logf, w)
 	}
-	ocp := r.ocpBeforeStep(ctx, *st)
+	ocp := r.ocp().ocpBeforeStep(ctx, *st)
 	prep, err := r.Exec.Prepare(ctx, *st, r.Drives, logf, w)
 	if err != nil {
 		// The drives' state is unknown now: the next cell starts over.
@@ -290,7 +290,7 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 		logf("%v", err)
 		return err.Error()
 	}
-	r.ocpAfterStep(ctx, *st, ocp, logf)
+	r.ocp().ocpAfterStep(ctx, *st, ocp, logf)
 	now := time.Now()
 	r.drives.applied(*st, now)
 	if st.Kind == plan.StepRandom || st.Kind == plan.StepTopUp {
@@ -392,7 +392,7 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 		if i > 0 {
 			shares = owner.Test
 		}
-		r.recordWAF(c.Test, m.WAF, logf)
+		r.ocp().recordWAF(c.Test, m.WAF, logf)
 		if err := r.rec.recorded(c.Test, shares); err != nil {
 			logf("%s: %v", r.Record, err)
 		}
@@ -430,7 +430,7 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	m = &evidence.Measured{Stdout: stdout, RunErr: runErr, Raw: raw, Job: st.Job,
 		Thermal: r.Monitor.throttled(before, after), Hot: r.Monitor.hot(before, after)}
 	var ocpHot string
-	m.WAF, ocpHot = r.cellOCP(st, owner, ocpBefore, r.Monitor.readOCP(ctx, st.Drives, true))
+	m.WAF, ocpHot = r.ocp().cellOCP(st, owner, ocpBefore, r.Monitor.readOCP(ctx, st.Drives, true))
 	m.Thermal = strings.Trim(m.Thermal+"; "+ocpHot, "; ")
 	if m.Hot != "" {
 		logf("%s", m.Hot)
