@@ -11,9 +11,9 @@
 # ($NVME_STANDIN_FIXTURES) with those fields replaced; the latency
 # monitor is the inactive C3 fixture; id-ctrl prints
 # $NVME_STANDIN_DIR/id-ctrl.json. "error-log DEV -o json" prints one
-# error entry; "telemetry-log" fails with the status nvme-cli prints for a
-# controller that rejects the log (as QEMU 7.2's does; wording
-# reconstructed from nvme-cli's nvme_status_to_string).
+# error entry; "telemetry-log" fails as nvme-cli 2.3 does on QEMU 7.2's
+# controller, which has no telemetry log (its stderr line, as printed
+# there).
 dir=${NVME_STANDIN_DIR:?}
 fx=${NVME_STANDIN_FIXTURES:?}
 units() {
