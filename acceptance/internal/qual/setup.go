@@ -20,6 +20,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -61,6 +62,10 @@ type builder struct {
 	exec  *live.Fio
 	// online are the host's online CPUs, which fio's jobs are spread over.
 	online []int
+	// matched is how a resumed run's drives were matched to the recorded
+	// ones (see matchResume); nil before, and for a run not resumed.
+	matched   *match.Match
+	matchErrs []error
 }
 
 func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []error) {
@@ -96,6 +101,9 @@ func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []e
 		errs = append(errs, b.drives(ctx)...)
 		if cfg.Resume && len(errs) == 0 {
 			errs = append(errs, b.loadResume()...)
+		}
+		if !cfg.Resume {
+			errs = append(errs, b.checkRecord()...)
 		}
 	} else {
 		s.useSpec(spec, cfg.SpecGiven)
@@ -173,6 +181,10 @@ func (b *builder) drives(ctx context.Context) []error {
 			}
 		}
 		s.Drives = append(s.Drives, d)
+	}
+	if cfg.Resume && len(errs) == 0 {
+		// In the recorded order before anything is read or held by index.
+		b.matchResume()
 	}
 	opt := device.Options{Destructive: cfg.Destructive || cfg.DryRun, WipeSignatures: cfg.WipeSignatures}
 	for _, r := range b.sys.Check(b.infos, opt) {
@@ -268,6 +280,9 @@ func (b *builder) replay() []error {
 	}
 	s.reader.Info = info
 	s.recorded = info
+	if info.Mode == "record" && !info.Reconstructed {
+		s.checkFiles(cfg.Replay, info)
+	}
 	// A replay judges what was recorded: its preconditioning decides.
 	s.Precondition = info.Precondition
 	r := s.Report
