@@ -52,4 +52,5 @@ func (b *builder) matchResume() {
 		drives[i], infos[i] = s.Drives[j], b.infos[j]
 	}
 	s.Drives, b.infos, b.matched = drives, infos, &m
+	s.Warnings = append(s.Warnings, m.Warnings...)
 }

@@ -40,14 +40,18 @@ type Match struct {
 	Order []int
 	// Lines say, for each recorded drive, which given path it is.
 	Lines []string
+	// Warnings say what the operator should know of a matched drive.
+	Warnings []string
 }
 
 // Drives matches the given drives (in the order given, with their
 // identities) to the drives prior recorded, by identity. A given drive
 // that is none of them, a recorded drive not given, and a matched drive
 // whose model, serial, firmware, size, logical block size or capacity
-// changed are refused, each naming both identities; device numbers are
-// compared only when boot is the boot that recorded them.
+// changed are refused, each naming both identities. Device numbers are
+// compared only when boot is the boot that recorded them: a drive at a
+// recorded number that is not the recorded drive is named as such, and a
+// matched drive at another number is a warning (it was attached again).
 func Drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match, []error) {
 	var m Match
 	recorded := prior.Identities
@@ -66,6 +70,7 @@ func Drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match,
 		m.Order[i] = -1
 	}
 	var errs []error
+	sameBoot := boot != "" && boot == prior.BootID
 	for j, d := range given {
 		id := d.Identity()
 		k := id.Key()
@@ -75,15 +80,20 @@ func Drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match,
 		i, ok := byKey[k]
 		switch {
 		case !ok:
-			at := -1
+			// At a recorded path, or (in the same boot) at a recorded
+			// device number: another drive where one of the run's was.
+			at, where := -1, ""
 			for r, p := range prior.Drives {
-				if p.Path == d.Path {
-					at = r
+				switch {
+				case p.Path == d.Path:
+					at, where = r, "at "+d.Path
+				case sameBoot && r < len(prior.Devices) && prior.Devices[r] != "" && prior.Devices[r] == DevNumber(d):
+					at, where = r, fmt.Sprintf("at device number %s in this boot (recorded at %s)", prior.Devices[r], p.Path)
 				}
 			}
 			if at >= 0 {
-				errs = append(errs, fmt.Errorf("parsing -drives: %s is not the drive the interrupted run in %s measured there: it is %s; the run measured %s at %s (drive %d); %s",
-					d.Path, dir, id, recorded[at], d.Path, at+1, fix))
+				errs = append(errs, fmt.Errorf("parsing -drives: %s is not the drive the interrupted run in %s measured %s: it is %s; the run measured %s there (drive %d); %s",
+					d.Path, dir, where, id, recorded[at], at+1, fix))
 			} else {
 				errs = append(errs, fmt.Errorf("parsing -drives: %s is none of the drives of the interrupted run in %s: it is %s; %s", d.Path, dir, id, fix))
 			}
@@ -93,7 +103,15 @@ func Drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match,
 			continue
 		}
 		m.Order[i] = j
-		if changed := changes(d, id, prior, i, boot); len(changed) > 0 {
+		if sameBoot && i < len(prior.Devices) && prior.Devices[i] != DevNumber(d) {
+			// Within one boot a device number names one device: the
+			// drive was detached and attached again since (a loop image
+			// attached anew; an NVMe drive that dropped off its link
+			// and came back). Its identity says it is the same drive.
+			m.Warnings = append(m.Warnings, fmt.Sprintf("%s (drive %d of the interrupted run in %s) has device number %s, was %s earlier in this boot: it was detached and attached again since",
+				d.Path, i+1, dir, orNone(DevNumber(d)), orNone(prior.Devices[i])))
+		}
+		if changed := changes(d, id, prior, i); len(changed) > 0 {
 			errs = append(errs, fmt.Errorf("parsing -drives: %s is drive %d of the interrupted run in %s (%s, recorded at %s), but changed since: %s; %s",
 				d.Path, i+1, dir, recorded[i], prior.Drives[i].Path, strings.Join(changed, "; "), fix))
 		}
@@ -123,7 +141,7 @@ func Drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match,
 
 // changes says what of drive d (identity id) differs from recorded
 // drive i of prior.
-func changes(d plan.Drive, id device.Identity, prior record.Run, i int, boot string) []string {
+func changes(d plan.Drive, id device.Identity, prior record.Run, i int) []string {
 	p, was := prior.Drives[i], prior.Identities[i]
 	var changed []string
 	if id.Kind != was.Kind {
@@ -154,10 +172,9 @@ func changes(d plan.Drive, id device.Identity, prior record.Run, i int, boot str
 		// its figures are another format's.
 		changed = append(changed, fmt.Sprintf("logical block size %d bytes, was %d (formatted since)", d.LogicalBlockSize, was.LBASize))
 	}
-	if boot != "" && boot == prior.BootID && i < len(prior.Devices) && prior.Devices[i] != DevNumber(d) {
-		// Within one boot a device number names one device: another
-		// says the drive was detached and attached again.
-		changed = append(changed, fmt.Sprintf("device number %s, was %s in this boot (%s)", orNone(DevNumber(d)), orNone(prior.Devices[i]), boot))
+	if i < len(prior.Devices) && (prior.Devices[i] == "") == d.Block {
+		// A block device recorded as a regular file, or the reverse.
+		changed = append(changed, fmt.Sprintf("device number %s, was %s", orNone(DevNumber(d)), orNone(prior.Devices[i])))
 	}
 	return changed
 }
