@@ -14,6 +14,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/fiojob"
 )
 
@@ -83,4 +84,34 @@ func TestReplayOfUnhashedRecording(t *testing.T) {
 	require.NotNil(t, s.Report.Recording)
 	assert.True(t, s.Report.Recording.Unhashed)
 	assert.Contains(t, s.Warnings, dir+" carries no sha256 of its files (run.json format 2): whether one was edited after recording cannot be told")
+}
+
+// A resume refuses a recording whose listed file was edited since it was
+// recorded, naming it; a file that is gone is said, and what needs it is
+// measured again.
+func TestResumeRefusesAnEditedFile(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	cfg := interruptedAtSetup(t, spec, sparseDrives(t, 1, 64<<20))
+	const test = "TestSingleDrive/64MiB/4KB_Random_Read"
+	out, err := os.ReadFile(filepath.Join(moduleRoot(t), "fixtures", "solidigm-d7-ps1010", "TestSingleDrive", "1.92TB", "4KB_Random_Read.json"))
+	require.NoError(t, err)
+	p := record.Base(cfg.Record, test) + record.OutputExt
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, out, 0o644))
+	sums, err := record.HashFiles(cfg.Record, []string{test + ".json"})
+	require.NoError(t, err)
+	editRunJSON(t, cfg, func(r *record.Run) { r.Tests, r.Files = []string{test}, sums })
+	_, errs := resumeSetup(t, cfg)
+	require.Empty(t, errs, errText(errs))
+
+	require.NoError(t, os.WriteFile(p, append(out, ' '), 0o644))
+	_, errs = resumeSetup(t, cfg)
+	require.Len(t, errs, 1, errText(errs))
+	assert.Regexp(t, `^parsing -resume: TestSingleDrive/64MiB/4KB_Random_Read.json \(edited after recording: sha256 [0-9a-f]{12}…, recorded [0-9a-f]{12}…\) in `+cfg.Record+`: a resume keeps the recording as measured; restore the file, judge the recording as it is with -replay=`, errs[0].Error())
+
+	require.NoError(t, os.Remove(p))
+	s, errs := resumeSetup(t, cfg)
+	require.Empty(t, errs, errText(errs))
+	assert.Contains(t, s.Warnings, cfg.Record+": "+test+".json (missing since it was recorded): what needs it is measured again")
+	assert.False(t, s.resume.kept[test], "measured again")
 }

@@ -109,7 +109,7 @@ func (b *builder) loadResume() []error {
 		// matchResume matched nothing: the recording names no identities.
 		return notOurs(fmt.Sprintf("it records %d drive identities for %d drives", len(prior.Identities), len(prior.Drives)))
 	}
-	errs = append(errs, editedRefusals(dir, prior)...)
+	errs = append(errs, editedRefusals(s, dir, prior)...)
 	if a, b := fioMajor(s.Report.FioVersion), fioMajor(prior.FioVersion); a != b {
 		errs = append(errs, fmt.Errorf("parsing -resume: fio here is %s, the interrupted run in %s used %s: a different major version measures differently; %s", s.Report.FioVersion, dir, prior.FioVersion, fix))
 	}
@@ -127,15 +127,21 @@ func (b *builder) loadResume() []error {
 	return nil
 }
 
-// editedRefusals refuses a recording whose files changed since they
-// were recorded: a resume would keep them as measured.
-func editedRefusals(dir string, prior record.Run) []error {
+// editedRefusals refuses a recording whose files were edited since they
+// were recorded: a resume would keep them as measured. A file that is
+// gone is said: what needs it is measured or read again (a cell whose
+// recording is missing, a verify pass that does not read).
+func editedRefusals(s *Suite, dir string, prior record.Run) []error {
 	changed, err := record.Check(dir, prior)
 	var errs []error
 	if err != nil {
 		errs = append(errs, fmt.Errorf("parsing -resume: %w", err))
 	}
 	for _, c := range changed {
+		if c.Missing {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %s: what needs it is measured again", dir, c))
+			continue
+		}
 		errs = append(errs, fmt.Errorf("parsing -resume: %s in %s: a resume keeps the recording as measured; restore the file, judge the recording as it is with -replay=%s (it says what was edited), or start a new run with a new -record directory (without -resume)",
 			c, dir, dir))
 	}

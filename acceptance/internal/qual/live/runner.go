@@ -375,10 +375,12 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 		}
 	}
 	for _, c := range st.Cells {
-		if err := record.Forget(r.Record, c.Test); err != nil {
+		// Unlisted first: a kill in between leaves files run.json does
+		// not vouch for, never a listing of files that are gone.
+		if err := r.rec.forget(c.Test); err != nil {
 			return notRun(err.Error(), report.CauseBadRecording, err.Error())
 		}
-		if err := r.rec.forget(c.Test); err != nil {
+		if err := record.Forget(r.Record, c.Test); err != nil {
 			return notRun(err.Error(), report.CauseBadRecording, err.Error())
 		}
 	}
