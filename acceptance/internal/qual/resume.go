@@ -47,9 +47,12 @@ type resumeState struct {
 	verified []bool
 	// fresh is the estimate of the same cells run again from nothing.
 	fresh time.Duration
-	// broken is why each drive that returned other data than it was
-	// given is disqualified: its cells fail unmeasured again.
+	// broken is why each drive that failed in the interrupted run is
+	// disqualified (run.json's failures, a read-back that returned other
+	// data or failed with an I/O error): its cells fail unmeasured again,
+	// with causes[d] as their cause.
 	broken map[int]string
+	causes map[int]string
 }
 
 // resumeFix is the end of every refusal of -resume: how to go on.
@@ -113,7 +116,7 @@ func (b *builder) loadResume() []error {
 	if len(errs) > 0 {
 		return errs
 	}
-	s.resume = &resumeState{dir: dir, prior: prior, kept: map[string]bool{}, broken: map[int]string{}}
+	s.resume = &resumeState{dir: dir, prior: prior, kept: map[string]bool{}, broken: map[int]string{}, causes: map[int]string{}}
 	return nil
 }
 
@@ -241,11 +244,20 @@ func (b *builder) resumePlan() {
 	s := b.s
 	z := s.resume
 	z.verified = make([]bool, len(s.Drives))
+	for _, f := range z.prior.Failures {
+		// A drive's failure, recorded as it happened, is permanent: the
+		// drive stays disqualified, its remaining cells fail unmeasured
+		// naming it, and nothing more is written to it.
+		if _, ok := z.broken[f.Drive]; !ok && f.Drive >= 0 && f.Drive < len(s.Drives) {
+			z.broken[f.Drive], z.causes[f.Drive] = verdict.DisqualifiedText(f), f.Cause
+		}
+	}
 	last := verdict.LastReadBack(z.prior.Verify)
 	for i, v := range z.prior.Verify {
-		// A pass whose recording does not read, or that was interrupted,
-		// does not show the fill whole: the drive's fill state is unknown
-		// (only a mismatch disqualifies it).
+		// A pass whose recording does not read, or that was interrupted
+		// or killed, does not show the fill whole: the drive's fill state
+		// is unknown, and it is filled and read back again. A mismatch,
+		// or an I/O error reading the drive back, disqualifies it.
 		judged := verdict.ReadBack(evidence.ReadBack{Dir: z.dir, Pass: v}, s.Drives)
 		for _, r := range judged {
 			d := r.Drive
@@ -255,13 +267,14 @@ func (b *builder) resumePlan() {
 			switch r.Verdict {
 			case report.Pass:
 				// Only the drive's last read-back says what it holds: a
-				// later fill replaced the one an earlier pass read.
-				z.verified[d] = last[i][r.Path]
+				// later fill replaced the one an earlier pass read, and a
+				// purge or fill started since (written_since_read_back)
+				// erased it.
+				z.verified[d] = last[i][r.Path] && !z.prior.Written(d)
 			case report.Fail:
-				if _, ok := z.broken[d]; r.Cause == report.CauseIntegrity && !ok {
-					// The drive returned other data: disqualified, as in
-					// the interrupted run; its cells fail unmeasured.
-					z.broken[d] = fmt.Sprintf("%s failed the verify pass (%s) earlier in this run: %s", r.Path, verdict.IntegrityTest(r.Path), r.Message)
+				if _, ok := z.broken[d]; verdict.Disqualifying(r.Cause) && !ok {
+					// As in the interrupted run; its cells fail unmeasured.
+					z.broken[d], z.causes[d] = fmt.Sprintf("%s failed the verify pass (%s) earlier in this run: %s", r.Path, verdict.IntegrityTest(r.Path), r.Message), r.Cause
 				}
 			}
 		}
@@ -274,17 +287,19 @@ func (b *builder) resumePlan() {
 		all = append(all, c)
 		if why := z.incomplete(c.Test); why != "" {
 			switch {
+			case z.disqualifies(c):
 			case !slices.Contains(z.prior.Unmeasured, c.Test):
 				remaining = append(remaining, c)
 				z.redone = append(z.redone, report.Redone{Test: c.Test, Why: why})
-			case !z.disqualifies(c):
-				// Failed unmeasured because its drive's read-back failed
-				// without a mismatch: the fill and read-back run again.
+			default:
+				// Failed unmeasured because its drive's read-back did not
+				// read (a bad recording): the fill and read-back run again.
 				remaining = append(remaining, c)
-				z.redone = append(z.redone, report.Redone{Test: c.Test, Why: "not measured before: its drive's verify pass failed, and is run again first"})
+				z.redone = append(z.redone, report.Redone{Test: c.Test, Why: "not measured before: its drive's verify pass did not read back, and is run again first"})
 			}
-			// Otherwise its drive returned other data than it was given:
-			// the cell fails unmeasured again, and nothing is planned for
+			// Otherwise its drive failed (a mismatch, a read-back I/O
+			// error, a warning, a fill error): the cell fails unmeasured
+			// again, and nothing is planned for
 			// it (no purge, fill or preconditioning of a disqualified
 			// drive in the plan, its estimate or the -timeout check).
 			continue
@@ -313,8 +328,8 @@ func (b *builder) resumePlan() {
 	z.fresh = fp.Total
 }
 
-// disqualifies reports whether a drive of cell returned other data than
-// it was given in the interrupted run.
+// disqualifies reports whether a drive of cell failed in the interrupted
+// run (see broken).
 func (z *resumeState) disqualifies(c plan.Cell) bool {
 	for _, d := range c.Drives {
 		if _, ok := z.broken[d]; ok {
@@ -332,7 +347,7 @@ func (z *resumeState) prepareDir() string {
 
 // evidence is what the live runner takes over from the recording.
 func (z *resumeState) evidence() *live.Resume {
-	return &live.Resume{Dir: z.dir, Prior: z.prior, Kept: z.kept, Disqualified: z.broken}
+	return &live.Resume{Dir: z.dir, Prior: z.prior, Kept: z.kept, Disqualified: z.broken, Causes: z.causes}
 }
 
 // incomplete says why test's recording is not whole, so that it is
@@ -376,9 +391,7 @@ func (z *resumeState) incomplete(test string) string {
 // killed reports whether a recorded fio failure is fio stopped by a
 // signal from outside (the OOM killer, an operator's kill): fiojob's
 // ExitError words for a signal, not a job's errors.
-func killed(msg string) bool {
-	return strings.HasPrefix(msg, "fio killed by signal ") || strings.HasPrefix(msg, "fio exited with status 128 (stopped by a signal)")
-}
+func killed(msg string) bool { return verdict.Killed(msg) }
 
 // info is run.json of the resumed run: what the interrupted run
 // recorded (the kept cells, verify passes, steady-state records, health

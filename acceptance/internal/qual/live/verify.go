@@ -21,7 +21,21 @@ import (
 // fail at once with the mismatch instead of spending hours measuring the
 // speed of a drive that cannot be bought.
 func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string, ...any), w *Watch) string {
+	running := -1
+	if p, ok := r.Exec.(interface{ PreparedRaw(plan.Step) string }); ok {
+		// Listed before fio starts: a kill mid-pass leaves fio's stderr,
+		// streamed beside it, to judge.
+		rec := r.verifyRecord(st, p.PreparedRaw(*st))
+		rec.Running = true
+		if serr := r.rec.update(func(i *record.Run) { running = len(i.Verify); i.Verify = append(i.Verify, rec) }); serr != nil {
+			logf("%s: %v", r.Record, serr)
+		}
+	}
 	prep, err := r.Exec.Prepare(ctx, *st, r.Drives, logf, w)
+	if prep.Raw == "" && running >= 0 {
+		// fio did not start: the pass is not listed.
+		_ = r.rec.update(func(i *record.Run) { i.Verify = append(i.Verify[:running], i.Verify[running+1:]...) })
+	}
 	if prep.Raw == "" && err == nil {
 		// An executor that keeps no output (a test's): nothing to judge.
 		logf("step %d: %s: the executor recorded no output to judge", st.N, st.Name)
@@ -31,16 +45,56 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 		// fio did not run at all: nothing was verified.
 		err = fmt.Errorf("preparing %s: %s failed: %w", strings.Join(pathsOf(r.Drives, st.Drives), ","), st.Name, err)
 		if ctx.Err() == nil {
-			r.drives.markBroken(st.Drives, report.CausePreparation, "a preparation step", err)
+			r.failDrives(st.Drives, report.CausePreparation, stepName(*st), err)
 		}
 		logf("%v", err)
 		return err.Error()
 	}
-	rec := record.Verify{Step: st.N, Name: st.Name, Raw: filepath.ToSlash(prep.Raw), Pattern: st.Job.VerifyPattern}
+	rec := r.verifyRecord(st, prep.Raw)
+	if serr := r.rec.update(func(i *record.Run) {
+		if running >= 0 && running < len(i.Verify) {
+			i.Verify[running] = rec
+		} else {
+			i.Verify = append(i.Verify, rec)
+		}
+	}); serr != nil {
+		logf("%s: %v", r.Record, serr)
+	}
+	rb := evidence.ReadBack{Dir: r.Record, Pass: rec}
+	r.mu.Lock()
+	r.readBacks = append(r.readBacks, rb)
+	r.mu.Unlock()
+	r.readBack(rb)
+	for _, d := range verdict.ReadBack(rb, r.Drives) {
+		switch d.Verdict {
+		case report.Pass:
+			logf("step %d: %s", st.N, d.Message)
+			if d.Drive >= 0 {
+				r.readBackWhole(d.Drive)
+			}
+		case report.Fail:
+			logf("step %d: %s", st.N, d.Message)
+			if d.Drive >= 0 {
+				if verdict.Disqualifying(d.Cause) {
+					// A mismatch or an I/O error reading the drive back:
+					// the drive's failure, for every resume and replay.
+					r.recordFailure(d.Drive, d.Cause, fmt.Sprintf("the verify pass (%s), %s", verdict.IntegrityTest(d.Path), stepName(*st)), "", d.Message)
+				}
+				r.drives.markBroken([]int{d.Drive}, d.Cause, "the verify pass ("+verdict.IntegrityTest(d.Path)+")", errors.New(d.Message))
+			}
+		}
+	}
+	return ""
+}
+
+// verifyRecord is run.json's record of the verify pass st whose output is
+// (or will be) raw.
+func (r *Runner) verifyRecord(st *plan.Step, raw string) record.Verify {
+	rec := record.Verify{Step: st.N, Name: st.Name, Raw: filepath.ToSlash(raw), Pattern: st.Job.VerifyPattern}
 	if r.Resume != nil {
 		rec.Resume = r.rec.resumptions()
 	}
-	if rel, rerr := filepath.Rel(r.Record, prep.Raw); rerr == nil {
+	if rel, rerr := filepath.Rel(r.Record, raw); rerr == nil {
 		rec.Raw = filepath.ToSlash(rel)
 	}
 	for i, d := range st.Drives {
@@ -53,24 +107,5 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 		}
 		rec.Drives = append(rec.Drives, vd)
 	}
-	if serr := r.rec.update(func(i *record.Run) { i.Verify = append(i.Verify, rec) }); serr != nil {
-		logf("%s: %v", r.Record, serr)
-	}
-	rb := evidence.ReadBack{Dir: r.Record, Pass: rec}
-	r.mu.Lock()
-	r.readBacks = append(r.readBacks, rb)
-	r.mu.Unlock()
-	r.readBack(rb)
-	for _, d := range verdict.ReadBack(rb, r.Drives) {
-		switch d.Verdict {
-		case report.Pass:
-			logf("step %d: %s", st.N, d.Message)
-		case report.Fail:
-			logf("step %d: %s", st.N, d.Message)
-			if d.Drive >= 0 {
-				r.drives.markBroken([]int{d.Drive}, d.Cause, "the verify pass ("+verdict.IntegrityTest(d.Path)+")", errors.New(d.Message))
-			}
-		}
-	}
-	return ""
+	return rec
 }
