@@ -346,6 +346,7 @@ func (b *builder) plan() {
 		b.resumePlan()
 		if b.exec != nil {
 			b.exec.PrepareDir = s.resume.prepareDir()
+			b.exec.SanitizeSent = s.resume.prior.SanitizeSent
 		}
 	}
 	if r := s.runner; r != nil {

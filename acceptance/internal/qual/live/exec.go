@@ -75,6 +75,11 @@ type Fio struct {
 	// PrepareDir, when set, is where preparation runs are kept instead of
 	// Dir/prepare (a resumed run's, beside the earlier ones).
 	PrepareDir string
+	// SanitizeSent is, in a resumed run, the controllers the interrupted
+	// run sent a sanitize to without seeing its end (run.json's
+	// sanitize_sent): the first purge waits for one still in progress
+	// through the sanitize log instead of sending another.
+	SanitizeSent []string
 }
 
 // RawPath implements Executor.
@@ -200,7 +205,10 @@ func (l *Fio) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, lo
 		if len(errs) > 0 {
 			return Prepared{}, errors.Join(errs...)
 		}
-		return Prepared{}, purge.Run(ctx, steps, l.Discarder, logf)
+		// A sanitize an interrupted run sent is waited for, once.
+		sent := l.SanitizeSent
+		l.SanitizeSent = nil
+		return Prepared{}, purge.Runner{Sent: sent}.Run(ctx, steps, l.Discarder, logf)
 	}
 	base := l.prepareBase(st)
 	job := st.Job
