@@ -309,6 +309,14 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 			// A fio stopped by a signal from outside (the OOM killer) is
 			// an interruption: the step runs again on resume.
 			failed := failedDrives(st.Drives, prepErr)
+			if len(failed) < len(st.Drives) && st.Kind == plan.StepFill {
+				// fio names the drives whose jobs failed: the others
+				// finished their part, and go on filled.
+				err = fmt.Errorf("preparing %s: %s failed: %w", r.lines.drivesLine(failed), st.Name, prepErr)
+				done := *st
+				done.Drives = slices.DeleteFunc(slices.Clone(st.Drives), func(d int) bool { return slices.Contains(failed, d) })
+				r.drives.applied(done, time.Now())
+			}
 			r.failDrives(failed, report.CausePreparation, stepName(*st), err)
 		}
 		logf("%v", err)
