@@ -91,6 +91,9 @@ func Precede(j Judged, cell plan.Cell, failures []record.DriveFailure) Judged {
 			continue
 		}
 		text := DisqualifiedText(f)
+		if !j.Figure {
+			text = "not measured: " + text
+		}
 		msg := cell.Workload.Name + ": " + text
 		if own := strings.TrimPrefix(j.Message, cell.Workload.Name+": "); own != "" && !strings.Contains(own, f.Message) {
 			msg += "; the cell's own verdict was " + strings.ToUpper(res.Verdict) + ": " + own
