@@ -146,7 +146,7 @@ func TestReadBackIOErrorStaysFailedAfterResume(t *testing.T) {
 		assert.Equal(t, report.Fail, x.Verdict, test)
 		assert.Equal(t, report.CauseReadBack, x.Cause, test)
 		assert.Contains(t, x.Error, "not measured", test)
-		assert.Contains(t, x.Error, bad+" is disqualified: it failed at "+f.At, "%s names the original failure and when", test)
+		assert.Contains(t, x.Error, bad+" failed "+f.Step+" earlier in this run, at "+f.At, "%s names the original failure and when", test)
 		assert.Zero(t, x.Actual, test)
 	}
 	after, _ := readRun(raw)
@@ -243,7 +243,7 @@ func TestFillErrorIsRecordedPerDriveAndSurvivesResume(t *testing.T) {
 		x := got[test]
 		assert.Equal(t, report.Fail, x.Verdict, test)
 		assert.Equal(t, report.CausePreparation, x.Cause, test)
-		assert.Contains(t, x.Error, dying+" is disqualified: it failed at "+f.At, test)
+		assert.Contains(t, x.Error, dying+" failed "+f.Step+" earlier in this run, at "+f.At, test)
 	}
 	after, _ := readRun(raw)
 	assert.Equal(t, run.Failures, after.Failures)
@@ -301,7 +301,7 @@ func TestWarningInTheRecordingKeepsTheDriveFailedOnResume(t *testing.T) {
 		x := got[test]
 		assert.Equal(t, report.Fail, x.Verdict, test)
 		assert.Equal(t, report.CauseCriticalWarning, x.Cause, test)
-		assert.Contains(t, x.Error, small+" is disqualified: it failed at "+f.At, test)
+		assert.Contains(t, x.Error, small+" failed "+f.Step+" earlier in this run, at "+f.At, test)
 		assert.Contains(t, x.Error, "media is read-only", test)
 	}
 	for _, test := range []string{"TestSingleDrive/96MiB/4KB_Random_Write", "TestSingleDrive/96MiB/4KB_Random_Read"} {

@@ -8,6 +8,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
@@ -24,10 +25,11 @@ func (r *Runner) Failures() []record.DriveFailure {
 	return r.rec.failures()
 }
 
-// recordFailure writes drive d's failure to run.json; when says where in
-// the run it was seen, test the cell it arose during ("" for none).
-func (r *Runner) recordFailure(d int, cause, when, test, msg string) {
-	f := record.DriveFailure{Drive: d, Path: r.Drives[d].Path, Cause: cause, Step: when, Test: test, Message: msg,
+// recordFailure writes drive d's failure to run.json and returns it; what
+// says what the drive failed ("the verify pass (TestIntegrity/x)"), test
+// the cell it arose during ("" for none).
+func (r *Runner) recordFailure(d int, cause, what, test, msg string) record.DriveFailure {
+	f := record.DriveFailure{Drive: d, Path: r.Drives[d].Path, Cause: cause, Step: what, Test: test, Message: msg,
 		At: time.Now().UTC().Format(time.RFC3339)}
 	if r.Resume != nil {
 		f.Resume = r.rec.resumptions()
@@ -35,20 +37,25 @@ func (r *Runner) recordFailure(d int, cause, when, test, msg string) {
 	if err := r.rec.failed(f); err != nil {
 		r.lines.progress(nil, "recording the failure of %s in %s: %v", r.Drives[d].Path, r.Record, err)
 	}
+	if first, ok := r.rec.failureOf(d); ok {
+		return first
+	}
+	return f
+}
+
+// disqualify records drive d's failure and marks the drive broken with it,
+// worded as a replay and a resume word it.
+func (r *Runner) disqualify(d int, cause, what, test, msg string) {
+	f := r.recordFailure(d, cause, what, test, msg)
+	r.drives.breakWith(d, unusable{cause: f.Cause, text: verdict.DisqualifiedText(f)}, false)
 }
 
 // failDrives records that drives failed step with err, then marks them
 // broken: their remaining cells fail at once.
-func (r *Runner) failDrives(drives []int, cause, step string, err error) {
+func (r *Runner) failDrives(drives []int, cause string, st plan.Step, err error) {
 	for _, d := range drives {
-		r.recordFailure(d, cause, step, "", err.Error())
+		r.disqualify(d, cause, fmt.Sprintf("a preparation step (step %d %s: %s)", st.N, st.Kind, st.Name), "", err.Error())
 	}
-	r.drives.markBroken(drives, cause, "a preparation step", err)
-}
-
-// stepName names st as a failure records it: "3 fill: sequential fill".
-func stepName(st plan.Step) string {
-	return fmt.Sprintf("step %d %s: %s", st.N, st.Kind, st.Name)
 }
 
 // TargetsFailed is a preparation step's fio failure that names the
@@ -149,8 +156,7 @@ func (r *Runner) recordSetupWarnings() error {
 		}
 		when := fmt.Sprintf("at the setup of resumption %d", r.rec.resumptions())
 		msg := fmt.Sprintf("%s has %s, read %s: nothing more is written to it", r.Drives[d].Path, why, when)
-		r.recordFailure(d, report.CauseCriticalWarning, when, "", msg)
-		r.drives.breakWith(d, unusable{cause: report.CauseCriticalWarning, text: msg}, false)
+		r.disqualify(d, report.CauseCriticalWarning, "its health log check (read "+when+")", "", msg)
 	}
 	return nil
 }

@@ -317,7 +317,7 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 				done.Drives = slices.DeleteFunc(slices.Clone(st.Drives), func(d int) bool { return slices.Contains(failed, d) })
 				r.drives.applied(done, time.Now())
 			}
-			r.failDrives(failed, report.CausePreparation, stepName(*st), err)
+			r.failDrives(failed, report.CausePreparation, *st, err)
 		}
 		logf("%v", err)
 		return err.Error()
@@ -346,8 +346,7 @@ func (r *Runner) warned(snap map[int]nvme.SmartLog, when string) string {
 		if test == when {
 			test = ""
 		}
-		r.recordFailure(d, report.CauseCriticalWarning, when, test, why[i])
-		r.drives.breakWith(d, unusable{cause: report.CauseCriticalWarning, text: why[i]}, false)
+		r.disqualify(d, report.CauseCriticalWarning, "its health log check (read "+when+")", test, why[i])
 	}
 	return strings.Join(why, "; ")
 }

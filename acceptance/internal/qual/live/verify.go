@@ -45,7 +45,7 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 		// fio did not run at all: nothing was verified.
 		err = fmt.Errorf("preparing %s: %s failed: %w", strings.Join(pathsOf(r.Drives, st.Drives), ","), st.Name, err)
 		if ctx.Err() == nil {
-			r.failDrives(st.Drives, report.CausePreparation, stepName(*st), err)
+			r.failDrives(st.Drives, report.CausePreparation, *st, err)
 		}
 		logf("%v", err)
 		return err.Error()
@@ -78,7 +78,7 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 				if verdict.Disqualifying(d.Cause) {
 					// A mismatch or an I/O error reading the drive back:
 					// the drive's failure, for every resume and replay.
-					r.recordFailure(d.Drive, d.Cause, fmt.Sprintf("the verify pass (%s), %s", verdict.IntegrityTest(d.Path), stepName(*st)), "", d.Message)
+					r.disqualify(d.Drive, d.Cause, "the verify pass ("+verdict.IntegrityTest(d.Path)+")", "", d.Message)
 				}
 				r.drives.markBroken([]int{d.Drive}, d.Cause, "the verify pass ("+verdict.IntegrityTest(d.Path)+")", errors.New(d.Message))
 			}

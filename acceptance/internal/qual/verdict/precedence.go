@@ -68,13 +68,16 @@ func Outranks(drive, verdict, cell string, measured, during bool) bool {
 	return false
 }
 
-// DisqualifiedText names drive failure f and when it happened.
+// DisqualifiedText names drive failure f and when it happened, as every
+// cell it fails says it: "/dev/nvme1n1 failed the verify pass
+// (TestIntegrity/nvme1n1) earlier in this run, at 2026-01-01T00:00:00Z:
+// ...". A live run, a replay and a resume word it the same.
 func DisqualifiedText(f record.DriveFailure) string {
-	where := ""
-	if f.Step != "" {
-		where = ", " + f.Step
+	what := f.Step
+	if what == "" {
+		what = "a check"
 	}
-	return fmt.Sprintf("%s is disqualified: it failed at %s%s: %s", f.Path, f.At, where, f.Message)
+	return fmt.Sprintf("%s failed %s earlier in this run, at %s: %s", f.Path, what, f.At, f.Message)
 }
 
 // Precede applies the failures of cell's drives (run.json's, in the order

@@ -76,7 +76,7 @@ func TestPrecedeWarningOverNotPreconditioned(t *testing.T) {
 		Result: report.Result{Test: precedeCell.Test, Verdict: report.Inconclusive, Cause: report.CausePrecondition}}
 	fails := []record.DriveFailure{
 		{Drive: 0, Path: "/dev/nvme0n1", Cause: report.CauseIntegrity, Message: "another drive's mismatch", At: "2026-01-01T00:00:00Z"},
-		{Drive: 1, Path: "/dev/nvme1n1", Cause: report.CauseCriticalWarning, Step: "after TestSingleDrive/64MiB/4KB_Random_Write",
+		{Drive: 1, Path: "/dev/nvme1n1", Cause: report.CauseCriticalWarning, Step: "its health log check (read after TestSingleDrive/64MiB/4KB_Random_Write)",
 			Message: "/dev/nvme1n1 raised critical_warning 0x08: media is read-only", At: "2026-01-01T00:10:00Z"},
 		{Drive: 1, Path: "/dev/nvme1n1", Cause: report.CauseReadBack, Message: "a later read-back error", At: "2026-01-01T00:20:00Z"},
 	}
@@ -84,7 +84,7 @@ func TestPrecedeWarningOverNotPreconditioned(t *testing.T) {
 	if got.Result.Verdict != report.Fail || got.Result.Cause != report.CauseCriticalWarning {
 		t.Fatalf("Precede() = %s %q, want fail %q", got.Result.Verdict, got.Result.Cause, report.CauseCriticalWarning)
 	}
-	for _, w := range []string{"4KB Random Read: /dev/nvme1n1 is disqualified: it failed at 2026-01-01T00:10:00Z, after TestSingleDrive/64MiB/4KB_Random_Write",
+	for _, w := range []string{"4KB Random Read: /dev/nvme1n1 failed its health log check (read after TestSingleDrive/64MiB/4KB_Random_Write) earlier in this run, at 2026-01-01T00:10:00Z: ",
 		"media is read-only", "the cell's own verdict was INCONCLUSIVE: actual 10 IOPS"} {
 		if !strings.Contains(got.Message, w) || !strings.Contains(got.Result.Error, w) {
 			t.Errorf("Precede() message %q does not say %q", got.Message, w)
