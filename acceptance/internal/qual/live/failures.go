@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
@@ -25,17 +26,31 @@ func (r *Runner) Failures() []record.DriveFailure {
 	return r.rec.failures()
 }
 
+// facts writes what the recording must know of each drive as it
+// happens: its failures, the purges and fills that left its last
+// read-back behind, the sanitizes sent to its controller, its peak
+// temperature.
+type facts struct {
+	rec     *recorder
+	drives  *drives
+	list    []plan.Drive
+	lines   *lines
+	ctrls   map[string]nvme.Controller
+	record  string
+	resumed bool
+}
+
 // recordFailure writes drive d's failure to run.json and returns it; what
 // says what the drive failed ("the verify pass (TestIntegrity/x)"), test
 // the cell it arose during ("" for none).
-func (r *Runner) recordFailure(d int, cause, what, test, msg string) record.DriveFailure {
-	f := record.DriveFailure{Drive: d, Path: r.Drives[d].Path, Cause: cause, Step: what, Test: test, Message: msg,
+func (r *facts) recordFailure(d int, cause, what, test, msg string) record.DriveFailure {
+	f := record.DriveFailure{Drive: d, Path: r.list[d].Path, Cause: cause, Step: what, Test: test, Message: msg,
 		At: time.Now().UTC().Format(time.RFC3339)}
-	if r.Resume != nil {
+	if r.resumed {
 		f.Resume = r.rec.resumptions()
 	}
 	if err := r.rec.failed(f); err != nil {
-		r.lines.progress(nil, "recording the failure of %s in %s: %v", r.Drives[d].Path, r.Record, err)
+		r.lines.progress(nil, "recording the failure of %s in %s: %v", r.list[d].Path, r.record, err)
 	}
 	if first, ok := r.rec.failureOf(d); ok {
 		return first
@@ -45,14 +60,14 @@ func (r *Runner) recordFailure(d int, cause, what, test, msg string) record.Driv
 
 // disqualify records drive d's failure and marks the drive broken with it,
 // worded as a replay and a resume word it.
-func (r *Runner) disqualify(d int, cause, what, test, msg string) {
+func (r *facts) disqualify(d int, cause, what, test, msg string) {
 	f := r.recordFailure(d, cause, what, test, msg)
 	r.drives.breakWith(d, unusable{cause: f.Cause, text: verdict.DisqualifiedText(f)}, false)
 }
 
 // failDrives records that drives failed step with err, then marks them
 // broken: their remaining cells fail at once.
-func (r *Runner) failDrives(drives []int, cause string, st plan.Step, err error) {
+func (r *facts) failDrives(drives []int, cause string, st plan.Step, err error) {
 	for _, d := range drives {
 		r.disqualify(d, cause, fmt.Sprintf("a preparation step (step %d %s: %s)", st.N, st.Kind, st.Name), "", err.Error())
 	}
@@ -91,36 +106,36 @@ func failedDrives(drives []int, err error) []int {
 // markWritten marks st's drives (a purge's, widened to the namespaces it
 // reaches) written since their last read-back in run.json, and a
 // sanitize's controllers as sent one, before the step starts.
-func (r *Runner) markWritten(st plan.Step) {
-	if err := r.rec.written(st.Drives, len(r.Drives), true); err != nil {
-		r.lines.progress(nil, "marking %s written in %s: %v", r.lines.drivesLine(st.Drives), r.Record, err)
+func (r *facts) markWritten(st plan.Step) {
+	if err := r.rec.written(st.Drives, len(r.list), true); err != nil {
+		r.lines.progress(nil, "marking %s written in %s: %v", r.lines.drivesLine(st.Drives), r.record, err)
 	}
 	if devs := r.sanitizes(st); len(devs) > 0 {
 		if err := r.rec.sanitizing(devs, true); err != nil {
-			r.lines.progress(nil, "recording the sanitize of %v in %s: %v", devs, r.Record, err)
+			r.lines.progress(nil, "recording the sanitize of %v in %s: %v", devs, r.record, err)
 		}
 	}
 }
 
 // sanitized records that the purge st ended: its sanitizes are done.
-func (r *Runner) sanitized(st plan.Step) {
+func (r *facts) sanitized(st plan.Step) {
 	if devs := r.sanitizes(st); len(devs) > 0 {
 		if err := r.rec.sanitizing(devs, false); err != nil {
-			r.lines.progress(nil, "recording the end of the sanitize of %v in %s: %v", devs, r.Record, err)
+			r.lines.progress(nil, "recording the end of the sanitize of %v in %s: %v", devs, r.record, err)
 		}
 	}
 }
 
 // sanitizes lists the controllers the purge st sends a sanitize to.
-func (r *Runner) sanitizes(st plan.Step) []string {
+func (r *facts) sanitizes(st plan.Step) []string {
 	if st.Kind != plan.StepPurge || st.Purge != purge.Sanitize {
 		return nil
 	}
 	var infos []device.Info
 	for _, d := range st.Drives {
-		infos = append(infos, r.Drives[d].Info)
+		infos = append(infos, r.list[d].Info)
 	}
-	steps, _ := purge.Plan(infos, st.Purge, r.Ctrls)
+	steps, _ := purge.Plan(infos, st.Purge, r.ctrls)
 	var out []string
 	for _, s := range steps {
 		if s.Kind == purge.SanitizeNVM {
@@ -132,16 +147,16 @@ func (r *Runner) sanitizes(st plan.Step) []string {
 
 // readBackWhole records that drive d was read back whole: what it holds
 // is its fill again.
-func (r *Runner) readBackWhole(d int) {
-	if err := r.rec.written([]int{d}, len(r.Drives), false); err != nil {
-		r.lines.progress(nil, "marking %s read back in %s: %v", r.Drives[d].Path, r.Record, err)
+func (r *facts) readBackWhole(d int) {
+	if err := r.rec.written([]int{d}, len(r.list), false); err != nil {
+		r.lines.progress(nil, "marking %s read back in %s: %v", r.list[d].Path, r.record, err)
 	}
 }
 
 // peak records drive d's new peak temperature (K) in run.json.
-func (r *Runner) peak(d, kelvin int) {
-	if err := r.rec.peak(d, len(r.Drives), kelvin); err != nil {
-		r.lines.progress(nil, "recording the peak temperature of %s in %s: %v", r.Drives[d].Path, r.Record, err)
+func (r *facts) peak(d, kelvin int) {
+	if err := r.rec.peak(d, len(r.list), kelvin); err != nil {
+		r.lines.progress(nil, "recording the peak temperature of %s in %s: %v", r.list[d].Path, r.record, err)
 	}
 }
 
@@ -149,13 +164,13 @@ func (r *Runner) peak(d, kelvin int) {
 // had a critical warning at setup which the recording does not hold as
 // its failure yet (raised after the interrupted run last read its log):
 // it is recorded now, and the other drives go on.
-func (r *Runner) recordSetupWarnings() error {
-	for d, why := range r.Monitor.setupWarnings() {
+func (r *facts) recordSetupWarnings(m *Monitor) error {
+	for d, why := range m.setupWarnings() {
 		if _, ok := r.rec.failureOf(d); ok {
 			continue
 		}
 		when := fmt.Sprintf("at the setup of resumption %d", r.rec.resumptions())
-		msg := fmt.Sprintf("%s has %s, read %s: nothing more is written to it", r.Drives[d].Path, why, when)
+		msg := fmt.Sprintf("%s has %s, read %s: nothing more is written to it", r.list[d].Path, why, when)
 		r.disqualify(d, report.CauseCriticalWarning, "its health log check (read "+when+")", "", msg)
 	}
 	return nil

@@ -75,6 +75,7 @@ type Runner struct {
 	readBacks []evidence.ReadBack
 	drives    *drives
 	rec       *recorder
+	facts     *facts
 	lines     *lines
 	probe     probe
 }
@@ -112,7 +113,8 @@ func (r *Runner) init() {
 				r.drives.breakWith(d, unusable{cause: cause, text: why}, false)
 			}
 		}
-		r.Monitor.peak = r.peak
+		r.facts = &facts{rec: r.rec, drives: r.drives, list: r.Drives, lines: r.lines, ctrls: r.Ctrls, record: r.Record, resumed: r.Resume != nil}
+		r.Monitor.peak = r.facts.peak
 	})
 }
 
@@ -138,7 +140,7 @@ func (r *Runner) Start(info record.Run) error {
 		return err
 	}
 	r.Monitor.resumed(r.Resume.Dir)
-	if err := r.recordSetupWarnings(); err != nil {
+	if err := r.facts.recordSetupWarnings(r.Monitor); err != nil {
 		return err
 	}
 	return r.Monitor.keep(r.Resume.Dir, true)
@@ -293,7 +295,7 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 		// What the drive holds is no longer what its last read-back read:
 		// said before the first byte is written, so that a resume after a
 		// kill purges and fills it again.
-		r.markWritten(*st)
+		r.facts.markWritten(*st)
 	}
 	prep, err := r.Exec.Prepare(ctx, *st, r.Drives, logf, w)
 	prepErr := err
@@ -317,13 +319,13 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 				done.Drives = slices.DeleteFunc(slices.Clone(st.Drives), func(d int) bool { return slices.Contains(failed, d) })
 				r.drives.applied(done, time.Now())
 			}
-			r.failDrives(failed, report.CausePreparation, *st, err)
+			r.facts.failDrives(failed, report.CausePreparation, *st, err)
 		}
 		logf("%v", err)
 		return err.Error()
 	}
 	if st.Kind == plan.StepPurge {
-		r.sanitized(*st)
+		r.facts.sanitized(*st)
 	}
 	now := time.Now()
 	r.drives.applied(*st, now)
@@ -346,7 +348,7 @@ func (r *Runner) warned(snap map[int]nvme.SmartLog, when string) string {
 		if test == when {
 			test = ""
 		}
-		r.disqualify(d, report.CauseCriticalWarning, "its health log check (read "+when+")", test, why[i])
+		r.facts.disqualify(d, report.CauseCriticalWarning, "its health log check (read "+when+")", test, why[i])
 	}
 	return strings.Join(why, "; ")
 }

@@ -25,7 +25,7 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 	if p, ok := r.Exec.(interface{ PreparedRaw(plan.Step) string }); ok {
 		// Listed before fio starts: a kill mid-pass leaves fio's stderr,
 		// streamed beside it, to judge.
-		rec := r.verifyRecord(st, p.PreparedRaw(*st))
+		rec := verifyRecord(r.Record, r.Drives, st, p.PreparedRaw(*st), r.resumption())
 		rec.Running = true
 		if serr := r.rec.update(func(i *record.Run) { running = len(i.Verify); i.Verify = append(i.Verify, rec) }); serr != nil {
 			logf("%s: %v", r.Record, serr)
@@ -45,12 +45,12 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 		// fio did not run at all: nothing was verified.
 		err = fmt.Errorf("preparing %s: %s failed: %w", strings.Join(pathsOf(r.Drives, st.Drives), ","), st.Name, err)
 		if ctx.Err() == nil {
-			r.failDrives(st.Drives, report.CausePreparation, *st, err)
+			r.facts.failDrives(st.Drives, report.CausePreparation, *st, err)
 		}
 		logf("%v", err)
 		return err.Error()
 	}
-	rec := r.verifyRecord(st, prep.Raw)
+	rec := verifyRecord(r.Record, r.Drives, st, prep.Raw, r.resumption())
 	if serr := r.rec.update(func(i *record.Run) {
 		if running >= 0 && running < len(i.Verify) {
 			i.Verify[running] = rec
@@ -70,7 +70,7 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 		case report.Pass:
 			logf("step %d: %s", st.N, d.Message)
 			if d.Drive >= 0 {
-				r.readBackWhole(d.Drive)
+				r.facts.readBackWhole(d.Drive)
 			}
 		case report.Fail:
 			logf("step %d: %s", st.N, d.Message)
@@ -78,7 +78,7 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 				if verdict.Disqualifying(d.Cause) {
 					// A mismatch or an I/O error reading the drive back:
 					// the drive's failure, for every resume and replay.
-					r.disqualify(d.Drive, d.Cause, "the verify pass ("+verdict.IntegrityTest(d.Path)+")", "", d.Message)
+					r.facts.disqualify(d.Drive, d.Cause, "the verify pass ("+verdict.IntegrityTest(d.Path)+")", "", d.Message)
 				}
 				r.drives.markBroken([]int{d.Drive}, d.Cause, "the verify pass ("+verdict.IntegrityTest(d.Path)+")", errors.New(d.Message))
 			}
@@ -87,18 +87,24 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 	return ""
 }
 
-// verifyRecord is run.json's record of the verify pass st whose output is
-// (or will be) raw.
-func (r *Runner) verifyRecord(st *plan.Step, raw string) record.Verify {
-	rec := record.Verify{Step: st.N, Name: st.Name, Raw: filepath.ToSlash(raw), Pattern: st.Job.VerifyPattern}
-	if r.Resume != nil {
-		rec.Resume = r.rec.resumptions()
+// resumption is the resumption this run is (0: not resumed).
+func (r *Runner) resumption() int {
+	if r.Resume == nil {
+		return 0
 	}
-	if rel, rerr := filepath.Rel(r.Record, raw); rerr == nil {
+	return r.rec.resumptions()
+}
+
+// verifyRecord is run.json's record (in dir) of the verify pass st of
+// drives whose output is (or will be) raw; resume is the resumption that
+// runs it.
+func verifyRecord(dir string, drives []plan.Drive, st *plan.Step, raw string, resume int) record.Verify {
+	rec := record.Verify{Step: st.N, Name: st.Name, Raw: filepath.ToSlash(raw), Pattern: st.Job.VerifyPattern, Resume: resume}
+	if rel, rerr := filepath.Rel(dir, raw); rerr == nil {
 		rec.Raw = filepath.ToSlash(rel)
 	}
 	for i, d := range st.Drives {
-		vd := record.VerifyDrive{Path: r.Drives[d].Path, Bytes: r.Drives[d].Size, LBASize: r.Drives[d].LogicalBlockSize}
+		vd := record.VerifyDrive{Path: drives[d].Path, Bytes: drives[d].Size, LBASize: drives[d].LogicalBlockSize}
 		if i < len(st.Job.Targets) {
 			vd.Target = st.Job.Targets[i].Path
 			if sz := st.Job.Targets[i].Size; sz > 0 && (vd.Bytes == 0 || sz < vd.Bytes) {
