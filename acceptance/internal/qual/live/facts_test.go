@@ -25,8 +25,10 @@ type seenExec struct {
 	seen record.Run
 }
 
-func (e *seenExec) Measure(context.Context, string, fiojob.Job, *Watch) ([]byte, error) { return nil, nil }
-func (e *seenExec) RawPath(test string) string                                      { return "" }
+func (e *seenExec) Measure(context.Context, string, fiojob.Job, *Watch) ([]byte, error) {
+	return nil, nil
+}
+func (e *seenExec) RawPath(test string) string { return "" }
 func (e *seenExec) Prepare(_ context.Context, st plan.Step, _ []plan.Drive, _ func(string, ...any), _ *Watch) (Prepared, error) {
 	data, err := os.ReadFile(filepath.Join(e.dir, "run.json"))
 	if err == nil {
