@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -117,4 +118,23 @@ func TestPurgeAndFillMarkTheDriveFirst(t *testing.T) {
 	var r record.Run
 	require.NoError(t, json.Unmarshal(data, &r))
 	assert.True(t, r.Written(0), "a read-back that failed leaves the mark")
+}
+
+// -dry-run -resume says a disqualified drive is not written again, and
+// why, rather than that it is purged and filled.
+func TestResumeDryRunNamesADisqualifiedDrive(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	const size = 64 << 20
+	drives := sparseDrives(t, 2, size)
+	cfg := interruptedAtSetup(t, spec, drives)
+	editRunJSON(t, cfg, func(r *record.Run) {
+		r.Failures = []record.DriveFailure{{Drive: 1, Path: drives[1], Cause: report.CausePreparation, Step: "a preparation step (step 2 fill: sequential fill)",
+			Message: "preparing " + drives[1] + ": sequential fill failed: fio failed: input/output error", At: "2026-01-01T00:10:00Z"}}
+	})
+	s, errs := resumeSetup(t, cfg)
+	require.Empty(t, errs)
+	var out strings.Builder
+	s.resume.print(&out, s)
+	assert.Contains(t, out.String(), "drive   "+drives[1]+": disqualified, nothing more is written to it: "+drives[1]+" failed a preparation step (step 2 fill: sequential fill) earlier in this run, at 2026-01-01T00:10:00Z")
+	assert.NotContains(t, out.String(), "drives  "+drives[1]+":")
 }

@@ -456,6 +456,10 @@ func (z *resumeState) print(w io.Writer, s *Suite) {
 	}
 	var filled, refilled, unknown []string
 	for d, ok := range z.verified {
+		if why, broken := z.broken[d]; broken {
+			fmt.Fprintf(w, "  drive   %s: disqualified, nothing more is written to it: %s\n", s.Drives[d].Path, why)
+			continue
+		}
 		switch {
 		case ok && purged[d]:
 			refilled = append(refilled, s.Drives[d].Path)
