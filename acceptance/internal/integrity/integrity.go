@@ -117,6 +117,29 @@ var (
 // "       Expected CRC: da75d153".
 var checksumLine = regexp.MustCompile(`^\s+(Expected|Received) CRC: (\S+)`)
 
+// ioErrorLine matches the line fio 3.33 prints (io_u.c, log_err in
+// __io_u_log_error) as an I/O of a job fails:
+//
+//	fio: io_u error on file /dev/loop0: Input/output error: read offset=4096, buflen=4096
+var ioErrorLine = regexp.MustCompile(`^fio: io_u error on file (.+?): (.+): (read|write|trim|sync|datasync|sync_file_range|wait) offset=(\d+), buflen=(\d+)`)
+
+// IOErrors reads every I/O error fio reported in text (its stderr), by
+// the file fio named: one line each, as fio printed it. An I/O that
+// failed because fio was being stopped (interrupted, canceled) is not
+// the drive's error, and is left out.
+func IOErrors(text string) map[string][]string {
+	out := map[string][]string{}
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimRight(line, "\r")
+		m := ioErrorLine.FindStringSubmatch(line)
+		if m == nil || m[2] == "Interrupted system call" || m[2] == "Operation canceled" {
+			continue
+		}
+		out[m[1]] = append(out[m[1]], strings.TrimPrefix(line, "fio: "))
+	}
+	return out
+}
+
 // Mismatches reads every mismatch fio reported in text (its stderr, or
 // stdout's lines before the JSON), by the file fio named.
 func Mismatches(text string) map[string][]Mismatch {
@@ -207,6 +230,7 @@ func Judge(stdout, stderr []byte, runErr string, interrupted bool, drives []Driv
 		text = strings.Join(out.Notes, "\n") + "\n" + text
 	}
 	found := Mismatches(text)
+	ioErrs := IOErrors(text)
 	var groups []fiojob.Result
 	if perr == nil {
 		groups = out.Groups()
@@ -246,6 +270,20 @@ func Judge(stdout, stderr []byte, runErr string, interrupted bool, drives []Driv
 			}
 			if len(r.Mismatches) > 1 {
 				r.Message += fmt.Sprintf(" (%d mismatched blocks reported; each read-back job of the drive stops at its first, after the blocks it had in flight)", len(r.Mismatches))
+			}
+		case interrupted && len(ioErrs[d.Target])+len(ioErrs[d.Path]) > 0:
+			// fio named an I/O error reading the drive back before it
+			// was stopped (a kill mid-pass leaves only its streamed
+			// stderr): the drive failed its read-back; a second pass
+			// that happens to read is no second chance.
+			e := append(ioErrs[d.Target], ioErrs[d.Path]...)
+			if d.Target == d.Path {
+				e = ioErrs[d.Path]
+			}
+			r.Verdict = Fail
+			r.Message = fmt.Sprintf("%s: the verify pass failed before it was stopped: fio printed %s", d.Path, e[0])
+			if len(e) > 1 {
+				r.Message += fmt.Sprintf(" (%d I/O errors reported)", len(e))
 			}
 		case interrupted && (g == nil || r.Verified < d.Bytes || len(g.Errors) > 0):
 			r.Verdict = Inconclusive
