@@ -11,6 +11,7 @@ package integrity
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -140,6 +141,16 @@ func IOErrors(text string) map[string][]string {
 	return out
 }
 
+// ioErrsOf is the I/O errors of errs fio named on drive d: by its target,
+// and by its path unless that is another of the pass's targets.
+func ioErrsOf(errs map[string][]string, d Drive, targets map[string]bool) []string {
+	e := errs[d.Target]
+	if d.Target != d.Path && !targets[d.Path] {
+		e = append(slices.Clone(e), errs[d.Path]...)
+	}
+	return e
+}
+
 // Mismatches reads every mismatch fio reported in text (its stderr, or
 // stdout's lines before the JSON), by the file fio named.
 func Mismatches(text string) map[string][]Mismatch {
@@ -235,6 +246,10 @@ func Judge(stdout, stderr []byte, runErr string, interrupted bool, drives []Driv
 	if perr == nil {
 		groups = out.Groups()
 	}
+	targets := map[string]bool{}
+	for _, d := range drives {
+		targets[d.Target] = true
+	}
 	res := make([]Result, len(drives))
 	for i, d := range drives {
 		r := Result{Drive: d.Path}
@@ -247,7 +262,10 @@ func Judge(stdout, stderr []byte, runErr string, interrupted bool, drives []Driv
 			m.LBA, m.LBAs = m.Offset/int64(lbaSize), (m.Length+int64(lbaSize)-1)/int64(lbaSize)
 			r.Mismatches = append(r.Mismatches, m)
 		}
-		if d.Target != d.Path {
+		if d.Target != d.Path && !targets[d.Path] {
+			// fio names a file by its target; the drive's path is looked
+			// up too unless it is another drive's target (a resume that
+			// renamed swapped drives: that drive's mismatches are its own).
 			for _, m := range found[d.Path] {
 				m.LBASize = lbaSize
 				m.LBA, m.LBAs = m.Offset/int64(lbaSize), (m.Length+int64(lbaSize)-1)/int64(lbaSize)
@@ -271,15 +289,12 @@ func Judge(stdout, stderr []byte, runErr string, interrupted bool, drives []Driv
 			if len(r.Mismatches) > 1 {
 				r.Message += fmt.Sprintf(" (%d mismatched blocks reported; each read-back job of the drive stops at its first, after the blocks it had in flight)", len(r.Mismatches))
 			}
-		case interrupted && len(ioErrs[d.Target])+len(ioErrs[d.Path]) > 0:
+		case interrupted && len(ioErrsOf(ioErrs, d, targets)) > 0:
 			// fio named an I/O error reading the drive back before it
 			// was stopped (a kill mid-pass leaves only its streamed
 			// stderr): the drive failed its read-back; a second pass
 			// that happens to read is no second chance.
-			e := append(ioErrs[d.Target], ioErrs[d.Path]...)
-			if d.Target == d.Path {
-				e = ioErrs[d.Path]
-			}
+			e := ioErrsOf(ioErrs, d, targets)
 			r.Verdict = Fail
 			r.Message = fmt.Sprintf("%s: the verify pass failed before it was stopped: fio printed %s", d.Path, e[0])
 			if len(e) > 1 {
