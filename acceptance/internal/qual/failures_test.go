@@ -138,3 +138,45 @@ func TestResumeDryRunNamesADisqualifiedDrive(t *testing.T) {
 	assert.Contains(t, out.String(), "drive   "+drives[1]+": disqualified, nothing more is written to it: "+drives[1]+" failed a preparation step (step 2 fill: sequential fill) earlier in this run, at 2026-01-01T00:10:00Z")
 	assert.NotContains(t, out.String(), "drives  "+drives[1]+":")
 }
+
+// The run was killed during a read-back after fio named a mismatch on
+// the second drive's streamed stderr (the pass listed as it started, no
+// report written): the resume disqualifies the drive from that stderr,
+// and its run.json records the failure, so that a resume of that resume
+// keeps the drive disqualified from run.json alone, whatever became of
+// the stderr the first resume judged.
+func TestResumeRecordsAFailureItReadInAKilledReadBack(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	const size = 64 << 20
+	drives := sparseDrives(t, 2, size)
+	cfg := interruptedAtSetup(t, spec, drives)
+	pass := record.Verify{Step: 3, Name: "verify pass", Raw: "prepare/003-verify.json", Running: true}
+	for _, d := range drives {
+		pass.Drives = append(pass.Drives, record.VerifyDrive{Path: d, Target: d, Bytes: size})
+	}
+	stderr := filepath.Join(cfg.Record, "prepare", "003-verify.stderr")
+	require.NoError(t, os.MkdirAll(filepath.Dir(stderr), 0o755))
+	require.NoError(t, os.WriteFile(stderr, []byte("verify: bad magic header 0, wanted acca at file "+drives[1]+" offset 1048576, length 131072\n"), 0o644))
+	editRunJSON(t, cfg, func(r *record.Run) { r.Verify = []record.Verify{pass} })
+
+	s, errs := resumeSetup(t, cfg)
+	require.Empty(t, errs)
+	require.Equal(t, report.CauseIntegrity, s.resume.causes[1])
+	info := s.resume.info(s)
+	f, ok := info.FailureOf(1)
+	require.True(t, ok, "the resumed run.json records the failure the resume read: %+v", info.Failures)
+	assert.Equal(t, report.CauseIntegrity, f.Cause)
+	assert.Equal(t, drives[1], f.Path)
+	assert.Contains(t, f.Message, "returned different data than was written")
+	assert.NotEmpty(t, f.At)
+	_, other := info.FailureOf(0)
+	assert.False(t, other, "the drive read without a mismatch until the kill is not failed")
+
+	// The resume's recording, then the stderr gone: still disqualified.
+	editRunJSON(t, cfg, func(r *record.Run) { r.Failures = info.Failures })
+	require.NoError(t, os.Remove(stderr))
+	again, errs := resumeSetup(t, cfg)
+	require.Empty(t, errs)
+	assert.Equal(t, report.CauseIntegrity, again.resume.causes[1], "a resume of the resume keeps the drive disqualified")
+	assert.NotContains(t, stepsOf(again)[plan.StepFill], 1, "nothing is planned on the disqualified drive")
+}
