@@ -180,3 +180,32 @@ func TestResumeRecordsAFailureItReadInAKilledReadBack(t *testing.T) {
 	assert.Equal(t, report.CauseIntegrity, again.resume.causes[1], "a resume of the resume keeps the drive disqualified")
 	assert.NotContains(t, stepsOf(again)[plan.StepFill], 1, "nothing is planned on the disqualified drive")
 }
+
+// Verdict precedence in a replay: the recording's drive failure (a
+// read-only warning read after another cell) outranks the cell's own
+// inconclusive "not steady", which FAILs naming the warning and when;
+// the same cell measured as a pass stays a pass.
+func TestReplayAppliesADrivesFailureOverAnInconclusiveCell(t *testing.T) {
+	f := record.DriveFailure{Drive: 0, Path: "/dev/loop7", Cause: report.CauseCriticalWarning,
+		Step:    "its health log check (read after TestSingleDrive/256MiB/4KB_Random_Write)",
+		Test:    "TestSingleDrive/256MiB/4KB_Random_Write",
+		Message: "/dev/loop7 raised critical_warning 0x08: media is read-only", At: "2026-01-01T00:10:00Z"}
+	withFailure := func(dir string) string {
+		path := filepath.Join(dir, "run.json")
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var r record.Run
+		require.NoError(t, json.Unmarshal(data, &r))
+		r.Failures = []record.DriveFailure{f}
+		writeJSON(t, path, r)
+		return dir
+	}
+	o, _ := replayCell(t, withFailure(recordedRun(t, false)))
+	require.Equal(t, report.Fail, o.Result.Verdict, o.Message)
+	require.Equal(t, report.CauseCriticalWarning, o.Result.Cause)
+	require.Contains(t, o.Message, "/dev/loop7 failed its health log check (read after TestSingleDrive/256MiB/4KB_Random_Write) earlier in this run, at 2026-01-01T00:10:00Z: ")
+	require.Contains(t, o.Message, "the cell's own verdict was INCONCLUSIVE")
+
+	o, _ = replayCell(t, withFailure(recordedRun(t, true)))
+	require.Equal(t, report.Pass, o.Result.Verdict, "a cell measured as a pass stays one: %s", o.Message)
+}
