@@ -73,10 +73,10 @@ func passLine(r report.Result) float64 {
 // and workload results have figures of (Sources). results are every
 // judged cell of the run (in a fleet replay, of every member's run);
 // drives are its drives, which name a single-drive cell's drive;
-// precondition is the preconditioning the run's figures had (report.Run's):
-// figures measured without the spec's full preconditioning are not the
-// drives' own and count as missing.
-func Cells(results []report.Result, drives []report.Drive, rule Rule, precondition string) []Cell {
+// precondition is the preconditioning each host's figures had
+// (Preconditions): figures measured without the spec's full
+// preconditioning are not the drives' own and count as missing.
+func Cells(results []report.Result, drives []report.Drive, rule Rule, precondition Preconditions) []Cell {
 	keys, sources := Sources(results)
 	var cells []Cell
 	for _, k := range keys {
@@ -84,6 +84,13 @@ func Cells(results []report.Result, drives []report.Drive, rule Rule, preconditi
 	}
 	return cells
 }
+
+// Preconditions is the preconditioning (report.Run's Precondition: full,
+// quick or none) the figures of each host had, by a result's Host: "" for
+// a run's own cells; in a fleet replay each member's own, since members
+// recorded with different -precondition are judged together. A host not
+// in it is taken as fully preconditioned.
+type Preconditions map[string]string
 
 // Cell is a TestLot cell: its result, and its verdict in one line.
 type Cell struct {
@@ -105,7 +112,7 @@ func notTheDrives(r report.Result, precondition string) string {
 }
 
 // JudgeCell judges one capacity and workload's sources (Sources).
-func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, precondition string) Cell {
+func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, precondition Preconditions) Cell {
 	first := src[0]
 	metric := first.Metric
 	lower := specs.Metric(metric).LowerIsBetter()
@@ -125,7 +132,7 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 		if pl := passLine(r); (pl > line) != lower && pl != line {
 			line, res.Tolerance = pl, r.Tolerance
 		}
-		why := notTheDrives(r, precondition)
+		why := notTheDrives(r, precondition[r.Host])
 		if why == "" && r.Verdict == report.Inconclusive {
 			l.Unclear = append(l.Unclear, fmt.Sprintf("%s (%s)", r.Test, cmp.Or(r.Cause, "inconclusive")))
 		}

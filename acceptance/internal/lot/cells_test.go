@@ -89,7 +89,7 @@ func (j *judged) setFigures(t *testing.T, test string, want []float64) {
 // cells judges the lot by the recording's rule: the TestLot cells by test.
 func (j *judged) cells() map[string]Cell {
 	out := map[string]Cell{}
-	for _, c := range Cells(j.results, j.drives, rule95, "full") {
+	for _, c := range Cells(j.results, j.drives, rule95, Preconditions{"": "full"}) {
 		out[c.Result.Test] = c
 	}
 	return out
@@ -257,14 +257,14 @@ func TestCellsNotPreconditionedRunIsInconclusive(t *testing.T) {
 	for _, test := range []string{lotRead, lotWrite} {
 		require.Equal(t, report.Fail, j.result(t, test).Verdict)
 	}
-	for _, c := range Cells(j.results, j.drives, rule95, "quick") {
+	for _, c := range Cells(j.results, j.drives, rule95, Preconditions{"": "quick"}) {
 		require.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
 		assert.Len(t, c.Result.Lot.Missing, 6)
 		assert.Contains(t, c.Message, "6 drives whose figure is not the drive's own")
 		assert.Contains(t, c.Message, "not preconditioned (-precondition=quick)")
 	}
 	// The same recording, preconditioned: rejected.
-	for _, c := range Cells(j.results, j.drives, rule95, "full") {
+	for _, c := range Cells(j.results, j.drives, rule95, Preconditions{"": "full"}) {
 		assert.Equal(t, report.Fail, c.Result.Verdict, c.Message)
 	}
 }
@@ -482,7 +482,7 @@ func TestCellsFleetDistributionFree(t *testing.T) {
 		{2, report.Inconclusive, "at the observed passing share (98.04 %) "},
 	} {
 		j := fleetOf17(t, tt.slow)
-		cells := Cells(j.results, j.drives, ruleDF, "full")
+		cells := Cells(j.results, j.drives, ruleDF, Preconditions{"": "full"})
 		require.Len(t, cells, 2)
 		for _, c := range cells {
 			if !strings.HasSuffix(c.Result.Test, "Read") {
@@ -502,7 +502,7 @@ func TestCellsFleetDistributionFree(t *testing.T) {
 	// The same fleet under the normal method: one drive below the line
 	// rules its acceptance out (and its figures are not normal).
 	j := fleetOf17(t, 1)
-	for _, c := range Cells(j.results, j.drives, rule95, "full") {
+	for _, c := range Cells(j.results, j.drives, rule95, Preconditions{"": "full"}) {
 		assert.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
 	}
 }

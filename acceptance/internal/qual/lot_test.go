@@ -343,3 +343,48 @@ func TestLotMethodFromTheSpec(t *testing.T) {
 	assert.Contains(t, c.Message, "59 drives (53 more, all passing) would accept it")
 	assert.Nil(t, c.Result.Lot.Normality, "no distribution is assumed, none checked")
 }
+
+// notPreconditioned marks the recording in dir as made with
+// -precondition=quick (run.json's precondition edited).
+func notPreconditioned(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, "run.json")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"precondition": "full"`)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), `"precondition": "full"`, `"precondition": "quick"`, 1)), 0o644))
+}
+
+// A fleet replay judges each member's figures by that member's own
+// preconditioning, not the first member's: host-a recorded fully
+// preconditioned (4 of its 6 drives pass), host-b the same recording made
+// with -precondition=quick. host-b's six figures are not its drives' own,
+// so they count as missing: 4 of 6 alone would reject, but were host-b's
+// six to pass (10 of 12) it would not, so the lot is INCONCLUSIVE, not
+// rejected on figures a quick run gave. Members the other way round:
+// host-b's six figures are judged, host-a's six are the missing ones.
+func TestLotFleetMembersOwnPreconditioning(t *testing.T) {
+	a, b := lotCopy(t, "host-a"), lotCopy(t, "host-b")
+	notPreconditioned(t, b)
+	_, run := judgeLotRun(t, lotSpec(t, true), a, b)
+	for _, w := range []string{"128KB_Sequential_Read", "128KB_Sequential_Write"} {
+		c := run.cells["TestLot/64MiB/"+w]
+		require.NotNil(t, c.Result.Lot, w)
+		require.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+		assert.Equal(t, 6, c.Result.Lot.N, "host-a's own six figures")
+		assert.Equal(t, 4, c.Result.Lot.Passing)
+		require.Len(t, c.Result.Lot.Missing, 6)
+		for _, m := range c.Result.Lot.Missing {
+			assert.Contains(t, m, "not preconditioned (-precondition=quick)")
+		}
+		for _, f := range c.Result.Lot.Figures {
+			assert.NotContains(t, f.Test, "#2", "a figure of the quick member")
+		}
+	}
+	_, run = judgeLotRun(t, lotSpec(t, true), b, a)
+	c := run.cells["TestLot/64MiB/128KB_Sequential_Read"]
+	require.NotNil(t, c.Result.Lot)
+	assert.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+	assert.Equal(t, 6, c.Result.Lot.N, "the fully preconditioned member's six figures are judged")
+	assert.Len(t, c.Result.Lot.Missing, 6)
+}
