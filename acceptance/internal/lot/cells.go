@@ -309,16 +309,21 @@ type Supply struct {
 }
 
 // WritePlan says, in the plan, what rule needs and what the run gives
-// it, per capacity (one the run gives no drive is left out).
+// it, per capacity (one the run gives no drive is left out), in the terms
+// of the rule's method alone: k(n) under normal, which has no use for a
+// zero-failure sample; under distribution-free, which has no k, how many
+// drives the zero-failure sample needs and how many failing drives each
+// capacity's sample could accept.
 func WritePlan(w io.Writer, rule Rule, supply []Supply) {
 	n0 := ZeroFailure(rule)
-	fmt.Fprintf(w, "\nlot rule ([lot] coverage %s, confidence %s): a zero-failure sample needs %d drives, all passing "+
-		"(n ≥ ln(1 − %v) / ln(%v)); ", pctOf(rule.Coverage), pctOf(rule.Confidence), n0, rule.Confidence, rule.Coverage)
-	if rule.method() == DistributionFree {
+	fmt.Fprintf(w, "\nlot rule ([lot] coverage %s, confidence %s): ", pctOf(rule.Coverage), pctOf(rule.Confidence))
+	df := rule.method() == DistributionFree
+	if df {
 		fmt.Fprintf(w, "method distribution-free, assuming no distribution: accepted when the Clopper–Pearson lower bound of the passing share reaches %s "+
-			"(%d of %d, %d of %d drives passing)\n", pctOf(rule.Coverage), n0, n0, allowing(rule, 1), allowing(rule, 1)+1)
+			"(%d of %d, %d of %d drives passing); a zero-failure sample needs %d drives, all passing (n ≥ ln(1 − %v) / ln(%v))\n",
+			pctOf(rule.Coverage), n0, n0, allowing(rule, 1), allowing(rule, 1)+1, n0, rule.Confidence, rule.Coverage)
 	} else {
-		fmt.Fprintf(w, "method normal: needs at least 3 drives (the Shapiro–Wilk check), every one passing, "+
+		fmt.Fprintf(w, "method normal, assuming normal figures: needs at least 3 drives (the Shapiro–Wilk check), every one passing, "+
 			"and accepts n drives whose mean is at least k(n) standard deviations past the pass line\n")
 	}
 	for _, c := range supply {
@@ -327,19 +332,29 @@ func WritePlan(w io.Writer, rule Rule, supply []Supply) {
 			continue
 		}
 		line := fmt.Sprintf("  %s: the run has %d drive%s for the lot (%s)", c.Capacity, n, plural(n), c.From)
-		if n >= 3 {
+		switch {
+		case df && n < n0:
+			line += fmt.Sprintf(": %d short of the %d a zero-failure sample needs, so no lot of it is accepted", n0-n, n0)
+		case df:
+			line += fmt.Sprintf(": accepted with up to %s failing", counted(failuresAllowed(n, rule), "drive"))
+		case n >= 3:
 			k, _ := K(n, rule.Coverage, rule.Confidence)
 			line += fmt.Sprintf(": k(%d) = %.3f", n, k)
-		} else {
-			line += ": too few for the normal model"
-		}
-		if n < n0 {
-			line += fmt.Sprintf("; %d short of the %d a zero-failure sample needs", n0-n, n0)
-		} else {
-			line += fmt.Sprintf("; enough for a zero-failure sample (%d)", n0)
+		default:
+			line += ": too few for the normal model (Shapiro–Wilk needs 3)"
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// failuresAllowed is the most failing drives of n the distribution-free
+// rule accepts (−1 when it accepts none, below ZeroFailure).
+func failuresAllowed(n int, rule Rule) int {
+	f := -1
+	for f+1 < n && ClopperPearsonLower(n-(f+1), n, rule.Confidence) >= rule.Coverage {
+		f++
+	}
+	return f
 }
 
 // pctOf writes a fraction as a percentage: 0.95 → "95 %".

@@ -424,15 +424,27 @@ func TestDrivesAndWritePlan(t *testing.T) {
 		{Capacity: "1.92TB", Drives: 24, From: "its 24-drive scaling step"},
 	})
 	out := b.String()
-	assert.Contains(t, out, "lot rule ([lot] coverage 95 %, confidence 95 %): a zero-failure sample needs 59 drives, all passing")
-	assert.Contains(t, out, "64MiB: the run has 6 drives for the lot (its 6-drive scaling step): k(6) = 3.708; 53 short of the 59 a zero-failure sample needs")
+	assert.Contains(t, out, "lot rule ([lot] coverage 95 %, confidence 95 %): method normal, assuming normal figures: needs at least 3 drives (the Shapiro–Wilk check), every one passing")
+	assert.Contains(t, out, "64MiB: the run has 6 drives for the lot (its 6-drive scaling step): k(6) = 3.708\n")
 	assert.Contains(t, out, "32MiB: the run has 1 drive for the lot (its single-drive cells): too few for the normal model")
-	assert.Contains(t, out, "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): k(24) = 2.309; 35 short of the 59")
+	assert.Contains(t, out, "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): k(24) = 2.309\n")
 	assert.NotContains(t, out, "16MiB", "a capacity the run gives no drive is left out")
-	assert.Contains(t, out, "; method normal: needs at least 3 drives (the Shapiro–Wilk check), every one passing")
+	// The normal method never accepts by the count: a zero-failure
+	// sample is nothing it needs.
+	assert.NotContains(t, out, "zero-failure")
 	b.Reset()
-	WritePlan(&b, ruleDF, []Supply{{Capacity: "1.92TB", Drives: 24, From: "its 24-drive scaling step"}})
-	assert.Contains(t, b.String(), "; method distribution-free, assuming no distribution: accepted when the Clopper–Pearson lower bound of the passing share reaches 95 % (59 of 59, 92 of 93 drives passing)")
+	WritePlan(&b, ruleDF, []Supply{
+		{Capacity: "1.92TB", Drives: 24, From: "its 24-drive scaling step"},
+		{Capacity: "3.84TB", Drives: 102, From: "17 hosts"},
+		{Capacity: "7.68TB", Drives: 59, From: "its 59-drive scaling step"},
+	})
+	out = b.String()
+	assert.Contains(t, out, "lot rule ([lot] coverage 95 %, confidence 95 %): method distribution-free, assuming no distribution: accepted when the Clopper–Pearson lower bound of the passing share reaches 95 % (59 of 59, 92 of 93 drives passing); a zero-failure sample needs 59 drives, all passing")
+	assert.Contains(t, out, "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): 35 short of the 59 a zero-failure sample needs, so no lot of it is accepted\n")
+	assert.Contains(t, out, "3.84TB: the run has 102 drives for the lot (17 hosts): accepted with up to 1 drive failing\n")
+	assert.Contains(t, out, "7.68TB: the run has 59 drives for the lot (its 59-drive scaling step): accepted with up to 0 drives failing\n")
+	// The distribution-free method has no k.
+	assert.NotContains(t, out, "k(")
 }
 
 // fleetOf17 is the recorded 6-drive step's results copied to 17 hosts

@@ -293,11 +293,7 @@ func (j *Judgement) judgeNormal(figures []float64, r Rule) {
 // drives fail, that is when the lot is accepted. None below ZeroFailure
 // drives.
 func orderBound(figures []float64, lowerIsBetter bool, r Rule) (float64, bool) {
-	n := len(figures)
-	f := -1
-	for f+1 < n && ClopperPearsonLower(n-(f+1), n, r.Confidence) >= r.Coverage {
-		f++
-	}
+	f := failuresAllowed(len(figures), r)
 	if f < 0 {
 		return 0, false
 	}

@@ -211,9 +211,10 @@ func TestLotFleet(t *testing.T) {
 	assert.Len(t, hosts, 3)
 }
 
-// The dry run says what the rule needs and what the run gives it: 59
-// drives for a zero-failure 95 %/95 % sample; the recording's 6-drive
-// step, and 24 drives of the built-in plan.
+// The dry run says what the rule needs and what the run gives it, in its
+// method's terms: k(n) under normal for the recording's 6-drive step and
+// the 24 drives of the built-in plan; under distribution-free, 59 drives
+// for a zero-failure 95 %/95 % sample, 35 more than the built-in plan's.
 func TestLotDryRun(t *testing.T) {
 	cfg := &cmdline.Config{Spec: lotSpec(t, false), SpecGiven: true, Replay: filepath.Join(moduleRoot(t), "fixtures", "lot-6-drives"),
 		Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full, DryRun: true}
@@ -222,8 +223,8 @@ func TestLotDryRun(t *testing.T) {
 	var b strings.Builder
 	s.PrintPlan(&b)
 	out := b.String()
-	assert.Contains(t, out, "lot rule ([lot] coverage 95 %, confidence 95 %): a zero-failure sample needs 59 drives, all passing")
-	assert.Contains(t, out, "64MiB: the run has 6 drives for the lot (its 6-drive scaling step): k(6) = 3.708; 53 short of the 59 a zero-failure sample needs")
+	assert.Contains(t, out, "lot rule ([lot] coverage 95 %, confidence 95 %): method normal, assuming normal figures: needs at least 3 drives")
+	assert.Contains(t, out, "64MiB: the run has 6 drives for the lot (its 6-drive scaling step): k(6) = 3.708\n")
 	assert.Contains(t, out, "32MiB: the run has 1 drive for the lot (its single-drive cells): too few for the normal model")
 
 	live, cells := builtinSuite(t, 24)
@@ -232,8 +233,12 @@ func TestLotDryRun(t *testing.T) {
 	live.Plan = live.Planner.Build(cells)
 	b.Reset()
 	only(live).PrintPlan(&b)
+	assert.Contains(t, b.String(), "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): k(24) = 2.309\n")
+	live.Spec.Lot.Method = specs.LotDistributionFree
+	b.Reset()
+	only(live).PrintPlan(&b)
 	assert.Contains(t, b.String(), "a zero-failure sample needs 59 drives")
-	assert.Contains(t, b.String(), "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): k(24) = 2.309; 35 short of the 59")
+	assert.Contains(t, b.String(), "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): 35 short of the 59 a zero-failure sample needs, so no lot of it is accepted")
 
 	// Without [lot], nothing is said.
 	live.Spec.Lot = nil
