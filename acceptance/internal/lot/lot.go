@@ -207,7 +207,10 @@ func Judge(figures []float64, line float64, lowerIsBetter bool, r Rule, format f
 	case j.Verdict == Accepted:
 		j.Reason = j.accepted(r, format)
 	case j.Undecided == NoFigure:
-		j.Reason = fmt.Sprintf("no figure to judge; a zero-failure sample needs %d drives", j.ZeroFailure)
+		j.Reason = "no figure to judge; the normal method needs at least 3 drives, every one passing"
+		if j.Method == DistributionFree {
+			j.Reason = fmt.Sprintf("no figure to judge; a zero-failure sample needs %d drives, all passing", j.ZeroFailure)
+		}
 	default:
 		switch j.Undecided {
 		case Failing, ShareUnclear:

@@ -172,3 +172,16 @@ func TestWithMissing(t *testing.T) {
 	require.Equal(t, Accepted, j.Verdict)
 	assert.Equal(t, Inconclusive, WithMissing(j, 1, rule95, "z").Verdict)
 }
+
+// No figure at all: the message says what the spec's method needs, the
+// zero-failure sample only under distribution-free (the normal method
+// never accepts by the count).
+func TestJudgeNoFigure(t *testing.T) {
+	j := Judge(nil, 90, false, rule95, nil)
+	require.Equal(t, Inconclusive, j.Verdict)
+	assert.Equal(t, NoFigure, j.Undecided)
+	assert.Equal(t, "no figure to judge; the normal method needs at least 3 drives, every one passing", j.Reason)
+	j = Judge(nil, 90, false, ruleDF, nil)
+	require.Equal(t, Inconclusive, j.Verdict)
+	assert.Equal(t, "no figure to judge; a zero-failure sample needs 59 drives, all passing", j.Reason)
+}
