@@ -222,7 +222,11 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 	if len(hosts) == 1 {
 		where = strings.Join(tests, ", ")
 	}
-	stats := fmt.Sprintf("n = %d (%s), mean %s", j.N, where, format(j.Mean))
+	stats := fmt.Sprintf("n = %d (%s)", j.N, where)
+	if j.N > 0 {
+		// No figure has no mean: "mean 0 IOPS" would read as measured.
+		stats += ", mean " + format(j.Mean)
+	}
 	if j.N >= 2 {
 		stats += ", s " + format(j.SD)
 	}

@@ -242,6 +242,7 @@ func TestCellsNotTheDrivesFiguresAreMissing(t *testing.T) {
 			assert.Contains(t, c.Result.Lot.Missing[0], "("+cause+")")
 			assert.Empty(t, c.Result.Lot.Unclear)
 			assert.Contains(t, c.Message, "undecided with 6 drives whose figure is not the drive's own (6 drives of "+lotRead+" ("+cause+"))")
+			assert.Contains(t, c.Message, "; n = 0 ("+lotRead+"), pass line 90 MB/s", "no figure, no mean")
 			assert.Equal(t, report.Fail, cells["TestLot/64MiB/128KB_Sequential_Write"].Result.Verdict)
 		})
 	}
