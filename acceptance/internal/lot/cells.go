@@ -123,14 +123,22 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 	var figures []float64
 	var tests, unmeasured, others []string // unmeasured: drives without a figure; others: figures not the drives'
 	missing, notOwn := 0, 0
+	var own []float64 // each figure's own cell's pass line
+	rescaled := false // some figure judged at another line, scaled to this one
 	hosts := map[string]bool{}
 	for _, r := range src {
 		hosts[r.Host] = true
 		tests = append(tests, r.Test)
-		// Every source gives the drive's own line; were they to differ,
-		// the strictest would judge them all.
-		if pl := passLine(r); (pl > line) != lower && pl != line {
-			line, res.Tolerance = pl, r.Tolerance
+		// Each figure passes at its own cell's line (a fleet host without
+		// a scaling step gives a single-drive cell, at [method]
+		// tolerance, beside other hosts' shares at [scaling] tolerance):
+		// a figure of another line is judged in the units of this one,
+		// scaled by line / its own, so that it passes here exactly when
+		// it passed there.
+		pl := passLine(r)
+		scale := 1.0
+		if pl != line && pl > 0 {
+			scale, rescaled = line/pl, true
 		}
 		why := notTheDrives(r, precondition[r.Host])
 		if why == "" && r.Verdict == report.Inconclusive {
@@ -149,7 +157,8 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 					n++
 					continue
 				}
-				figures = append(figures, d.Actual)
+				figures = append(figures, d.Actual*scale)
+				own = append(own, pl)
 				l.Figures = append(l.Figures, report.LotFigure{Drive: d.Path, Serial: d.Serial, Value: d.Actual, Test: r.Test})
 			}
 			if n > 0 {
@@ -178,7 +187,8 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 			others = append(others, fmt.Sprintf("%s (%s)", r.Test, why))
 			continue
 		}
-		figures = append(figures, r.Actual)
+		figures = append(figures, r.Actual*scale)
+		own = append(own, pl)
 		d := singleDriveOf(drives, r)
 		l.Figures = append(l.Figures, report.LotFigure{Drive: d.Path, Serial: d.Serial, Value: r.Actual, Test: r.Test})
 	}
@@ -203,7 +213,7 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 		j.Verdict, j.Undecided, j.Reason = Inconclusive, MissingDrive, reason
 	}
 	for i := range l.Figures {
-		l.Figures[i].Pass = judge.Meets(specs.Metric(metric), l.Figures[i].Value, line)
+		l.Figures[i].Pass = judge.Meets(specs.Metric(metric), l.Figures[i].Value, own[i])
 	}
 	l.Method, l.N, l.Passing, l.K, l.Mean, l.SD, l.Bound, l.PassLine = j.Method, j.N, j.Passing, j.K, j.Mean, j.SD, j.Bound, line
 	l.PassingShareLower, l.PassingShareUpper, l.ZeroFailure, l.Need, l.NeedAccepts, l.Verdict = j.Lower, j.Upper, j.ZeroFailure, j.Need, j.NeedAccepts, j.Verdict
@@ -244,6 +254,9 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 		stats += fmt.Sprintf(", tolerance %s", pctOf(res.Tolerance))
 	}
 	stats += ")"
+	if rescaled {
+		stats += "; figures of cells judged at another line (another tolerance) are scaled to this one, each passing here as it did in its own cell"
+	}
 	head := fmt.Sprintf("%s: lot %s at coverage %s, confidence %s (%s)", res.Workload, j.Verdict, pctOf(rule.Coverage), pctOf(rule.Confidence), j.Method)
 	msg := head + ": " + j.Reason + "; " + stats
 	switch j.Verdict {

@@ -519,3 +519,40 @@ func TestCellsFleetDistributionFree(t *testing.T) {
 		assert.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
 	}
 }
+
+// A fleet whose hosts give a capacity and workload's figures from cells
+// of different lines: host-a and host-b their 6-drive steps' shares, at a
+// [scaling] tolerance of 0.3 (line 70 MB/s) and set to 80 MB/s, host-c,
+// its scaling steps left out, its single-drive cell at [method] tolerance
+// 0.1 (line 90 MB/s). Each figure passes at its own cell's line, as its
+// cell judged it: 13 of 13 pass and the lot is not rejected (judging all
+// at the strictest line would fail the twelve shares TestScaling passed).
+func TestCellsFleetMixedLines(t *testing.T) {
+	j := load(t, "lot-fleet.json").without("32MiB")
+	j.results = slices.DeleteFunc(j.results, func(r report.Result) bool {
+		return r.Host == "host-c" && r.Kind == report.KindScaling
+	})
+	slow := []float64{80, 80.8, 79.2, 80.3, 79.7, 80.5}
+	for _, host := range []string{"host-a", "host-b"} {
+		for _, test := range []string{"TestScaling/" + host + "/6_drives/128KB_Sequential_Read", "TestScaling/" + host + "/6_drives/128KB_Sequential_Write"} {
+			j.setFigures(t, test, slow)
+		}
+	}
+	for i := range j.results {
+		if j.results[i].Kind == report.KindScaling {
+			j.results[i].Tolerance = 0.3
+		}
+	}
+	for _, c := range Cells(j.results, j.drives, ruleDF, Preconditions{}) {
+		l := c.Result.Lot
+		require.NotNil(t, l)
+		assert.Equal(t, 13, l.N, c.Message)
+		assert.Equal(t, 13, l.Passing, c.Message)
+		assert.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+		assert.Contains(t, c.Message, "59 drives (46 more, all passing) would accept it")
+		assert.Contains(t, c.Message, "scaled to this one")
+		for _, f := range l.Figures {
+			assert.True(t, f.Pass, "%s in %s", f.Drive, f.Test)
+		}
+	}
+}
