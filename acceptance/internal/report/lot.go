@@ -88,11 +88,15 @@ type LotResult struct {
 	Unclear []string `json:"unclear,omitempty"`
 }
 
-// HasBound says l has a tolerance bound: some figures, and under the
-// distribution-free method enough of them (ZeroFailure); a
-// distribution-free bound is a figure, never 0.
+// HasBound says l has a tolerance bound: under the normal method at
+// least 2 figures (mean − k·s needs a standard deviation), under the
+// distribution-free method enough of them (ZeroFailure), whose bound is
+// a figure, never 0.
 func (l *LotResult) HasBound() bool {
-	return l.N > 0 && !(l.Method == "distribution-free" && l.Bound == 0)
+	if l.Method == "distribution-free" {
+		return l.N > 0 && l.Bound != 0
+	}
+	return l.N >= 2
 }
 
 // Normality is a Shapiro–Wilk test of the figures.

@@ -92,3 +92,19 @@ func TestLotJSON(t *testing.T) {
 		assert.Contains(t, string(js), key)
 	}
 }
+
+// A lot of one drive has no normal bound (no standard deviation): its row
+// shows none, and the chart does not draw a bound of 0 for it.
+func TestLotSummaryOneDriveNoBound(t *testing.T) {
+	run := lotRun()
+	one := &LotResult{Coverage: 0.95, Confidence: 0.95, Method: "normal", N: 1, Passing: 1, Mean: 300, PassLine: 90,
+		PassingShareUpper: 1, ZeroFailure: 59, Verdict: LotInconclusive,
+		Figures: []LotFigure{{Drive: "/dev/loop30", Value: 300, Test: "TestSingleDrive/32MiB/R", Pass: true}}}
+	assert.False(t, one.HasBound())
+	run.Results = append(run.Results, Result{Test: "TestLot/32MiB/R", Kind: KindLot, Capacity: "32MiB", Workload: "R", Drives: 1,
+		Metric: "MBps", Spec: 100, Expected: 100, Tolerance: 0.1, Verdict: Inconclusive, Cause: CauseLotUndecided,
+		Error: "R: lot inconclusive at coverage 95 %, confidence 95 % (normal): 1 drive: too few", Lot: one})
+	assert.Contains(t, string(run.Summary()), "| 32MiB | R | 1 | 1 | 300 MB/s | 0 MB/s | normal | - | - | 90 MB/s | INCONCLUSIVE")
+	assert.True(t, lotRun().Results[1].Lot.HasBound(), "six figures have one")
+	assert.False(t, (&LotResult{Method: "distribution-free", N: 6}).HasBound(), "fewer than 59 distribution-free")
+}
