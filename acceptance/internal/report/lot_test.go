@@ -58,7 +58,20 @@ func TestLotGate(t *testing.T) {
 func TestLotSummary(t *testing.T) {
 	s := string(lotRun().Summary())
 	require.Contains(t, s, "## Lot acceptance")
-	assert.Contains(t, s, "at least 95 % of the lot meets each cell's pass line, with 95 % confidence")
+	assert.Contains(t, s, "at least 95 % of the lot meets each cell's pass line, with 95 % confidence, by the method the spec names (normal). "+
+		"Normal theory, assuming normal figures: accepted when every drive passes")
+	// The method is the spec's, never a fall-back on another test.
+	assert.NotContains(t, s, "or when that bound falls short, distribution-free")
+	run := lotRun()
+	for i := range run.Results {
+		if l := run.Results[i].Lot; l != nil {
+			l.Method = "distribution-free"
+		}
+	}
+	free := string(run.Summary())
+	assert.Contains(t, free, "by the method the spec names (distribution-free). Distribution-free, assuming no distribution: "+
+		"accepted when the Clopper–Pearson lower bound of the passing share is at or above the coverage (every drive passing needs 59 of them")
+	assert.NotContains(t, free, "Normal theory")
 	assert.Contains(t, s, "| 64MiB | R | 6 | 6 | 300 MB/s | 2 MB/s | normal (W 0.950, p 0.700) | 3.708 | 293 MB/s | 90 MB/s | ACCEPTED |")
 	assert.Contains(t, s, "| INCONCLUSIVE: bound below; at this mean and spread 10 drives (4 more) would accept it |")
 	assert.Contains(t, s, "| REJECTED: 4 of 6 drives pass |")
