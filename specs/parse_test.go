@@ -248,7 +248,7 @@ func TestParseDefaults(t *testing.T) {
 			SteadyRange: DefaultSteadyRange, SteadySlope: DefaultSteadySlope,
 			IdleLimit: DefaultIdleLimit, TopUpRuntime: DefaultTopUpRuntime,
 		},
-		Health: Health{PercentUsedMax: 100, ThermalThrottle: "inconclusive"},
+		Health: Health{PercentUsedMax: 100, ThermalThrottle: "inconclusive", OCP: OCPHealth{CapacitorHealthMin: 10}},
 		Workloads: []Workload{{
 			Name: "4KB Random Read", RW: "randread", BS: 4096, IODepth: 64, NumJobs: 8,
 			Metric: IOPS, RWMixRead: -1, Line: 8,
@@ -302,6 +302,7 @@ func TestParseFull(t *testing.T) {
 			SpareMargin:              5,
 			TemperatureMarginC:       3,
 			ThermalThrottle:          "ignore",
+			OCP:                      OCPHealth{CapacitorHealthMin: 10},
 		},
 		Workloads: []Workload{
 			{Name: "Seq/Read 1MiB", RW: "read", BS: 1 << 20, IODepth: 32, NumJobs: 2,
@@ -379,7 +380,7 @@ func TestParseInline(t *testing.T) {
 	if diff := cmp.Diff(wantQoS, s.Capacities[0].QoS); diff != "" {
 		t.Errorf("inline.toml capacity qos mismatch (-want +got):\n%s", diff)
 	}
-	if want := (Health{PercentUsedMax: 100, SpareMargin: 10, ThermalThrottle: "inconclusive"}); !cmp.Equal(want, s.Health) {
+	if want := (Health{PercentUsedMax: 100, SpareMargin: 10, ThermalThrottle: "inconclusive", OCP: OCPHealth{CapacitorHealthMin: 10}}); !cmp.Equal(want, s.Health) {
 		t.Errorf("inline.toml health = %+v, want %+v (an empty firmware list is nil)", s.Health, want)
 	}
 	if got := s.Scaling.Override["R"]; got != (Override{IODepth: 2}) {

@@ -20,6 +20,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -61,11 +62,30 @@ type builder struct {
 	exec  *live.Fio
 	// online are the host's online CPUs, which fio's jobs are spread over.
 	online []int
+	// modelChecks says, by drive path, how its model was checked.
+	modelChecks map[string]string
+	// matched is how a resumed run's drives were matched to the recorded
+	// ones (see matchResume); nil before, and for a run not resumed.
+	matched   *match.Match
+	matchErrs []error
 }
 
 func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []error) {
 	cfg := b.cfg
 	var errs []error
+	if b.live && !cfg.SpecGiven && len(specs.BuiltIn()) > 1 {
+		// Several built-in specs: the one that names the drives' model.
+		var models []string
+		for _, p := range cfg.Drives {
+			if in, err := b.sys.Inspect(p); err == nil && in.Block && in.Controller != "" {
+				models = append(models, in.Model)
+			}
+		}
+		if name, ok := chooseBuiltin(specs.BuiltIn(), specs.Load, models); ok && name != cfg.Spec {
+			fmt.Fprintf(os.Stderr, "drivequal: -spec not given: using the built-in spec %s, whose models match the drives (%s)\n", name, strings.Join(models, ", "))
+			cfg.Spec = name
+		}
+	}
 	spec, err := specs.Load(cfg.Spec)
 	if err != nil {
 		var list specs.ErrorList
@@ -96,6 +116,9 @@ func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []e
 		errs = append(errs, b.drives(ctx)...)
 		if cfg.Resume && len(errs) == 0 {
 			errs = append(errs, b.loadResume()...)
+		}
+		if !cfg.Resume {
+			errs = append(errs, b.checkRecord()...)
 		}
 	} else {
 		s.useSpec(spec, cfg.SpecGiven)
@@ -174,6 +197,17 @@ func (b *builder) drives(ctx context.Context) []error {
 		}
 		s.Drives = append(s.Drives, d)
 	}
+	if s.Spec != nil {
+		// A drive of another model is refused before anything is checked
+		// further or written.
+		checks, anyway, merrs := checkModels(s.Spec, b.infos, cfg.AnyModel)
+		b.modelChecks, s.Report.AnyModel = checks, anyway
+		errs = append(errs, merrs...)
+	}
+	if cfg.Resume && len(errs) == 0 {
+		// In the recorded order before anything is read or held by index.
+		b.matchResume()
+	}
 	opt := device.Options{Destructive: cfg.Destructive || cfg.DryRun, WipeSignatures: cfg.WipeSignatures}
 	for _, r := range b.sys.Check(b.infos, opt) {
 		errs = append(errs, r)
@@ -197,7 +231,15 @@ func (b *builder) drives(ctx context.Context) []error {
 		// A drive with a critical warning is refused before anything is
 		// written to it.
 		var herrs []error
-		monitor, herrs = live.ReadHealth(ctx, nvme.CLI{}, s.Drives, s.Spec.Health)
+		if cfg.Resume {
+			// A resumed run has written to its drives: one that raised a
+			// critical warning is disqualified (the recording holds the
+			// warning as its failure, or the run records it), not refused,
+			// and the others go on.
+			monitor, herrs = live.ReadHealthResumed(ctx, nvme.CLI{}, s.Drives, s.Spec.Health)
+		} else {
+			monitor, herrs = live.ReadHealth(ctx, nvme.CLI{}, s.Drives, s.Spec.Health)
+		}
 		errs = append(errs, herrs...)
 	}
 	if len(errs) == 0 && !cfg.DryRun {
@@ -268,6 +310,9 @@ func (b *builder) replay() []error {
 	}
 	s.reader.Info = info
 	s.recorded = info
+	if info.Mode == "record" && !info.Reconstructed {
+		s.checkFiles(cfg.Replay, info)
+	}
 	// A replay judges what was recorded: its preconditioning decides.
 	s.Precondition = info.Precondition
 	r := s.Report
@@ -338,6 +383,7 @@ func (b *builder) plan() {
 		b.resumePlan()
 		if b.exec != nil {
 			b.exec.PrepareDir = s.resume.prepareDir()
+			b.exec.SanitizeSent = s.resume.prior.SanitizeSent
 		}
 	}
 	if r := s.runner; r != nil {
@@ -374,7 +420,7 @@ func (b *builder) reportDrives() {
 			continue
 		}
 		rd := report.Drive{Path: d.Path, Model: d.Model, Serial: d.Serial, Firmware: d.Firmware, Bytes: d.Size,
-			Capacity: d.Capacity, NUMANode: d.NUMANode}
+			Capacity: d.Capacity, NUMANode: d.NUMANode, ModelCheck: b.modelChecks[d.Path]}
 		if b.live {
 			if p, ok, _ := b.sys.PCIePath(d.Controller); ok {
 				rd.PCI, rd.Link = p[0].PCI, p.String()

@@ -13,6 +13,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -53,7 +54,10 @@ type Suite struct {
 	recorded record.Run
 	// resume is what a resumed run (-resume) took over; nil otherwise.
 	resume *resumeState
-	out    *reporter
+	// replacing, when set, says the run replaces the recording in its
+	// -record directory.
+	replacing string
+	out       *reporter
 
 	mu     sync.Mutex
 	single map[string]float64 // "capacity/workload" → single-drive actual
@@ -144,6 +148,7 @@ func (s *Suite) runInfo() record.Run {
 		info.LBASizes[i] = d.LogicalBlockSize
 	}
 	info.Runtime = runtimeFlag(s.Cfg.Runtime)
+	info.Identities, info.BootID = match.Identities(s.Drives), match.BootID()
 	return info
 }
 
@@ -161,6 +166,9 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 		base.PerDrive, base.Err = s.baseline(cell)
 	}
 	j := verdict.Run{Spec: s.Spec, Precondition: s.Precondition, Drives: s.Drives}.Cell(ctx, cell, m, base)
+	// A drive's failure outranks what the cell says for itself (see
+	// verdict.Precede), live, replayed and resumed alike.
+	j = verdict.Precede(j, cell, s.driveFailures())
 	if j.Figure {
 		key := cell.Capacity.Name + "/" + cell.Workload.Name
 		if cell.Kind == report.KindScaling {
@@ -271,4 +279,16 @@ func (s *Suite) purgeCommands(st plan.Step) ([]purge.Step, []error) {
 		infos = append(infos, s.Drives[d].Info)
 	}
 	return purge.Plan(infos, st.Purge, s.ctrls)
+}
+
+// driveFailures is run.json's drive failures: a live run's so far, a
+// replay's as recorded.
+func (s *Suite) driveFailures() []record.DriveFailure {
+	switch {
+	case s.runner != nil:
+		return s.runner.Failures()
+	case s.reader != nil:
+		return s.reader.Info.Failures
+	}
+	return nil
 }

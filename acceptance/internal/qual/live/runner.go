@@ -11,6 +11,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -75,6 +76,7 @@ type Runner struct {
 	readBacks []evidence.ReadBack
 	drives    *drives
 	rec       *recorder
+	facts     *facts
 	lines     *lines
 	probe     probe
 }
@@ -85,9 +87,12 @@ type Resume struct {
 	Prior record.Run
 	// Kept says, by test, that its recording is whole and judged again.
 	Kept map[string]bool
-	// Disqualified says why each drive that returned other data than it
-	// was given in the interrupted run is not used again.
+	// Disqualified says why each drive that failed in the interrupted
+	// run (run.json's failures, or a recorded read-back that failed) is
+	// not used again; Causes is the report cause its cells fail with
+	// (report.CauseIntegrity when none is given).
 	Disqualified map[int]string
+	Causes       map[int]string
 }
 
 func (r *Runner) init() {
@@ -102,9 +107,15 @@ func (r *Runner) init() {
 		}
 		if r.Resume != nil {
 			for d, why := range r.Resume.Disqualified {
-				r.drives.breakWith(d, unusable{cause: report.CauseIntegrity, text: why}, false)
+				cause := r.Resume.Causes[d]
+				if cause == "" {
+					cause = report.CauseIntegrity
+				}
+				r.drives.breakWith(d, unusable{cause: cause, text: why}, false)
 			}
 		}
+		r.facts = &facts{rec: r.rec, drives: r.drives, list: r.Drives, lines: r.lines, ctrls: r.Ctrls, record: r.Record, resumed: r.Resume != nil}
+		r.Monitor.peak = r.facts.peak
 	})
 }
 
@@ -116,16 +127,37 @@ func (r *Runner) init() {
 func (r *Runner) Start(info record.Run) error {
 	r.init()
 	if r.Resume == nil {
+		_, info.MaxTempK = r.Monitor.skips()
 		if err := r.rec.start(info); err != nil {
 			return err
 		}
-		return r.Monitor.keep(r.Record, false)
+		if err := r.Monitor.keep(r.Record, false); err != nil {
+			return err
+		}
+		return r.rec.landed("health", true)
 	}
+	// The interrupted run's peak temperatures stay the peaks until a
+	// higher one is read.
+	r.Monitor.seedPeaks(info.MaxTempK)
+	_, info.MaxTempK = r.Monitor.skips()
 	if err := r.rec.update(func(i *record.Run) { *i = info }); err != nil {
 		return err
 	}
 	r.Monitor.resumed(r.Resume.Dir)
-	return r.Monitor.keep(r.Resume.Dir, true)
+	if err := r.facts.recordSetupWarnings(r.Monitor); err != nil {
+		return err
+	}
+	if err := r.Monitor.keep(r.Resume.Dir, true); err != nil {
+		return err
+	}
+	return r.rec.landed("health", false)
+}
+
+// Finish marks the recording as a run that ran to its end: a new run in
+// its directory may replace it. An interrupted run is not marked.
+func (r *Runner) Finish() error {
+	r.init()
+	return r.rec.finished(time.Now())
 }
 
 // Cell implements evidence.Evidence: it runs the plan's steps up to and
@@ -189,7 +221,7 @@ func (r *Runner) runTo(ctx context.Context, last int, logf func(string, ...any))
 // reading the drive back, the only causes it marks a drive broken with),
 // so that a replay fails them from the recorded pass.
 func (r *Runner) failUnmeasured(why unusable, cells []plan.Cell, logf func(string, ...any)) {
-	if why.cause != report.CauseIntegrity && why.cause != report.CauseFioFailed {
+	if !verdict.Disqualifying(why.cause) {
 		return
 	}
 	tests := make([]string, len(cells))
@@ -206,9 +238,17 @@ func (r *Runner) runStep(ctx context.Context, st plan.Step, logf func(string, ..
 	start := time.Now()
 	rec := report.Step{N: st.N, Kind: st.Kind.String(), Name: st.Name, EstimatedSeconds: st.Est.Seconds()}
 	skipped := r.execStep(ctx, &st, logf)
+	if st.Kind != plan.StepMeasure && st.Kind != plan.StepPurge {
+		// What the step kept under prepare/ is listed with its sha256
+		// once fio has ended.
+		if err := r.rec.landed(record.PrepareDir(r.rec.resumptions()), false); err != nil && logf != nil {
+			logf("%s: %v", r.Record, err)
+		}
+	}
 	rec.Drives = pathsOf(r.Drives, st.Drives)
 	rec.ActualSeconds = time.Since(start).Seconds()
 	rec.Skipped = skipped
+	rec.WAF = r.ocp().stepWAF(st.N)
 	r.Sink.Step(rec)
 }
 
@@ -273,7 +313,15 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 	if st.Kind == plan.StepVerify {
 		return r.verifyStep(ctx, st, logf, w)
 	}
+	if st.Kind == plan.StepPurge || st.Kind == plan.StepFill {
+		// What the drive holds is no longer what its last read-back read:
+		// said before the first byte is written, so that a resume after a
+		// kill purges and fills it again.
+		r.facts.markWritten(*st)
+	}
+	ocp := r.ocp().ocpBeforeStep(ctx, *st)
 	prep, err := r.Exec.Prepare(ctx, *st, r.Drives, logf, w)
+	prepErr := err
 	if err != nil {
 		// The drives' state is unknown now: the next cell starts over.
 		r.drives.reset(st.Drives)
@@ -282,12 +330,27 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 		} else {
 			err = fmt.Errorf("preparing %s: %s failed: %w", r.lines.drivesLine(st.Drives), st.Name, err)
 		}
-		if ctx.Err() == nil {
-			r.drives.markBroken(st.Drives, report.CausePreparation, "a preparation step", err)
+		if ctx.Err() == nil && !verdict.Killed(strings.TrimPrefix(prepErr.Error(), "fio failed: ")) {
+			// A fio stopped by a signal from outside (the OOM killer) is
+			// an interruption: the step runs again on resume.
+			failed := failedDrives(st.Drives, prepErr)
+			if len(failed) < len(st.Drives) && st.Kind == plan.StepFill {
+				// fio names the drives whose jobs failed: the others
+				// finished their part, and go on filled.
+				err = fmt.Errorf("preparing %s: %s failed: %w", r.lines.drivesLine(failed), st.Name, prepErr)
+				done := *st
+				done.Drives = slices.DeleteFunc(slices.Clone(st.Drives), func(d int) bool { return slices.Contains(failed, d) })
+				r.drives.applied(done, time.Now())
+			}
+			r.facts.failDrives(failed, report.CausePreparation, *st, err)
 		}
 		logf("%v", err)
 		return err.Error()
 	}
+	if st.Kind == plan.StepPurge {
+		r.facts.sanitized(*st)
+	}
+	r.ocp().ocpAfterStep(ctx, *st, ocp, logf)
 	now := time.Now()
 	r.drives.applied(*st, now)
 	if st.Kind == plan.StepRandom || st.Kind == plan.StepTopUp {
@@ -303,7 +366,13 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 func (r *Runner) warned(snap map[int]nvme.SmartLog, when string) string {
 	drives, why := r.Monitor.warned(snap, when)
 	for i, d := range drives {
-		r.drives.breakWith(d, unusable{cause: report.CauseCriticalWarning, text: why[i]}, false)
+		// Recorded before anything else is written to the drive: a
+		// resume, a replay and a retry keep it.
+		test, _ := strings.CutPrefix(when, "after ")
+		if test == when {
+			test = ""
+		}
+		r.facts.disqualify(d, report.CauseCriticalWarning, "its health log check (read "+when+")", test, why[i])
 	}
 	return strings.Join(why, "; ")
 }
@@ -354,6 +423,11 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 		}
 	}
 	for _, c := range st.Cells {
+		// Unlisted first: a kill in between leaves files run.json does
+		// not vouch for, never a listing of files that are gone.
+		if err := r.rec.forget(c.Test); err != nil {
+			return notRun(err.Error(), report.CauseBadRecording, err.Error())
+		}
 		if err := record.Forget(r.Record, c.Test); err != nil {
 			return notRun(err.Error(), report.CauseBadRecording, err.Error())
 		}
@@ -381,14 +455,18 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 		if i == 0 {
 			cpu = &m.CPU
 		}
-		if err := r.rec.sidecars(c.Test, basis, record.Thermal{Throttled: m.Thermal, CriticalWarning: m.Hot},
-			record.Link{Degraded: m.Link, Unknown: m.LinkUnknown, Shared: m.Shared}, cpu); err != nil {
-			logf("%s: %v", r.Record, err)
+		if errs := r.rec.sidecars(c.Test, basis, record.Thermal{Throttled: m.Thermal, CriticalWarning: m.Hot},
+			record.Link{Degraded: m.Link, Unknown: m.LinkUnknown, Shared: m.Shared}, cpu); errs != nil {
+			// Listed, the cell would replay or resume without the
+			// finding its sidecar holds: it is measured again instead.
+			logf("%s: %v: %s is not listed in run.json", r.Record, errors.Join(errs...), c.Test)
+			continue
 		}
 		shares := ""
 		if i > 0 {
 			shares = owner.Test
 		}
+		r.ocp().recordWAF(c.Test, m.WAF, logf)
 		if err := r.rec.recorded(c.Test, shares); err != nil {
 			logf("%s: %v", r.Record, err)
 		}
@@ -408,6 +486,7 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	}
 	linksBefore := r.probe.readLinks(st.Drives)
 	cpus, cpuBefore := r.probe.allowedCPUs(st.Job), readCPUTimes()
+	ocpBefore := r.Monitor.readOCP(ctx, st.Drives, true)
 	start := time.Now()
 	raw := r.Exec.RawPath(owner.Test)
 	stdout, runErr := r.Exec.Measure(ctx, owner.Test, st.Job, r.watch(st, start, nil, logf))
@@ -424,6 +503,9 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	}
 	m = &evidence.Measured{Stdout: stdout, RunErr: runErr, Raw: raw, Job: st.Job,
 		Thermal: r.Monitor.throttled(before, after), Hot: r.Monitor.hot(before, after)}
+	var ocpHot string
+	m.WAF, ocpHot = r.ocp().cellOCP(st, owner, ocpBefore, r.Monitor.readOCP(ctx, st.Drives, true))
+	m.Thermal = strings.Trim(m.Thermal+"; "+ocpHot, "; ")
 	if m.Hot != "" {
 		logf("%s", m.Hot)
 	}
@@ -525,6 +607,9 @@ func (r *Runner) Health(ctx context.Context) ([]evidence.DriveHealth, string) {
 	}
 	if err := r.Monitor.keep(r.Record, false); err != nil {
 		r.lines.progress(nil, "keeping nvme-cli's outputs in %s: %v", r.Record, err)
+	}
+	if err := r.rec.landed("health", true); err != nil {
+		r.lines.progress(nil, "%s: %v", r.Record, err)
 	}
 	return out, ""
 }

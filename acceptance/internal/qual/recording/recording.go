@@ -176,6 +176,14 @@ func (r *Reader) unusable(cell plan.Cell) (why, cause string) {
 	})
 	var texts []string
 	for _, d := range cell.Drives {
+		if f, ok := r.Info.FailureOf(d); ok && verdict.Disqualifying(f.Cause) {
+			// Recorded as it happened: the drive's first failure.
+			texts = append(texts, verdict.DisqualifiedText(f))
+			if cause == "" {
+				cause = f.Cause
+			}
+			continue
+		}
 		if f, ok := r.failed[d]; ok {
 			texts = append(texts, fmt.Sprintf("%s failed the verify pass (%s) earlier in this run: %s", f.Path, verdict.IntegrityTest(f.Path), f.Message))
 			if cause == "" {
@@ -203,6 +211,7 @@ func Read(_ context.Context, f Files, cell plan.Cell, job fiojob.Job) *evidence.
 		m.NotRun, m.Cause = err.Error(), report.CauseBadRecording
 	}
 	m.Steady = st
+	_, _ = record.ReadJSON(f.Dir, cell.Test, record.OCPExt, &m.WAF)
 	var t record.Thermal
 	if found, err := record.ReadJSON(f.Dir, cell.Test, record.ThermalExt, &t); found && err == nil {
 		m.Thermal, m.Hot = t.Throttled, t.CriticalWarning
@@ -349,6 +358,7 @@ func (r *Reader) Health(context.Context) ([]evidence.DriveHealth, string) {
 		if id, err := read("id-ctrl"); err == nil {
 			h.Ctrl, _ = nvme.ParseIDCtrl(id)
 		}
+		h.OCP = readOCP(read)
 	}
 	return out, ""
 }
