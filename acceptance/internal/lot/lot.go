@@ -402,11 +402,11 @@ func (j Judgement) inconclusive(r Rule, format func(float64) string) string {
 		switch {
 		case j.N < 3:
 			why = fmt.Sprintf("%s: too few to check the normal model (Shapiro–Wilk needs 3)", counted(j.N, "drive"))
-		case j.SD == 0:
-			why = fmt.Sprintf("all %d figures are equal: no spread to check the normal model with", j.N)
-		default:
+		case j.N > MaxShapiroWilk:
 			why = fmt.Sprintf("%d figures, more than the %d Shapiro–Wilk checks the normal model on, so the normal method does not judge them; %s",
 				j.N, MaxShapiroWilk, counts)
+		default:
+			why = fmt.Sprintf("all %d figures are equal: no spread to check the normal model with", j.N)
 		}
 	}
 	return decide + why
@@ -604,7 +604,14 @@ func kGuess(d float64, r Rule) int {
 }
 
 // meanSD is the mean and the sample standard deviation (n − 1) of xs.
+// Equal figures have their value as mean and no spread, exactly: summed,
+// their mean can differ from them by a rounding, which would give them a
+// spread of 1e-12 that Shapiro–Wilk (comparing the figures themselves)
+// does not see.
 func meanSD(xs []float64) (mean, sd float64) {
+	if lo, hi := slices.Min(xs), slices.Max(xs); lo == hi {
+		return lo, 0
+	}
 	for _, x := range xs {
 		mean += x
 	}
