@@ -78,7 +78,17 @@ func Drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match,
 			k = "path " + d.Path
 		}
 		i, ok := byKey[k]
+		recreated := ""
+		if ok && (id.Kind == "loop" || id.Kind == "file") {
+			// ext4 and XFS give a deleted file's inode to the next file
+			// created: a blank image made where the filled one was.
+			recreated = id.File.Recreated(recorded[i].File)
+		}
 		switch {
+		case recreated != "":
+			errs = append(errs, fmt.Errorf("parsing -drives: %s is not the drive %d the interrupted run in %s measured: its file has the recorded inode but is another file (%s): it was deleted and created again since, and holds none of what the run wrote; %s",
+				d.Path, i+1, dir, recreated, fix))
+			continue
 		case !ok:
 			// At a recorded path, or (in the same boot) at a recorded
 			// device number: another drive where one of the run's was.
