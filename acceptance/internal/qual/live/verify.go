@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -53,7 +55,20 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 		}
 		rec.Drives = append(rec.Drives, vd)
 	}
-	if serr := r.rec.update(func(i *record.Run) { i.Verify = append(i.Verify, rec) }); serr != nil {
+	// Listed with the sha256 of its files in the same rewrite of run.json:
+	// a kill before the step's files are hashed (Runner.runStep) must not
+	// leave a read-back that a resume trusts and nothing vouches for.
+	sums, herr := r.verifySums(prep.Raw)
+	if herr != nil {
+		logf("%s: %v", r.Record, herr)
+	}
+	if serr := r.rec.update(func(i *record.Run) {
+		i.Verify = append(i.Verify, rec)
+		if len(sums) > 0 && i.Files == nil {
+			i.Files = map[string]string{}
+		}
+		maps.Copy(i.Files, sums)
+	}); serr != nil {
 		logf("%s: %v", r.Record, serr)
 	}
 	rb := evidence.ReadBack{Dir: r.Record, Pass: rec}
@@ -73,4 +88,21 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 		}
 	}
 	return ""
+}
+
+// verifySums is the sha256 of each file a verify pass kept at raw (its
+// fio output, job file and stderr), by path relative to the recording.
+func (r *Runner) verifySums(raw string) (map[string]string, error) {
+	base := strings.TrimSuffix(raw, record.OutputExt)
+	var rels []string
+	for _, ext := range []string{record.OutputExt, record.JobExt, record.StderrExt} {
+		rel, err := filepath.Rel(r.Record, base+ext)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		if _, err := os.Stat(base + ext); err == nil {
+			rels = append(rels, filepath.ToSlash(rel))
+		}
+	}
+	return record.HashFiles(r.Record, rels)
 }
