@@ -288,3 +288,35 @@ func TestDrivesRecreatedImage(t *testing.T) {
 	require.Empty(t, errs, errText(errs))
 	assert.Equal(t, []int{1, 0}, m.Order)
 }
+
+// A namespace that reports no NGUID, EUI-64 or UUID and a serial of
+// spaces (sysfs shows it trimmed to nothing, as some drives and
+// emulators report it) is known only by its path and device number. After
+// a reboot those name whichever drive came up there: two such drives
+// swapped are refused rather than taken for each other. Within the boot
+// that recorded them, the same path at the same device number is the
+// same drive.
+func TestDrivesWithoutIdentity(t *testing.T) {
+	anon := func(n, minor int) plan.Drive {
+		return plan.Drive{Info: device.Info{Path: fmt.Sprintf("/dev/nvme%dn1", n), Block: true, Major: 259, Minor: uint32(minor),
+			Size: 1_920_383_410_176, LogicalBlockSize: 4096, Model: "NVMe SSD", Controller: fmt.Sprintf("nvme%d", n), NSID: 1}}
+	}
+	first := []plan.Drive{anon(0, 0), anon(1, 1)}
+	prior := recordOf(first, "boot-1")
+	require.Equal(t, "", prior.Identities[0].Key(), "nothing tells the drive")
+
+	// After the reboot nvme0n1 is the drive that was nvme1n1: nothing
+	// says so, and nothing may be assumed.
+	_, errs := Drives([]plan.Drive{anon(0, 0), anon(1, 1)}, prior, "boot-2", "raw", "FIX")
+	require.NotEmpty(t, errs, "drives known by path only, after a reboot")
+	assert.Contains(t, errText(errs), "parsing -drives: /dev/nvme0n1 reports nothing that tells it from another drive (NVMe namespace 1 (no NGUID, EUI-64 or UUID) of NVMe SSD serial (unknown), firmware (unknown), 1920383410176 bytes, 4096-byte blocks), and the machine has booted since the interrupted run in raw: ")
+
+	// The same boot, the same paths and numbers: the same drives.
+	m, errs := Drives([]plan.Drive{anon(1, 1), anon(0, 0)}, prior, "boot-1", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	assert.Equal(t, []int{1, 0}, m.Order)
+	// The same boot, but the path now at another device number.
+	moved := anon(0, 5)
+	_, errs = Drives([]plan.Drive{moved, anon(1, 1)}, prior, "boot-1", "raw", "FIX")
+	require.NotEmpty(t, errs)
+}
