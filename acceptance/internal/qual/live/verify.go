@@ -57,7 +57,7 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 	// run.json: a kill before the step's files are hashed (Runner.runStep)
 	// must not leave a read-back that a resume trusts and nothing vouches
 	// for.
-	sums, herr := r.verifySums(prep.Raw)
+	sums, herr := verifySums(r.Record, prep.Raw)
 	if herr != nil {
 		logf("%s: %v", r.Record, herr)
 	}
@@ -131,12 +131,13 @@ func verifyRecord(dir string, drives []plan.Drive, st *plan.Step, raw string, re
 }
 
 // verifySums is the sha256 of each file a verify pass kept at raw (its
-// fio output, job file and stderr), by path relative to the recording.
-func (r *Runner) verifySums(raw string) (map[string]string, error) {
+// fio output, job file and stderr), by path relative to the recording
+// in dir.
+func verifySums(dir, raw string) (map[string]string, error) {
 	base := strings.TrimSuffix(raw, record.OutputExt)
 	var rels []string
 	for _, ext := range []string{record.OutputExt, record.JobExt, record.StderrExt} {
-		rel, err := filepath.Rel(r.Record, base+ext)
+		rel, err := filepath.Rel(dir, base+ext)
 		if err != nil || strings.HasPrefix(rel, "..") {
 			continue
 		}
@@ -144,5 +145,5 @@ func (r *Runner) verifySums(raw string) (map[string]string, error) {
 			rels = append(rels, filepath.ToSlash(rel))
 		}
 	}
-	return record.HashFiles(r.Record, rels)
+	return record.HashFiles(dir, rels)
 }
