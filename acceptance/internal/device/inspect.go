@@ -138,7 +138,7 @@ func (s System) Inspect(path string) (Info, error) {
 		info.Name = filepath.Base(info.Resolved)
 	case mode.IsRegular():
 		info.Size = fi.Size()
-		info.File = fileID(fi)
+		info.File = fileID(local, fi)
 		return info, nil
 	case mode&fs.ModeCharDevice != 0 && nvmeGenericName.MatchString(filepath.Base(info.Resolved)):
 		m := nvmeGenericName.FindStringSubmatch(filepath.Base(info.Resolved))
@@ -218,7 +218,7 @@ func (r inspection) block() error {
 		info.Model = "loop"
 		info.BackingFile = bf
 		if fi, err := os.Stat(r.sys.p(bf)); err == nil {
-			info.File = fileID(fi)
+			info.File = fileID(r.sys.p(bf), fi)
 		}
 		return nil
 	}
