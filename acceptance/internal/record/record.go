@@ -81,7 +81,11 @@ type Run struct {
 	// it was: nvme-cli's outputs are under health/); MaxTempK is each
 	// drive's highest composite temperature read during the run.
 	HealthSkips []string `json:"health_skips,omitempty"`
-	MaxTempK    []int    `json:"max_temp_k,omitempty"`
+	// HealthLost says, by drive, why a drive whose health was read at
+	// setup has none after the run (it disappeared mid-run): its health
+	// fails, in a replay as live. Absent when no drive's was lost.
+	HealthLost []string `json:"health_lost,omitempty"`
+	MaxTempK   []int    `json:"max_temp_k,omitempty"`
 	// Host is the machine the run was recorded on (format 2).
 	Host host.Info `json:"host,omitzero"`
 	// Verify lists the verify passes run so far, each once its output is

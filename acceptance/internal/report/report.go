@@ -316,7 +316,22 @@ type Drive struct {
 	// GT/s x8 (of 16.0 GT/s x16)").
 	PCI  string `json:"pci,omitempty"`
 	Link string `json:"pcie_link,omitempty"`
+	// Transport is how the host reaches an NVMe drive's controller
+	// ("pcie", "tcp", "rdma", "fc"), Address the controller's address
+	// ("traddr=10.0.0.2,trsvcid=4420" for a fabric) and Subsystem its NVM
+	// subsystem's NQN. A fabric drive has no PCIe link: the network
+	// carries its figures as well as the drive.
+	Transport string `json:"transport,omitempty"`
+	Address   string `json:"address,omitempty"`
+	Subsystem string `json:"subsystem_nqn,omitempty"`
+	// Paths are the paths of a namespace under native multipath, each
+	// its hidden per-path device and controller ("nvme0c1n1 (nvme1, pcie
+	// 0000:00:08.0, live)"); the suite writes only to the head device.
+	Paths []string `json:"paths,omitempty"`
 }
+
+// Fabric says whether the drive is reached over NVMe over Fabrics.
+func (d Drive) Fabric() bool { return d.Transport != "" && d.Transport != "pcie" }
 
 // Result is one subtest's outcome.
 type Result struct {

@@ -26,6 +26,9 @@ const (
 	envSuite  = "DRIVEQUAL_QEMU_SUITE"  // the acceptance suite's test binary
 	envWork   = "DRIVEQUAL_QEMU_WORK"   // the shared work directory
 	envConfig = "DRIVEQUAL_QEMU_CONFIG" // the configuration's name
+	// envMissing holds the optional modules the kernel lacks, each
+	// "name=why", separated by ";".
+	envMissing = "DRIVEQUAL_QEMU_MISSING"
 )
 
 // Serials of the guest's controllers (see machine).
@@ -106,6 +109,10 @@ type config struct {
 	// dependencies); a kernel that lacks one skips this configuration
 	// naming it (a failure with DRIVEQUAL_REQUIRE_LOOP=1).
 	modules []string
+	// optional are loaded at boot when the kernel has them; a test that
+	// needs one missing finds why in the guest (missingModule) and skips
+	// naming it, so that the configuration's other tests still run.
+	optional []string
 	// tests are the TestGuest* tests this boot runs, in the order given.
 	tests []string
 	// timeout bounds the boot (default 14 minutes).
@@ -190,7 +197,16 @@ type host struct {
 // boot boots the guest of c with work as its work directory, runs c's
 // tests (those matching only, when set) and reports each as a subtest.
 func (h host) boot(t *testing.T, c config, work, only string) {
-	initrd := testenv.InitramfsWith(t, h.kernel, h.busybox, c.modules...)
+	mods := slices.Clone(c.modules)
+	var missing []string
+	for _, o := range c.optional {
+		if err := h.kernel.CheckModules([]string{o}); err != nil {
+			missing = append(missing, o+"="+strings.ReplaceAll(err.Error(), ";", ","))
+			continue
+		}
+		mods = append(mods, o)
+	}
+	initrd := testenv.InitramfsWith(t, h.kernel, h.busybox, mods...)
 	images := filepath.Join(work, "images")
 	if err := os.MkdirAll(images, 0o755); err != nil {
 		t.Fatal(err)
@@ -232,9 +248,9 @@ mkdir /tmp/drivequal-bin
 cp %s %s/nvmevm.test /tmp/drivequal-bin/
 ln -s nvmevm.test /tmp/drivequal-bin/nvme
 cd %s
-export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all
+export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s %s=%s %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all
 exec /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=12m %s
-`, shellQuote(h.suite), shellQuote(h.bin), shellQuote(h.wd), envGuest, envSuite, envWork, shellQuote(work), envConfig, shellQuote(c.name), shellQuote(h.nvme), shellQuote(run))
+`, shellQuote(h.suite), shellQuote(h.bin), shellQuote(h.wd), envGuest, envSuite, envWork, shellQuote(work), envConfig, shellQuote(c.name), envMissing, shellQuote(strings.Join(missing, ";")), shellQuote(h.nvme), shellQuote(run))
 
 	timeout := c.timeout
 	if timeout == 0 {

@@ -116,9 +116,14 @@ type ReadBack struct {
 
 // DriveHealth is one drive's health over the run: its SMART log before
 // the run and the latest reading, its controller's identity and the
-// hottest it was seen, or why its health is not judged.
+// hottest it was seen, or why its health is not judged (Skip) or why it
+// has none to judge (Lost).
 type DriveHealth struct {
-	Skip     string
+	Skip string
+	// Lost says why a drive whose health was read at setup has no health
+	// log after the run: it disappeared, or changed, mid-run. Its health
+	// fails: a drive that vanished has no health to pass.
+	Lost     string
 	Ctrl     nvme.Controller
 	Before   nvme.SmartLog
 	Last     nvme.SmartLog

@@ -220,7 +220,7 @@ func (r *Runner) execStep(ctx context.Context, st *plan.Step, logf func(string, 
 	// A drive that raised a critical warning since setup is written no
 	// more, whatever the step: read its log before each one.
 	if ctx.Err() == nil {
-		r.warned(r.Monitor.snapshot(ctx, st.Drives), "before "+st.Name)
+		r.warned(r.Monitor.snapshot(ctx, r.drives.present(st.Drives)), "before "+st.Name)
 	}
 	// A drive that failed an earlier step is not prepared again.
 	var drives []int
@@ -402,7 +402,7 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 // and the load of the CPUs fio runs on. why, when set, says the cell was
 // not measured (m says so too).
 func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, logf func(string, ...any)) (m *evidence.Measured, why string) {
-	before := r.Monitor.snapshot(ctx, st.Drives)
+	before := r.Monitor.snapshot(ctx, r.drives.present(st.Drives))
 	if why := r.warned(before, "before "+owner.Test); why != "" {
 		return evidence.NotMeasured(why, report.CauseCriticalWarning), why
 	}
@@ -418,7 +418,7 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 		m.Raw, m.Job = raw, st.Job
 		return m, why
 	}
-	after := r.Monitor.snapshot(ctx, st.Drives)
+	after := r.Monitor.snapshot(ctx, r.drives.present(st.Drives))
 	if why := r.warned(after, "after "+owner.Test); why != "" {
 		logf("%s", why)
 	}
@@ -513,14 +513,14 @@ func (r *Runner) PriorReadBacks() []evidence.ReadBack {
 // after the run, kept with the recording.
 func (r *Runner) Health(ctx context.Context) ([]evidence.DriveHealth, string) {
 	r.init()
-	out := r.Monitor.after(ctx)
+	out := r.Monitor.after(ctx, r.drives.lost())
 	if r.Record == "" {
 		return out, ""
 	}
-	skips, temps := r.Monitor.skips()
+	skips, lost, temps := r.Monitor.skips()
 	// A recording that lost them replays saying no health log was
 	// recorded; the operator is told now.
-	if err := r.rec.update(func(i *record.Run) { i.HealthSkips, i.MaxTempK = skips, temps }); err != nil {
+	if err := r.rec.update(func(i *record.Run) { i.HealthSkips, i.HealthLost, i.MaxTempK = skips, lost, temps }); err != nil {
 		r.lines.progress(nil, "rewriting run.json: %v", err)
 	}
 	if err := r.Monitor.keep(r.Record, false); err != nil {

@@ -329,6 +329,11 @@ func (r *Reader) Health(context.Context) ([]evidence.DriveHealth, string) {
 	for i, d := range r.Drives {
 		h := &out[i]
 		read := func(what string) ([]byte, error) { return os.ReadFile(HealthFile(r.Dir, i, what)) }
+		if i < len(r.Info.HealthLost) && r.Info.HealthLost[i] != "" {
+			// Lost mid-run: it fails, as it did live.
+			h.Lost = r.Info.HealthLost[i]
+			continue
+		}
 		before, err := read("before")
 		if err != nil {
 			h.Skip = r.skipOf(i)
