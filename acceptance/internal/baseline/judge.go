@@ -44,7 +44,7 @@ var noFigure = map[string]bool{
 // preconditioned): such a figure is not the drive's, so it is left out of
 // its side's sample, and a cell left with none on a side is not compared.
 var notTheDrive = []string{report.CauseHostBound, report.CausePCIeLink, report.CauseThrottled,
-	report.CauseNotSteady, report.CausePrecondition, report.CausePCIeBound}
+	report.CauseNotSteady, report.CausePrecondition, report.CausePCIeBound, report.CauseTransportBound}
 
 // notComparable says why the cell of these sides is not compared: each
 // cause outside the drive on each side, with the first such result's

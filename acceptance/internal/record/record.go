@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/device/fabric"
 	"github.com/drivequal/drivequal/acceptance/internal/device/pcie"
 	"os"
 	"path/filepath"
@@ -266,6 +267,10 @@ type Link struct {
 	// cell's drives share (a switch's uplink), as they trained; absent in
 	// recordings made before it, whose cells are judged without them.
 	Shared []SharedLink `json:"shared,omitempty"`
+	// Fabric are the cell's NVMe over Fabrics drives, each with the
+	// network interface towards its target and what it carried during
+	// the measurement; absent for PCIe drives and older recordings.
+	Fabric []fabric.Path `json:"fabric,omitempty"`
 }
 
 // SharedLink is one PCIe link that several of a cell's drives reach

@@ -206,22 +206,25 @@ type Step struct {
 
 // Causes of a verdict other than pass.
 const (
-	CauseBelowSpec       = "below spec"          // measured, and short of the figure
-	CauseFioFailed       = "fio failed"          // fio exited non-zero or reported job errors
-	CausePreparation     = "preparation failed"  // a purge, fill or preconditioning step failed
-	CauseDriveChanged    = "drive changed"       // the drive is no longer the one set up
-	CausePrecondition    = "not preconditioned"  // measured with -precondition=quick or none
-	CauseInterrupted     = "interrupted"         // stopped by Ctrl-C, SIGTERM or the -timeout
-	CauseNoBaseline      = "no baseline"         // a measured baseline the run did not measure
-	CauseNotRecorded     = "not recorded"        // a replay has no output for the cell
-	CauseBadRecording    = "bad recording"       // fio's output could not be read
-	CauseNotSteady       = "not steady"          // a drive did not reach steady state before the cell
-	CauseThrottled       = "thermal throttle"    // the drive throttled on heat, or had its temperature critical warning set, during the cell
-	CauseLatency         = "latency above limit" // a latency percentile above the spec's limit
-	CausePCIeLink        = "pcie link degraded"  // a drive's PCIe link was below what the cell needs
-	CauseHostBound       = "host-bound"          // below spec while the CPUs fio ran on were saturated
-	CausePCIeBound       = "pcie bound"          // below spec while a PCIe link the cell's drives share was full and could not carry what the spec asks of them
-	CauseCriticalWarning = "critical warning"    // the drive raised a critical warning mid-run: nothing more is written to it
+	CauseBelowSpec    = "below spec"          // measured, and short of the figure
+	CauseFioFailed    = "fio failed"          // fio exited non-zero or reported job errors
+	CausePreparation  = "preparation failed"  // a purge, fill or preconditioning step failed
+	CauseDriveChanged = "drive changed"       // the drive is no longer the one set up
+	CausePrecondition = "not preconditioned"  // measured with -precondition=quick or none
+	CauseInterrupted  = "interrupted"         // stopped by Ctrl-C, SIGTERM or the -timeout
+	CauseNoBaseline   = "no baseline"         // a measured baseline the run did not measure
+	CauseNotRecorded  = "not recorded"        // a replay has no output for the cell
+	CauseBadRecording = "bad recording"       // fio's output could not be read
+	CauseNotSteady    = "not steady"          // a drive did not reach steady state before the cell
+	CauseThrottled    = "thermal throttle"    // the drive throttled on heat, or had its temperature critical warning set, during the cell
+	CauseLatency      = "latency above limit" // a latency percentile above the spec's limit
+	CausePCIeLink     = "pcie link degraded"  // a drive's PCIe link was below what the cell needs
+	CauseHostBound    = "host-bound"          // below spec while the CPUs fio ran on were saturated
+	CausePCIeBound    = "pcie bound"          // below spec while a PCIe link the cell's drives share was full and could not carry what the spec asks of them
+	// CauseTransportBound: below spec while a fabric drive's network
+	// interface carried within 10 % of its speed (NVMe over Fabrics).
+	CauseTransportBound  = "transport bound"
+	CauseCriticalWarning = "critical warning" // the drive raised a critical warning mid-run: nothing more is written to it
 	// CauseIntegrity: the drive returned data other than what was written.
 	CauseIntegrity = "data integrity"
 )

@@ -3,8 +3,11 @@ package nvmevm
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/qemu"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
@@ -26,7 +29,7 @@ func init() {
 		name:     "multipath-on",
 		machine:  machineMultipath,
 		optional: []string{"nvmet", "nvmet_tcp", "nvme_tcp"},
-		tests:    []string{"TestGuestPulledMidStep"},
+		tests:    []string{"TestGuestMultipathHead", "TestGuestNVMeTCP", "TestGuestPulledMidStep"},
 	})
 }
 
@@ -83,4 +86,99 @@ func needModules(t *testing.T, names ...string) {
 			testenv.Skipf(t, "needs kernel module %s, which did not load in the guest (see the console's insmod lines)", n)
 		}
 	}
+}
+
+// hiddenPaths returns the per-path devices of the multipath head dev
+// (/dev/nvme0n1: nvme0c0n1, nvme0c1n1), from /sys/class/block.
+func hiddenPaths(t *testing.T, dev string) []string {
+	t.Helper()
+	m := regexp.MustCompile(`^nvme([0-9]+)n([0-9]+)$`).FindStringSubmatch(filepath.Base(dev))
+	if m == nil {
+		t.Fatalf("%s is not a multipath head's name", dev)
+	}
+	ents, _ := filepath.Glob("/sys/class/block/nvme" + m[1] + "c*n" + m[2])
+	var out []string
+	for _, e := range ents {
+		out = append(out, filepath.Base(e))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// perPath matches a per-path device's name.
+var perPath = regexp.MustCompile(`nvme[0-9]+c[0-9]+n[0-9]+`)
+
+// TestGuestMultipathHead: native multipath on, one NVM subsystem of two
+// controllers sharing namespace 1 (namespace 2 on the second alone). The
+// shared namespace is one drive, its head /dev/nvmeXn1, over two hidden
+// per-path devices (nvmeXc0n1, nvmeXc1n1) that have no device node. A
+// format that applies to every namespace (FNA bit 0, as the nvme wrapper
+// reports it) is refused given the head alone, naming namespace 2, and
+// leaves both heads byte for byte as they were. A whole run on the head
+// completes with its verdicts; nvme-cli and fio are given the head and
+// never a per-path device, the per-namespace format leaves namespace 2
+// unchanged, and the drives table names both paths.
+func TestGuestMultipathHead(t *testing.T) {
+	guest(t)
+	start := time.Now()
+	if b, _ := os.ReadFile("/sys/module/nvme_core/parameters/multipath"); strings.TrimSpace(string(b)) != "Y" {
+		t.Fatalf("nvme_core.multipath is %q, want Y", b)
+	}
+	nqn := "nqn.2019-08.org.qemu:" + mpNQN
+	head1, head2 := headOf(t, nqn, 1), headOf(t, nqn, 2)
+	paths := hiddenPaths(t, head1)
+	if len(paths) != 2 {
+		t.Fatalf("%s has per-path devices %q, want one through each of the two controllers", head1, paths)
+	}
+	for _, p := range paths {
+		if _, err := os.Stat("/dev/" + p); err == nil {
+			t.Errorf("/dev/%s exists: a per-path device has no node", p)
+		}
+	}
+	scribble(t, head1)
+	scribble(t, head2)
+	before := hashes(t, head1, head2)
+
+	// The reach refusal: a format of every namespace, given one.
+	r := runSuite(t, []string{"DRIVEQUAL_FAKE_IDCTRL=fna=1"}, "-spec="+specFile(t, "format.toml"), "-drives="+head1, "-capacity=32MiB", "-destructive")
+	refused(t, r, head1, head2+" is not in -drives", nqn)
+	unchanged(t, before, head1, head2)
+	t.Logf("refusal after %s", time.Since(start).Round(100*time.Millisecond))
+
+	// A whole run on the head.
+	dry := runSuite(t, nil, "-spec="+specFile(t, "format.toml"), "-drives="+head1, "-capacity=32MiB", "-dry-run")
+	mustContain(t, dry.Stdout, "native multipath, subsystem "+nqn+", paths: "+paths[0]+" (", paths[1]+" (", "(only "+head1+" is written)")
+	live, rep := runSuiteWatching(t, nil, func(string, string) {}, "-spec="+specFile(t, "format.toml"), "-drives="+head1, "-capacity=32MiB", "-destructive")
+	mustContain(t, live.Stdout, "--- PASS: TestSingleDrive/32MiB/128KB_Sequential_Write", "--- PASS: TestSingleDrive/32MiB/128KB_Sequential_Read",
+		"--- PASS: TestHealth/"+strings.TrimPrefix(head1, "/dev/")+"/critical_warning", "drivequal: QUALIFIED")
+	if live.Code != 0 {
+		t.Errorf("exit %d\n%s", live.Code, live.output())
+	}
+	want := "format " + head1 + " --ses=1 --force -> exit 0"
+	if got := live.sent("format"); len(got) != 1 || got[0] != want {
+		t.Errorf("formats sent: %q, want one %q", got, want)
+	}
+	for _, c := range append(r.NVMe, live.NVMe...) {
+		if perPath.MatchString(c) {
+			t.Errorf("nvme-cli was given a per-path device: %s", c)
+		}
+	}
+	// fio's job files and outputs, as recorded: no per-path device.
+	filepath.WalkDir(rep, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		if m := perPath.Find(b); m != nil && !strings.HasSuffix(p, ".md") && !strings.HasSuffix(p, "results.json") && !strings.HasSuffix(p, "run.json") {
+			t.Errorf("%s names the per-path device %s", p, m)
+		}
+		return nil
+	})
+	unchanged(t, before[1:], head2) // the per-namespace format reached namespace 1 alone
+	summary, err := os.ReadFile(filepath.Join(rep, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, string(summary), "- "+head1+": native multipath, subsystem "+nqn+", 2 paths: "+paths[0]+" (nvme", paths[1]+" (nvme", "pcie 0000:", "live)")
+	t.Logf("scenario took %s", time.Since(start).Round(100*time.Millisecond))
 }

@@ -10,6 +10,7 @@ package evidence
 
 import (
 	"context"
+	"github.com/drivequal/drivequal/acceptance/internal/device/fabric"
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
@@ -63,6 +64,9 @@ type Measured struct {
 	// Shared are the links two or more of the step's drives share, as
 	// they trained.
 	Shared []record.SharedLink
+	// Fabric are the cell's NVMe over Fabrics drives and what their
+	// network interfaces carried during the measurement.
+	Fabric []fabric.Path
 	// CPU is the CPUs fio was allowed and how busy they were during the
 	// measurement (N 0: not read).
 	CPU record.CPU

@@ -382,7 +382,7 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 			cpu = &m.CPU
 		}
 		if err := r.rec.sidecars(c.Test, basis, record.Thermal{Throttled: m.Thermal, CriticalWarning: m.Hot},
-			record.Link{Degraded: m.Link, Unknown: m.LinkUnknown, Shared: m.Shared}, cpu); err != nil {
+			record.Link{Degraded: m.Link, Unknown: m.LinkUnknown, Shared: m.Shared, Fabric: m.Fabric}, cpu); err != nil {
 			logf("%s: %v", r.Record, err)
 		}
 		shares := ""
@@ -407,6 +407,7 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 		return evidence.NotMeasured(why, report.CauseCriticalWarning), why
 	}
 	linksBefore := r.probe.readLinks(st.Drives)
+	fabricBefore := r.probe.fabric(st.Drives)
 	cpus, cpuBefore := r.probe.allowedCPUs(st.Job), readCPUTimes()
 	start := time.Now()
 	raw := r.Exec.RawPath(owner.Test)
@@ -429,6 +430,7 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	}
 	l := around(linksBefore, r.probe.readLinks(st.Drives))
 	m.Link, m.LinkUnknown, m.Shared = l.degraded, l.unknown, l.shared
+	m.Fabric = carried(fabricBefore, r.probe.fabric(st.Drives))
 	if m.LinkUnknown != "" {
 		logf("%s", m.LinkUnknown)
 	}

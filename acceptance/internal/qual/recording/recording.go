@@ -209,7 +209,7 @@ func Read(_ context.Context, f Files, cell plan.Cell, job fiojob.Job) *evidence.
 	}
 	var l record.Link
 	if found, err := record.ReadJSON(f.Dir, cell.Test, record.LinkExt, &l); found && err == nil {
-		m.Link, m.LinkUnknown, m.Shared = l.Degraded, l.Unknown, l.Shared
+		m.Link, m.LinkUnknown, m.Shared, m.Fabric = l.Degraded, l.Unknown, l.Shared, l.Fabric
 	}
 	_, _ = record.ReadJSON(f.Dir, f.owner(cell.Test), record.CPUExt, &m.CPU)
 	return m
