@@ -22,14 +22,18 @@ const (
 	mpNQN       = "drivequal-mp"
 	// pulledID is the QEMU id of the controller device_del removes.
 	pulledID = "pullb"
+	// mpBytes is the size of each of the guest's namespaces: small, so
+	// that a fill through nvmet under TCG takes seconds.
+	mpBytes = 16 << 20
 )
 
 func init() {
 	configs = append(configs, config{
-		name:     "multipath-on",
-		machine:  machineMultipath,
-		optional: []string{"nvmet", "nvmet_tcp", "nvme_tcp"},
-		tests:    []string{"TestGuestMultipathHead", "TestGuestNVMeTCP", "TestGuestPulledMidStep"},
+		name:       "multipath-on",
+		machine:    machineMultipath,
+		imageBytes: mpBytes,
+		optional:   []string{"nvmet", "nvmet_tcp", "nvme_tcp"},
+		tests:      []string{"TestGuestMultipathHead", "TestGuestNVMeTCP", "TestGuestPulledMidStep"},
 	})
 }
 
@@ -140,16 +144,14 @@ func TestGuestMultipathHead(t *testing.T) {
 	before := hashes(t, head1, head2)
 
 	// The reach refusal: a format of every namespace, given one.
-	r := runSuite(t, []string{"DRIVEQUAL_FAKE_IDCTRL=fna=1"}, "-spec="+specFile(t, "format.toml"), "-drives="+head1, "-capacity=32MiB", "-destructive")
+	r := runSuite(t, []string{"DRIVEQUAL_FAKE_IDCTRL=fna=1"}, "-spec="+specFile(t, "small.toml"), "-drives="+head1, "-capacity=16MiB", "-destructive")
 	refused(t, r, head1, head2+" is not in -drives", nqn)
 	unchanged(t, before, head1, head2)
 	t.Logf("refusal after %s", time.Since(start).Round(100*time.Millisecond))
 
 	// A whole run on the head.
-	dry := runSuite(t, nil, "-spec="+specFile(t, "format.toml"), "-drives="+head1, "-capacity=32MiB", "-dry-run")
-	mustContain(t, dry.Stdout, "native multipath, subsystem "+nqn+", paths: "+paths[0]+" (", paths[1]+" (", "(only "+head1+" is written)")
-	live, rep := runSuiteWatching(t, nil, func(string, string) {}, "-spec="+specFile(t, "format.toml"), "-drives="+head1, "-capacity=32MiB", "-destructive")
-	mustContain(t, live.Stdout, "--- PASS: TestSingleDrive/32MiB/128KB_Sequential_Write", "--- PASS: TestSingleDrive/32MiB/128KB_Sequential_Read",
+	live, rep := runSuiteWatching(t, nil, func(string, string) {}, "-spec="+specFile(t, "small.toml"), "-drives="+head1, "-capacity=16MiB", "-destructive")
+	mustContain(t, live.Stdout, "--- PASS: TestSingleDrive/16MiB/128KB_Sequential_Write", "--- PASS: TestSingleDrive/16MiB/128KB_Sequential_Read",
 		"--- PASS: TestHealth/"+strings.TrimPrefix(head1, "/dev/")+"/critical_warning", "drivequal: QUALIFIED")
 	if live.Code != 0 {
 		t.Errorf("exit %d\n%s", live.Code, live.output())

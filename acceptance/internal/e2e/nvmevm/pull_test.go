@@ -102,7 +102,7 @@ func TestGuestPulledMidStep(t *testing.T) {
 	// The namespace that appears after the pull is backed by a file of the
 	// work directory, which the guest sees: hashed before and after.
 	img := filepath.Join(os.Getenv(envWork), "images", "reinserted.raw")
-	buf := make([]byte, nsBytes)
+	buf := make([]byte, mpBytes)
 	rand.Read(buf)
 	if err := os.WriteFile(img, buf, 0o644); err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestGuestPulledMidStep(t *testing.T) {
 		if stepStart.MatchString(line) && strings.Contains(line, "TestScaling/2_drives/") {
 			once.Do(func() { go pull(nvmeLog) })
 		}
-	}, "-spec="+specFile(t, "pull.toml"), "-drives="+devA+","+devB, "-capacity=32MiB", "-scaling=2", "-destructive")
+	}, "-spec="+specFile(t, "pull.toml"), "-drives="+devA+","+devB, "-capacity=16MiB", "-scaling=2", "-destructive")
 	select {
 	case <-pulled:
 	case <-time.After(time.Minute):
@@ -174,7 +174,7 @@ func TestGuestPulledMidStep(t *testing.T) {
 		devB+" disappeared during TestScaling/2_drives/128KB_Sequential_Write",
 		"--- FAIL: TestScaling/2_drives/128KB_Sequential_Write",
 		"--- FAIL: TestHealth/"+strings.TrimPrefix(devB, "/dev/"),
-		"--- PASS: TestSingleDrive/32MiB/128KB_Sequential_Write",
+		"--- PASS: TestSingleDrive/16MiB/128KB_Sequential_Write",
 		"--- FAIL: TestHealth/"+strings.TrimPrefix(devB, "/dev/")+"/health_log",
 		devB+": its health log could not be read after the run",
 		"--- PASS: TestHealth/"+strings.TrimPrefix(devA, "/dev/")+"/critical_warning")

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -33,8 +34,9 @@ func sh(t *testing.T, cmd string) string {
 
 // exportTCP exports the block device dev through the kernel's NVMe target
 // over TCP on 127.0.0.1 and connects to it with nvme-cli; it returns the
-// fabric controller ("nvme5"). Both are undone when t ends.
-func exportTCP(t *testing.T, dev string) string {
+// fabric controller ("nvme5") and what undoes both, which also runs when
+// t ends.
+func exportTCP(t *testing.T, dev string) (string, func()) {
 	t.Helper()
 	sh(t, "ip link set lo up")
 	if _, err := os.Stat(nvmetDir); err != nil {
@@ -65,27 +67,31 @@ func exportTCP(t *testing.T, dev string) string {
 	real := os.Getenv("DRIVEQUAL_NVME_REAL")
 	hostnqn := "nqn.2014-08.org.drivequal:host"
 	sh(t, real+" connect -t tcp -a "+tcpAddr+" -s "+tcpPort+" -n "+tcpNQN+" --hostnqn="+hostnqn)
-	t.Cleanup(func() {
-		exec.Command(real, "disconnect", "-n", tcpNQN).Run()
-		os.Remove(filepath.Join(port, "subsystems", tcpNQN))
-		os.WriteFile(sub+"/namespaces/1/enable", []byte("0"), 0o644)
-		os.Remove(sub + "/namespaces/1")
-		os.Remove(sub)
-		os.Remove(port)
-	})
+	var once sync.Once
+	undo := func() {
+		once.Do(func() {
+			exec.Command(real, "disconnect", "-n", tcpNQN).Run()
+			os.Remove(filepath.Join(port, "subsystems", tcpNQN))
+			os.WriteFile(sub+"/namespaces/1/enable", []byte("0"), 0o644)
+			os.Remove(sub + "/namespaces/1")
+			os.Remove(sub)
+			os.Remove(port)
+		})
+	}
+	t.Cleanup(undo)
 	for i := 0; i < 100; i++ {
 		ents, _ := filepath.Glob("/sys/class/nvme/nvme*")
 		for _, e := range ents {
 			tr, _ := os.ReadFile(filepath.Join(e, "transport"))
 			nqn, _ := os.ReadFile(filepath.Join(e, "subsysnqn"))
 			if strings.TrimSpace(string(tr)) == "tcp" && strings.TrimSpace(string(nqn)) == tcpNQN {
-				return filepath.Base(e)
+				return filepath.Base(e), undo
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("no tcp controller of %s after nvme connect", tcpNQN)
-	return ""
+	return "", nil
 }
 
 // headOf returns the block device of namespace nsid of the NVM subsystem
@@ -138,13 +144,7 @@ func TestGuestNVMeTCP(t *testing.T) {
 	needModules(t, "nvmet", "nvmet_tcp", "nvme_tcp")
 	start := time.Now()
 	backing := mustNamespace(t, controllers(t, serialTCP)[0], 1)
-	direct := runSuite(t, nil, "-spec="+specFile(t, "tcp.toml"), "-drives="+backing, "-capacity=32MiB", "-destructive")
-	if direct.Code != 0 {
-		t.Fatalf("%s directly: exit %d\n%s", backing, direct.Code, direct.output())
-	}
-	t.Logf("%s attached directly (PCIe): %q", backing, figures(direct.Stdout))
-
-	ctrl := exportTCP(t, backing)
+	ctrl, unexport := exportTCP(t, backing)
 	fabric := headOf(t, tcpNQN, 1)
 	sh(t, "udevadm settle --timeout=20")
 	addr, _ := os.ReadFile("/sys/class/nvme/" + ctrl + "/address")
@@ -152,7 +152,7 @@ func TestGuestNVMeTCP(t *testing.T) {
 	t.Logf("exported %s as %s (controller %s, %s) after %s", backing, fabric, ctrl, address, time.Since(start).Round(100*time.Millisecond))
 
 	// A target that claims Format NVM and refuses it.
-	refusedRun := runSuite(t, []string{"DRIVEQUAL_FAKE_IDCTRL=oacs=2"}, "-spec="+specFile(t, "tcp.toml"), "-drives="+fabric, "-capacity=32MiB", "-destructive")
+	refusedRun := runSuite(t, []string{"DRIVEQUAL_FAKE_IDCTRL=oacs=2"}, "-spec="+specFile(t, "small.toml"), "-drives="+fabric, "-capacity=16MiB", "-destructive")
 	if refusedRun.Code == 0 {
 		t.Errorf("a format the target refused: exit 0\n%s", refusedRun.output())
 	}
@@ -161,13 +161,13 @@ func TestGuestNVMeTCP(t *testing.T) {
 		t.Errorf("formats sent: %q, want the one the target refused", got)
 	}
 
-	r, rep := runSuiteWatching(t, nil, func(string, string) {}, "-spec="+specFile(t, "tcp.toml"), "-drives="+fabric, "-capacity=32MiB", "-destructive")
+	r, rep := runSuiteWatching(t, nil, func(string, string) {}, "-spec="+specFile(t, "small.toml"), "-drives="+fabric, "-capacity=16MiB", "-destructive")
 	t.Logf("%s over NVMe/TCP: %q", fabric, figures(r.Stdout))
 	if r.Code != 0 {
 		t.Errorf("exit %d\n%s", r.Code, r.output())
 	}
 	mustContain(t, r.output(), "drivequal: QUALIFIED",
-		"--- PASS: TestSingleDrive/32MiB/128KB_Sequential_Write", "--- PASS: TestSingleDrive/32MiB/128KB_Sequential_Read",
+		"--- PASS: TestSingleDrive/16MiB/128KB_Sequential_Write", "--- PASS: TestSingleDrive/16MiB/128KB_Sequential_Read",
 		fabric+": controller "+ctrl+" (Linux) is an NVMe over tcp target ("+address+") that does not support Format NVM (OACS bit 1 clear): its purge is what the target allows; discarding instead",
 		fabric+": not PCIe-attached (tcp): NVMe over tcp to "+address+" through lo (speed not reported)",
 		"the network's share of this figure is not known")
@@ -196,20 +196,32 @@ func TestGuestNVMeTCP(t *testing.T) {
 		t.Errorf("results.json drives %+v (%v), want %s over tcp at %s of %s, no PCIe link", res.Drives, err, fabric, address, tcpNQN)
 	}
 
-	// A glob over every by-id link: the fabric namespace once.
-	glob := "/dev/disk/by-id/nvme-*"
+	// A glob over the by-id links udev makes for it (nvme-MODEL_SERIAL
+	// and nvme-MODEL_SERIAL_NSID): the fabric namespace once.
+	glob := "/dev/disk/by-id/nvme-Linux_" + tcpSerial + "*"
 	links, _ := filepath.Glob(glob)
-	var mine []string
-	for _, l := range links {
-		if d, err := filepath.EvalSymlinks(l); err == nil && d == fabric {
-			mine = append(mine, filepath.Base(l))
-		}
+	if len(links) < 2 {
+		all, _ := filepath.Glob("/dev/disk/by-id/nvme-*")
+		t.Errorf("%s matches %q: want udev's two links for %s (by-id: %q)", glob, links, fabric, all)
 	}
-	t.Logf("by-id links of %s: %q", fabric, mine)
-	dry := runSuite(t, nil, "-spec="+specFile(t, "tcp.toml"), "-drives="+glob, "-capacity=32MiB", "-dry-run")
-	if n := strings.Count(dry.Stdout, " -> "+fabric+"  model"); n != 1 {
+	dry := runSuite(t, nil, "-spec="+specFile(t, "small.toml"), "-drives="+glob, "-capacity=16MiB", "-dry-run")
+	if n := strings.Count(dry.Stdout, " -> "+fabric+"  model"); n != 1 || dry.Code != 0 {
 		t.Errorf("the dry run over %s lists %s %d times, want once (exit %d):\n%s", glob, fabric, n, dry.Code, dry.output())
 	}
+	mustContain(t, dry.Stdout, "NVMe over tcp, target "+address+", subsystem "+tcpNQN+": not PCIe-attached (tcp)")
+
+	// The namespace the target exports is refused on this host: nvmet
+	// does not hold it exclusively, and the fabric's data is its data.
+	before := hashes(t, backing)
+	exported := runSuite(t, nil, "-spec="+specFile(t, "small.toml"), "-drives="+backing, "-capacity=16MiB", "-destructive")
+	refused(t, exported, backing+": is exported by this host's NVMe target (nvmet) as namespace 1 of "+tcpNQN)
+	unchanged(t, before, backing)
+
+	// The same namespace attached directly, filled by the fabric's run:
+	// its figures beside the fabric's (for the log, not judged).
+	unexport()
+	direct := runSuite(t, nil, "-spec="+specFile(t, "small.toml"), "-drives="+backing, "-capacity=16MiB", "-precondition=none", "-destructive")
+	t.Logf("%s attached directly (PCIe), as the fabric's run left it: %q (exit %d)", backing, figures(direct.Stdout), direct.Code)
 	t.Logf("scenario took %s", time.Since(start).Round(100*time.Millisecond))
 }
 
