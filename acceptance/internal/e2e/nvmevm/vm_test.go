@@ -239,7 +239,12 @@ func (h host) boot(t *testing.T, c config, work, only string) {
 			t.Skipf("no test of %s matches %q", c.name, only)
 		}
 	}
-	run := "-test.run=^(" + strings.Join(tests, "|") + ")$"
+	// One run of the binary per test, in the order c gives them: go test
+	// would run them in the order of their files.
+	var runs []string
+	for _, n := range tests {
+		runs = append(runs, shellQuote("-test.run=^"+n+"$"))
+	}
 	// The guest runs both binaries from its tmpfs: each run of the suite
 	// would otherwise read it again over 9p.
 	script := fmt.Sprintf(`set -e
@@ -249,8 +254,13 @@ cp %s %s/nvmevm.test /tmp/drivequal-bin/
 ln -s nvmevm.test /tmp/drivequal-bin/nvme
 cd %s
 export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s %s=%s %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all
-exec /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=12m %s
-`, shellQuote(h.suite), shellQuote(h.bin), shellQuote(h.wd), envGuest, envSuite, envWork, shellQuote(work), envConfig, shellQuote(c.name), envMissing, shellQuote(strings.Join(missing, ";")), shellQuote(h.nvme), shellQuote(run))
+set +e
+status=0
+for run in %s; do
+  /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=12m "$run" || status=1
+done
+exit $status
+`, shellQuote(h.suite), shellQuote(h.bin), shellQuote(h.wd), envGuest, envSuite, envWork, shellQuote(work), envConfig, shellQuote(c.name), envMissing, shellQuote(strings.Join(missing, ";")), shellQuote(h.nvme), strings.Join(runs, " "))
 
 	timeout := c.timeout
 	if timeout == 0 {
