@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,7 +126,13 @@ func headOf(t *testing.T, nqn string, nsid int) string {
 // figures returns the "workload: actual N MB/s" of each cell a run
 // printed, for the log.
 func figures(out string) []string {
-	return regexp.MustCompile(`[0-9]+KB [A-Za-z ]+: actual [0-9,.]+ MB/s`).FindAllString(out, -1)
+	var seen []string
+	for _, f := range regexp.MustCompile(`[0-9]+KB [A-Za-z ]+: actual [0-9,.]+ MB/s`).FindAllString(out, -1) {
+		if !slices.Contains(seen, f) {
+			seen = append(seen, f)
+		}
+	}
+	return seen
 }
 
 // TestGuestNVMeTCP qualifies a namespace over NVMe/TCP: one of QEMU's
@@ -217,11 +224,15 @@ func TestGuestNVMeTCP(t *testing.T) {
 	refused(t, exported, backing+": is exported by this host's NVMe target (nvmet) as namespace 1 of "+tcpNQN)
 	unchanged(t, before, backing)
 
-	// The same namespace attached directly, filled by the fabric's run:
-	// its figures beside the fabric's (for the log, not judged).
+	// With DRIVEQUAL_QEMU_COMPARE=1, the same namespace attached
+	// directly, as the fabric's run left it: its figures beside the
+	// fabric's (for the log, not judged; off by default to keep make test
+	// short).
 	unexport()
-	direct := runSuite(t, nil, "-spec="+specFile(t, "small.toml"), "-drives="+backing, "-capacity=16MiB", "-precondition=none", "-destructive")
-	t.Logf("%s attached directly (PCIe), as the fabric's run left it: %q (exit %d)", backing, figures(direct.Stdout), direct.Code)
+	if os.Getenv("DRIVEQUAL_QEMU_COMPARE") == "1" {
+		direct := runSuite(t, nil, "-spec="+specFile(t, "small.toml"), "-drives="+backing, "-capacity=16MiB", "-precondition=none", "-destructive")
+		t.Logf("%s attached directly (PCIe), as the fabric's run left it: %q (exit %d)", backing, figures(direct.Stdout), direct.Code)
+	}
 	t.Logf("scenario took %s", time.Since(start).Round(100*time.Millisecond))
 }
 

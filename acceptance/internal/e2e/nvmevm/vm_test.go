@@ -253,14 +253,14 @@ mkdir /tmp/drivequal-bin
 cp %s %s/nvmevm.test /tmp/drivequal-bin/
 ln -s nvmevm.test /tmp/drivequal-bin/nvme
 cd %s
-export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s %s=%s %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all
+export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s %s=%s %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all %s
 set +e
 status=0
 for run in %s; do
   /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=12m "$run" || status=1
 done
 exit $status
-`, shellQuote(h.suite), shellQuote(h.bin), shellQuote(h.wd), envGuest, envSuite, envWork, shellQuote(work), envConfig, shellQuote(c.name), envMissing, shellQuote(strings.Join(missing, ";")), shellQuote(h.nvme), strings.Join(runs, " "))
+`, shellQuote(h.suite), shellQuote(h.bin), shellQuote(h.wd), envGuest, envSuite, envWork, shellQuote(work), envConfig, shellQuote(c.name), envMissing, shellQuote(strings.Join(missing, ";")), shellQuote(h.nvme), passed(), strings.Join(runs, " "))
 
 	timeout := c.timeout
 	if timeout == 0 {
@@ -308,6 +308,22 @@ exit $status
 	if res.Exit != 0 && !t.Failed() {
 		t.Errorf("the guest's tests exited %d\noutput:\n%s", res.Exit, res.Output)
 	}
+}
+
+// passedOn are the host's variables a guest test reads as the host's
+// tests do: DRIVEQUAL_REQUIRE_LOOP=1 makes a skip (a kernel module the
+// guest lacks) a failure in the guest too.
+var passedOn = []string{"DRIVEQUAL_REQUIRE_LOOP", "DRIVEQUAL_QEMU_COMPARE"}
+
+// passed is passedOn as the host has them, for the guest's export line.
+func passed() string {
+	var out []string
+	for _, k := range passedOn {
+		if v, ok := os.LookupEnv(k); ok {
+			out = append(out, k+"="+shellQuote(v))
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // guestTest is one top-level test of the guest's go test -v output.
