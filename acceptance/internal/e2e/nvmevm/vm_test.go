@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -133,10 +134,11 @@ var configs = []config{{
 // TestQEMU boots one guest for each configuration (configs), each with
 // its emulated NVMe controllers, runs that configuration's TestGuest*
 // tests in it with the suite's own test binary, and reports each as a
-// subtest: TestQEMU/multipath-off/TestGuestZonedRefused. The guests boot
-// one after the other. Each runs under KVM where /dev/kvm opens and KVM
-// starts it, TCG (about 15 s to boot) otherwise; the log says which, and
-// why KVM did not.
+// subtest: TestQEMU/multipath-off/TestGuestZonedRefused. Two guests run
+// at once (DRIVEQUAL_QEMU_GUESTS sets how many; 1: one after the
+// other). Each runs under KVM where /dev/kvm opens and KVM starts it, TCG
+// (about 15 s to boot) otherwise; the log says which, and why KVM did
+// not.
 func TestQEMU(t *testing.T) {
 	if inGuest() {
 		t.Skip("the guest's own run")
@@ -177,12 +179,31 @@ func TestQEMU(t *testing.T) {
 			only = parts[2]
 		}
 	}
+	// At most guests() guests at once: under TCG a guest's time is mostly
+	// its CPUs', but also waits (9p, udev, QEMU's I/O), which a second
+	// guest fills.
+	slots := make(chan struct{}, guests())
 	h := host{kernel: kernel, busybox: busybox, root: root, wd: wd, bin: bin, suite: suite, nvme: realNvme}
 	for _, c := range configs {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			h.boot(t, c, filepath.Join(work, c.name), only)
 		})
 	}
+}
+
+// defaultGuests is how many guests TestQEMU boots at once by default.
+const defaultGuests = 2
+
+// guests is how many guests TestQEMU boots at once:
+// DRIVEQUAL_QEMU_GUESTS (1: one after the other), else defaultGuests.
+func guests() int {
+	if n, err := strconv.Atoi(os.Getenv("DRIVEQUAL_QEMU_GUESTS")); err == nil && n > 0 {
+		return n
+	}
+	return defaultGuests
 }
 
 // host is what every boot of TestQEMU shares.
