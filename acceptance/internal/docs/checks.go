@@ -281,10 +281,16 @@ func Openings(pages []Page) []Problem {
 		}
 	}
 	linked := map[string]bool{}
+	tocLine := 0 // the table of contents' header: the table whose first column is "page"
 	if readme != nil {
 		for _, l := range readme.links() {
 			file, _, _ := strings.Cut(l.target, "#")
 			linked[file] = true
+		}
+		for _, t := range readme.tables() {
+			if column(t[0], "page") == 0 && tocLine == 0 {
+				tocLine = t[0].line
+			}
 		}
 	}
 	for _, p := range pages {
@@ -296,7 +302,7 @@ func Openings(pages []Page) []Problem {
 			out = append(out, Problem{p.Path, 1, "a page opens with its title (# Title), a blank line, and one sentence starting \"This page answers\" saying what it answers"})
 		}
 		if readme != nil && !linked[p.Path] {
-			out = append(out, Problem{File: "README.md", Msg: fmt.Sprintf("the table of contents does not link to %s: add a row | [%s](%s) | what it answers |", p.Path, p.Path, p.Path)})
+			out = append(out, Problem{"README.md", tocLine, fmt.Sprintf("the table of contents does not link to %s: add a row | [%s](%s) | what it answers |", p.Path, p.Path, p.Path)})
 		}
 	}
 	return out

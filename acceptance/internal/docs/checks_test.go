@@ -43,7 +43,8 @@ func TestSlug(t *testing.T) {
 
 // TestLinksBroken: a missing file, a missing anchor and a link out of the
 // repository are each one problem at its line; links in code are not
-// links, and a link's text may span lines.
+// links, a link's text may span lines, and a stray backtick does not
+// make the paragraphs after it code.
 func TestLinksBroken(t *testing.T) {
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, "docs"), 0o755); err != nil {
@@ -64,6 +65,10 @@ func TestLinksBroken(t *testing.T) {
 		"[in a fence](docs/gone.md)",
 		"```",
 		"[self](#no-such-heading)",
+		"",
+		"A stray ` backtick, which no later one closes.",
+		"",
+		"[after the stray](docs/gone.md), and `code` after it.",
 	}, "\n")
 	pages := []Page{{Path: "README.md", Text: readme}, {Path: "docs/other.md", Text: other}}
 	want(t, Links(root, pages),
@@ -71,6 +76,7 @@ func TestLinksBroken(t *testing.T) {
 		"README.md:4: link \"docs/other.md#top-ups-of-idle-drive\": docs/other.md has no heading whose anchor is #top-ups-of-idle-drive: link to one of its anchors (#top-ups-of-idle-drives,",
 		"README.md:6: link \"../x.md\" leaves the repository",
 		"README.md:10: link \"#no-such-heading\": README.md has no heading whose anchor is #no-such-heading",
+		"README.md:14: link \"docs/gone.md\": docs/gone.md does not exist",
 	)
 }
 
@@ -131,12 +137,12 @@ func TestSpecKeysWrong(t *testing.T) {
 // README.md does not link to, are each a problem.
 func TestOpeningsMissing(t *testing.T) {
 	pages := []Page{
-		{Path: "README.md", Text: "# x\n\n[a](docs/a.md)\n"},
+		{Path: "README.md", Text: "# x\n\n| page | answers |\n|---|---|\n| [a](docs/a.md) | A |\n"},
 		{Path: "docs/a.md", Text: "# A\n\nThis page answers what A is.\n"},
 		{Path: "docs/b.md", Text: "# B\n\nB is a page.\n"},
 	}
 	want(t, Openings(pages),
 		"docs/b.md:1: a page opens with its title",
-		"README.md: the table of contents does not link to docs/b.md",
+		"README.md:3: the table of contents does not link to docs/b.md",
 	)
 }

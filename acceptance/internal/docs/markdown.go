@@ -2,7 +2,9 @@
 //
 // Every relative link and #anchor in README.md and docs/ resolves, every
 // flag the suite registers is documented, and docs/spec.md's key table
-// lists exactly the keys the spec parser accepts, each with its default.
+// lists exactly the keys the spec parser accepts, each with its default;
+// docs/verdicts.md lists every cause and docs/results.md every field of
+// results.json.
 // Its tests run in make test, so a page cannot fall behind the code.
 package docs
 
@@ -92,11 +94,20 @@ func (p Page) prose() string {
 	if len(locs)%2 == 1 {
 		blank(locs[len(locs)-1][0], len(b))
 	}
-	for _, l := range codeRE.FindAllIndex(b, -1) {
-		blank(l[0], l[1])
+	// Code spans, each within its paragraph: a span does not cross a
+	// blank line, so a stray backtick stays a backtick and cannot pair
+	// with one paragraphs below, hiding every link between.
+	start := 0
+	for _, sep := range append(blankLineRE.FindAllIndex(b, -1), []int{len(b), len(b)}) {
+		for _, l := range codeRE.FindAllIndex(b[start:sep[0]], -1) {
+			blank(start+l[0], start+l[1])
+		}
+		start = sep[1]
 	}
 	return string(b)
 }
+
+var blankLineRE = regexp.MustCompile(`\n[ \t]*\n`)
 
 // lineAt is the 1-based line of byte offset off in text.
 func lineAt(text string, off int) int { return strings.Count(text[:off], "\n") + 1 }

@@ -20,6 +20,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -61,11 +62,30 @@ type builder struct {
 	exec  *live.Fio
 	// online are the host's online CPUs, which fio's jobs are spread over.
 	online []int
+	// modelChecks says, by drive path, how its model was checked.
+	modelChecks map[string]string
+	// matched is how a resumed run's drives were matched to the recorded
+	// ones (see matchResume); nil before, and for a run not resumed.
+	matched   *match.Match
+	matchErrs []error
 }
 
 func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []error) {
 	cfg := b.cfg
 	var errs []error
+	if b.live && !cfg.SpecGiven && len(specs.BuiltIn()) > 1 {
+		// Several built-in specs: the one that names the drives' model.
+		var models []string
+		for _, p := range cfg.Drives {
+			if in, err := b.sys.Inspect(p); err == nil && in.Block && in.Controller != "" {
+				models = append(models, in.Model)
+			}
+		}
+		if name, ok := chooseBuiltin(specs.BuiltIn(), specs.Load, models); ok && name != cfg.Spec {
+			fmt.Fprintf(os.Stderr, "drivequal: -spec not given: using the built-in spec %s, whose models match the drives (%s)\n", name, strings.Join(models, ", "))
+			cfg.Spec = name
+		}
+	}
 	spec, err := specs.Load(cfg.Spec)
 	if err != nil {
 		var list specs.ErrorList
@@ -96,6 +116,9 @@ func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []e
 		errs = append(errs, b.drives(ctx)...)
 		if cfg.Resume && len(errs) == 0 {
 			errs = append(errs, b.loadResume()...)
+		}
+		if !cfg.Resume {
+			errs = append(errs, b.checkRecord()...)
 		}
 	} else {
 		s.useSpec(spec, cfg.SpecGiven)
@@ -173,6 +196,17 @@ func (b *builder) drives(ctx context.Context) []error {
 			}
 		}
 		s.Drives = append(s.Drives, d)
+	}
+	if s.Spec != nil {
+		// A drive of another model is refused before anything is checked
+		// further or written.
+		checks, anyway, merrs := checkModels(s.Spec, b.infos, cfg.AnyModel)
+		b.modelChecks, s.Report.AnyModel = checks, anyway
+		errs = append(errs, merrs...)
+	}
+	if cfg.Resume && len(errs) == 0 {
+		// In the recorded order before anything is read or held by index.
+		b.matchResume()
 	}
 	opt := device.Options{Destructive: cfg.Destructive || cfg.DryRun, WipeSignatures: cfg.WipeSignatures}
 	for _, r := range b.sys.Check(b.infos, opt) {
@@ -268,6 +302,9 @@ func (b *builder) replay() []error {
 	}
 	s.reader.Info = info
 	s.recorded = info
+	if info.Mode == "record" && !info.Reconstructed {
+		s.checkFiles(cfg.Replay, info)
+	}
 	// A replay judges what was recorded: its preconditioning decides.
 	s.Precondition = info.Precondition
 	r := s.Report
@@ -374,7 +411,7 @@ func (b *builder) reportDrives() {
 			continue
 		}
 		rd := report.Drive{Path: d.Path, Model: d.Model, Serial: d.Serial, Firmware: d.Firmware, Bytes: d.Size,
-			Capacity: d.Capacity, NUMANode: d.NUMANode}
+			Capacity: d.Capacity, NUMANode: d.NUMANode, ModelCheck: b.modelChecks[d.Path]}
 		rd.Transport, rd.Address, rd.Subsystem = d.Transport, d.Address, d.Subsystem
 		for _, p := range d.Paths {
 			rd.Paths = append(rd.Paths, p.String())

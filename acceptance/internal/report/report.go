@@ -7,7 +7,12 @@
 // (written to a temporary file, then renamed).
 package report
 
-import "github.com/drivequal/drivequal/acceptance/internal/host"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/drivequal/drivequal/acceptance/internal/host"
+)
 
 // Verdicts of a result.
 const (
@@ -63,6 +68,9 @@ type Run struct {
 	ReconstructedFrom string `json:"reconstructed_from,omitempty"`
 	// JudgedBy is the spec the results were judged against.
 	JudgedBy *SpecRef `json:"judged_by,omitempty"`
+	// AnyModel, when set, says which NVMe drives were judged with
+	// -any-model although their model is not one the spec names.
+	AnyModel string   `json:"any_model,omitempty"`
 	Drives   []Drive  `json:"drives"`
 	Results  []Result `json:"results"`
 	// SteadyState holds, for every random preconditioning and top-up step
@@ -73,6 +81,9 @@ type Run struct {
 	Steps []Step `json:"steps,omitempty"`
 	// Resumptions lists each -resume of an interrupted run, in order.
 	Resumptions []Resumption `json:"resumptions,omitempty"`
+	// Recording says, for a replay, how the recording's files compare
+	// with the sha256 its run.json lists of each.
+	Recording *RecordingCheck `json:"recording,omitempty"`
 	// Health holds every drive's health checks (nvme-cli's SMART log
 	// before and after the run), or why its health was not read.
 	Health []HealthCheck `json:"health,omitempty"`
@@ -202,6 +213,35 @@ type Step struct {
 	EstimatedSeconds float64 `json:"estimated_seconds"`
 	ActualSeconds    float64 `json:"actual_seconds"`
 	Skipped          string  `json:"skipped,omitempty"`
+	// WAF is each drive's write amplification over the step, for a step
+	// that writes, where the drive has the OCP C0 log.
+	WAF []WAF `json:"waf,omitempty"`
+}
+
+// WAF is one drive's write amplification over a step or cell: the bytes
+// the OCP C0 log says reached the media over the bytes SMART says the
+// host wrote, or a note saying why there is no figure.
+type WAF struct {
+	Drive      string `json:"drive"`
+	MediaBytes string `json:"media_bytes_written,omitempty"`
+	HostBytes  string `json:"host_bytes_written,omitempty"`
+	// WAF is the figure; 0 with Note set.
+	WAF  float64 `json:"waf,omitempty"`
+	Note string  `json:"note,omitempty"`
+	// LifeDriveWrites is how many times the host could fill the drive at
+	// this WAF within its rated endurance ([endurance]); 0: not rated.
+	LifeDriveWrites float64 `json:"life_drive_writes,omitempty"`
+	// Latency is the OCP latency monitor (C3) over a cell: its active
+	// bucket counters' increases, or why there are none ("inactive").
+	Latency string `json:"latency_monitor,omitempty"`
+}
+
+// String is the figure ("2.00") or the note.
+func (w WAF) String() string {
+	if w.Note != "" {
+		return w.Note
+	}
+	return fmt.Sprintf("%.2f", w.WAF)
 }
 
 // Causes of a verdict other than pass.
@@ -228,6 +268,21 @@ const (
 	// CauseIntegrity: the drive returned data other than what was written.
 	CauseIntegrity = "data integrity"
 )
+
+// NotTheDrivesCauses are the causes of an inconclusive result whose
+// figure says what was outside the drive (the host's CPUs, the PCIe link
+// or topology, the network of a fabric drive, the airflow) or what state
+// the drive was not shown to be in (steady, preconditioned): such a
+// figure is not the drive's, so the baseline leaves it out of its side
+// and the lot counts it as missing.
+var NotTheDrivesCauses = []string{CauseHostBound, CausePCIeLink, CauseThrottled,
+	CauseNotSteady, CausePrecondition, CausePCIeBound, CauseTransportBound}
+
+// NotTheDrives says r's figure is not its drive's: r is inconclusive for
+// one of NotTheDrivesCauses.
+func NotTheDrives(r Result) bool {
+	return r.Verdict == Inconclusive && slices.Contains(NotTheDrivesCauses, r.Cause)
+}
 
 // Skip is a health check that was not made (the drive has no NVMe health
 // log, or the spec sets no limit for it).
@@ -319,6 +374,13 @@ type Drive struct {
 	// GT/s x8 (of 16.0 GT/s x16)").
 	PCI  string `json:"pci,omitempty"`
 	Link string `json:"pcie_link,omitempty"`
+	// ModelCheck says how the drive's model was checked against the
+	// spec's models: matched, judged anyway (-any-model), or not checked
+	// (a loop device or regular file); "" in a replay.
+	ModelCheck string `json:"model_check,omitempty"`
+	// Failure is what was kept of a drive that failed anything, for its
+	// supplier (nvme error-log, telemetry), and what could not be.
+	Failure *Capture `json:"failure_capture,omitempty"`
 	// Transport is how the host reaches an NVMe drive's controller
 	// ("pcie", "tcp", "rdma", "fc"), Address the controller's address
 	// ("traddr=10.0.0.2,trsvcid=4420" for a fabric) and Subsystem its NVM
@@ -331,6 +393,14 @@ type Drive struct {
 	// its hidden per-path device and controller ("nvme0c1n1 (nvme1, pcie
 	// 0000:00:08.0, live)"); the suite writes only to the head device.
 	Paths []string `json:"paths,omitempty"`
+}
+
+// Capture is the evidence read from a failed drive after the run: the
+// files kept in the recording, and notes for what could not be read ("no
+// telemetry: ...").
+type Capture struct {
+	Files []string `json:"files,omitempty"`
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Fabric says whether the drive is reached over NVMe over Fabrics.
@@ -377,6 +447,9 @@ type Result struct {
 	// Steady is the steady-state evidence of the cell's drives: the last
 	// random preconditioning of each, and any top-up since (random cells).
 	Steady []Steady `json:"steady_state,omitempty"`
+	// WAF is each drive's write amplification over a cell that writes,
+	// where the drive has the OCP C0 log.
+	WAF []WAF `json:"waf,omitempty"`
 	// Read and Write are the cell's latency percentiles per direction
 	// (all drives together), when fio gave bins and the direction ran.
 	Read  *Latency `json:"read_latency,omitempty"`

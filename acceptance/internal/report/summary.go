@@ -23,6 +23,7 @@ func (r *Run) Summary() []byte {
 	s.writeDrives()
 	s.writeIntegrity()
 	s.writeSteady()
+	s.writeWAF()
 	for _, c := range r.testedCapacities() {
 		s.writeCapacity(c)
 	}
@@ -81,6 +82,9 @@ func (s *summary) writeHead() {
 		}
 		fmt.Fprintf(b, "Judged against %s (%s, sha256 %s…: %s).\n", cell(j.Model), cell(j.File), sum, how)
 	}
+	if r.AnyModel != "" {
+		fmt.Fprintf(b, "**-any-model:** %s.\n", cell(r.AnyModel))
+	}
 
 	fmt.Fprintf(b, "Mode: %s, fio: %s, precondition: %s.", orDash(r.Mode), orDash(r.FioVersion), orDash(r.Precondition))
 	if r.Precondition == "none" {
@@ -91,6 +95,7 @@ func (s *summary) writeHead() {
 		fmt.Fprintf(b, "Started %s, finished %s.\n", orDash(r.Started), orDash(r.Finished))
 	}
 	b.WriteString(resumedLine(r.Resumptions))
+	b.WriteString(r.Recording.line())
 	if r.Source != "" {
 		fmt.Fprintf(b, "Spec figures: %s.\n", strings.TrimSuffix(cell(r.Source), "."))
 	}
@@ -296,6 +301,14 @@ func (s *summary) writeDrives() {
 			formatBytes(d.Bytes), orDash(cell(d.Capacity)), numa, orDash(cell(d.CPUs)))
 	}
 	b.WriteString("\n")
+	for _, d := range r.Drives {
+		if d.ModelCheck != "" {
+			fmt.Fprintf(b, "- %s: model %s\n", cell(d.Path), cell(d.ModelCheck))
+		}
+		if c := d.Failure; c != nil {
+			fmt.Fprintf(b, "- %s failed: kept for its supplier: %s\n", cell(d.Path), cell(strings.Join(append(slices.Clone(c.Files), c.Notes...), "; ")))
+		}
+	}
 	lines := 0
 	for _, d := range r.Drives {
 		switch {
@@ -333,12 +346,18 @@ func (s *summary) writeCapacity(capacity string) {
 	}
 	sortByWorkload(rows, rank)
 	fmt.Fprintf(b, "## %s\n\n", orDash(cell(capacity)))
-	lat := hasLatency(rows)
+	lat, waf := hasLatency(rows), hasWAF(rows)
 	b.WriteString("| Workload | Spec | Actual | % of Spec | Verdict |")
+	if waf {
+		b.WriteString(" WAF |")
+	}
 	if lat {
 		b.WriteString(latencyHead)
 	}
 	b.WriteString("\n|---|---:|---:|---:|---|")
+	if waf {
+		b.WriteString("---:|")
+	}
 	if lat {
 		b.WriteString(latencyRule)
 	}
@@ -352,6 +371,9 @@ func (s *summary) writeCapacity(capacity string) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |",
 			orDash(cell(name)), FormatValue(res.Spec, res.Metric), actualCell(res),
 			percentCell(res, res.Spec), notes.verdict(res))
+		if waf {
+			b.WriteString(" " + orDash(cell(WAFCell(res.WAF))) + " |")
+		}
 		if lat {
 			b.WriteString(latencyCells(res))
 		}

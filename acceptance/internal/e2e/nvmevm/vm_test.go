@@ -127,7 +127,7 @@ var configs = []config{{
 	tests: []string{
 		"TestGuestFormatPurge", "TestGuestCriticalWarningRefused", "TestGuestPurgeReachesTheSubsystem",
 		"TestGuestSameNamespaceTwoPaths", "TestGuestZonedRefused", "TestGuestGenericCharDevice", "TestGuestByIDGlob",
-		"TestGuestQMP",
+		"TestGuestQMP", "TestGuestIdentity", "TestGuestModelRefused", "TestGuestAnyModel",
 	},
 }}
 
@@ -166,6 +166,23 @@ func TestQEMU(t *testing.T) {
 	}
 	if err := copyFile(self, filepath.Join(bin, "nvmevm.test")); err != nil {
 		t.Fatal(err)
+	}
+	// Every guest test is run by some configuration: one left out of the
+	// table would pass by never running.
+	out, err := exec.Command(self, "-test.list", "^TestGuest").Output()
+	if err != nil {
+		t.Fatalf("listing the guest tests: %v", err)
+	}
+	listed := map[string]bool{}
+	for _, c := range configs {
+		for _, n := range c.tests {
+			listed[n] = true
+		}
+	}
+	for _, n := range strings.Fields(string(out)) {
+		if strings.HasPrefix(n, "TestGuest") && !listed[n] {
+			t.Errorf("%s is in no configuration's tests (configs): add it to the one whose machine it needs", n)
+		}
 	}
 	realNvme, err := exec.LookPath("nvme")
 	if err != nil {

@@ -11,6 +11,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -119,13 +120,26 @@ func (r *Runner) Start(info record.Run) error {
 		if err := r.rec.start(info); err != nil {
 			return err
 		}
-		return r.Monitor.keep(r.Record, false)
+		if err := r.Monitor.keep(r.Record, false); err != nil {
+			return err
+		}
+		return r.rec.landed("health", true)
 	}
 	if err := r.rec.update(func(i *record.Run) { *i = info }); err != nil {
 		return err
 	}
 	r.Monitor.resumed(r.Resume.Dir)
-	return r.Monitor.keep(r.Resume.Dir, true)
+	if err := r.Monitor.keep(r.Resume.Dir, true); err != nil {
+		return err
+	}
+	return r.rec.landed("health", false)
+}
+
+// Finish marks the recording as a run that ran to its end: a new run in
+// its directory may replace it. An interrupted run is not marked.
+func (r *Runner) Finish() error {
+	r.init()
+	return r.rec.finished(time.Now())
 }
 
 // Cell implements evidence.Evidence: it runs the plan's steps up to and
@@ -206,9 +220,17 @@ func (r *Runner) runStep(ctx context.Context, st plan.Step, logf func(string, ..
 	start := time.Now()
 	rec := report.Step{N: st.N, Kind: st.Kind.String(), Name: st.Name, EstimatedSeconds: st.Est.Seconds()}
 	skipped := r.execStep(ctx, &st, logf)
+	if st.Kind != plan.StepMeasure && st.Kind != plan.StepPurge {
+		// What the step kept under prepare/ is listed with its sha256
+		// once fio has ended.
+		if err := r.rec.landed(record.PrepareDir(r.rec.resumptions()), false); err != nil && logf != nil {
+			logf("%s: %v", r.Record, err)
+		}
+	}
 	rec.Drives = pathsOf(r.Drives, st.Drives)
 	rec.ActualSeconds = time.Since(start).Seconds()
 	rec.Skipped = skipped
+	rec.WAF = r.ocp().stepWAF(st.N)
 	r.Sink.Step(rec)
 }
 
@@ -273,6 +295,7 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 	if st.Kind == plan.StepVerify {
 		return r.verifyStep(ctx, st, logf, w)
 	}
+	ocp := r.ocp().ocpBeforeStep(ctx, *st)
 	prep, err := r.Exec.Prepare(ctx, *st, r.Drives, logf, w)
 	if err != nil {
 		// The drives' state is unknown now: the next cell starts over.
@@ -288,6 +311,7 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 		logf("%v", err)
 		return err.Error()
 	}
+	r.ocp().ocpAfterStep(ctx, *st, ocp, logf)
 	now := time.Now()
 	r.drives.applied(*st, now)
 	if st.Kind == plan.StepRandom || st.Kind == plan.StepTopUp {
@@ -354,6 +378,11 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 		}
 	}
 	for _, c := range st.Cells {
+		// Unlisted first: a kill in between leaves files run.json does
+		// not vouch for, never a listing of files that are gone.
+		if err := r.rec.forget(c.Test); err != nil {
+			return notRun(err.Error(), report.CauseBadRecording, err.Error())
+		}
 		if err := record.Forget(r.Record, c.Test); err != nil {
 			return notRun(err.Error(), report.CauseBadRecording, err.Error())
 		}
@@ -381,14 +410,18 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 		if i == 0 {
 			cpu = &m.CPU
 		}
-		if err := r.rec.sidecars(c.Test, basis, record.Thermal{Throttled: m.Thermal, CriticalWarning: m.Hot},
-			record.Link{Degraded: m.Link, Unknown: m.LinkUnknown, Shared: m.Shared, Fabric: m.Fabric}, cpu); err != nil {
-			logf("%s: %v", r.Record, err)
+		if errs := r.rec.sidecars(c.Test, basis, record.Thermal{Throttled: m.Thermal, CriticalWarning: m.Hot},
+			record.Link{Degraded: m.Link, Unknown: m.LinkUnknown, Shared: m.Shared, Fabric: m.Fabric}, cpu); errs != nil {
+			// Listed, the cell would replay or resume without the
+			// finding its sidecar holds: it is measured again instead.
+			logf("%s: %v: %s is not listed in run.json", r.Record, errors.Join(errs...), c.Test)
+			continue
 		}
 		shares := ""
 		if i > 0 {
 			shares = owner.Test
 		}
+		r.ocp().recordWAF(c.Test, m.WAF, logf)
 		if err := r.rec.recorded(c.Test, shares); err != nil {
 			logf("%s: %v", r.Record, err)
 		}
@@ -409,6 +442,7 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	linksBefore := r.probe.readLinks(st.Drives)
 	fabricBefore := r.probe.fabric(st.Drives)
 	cpus, cpuBefore := r.probe.allowedCPUs(st.Job), readCPUTimes()
+	ocpBefore := r.Monitor.readOCP(ctx, st.Drives, true)
 	start := time.Now()
 	raw := r.Exec.RawPath(owner.Test)
 	stdout, runErr := r.Exec.Measure(ctx, owner.Test, st.Job, r.watch(st, start, nil, logf))
@@ -425,6 +459,9 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	}
 	m = &evidence.Measured{Stdout: stdout, RunErr: runErr, Raw: raw, Job: st.Job,
 		Thermal: r.Monitor.throttled(before, after), Hot: r.Monitor.hot(before, after)}
+	var ocpHot string
+	m.WAF, ocpHot = r.ocp().cellOCP(st, owner, ocpBefore, r.Monitor.readOCP(ctx, st.Drives, true))
+	m.Thermal = strings.Trim(m.Thermal+"; "+ocpHot, "; ")
 	if m.Hot != "" {
 		logf("%s", m.Hot)
 	}
@@ -527,6 +564,9 @@ func (r *Runner) Health(ctx context.Context) ([]evidence.DriveHealth, string) {
 	}
 	if err := r.Monitor.keep(r.Record, false); err != nil {
 		r.lines.progress(nil, "keeping nvme-cli's outputs in %s: %v", r.Record, err)
+	}
+	if err := r.rec.landed("health", true); err != nil {
+		r.lines.progress(nil, "%s: %v", r.Record, err)
 	}
 	return out, ""
 }
