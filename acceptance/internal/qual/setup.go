@@ -421,8 +421,12 @@ func (b *builder) reportDrives() {
 		}
 		rd := report.Drive{Path: d.Path, Model: d.Model, Serial: d.Serial, Firmware: d.Firmware, Bytes: d.Size,
 			Capacity: d.Capacity, NUMANode: d.NUMANode, ModelCheck: b.modelChecks[d.Path]}
+		rd.Transport, rd.Address, rd.Subsystem = d.Transport, d.Address, d.Subsystem
+		for _, p := range d.Paths {
+			rd.Paths = append(rd.Paths, p.String())
+		}
 		if b.live {
-			if p, ok, _ := b.sys.PCIePath(d.Controller); ok {
+			if p, ok, _ := b.sys.PCIePath(d.Controller); ok && !d.Fabric() {
 				rd.PCI, rd.Link = p[0].PCI, p.String()
 			}
 			mine := s.drivesOf(d.Capacity)
