@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
 
@@ -70,6 +71,20 @@ func (r *Runner) CaptureFailures(ctx context.Context, failed []int) map[int]repo
 	}
 	wg.Wait()
 	if len(out) > 0 {
+		// run.json's drives table names them too, for a replay.
+		err := r.rec.update(func(i *record.Run) {
+			for k := range i.Drives {
+				for d, c := range out {
+					if i.Drives[k].Path == r.Drives[d].Path {
+						c := c
+						i.Drives[k].Failure = &c
+					}
+				}
+			}
+		})
+		if err != nil {
+			r.lines.progress(nil, "%s: %v", r.Record, err)
+		}
 		if err := r.rec.landed("failure", true); err != nil {
 			r.lines.progress(nil, "%s: %v", r.Record, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -63,7 +64,7 @@ func TestCaptureFailuresReadsTheDrivesAtOnceAndHashesWhatItKeeps(t *testing.T) {
 	r := &Runner{Drives: drives, Record: rec, Spec: &specs.Spec{}, Planner: &plan.Planner{}}
 	r.Monitor = NewMonitor(nvme.CLI{Binary: script}, drives, specs.DefaultHealth(), nil)
 	r.init()
-	require.NoError(t, r.rec.start(record.Run{}))
+	require.NoError(t, r.rec.start(record.Run{Drives: []report.Drive{{Path: drives[0].Path}, {Path: drives[1].Path}, {Path: drives[2].Path}, {Path: drives[3].Path}}}))
 
 	caps := r.CaptureFailures(t.Context(), failed)
 	require.Len(t, caps, n)
@@ -80,5 +81,7 @@ func TestCaptureFailuresReadsTheDrivesAtOnceAndHashesWhatItKeeps(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, sum, run.Files[filepath.ToSlash(rel)], "run.json lists %s with its sha256", rel)
 		assert.Contains(t, c.Notes[0], "no telemetry: NVMe status: Invalid Field in Command")
+		require.NotNil(t, run.Drives[d].Failure, "run.json's drives table names drive %d's capture, for a replay", d)
+		assert.Equal(t, c, *run.Drives[d].Failure)
 	}
 }
