@@ -129,7 +129,11 @@ func (m *Monitor) afterOCP(ctx context.Context, i int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err != nil {
-		m.health[i].OCP.Skip = fmt.Sprintf("reading the OCP C0 log after the run failed: %v", err)
+		// It gave C0 on receipt: a drive that no longer does is failed,
+		// and a replay says the same (c0-after holds why).
+		why := fmt.Sprintf("the OCP C0 log read on receipt could not be read after the run: %v", err)
+		m.health[i].OCP.Lost = why
+		m.raw[fmt.Sprintf("%d.c0-after", i)], _ = json.Marshal(map[string]string{"error": why})
 		return
 	}
 	m.health[i].OCP.Last, m.health[i].OCP.Read = c0, true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,5 +98,32 @@ func TestReadOCPReadsTheDrivesAtOnce(t *testing.T) {
 	got := m.readOCP(t.Context(), all, false)
 	if len(got.c0) != n || len(got.smart) != n {
 		t.Errorf("read C0 of %d and SMART of %d of %d drives, want all", len(got.c0), len(got.smart), n)
+	}
+}
+
+// A drive that gave C0 on receipt and does not after the run has its OCP
+// checks failed, not skipped, and the recording says why for a replay.
+func TestC0LostAfterTheRunIsKeptAsAFailure(t *testing.T) {
+	bin := t.TempDir()
+	script := filepath.Join(bin, "nvme")
+	body := "#!/bin/sh\ncase \"$1\" in\nsmart-log) cat \"$OCP_FX/smart-log-v2.4-above-2-64.json\" ;;\n*) echo 'NVMe status: Internal Error(0x6)' >&2; exit 6 ;;\nesac\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fx, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "fixtures", "nvme"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OCP_FX", fx)
+	m := NewMonitor(nvme.CLI{Binary: script}, []plan.Drive{{Info: device.Info{Path: "/dev/nvme0n1", Block: true}}}, specs.DefaultHealth(), nil)
+	m.ocp.init(t.Context(), m.nvme)
+	m.ocp.c0[0] = true
+	m.afterOCP(t.Context(), 0)
+	o := m.health[0].OCP
+	if o.Read || o.Skip != "" || !strings.Contains(o.Lost, "could not be read after the run") {
+		t.Errorf("C0 lost after the run: %+v", o)
+	}
+	if !strings.Contains(string(m.raw["0.c0-after"]), `"error"`) {
+		t.Errorf("c0-after = %q, want the reason as an error object", m.raw["0.c0-after"])
 	}
 }
