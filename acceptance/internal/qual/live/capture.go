@@ -62,7 +62,7 @@ func (r *Runner) CaptureFailures(ctx context.Context, failed []int) map[int]repo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := r.capture(ctx, dir, d)
+			c := captureDrive(ctx, r, dir, d)
 			mu.Lock()
 			defer mu.Unlock()
 			out[d] = c
@@ -92,8 +92,8 @@ func (r *Runner) CaptureFailures(ctx context.Context, failed []int) map[int]repo
 	return out
 }
 
-// capture reads drive d's error log and telemetry into dir.
-func (r *Runner) capture(ctx context.Context, dir string, d int) report.Capture {
+// captureDrive reads drive d's error log and telemetry into dir.
+func captureDrive(ctx context.Context, r *Runner, dir string, d int) report.Capture {
 	var c report.Capture
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		c.Notes = append(c.Notes, err.Error())
