@@ -66,6 +66,10 @@ type Run struct {
 	Reconstructed     bool           `json:"reconstructed,omitempty"`
 	ReconstructedFrom string         `json:"reconstructed_from,omitempty"`
 	Drives            []report.Drive `json:"drives"`
+	// AnyModel says which NVMe drives -any-model let the run judge
+	// against a spec whose models they are not (report.Run.AnyModel): a
+	// replay with that spec says it too.
+	AnyModel string `json:"any_model,omitempty"`
 	// Tests lists the cells this run measured, in order, each added once its
 	// output is on disk (format 2). A replay judges these and no other file
 	// in the directory, so that files left by an older run are never judged.

@@ -143,8 +143,12 @@ type DriveHealth struct {
 // both were read; Skip, when set, why its OCP checks are not made (no C0
 // log); neither for a recording made without C0 reads.
 type OCPHealth struct {
-	Read         bool
-	Skip         string
+	Read bool
+	Skip string
+	// Lost, when set, says why the C0 log read on receipt could not be
+	// read after the run: the drive stopped giving the log it gave, which
+	// fails it (what it hides may be the bad blocks it grew).
+	Lost         string
 	Before, Last nvme.OCPSmart
 }
 

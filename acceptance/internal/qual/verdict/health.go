@@ -93,6 +93,8 @@ func CheckName(path string) string {
 // recording made without C0 reads.
 func ocpChecks(o evidence.OCPHealth, rules specs.Health) []health.Check {
 	switch {
+	case o.Lost != "":
+		return []health.Check{{Name: "ocp", Verdict: health.Fail, Message: o.Lost}}
 	case o.Skip != "":
 		return []health.Check{{Name: "ocp", Verdict: health.Skip, Message: o.Skip + ": its OCP checks are skipped"}}
 	case o.Read:
