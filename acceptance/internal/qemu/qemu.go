@@ -61,6 +61,14 @@ type Machine struct {
 	// BootBound is how long a try that has another accelerator after it may
 	// run before the guest's init speaks (default DefaultBootBound).
 	BootBound time.Duration
+	// QMP, when set, is the path of a Unix socket QEMU serves its QMP
+	// monitor on (see QMP), for a test that changes the machine while the
+	// guest runs (device_del, qom-set). It is a file the caller owns; QEMU
+	// creates it and does not wait for a client.
+	QMP string
+	// Extra are more QEMU arguments, appended as they are (a -drive with a
+	// blkdebug image, a -device no field here describes).
+	Extra []string
 }
 
 // DefaultBootBound is how long a guest under KVM may take to reach its
@@ -135,6 +143,12 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 	for i, p := range m.Shares {
 		args = append(args, "-virtfs", fmt.Sprintf("local,path=%s,mount_tag=share%d,security_model=none,readonly=on,multidevs=remap", p, i))
 	}
+	if m.QMP != "" {
+		if strings.ContainsAny(m.QMP, ", \t\n") {
+			return nil, fmt.Errorf("QMP socket %q: QEMU's options cannot hold commas or spaces", m.QMP)
+		}
+		args = append(args, "-qmp", "unix:"+m.QMP+",server=on,wait=off")
+	}
 	ids := map[string]bool{}
 	for _, s := range m.Subsystems {
 		ids[s.ID] = true
@@ -176,7 +190,7 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 		}
 		args = append(args, "-device", d)
 	}
-	return args, nil
+	return append(args, m.Extra...), nil
 }
 
 func onOff(b bool) string {
