@@ -66,6 +66,19 @@ func Refuse(before nvme.SmartLog) error {
 		ErrCriticalWarning, before.CriticalWarning, strings.Join(nvme.DecodeCriticalWarning(before.CriticalWarning), ", "))
 }
 
+// RefuseResumed is Refuse for a resumed run's setup, which only a drive
+// with the temperature bit alone stops (a drive with another warning is
+// disqualified, and the other drives go on): the run did write to it, so
+// the fix is to let it cool and resume, not "the run wrote nothing".
+func RefuseResumed(before nvme.SmartLog) error {
+	if before.CriticalWarning != nvme.WarnTemperature {
+		return nil
+	}
+	msg, _ := Hot(before)
+	return fmt.Errorf("%w: %s; check the chassis's airflow and let the drive cool below its threshold, then run -resume again; nothing was written since the run was interrupted",
+		ErrCriticalWarning, msg)
+}
+
 // NewWarning says which critical warning bits now has that before (the
 // log read at setup) did not, other than the temperature bit (see Hot):
 // "critical_warning 0x08: media is read-only"; ok is false when there are

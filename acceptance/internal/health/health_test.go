@@ -371,3 +371,22 @@ func TestHeatSequence(t *testing.T) {
 		t.Error("Refuse(hot) = nil")
 	}
 }
+
+// A resumed run's setup stops only for a drive too hot to measure, and
+// says so as a resume: the run did write to its drives, so "the run
+// wrote nothing" would be false; the fix is cooling, then -resume again.
+// Any other warning does not stop it (the drive is disqualified).
+func TestRefuseResumed(t *testing.T) {
+	err := RefuseResumed(with(func(l *nvme.SmartLog) { l.CriticalWarning = nvme.WarnTemperature }))
+	if err == nil || !errors.Is(err, ErrCriticalWarning) {
+		t.Fatalf("RefuseResumed(temperature) = %v, want an ErrCriticalWarning", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "wrote nothing") || !strings.HasSuffix(msg, "let the drive cool below its threshold, then run -resume again; nothing was written since the run was interrupted") {
+		t.Errorf("RefuseResumed(temperature) = %q", msg)
+	}
+	for _, w := range []uint8{0, 0x08, 0x08 | nvme.WarnTemperature} {
+		if err := RefuseResumed(with(func(l *nvme.SmartLog) { l.CriticalWarning = w })); err != nil {
+			t.Errorf("RefuseResumed(critical_warning %#x) = %v, want nil", w, err)
+		}
+	}
+}

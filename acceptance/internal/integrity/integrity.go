@@ -11,6 +11,7 @@ package integrity
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -117,6 +118,39 @@ var (
 // "       Expected CRC: da75d153".
 var checksumLine = regexp.MustCompile(`^\s+(Expected|Received) CRC: (\S+)`)
 
+// ioErrorLine matches the line fio 3.33 prints (io_u.c, log_err in
+// __io_u_log_error) as an I/O of a job fails:
+//
+//	fio: io_u error on file /dev/loop0: Input/output error: read offset=4096, buflen=4096
+var ioErrorLine = regexp.MustCompile(`^fio: io_u error on file (.+?): (.+): (read|write|trim|sync|datasync|sync_file_range|wait) offset=(\d+), buflen=(\d+)`)
+
+// IOErrors reads every I/O error fio reported in text (its stderr), by
+// the file fio named: one line each, as fio printed it. An I/O that
+// failed because fio was being stopped (interrupted, canceled) is not
+// the drive's error, and is left out.
+func IOErrors(text string) map[string][]string {
+	out := map[string][]string{}
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimRight(line, "\r")
+		m := ioErrorLine.FindStringSubmatch(line)
+		if m == nil || m[2] == "Interrupted system call" || m[2] == "Operation canceled" {
+			continue
+		}
+		out[m[1]] = append(out[m[1]], strings.TrimPrefix(line, "fio: "))
+	}
+	return out
+}
+
+// ioErrsOf is the I/O errors of errs fio named on drive d: by its target,
+// and by its path unless that is another of the pass's targets.
+func ioErrsOf(errs map[string][]string, d Drive, targets map[string]bool) []string {
+	e := errs[d.Target]
+	if d.Target != d.Path && !targets[d.Path] {
+		e = append(slices.Clone(e), errs[d.Path]...)
+	}
+	return e
+}
+
 // Mismatches reads every mismatch fio reported in text (its stderr, or
 // stdout's lines before the JSON), by the file fio named.
 func Mismatches(text string) map[string][]Mismatch {
@@ -207,9 +241,14 @@ func Judge(stdout, stderr []byte, runErr string, interrupted bool, drives []Driv
 		text = strings.Join(out.Notes, "\n") + "\n" + text
 	}
 	found := Mismatches(text)
+	ioErrs := IOErrors(text)
 	var groups []fiojob.Result
 	if perr == nil {
 		groups = out.Groups()
+	}
+	targets := map[string]bool{}
+	for _, d := range drives {
+		targets[d.Target] = true
 	}
 	res := make([]Result, len(drives))
 	for i, d := range drives {
@@ -223,7 +262,10 @@ func Judge(stdout, stderr []byte, runErr string, interrupted bool, drives []Driv
 			m.LBA, m.LBAs = m.Offset/int64(lbaSize), (m.Length+int64(lbaSize)-1)/int64(lbaSize)
 			r.Mismatches = append(r.Mismatches, m)
 		}
-		if d.Target != d.Path {
+		if d.Target != d.Path && !targets[d.Path] {
+			// fio names a file by its target; the drive's path is looked
+			// up too unless it is another drive's target (a resume that
+			// renamed swapped drives: that drive's mismatches are its own).
 			for _, m := range found[d.Path] {
 				m.LBASize = lbaSize
 				m.LBA, m.LBAs = m.Offset/int64(lbaSize), (m.Length+int64(lbaSize)-1)/int64(lbaSize)
@@ -246,6 +288,17 @@ func Judge(stdout, stderr []byte, runErr string, interrupted bool, drives []Driv
 			}
 			if len(r.Mismatches) > 1 {
 				r.Message += fmt.Sprintf(" (%d mismatched blocks reported; each read-back job of the drive stops at its first, after the blocks it had in flight)", len(r.Mismatches))
+			}
+		case interrupted && len(ioErrsOf(ioErrs, d, targets)) > 0:
+			// fio named an I/O error reading the drive back before it
+			// was stopped (a kill mid-pass leaves only its streamed
+			// stderr): the drive failed its read-back; a second pass
+			// that happens to read is no second chance.
+			e := ioErrsOf(ioErrs, d, targets)
+			r.Verdict = Fail
+			r.Message = fmt.Sprintf("%s: the verify pass failed before it was stopped: fio printed %s", d.Path, e[0])
+			if len(e) > 1 {
+				r.Message += fmt.Sprintf(" (%d I/O errors reported)", len(e))
 			}
 		case interrupted && (g == nil || r.Verified < d.Bytes || len(g.Errors) > 0):
 			r.Verdict = Inconclusive

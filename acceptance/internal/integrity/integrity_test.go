@@ -62,6 +62,14 @@ var judgeTests = []judgeTest{
 			"expected crc32c da75d153, received e69546d3",
 			"fio: crc32c: verify failed at file /dev/loop10 offset 1048576, length 131072",
 		}}},
+	// A resume after a reboot that swapped the two drives' paths: each
+	// drive's path now is the other's target then. The mismatch fio named
+	// on /dev/loop10 is the drive whose target it was, not the one at
+	// that path now.
+	{name: "checksum, drives swapped since", fixture: "verify-crc", runErr: "exit status 1", verdicts: []string{Pass, Fail},
+		drives: []Drive{{Path: "/dev/loop10", Target: "/dev/loop9", Bytes: 32 << 20, LBASize: 512, Method: "crc32c"},
+			{Path: "/dev/loop9", Target: "/dev/loop10", Bytes: 32 << 20, LBASize: 4096, Method: "crc32c"}},
+		want: [][]string{{"every block"}, {"/dev/loop9 returned different data than was written", "at file /dev/loop10 offset 1048576"}}},
 	{name: "header", fixture: "verify-header", runErr: "exit status 1", drives: twoDrives, verdicts: []string{Pass, Fail},
 		want: [][]string{nil, {"verify: bad magic header 0, wanted acca at offset 2,097,152 (LBA 512, 32 blocks of 4096 bytes)"}}},
 	{name: "short", fixture: "verify-clean", drives: []Drive{twoDrives[0], {Path: "b", Target: "/dev/loop10", Bytes: 64 << 20}},

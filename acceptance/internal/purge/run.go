@@ -30,9 +30,13 @@ type Runner struct {
 	// 0 means 5 seconds.
 	Poll time.Duration
 	// Sent lists the controllers ("/dev/nvme0") an interrupted run sent
-	// a sanitize to whose end it did not see: their sanitize log is read
-	// first, and a sanitize still in progress is waited for rather than
-	// sending another (which the controller refuses while one runs).
+	// a sanitize to whose end it did not see. When it is not empty, the
+	// sanitize log of every controller sanitized is read first, and a
+	// sanitize still in progress is waited for rather than sending
+	// another (which the controller refuses while one runs): every
+	// controller, not only those named, since after a reboot the kernel
+	// may name the controllers in another order (nvme0 is then the
+	// controller that was nvme1).
 	Sent []string
 }
 
@@ -118,7 +122,7 @@ func (r Runner) step(ctx context.Context, s Step, d Discarder, logf func(string,
 		}
 		return nil
 	case SanitizeNVM:
-		if slices.Contains(r.Sent, s.Device) {
+		if len(r.Sent) > 0 {
 			done, err := r.resumeSanitize(ctx, s, logf)
 			if done || err != nil {
 				return err
@@ -162,7 +166,11 @@ func (r Runner) resumeSanitize(ctx context.Context, s Step, logf func(string, ..
 	}
 	switch l.Status {
 	case nvme.SanitizeInProgress:
-		logf("%s: the sanitize the interrupted run sent is in progress (%.1f%% done): waiting for it, not sending another", s.Device, l.Percent())
+		was := ""
+		if !slices.Contains(r.Sent, s.Device) {
+			was = fmt.Sprintf(" (to %s, named otherwise now)", strings.Join(r.Sent, ", "))
+		}
+		logf("%s: the sanitize the interrupted run sent%s is in progress (%.1f%% done): waiting for it, not sending another", s.Device, was, l.Percent())
 		return true, r.waitSanitize(ctx, s, logf)
 	}
 	// Completed (or never run): the log cannot tell the interrupted

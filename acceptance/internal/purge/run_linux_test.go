@@ -120,6 +120,7 @@ func TestRunWaitsForAnInterruptedSanitize(t *testing.T) {
 	argvFile, dir := fakeNVMe(t)
 	final(t, dir, "nvme0", "sanitize-log-v2.3-completed.json")
 	final(t, dir, "nvme1", "sanitize-log-v2.3-completed.json")
+	idle(t, dir, "nvme1")
 	targets := []device.Info{ns("nvme0n1", "nvme0", "nvme0n1"), ns("nvme1n1", "nvme1", "nvme1n1")}
 	steps, errs := Plan(targets, Sanitize, map[string]nvme.Controller{"nvme0": perNamespace, "nvme1": perNamespace})
 	if len(errs) != 0 {
@@ -142,5 +143,49 @@ func TestRunWaitsForAnInterruptedSanitize(t *testing.T) {
 		if !strings.Contains(joined, w) {
 			t.Errorf("log does not say %q:\n%s", w, joined)
 		}
+	}
+}
+
+// idle makes the fake controller ctrl's sanitize log read its final
+// state (an earlier sanitize completed) from the first read: no sanitize
+// runs on it until one is sent.
+func idle(t *testing.T, dir, ctrl string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "polled-"+ctrl), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A reboot between the kill and the resume named the controllers in
+// the other order: the sanitize the interrupted run sent to /dev/nvme1
+// runs on the controller now /dev/nvme0. The resume finds it there, in
+// progress, through the sanitize log and waits for it (a second sanitize
+// would be refused, failing a good drive's purge), and sanitizes the
+// controller now /dev/nvme1, whose log shows only an older one.
+func TestRunWaitsForAnInterruptedSanitizeOnARenamedController(t *testing.T) {
+	argvFile, dir := fakeNVMe(t)
+	final(t, dir, "nvme0", "sanitize-log-v2.3-completed.json")
+	final(t, dir, "nvme1", "sanitize-log-v2.3-completed.json")
+	idle(t, dir, "nvme1")
+	targets := []device.Info{ns("nvme0n1", "nvme0", "nvme0n1"), ns("nvme1n1", "nvme1", "nvme1n1")}
+	steps, errs := Plan(targets, Sanitize, map[string]nvme.Controller{"nvme0": perNamespace, "nvme1": perNamespace})
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	var l logs
+	if err := (Runner{Poll: time.Millisecond, Sent: []string{"/dev/nvme1"}}).Run(context.Background(), steps, nil, l.logf); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	b, _ := os.ReadFile(argvFile)
+	argv := string(b)
+	if strings.Contains(argv, "sanitize /dev/nvme0 ") {
+		t.Errorf("a second sanitize was sent to nvme0 while the first was in progress:\n%s", argv)
+	}
+	if !strings.Contains(argv, "sanitize /dev/nvme1 --sanact=") {
+		t.Errorf("nvme1, whose log shows no sanitize in progress, was not sanitized:\n%s", argv)
+	}
+	joined := strings.Join(l.lines, "\n")
+	if w := "/dev/nvme0: the sanitize the interrupted run sent (to /dev/nvme1, named otherwise now) is in progress (50.0% done): waiting for it"; !strings.Contains(joined, w) {
+		t.Errorf("log does not say %q:\n%s", w, joined)
 	}
 }

@@ -138,3 +138,74 @@ func TestResumeDryRunNamesADisqualifiedDrive(t *testing.T) {
 	assert.Contains(t, out.String(), "drive   "+drives[1]+": disqualified, nothing more is written to it: "+drives[1]+" failed a preparation step (step 2 fill: sequential fill) earlier in this run, at 2026-01-01T00:10:00Z")
 	assert.NotContains(t, out.String(), "drives  "+drives[1]+":")
 }
+
+// The run was killed during a read-back after fio named a mismatch on
+// the second drive's streamed stderr (the pass listed as it started, no
+// report written): the resume disqualifies the drive from that stderr,
+// and its run.json records the failure, so that a resume of that resume
+// keeps the drive disqualified from run.json alone, whatever became of
+// the stderr the first resume judged.
+func TestResumeRecordsAFailureItReadInAKilledReadBack(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	const size = 64 << 20
+	drives := sparseDrives(t, 2, size)
+	cfg := interruptedAtSetup(t, spec, drives)
+	pass := record.Verify{Step: 3, Name: "verify pass", Raw: "prepare/003-verify.json", Running: true}
+	for _, d := range drives {
+		pass.Drives = append(pass.Drives, record.VerifyDrive{Path: d, Target: d, Bytes: size})
+	}
+	stderr := filepath.Join(cfg.Record, "prepare", "003-verify.stderr")
+	require.NoError(t, os.MkdirAll(filepath.Dir(stderr), 0o755))
+	require.NoError(t, os.WriteFile(stderr, []byte("verify: bad magic header 0, wanted acca at file "+drives[1]+" offset 1048576, length 131072\n"), 0o644))
+	editRunJSON(t, cfg, func(r *record.Run) { r.Verify = []record.Verify{pass} })
+
+	s, errs := resumeSetup(t, cfg)
+	require.Empty(t, errs)
+	require.Equal(t, report.CauseIntegrity, s.resume.causes[1])
+	info := s.resume.info(s)
+	f, ok := info.FailureOf(1)
+	require.True(t, ok, "the resumed run.json records the failure the resume read: %+v", info.Failures)
+	assert.Equal(t, report.CauseIntegrity, f.Cause)
+	assert.Equal(t, drives[1], f.Path)
+	assert.Contains(t, f.Message, "returned different data than was written")
+	assert.NotEmpty(t, f.At)
+	_, other := info.FailureOf(0)
+	assert.False(t, other, "the drive read without a mismatch until the kill is not failed")
+
+	// The resume's recording, then the stderr gone: still disqualified.
+	editRunJSON(t, cfg, func(r *record.Run) { r.Failures = info.Failures })
+	require.NoError(t, os.Remove(stderr))
+	again, errs := resumeSetup(t, cfg)
+	require.Empty(t, errs)
+	assert.Equal(t, report.CauseIntegrity, again.resume.causes[1], "a resume of the resume keeps the drive disqualified")
+	assert.NotContains(t, stepsOf(again)[plan.StepFill], 1, "nothing is planned on the disqualified drive")
+}
+
+// Verdict precedence in a replay: the recording's drive failure (a
+// read-only warning read after another cell) outranks the cell's own
+// inconclusive "not steady", which FAILs naming the warning and when;
+// the same cell measured as a pass stays a pass.
+func TestReplayAppliesADrivesFailureOverAnInconclusiveCell(t *testing.T) {
+	f := record.DriveFailure{Drive: 0, Path: "/dev/loop7", Cause: report.CauseCriticalWarning,
+		Step:    "its health log check (read after TestSingleDrive/256MiB/4KB_Random_Write)",
+		Test:    "TestSingleDrive/256MiB/4KB_Random_Write",
+		Message: "/dev/loop7 raised critical_warning 0x08: media is read-only", At: "2026-01-01T00:10:00Z"}
+	withFailure := func(dir string) string {
+		path := filepath.Join(dir, "run.json")
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var r record.Run
+		require.NoError(t, json.Unmarshal(data, &r))
+		r.Failures = []record.DriveFailure{f}
+		writeJSON(t, path, r)
+		return dir
+	}
+	o, _ := replayCell(t, withFailure(recordedRun(t, false)))
+	require.Equal(t, report.Fail, o.Result.Verdict, o.Message)
+	require.Equal(t, report.CauseCriticalWarning, o.Result.Cause)
+	require.Contains(t, o.Message, "/dev/loop7 failed its health log check (read after TestSingleDrive/256MiB/4KB_Random_Write) earlier in this run, at 2026-01-01T00:10:00Z: ")
+	require.Contains(t, o.Message, "the cell's own verdict was INCONCLUSIVE")
+
+	o, _ = replayCell(t, withFailure(recordedRun(t, true)))
+	require.Equal(t, report.Pass, o.Result.Verdict, "a cell measured as a pass stays one: %s", o.Message)
+}

@@ -56,6 +56,12 @@ type resumeState struct {
 	// mapping says, for each recorded drive, which given path it is.
 	mapping []string
 	causes  map[int]string
+	// found is the failures the resume read in the recorded read-backs
+	// that run.json's failures do not hold (a pass killed after fio named
+	// a mismatch or an I/O error on its streamed stderr): the resumed
+	// run.json records them, so that no later resume or replay depends on
+	// that stderr again.
+	found []record.DriveFailure
 }
 
 // resumeFix is the end of every refusal of -resume: how to go on.
@@ -218,6 +224,11 @@ func (b *builder) resumePlan() {
 				if _, ok := z.broken[d]; verdict.Disqualifying(r.Cause) && !ok {
 					// As in the interrupted run; its cells fail unmeasured.
 					z.broken[d], z.causes[d] = fmt.Sprintf("%s failed the verify pass (%s) earlier in this run: %s", r.Path, verdict.IntegrityTest(r.Path), r.Message), r.Cause
+					if _, recorded := z.prior.FailureOf(d); !recorded {
+						z.found = append(z.found, record.DriveFailure{Drive: d, Path: r.Path, Cause: r.Cause,
+							Step: "the verify pass (" + verdict.IntegrityTest(r.Path) + ")", Message: r.Message,
+							At: passTime(z.dir, v), Resume: v.Resume})
+					}
 				}
 			}
 		}
@@ -387,7 +398,21 @@ func (z *resumeState) info(s *Suite) record.Run {
 		res.Steps = append(res.Steps, fmt.Sprintf("%d %s: %s", st.N, st.Kind, st.Name))
 	}
 	info.Resumptions = append(slices.Clone(info.Resumptions), res)
+	info.Failures = append(slices.Clone(info.Failures), z.found...)
 	return info
+}
+
+// passTime is when the recorded verify pass v last wrote its output (its
+// report, else its streamed stderr: a pass killed before fio ended),
+// RFC 3339 in UTC; now if neither is on disk.
+func passTime(dir string, v record.Verify) string {
+	base := strings.TrimSuffix(filepath.Join(dir, filepath.FromSlash(v.Raw)), record.OutputExt)
+	for _, p := range []string{base + record.OutputExt, base + record.StderrExt} {
+		if fi, err := os.Stat(p); err == nil {
+			return fi.ModTime().UTC().Format(time.RFC3339)
+		}
+	}
+	return time.Now().UTC().Format(time.RFC3339)
 }
 
 // printResume writes, for -dry-run -resume, what the recording keeps,

@@ -77,8 +77,9 @@ type Fio struct {
 	PrepareDir string
 	// SanitizeSent is, in a resumed run, the controllers the interrupted
 	// run sent a sanitize to without seeing its end (run.json's
-	// sanitize_sent): the first purge waits for one still in progress
-	// through the sanitize log instead of sending another.
+	// sanitize_sent): each sanitize of the resumed run reads its
+	// controller's sanitize log first and waits for one still in
+	// progress instead of sending another.
 	SanitizeSent []string
 }
 
@@ -205,10 +206,10 @@ func (l *Fio) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, lo
 		if len(errs) > 0 {
 			return Prepared{}, errors.Join(errs...)
 		}
-		// A sanitize an interrupted run sent is waited for, once.
-		sent := l.SanitizeSent
-		l.SanitizeSent = nil
-		return Prepared{}, purge.Runner{Sent: sent}.Run(ctx, steps, l.Discarder, logf)
+		// A sanitize an interrupted run sent is waited for, by whichever
+		// purge of the resumed run reaches its controller first (a later
+		// one reads the log of its own, completed sanitize, and sends).
+		return Prepared{}, purge.Runner{Sent: l.SanitizeSent}.Run(ctx, steps, l.Discarder, logf)
 	}
 	base := l.prepareBase(st)
 	job := st.Job

@@ -3,8 +3,10 @@ package live
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -88,4 +90,54 @@ func readRunJSON(t *testing.T, dir string) (record.Run, bool) {
 	var r record.Run
 	require.NoError(t, json.Unmarshal(data, &r))
 	return r, true
+}
+
+// failExec fails every preparation step with err.
+type failExec struct {
+	seenExec
+	err error
+}
+
+func (e *failExec) Prepare(context.Context, plan.Step, []plan.Drive, func(string, ...any), *Watch) (Prepared, error) {
+	return Prepared{}, e.err
+}
+
+// A fill that fio reports failed on one drive's jobs records that drive's
+// failure, not its neighbour's; a fill whose failure names no drive (fio
+// did not start, or this host could not write fio's report: a full
+// recording disk) fails this run's cells but is no drive's failure to
+// keep: a resume fills the drives again instead of disqualifying all of
+// them for good.
+func TestOnlyAFillErrorFioNamesADriveForIsRecorded(t *testing.T) {
+	drives := []plan.Drive{{Info: device.Info{Path: "/dev/loop0", Name: "loop0", Block: true}}, {Info: device.Info{Path: "/dev/loop1", Name: "loop1", Block: true}}}
+	for _, tt := range []struct {
+		name string
+		err  error
+		want []int
+	}{
+		{"fio named drive 1", &TargetsFailed{Targets: []int{1}, Err: errors.New("fio: job drive1: errno 5 (Input/output error)")}, []int{1}},
+		{"no drive named", &TargetsFailed{Err: errors.New("writing report/raw/prepare/002-fill.json: no space left on device")}, nil},
+		{"fio did not start", errors.New(`exec: "fio": executable file not found in $PATH`), nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			health := []evidence.DriveHealth{{Skip: "no log"}, {Skip: "no log"}}
+			r := &Runner{Spec: &specs.Spec{}, Drives: drives, Planner: &plan.Planner{}, Exec: &failExec{err: tt.err}, Record: dir, Sink: nopSink{},
+				Monitor: NewMonitor(nvme.CLI{}, drives, specs.Health{}, health),
+				Plan:    plan.Plan{Steps: []plan.Step{{N: 1, Kind: plan.StepFill, Name: "sequential fill", Drives: []int{0, 1}}}}}
+			require.NoError(t, r.Start(record.Run{Format: record.Format, Mode: "record"}))
+			r.runTo(context.Background(), 0, t.Logf)
+			run, ok := readRunJSON(t, dir)
+			require.True(t, ok)
+			var got []int
+			for _, f := range run.Failures {
+				got = append(got, f.Drive)
+			}
+			require.Equal(t, tt.want, got, "%+v", run.Failures)
+			for d := range drives {
+				want := tt.want == nil || slices.Contains(tt.want, d)
+				require.Equal(t, want, r.drives.brokenText(d) != "", "drive %d failed in this run: %q", d, r.drives.brokenText(d))
+			}
+		})
+	}
 }

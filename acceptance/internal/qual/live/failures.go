@@ -84,6 +84,13 @@ type TargetsFailed struct {
 func (e *TargetsFailed) Error() string { return e.Err.Error() }
 func (e *TargetsFailed) Unwrap() error { return e.Err }
 
+// named reports whether err is fio's report naming the drives whose
+// jobs failed: a failure of those drives, recorded as theirs.
+func named(err error) bool {
+	var tf *TargetsFailed
+	return errors.As(err, &tf) && len(tf.Targets) > 0
+}
+
 // failedDrives is the drives of a step whose fio failed with err: those
 // whose jobs reported errors when fio says which, else all of them.
 func failedDrives(drives []int, err error) []int {

@@ -80,12 +80,16 @@ func readHealth(ctx context.Context, cli nvme.CLI, drives []plan.Drive, rules sp
 			h.Skip = fmt.Sprintf("nvme smart-log %s printed what this drivequal cannot read (%v): its health is not checked", d.Path, err)
 			continue
 		}
-		if err := health.Refuse(l); err != nil && (!resumed || l.CriticalWarning == nvme.WarnTemperature) {
+		refuse := health.Refuse
+		if resumed {
 			// A drive over its temperature threshold is refused in a
 			// resume too: it is let cool, not disqualified.
+			refuse = health.RefuseResumed
+		}
+		if err := refuse(l); err != nil {
 			errs = append(errs, fmt.Errorf("parsing -drives: %s: %w", d.Path, err))
 			continue
-		} else if err != nil && l.CriticalWarning&^nvme.WarnTemperature != 0 {
+		} else if resumed && l.CriticalWarning&^nvme.WarnTemperature != 0 {
 			if m.warnedAtSetup == nil {
 				m.warnedAtSetup = map[int]string{}
 			}

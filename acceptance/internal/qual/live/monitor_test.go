@@ -1,6 +1,7 @@
 package live
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -41,4 +42,38 @@ func TestAResumedRunKeepsTheLogReadOnReceipt(t *testing.T) {
 	got, err := os.ReadFile(before)
 	require.NoError(t, err)
 	require.Equal(t, string(received), string(got), "the recording keeps the log read on receipt")
+}
+
+// A resumed run's setup refuses a drive over its temperature threshold
+// as a resume (cool it, then -resume again; the run did write), and
+// lets a drive with another warning through to be disqualified while
+// the others go on (real nvme-cli 2.3 outputs, fixtures/nvme).
+func TestAResumedSetupRefusesOnlyAHotDrive(t *testing.T) {
+	for _, tt := range []struct {
+		fixture string
+		refused bool
+	}{
+		{"smart-log-v2.3-temperature-warning.json", true},
+		{"smart-log-v2.3-spare-warning.json", false},
+	} {
+		t.Run(tt.fixture, func(t *testing.T) {
+			fixture, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "fixtures", "nvme", tt.fixture))
+			require.NoError(t, err)
+			fake := filepath.Join(t.TempDir(), "nvme")
+			script := "#!/bin/sh\ncase \"$1\" in\nsmart-log) cat '" + fixture + "';;\n*) echo \"fake nvme: $1\" >&2; exit 1;;\nesac\n"
+			require.NoError(t, os.WriteFile(fake, []byte(script), 0o755))
+			drives := []plan.Drive{{Info: device.Info{Path: "/dev/nvme0n1", Name: "nvme0n1", Block: true, Controller: "nvme0"}}}
+			m, errs := ReadHealthResumed(context.Background(), nvme.CLI{Binary: fake}, drives, specs.Health{})
+			if !tt.refused {
+				require.Empty(t, errs)
+				require.Contains(t, m.setupWarnings(), 0, "the drive is disqualified by the resumed run")
+				return
+			}
+			require.Len(t, errs, 1)
+			msg := errs[0].Error()
+			require.Contains(t, msg, "/dev/nvme0n1")
+			require.Contains(t, msg, "then run -resume again")
+			require.NotContains(t, msg, "the run wrote nothing", "a resumed run has written to the drive")
+		})
+	}
 }

@@ -342,7 +342,16 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 				done.Drives = slices.DeleteFunc(slices.Clone(st.Drives), func(d int) bool { return slices.Contains(failed, d) })
 				r.drives.applied(done, time.Now())
 			}
-			r.facts.failDrives(failed, report.CausePreparation, *st, err)
+			if named(prepErr) {
+				r.facts.failDrives(failed, report.CausePreparation, *st, err)
+			} else {
+				// fio named no drive (it did not start, its report did not
+				// parse, or this host could not write what fio reported:
+				// a full recording disk): not a drive's failure to keep
+				// for good. The drives fail this run's cells; a resume
+				// runs the step again.
+				r.drives.markBroken(st.Drives, report.CausePreparation, "a preparation step", err)
+			}
 		}
 		logf("%v", err)
 		return err.Error()

@@ -12,12 +12,15 @@
 package match
 
 import (
+	"cmp"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
@@ -245,7 +248,37 @@ func Renamed(prior record.Run, drives []plan.Drive) record.Run {
 	for i := range prior.Steady {
 		prior.Steady[i].Drive = rename(prior.Steady[i].Drive)
 	}
+	// A drive's failure named the drive by its path then: every cell it
+	// fails names the drive by its path now (a swap would otherwise name
+	// the neighbour, which did not fail). What was seen (fio's words among
+	// them) is kept as it was written, saying where the drive was then.
+	words := renamer(to)
+	prior.Failures = append([]record.DriveFailure(nil), prior.Failures...)
+	for i := range prior.Failures {
+		f := &prior.Failures[i]
+		if n, ok := to[f.Path]; ok {
+			f.Message = fmt.Sprintf("[recorded at %s, this drive's path then] %s", f.Path, f.Message)
+			f.Path, f.Step = n, words.Replace(f.Step)
+		}
+	}
 	return prior
+}
+
+// renamer rewrites, in one pass (a swap stays a swap), each old path of
+// to and its TestIntegrity name ("nvme0n1", "nvme-X") to the new one's,
+// the longest first.
+func renamer(to map[string]string) *strings.Replacer {
+	type pair struct{ old, new string }
+	var pairs []pair
+	for o, n := range to {
+		pairs = append(pairs, pair{o, n}, pair{verdict.IntegrityName(o), verdict.IntegrityName(n)})
+	}
+	slices.SortFunc(pairs, func(a, b pair) int { return cmp.Or(len(b.old)-len(a.old), strings.Compare(a.old, b.old)) })
+	var args []string
+	for _, p := range pairs {
+		args = append(args, p.old, p.new)
+	}
+	return strings.NewReplacer(args...)
 }
 
 // DevNumber is a block device's device number ("259:0"); "" for a

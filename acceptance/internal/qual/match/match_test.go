@@ -256,6 +256,27 @@ func TestRenamed(t *testing.T) {
 	assert.True(t, slices.Equal([]string{"/dev/loop0", "/dev/loop1"}, []string{prior.Verify[0].Drives[0].Path, prior.Verify[0].Drives[1].Path}))
 }
 
+// A drive's recorded failure follows the drive, not its old path: after
+// a reboot that swapped nvme0n1 and nvme1n1, the failure of the drive now
+// at /dev/nvme0n1 names /dev/nvme0n1 (its path, its TestIntegrity name)
+// and keeps what was seen as written, saying where the drive was then:
+// the neighbour now at /dev/nvme1n1 did not fail.
+func TestRenamedFailures(t *testing.T) {
+	prior := record.Run{
+		Drives: []report.Drive{{Path: "/dev/nvme0n1"}, {Path: "/dev/nvme1n1"}},
+		Failures: []record.DriveFailure{{Drive: 1, Path: "/dev/nvme1n1", Cause: report.CauseIntegrity,
+			Step:    "the verify pass (TestIntegrity/nvme1n1)",
+			Message: "/dev/nvme1n1 returned different data than was written: ...; fio: verify: bad magic header at file /dev/nvme1n1 offset 0"}},
+	}
+	now := []plan.Drive{{Info: device.Info{Path: "/dev/nvme1n1"}}, {Info: device.Info{Path: "/dev/nvme0n1"}}}
+	got := Renamed(prior, now).Failures[0]
+	assert.Equal(t, 1, got.Drive)
+	assert.Equal(t, "/dev/nvme0n1", got.Path)
+	assert.Equal(t, "the verify pass (TestIntegrity/nvme0n1)", got.Step)
+	assert.Equal(t, "[recorded at /dev/nvme1n1, this drive's path then] /dev/nvme1n1 returned different data than was written: ...; fio: verify: bad magic header at file /dev/nvme1n1 offset 0", got.Message)
+	assert.Equal(t, "/dev/nvme1n1", prior.Failures[0].Path, "the recording read is left as it was")
+}
+
 // ext4 and XFS give a deleted file's inode to the next file created: an
 // image deleted and made again blank, at the same path, has the recorded
 // device and inode. Its inode generation and birth time tell it from the
