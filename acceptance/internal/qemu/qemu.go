@@ -61,6 +61,11 @@ type Machine struct {
 	// BootBound is how long a try that has another accelerator after it may
 	// run before the guest's init speaks (default DefaultBootBound).
 	BootBound time.Duration
+	// QMP, when set, is the path of a Unix socket QEMU serves its QMP
+	// monitor on (see QMP), for a test that changes the machine while the
+	// guest runs (qom-set). It is a file the caller owns; QEMU creates it
+	// and does not wait for a client.
+	QMP string
 }
 
 // DefaultBootBound is how long a guest under KVM may take to reach its
@@ -98,6 +103,15 @@ type Namespace struct {
 	ZoneSize int64
 	// EUI64 is the namespace's IEEE EUI-64; 0 leaves QEMU's default (none).
 	EUI64 uint64
+	// UUID is the namespace's UUID ("9a1d...-..."); empty leaves QEMU's
+	// default, a random UUID at every start of QEMU, which a drive keeps
+	// across power cycles and a guest booted twice would not.
+	UUID string
+	// Blkdebug, when set, is a rules file of QEMU's blkdebug driver (see
+	// WriteBlkdebug) that sits between the namespace and Image: the
+	// namespace then fails the I/O those rules name, as a drive's media
+	// would, with the NVMe status QEMU maps the error to.
+	Blkdebug string
 }
 
 // Args returns QEMU's arguments (without the executable) that boot k with
@@ -117,7 +131,7 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 	for _, p := range m.Shares {
 		cmdline = append(cmdline, "drivequal.share="+p)
 	}
-	for _, p := range append([]string{work, initrd}, m.Shares...) {
+	for _, p := range append([]string{work, initrd, m.QMP}, m.Shares...) {
 		if strings.ContainsAny(p, ", \t\n") {
 			return nil, fmt.Errorf("path %q: QEMU's options cannot hold commas or spaces", p)
 		}
@@ -134,6 +148,9 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 	)
 	for i, p := range m.Shares {
 		args = append(args, "-virtfs", fmt.Sprintf("local,path=%s,mount_tag=share%d,security_model=none,readonly=on,multidevs=remap", p, i))
+	}
+	if m.QMP != "" {
+		args = append(args, "-qmp", "unix:"+m.QMP+",server=on,wait=off")
 	}
 	ids := map[string]bool{}
 	for _, s := range m.Subsystems {
@@ -158,14 +175,23 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 		if !ids[n.Controller] {
 			return nil, fmt.Errorf("namespace %d: no controller %q", n.NSID, n.Controller)
 		}
-		if strings.ContainsAny(n.Image, ", \t\n") {
-			return nil, fmt.Errorf("namespace %d: image %q: QEMU's options cannot hold commas or spaces", n.NSID, n.Image)
+		if strings.ContainsAny(n.Image+n.Blkdebug, ", \t\n") || strings.Contains(n.Blkdebug, ":") {
+			return nil, fmt.Errorf("namespace %d: image %q (blkdebug rules %q): QEMU's options cannot hold commas or spaces, nor the rules' path a colon", n.NSID, n.Image, n.Blkdebug)
 		}
 		drive := fmt.Sprintf("ns%d", i)
-		args = append(args, "-drive", "file="+n.Image+",if=none,id="+drive+",format=raw,discard=unmap")
+		file := n.Image
+		if n.Blkdebug != "" {
+			// blkdebug's filename syntax: blkdebug:RULES:IMAGE, the raw
+			// format on top as without it.
+			file = "blkdebug:" + n.Blkdebug + ":" + n.Image
+		}
+		args = append(args, "-drive", "file="+file+",if=none,id="+drive+",format=raw,discard=unmap")
 		d := fmt.Sprintf("nvme-ns,drive=%s,bus=%s,nsid=%d,shared=%s", drive, n.Controller, n.NSID, onOff(!n.Private))
 		if n.EUI64 != 0 {
 			d += fmt.Sprintf(",eui64=%d", n.EUI64)
+		}
+		if n.UUID != "" {
+			d += ",uuid=" + n.UUID
 		}
 		if n.Zoned {
 			zs := n.ZoneSize
