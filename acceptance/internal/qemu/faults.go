@@ -22,6 +22,11 @@ import (
 type MediaError struct {
 	Sector int64
 	Errno  int
+	// UntilFlush ends the error at the namespace's first Flush command
+	// (nvme flush): the block reads again afterwards, as a marginal block
+	// that a second try reads. The rule then holds in blkdebug's state 1
+	// only, which the first flush_to_disk event leaves for state 2.
+	UntilFlush bool
 }
 
 // WriteBlkdebug writes the blkdebug rules file path (Namespace.Blkdebug)
@@ -32,6 +37,7 @@ func WriteBlkdebug(path string, rules []MediaError) error {
 		return fmt.Errorf("blkdebug rules %s: no media error given", path)
 	}
 	var b strings.Builder
+	flush := false
 	for _, r := range rules {
 		errno := r.Errno
 		if errno == 0 {
@@ -40,7 +46,19 @@ func WriteBlkdebug(path string, rules []MediaError) error {
 		if r.Sector < 0 {
 			return fmt.Errorf("blkdebug rules %s: sector %d is negative", path, r.Sector)
 		}
-		fmt.Fprintf(&b, "[inject-error]\nevent = \"read_aio\"\nerrno = \"%d\"\nsector = \"%d\"\nonce = \"off\"\n\n", errno, r.Sector)
+		fmt.Fprintf(&b, "[inject-error]\nevent = \"read_aio\"\nerrno = \"%d\"\nsector = \"%d\"\nonce = \"off\"\n", errno, r.Sector)
+		if r.UntilFlush {
+			b.WriteString("state = \"1\"\n")
+			flush = true
+		}
+		b.WriteString("\n")
+	}
+	if flush {
+		// blkdebug keeps the inject-error rules a read_aio event activated
+		// until another inject-error rule is activated: state 2 activates
+		// one at a sector past any image (2^50), which never matches.
+		b.WriteString("[set-state]\nevent = \"flush_to_disk\"\nstate = \"1\"\nnew_state = \"2\"\n\n")
+		b.WriteString("[inject-error]\nevent = \"read_aio\"\nerrno = \"5\"\nsector = \"1125899906842624\"\nonce = \"off\"\nstate = \"2\"\n\n")
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

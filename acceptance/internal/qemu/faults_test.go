@@ -70,6 +70,16 @@ func TestWriteBlkdebug(t *testing.T) {
 	if string(b) != want {
 		t.Errorf("rules:\n%s\nwant:\n%s", b, want)
 	}
+	if err := WriteBlkdebug(p, []MediaError{{Sector: 8, UntilFlush: true}}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(p)
+	want = "[inject-error]\nevent = \"read_aio\"\nerrno = \"5\"\nsector = \"8\"\nonce = \"off\"\nstate = \"1\"\n\n" +
+		"[set-state]\nevent = \"flush_to_disk\"\nstate = \"1\"\nnew_state = \"2\"\n\n" +
+		"[inject-error]\nevent = \"read_aio\"\nerrno = \"5\"\nsector = \"1125899906842624\"\nonce = \"off\"\nstate = \"2\"\n\n"
+	if string(b) != want {
+		t.Errorf("rules until a flush:\n%s\nwant:\n%s", b, want)
+	}
 	if err := WriteBlkdebug(p, nil); err == nil {
 		t.Error("WriteBlkdebug accepted no rule")
 	}
