@@ -31,7 +31,9 @@ type MediaError struct {
 
 // WriteBlkdebug writes the blkdebug rules file path (Namespace.Blkdebug)
 // that fails every read of each rule's sector, again at every try
-// (once = "off"): the kernel's retries see it too.
+// (once = "off"): the kernel's retries see it too. Writes, write-zeroes
+// (Format NVM) and discards of the sector succeed (iotype = "read":
+// without it an active rule fails every kind of request).
 func WriteBlkdebug(path string, rules []MediaError) error {
 	if len(rules) == 0 {
 		return fmt.Errorf("blkdebug rules %s: no media error given", path)
@@ -46,7 +48,7 @@ func WriteBlkdebug(path string, rules []MediaError) error {
 		if r.Sector < 0 {
 			return fmt.Errorf("blkdebug rules %s: sector %d is negative", path, r.Sector)
 		}
-		fmt.Fprintf(&b, "[inject-error]\nevent = \"read_aio\"\nerrno = \"%d\"\nsector = \"%d\"\nonce = \"off\"\n", errno, r.Sector)
+		fmt.Fprintf(&b, "[inject-error]\nevent = \"read_aio\"\niotype = \"read\"\nerrno = \"%d\"\nsector = \"%d\"\nonce = \"off\"\n", errno, r.Sector)
 		if r.UntilFlush {
 			b.WriteString("state = \"1\"\n")
 			flush = true
@@ -58,7 +60,7 @@ func WriteBlkdebug(path string, rules []MediaError) error {
 		// until another inject-error rule is activated: state 2 activates
 		// one at a sector past any image (2^50), which never matches.
 		b.WriteString("[set-state]\nevent = \"flush_to_disk\"\nstate = \"1\"\nnew_state = \"2\"\n\n")
-		b.WriteString("[inject-error]\nevent = \"read_aio\"\nerrno = \"5\"\nsector = \"1125899906842624\"\nonce = \"off\"\nstate = \"2\"\n\n")
+		b.WriteString("[inject-error]\nevent = \"read_aio\"\niotype = \"read\"\nerrno = \"5\"\nsector = \"1125899906842624\"\nonce = \"off\"\nstate = \"2\"\n\n")
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

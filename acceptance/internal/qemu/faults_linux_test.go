@@ -16,7 +16,8 @@ import (
 // controllers, the second time in swapped PCI order, and checks each
 // fault primitive alone under the guest kernel's nvme driver: a direct
 // read of the blkdebug sector fails with an I/O error, again when read
-// again, while the sectors around it read, and reads after an nvme flush
+// again, while the sectors around it read and it can be written, and reads
+// after an nvme flush
 // (MediaError.UntilFlush); nvme-cli's smart-log reports the critical warning the
 // host set over QMP while the guest ran (and 0 before); and after the swap
 // nvme0 is the controller that was nvme1, the by-id links naming the same
@@ -56,8 +57,9 @@ dd if=$dev of=/dev/null bs=4096 skip=$((` + "40960" + `/8)) count=1 iflag=direct
 dd if=$dev of=/dev/null bs=4096 skip=$((` + "40960" + `/8 - 1)) count=1 iflag=direct 2>/dev/null && echo "read-before: ok"
 dd if=$dev of=/dev/null bs=4096 skip=$((` + "40960" + `/8 + 1)) count=1 iflag=direct 2>/dev/null && echo "read-after: ok"
 dd if=$dev of=/dev/null bs=4096 skip=$((` + "40960" + `/8)) count=1 iflag=direct 2>/dev/null || echo "read-bad-again: failed"
-# QEMU's block layer passes a flush on only after a write.
-dd if=/dev/zero of=$dev bs=4096 count=1 oflag=direct 2>/dev/null
+# Writing the sector succeeds (and QEMU's block layer passes a flush on
+# only after a write).
+dd if=/dev/zero of=$dev bs=4096 seek=$((` + "40960" + `/8)) count=1 oflag=direct 2>/dev/null && echo "write-bad: ok"
 nvme flush $dev -n 1
 dd if=$dev of=/dev/null bs=4096 skip=$((` + "40960" + `/8)) count=1 iflag=direct 2>/dev/null && echo "read-bad-after-flush: ok"
 echo "warning-before: $(nvme smart-log $dev -o json | grep -o '"critical_warning" *: *[0-9]*')"
@@ -88,7 +90,7 @@ echo "warning-after: $(nvme smart-log $dev -o json | grep -o '"critical_warning"
 	if err != nil || res.Exit != 0 {
 		t.Fatalf("guest: %v\nconsole:\n%s", err, res.Console)
 	}
-	for _, w := range []string{"nvme0 DQFAULTA", "nvme1 DQFAULTB", "read-bad: failed", "read-before: ok", "read-after: ok", "read-bad-again: failed", "read-bad-after-flush: ok", `warning-before: "critical_warning":0`, `warning-after: "critical_warning":8`} {
+	for _, w := range []string{"nvme0 DQFAULTA", "nvme1 DQFAULTB", "read-bad: failed", "read-before: ok", "read-after: ok", "read-bad-again: failed", "write-bad: ok", "read-bad-after-flush: ok", `warning-before: "critical_warning":0`, `warning-after: "critical_warning":8`} {
 		if !strings.Contains(res.Output, w) {
 			t.Errorf("boot 1: output lacks %q", w)
 		}

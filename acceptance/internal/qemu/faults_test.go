@@ -65,8 +65,8 @@ func TestWriteBlkdebug(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(p)
-	want := "[inject-error]\nevent = \"read_aio\"\nerrno = \"5\"\nsector = \"40960\"\nonce = \"off\"\n\n" +
-		"[inject-error]\nevent = \"read_aio\"\nerrno = \"61\"\nsector = \"8\"\nonce = \"off\"\n\n"
+	want := "[inject-error]\nevent = \"read_aio\"\niotype = \"read\"\nerrno = \"5\"\nsector = \"40960\"\nonce = \"off\"\n\n" +
+		"[inject-error]\nevent = \"read_aio\"\niotype = \"read\"\nerrno = \"61\"\nsector = \"8\"\nonce = \"off\"\n\n"
 	if string(b) != want {
 		t.Errorf("rules:\n%s\nwant:\n%s", b, want)
 	}
@@ -74,9 +74,9 @@ func TestWriteBlkdebug(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ = os.ReadFile(p)
-	want = "[inject-error]\nevent = \"read_aio\"\nerrno = \"5\"\nsector = \"8\"\nonce = \"off\"\nstate = \"1\"\n\n" +
+	want = "[inject-error]\nevent = \"read_aio\"\niotype = \"read\"\nerrno = \"5\"\nsector = \"8\"\nonce = \"off\"\nstate = \"1\"\n\n" +
 		"[set-state]\nevent = \"flush_to_disk\"\nstate = \"1\"\nnew_state = \"2\"\n\n" +
-		"[inject-error]\nevent = \"read_aio\"\nerrno = \"5\"\nsector = \"1125899906842624\"\nonce = \"off\"\nstate = \"2\"\n\n"
+		"[inject-error]\nevent = \"read_aio\"\niotype = \"read\"\nerrno = \"5\"\nsector = \"1125899906842624\"\nonce = \"off\"\nstate = \"2\"\n\n"
 	if string(b) != want {
 		t.Errorf("rules until a flush:\n%s\nwant:\n%s", b, want)
 	}
