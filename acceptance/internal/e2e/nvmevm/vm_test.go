@@ -34,29 +34,7 @@ const (
 	serialZoned  = "DQZNS0001" // one zoned namespace
 	subsysNQN    = "drivequal-subsys"
 	nsBytes      = 32 << 20
-
-	// Two drives per interruption scenario (see interrupt_test.go): a
-	// 32 MiB one and a 48 MiB one, each its own capacity of the spec.
-	serialSwapA    = "DQSWAP00A"  // rebooted with its controller's PCI slot swapped with B's
-	serialSwapB    = "DQSWAP00B"  //
-	serialBad      = "DQBADRD01"  // a media error (blkdebug) at badSector
-	serialBadPeer  = "DQBADPEER"  // its neighbour
-	serialWarnMid  = "DQWARNMID"  // a critical warning set over QMP mid-run
-	serialWarnPeer = "DQWARNPEER" // its neighbour
-	peerBytes      = 48 << 20
 )
-
-// badSector is the 512-byte sector whose reads the bad namespace fails,
-// 20 MiB in: past what the kernel's partition scan and udev read, inside
-// what a fill writes and its read-back reads.
-const badSector = 40960
-
-// nsSize is the size of each namespace image not nsBytes.
-var nsSize = map[string]int64{"swap-b": peerBytes, "bad-peer": peerBytes, "warnmid-peer": peerBytes}
-
-// nsUUID gives a namespace a UUID of its own that a reboot keeps (QEMU
-// draws a new one at every start unless given).
-func nsUUID(n int) string { return fmt.Sprintf("6c1c2a2e-0d3b-4d7e-9a51-%012x", n) }
 
 // criticalWarning is the byte the warned controller reports: bit 2, NVM
 // subsystem reliability degraded.
@@ -66,37 +44,23 @@ const criticalWarning = 0x04
 // (nvme_core.multipath=N) so that a namespace shared by two controllers is
 // two block devices, as on a host configured that way:
 //
-//	nvme0 (DQSWAP00A)   32 MiB  ┐ the swapped reboot (TestGuestSwappedReboot)
-//	nvme1 (DQSWAP00B)   48 MiB  ┘
-//	nvme2 (DQBADRD01)   32 MiB, reads of badSector fail until a flush
-//	nvme3 (DQBADPEER)   48 MiB
-//	nvme4 (DQWARNMID)   32 MiB, critical warning set over QMP mid-run
-//	nvme5 (DQWARNPEER)  48 MiB
-//	nvme6 (DQFMT0001)   nvme6n1
-//	nvme7 (DQWARN001)   nvme7n1, critical warning 0x04
-//	nvme8 (DQSUBSYS1) ┐ namespace 1, shared: nvme8n1 and nvme9n1
-//	nvme9 (DQSUBSYS1) ┘ namespace 2, private to nvme9: nvme9n2
-//	nvme10 (DQZNS0001)  nvme10n1, zoned
+//	nvme0 (DQFMT0001)   nvme0n1
+//	nvme1 (DQWARN001)   nvme1n1, critical warning 0x04
+//	nvme2 (DQSUBSYS1) ┐ namespace 1, shared: nvme2n1 and nvme3n1
+//	nvme3 (DQSUBSYS1) ┘ namespace 2, private to nvme3: nvme3n2
+//	nvme4 (DQZNS0001)   nvme4n1, zoned
 //
 // The kernel names are what Linux usually gives; the tests find each by its
-// serial and namespace ID instead. The host's QMP socket is qmp; the bad
-// namespace's blkdebug rules are images/bad.rules (see writeImages).
-func machine(images, qmp string) qemu.Machine {
+// serial and namespace ID instead.
+func machine(images string) qemu.Machine {
 	img := func(name string) string { return filepath.Join(images, name+".raw") }
 	return qemu.Machine{
-		QMP:        qmp,
 		Memory:     1024,
 		CPUs:       2,
 		Cmdline:    []string{"nvme_core.multipath=N"},
 		Udev:       true,
 		Subsystems: []qemu.Subsystem{{ID: "ss", NQN: subsysNQN}},
 		Controllers: []qemu.Controller{
-			{ID: "swapa", Serial: serialSwapA},
-			{ID: "swapb", Serial: serialSwapB},
-			{ID: "bad", Serial: serialBad},
-			{ID: "badpeer", Serial: serialBadPeer},
-			{ID: "warnmid", Serial: serialWarnMid},
-			{ID: "warnpeer", Serial: serialWarnPeer},
 			{ID: "fmt", Serial: serialFormat},
 			{ID: "warn", Serial: serialWarn, CriticalWarning: criticalWarning},
 			{ID: "ssa", Serial: serialSubsys, Subsys: "ss"},
@@ -104,12 +68,6 @@ func machine(images, qmp string) qemu.Machine {
 			{ID: "zns", Serial: serialZoned},
 		},
 		Namespaces: []qemu.Namespace{
-			{Controller: "swapa", NSID: 1, Image: img("swap-a"), EUI64: 0x0011223344550011, UUID: nsUUID(0x11)},
-			{Controller: "swapb", NSID: 1, Image: img("swap-b"), EUI64: 0x0011223344550012, UUID: nsUUID(0x12)},
-			{Controller: "bad", NSID: 1, Image: img("bad"), EUI64: 0x0011223344550021, UUID: nsUUID(0x21), Blkdebug: filepath.Join(images, "bad.rules")},
-			{Controller: "badpeer", NSID: 1, Image: img("bad-peer"), EUI64: 0x0011223344550022, UUID: nsUUID(0x22)},
-			{Controller: "warnmid", NSID: 1, Image: img("warnmid"), EUI64: 0x0011223344550031, UUID: nsUUID(0x31)},
-			{Controller: "warnpeer", NSID: 1, Image: img("warnmid-peer"), EUI64: 0x0011223344550032, UUID: nsUUID(0x32)},
 			{Controller: "fmt", NSID: 1, Image: img("fmt-1"), EUI64: 0x0011223344550001},
 			{Controller: "warn", NSID: 1, Image: img("warn-1"), EUI64: 0x0011223344550002},
 			{Controller: "ssa", NSID: 1, Image: img("subsys-1"), EUI64: 0x0011223344550003},
@@ -171,27 +129,33 @@ func TestQEMU(t *testing.T) {
 	if err := os.Mkdir(images, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	m := machine(images, filepath.Join(work, "qmp.sock"))
+	m := machine(images)
 	// The checkout may be under /tmp or /root, which the guest covers with
 	// tmpfs: share it at its own path.
 	m.Shares = []string{root}
-	writeImages(t, m)
+	for _, n := range m.Namespaces {
+		if err := os.WriteFile(n.Image, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(n.Image, nsBytes); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	realNvme, err := exec.LookPath("nvme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := "^TestGuest"
+	run := "-test.run=^TestGuest"
 	if f := flagValue("test.run"); f != "" && f != "^TestQEMU$" {
 		// go test -run 'TestQEMU/TestGuestZoned' runs that guest test alone.
 		if _, sub, ok := strings.Cut(f, "/"); ok {
-			run = sub
+			run = "-test.run=" + sub
 		}
 	}
 	// The guest runs both binaries from its tmpfs: each run of the suite
 	// would otherwise read it again over 9p.
-	script := func(run string) string {
-		return fmt.Sprintf(`set -e
+	script := fmt.Sprintf(`set -e
 echo "guest up after $(cut -d' ' -f1 /proc/uptime) s"
 mkdir /tmp/drivequal-bin
 cp %s %s/nvmevm.test /tmp/drivequal-bin/
@@ -199,67 +163,39 @@ ln -s nvmevm.test /tmp/drivequal-bin/nvme
 cd %s
 export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all
 exec /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=12m %s
-`, shellQuote(suite), shellQuote(bin), shellQuote(wd), envGuest, envSuite, envWork, shellQuote(work), shellQuote(realNvme), shellQuote("-test.run="+run))
-	}
+`, shellQuote(suite), shellQuote(bin), shellQuote(wd), envGuest, envSuite, envWork, shellQuote(work), shellQuote(realNvme), shellQuote(run))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
 	defer cancel()
-	// The guest asks the host to change the machine mid-run (a critical
-	// warning over QMP) through files in the work directory.
-	if err := os.Mkdir(filepath.Join(work, reqDir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	go serveRequests(ctx, t, work, m.QMP)
-	bootGuest(ctx, t, "guest", m, kernel, initrd, work, script(run))
-
-	// The second boot: the same images with the swapped drives'
-	// controllers in each other's PCI slot, once the first boot killed the
-	// run on them (TestGuestSwappedReboot).
-	if _, err := os.Stat(filepath.Join(work, swapDir, "killed.json")); err != nil {
-		return
-	}
-	sm, err := swappedMachine(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bootGuest(ctx, t, "rebooted guest", sm, kernel, initrd, work, script("^TestRebooted"))
-}
-
-// bootGuest boots m, runs script (this binary's guest tests) and reports
-// each guest test as a subtest of t.
-func bootGuest(ctx context.Context, t *testing.T, name string, m qemu.Machine, kernel qemu.Kernel, initrd []byte, work, script string) {
-	t.Helper()
 	res, err := m.Run(ctx, kernel, initrd, work, script)
 	if res.Fallback != "" {
-		t.Logf("%s: ran under %s after %s", name, res.Accel, res.Fallback)
+		t.Logf("guest: ran under %s after %s", res.Accel, res.Fallback)
 	}
-	t.Logf("%s (%s): %s wall, exit %d", name, res.Accel, res.Wall.Round(100*time.Millisecond), res.Exit)
+	t.Logf("guest (%s): %s wall, exit %d", res.Accel, res.Wall.Round(100*time.Millisecond), res.Exit)
 	if err != nil || res.Exit < 0 {
-		t.Fatalf("%s: %v\nconsole:\n%s\noutput:\n%s", name, err, res.Console, res.Output)
+		t.Fatalf("guest: %v\nconsole:\n%s\noutput:\n%s", err, res.Console, res.Output)
 	}
 	if pre, _, ok := strings.Cut(res.Output, "=== RUN"); ok {
-		t.Logf("%s: %s", name, strings.TrimSpace(pre)) // when it was up
+		t.Logf("guest: %s", strings.TrimSpace(pre)) // when it was up
 	}
 	tests := splitTests(res.Output)
 	if len(tests) == 0 {
-		t.Fatalf("the %s ran no test (exit %d)\nconsole:\n%s\noutput:\n%s", name, res.Exit, res.Console, res.Output)
+		t.Fatalf("the guest ran no test (exit %d)\nconsole:\n%s\noutput:\n%s", res.Exit, res.Console, res.Output)
 	}
-	failed := false
 	for _, gt := range tests {
-		ok := t.Run(gt.name, func(t *testing.T) {
+		t.Run(gt.name, func(t *testing.T) {
 			switch gt.verdict {
 			case "PASS":
 				t.Log("\n" + gt.log)
 			case "SKIP":
 				t.Skip("\n" + gt.log)
 			default:
-				t.Errorf("%s in the %s:\n%s", gt.verdict, name, gt.log)
+				t.Errorf("%s in the guest:\n%s", gt.verdict, gt.log)
 			}
 		})
-		failed = failed || !ok
 	}
-	if res.Exit != 0 && !failed {
-		t.Errorf("the %s's tests exited %d\noutput:\n%s", name, res.Exit, res.Output)
+	if res.Exit != 0 && !t.Failed() {
+		t.Errorf("the guest's tests exited %d\noutput:\n%s", res.Exit, res.Output)
 	}
 }
 
@@ -269,8 +205,8 @@ type guestTest struct {
 }
 
 var (
-	runLine  = regexp.MustCompile(`^=== RUN   ((?:TestGuest|TestRebooted)\w*)$`)
-	doneLine = regexp.MustCompile(`^--- (PASS|FAIL|SKIP): ((?:TestGuest|TestRebooted)\w*) `)
+	runLine  = regexp.MustCompile(`^=== RUN   (TestGuest\w*)$`)
+	doneLine = regexp.MustCompile(`^--- (PASS|FAIL|SKIP): (TestGuest\w*) `)
 )
 
 // splitTests cuts go test -v output into its top-level tests (the guest
