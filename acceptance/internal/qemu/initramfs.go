@@ -247,7 +247,15 @@ func loadOrder(deps map[string]depEntry, builtin map[string]bool, want []string)
 // them) are stored decompressed, since busybox's insmod loads plain .ko
 // files. An error of a kernel the guest cannot use wraps ErrKernel.
 func Initramfs(k Kernel, busybox string) ([]byte, error) {
-	files, err := k.moduleFiles(Modules)
+	return InitramfsWith(k, busybox, nil)
+}
+
+// InitramfsWith is Initramfs with more modules (nvmet, nvme_tcp), loaded
+// at boot after Modules, each after its dependencies, with the parameters
+// the kernel command line gives them. A module neither built in nor
+// installed is an error wrapping ErrKernel that names it.
+func InitramfsWith(k Kernel, busybox string, extra []string) ([]byte, error) {
+	files, err := k.moduleFiles(append(slices.Clone(Modules), extra...))
 	if err != nil {
 		return nil, err
 	}

@@ -63,9 +63,12 @@ type Machine struct {
 	BootBound time.Duration
 	// QMP, when set, is the path of a Unix socket QEMU serves its QMP
 	// monitor on (see QMP), for a test that changes the machine while the
-	// guest runs (qom-set). It is a file the caller owns; QEMU creates it
-	// and does not wait for a client.
+	// guest runs (device_del, qom-set). It is a file the caller owns; QEMU
+	// creates it and does not wait for a client.
 	QMP string
+	// Extra are more QEMU arguments, appended as they are (a -drive with a
+	// blkdebug image, a -device no field here describes).
+	Extra []string
 }
 
 // DefaultBootBound is how long a guest under KVM may take to reach its
@@ -131,7 +134,7 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 	for _, p := range m.Shares {
 		cmdline = append(cmdline, "drivequal.share="+p)
 	}
-	for _, p := range append([]string{work, initrd, m.QMP}, m.Shares...) {
+	for _, p := range append([]string{work, initrd}, m.Shares...) {
 		if strings.ContainsAny(p, ", \t\n") {
 			return nil, fmt.Errorf("path %q: QEMU's options cannot hold commas or spaces", p)
 		}
@@ -150,6 +153,9 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 		args = append(args, "-virtfs", fmt.Sprintf("local,path=%s,mount_tag=share%d,security_model=none,readonly=on,multidevs=remap", p, i))
 	}
 	if m.QMP != "" {
+		if strings.ContainsAny(m.QMP, ", \t\n") {
+			return nil, fmt.Errorf("QMP socket %q: QEMU's options cannot hold commas or spaces", m.QMP)
+		}
 		args = append(args, "-qmp", "unix:"+m.QMP+",server=on,wait=off")
 	}
 	ids := map[string]bool{}
@@ -202,7 +208,7 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 		}
 		args = append(args, "-device", d)
 	}
-	return args, nil
+	return append(args, m.Extra...), nil
 }
 
 func onOff(b bool) string {

@@ -23,12 +23,12 @@ func QMP(ctx context.Context, socket, command string, args any) (json.RawMessage
 		return nil, fmt.Errorf("qmp %s: %w", command, err)
 	}
 	defer conn.Close()
-	deadline := time.Now().Add(time.Minute)
 	if dl, ok := ctx.Deadline(); ok {
-		deadline = dl
+		conn.SetDeadline(dl)
+	} else {
+		conn.SetDeadline(time.Now().Add(time.Minute))
 	}
-	_ = conn.SetDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
 	defer stop()
 	r := bufio.NewReader(conn)
 	var greeting struct {
@@ -81,7 +81,7 @@ func exchange(conn net.Conn, r *bufio.Reader, command string, args any) (json.Ra
 		case rep.Return != nil:
 			return rep.Return, nil
 		}
-		// An event: not the reply.
+		// An event (DEVICE_DELETED, ...): not the reply.
 	}
 }
 

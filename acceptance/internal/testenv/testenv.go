@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,9 +106,16 @@ func MustHaveGuest(t testing.TB) (qemu.Kernel, string) {
 // naming what is missing (see Skipf).
 func Initramfs(t testing.TB, k qemu.Kernel, busybox string) []byte {
 	t.Helper()
-	img, err := qemu.Initramfs(k, busybox)
+	return InitramfsWith(t, k, busybox)
+}
+
+// InitramfsWith is Initramfs with more modules loaded at boot (see
+// qemu.InitramfsWith); one the kernel lacks skips t naming it.
+func InitramfsWith(t testing.TB, k qemu.Kernel, busybox string, extra ...string) []byte {
+	t.Helper()
+	img, err := qemu.InitramfsWith(k, busybox, extra)
 	if errors.Is(err, qemu.ErrKernel) {
-		Skipf(t, "needs a guest kernel with what the guest loads (%s): %v", strings.Join(qemu.Modules, ", "), err)
+		Skipf(t, "needs a guest kernel with what the guest loads (%s): %v", strings.Join(append(slices.Clone(qemu.Modules), extra...), ", "), err)
 	}
 	if err != nil {
 		t.Fatalf("building the initramfs: %v", err)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,9 +22,10 @@ import (
 
 // Environment the host gives the guest's run of this binary.
 const (
-	envGuest = "DRIVEQUAL_QEMU_GUEST" // "1" in the guest
-	envSuite = "DRIVEQUAL_QEMU_SUITE" // the acceptance suite's test binary
-	envWork  = "DRIVEQUAL_QEMU_WORK"  // the shared work directory
+	envGuest  = "DRIVEQUAL_QEMU_GUEST"  // "1" in the guest
+	envSuite  = "DRIVEQUAL_QEMU_SUITE"  // the acceptance suite's test binary
+	envWork   = "DRIVEQUAL_QEMU_WORK"   // the shared work directory
+	envConfig = "DRIVEQUAL_QEMU_CONFIG" // the configuration's name
 )
 
 // Serials of the guest's controllers (see machine).
@@ -87,11 +89,47 @@ func TestMain(m *testing.M) {
 // inGuest reports whether this binary runs in the QEMU guest.
 func inGuest() bool { return os.Getenv(envGuest) == "1" }
 
-// TestQEMU boots one guest with the emulated NVMe controllers of machine,
-// runs this package's TestGuest* tests in it with the suite's own test
-// binary, and reports each as a subtest. The guest runs under KVM where
-// /dev/kvm opens and KVM starts it, TCG (about 15 s to boot) otherwise;
-// the log says which, and why KVM did not.
+// config is one boot of a guest: its machine, the modules it loads, and
+// the TestGuest* tests that run in it, one after the other, in one boot.
+// Each is a subtest of TestQEMU named by name. A file adds its own with
+// func init() { configs = append(configs, config{...}) }.
+type config struct {
+	// name is the subtest's name ("multipath-off") and the guest's
+	// DRIVEQUAL_QEMU_CONFIG.
+	name string
+	// machine returns the guest, its namespaces' images under images
+	// (created here, each of imageBytes). Its QMP socket is set by TestQEMU.
+	machine func(images string) qemu.Machine
+	// imageBytes is each namespace's size (default nsBytes).
+	imageBytes int64
+	// modules are loaded at boot after qemu.Modules (with their
+	// dependencies); a kernel that lacks one skips this configuration
+	// naming it (a failure with DRIVEQUAL_REQUIRE_LOOP=1).
+	modules []string
+	// tests are the TestGuest* tests this boot runs, in the order given.
+	tests []string
+	// timeout bounds the boot (default 14 minutes).
+	timeout time.Duration
+}
+
+// configs are the guests TestQEMU boots, in this order.
+var configs = []config{{
+	name:    "multipath-off",
+	machine: machine,
+	tests: []string{
+		"TestGuestFormatPurge", "TestGuestCriticalWarningRefused", "TestGuestPurgeReachesTheSubsystem",
+		"TestGuestSameNamespaceTwoPaths", "TestGuestZonedRefused", "TestGuestGenericCharDevice", "TestGuestByIDGlob",
+		"TestGuestQMP",
+	},
+}}
+
+// TestQEMU boots one guest for each configuration (configs), each with
+// its emulated NVMe controllers, runs that configuration's TestGuest*
+// tests in it with the suite's own test binary, and reports each as a
+// subtest: TestQEMU/multipath-off/TestGuestZonedRefused. The guests boot
+// one after the other. Each runs under KVM where /dev/kvm opens and KVM
+// starts it, TCG (about 15 s to boot) otherwise; the log says which, and
+// why KVM did not.
 func TestQEMU(t *testing.T) {
 	if inGuest() {
 		t.Skip("the guest's own run")
@@ -99,17 +137,12 @@ func TestQEMU(t *testing.T) {
 	kernel, busybox := testenv.MustHaveQEMU(t)
 	t.Parallel()
 	work := t.TempDir()
-	initrd := testenv.Initramfs(t, kernel, busybox)
 
-	// The suite and this binary go into the work directory: the guest sees
-	// the host's /tmp, where go test builds them, as an empty tmpfs.
+	// The suite and this binary go into a directory shared with every
+	// guest: the guest sees the host's /tmp, where go test builds them, as
+	// an empty tmpfs.
 	wd, _ := os.Getwd()
 	root, err := cmdline.ModuleRoot(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	suite := suiterun.Build(t, work)
-	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,42 +150,80 @@ func TestQEMU(t *testing.T) {
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	suite := suiterun.Build(t, bin)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := copyFile(self, filepath.Join(bin, "nvmevm.test")); err != nil {
 		t.Fatal(err)
 	}
-	// The nvme on the guest's PATH is this binary: it logs each command
-	// and runs the real nvme-cli (see nvmeWrapper).
-	if err := os.Symlink("nvmevm.test", filepath.Join(bin, "nvme")); err != nil {
-		t.Fatal(err)
-	}
-	images := filepath.Join(work, "images")
-	if err := os.Mkdir(images, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	m := machine(images)
-	// The checkout may be under /tmp or /root, which the guest covers with
-	// tmpfs: share it at its own path.
-	m.Shares = []string{root}
-	for _, n := range m.Namespaces {
-		if err := os.WriteFile(n.Image, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Truncate(n.Image, nsBytes); err != nil {
-			t.Fatal(err)
-		}
-	}
-
 	realNvme, err := exec.LookPath("nvme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := "-test.run=^TestGuest"
-	if f := flagValue("test.run"); f != "" && f != "^TestQEMU$" {
-		// go test -run 'TestQEMU/TestGuestZoned' runs that guest test alone.
-		if _, sub, ok := strings.Cut(f, "/"); ok {
-			run = "-test.run=" + sub
+	// go test -run 'TestQEMU/multipath-off/TestGuestZoned' boots that
+	// configuration alone and runs that guest test alone in it.
+	var only string
+	if f := flagValue("test.run"); f != "" {
+		if parts := strings.SplitN(f, "/", 3); len(parts) == 3 {
+			only = parts[2]
 		}
 	}
+	h := host{kernel: kernel, busybox: busybox, root: root, wd: wd, bin: bin, suite: suite, nvme: realNvme}
+	for _, c := range configs {
+		t.Run(c.name, func(t *testing.T) {
+			h.boot(t, c, filepath.Join(work, c.name), only)
+		})
+	}
+}
+
+// host is what every boot of TestQEMU shares.
+type host struct {
+	kernel     qemu.Kernel
+	busybox    string
+	root, wd   string // the module's root and this package's directory
+	bin, suite string // the shared directory of binaries, and the suite in it
+	nvme       string // the real nvme-cli
+}
+
+// boot boots the guest of c with work as its work directory, runs c's
+// tests (those matching only, when set) and reports each as a subtest.
+func (h host) boot(t *testing.T, c config, work, only string) {
+	initrd := testenv.InitramfsWith(t, h.kernel, h.busybox, c.modules...)
+	images := filepath.Join(work, "images")
+	if err := os.MkdirAll(images, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := c.machine(images)
+	// The checkout may be under /tmp or /root, which the guest covers with
+	// tmpfs: share it at its own path, and the binaries with it.
+	m.Shares = append(m.Shares, h.root, h.bin)
+	m.QMP = filepath.Join(work, "qmp.sock")
+	size := c.imageBytes
+	if size == 0 {
+		size = nsBytes
+	}
+	for _, n := range m.Namespaces {
+		if err := os.WriteFile(n.Image, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(n.Image, size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := c.tests
+	if only != "" {
+		re, err := regexp.Compile(only)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tests = slices.DeleteFunc(slices.Clone(tests), func(n string) bool { return !re.MatchString(n) })
+		if len(tests) == 0 {
+			t.Skipf("no test of %s matches %q", c.name, only)
+		}
+	}
+	run := "-test.run=^(" + strings.Join(tests, "|") + ")$"
 	// The guest runs both binaries from its tmpfs: each run of the suite
 	// would otherwise read it again over 9p.
 	script := fmt.Sprintf(`set -e
@@ -161,28 +232,37 @@ mkdir /tmp/drivequal-bin
 cp %s %s/nvmevm.test /tmp/drivequal-bin/
 ln -s nvmevm.test /tmp/drivequal-bin/nvme
 cd %s
-export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all
+export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all
 exec /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=12m %s
-`, shellQuote(suite), shellQuote(bin), shellQuote(wd), envGuest, envSuite, envWork, shellQuote(work), shellQuote(realNvme), shellQuote(run))
+`, shellQuote(h.suite), shellQuote(h.bin), shellQuote(h.wd), envGuest, envSuite, envWork, shellQuote(work), envConfig, shellQuote(c.name), shellQuote(h.nvme), shellQuote(run))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
+	timeout := c.timeout
+	if timeout == 0 {
+		timeout = 14 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	res, err := m.Run(ctx, kernel, initrd, work, script)
+	served := serveRequests(ctx, t, work, m.QMP)
+	res, err := m.Run(ctx, h.kernel, initrd, work, script)
+	cancel()
+	<-served
 	if res.Fallback != "" {
 		t.Logf("guest: ran under %s after %s", res.Accel, res.Fallback)
 	}
-	t.Logf("guest (%s): %s wall, exit %d", res.Accel, res.Wall.Round(100*time.Millisecond), res.Exit)
+	t.Logf("guest %s (%s): %s wall, exit %d", c.name, res.Accel, res.Wall.Round(100*time.Millisecond), res.Exit)
 	if err != nil || res.Exit < 0 {
 		t.Fatalf("guest: %v\nconsole:\n%s\noutput:\n%s", err, res.Console, res.Output)
 	}
 	if pre, _, ok := strings.Cut(res.Output, "=== RUN"); ok {
 		t.Logf("guest: %s", strings.TrimSpace(pre)) // when it was up
 	}
-	tests := splitTests(res.Output)
-	if len(tests) == 0 {
+	ran := splitTests(res.Output)
+	if len(ran) == 0 {
 		t.Fatalf("the guest ran no test (exit %d)\nconsole:\n%s\noutput:\n%s", res.Exit, res.Console, res.Output)
 	}
-	for _, gt := range tests {
+	seen := map[string]bool{}
+	for _, gt := range ran {
+		seen[gt.name] = true
 		t.Run(gt.name, func(t *testing.T) {
 			switch gt.verdict {
 			case "PASS":
@@ -193,6 +273,11 @@ exec /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=12m
 				t.Errorf("%s in the guest:\n%s", gt.verdict, gt.log)
 			}
 		})
+	}
+	for _, n := range tests {
+		if !seen[n] {
+			t.Errorf("%s did not run in the guest %s (no such test, or the run stopped before it)", n, c.name)
+		}
 	}
 	if res.Exit != 0 && !t.Failed() {
 		t.Errorf("the guest's tests exited %d\noutput:\n%s", res.Exit, res.Output)
