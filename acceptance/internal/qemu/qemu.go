@@ -177,14 +177,31 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 		}
 		args = append(args, "-device", d)
 	}
-	for i, n := range m.Namespaces {
+	for _, n := range m.Namespaces {
 		if !ids[n.Controller] {
 			return nil, fmt.Errorf("namespace %d: no controller %q", n.NSID, n.Controller)
 		}
+	}
+	nsArgs, err := NamespaceArgs("ns", m.Namespaces)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, nsArgs...)
+	return append(args, m.Extra...), nil
+}
+
+// NamespaceArgs returns QEMU's -drive and -device arguments for ns, as
+// Args gives them for a Machine's Namespaces, their drives named prefix0,
+// prefix1, ...: for namespaces a caller passes in Machine.Extra because it
+// creates and keeps their images itself (another size, or the images of a
+// first boot booted again).
+func NamespaceArgs(prefix string, ns []Namespace) ([]string, error) {
+	var args []string
+	for i, n := range ns {
 		if strings.ContainsAny(n.Image+n.Blkdebug, ", \t\n") || strings.Contains(n.Blkdebug, ":") {
 			return nil, fmt.Errorf("namespace %d: image %q (blkdebug rules %q): QEMU's options cannot hold commas or spaces, nor the rules' path a colon", n.NSID, n.Image, n.Blkdebug)
 		}
-		drive := fmt.Sprintf("ns%d", i)
+		drive := fmt.Sprintf("%s%d", prefix, i)
 		file := n.Image
 		if n.Blkdebug != "" {
 			// blkdebug's filename syntax: blkdebug:RULES:IMAGE, the raw
@@ -208,7 +225,7 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 		}
 		args = append(args, "-device", d)
 	}
-	return append(args, m.Extra...), nil
+	return args, nil
 }
 
 func onOff(b bool) string {
