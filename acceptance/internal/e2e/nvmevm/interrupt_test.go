@@ -348,35 +348,58 @@ func integrityName(path string) string {
 	return "TestIntegrity/" + strings.ReplaceAll(strings.TrimPrefix(path, "/dev/"), "/", "-")
 }
 
-// errorLogNamed fails t unless the recording under rep holds an nvme
-// error-log capture of dev that results.json names.
+// errorLogNamed fails t unless results.json names, for drive dev (its
+// "drives" entry), an nvme error-log capture that is in the recording: the
+// evidence a supplier asks for first. The field is read by name from the
+// JSON ("failure_capture": {"files": [...]}).
 func errorLogNamed(t *testing.T, rep, dev string) {
 	t.Helper()
-	raw := filepath.Join(rep, "raw")
-	var logs []string
-	filepath.WalkDir(raw, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.Contains(filepath.Base(p), "error-log") && strings.Contains(p, filepath.Base(dev)) {
-			rel, _ := filepath.Rel(raw, p)
-			logs = append(logs, rel)
+	var run struct {
+		Drives []struct {
+			Path    string `json:"path"`
+			Capture *struct {
+				Files []string `json:"files"`
+				Notes []string `json:"notes"`
+			} `json:"failure_capture"`
+		} `json:"drives"`
+	}
+	b, err := os.ReadFile(filepath.Join(rep, "results.json"))
+	if err != nil || json.Unmarshal(b, &run) != nil {
+		t.Errorf("results.json: %v", err)
+		return
+	}
+	for _, d := range run.Drives {
+		if d.Path != dev {
+			continue
 		}
-		return nil
-	})
-	results, _ := os.ReadFile(filepath.Join(rep, "results.json"))
-	for _, l := range logs {
-		if bytes.Contains(results, []byte(l)) || bytes.Contains(results, []byte(filepath.Base(l))) {
+		if d.Capture == nil {
+			t.Errorf("results.json: drive %s has no failure_capture (no nvme error-log kept for its supplier)", dev)
 			return
 		}
+		for _, f := range d.Capture.Files {
+			p := f
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(rep, "raw", f)
+			}
+			if _, err := os.Stat(p); err == nil && strings.Contains(filepath.Base(f), "error-log") {
+				return
+			}
+		}
+		t.Errorf("results.json: drive %s: failure_capture %+v names no error-log file in the recording", dev, *d.Capture)
+		return
 	}
-	t.Errorf("no nvme error-log capture of %s in the recording named in results.json (error-log files of it: %q)", dev, logs)
+	t.Errorf("results.json: no drive %s", dev)
 }
 
 const (
 	cellW32  = "TestSingleDrive/32MiB/128KB_Sequential_Write"
-	cellW48  = "TestSingleDrive/48MiB/128KB_Sequential_Write"
-	cellW40  = "TestSingleDrive/40MiB/128KB_Sequential_Write"
+	cellR32  = "TestSingleDrive/32MiB/128KB_Sequential_Read"
 	cellRR32 = "TestSingleDrive/32MiB/4KB_Random_Read"
+	cellW40  = "TestSingleDrive/40MiB/128KB_Sequential_Write"
+	cellR40  = "TestSingleDrive/40MiB/128KB_Sequential_Read"
 	cellRR40 = "TestSingleDrive/40MiB/4KB_Random_Read"
-	cellRR48 = "TestSingleDrive/48MiB/4KB_Random_Read"
+	cellW48  = "TestSingleDrive/48MiB/128KB_Sequential_Write"
+	cellR48  = "TestSingleDrive/48MiB/128KB_Sequential_Read"
 )
 
 // failing is the failing-drives run, shared by the two tests that judge it.
@@ -396,13 +419,13 @@ type failingRun struct {
 }
 
 // failingDrives makes the failing-drives run once: the bad namespace's
-// read-back fails on badSector (an I/O error fio reports); once the warned
-// drive's first cell is recorded the host sets its critical warning to
-// 0x08 (media read-only) over QMP; the run is killed with SIGKILL as soon
-// as results.json judges the warned drive's random read cell, the
-// neighbour's still to come. The bad namespace is then flushed, which ends
-// its media error (a marginal block that a second try reads), and the same
-// command is run with -resume.
+// read-back fails on badSector (an I/O error fio reports); while the warned
+// drive's first cell runs, the host sets its critical warning to 0x08
+// (media read-only) over QMP; the run is killed with SIGKILL as soon as
+// results.json judges the warned drive's next cell, before the neighbour's
+// sequential read. The bad namespace is then flushed, which ends its media
+// error (a marginal block that a second try reads), and the same command
+// is run with -resume.
 func failingDrives(t *testing.T) *failingRun {
 	failing.once.Do(func() {
 		f := &failing.run
@@ -414,19 +437,19 @@ func failingDrives(t *testing.T) *failingRun {
 		rep := filepath.Join(dir, "report")
 		args := []string{"-spec=" + specFile(t, "failing.toml"), "-drives=" + f.bad + "," + f.warned + "," + f.peer, "-destructive"}
 		set := false
-		f.first = suiteAt(t, rep, func(rep, _ string) bool {
-			if run, ok := recorded(rep); ok && !set && slices.Contains(run.Tests, cellW40) {
+		f.first = suiteAt(t, rep, func(rep, stdout string) bool {
+			if !set && strings.Contains(stdout, "measuring "+cellW40+" ") {
 				set = true
 				_, f.warnErr = hostQMP("qom-set", map[string]any{"path": "/machine/peripheral/warnmid", "property": "smart_critical_warning", "value": qemu.WarnReadOnly})
 				if f.warnErr != nil {
 					return true
 				}
 			}
-			_, judged := resultOf(rep, cellRR40)
+			_, judged := resultOf(rep, cellR40)
 			return set && judged
 		}, args...)
 		if !set && f.warnErr == nil {
-			f.warnErr = fmt.Errorf("the run ended (exit %d) before it recorded %s, after which the warning is set", f.first.Code, cellW40)
+			f.warnErr = fmt.Errorf("the run ended (exit %d) before it measured %s, during which the warning is set", f.first.Code, cellW40)
 		}
 		if out, err := exec.Command("nvme", "flush", f.bad, "-n", "1").CombinedOutput(); err != nil {
 			f.flushed = fmt.Sprintf("nvme flush %s: %v: %s", f.bad, err, out)
@@ -441,43 +464,33 @@ func failingDrives(t *testing.T) *failingRun {
 // TestGuestReadBackMediaError: the 32 MiB drive's namespace fails every
 // read of one sector (QEMU's blkdebug: Unrecovered Read Error to the
 // kernel's driver, an I/O error to fio) during the read-back of its fill.
-// Its cells fail unmeasured and the neighbour's are measured and pass. The
-// run is killed, the sector made readable again, and -resume keeps the
-// drive disqualified: TestIntegrity names the failed read-back, its cells
-// fail, its error log is in the recording and named in results.json; the
-// 48 MiB neighbour qualifies.
+// The run is killed, the sector made readable again, and -resume keeps
+// the drive disqualified: TestIntegrity names the failed read-back, the
+// drive's cells fail, its error log is in the recording and named in
+// results.json; the 48 MiB neighbour qualifies.
 func TestGuestReadBackMediaError(t *testing.T) {
 	guest(t)
 	f := failingDrives(t)
 	if !f.first.killed {
-		t.Errorf("the first run was not killed (exit %d)", f.first.Code)
-	}
-	by := f.first.results(t)
-	for _, c := range []string{cellW32, cellRR32} {
-		verdictIs(t, by, c, report.Fail, "its drive's read-back failed")
-	}
-	verdictIs(t, by, cellW48, report.Pass, "the neighbour goes on")
-	if t.Failed() {
-		t.Logf("the first run:\n%s", f.first.output())
+		t.Errorf("the first run was not killed (exit %d)\n%s", f.first.Code, f.first.output())
 	}
 	if f.flushed != "" {
 		t.Fatal(f.flushed)
 	}
-
 	r := f.resumed
 	if r.Code != 1 {
 		t.Errorf("-resume: exit %d, want 1 (NOT QUALIFIED): neither refused nor qualified\n%s", r.Code, r.output())
 	}
-	by = r.results(t)
+	by := r.results(t)
 	integ := integrityName(f.bad)
 	verdictIs(t, by, integ, report.Fail, "the read-back that failed before the kill stays failed, though the sector now reads")
 	if res := by[integ]; !strings.Contains(res.Error, f.bad) {
 		t.Errorf("%s: error %q does not name %s", integ, res.Error, f.bad)
 	}
-	for _, c := range []string{cellW32, cellRR32} {
+	for _, c := range []string{cellW32, cellR32, cellRR32} {
 		verdictIs(t, by, c, report.Fail, "its drive stays disqualified")
 	}
-	for _, c := range []string{cellW48, cellRR48, integrityName(f.peer)} {
+	for _, c := range []string{cellW48, cellR48, integrityName(f.peer)} {
 		verdictIs(t, by, c, report.Pass, "the neighbour qualifies")
 	}
 	mustContain(t, r.Stdout, "--- FAIL: TestVerdict/32MiB", "--- PASS: TestVerdict/48MiB")
@@ -485,14 +498,14 @@ func TestGuestReadBackMediaError(t *testing.T) {
 }
 
 // TestGuestCriticalWarningMidRun: the host sets the 40 MiB drive's
-// critical warning to 0x08 (media read-only) over QMP once its first cell
-// is recorded. Its later cell, a random read whose preconditioning the
-// drive no longer gets, fails naming the warning (a disqualifying cause
-// outranks "not preconditioned"), and the neighbour goes on. After the
-// kill, -resume is not refused for the warning (raised mid-run, it is in
-// the recording), keeps the cell failed naming it and measures the
-// neighbour's remaining cell, which passes; the drive's error log is in
-// the recording.
+// critical warning to 0x08 (media read-only) over QMP while its first cell
+// runs. Its next cell fails naming the warning before the run is killed.
+// -resume is not refused for the warning (raised mid-run, it is in the
+// recording), keeps that cell failed naming it, fails the drive's random
+// read naming it too (not "not preconditioned", though the drive was not
+// preconditioned: a disqualifying cause outranks it), and goes on with the
+// neighbour, whose remaining cell passes; the warned drive's error log is
+// in the recording.
 func TestGuestCriticalWarningMidRun(t *testing.T) {
 	guest(t)
 	f := failingDrives(t)
@@ -503,16 +516,16 @@ func TestGuestCriticalWarningMidRun(t *testing.T) {
 		t.Errorf("the first run was not killed (exit %d)", f.first.Code)
 	}
 	want := f.warned + " raised critical_warning 0x08"
-	check := func(when string, by map[string]report.Result) {
+	check := func(when string, by map[string]report.Result, cells ...string) {
 		t.Helper()
-		res := by[cellRR40]
-		if res.Verdict != report.Fail || res.Cause != report.CauseCriticalWarning || !strings.Contains(res.Error, want) {
-			t.Errorf("%s: %s: %s (%s: %s), want fail (%s) naming %q", when, cellRR40, res.Verdict, res.Cause, res.Error, report.CauseCriticalWarning, want)
+		for _, c := range cells {
+			res := by[c]
+			if res.Verdict != report.Fail || res.Cause != report.CauseCriticalWarning || !strings.Contains(res.Error, want) {
+				t.Errorf("%s: %s: %q (%s: %s), want fail (%s) naming %q", when, c, res.Verdict, res.Cause, res.Error, report.CauseCriticalWarning, want)
+			}
 		}
 	}
-	by := f.first.results(t)
-	check("the live run", by)
-	verdictIs(t, by, cellW48, report.Pass, "the neighbour goes on")
+	check("the live run", f.first.results(t), cellR40)
 	if out, err := exec.Command("nvme", "smart-log", f.warned, "-o", "json").Output(); err != nil || !bytes.Contains(out, []byte(`"critical_warning":8`)) {
 		t.Errorf("nvme smart-log %s after the QMP request: %v\n%s", f.warned, err, out)
 	}
@@ -521,10 +534,10 @@ func TestGuestCriticalWarningMidRun(t *testing.T) {
 	if r.Code != 1 {
 		t.Errorf("-resume: exit %d, want 1 (NOT QUALIFIED): not refused for the warning, the warned drive not qualified\n%s", r.Code, r.output())
 	}
-	by = r.results(t)
-	check("the resumed run", by)
-	verdictIs(t, by, cellRR48, report.Pass, "the resume goes on with the neighbour")
-	mustContain(t, r.Stdout, "--- FAIL: TestVerdict/40MiB", "--- PASS: TestVerdict/48MiB")
+	by := r.results(t)
+	check("the resumed run", by, cellR40, cellRR40)
+	verdictIs(t, by, cellR48, report.Pass, "the resume goes on with the neighbour")
+	mustContain(t, r.Stdout, "measuring "+cellR48+" ", "--- FAIL: TestVerdict/40MiB", "--- PASS: TestVerdict/48MiB")
 	errorLogNamed(t, r.rep, f.warned)
 }
 
