@@ -70,9 +70,13 @@ test: deps
 demo:
 	$(GO) test -count=1 ./acceptance -args -report=$(abspath $(REPORT))
 
+# plan: -timeout is make qualify's, so the dry run checks the plan against
+# the -timeout the run will have; -v, so that the plan reaches a file
+# (make plan > plan.txt): go test keeps a passing package's output from
+# a regular file, and the suite writes past it only to a terminal or pipe.
 plan:
 	@test -n "$(DRIVES)" || { echo "usage: make plan DRIVES=/dev/nvme0n1[,...] [CAPACITY=NAME] [SPEC=NAME|PATH]"; exit 2; }
-	$(GO) test -count=1 ./acceptance -args $(QUALIFY_ARGS) -dry-run
+	$(GO) test -count=1 -timeout=$(TIMEOUT) -v ./acceptance -args $(QUALIFY_ARGS) -dry-run
 
 # qualify and junit: gotestsum shows the run in the terminal and keeps go
 # test's event stream in go-test.json; the suite itself writes

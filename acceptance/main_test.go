@@ -102,6 +102,7 @@ func qualify(m *testing.M) int {
 		flag.Set("test.run", cmdline.AlsoRun(run, "TestVerdict"))
 	}
 	code := m.Run()
+	s.CaptureFailures(ctx)
 	if err := s.WriteReport(); err != nil {
 		fmt.Fprintln(os.Stderr, "drivequal:", err)
 		code = max(code, 1)

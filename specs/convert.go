@@ -3,6 +3,7 @@ package specs
 import (
 	"fmt"
 	"math"
+	pathpkg "path"
 	"regexp"
 	"sort"
 	"strconv"
@@ -490,4 +491,38 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// modelPatterns returns a list of model-number globs (path.Match syntax),
+// each checked to be a valid pattern no longer than id-ctrl's 40
+// characters of mn.
+func (t table) modelPatterns(v value) []string {
+	key := v.key
+	arr, ok := v.v.([]any)
+	if !ok {
+		t.errorf(key, `%s must be an array of model-number patterns like ["SOLIDIGM SB5PH27X*"], got %s`, key, typeName(v.v))
+		return nil
+	}
+	var out []string
+	for _, e := range arr {
+		m, isStr := e.(string)
+		switch {
+		case !isStr:
+			t.errorf(key, "%s must hold strings, got %s", key, typeName(e))
+		case m == "" || strings.TrimSpace(m) != m:
+			t.errorf(key, "%s: pattern %q is empty or has leading or trailing spaces, which id-ctrl's trimmed model number never has", key, m)
+		case len(m) > 40 && !strings.ContainsAny(m, "*?["):
+			t.errorf(key, "%s: %q is longer than the 40 characters of id-ctrl's mn field", key, m)
+		default:
+			if _, err := pathpkg.Match(m, ""); err != nil {
+				t.errorf(key, "%s: %q is not a valid pattern (%v): * matches any characters, ? one, [abc] a set", key, m, err)
+				continue
+			}
+			out = append(out, m)
+		}
+	}
+	if len(arr) == 0 {
+		t.errorf(key, "%s is empty: leave the key out to accept any model", key)
+	}
+	return out
 }

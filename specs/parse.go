@@ -48,7 +48,8 @@ const (
 // avail_spare at or above spare_thresh, the composite temperature below
 // WCTEMP, and a thermally throttled cell inconclusive.
 func DefaultHealth() Health {
-	return Health{PercentUsedMax: DefaultPercentUsedMax, ThermalThrottle: DefaultThermalThrottle}
+	return Health{PercentUsedMax: DefaultPercentUsedMax, ThermalThrottle: DefaultThermalThrottle,
+		OCP: OCPHealth{CapacitorHealthMin: DefaultCapacitorHealthMin}}
 }
 
 // Parse reads a spec from data. file names the spec in messages, and its

@@ -60,6 +60,7 @@ var badTests = []badTest{
 	{"baseline_alpha", []wantErr{{33, `baseline: alpha must be in (0, 1), got 0`}}},
 	{"lot_coverage", []wantErr{{33, `lot: coverage must be in (0, 1) (0.95 is 95 %), got 95`}, {34, `lot: confidence must be in (0, 1) (0.95 is 95 %), got 1`}}},
 	{"lot_missing", []wantErr{{31, `lot: missing required key "confidence"`}, {33, `lot: unknown key "confidense"; did you mean "confidence"?`}}},
+	{"lot_method", []wantErr{{35, `lot: method "nonparametric" is not one of normal, distribution-free`}}},
 	{"lot_not_table", []wantErr{{4, `lot must be a table ([lot]), got float 0.95`}}},
 	{"fleet_not_table", []wantErr{{4, `fleet must be a table ([fleet]), got float 0.2`}}},
 	{"runtime_bad", []wantErr{{6, `method: runtime "60 seconds" is not a duration`}}},
@@ -247,7 +248,7 @@ func TestParseDefaults(t *testing.T) {
 			SteadyRange: DefaultSteadyRange, SteadySlope: DefaultSteadySlope,
 			IdleLimit: DefaultIdleLimit, TopUpRuntime: DefaultTopUpRuntime,
 		},
-		Health: Health{PercentUsedMax: 100, ThermalThrottle: "inconclusive"},
+		Health: Health{PercentUsedMax: 100, ThermalThrottle: "inconclusive", OCP: OCPHealth{CapacitorHealthMin: 10}},
 		Workloads: []Workload{{
 			Name: "4KB Random Read", RW: "randread", BS: 4096, IODepth: 64, NumJobs: 8,
 			Metric: IOPS, RWMixRead: -1, Line: 8,
@@ -301,6 +302,7 @@ func TestParseFull(t *testing.T) {
 			SpareMargin:              5,
 			TemperatureMarginC:       3,
 			ThermalThrottle:          "ignore",
+			OCP:                      OCPHealth{CapacitorHealthMin: 10},
 		},
 		Workloads: []Workload{
 			{Name: "Seq/Read 1MiB", RW: "read", BS: 1 << 20, IODepth: 32, NumJobs: 2,
@@ -348,7 +350,7 @@ func TestParseFull(t *testing.T) {
 		},
 		Fleet:    Fleet{Tolerance: 0.25},
 		Baseline: Baseline{Tolerance: 0.03, LatencyTolerance: 0.25, Alpha: 0.01},
-		Lot:      &Lot{Coverage: 0.99, Confidence: 0.90},
+		Lot:      &Lot{Coverage: 0.99, Confidence: 0.90, Method: LotDistributionFree},
 	}
 	if diff := cmp.Diff(want, s, cmpopts.IgnoreFields(Spec{}, "Text")); diff != "" {
 		t.Errorf("Load(full.toml) mismatch (-want +got):\n%s", diff)
@@ -378,7 +380,7 @@ func TestParseInline(t *testing.T) {
 	if diff := cmp.Diff(wantQoS, s.Capacities[0].QoS); diff != "" {
 		t.Errorf("inline.toml capacity qos mismatch (-want +got):\n%s", diff)
 	}
-	if want := (Health{PercentUsedMax: 100, SpareMargin: 10, ThermalThrottle: "inconclusive"}); !cmp.Equal(want, s.Health) {
+	if want := (Health{PercentUsedMax: 100, SpareMargin: 10, ThermalThrottle: "inconclusive", OCP: OCPHealth{CapacitorHealthMin: 10}}); !cmp.Equal(want, s.Health) {
 		t.Errorf("inline.toml health = %+v, want %+v (an empty firmware list is nil)", s.Health, want)
 	}
 	if got := s.Scaling.Override["R"]; got != (Override{IODepth: 2}) {
@@ -834,5 +836,26 @@ capacity = [{ name = "C", bytes = 1, spec = { R = 1 } }]
 	want := "pcie.toml:7: pcie: speed must be a number, got string \"Gen4\"\npcie.toml:8: pcie: width must be between 1 and 32, got 0"
 	if err == nil || err.Error() != want {
 		t.Errorf("Parse(bad [pcie]) error =\n%v\nwant\n%s", err, want)
+	}
+}
+
+// A [lot] table without a method is judged by the normal bound, the
+// default; the method is read as written.
+func TestLotMethodDefault(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "bad", "lot_method.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, tt := range []struct{ line, want string }{
+		{"", LotNormal}, {`method = "normal"`, LotNormal}, {`method = "distribution-free"`, LotDistributionFree},
+	} {
+		s, err := Parse("lot.toml", []byte(strings.Replace(text, `method     = "nonparametric"`, tt.line, 1)))
+		if err != nil {
+			t.Fatalf("%q: %v", tt.line, err)
+		}
+		if s.Lot == nil || s.Lot.Method != tt.want {
+			t.Errorf("%q: lot %+v, want method %q", tt.line, s.Lot, tt.want)
+		}
 	}
 }

@@ -105,6 +105,20 @@ var specSchema = specKeys.inTable("")
 var specKeys = fields[Spec]{
 	{key: "model", required: true, conv: func(t table, v value, s *Spec) { s.Model, _ = t.nonEmpty(v) }},
 	{key: "source", required: true, conv: func(t table, v value, s *Spec) { s.Source, _ = t.nonEmpty(v) }},
+	{key: "models", conv: func(t table, v value, s *Spec) {
+		if v.set {
+			s.Models = t.modelPatterns(v)
+		}
+	}},
+	{key: "endurance", sub: enduranceKeys.inTable("endurance must be a table ([endurance])"),
+		conv: func(t table, v value, s *Spec) {
+			enduranceKeys.convert(t.sub(v, "endurance"), &s.Endurance)
+			if e := s.Endurance; e.PBW > 0 && e.DWPD > 0 {
+				t.errorf("endurance", "[endurance] gives both pbw and dwpd: give the one the vendor rates the drive by")
+			} else if e.DWPD > 0 && e.WarrantyYears == 0 {
+				t.errorf("endurance", "[endurance] dwpd needs warranty_years (drive writes per day over how many years)")
+			}
+		}},
 	{key: "method", sub: methodKeys.inTable("method must be a table ([method])"),
 		conv: func(t table, v value, s *Spec) { methodKeys.convert(t.sub(v, "method"), &s.Method) }},
 	{key: "precondition", sub: preconditionKeys.inTable("precondition must be a table ([precondition])"),
@@ -181,10 +195,14 @@ var specKeys = fields[Spec]{
 		}},
 }
 
-// lotKeys fill a Lot: both keys are needed, a rule has no default share.
+// lotKeys fill a Lot: coverage and confidence are needed, a rule has no
+// default share; the method defaults to normal.
 var lotKeys = fields[Lot]{
 	{key: "coverage", required: true, conv: func(t table, v value, l *Lot) { l.Coverage, _ = t.openFraction(v) }},
 	{key: "confidence", required: true, conv: func(t table, v value, l *Lot) { l.Confidence, _ = t.openFraction(v) }},
+	{key: "method", conv: func(t table, v value, l *Lot) {
+		l.Method, _ = t.oneOf(v, DefaultLotMethod, LotNormal, LotDistributionFree)
+	}},
 }
 
 // baselineKeys fill a Baseline that starts with its defaults.
@@ -296,6 +314,43 @@ var healthKeys = fields[Health]{
 	{key: "thermal_throttle", conv: func(t table, v value, h *Health) {
 		h.ThermalThrottle, _ = t.oneOf(v, DefaultThermalThrottle, ThrottleInconclusive, ThrottleIgnore)
 	}},
+	{key: "ocp_bad_user_blocks_max_increase", conv: func(t table, v value, h *Health) {
+		setInt(t, v, &h.OCP.BadUserBlocksMaxIncrease, 0, 0, math.MaxInt64)
+	}},
+	{key: "ocp_bad_system_blocks_max_increase", conv: func(t table, v value, h *Health) {
+		setInt(t, v, &h.OCP.BadSystemBlocksMaxIncrease, 0, 0, math.MaxInt64)
+	}},
+	{key: "ocp_uncorrectable_reads_max_increase", conv: func(t table, v value, h *Health) {
+		setInt(t, v, &h.OCP.UncorrectableReadsMaxIncrease, 0, 0, math.MaxInt64)
+	}},
+	{key: "ocp_end_to_end_errors_max_increase", conv: func(t table, v value, h *Health) {
+		setInt(t, v, &h.OCP.EndToEndErrorsMaxIncrease, 0, 0, math.MaxInt64)
+	}},
+	{key: "ocp_incomplete_shutdowns_max_increase", conv: func(t table, v value, h *Health) {
+		setInt(t, v, &h.OCP.IncompleteShutdownsMaxIncrease, 0, 0, math.MaxInt64)
+	}},
+	{key: "ocp_capacitor_health_min", conv: func(t table, v value, h *Health) {
+		setInt(t, v, &h.OCP.CapacitorHealthMin, DefaultCapacitorHealthMin, 0, 100)
+	}},
+}
+
+// enduranceKeys fill an Endurance that starts unset.
+var enduranceKeys = fields[Endurance]{
+	{key: "pbw", conv: func(t table, v value, e *Endurance) { e.PBW = positive(t, v) }},
+	{key: "dwpd", conv: func(t table, v value, e *Endurance) { e.DWPD = positive(t, v) }},
+	{key: "warranty_years", conv: func(t table, v value, e *Endurance) { e.WarrantyYears = positive(t, v) }},
+	{key: "rated_waf", conv: func(t table, v value, e *Endurance) { e.RatedWAF = positive(t, v) }},
+	{key: "source", conv: func(t table, v value, e *Endurance) { e.Source, _ = t.str(v, "") }},
+}
+
+// positive is a number > 0, 0 when absent.
+func positive(t table, v value) float64 {
+	x, ok := t.number(v, 0)
+	if ok && v.set && !(x > 0) {
+		t.errorf(v.key, "%s must be a number above 0, got %v", v.key, x)
+		return 0
+	}
+	return x
 }
 
 // pcieKeys fill a PCIe that starts unset.

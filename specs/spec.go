@@ -7,7 +7,10 @@
 // and loadable by name.
 package specs
 
-import "time"
+import (
+	pathpkg "path"
+	"time"
+)
 
 // Metric is the unit a workload is judged in.
 type Metric string
@@ -39,6 +42,13 @@ type Spec struct {
 
 	Model  string
 	Source string
+	// Models are globs (path.Match) over the identify-controller model
+	// number of the drives the spec is for ("SOLIDIGM SB5PH27X*"); nil:
+	// any model. See MatchesModel.
+	Models []string
+	// Endurance is the drive's rated endurance ([endurance]); zero: not
+	// stated.
+	Endurance Endurance
 
 	Method       Method
 	Precondition Precondition
@@ -162,8 +172,69 @@ type Health struct {
 	// composite temperature must stay below WCTEMP − TemperatureMarginC.
 	TemperatureMarginC int
 	// ThermalThrottle is ThrottleInconclusive (a cell during which thermal
-	// throttling counters rose is inconclusive) or ThrottleIgnore.
+	// throttling counters rose is inconclusive) or ThrottleIgnore. It
+	// counts the OCP C0 log's thermal throttling events too.
 	ThermalThrottle string
+	// OCP are the rules for the OCP extended SMART log (C0h) over the
+	// run, judged where a drive has it.
+	OCP OCPHealth
+}
+
+// OCPHealth limits how much the OCP C0 log's counters may rise during a
+// run ("ocp_*_max_increase", default 0) and the lowest capacitor health
+// allowed after it.
+type OCPHealth struct {
+	BadUserBlocksMaxIncrease       uint64
+	BadSystemBlocksMaxIncrease     uint64
+	UncorrectableReadsMaxIncrease  uint64
+	EndToEndErrorsMaxIncrease      uint64 // end-to-end detected errors
+	IncompleteShutdownsMaxIncrease uint64
+	// CapacitorHealthMin is in percent; a drive reporting 65535 (no
+	// capacitor) is not judged.
+	CapacitorHealthMin int
+}
+
+// DefaultCapacitorHealthMin is ocp_capacitor_health_min's default: the C0
+// log states no threshold, so a capacitor under 10 % of its health is
+// taken as one that will not hold up a power loss.
+const DefaultCapacitorHealthMin = 10
+
+// Endurance is a drive's rated endurance, as its vendor states it: total
+// petabytes written (PBW) or drive writes per day (DWPD) over
+// WarrantyYears.
+type Endurance struct {
+	PBW, DWPD, WarrantyYears float64
+	// RatedWAF is the write amplification the rating was stated at
+	// (rated_waf; 0, unset, counts as 1: the rated bytes taken as media
+	// writes); a workload's life scales by RatedWAF ÷ its WAF.
+	RatedWAF float64
+	Source   string
+}
+
+// RatedBytes is the bytes the drive is rated to take over its life at
+// capacity bytes, and whether the spec says.
+func (e Endurance) RatedBytes(capacity uint64) (float64, bool) {
+	switch {
+	case e.PBW > 0:
+		return e.PBW * 1e15, true
+	case e.DWPD > 0 && e.WarrantyYears > 0:
+		return e.DWPD * float64(capacity) * 365 * e.WarrantyYears, true
+	}
+	return 0, false
+}
+
+// MatchesModel reports whether model (id-ctrl "mn", trimmed) matches one
+// of the spec's model patterns; a spec without any matches every model.
+func (s *Spec) MatchesModel(model string) bool {
+	if len(s.Models) == 0 {
+		return true
+	}
+	for _, p := range s.Models {
+		if ok, _ := pathpkg.Match(p, model); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // Receipt is what a drive may show of its past when it arrives: the
@@ -236,11 +307,27 @@ type Baseline struct {
 
 // Lot is how the lot a run's drives were drawn from is judged
 // (TestLot): at least Coverage of its drives must meet each cell's pass
-// line, shown with Confidence. Both are in (0, 1).
+// line, shown with Confidence. Both are in (0, 1). Method is how the
+// figures show it, fixed before they are seen: LotNormal (the default) or
+// LotDistributionFree.
 type Lot struct {
 	Coverage   float64
 	Confidence float64
+	Method     string
 }
+
+// [lot] methods.
+const (
+	// LotNormal judges the figures by the one-sided normal tolerance
+	// bound, mean − k·s (ISO 16269-6), assuming they are normal: a lot
+	// whose figures Shapiro–Wilk finds not normal is not judged by it.
+	LotNormal = "normal"
+	// LotDistributionFree assumes no distribution: the lot is judged by
+	// the Clopper–Pearson bounds of its share of passing drives.
+	LotDistributionFree = "distribution-free"
+	// DefaultLotMethod is the method of a [lot] table without one.
+	DefaultLotMethod = LotNormal
+)
 
 // Override changes a workload for scaling runs; zero fields keep the workload's value.
 type Override struct {

@@ -38,13 +38,9 @@ var noFigure = map[string]bool{
 	report.CauseNoBaseline: true,
 }
 
-// notTheDrive are the causes of an inconclusive result whose figure says
-// what was outside the drive (the host's CPUs, the PCIe link, the
-// airflow) or what state the drive was not shown to be in (steady,
-// preconditioned): such a figure is not the drive's, so it is left out of
-// its side's sample, and a cell left with none on a side is not compared.
-var notTheDrive = []string{report.CauseHostBound, report.CausePCIeLink, report.CauseThrottled,
-	report.CauseNotSteady, report.CausePrecondition, report.CausePCIeBound}
+// A result whose figure is not the drive's (report.NotTheDrives) is left
+// out of its side's sample, and a cell left with none on a side is not
+// compared.
 
 // notComparable says why the cell of these sides is not compared: each
 // cause outside the drive on each side, with the first such result's
@@ -58,7 +54,7 @@ func notComparable(base, this []report.Result) string {
 		var causes []string
 		first := ""
 		for _, r := range side.rs {
-			if r.Verdict == report.Inconclusive && slices.Contains(notTheDrive, r.Cause) {
+			if report.NotTheDrives(r) {
 				if !slices.Contains(causes, r.Cause) {
 					causes = append(causes, r.Cause)
 				}
@@ -176,10 +172,10 @@ func Judge(base, this []report.Result, th Thresholds) []report.Result {
 }
 
 // drivesOwn is rs without the results whose figure is not the drive's
-// (notTheDrive), and how many it left out.
+// (report.NotTheDrives), and how many it left out.
 func drivesOwn(rs []report.Result) (kept []report.Result, left int) {
 	for _, r := range rs {
-		if r.Verdict == report.Inconclusive && slices.Contains(notTheDrive, r.Cause) {
+		if report.NotTheDrives(r) {
 			left++
 			continue
 		}

@@ -98,3 +98,56 @@ func TestLotGateDecidesTheExitStatus(t *testing.T) {
 	assert.Contains(t, r.Stdout, "--- FAIL: TestLot/64MiB/128KB_Sequential_Read ")
 	assert.Contains(t, r.Stdout, "--- FAIL: TestVerdict/lot ")
 }
+
+// The [lot] method decides, end to end: the recorded step with six tight
+// figures (edited, io_bytes scaled) exits non-zero under a spec whose
+// method is distribution-free, TestLot INCONCLUSIVE saying 59 drives
+// would decide it; a method the spec does not know is refused, naming
+// the file and line; and the recording as made (two drives below the
+// line) judged as measured without preconditioning (run.json's
+// precondition edited to "quick") leaves TestLot INCONCLUSIVE, not FAIL,
+// while TestScaling still fails the step.
+func TestLotMethodAndMissingFigures(t *testing.T) {
+	fixture := filepath.Join(acceptanceDir, "..", "fixtures", "lot-6-drives")
+	rule, err := os.ReadFile(filepath.Join(fixture, "lot-rule.toml"))
+	require.NoError(t, err)
+	text := string(rule)
+	i, j := strings.Index(text, "[[capacity]]\nname  = \"32MiB\""), strings.Index(text, "[scaling]")
+	require.True(t, i > 0 && j > i)
+	only64 := text[:i] + text[j:]
+	write := func(name, body string) string {
+		path := filepath.Join(t.TempDir(), name)
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+		return path
+	}
+	free := write("lot-free.toml", strings.Replace(only64, "confidence = 0.95\n", "confidence = 0.95\nmethod     = \"distribution-free\"\n", 1))
+	bad := write("lot-bad.toml", strings.Replace(only64, "confidence = 0.95\n", "confidence = 0.95\nmethod     = \"order-statistic\"\n", 1))
+
+	dir := filepath.Join(t.TempDir(), "lot")
+	require.NoError(t, os.CopyFS(dir, os.DirFS(fixture)))
+	tight := []float64{300, 303, 297, 301, 299, 302}
+	setFigures(t, dir, "TestScaling/6_drives/128KB_Sequential_Read", tight)
+	setFigures(t, dir, "TestScaling/6_drives/128KB_Sequential_Write", tight)
+	r := runSuite(t, nil, "-replay="+dir, "-spec="+free)
+	assert.NotEqual(t, 0, r.Code, r.Stdout)
+	assert.Contains(t, r.Stdout, "--- SKIP: TestLot/64MiB/128KB_Sequential_Read ")
+	assert.Contains(t, r.Stdout, "lot inconclusive at coverage 95 %, confidence 95 % (distribution-free): 59 drives (53 more, all passing) would accept it")
+
+	r = runSuite(t, nil, "-replay="+dir, "-spec="+bad)
+	assert.NotEqual(t, 0, r.Code)
+	assert.Regexp(t, `lot-bad\.toml:\d+: lot: method "order-statistic" is not one of normal, distribution-free`, r.Stdout+r.Stderr)
+
+	quick := filepath.Join(t.TempDir(), "quick")
+	require.NoError(t, os.CopyFS(quick, os.DirFS(fixture)))
+	runJSON := filepath.Join(quick, "run.json")
+	data, err := os.ReadFile(runJSON)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"precondition": "full"`)
+	require.NoError(t, os.WriteFile(runJSON, []byte(strings.Replace(string(data), `"precondition": "full"`, `"precondition": "quick"`, 1)), 0o644))
+	r = runSuite(t, nil, "-replay="+quick, "-spec="+write("lot-64.toml", only64))
+	assert.NotEqual(t, 0, r.Code)
+	assert.Contains(t, r.Stdout, "--- FAIL: TestScaling/6_drives/128KB_Sequential_Read ")
+	assert.Contains(t, r.Stdout, "--- SKIP: TestLot/64MiB/128KB_Sequential_Read ")
+	assert.NotContains(t, r.Stdout, "--- FAIL: TestLot/")
+	assert.Contains(t, r.Stdout, "6 drives whose figure is not the drive's own")
+}

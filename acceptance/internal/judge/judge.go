@@ -27,6 +27,28 @@ type Judgement struct {
 	Message string  // one line, like a row of the brief
 }
 
+// PassLine is the figure a drive meets its cell at: spec × (1 −
+// tolerance), or × (1 + tolerance) for a figure where lower is better (a
+// latency). It is the one line of a drive and cell: a single-drive cell
+// judges its drive by it with its own tolerance ([method] tolerance), a
+// scaling step each drive's share with the step's ([scaling] tolerance),
+// and TestLot every figure with the tolerance of the cell it came from.
+func PassLine(metric specs.Metric, spec, tolerance float64) float64 {
+	if metric.LowerIsBetter() {
+		return spec * (1 + tolerance)
+	}
+	return spec * (1 - tolerance)
+}
+
+// Meets reports whether a figure meets line (PassLine): at or above it,
+// at or below it where lower is better.
+func Meets(metric specs.Metric, actual, line float64) bool {
+	if metric.LowerIsBetter() {
+		return actual <= line
+	}
+	return actual >= line
+}
+
 // Single judges one drive's actual against its spec value. provisional,
 // when set, says why a figure that meets its spec still proves nothing
 // (measured without the spec's full preconditioning: preconditioning only
@@ -38,9 +60,9 @@ func Single(name string, metric specs.Metric, actual, spec, tolerance float64, p
 		tol = fmt.Sprintf(", tolerance %s %%", trimFloat(tolerance*100))
 	}
 	// A throughput passes at or above its figure; a latency at or below.
-	met, pass, fail := actual >= spec*(1-tolerance), ">=", "<"
+	met, pass, fail := Meets(metric, actual, PassLine(metric, spec, tolerance)), ">=", "<"
 	if metric.LowerIsBetter() {
-		met, pass, fail = actual <= spec*(1+tolerance), "<=", ">"
+		pass, fail = "<=", ">"
 	}
 	op := pass
 	if !met {
@@ -105,9 +127,10 @@ func Scaling(name string, metric specs.Metric, shares []DriveShare, expected, sp
 		problems = append(problems, fmt.Sprintf("total %s < expected %s (%.2f %% of expected, tolerance %s %%)",
 			FormatValue(total, metric), FormatValue(expected, metric), sj.Ratio*100, trimFloat(tolerance*100)))
 	}
+	line := PassLine(metric, spec, tolerance) // each drive's share, as TestLot judges it
 	for _, s := range shares {
 		dr := report.DriveResult{Path: s.Path, Serial: s.Serial, Actual: s.Actual, Ratio: ratio(s.Actual, spec), Verdict: report.Pass, Error: s.Err, CPUs: s.CPUs}
-		if s.Actual < spec*(1-tolerance) {
+		if !Meets(metric, s.Actual, line) {
 			dr.Verdict = report.Fail
 			below = append(below, dr)
 		}

@@ -220,6 +220,7 @@ func properties(r *report.Run) []xmlProp {
 		add("reconstructed", "true")
 		add("reconstructed_from", r.ReconstructedFrom)
 	}
+	add("any_model", r.AnyModel)
 	if j := r.JudgedBy; j != nil {
 		add("judged_by", j.Model)
 		add("judged_by_file", j.File)
@@ -418,6 +419,20 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 	}
 	line(&b, "precondition", r.Precondition)
 	line(&b, "fio version", r.FioVersion)
+	line(&b, "any model", r.AnyModel)
+	for _, w := range res.WAF {
+		if w.Note != "" || w.MediaBytes != "" {
+			line(&b, "waf "+w.Drive, w.String())
+		}
+		if w.MediaBytes != "" {
+			line(&b, "media bytes written "+w.Drive, w.MediaBytes)
+			line(&b, "host bytes written "+w.Drive, w.HostBytes)
+		}
+		if w.LifeDriveWrites > 0 {
+			line(&b, "life drive writes "+w.Drive, strconv.FormatFloat(w.LifeDriveWrites, 'f', 0, 64))
+		}
+		line(&b, "latency monitor "+w.Drive, w.Latency)
+	}
 	if in := res.Integrity; in != nil {
 		line(&b, "drive", in.Drive)
 		line(&b, "serial", in.Serial)

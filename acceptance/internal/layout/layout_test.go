@@ -13,7 +13,7 @@ import (
 	"testing"
 )
 
-// Limits of the code's shape (see README, "How it is built").
+// Limits of the code's shape (see docs/code.md).
 const (
 	maxLines   = 2500 // non-test Go lines a package
 	maxMethods = 25   // methods a named type

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/drivequal/drivequal/acceptance/internal/judge"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/specs"
 )
@@ -59,24 +60,12 @@ func hasFigure(r report.Result) bool {
 	return r.Actual > 0
 }
 
-// driveTolerance is the tolerance a drive meets r's cell with: the
-// cell's own, but for a scaling step's share, whose cell carries
-// [scaling] tolerance (how far N drives' total may fall short of N × the
-// baseline), the single-drive cell's, [method] tolerance.
-func driveTolerance(r report.Result, methodTolerance float64) float64 {
-	if r.Kind == report.KindScaling {
-		return methodTolerance
-	}
-	return r.Tolerance
-}
-
-// passLine is the line a drive meets r's cell at: spec × (1 −
-// tolerance), or × (1 + tolerance) for a figure where lower is better.
-func passLine(r report.Result, methodTolerance float64) float64 {
-	if specs.Metric(r.Metric).LowerIsBetter() {
-		return r.Spec * (1 + driveTolerance(r, methodTolerance))
-	}
-	return r.Spec * (1 - driveTolerance(r, methodTolerance))
+// passLine is the line a drive meets r's cell at (judge.PassLine), with
+// the cell's own tolerance: [method] tolerance for a single-drive cell,
+// [scaling] tolerance for a scaling step's shares, the very line the
+// step's per-drive verdicts were judged by.
+func passLine(r report.Result) float64 {
+	return judge.PassLine(specs.Metric(r.Metric), r.Spec, r.Tolerance)
 }
 
 // Cells judges, by rule, the lot every capacity and workload's drives
@@ -84,12 +73,14 @@ func passLine(r report.Result, methodTolerance float64) float64 {
 // and workload results have figures of (Sources). results are every
 // judged cell of the run (in a fleet replay, of every member's run);
 // drives are its drives, which name a single-drive cell's drive;
-// methodTolerance is the spec's [method] tolerance.
-func Cells(results []report.Result, drives []report.Drive, rule Rule, methodTolerance float64) []Cell {
+// precondition is the preconditioning the run's figures had (report.Run's):
+// figures measured without the spec's full preconditioning are not the
+// drives' own and count as missing.
+func Cells(results []report.Result, drives []report.Drive, rule Rule, precondition string) []Cell {
 	keys, sources := Sources(results)
 	var cells []Cell
 	for _, k := range keys {
-		cells = append(cells, JudgeCell(sources[k], drives, rule, methodTolerance))
+		cells = append(cells, JudgeCell(sources[k], drives, rule, precondition))
 	}
 	return cells
 }
@@ -100,38 +91,63 @@ type Cell struct {
 	Message string
 }
 
+// notTheDrives is why r's figures are not its drives' own, "" when they
+// are: r inconclusive for a cause outside the drive
+// (report.NotTheDrives), or measured in a run not fully preconditioned.
+func notTheDrives(r report.Result, precondition string) string {
+	switch {
+	case report.NotTheDrives(r):
+		return r.Cause
+	case precondition != "" && precondition != "full":
+		return report.CausePrecondition + " (-precondition=" + precondition + ")"
+	}
+	return ""
+}
+
 // JudgeCell judges one capacity and workload's sources (Sources).
-func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, methodTolerance float64) Cell {
+func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, precondition string) Cell {
 	first := src[0]
 	metric := first.Metric
 	lower := specs.Metric(metric).LowerIsBetter()
 	res := report.Result{Test: "TestLot/" + first.Capacity + "/" + specs.SubtestName(first.Workload), Kind: report.KindLot,
-		Capacity: first.Capacity, Workload: first.Workload, Metric: metric, Spec: first.Spec, Expected: first.Spec, Tolerance: driveTolerance(first, methodTolerance)}
-	line := passLine(first, methodTolerance)
+		Capacity: first.Capacity, Workload: first.Workload, Metric: metric, Spec: first.Spec, Expected: first.Spec, Tolerance: first.Tolerance}
+	line := passLine(first)
 	l := &report.LotResult{Coverage: rule.Coverage, Confidence: rule.Confidence, LowerIsBetter: lower}
 	var figures []float64
-	var tests, unmeasured []string // unmeasured: l.Missing in words
+	var tests, unmeasured, others []string // unmeasured: drives without a figure; others: figures not the drives'
+	missing, notOwn := 0, 0
 	hosts := map[string]bool{}
 	for _, r := range src {
 		hosts[r.Host] = true
 		tests = append(tests, r.Test)
 		// Every source gives the drive's own line; were they to differ,
 		// the strictest would judge them all.
-		if pl := passLine(r, methodTolerance); (pl > line) != lower && pl != line {
-			line = pl
+		if pl := passLine(r); (pl > line) != lower && pl != line {
+			line, res.Tolerance = pl, r.Tolerance
 		}
-		if r.Verdict == report.Inconclusive {
+		why := notTheDrives(r, precondition)
+		if why == "" && r.Verdict == report.Inconclusive {
 			l.Unclear = append(l.Unclear, fmt.Sprintf("%s (%s)", r.Test, cmp.Or(r.Cause, "inconclusive")))
 		}
 		if r.Kind == report.KindScaling {
+			n := 0
 			for _, d := range r.PerDrive {
 				if d.Error != "" || d.Actual <= 0 {
 					l.Missing = append(l.Missing, d.Path+" in "+r.Test)
 					unmeasured = append(unmeasured, d.Path+" in "+r.Test)
 					continue
 				}
+				if why != "" {
+					l.Missing = append(l.Missing, d.Path+" in "+r.Test+" ("+why+")")
+					n++
+					continue
+				}
 				figures = append(figures, d.Actual)
 				l.Figures = append(l.Figures, report.LotFigure{Drive: d.Path, Serial: d.Serial, Value: d.Actual, Test: r.Test})
+			}
+			if n > 0 {
+				notOwn += n
+				others = append(others, fmt.Sprintf("%s of %s (%s)", counted(n, "drive"), r.Test, why))
 			}
 			// A step that measured nothing (fio failed, an unreadable
 			// recording) has no per-drive share: its drives are missing,
@@ -144,48 +160,56 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, methodTole
 			}
 			continue
 		}
-		if !hasFigure(r) {
+		switch {
+		case !hasFigure(r):
 			l.Missing = append(l.Missing, r.Test)
 			unmeasured = append(unmeasured, r.Test)
+			continue
+		case why != "":
+			l.Missing = append(l.Missing, r.Test+" ("+why+")")
+			notOwn++
+			others = append(others, fmt.Sprintf("%s (%s)", r.Test, why))
 			continue
 		}
 		figures = append(figures, r.Actual)
 		d := singleDriveOf(drives, r)
 		l.Figures = append(l.Figures, report.LotFigure{Drive: d.Path, Serial: d.Serial, Value: r.Actual, Test: r.Test})
 	}
+	missing = len(l.Missing)
 	format := func(v float64) string { return report.FormatValue(v, metric) }
 	j := Judge(figures, line, lower, rule, format)
+	// Drives without a figure, or whose figure is not theirs, decide the
+	// lot only as far as it is decided whatever they would measure.
+	var why []string
+	if n := missing - notOwn; n > 0 {
+		why = append(why, fmt.Sprintf("%s without a figure (%s)", counted(n, "drive"), strings.Join(unmeasured, ", ")))
+	}
+	if notOwn > 0 {
+		why = append(why, fmt.Sprintf("%s whose figure is not the drive's own (%s)", counted(notOwn, "drive"), strings.Join(others, ", ")))
+	}
+	j = WithMissing(j, missing, rule, strings.Join(why, " and "))
+	if len(l.Unclear) > 0 && j.Verdict == Accepted {
+		// A cell inconclusive for a cause of the drive's proves nothing
+		// either way: its figures may reject the lot, never accept it.
+		reason := fmt.Sprintf("undecided with %s that proved nothing (%s); by the figures alone the lot is accepted: %s",
+			counted(len(l.Unclear), "inconclusive cell"), strings.Join(l.Unclear, ", "), j.Reason)
+		j.Verdict, j.Undecided, j.Reason = Inconclusive, MissingDrive, reason
+	}
 	for i := range l.Figures {
-		v := l.Figures[i].Value
-		l.Figures[i].Pass = (lower && v <= line) || (!lower && v >= line)
+		l.Figures[i].Pass = judge.Meets(specs.Metric(metric), l.Figures[i].Value, line)
 	}
 	l.Method, l.N, l.Passing, l.K, l.Mean, l.SD, l.Bound, l.PassLine = j.Method, j.N, j.Passing, j.K, j.Mean, j.SD, j.Bound, line
-	l.PassingShareUpper, l.ZeroFailure, l.Need, l.NeedAccepts, l.Verdict = j.Upper, j.ZeroFailure, j.Need, j.NeedAccepts, j.Verdict
-	if j.N >= 3 && j.SD > 0 && j.W == j.W {
+	l.PassingShareLower, l.PassingShareUpper, l.ZeroFailure, l.Need, l.NeedAccepts, l.Verdict = j.Lower, j.Upper, j.ZeroFailure, j.Need, j.NeedAccepts, j.Verdict
+	if !j.HasBound {
+		l.Bound = 0
+	}
+	if !math.IsNaN(j.P) {
 		l.Normality = &report.Normality{Test: "shapiro-wilk", W: j.W, P: j.P, Alpha: NormalityAlpha, Normal: j.NormalOK}
 	}
 	res.Lot, res.Drives = l, j.N
-	res.Actual = j.Bound
+	res.Actual = l.Bound
 	if res.Spec > 0 {
-		res.Ratio = j.Bound / res.Spec
-	}
-	reason := j.Reason
-	// Drives without a figure, or cells that proved nothing, leave the lot
-	// undecided unless it is rejected even were every missing drive to pass.
-	if len(l.Missing) > 0 || len(l.Unclear) > 0 {
-		var why []string
-		if len(l.Missing) > 0 {
-			why = append(why, fmt.Sprintf("%s without a figure (%s)", counted(len(l.Missing), "drive"), strings.Join(unmeasured, ", ")))
-		}
-		if len(l.Unclear) > 0 {
-			why = append(why, fmt.Sprintf("%s that proved nothing (%s)", counted(len(l.Unclear), "inconclusive cell"), strings.Join(l.Unclear, ", ")))
-		}
-		rejected := j.Verdict == Rejected &&
-			ClopperPearsonUpper(j.Passing+len(l.Missing), j.N+len(l.Missing), rule.Confidence) < rule.Coverage
-		if !rejected {
-			l.Verdict = Inconclusive
-			reason = "undecided with " + strings.Join(why, " and ") + "; by the figures alone the lot is " + j.Verdict + ": " + reason
-		}
+		res.Ratio = l.Bound / res.Spec
 	}
 	where := counted(len(hosts), "host")
 	if len(hosts) == 1 {
@@ -198,17 +222,20 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, methodTole
 	if j.K > 0 {
 		stats += fmt.Sprintf(", k = %.3f", j.K)
 	}
-	if j.N > 0 {
+	switch {
+	case j.N > 0 && j.HasBound:
 		stats += fmt.Sprintf(", %s bound %s", j.Method, format(j.Bound))
+	case j.N > 0 && j.Method == DistributionFree:
+		stats += fmt.Sprintf(", no distribution-free bound below %d drives", j.ZeroFailure)
 	}
 	stats += fmt.Sprintf(", pass line %s (spec %s", format(line), format(res.Spec))
 	if res.Tolerance > 0 {
 		stats += fmt.Sprintf(", tolerance %s", pctOf(res.Tolerance))
 	}
 	stats += ")"
-	head := fmt.Sprintf("%s: lot %s at coverage %s, confidence %s", res.Workload, l.Verdict, pctOf(rule.Coverage), pctOf(rule.Confidence))
-	msg := head + ": " + reason + "; " + stats
-	switch l.Verdict {
+	head := fmt.Sprintf("%s: lot %s at coverage %s, confidence %s (%s)", res.Workload, j.Verdict, pctOf(rule.Coverage), pctOf(rule.Confidence), j.Method)
+	msg := head + ": " + j.Reason + "; " + stats
+	switch j.Verdict {
 	case Accepted:
 		res.Verdict = report.Pass
 		res.Lot.Verdict = report.LotAccepted
@@ -279,9 +306,14 @@ type Supply struct {
 func WritePlan(w io.Writer, rule Rule, supply []Supply) {
 	n0 := ZeroFailure(rule)
 	fmt.Fprintf(w, "\nlot rule ([lot] coverage %s, confidence %s): a zero-failure sample needs %d drives, all passing "+
-		"(distribution-free: n ≥ ln(1 − %v) / ln(%v)); normal theory needs at least 3 drives (the Shapiro–Wilk check) "+
-		"and accepts n drives whose mean is at least k(n) standard deviations past the pass line\n",
-		pctOf(rule.Coverage), pctOf(rule.Confidence), n0, rule.Confidence, rule.Coverage)
+		"(n ≥ ln(1 − %v) / ln(%v)); ", pctOf(rule.Coverage), pctOf(rule.Confidence), n0, rule.Confidence, rule.Coverage)
+	if rule.method() == DistributionFree {
+		fmt.Fprintf(w, "method distribution-free, assuming no distribution: accepted when the Clopper–Pearson lower bound of the passing share reaches %s "+
+			"(%d of %d, %d of %d drives passing)\n", pctOf(rule.Coverage), n0, n0, allowing(rule, 1), allowing(rule, 1)+1)
+	} else {
+		fmt.Fprintf(w, "method normal: needs at least 3 drives (the Shapiro–Wilk check), every one passing, "+
+			"and accepts n drives whose mean is at least k(n) standard deviations past the pass line\n")
+	}
 	for _, c := range supply {
 		n := c.Drives
 		if n == 0 {
@@ -303,12 +335,18 @@ func WritePlan(w io.Writer, rule Rule, supply []Supply) {
 	}
 }
 
-// counted writes "1 host", "3 hosts".
-func counted(n int, what string) string {
-	return fmt.Sprintf("%d %s%s", n, what, plural(n))
-}
-
 // pctOf writes a fraction as a percentage: 0.95 → "95 %".
 func pctOf(f float64) string {
 	return strconv.FormatFloat(math.Round(f*1e4)/1e2, 'f', -1, 64) + " %"
+}
+
+// allowing is how many drives must pass for the distribution-free rule to
+// accept with f failing (101, of 102, with one at 95 %/95 %).
+func allowing(rule Rule, f int) int {
+	for n := ZeroFailure(rule); n <= MaxDrives; n++ {
+		if ClopperPearsonLower(n-f, n, rule.Confidence) >= rule.Coverage {
+			return n - f
+		}
+	}
+	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/mathext"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -114,35 +115,7 @@ func ShapiroWilk(xs []float64) (w, p float64, err error) {
 	}
 	fn := float64(n)
 	nn2 := n / 2
-	a := make([]float64, nn2+1) // a[1..nn2], for x[n−i] − x[i−1]
-	if n == 3 {
-		a[1] = math.Sqrt(0.5)
-	} else {
-		m := make([]float64, nn2+1)
-		var summ2 float64
-		for i := 1; i <= nn2; i++ {
-			m[i] = distuv.UnitNormal.Quantile((float64(i) - 0.375) / (fn + 0.25))
-			summ2 += m[i] * m[i]
-		}
-		summ2 *= 2
-		ssumm2 := math.Sqrt(summ2)
-		rsn := 1 / math.Sqrt(fn)
-		a1 := poly([]float64{0, 0.221157, -0.147981, -2.07119, 4.434685, -2.706056}, rsn) - m[1]/ssumm2
-		i1 := 2
-		var fac float64
-		if n > 5 {
-			i1 = 3
-			a2 := -m[2]/ssumm2 + poly([]float64{0, 0.042981, -0.293762, -1.752461, 5.682633, -3.582633}, rsn)
-			fac = math.Sqrt((summ2 - 2*m[1]*m[1] - 2*m[2]*m[2]) / (1 - 2*a1*a1 - 2*a2*a2))
-			a[2] = a2
-		} else {
-			fac = math.Sqrt((summ2 - 2*m[1]*m[1]) / (1 - 2*a1*a1))
-		}
-		a[1] = a1
-		for i := i1; i <= nn2; i++ {
-			a[i] = -m[i] / fac
-		}
-	}
+	a := swCoefficients(n)
 	mean := 0.0
 	for _, v := range x {
 		mean += v
@@ -180,6 +153,51 @@ func ShapiroWilk(xs []float64) (w, p float64, err error) {
 		sigma = math.Exp(poly([]float64{-0.4803, -0.082676, 0.0030302}, lx))
 	}
 	return w, distuv.Normal{Mu: mu, Sigma: sigma}.Survival(y), nil
+}
+
+// swCache holds Shapiro–Wilk's coefficients by n: they depend on n alone,
+// and a run (or a simulation) tests many samples of one size.
+var swCache sync.Map // int → []float64
+
+// swCoefficients are Royston's coefficients a[1..n/2] for n figures, for
+// x[n−i] − x[i−1] of the sorted figures.
+func swCoefficients(n int) []float64 {
+	if a, ok := swCache.Load(n); ok {
+		return a.([]float64)
+	}
+	fn := float64(n)
+	nn2 := n / 2
+	a := make([]float64, nn2+1)
+	if n == 3 {
+		a[1] = math.Sqrt(0.5)
+	} else {
+		m := make([]float64, nn2+1)
+		var summ2 float64
+		for i := 1; i <= nn2; i++ {
+			m[i] = distuv.UnitNormal.Quantile((float64(i) - 0.375) / (fn + 0.25))
+			summ2 += m[i] * m[i]
+		}
+		summ2 *= 2
+		ssumm2 := math.Sqrt(summ2)
+		rsn := 1 / math.Sqrt(fn)
+		a1 := poly([]float64{0, 0.221157, -0.147981, -2.07119, 4.434685, -2.706056}, rsn) - m[1]/ssumm2
+		i1 := 2
+		var fac float64
+		if n > 5 {
+			i1 = 3
+			a2 := -m[2]/ssumm2 + poly([]float64{0, 0.042981, -0.293762, -1.752461, 5.682633, -3.582633}, rsn)
+			fac = math.Sqrt((summ2 - 2*m[1]*m[1] - 2*m[2]*m[2]) / (1 - 2*a1*a1 - 2*a2*a2))
+			a[2] = a2
+		} else {
+			fac = math.Sqrt((summ2 - 2*m[1]*m[1]) / (1 - 2*a1*a1))
+		}
+		a[1] = a1
+		for i := i1; i <= nn2; i++ {
+			a[i] = -m[i] / fac
+		}
+	}
+	swCache.Store(n, a)
+	return a
 }
 
 // poly is c[0] + c[1]·x + c[2]·x² + ….

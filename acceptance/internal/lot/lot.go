@@ -2,20 +2,36 @@
 // about the lot they were drawn from.
 //
 // A lot is accepted, rejected or not yet decided, at a coverage and
-// confidence. It is accepted when the one-sided lower tolerance bound of
-// its figures (the value at least Coverage of the lot exceeds, with
-// Confidence) is at or above the pass line. When the figures pass a
-// Shapiro–Wilk normality check the bound is normal theory, mean − k·s,
-// with k exact from the noncentral t distribution (ISO 16269-6, NIST
-// e-Handbook §7.2.6.3); otherwise, or when that bound falls short, it is
-// distribution-free: every figure passes and there are at least
-// ln(1 − Confidence) / ln(Coverage) of them (the success-run rule, which
-// assumes no model). A lot is rejected when the Clopper–Pearson
-// upper confidence bound of the share of passing drives is below
-// Coverage. For a figure where lower is better (a latency) everything is
-// mirrored: the bound is mean + k·s, at or below the line.
+// confidence, by the one method the spec names before any figure is seen
+// (choosing it after would not hold the confidence stated):
 //
-// Judge decides on a set of figures; Cells picks, from a run's judged
+//   - Normal: accepted when every drive passes, the figures pass a
+//     Shapiro–Wilk normality check, and the one-sided lower tolerance
+//     bound mean − k·s is at or above the pass line, k exact from the
+//     noncentral t distribution (ISO 16269-6, NIST e-Handbook §7.2.6.3).
+//     Figures Shapiro–Wilk finds not normal leave the lot INCONCLUSIVE:
+//     the method does not switch to another test.
+//   - DistributionFree: no distribution is assumed. Accepted when the
+//     Clopper–Pearson lower confidence bound of the share of passing
+//     drives is at or above the coverage (the order-statistic rule: at
+//     95 %/95 %, 59 of 59, 101 of 102, 119 of 120).
+//
+// Under either method a lot is rejected when the Clopper–Pearson upper
+// confidence bound of the passing share is below the coverage. For a
+// figure where lower is better (a latency) everything is mirrored.
+//
+// The procedure is monotone by construction: the upper bound only grows
+// with a passing drive and the lower bound only falls with a failing one,
+// so a passing drive never turns a lot not rejected into rejected, a
+// failing drive never turns a lot not accepted into accepted (under
+// Normal a failing drive rules acceptance out), and under
+// DistributionFree a passing drive never turns an accepted lot into
+// anything else. Under Normal a passing drive may leave an accepted lot
+// inconclusive (its figures no longer normal, or spread wider than the
+// bound allows), never rejected.
+//
+// Judge decides on a set of figures, WithMissing on what drives without
+// a figure of their own leave of it; Cells picks, from a run's judged
 // results, the figures of each capacity and workload and judges them as
 // TestLot cells; Drives and WritePlan say what a plan gives the rule.
 // The package only computes: it reads no file, and writes only to the
@@ -28,15 +44,26 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Rule is a spec's [lot] table: the share of the lot that must meet the
-// pass line, and the confidence the figures must give it with.
+// pass line, the confidence the figures must give it with, and the
+// method that shows it (Normal when empty).
 type Rule struct {
 	Coverage   float64 // in (0, 1), e.g. 0.95
 	Confidence float64 // in (0, 1), e.g. 0.95
+	Method     string  // Normal or DistributionFree
+}
+
+// method is r's method, Normal when unset.
+func (r Rule) method() string {
+	if r.Method == "" {
+		return Normal
+	}
+	return r.Method
 }
 
 // Verdicts.
@@ -46,18 +73,28 @@ const (
 	Inconclusive = "inconclusive"
 )
 
-// Methods of a bound.
+// Methods ([lot] method).
 const (
 	// Normal is the normal-theory bound mean − k·s.
 	Normal = "normal"
-	// DistributionFree is the smallest figure, a bound at (Coverage,
-	// Confidence) only when every figure passes and there are at least
-	// ZeroFailure(rule) of them.
+	// DistributionFree assumes no distribution: the Clopper–Pearson
+	// bounds of the share of passing drives.
 	DistributionFree = "distribution-free"
 )
 
+// Why an inconclusive lot is not decided (Judgement.Undecided).
+const (
+	NoFigure     = "no figure"      // nothing measured
+	Unchecked    = "unchecked"      // normal: too few, all equal or too many figures to check the model
+	NotNormal    = "not normal"     // normal: Shapiro–Wilk rejects the model
+	Failing      = "failing drives" // normal: a drive below the line rules the bound out
+	BoundShort   = "bound short"    // normal: mean − k·s below the line, every drive passing
+	ShareUnclear = "share unclear"  // distribution-free: the bounds of the passing share straddle the coverage
+	MissingDrive = "missing"        // drives without a figure of their own could decide it either way
+)
+
 // NormalityAlpha is the significance level of the normality check: the
-// normal model is used unless Shapiro–Wilk's p is below it.
+// normal method judges the figures unless Shapiro–Wilk's p is below it.
 const NormalityAlpha = 0.05
 
 // MaxShapiroWilk is the largest sample Royston's Shapiro–Wilk p-value
@@ -71,34 +108,46 @@ const MaxDrives = 10_000
 // Judgement is what a sample of figures says about the lot.
 type Judgement struct {
 	Verdict string // Accepted, Rejected or Inconclusive
-	// Method is how Bound was found: Normal or DistributionFree.
+	// Undecided, for an inconclusive lot, says why (NotNormal, ...).
+	Undecided string
+	// Method is the rule's: Normal or DistributionFree.
 	Method string
-	// N is the number of figures, Passing how many meet Line.
-	N, Passing int
-	Line       float64
+	// N is the number of figures, Passing how many meet Line; Missing
+	// how many drives of the lot's cells have no figure of their own
+	// (WithMissing).
+	N, Passing, Missing int
+	Line                float64
 	// LowerIsBetter says a figure passes at or below Line (a latency).
 	LowerIsBetter bool
 	// Mean and SD are the figures' mean and sample standard deviation
-	// (n − 1); K the normal-theory factor for N (0 when N < 2).
+	// (n − 1); K the normal-theory factor for N (0 when N < 2, and under
+	// DistributionFree).
 	Mean, SD, K float64
 	// Bound is the tolerance bound of Method: mean − K·SD for Normal (mean
-	// + K·SD when lower is better), the worst figure for DistributionFree.
-	Bound float64
+	// + K·SD when lower is better); for DistributionFree the order
+	// statistic at least Coverage of the lot is at or above with
+	// Confidence, which meets the line exactly when the lot is accepted.
+	// HasBound is false when there is none (under DistributionFree, fewer
+	// drives than ZeroFailure).
+	Bound    float64
+	HasBound bool
 	// W and P are the Shapiro–Wilk statistic and p-value of the figures
-	// (NaN when they cannot be tested: fewer than 3, or all equal);
-	// NormalOK says the normal model was used.
+	// under Normal (NaN when they cannot be tested: fewer than 3, all
+	// equal, or under DistributionFree); NormalOK says the check did not
+	// reject the normal model.
 	W, P     float64
 	NormalOK bool
-	// Upper is the Clopper–Pearson upper bound, at Confidence, of the
-	// lot's share of passing drives.
-	Upper float64
-	// ZeroFailure is how many figures, all passing, the
-	// distribution-free rule needs.
+	// Lower and Upper are the one-sided Clopper–Pearson bounds, each at
+	// Confidence, of the lot's share of passing drives.
+	Lower, Upper float64
+	// ZeroFailure is how many figures, all passing, the distribution-free
+	// rule needs.
 	ZeroFailure int
 	// Need, for an inconclusive lot, is how many drives would decide it
-	// if the lot's mean and spread stayed what they are (0: none up to
-	// MaxDrives would); NeedAccepts says they would accept it, else they
-	// would reject it.
+	// (0: none up to MaxDrives would): under Normal at the sample's mean
+	// and spread, under DistributionFree (and for failing drives under
+	// Normal) at its passing share. NeedAccepts says they would accept
+	// it, else they would reject it.
 	Need        int
 	NeedAccepts bool
 	// Reason says in one sentence why the verdict is what it is.
@@ -127,27 +176,91 @@ func ClopperPearsonUpper(x, n int, confidence float64) float64 {
 	return distuv.Beta{Alpha: float64(x + 1), Beta: float64(n - x)}.Quantile(confidence)
 }
 
-// Judge judges figures against line by r. format writes a figure in its
-// unit for Reason ("1,234 MB/s"); nil writes the bare number.
+// ClopperPearsonLower is the one-sided lower confidence bound, at
+// confidence, of a binomial proportion with x successes in n trials: the
+// 1 − confidence quantile of Beta(x, n − x + 1); 0 when x = 0. With x = n
+// it is (1 − confidence)^(1/n), so that it reaches a coverage p from n =
+// ZeroFailure on: the success-run rule is its zero-failure case.
+func ClopperPearsonLower(x, n int, confidence float64) float64 {
+	if x <= 0 || n <= 0 {
+		return 0
+	}
+	if x >= n {
+		return math.Pow(1-confidence, 1/float64(n))
+	}
+	return distuv.Beta{Alpha: float64(x), Beta: float64(n - x + 1)}.Quantile(1 - confidence)
+}
+
+// Judge judges figures against line by r: Decide, and what the verdict
+// rests on and what would change it (Need, Reason). format writes a
+// figure in its unit for Reason ("1,234 MB/s"); nil writes the bare
+// number.
 func Judge(figures []float64, line float64, lowerIsBetter bool, r Rule, format func(float64) string) Judgement {
 	if format == nil {
 		format = num
 	}
-	j := Judgement{N: len(figures), Line: line, LowerIsBetter: lowerIsBetter, ZeroFailure: ZeroFailure(r), W: math.NaN(), P: math.NaN()}
+	j := Decide(figures, line, lowerIsBetter, r)
+	switch {
+	case j.Verdict == Rejected:
+		j.Reason = fmt.Sprintf("%d of %d drives pass: at %s confidence at most %s of the lot passes (the Clopper–Pearson upper bound of the passing share), below the %s coverage required; no distribution assumed",
+			j.Passing, j.N, pct(r.Confidence), pct(j.Upper), pct(r.Coverage))
+	case j.Verdict == Accepted:
+		j.Reason = j.accepted(r, format)
+	case j.Undecided == NoFigure:
+		j.Reason = fmt.Sprintf("no figure to judge; a zero-failure sample needs %d drives", j.ZeroFailure)
+	default:
+		switch j.Undecided {
+		case Failing, ShareUnclear:
+			j.Need, j.NeedAccepts = shareNeed(j.Passing, j.N, r)
+		case BoundShort:
+			j.Need, j.NeedAccepts = need(j, r)
+		}
+		j.Reason = j.inconclusive(r, format)
+	}
+	return j
+}
+
+// Decide is Judge's verdict alone, without Need and Reason, which only
+// explain it: what TestLot decides, at the cost of the decision.
+func Decide(figures []float64, line float64, lowerIsBetter bool, r Rule) Judgement {
+	j := Judgement{N: len(figures), Line: line, LowerIsBetter: lowerIsBetter, Method: r.method(), ZeroFailure: ZeroFailure(r), W: math.NaN(), P: math.NaN()}
 	for _, f := range figures {
 		if j.passes(f) {
 			j.Passing++
 		}
 	}
 	j.Upper = ClopperPearsonUpper(j.Passing, j.N, r.Confidence)
+	j.Lower = ClopperPearsonLower(j.Passing, j.N, r.Confidence)
 	if j.N == 0 {
-		j.Verdict, j.Method = Inconclusive, DistributionFree
-		j.Reason = fmt.Sprintf("no figure to judge; a zero-failure sample needs %d drives", j.ZeroFailure)
+		j.Verdict, j.Undecided = Inconclusive, NoFigure
 		return j
 	}
 	j.Mean, j.SD = meanSD(figures)
+	if j.Method == DistributionFree {
+		j.Bound, j.HasBound = orderBound(figures, j.LowerIsBetter, r)
+		j.Verdict, j.Undecided = Inconclusive, ShareUnclear
+		if j.Lower >= r.Coverage {
+			j.Verdict, j.Undecided = Accepted, ""
+		}
+	} else {
+		j.judgeNormal(figures, r)
+	}
+	if j.Upper < r.Coverage {
+		// Whatever the method: the count alone shows the lot short.
+		j.Verdict, j.Undecided = Rejected, ""
+	}
+	return j
+}
+
+// judgeNormal is the normal method: the bound, the normality check, and
+// the verdict unless the count rejects the lot.
+func (j *Judgement) judgeNormal(figures []float64, r Rule) {
 	if j.N >= 2 {
 		j.K, _ = K(j.N, r.Coverage, r.Confidence)
+		j.Bound, j.HasBound = j.Mean-j.K*j.SD, true
+		if j.LowerIsBetter {
+			j.Bound = j.Mean + j.K*j.SD
+		}
 	}
 	if j.N >= 3 && j.SD > 0 {
 		if w, p, err := ShapiroWilk(figures); err == nil {
@@ -155,47 +268,76 @@ func Judge(figures []float64, line float64, lowerIsBetter bool, r Rule, format f
 			j.NormalOK = p >= NormalityAlpha
 		}
 	}
-	if j.NormalOK {
-		j.Method = Normal
-		j.Bound = j.Mean - j.K*j.SD
-		if lowerIsBetter {
-			j.Bound = j.Mean + j.K*j.SD
-		}
-	} else {
-		j.Method = DistributionFree
-		j.Bound = slices.Min(figures)
-		if lowerIsBetter {
-			j.Bound = slices.Max(figures)
-		}
-	}
+	j.Verdict = Inconclusive
 	switch {
-	case j.Upper < r.Coverage:
-		j.Verdict = Rejected
-		j.Reason = fmt.Sprintf("%d of %d drives pass: at %s confidence at most %s of the lot passes, below the %s coverage required",
-			j.Passing, j.N, pct(r.Confidence), pct(j.Upper), pct(r.Coverage))
-	case j.NormalOK && j.passes(j.Bound):
-		j.Verdict = Accepted
-		side := "at or above"
-		if lowerIsBetter {
-			side = "at or below"
-		}
-		j.Reason = fmt.Sprintf("normal theory: at %s confidence at least %s of the lot meets the pass line (the tolerance bound %s is %s it)",
-			pct(r.Confidence), pct(r.Coverage), format(j.Bound), side)
-	case j.Passing == j.N && j.N >= j.ZeroFailure:
-		// The success-run rule assumes no model, so it holds for figures
-		// the normal model fits too, when their normal bound falls short.
-		j.Verdict, j.Method = Accepted, DistributionFree
-		j.Bound = slices.Min(figures)
-		if lowerIsBetter {
-			j.Bound = slices.Max(figures)
-		}
-		j.Reason = fmt.Sprintf("all %d drives pass and %d are enough for the distribution-free bound: at %s confidence at least %s of the lot passes",
-			j.N, j.ZeroFailure, pct(r.Confidence), pct(r.Coverage))
+	case j.N < 3 || j.SD == 0 || math.IsNaN(j.P):
+		j.Undecided = Unchecked
+	case !j.NormalOK:
+		j.Undecided = NotNormal
+	case j.Passing < j.N:
+		// A drive below the line is the lot's own evidence: no model's
+		// bound outweighs it, and so no failing drive can turn a lot
+		// into accepted.
+		j.Undecided = Failing
+	case !j.passes(j.Bound):
+		j.Undecided = BoundShort
 	default:
-		j.Verdict = Inconclusive
-		j.Need, j.NeedAccepts = need(j, r)
-		j.Reason = j.inconclusive(format)
+		j.Verdict = Accepted
 	}
+}
+
+// orderBound is the distribution-free lower tolerance bound of figures
+// (the upper, when lower is better): the (f + 1)-th worst figure, f the
+// most failing drives of len(figures) whose Clopper–Pearson lower bound
+// still reaches the coverage. It meets the line exactly when at most f
+// drives fail, that is when the lot is accepted. None below ZeroFailure
+// drives.
+func orderBound(figures []float64, lowerIsBetter bool, r Rule) (float64, bool) {
+	n := len(figures)
+	f := -1
+	for f+1 < n && ClopperPearsonLower(n-(f+1), n, r.Confidence) >= r.Coverage {
+		f++
+	}
+	if f < 0 {
+		return 0, false
+	}
+	sorted := slices.Clone(figures)
+	slices.Sort(sorted)
+	if lowerIsBetter {
+		slices.Reverse(sorted)
+	}
+	return sorted[f], true
+}
+
+// WithMissing is j for a lot whose cells also had missing drives without
+// a figure of their own (fio failed on them, or their cell's figure is
+// not the drive's): the verdict holds only if it would whatever they
+// measured, rejected only were every missing drive to pass, accepted only
+// were every one to fail; otherwise INCONCLUSIVE. why says which drives
+// they are, for the message, which also gives the verdict of the figures
+// alone.
+func WithMissing(j Judgement, missing int, r Rule, why string) Judgement {
+	if missing <= 0 {
+		return j
+	}
+	j.Missing = missing
+	alone := j.Verdict
+	switch j.Verdict {
+	case Rejected:
+		if ClopperPearsonUpper(j.Passing+missing, j.N+missing, r.Confidence) < r.Coverage {
+			j.Reason += fmt.Sprintf("; rejected even were the %s without a figure to pass (%s)", counted(missing, "drive"), why)
+			return j
+		}
+	case Accepted:
+		// Were every missing drive to fail: only the distribution-free
+		// count can still accept (the normal method accepts no failure).
+		if j.Method == DistributionFree && ClopperPearsonLower(j.Passing, j.N+missing, r.Confidence) >= r.Coverage {
+			j.Reason += fmt.Sprintf("; accepted even were the %s without a figure to fail (%s)", counted(missing, "drive"), why)
+			return j
+		}
+	}
+	j.Verdict, j.Undecided, j.Need, j.NeedAccepts = Inconclusive, MissingDrive, 0, false
+	j.Reason = "undecided with " + why + "; by the figures alone the lot is " + alone + ": " + j.Reason
 	return j
 }
 
@@ -207,44 +349,135 @@ func (j Judgement) passes(f float64) bool {
 	return f >= j.Line
 }
 
+// accepted says what an accepted lot's evidence is: how many drives
+// pass, the method, and what it assumes.
+func (j Judgement) accepted(r Rule, format func(float64) string) string {
+	head := fmt.Sprintf("%d of %d drives pass", j.Passing, j.N)
+	if j.Method == DistributionFree {
+		return fmt.Sprintf("%s; distribution-free, assuming no distribution: at %s confidence at least %s of the lot passes (the Clopper–Pearson lower bound of the passing share), at or above the %s coverage",
+			head, pct(r.Confidence), pct(j.Lower), pct(r.Coverage))
+	}
+	side := "at or above"
+	if j.LowerIsBetter {
+		side = "at or below"
+	}
+	return fmt.Sprintf("%s; normal theory: at %s confidence at least %s of the lot meets the pass line (the tolerance bound %s is %s it), assuming normal figures: Shapiro–Wilk p %s did not reject it",
+		head, pct(r.Confidence), pct(r.Coverage), format(j.Bound), side, pval(j.P))
+}
+
 // inconclusive says why neither verdict holds, and what would decide it.
-func (j Judgement) inconclusive(format func(float64) string) string {
-	var why string
-	switch {
-	case j.NormalOK:
+// What would decide it comes first: a message cut to a CI annotation's
+// length (junit.Short) keeps its first clauses, and how many drives the
+// lot needs is what the reader acts on.
+func (j Judgement) inconclusive(r Rule, format func(float64) string) string {
+	counts := fmt.Sprintf("%d of %d drives pass", j.Passing, j.N)
+	var decide, why string
+	switch j.Undecided {
+	case ShareUnclear:
+		decide = j.shareDecides(r)
+		why = fmt.Sprintf("%s; distribution-free, assuming no distribution: at %s confidence the passing share is at least %s (the Clopper–Pearson lower bound, below the %s coverage) and at most %s",
+			counts, pct(r.Confidence), pct(j.Lower), pct(r.Coverage), pct(j.Upper))
+	case Failing:
+		decide = j.shareDecides(r)
+		why = fmt.Sprintf("%s; normal theory accepts only a sample whose every drive passes: a drive below the line is the lot's own evidence, which no model's bound outweighs", counts)
+	case BoundShort:
+		switch {
+		case j.Need > 0:
+			decide = fmt.Sprintf("at this mean and spread %d drives (%d more) would accept it; ", j.Need, j.Need-j.N)
+			if !j.NeedAccepts {
+				decide = fmt.Sprintf("at this mean and spread %d drives (%d more) would reject it; ", j.Need, j.Need-j.N)
+			}
+		default:
+			decide = fmt.Sprintf("at this mean and spread no sample up to %d drives decides it; ", MaxDrives)
+		}
 		side := "below"
 		if j.LowerIsBetter {
 			side = "above"
 		}
-		why = fmt.Sprintf("normal-theory tolerance bound %s is %s the pass line, but %d of %d drives pass", format(j.Bound), side, j.Passing, j.N)
-	case j.N < 3:
-		why = fmt.Sprintf("%d drive%s: too few to check the normal model (Shapiro–Wilk needs 3)", j.N, plural(j.N))
-	case j.SD == 0:
-		why = fmt.Sprintf("all %d figures are equal: no spread to check the normal model with", j.N)
-	case j.N > MaxShapiroWilk:
-		why = fmt.Sprintf("%d figures, more than the %d Shapiro–Wilk checks the normal model on, so only the distribution-free bound applies, and %d of %d drives pass",
-			j.N, MaxShapiroWilk, j.Passing, j.N)
-	default:
-		why = fmt.Sprintf("the figures are not normal (Shapiro–Wilk W = %.3f, p = %.3f < %s), so only the distribution-free bound applies, and %d of %d drives pass",
-			j.W, j.P, trim(NormalityAlpha), j.Passing, j.N)
+		why = fmt.Sprintf("%s; normal theory: the tolerance bound %s is %s the pass line, assuming normal figures: Shapiro–Wilk p %s did not reject it",
+			counts, format(j.Bound), side, pval(j.P))
+	case NotNormal:
+		why = fmt.Sprintf("%s; the figures are not normal (Shapiro–Wilk W = %.3f, p %s, below %s), so the normal method, the spec's, does not judge them (the method is fixed before the figures are seen; a distribution-free spec judges the count alone)",
+			counts, j.W, pval(j.P), trim(NormalityAlpha))
+	default: // Unchecked
+		switch {
+		case j.N < 3:
+			why = fmt.Sprintf("%s: too few to check the normal model (Shapiro–Wilk needs 3)", counted(j.N, "drive"))
+		case j.SD == 0:
+			why = fmt.Sprintf("all %d figures are equal: no spread to check the normal model with", j.N)
+		default:
+			why = fmt.Sprintf("%d figures, more than the %d Shapiro–Wilk checks the normal model on, so the normal method does not judge them; %s",
+				j.N, MaxShapiroWilk, counts)
+		}
 	}
-	// What would decide it comes first: a message cut to a CI
-	// annotation's length (junit.Short) keeps its first clauses, and how
-	// many drives the lot needs is what the reader acts on.
-	var decide string
+	return decide + why
+}
+
+// shareDecides says how many drives, at the sample's passing share,
+// would decide the lot (Need), or that none would.
+func (j Judgement) shareDecides(r Rule) string {
+	share := fmt.Sprintf("at the observed passing share (%s) ", pct(float64(j.Passing)/float64(j.N)))
 	switch {
+	case j.Need > 0 && j.NeedAccepts && j.Passing == j.N:
+		return fmt.Sprintf("%d drives (%d more, all passing) would accept it; ", j.Need, j.Need-j.N)
 	case j.Need > 0 && j.NeedAccepts:
-		decide = fmt.Sprintf("at this mean and spread %d drives (%d more) would accept it; ", j.Need, j.Need-j.N)
+		return fmt.Sprintf("%s%d drives (%d more) would accept it; ", share, j.Need, j.Need-j.N)
 	case j.Need > 0:
-		decide = fmt.Sprintf("at this mean and spread %d drives (%d more) would reject it; ", j.Need, j.Need-j.N)
-	case j.NormalOK:
-		decide = fmt.Sprintf("at this mean and spread no sample up to %d drives decides it; ", MaxDrives)
+		return fmt.Sprintf("%s%d drives (%d more) would reject it; ", share, j.Need, j.Need-j.N)
+	case j.Method == Normal:
+		// Failing drives under the normal method, at a share at or above
+		// the coverage: more drives at it cannot reject, and the method
+		// accepts no failure.
+		return "no number of drives at the observed passing share decides it under the normal method; "
+	case j.Passing*1_000_000 == int(math.Round(r.Coverage*1_000_000))*j.N:
+		return share + "is the coverage itself: no number of drives decides it; "
 	}
-	zero := fmt.Sprintf("a zero-failure sample needs %d drives", j.ZeroFailure)
-	if j.Passing == j.N && j.N < j.ZeroFailure {
-		zero += fmt.Sprintf(" (%d more, all passing)", j.ZeroFailure-j.N)
+	return fmt.Sprintf("%sno sample up to %d drives decides it; ", share, MaxDrives)
+}
+
+// shareNeed is how many drives would decide the lot were its passing
+// share what the sample shows, passing/n: the smallest N > n whose
+// Clopper–Pearson lower bound of round(share·N) passing drives reaches
+// the coverage (accepting; under the normal method, which accepts no
+// failure, only with every drive passing), or whose upper bound falls
+// below it (rejecting). 0 when no N up to MaxDrives does.
+func shareNeed(passing, n int, r Rule) (int, bool) {
+	share := float64(passing) / float64(n)
+	accepts := share > r.Coverage && (r.method() == DistributionFree || passing == n)
+	if !accepts && share >= r.Coverage {
+		return 0, false
 	}
-	return decide + zero + "; " + why
+	if accepts && passing == n {
+		return max(ZeroFailure(r), n+1), true
+	}
+	// The bounds approach the share as N grows, but not monotonically
+	// (round(share·N) steps): bisect on a bracket, then take the first N
+	// of it that decides.
+	decides := func(m int) bool {
+		x := int(math.Round(share * float64(m)))
+		if accepts {
+			return ClopperPearsonLower(x, m, r.Confidence) >= r.Coverage
+		}
+		return ClopperPearsonUpper(x, m, r.Confidence) < r.Coverage
+	}
+	if !decides(MaxDrives) {
+		return 0, false
+	}
+	lo, hi := n, MaxDrives
+	for hi-lo > 64 {
+		mid := (lo + hi) / 2
+		if decides(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	for m := max(n+1, lo-64); m <= hi; m++ {
+		if decides(m) {
+			return m, accepts
+		}
+	}
+	return hi, accepts
 }
 
 // need is how many drives would decide the lot were its mean and spread
@@ -263,33 +496,112 @@ func need(j Judgement, r Rule) (int, bool) {
 	}
 	zp := distuv.UnitNormal.Quantile(r.Coverage)
 	if d > zp {
-		// k(N) falls toward z_p as N grows: bisect for the first N with
-		// k(N) ≤ d.
-		lo, hi := j.N, MaxDrives // k(lo) > d
-		if k, err := K(hi, r.Coverage, r.Confidence); err != nil || k > d {
+		if k, err := K(MaxDrives, r.Coverage, r.Confidence); err != nil || k > d {
 			return 0, false
 		}
-		for hi-lo > 1 {
-			mid := (lo + hi) / 2
-			if k, err := K(mid, r.Coverage, r.Confidence); err == nil && k <= d {
-				hi = mid
-			} else {
-				lo = mid
-			}
-		}
-		return hi, true
+		return firstN(j.N, func(n int) bool {
+			k, err := K(n, r.Coverage, r.Confidence)
+			return err == nil && k <= d
+		}, kGuess(d, r)), true
 	}
 	share := distuv.UnitNormal.CDF(d)
 	if share >= r.Coverage {
 		return 0, false
 	}
-	for n := j.N + 1; n <= MaxDrives; n++ {
-		x := int(math.Round(share * float64(n)))
-		if ClopperPearsonUpper(x, n, r.Confidence) < r.Coverage {
+	rejects := func(n int) bool {
+		return ClopperPearsonUpper(int(math.Round(share*float64(n))), n, r.Confidence) < r.Coverage
+	}
+	if !rejects(MaxDrives) {
+		return 0, false
+	}
+	// round(share·N) steps, so the bound is not monotone in N: bisect to a
+	// bracket, then take its first N that rejects.
+	lo, hi := j.N, MaxDrives
+	for hi-lo > 64 {
+		mid := (lo + hi) / 2
+		if rejects(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	for n := max(j.N+1, lo-64); n < hi; n++ {
+		if rejects(n) {
 			return n, false
 		}
 	}
-	return 0, false
+	return hi, false
+}
+
+// firstN is the first n in (after, MaxDrives] with ok(n), ok monotone
+// (false, then true) and ok(MaxDrives) true, searched for from guess
+// outward (galloping), then by bisection: a good guess costs a few ok
+// calls where bisection of the whole range costs fourteen.
+func firstN(after int, ok func(int) bool, guess int) int {
+	guess = min(max(guess, after+1), MaxDrives)
+	lo, hi := after, MaxDrives // ok(lo) false (or lo = after), ok(hi) true
+	if ok(guess) {
+		hi = guess
+		for step := 1; ; step *= 2 {
+			n := hi - step
+			if n <= after {
+				break
+			}
+			if !ok(n) {
+				lo = n
+				break
+			}
+			hi = n
+		}
+	} else {
+		lo = guess
+		for step := 1; ; step *= 2 {
+			n := lo + step
+			if n >= MaxDrives {
+				break
+			}
+			if ok(n) {
+				hi = n
+				break
+			}
+			lo = n
+		}
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// kGuess is about the smallest n whose k(n) is at most d, from the
+// Natrella approximation k ≈ (z_p + √(z_p² − a·b)) / a, a = 1 − z_γ² /
+// (2(n − 1)), b = z_p² − z_γ² / n: a starting point for the exact search.
+func kGuess(d float64, r Rule) int {
+	zp := distuv.UnitNormal.Quantile(r.Coverage)
+	zg := distuv.UnitNormal.Quantile(r.Confidence)
+	approx := func(n int) float64 {
+		a := 1 - zg*zg/(2*float64(n-1))
+		b := zp*zp - zg*zg/float64(n)
+		if a <= 0 || zp*zp-a*b < 0 {
+			return math.Inf(1)
+		}
+		return (zp + math.Sqrt(zp*zp-a*b)) / a
+	}
+	lo, hi := 2, MaxDrives
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if approx(mid) <= d {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 // meanSD is the mean and the sample standard deviation (n − 1) of xs.
@@ -314,6 +626,28 @@ func meanSD(xs []float64) (mean, sd float64) {
 // K = t'⁻¹(confidence; n − 1, z_coverage·√n) / √n, the quantile of the
 // noncentral t distribution, found by bisection on NoncentralTCDF.
 func K(n int, coverage, confidence float64) (float64, error) {
+	key := kKey{n, coverage, confidence}
+	if k, ok := kCache.Load(key); ok {
+		return k.(float64), nil
+	}
+	k, err := kOf(n, coverage, confidence)
+	if err == nil {
+		kCache.Store(key, k)
+	}
+	return k, err
+}
+
+// kCache holds the factors computed: k depends on n and the rule alone,
+// and a run judges many cells (and a fleet many hosts) at the same n.
+var kCache sync.Map // kKey → float64
+
+type kKey struct {
+	n                    int
+	coverage, confidence float64
+}
+
+// kOf is K, computed.
+func kOf(n int, coverage, confidence float64) (float64, error) {
 	if n < 2 {
 		return 0, fmt.Errorf("lot: a tolerance factor needs at least 2 figures, got %d", n)
 	}
@@ -329,40 +663,74 @@ func K(n int, coverage, confidence float64) (float64, error) {
 	return t / math.Sqrt(float64(n)), nil
 }
 
-// noncentralTQuantile is the p-quantile of the noncentral t distribution,
-// by bisection: the CDF is increasing in t.
+// noncentralTQuantile is the p-quantile of the noncentral t distribution:
+// the CDF is increasing in t, so a bracket is widened until it holds the
+// quantile and narrowed by the Illinois variant of regula falsi, which
+// keeps the bracket of bisection and converges superlinearly (a handful
+// of CDF evaluations where bisection takes forty).
 func noncentralTQuantile(p, df, delta float64) (float64, error) {
 	lo, hi := delta-1, delta+1
-	for NoncentralTCDF(lo, df, delta) > p {
+	flo, fhi := NoncentralTCDF(lo, df, delta)-p, NoncentralTCDF(hi, df, delta)-p
+	for flo > 0 {
 		lo -= 2 * (hi - lo)
 		if lo < -1e12 {
 			return 0, errors.New("lot: noncentral t quantile out of range")
 		}
+		flo = NoncentralTCDF(lo, df, delta) - p
 	}
-	for NoncentralTCDF(hi, df, delta) < p {
+	for fhi < 0 {
 		hi += 2 * (hi - lo)
 		if hi > 1e12 {
 			return 0, errors.New("lot: noncentral t quantile out of range")
 		}
+		fhi = NoncentralTCDF(hi, df, delta) - p
 	}
+	side := 0
 	for range 200 {
-		mid := (lo + hi) / 2
-		if mid == lo || mid == hi {
+		if hi-lo <= 1e-13*max(1, math.Abs(lo)) || flo == 0 || fhi == 0 {
 			break
 		}
-		if NoncentralTCDF(mid, df, delta) < p {
-			lo = mid
-		} else {
-			hi = mid
+		mid := (lo*fhi - hi*flo) / (fhi - flo)
+		if !(mid > lo && mid < hi) {
+			mid = (lo + hi) / 2
 		}
-		if hi-lo <= 1e-12*max(1, math.Abs(mid)) {
-			break
+		fm := NoncentralTCDF(mid, df, delta) - p
+		switch {
+		case fm == 0:
+			return mid, nil
+		case fm < 0:
+			lo, flo = mid, fm
+			if side == -1 {
+				fhi /= 2
+			}
+			side = -1
+		default:
+			hi, fhi = mid, fm
+			if side == 1 {
+				flo /= 2
+			}
+			side = 1
 		}
 	}
-	return (lo + hi) / 2, nil
+	switch {
+	case flo == 0:
+		return lo, nil
+	case fhi == 0:
+		return hi, nil
+	}
+	return (lo*fhi - hi*flo) / (fhi - flo), nil
 }
 
 func pct(f float64) string { return trim(f*100) + " %" }
+
+// pval writes what a p-value is, to 3 decimals without trailing zeros:
+// "= 0.41", "= 0.013"; "< 0.001" below that.
+func pval(p float64) string {
+	if p < 0.0005 {
+		return "< 0.001"
+	}
+	return "= " + strconv.FormatFloat(math.Round(p*1000)/1000, 'f', -1, 64)
+}
 
 // trim writes f with at most 2 decimals and no trailing zeros.
 func trim(f float64) string {
@@ -374,6 +742,11 @@ func num(f float64) string {
 		return fmt.Sprintf("%.0f", f)
 	}
 	return fmt.Sprintf("%.4g", f)
+}
+
+// counted writes "1 drive", "3 drives".
+func counted(n int, what string) string {
+	return fmt.Sprintf("%d %s%s", n, what, plural(n))
 }
 
 func plural(n int) string {

@@ -1,6 +1,7 @@
 package lot
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -127,7 +128,7 @@ func TestZeroFailure(t *testing.T) {
 		r    Rule
 		want int
 	}{
-		{Rule{0.95, 0.95}, 59}, {Rule{0.90, 0.95}, 29}, {Rule{0.99, 0.95}, 299}, {Rule{0.95, 0.90}, 45}, {Rule{0.90, 0.90}, 22},
+		{Rule{Coverage: 0.95, Confidence: 0.95}, 59}, {Rule{Coverage: 0.90, Confidence: 0.95}, 29}, {Rule{Coverage: 0.99, Confidence: 0.95}, 299}, {Rule{Coverage: 0.95, Confidence: 0.90}, 45}, {Rule{Coverage: 0.90, Confidence: 0.90}, 22},
 	} {
 		assert.Equal(t, tt.want, ZeroFailure(tt.r), "%+v", tt.r)
 		n := tt.want
@@ -150,7 +151,10 @@ func TestClopperPearsonUpper(t *testing.T) {
 	assert.InDelta(t, 0.9371501082916456, ClopperPearsonUpper(4, 6, 0.95), 1e-10)
 }
 
-var rule95 = Rule{Coverage: 0.95, Confidence: 0.95}
+var (
+	rule95 = Rule{Coverage: 0.95, Confidence: 0.95}
+	ruleDF = Rule{Coverage: 0.95, Confidence: 0.95, Method: DistributionFree}
+)
 
 func TestJudgeAccepted(t *testing.T) {
 	figs := []float64{1010, 995, 1003, 990, 1007, 998}
@@ -180,22 +184,40 @@ func TestJudgeInconclusiveNeedsMore(t *testing.T) {
 	assert.LessOrEqual(t, kn, d)
 	assert.Greater(t, kprev, d)
 	// What decides it leads, so that a message cut short keeps it.
-	assert.Equal(t, "at this mean and spread 11 drives (5 more) would accept it; a zero-failure sample needs 59 drives (53 more, all passing); ",
-		j.Reason[:strings.Index(j.Reason, "normal-theory")])
+	assert.Equal(t, "at this mean and spread 11 drives (5 more) would accept it; 6 of 6 drives pass; normal theory: ",
+		j.Reason[:strings.Index(j.Reason, "normal theory: ")+len("normal theory: ")])
+	assert.Equal(t, BoundShort, j.Undecided)
 }
 
 func TestJudgeInconclusiveWouldReject(t *testing.T) {
-	// Mean 960, s 60, line 900: d = 1, the model's passing share is
-	// Φ(1) = 84 % < 95 %: more drives would reject, none would accept.
+	// Mean 960, s 51.5, line 880, every drive passing: d = 1.55, the
+	// model's passing share is Φ(1.55) = 94 % < 95 %: more drives would
+	// reject, none would accept.
 	figs := []float64{960 - 60*1.2, 960 - 60*0.6, 960 - 60*0.2, 960 + 60*0.2, 960 + 60*0.6, 960 + 60*1.2}
-	j := Judge(figs, 900, false, rule95, nil)
+	j := Judge(figs, 880, false, rule95, nil)
 	require.Equal(t, Inconclusive, j.Verdict, j.Reason)
+	require.Equal(t, BoundShort, j.Undecided)
 	assert.False(t, j.NeedAccepts)
 	require.Positive(t, j.Need)
-	share := distuv.UnitNormal.CDF((j.Mean - 900) / j.SD)
+	share := distuv.UnitNormal.CDF((j.Mean - 880) / j.SD)
 	x := int(math.Round(share * float64(j.Need)))
 	assert.Less(t, ClopperPearsonUpper(x, j.Need, 0.95), 0.95)
 	assert.Contains(t, j.Reason, "would reject it")
+
+	// Against a line of 900 the slowest fails: the normal method accepts
+	// no failing drive, and at the observed share, 5 of 6, Need drives
+	// would reject the lot (the first sample size that does).
+	j = Judge(figs, 900, false, rule95, nil)
+	require.Equal(t, Inconclusive, j.Verdict, j.Reason)
+	require.Equal(t, Failing, j.Undecided)
+	assert.False(t, j.NeedAccepts)
+	require.Positive(t, j.Need)
+	rejects := func(n int) bool { return ClopperPearsonUpper(int(math.Round(5.0/6*float64(n))), n, 0.95) < 0.95 }
+	assert.True(t, rejects(j.Need))
+	for n := 7; n < j.Need; n++ {
+		assert.False(t, rejects(n), "n = %d decides already", n)
+	}
+	assert.True(t, strings.HasPrefix(j.Reason, fmt.Sprintf("at the observed passing share (83.33 %%) %d drives (%d more) would reject it; 5 of 6 drives pass; normal theory accepts only", j.Need, j.Need-6)), j.Reason)
 }
 
 func TestJudgeRejected(t *testing.T) {
@@ -207,10 +229,12 @@ func TestJudgeRejected(t *testing.T) {
 	assert.Contains(t, j.Reason, "4 of 6 drives pass")
 }
 
-func TestJudgeDistributionFree(t *testing.T) {
-	// One slow drive among 59 makes them not normal: only the
-	// distribution-free bound applies, and 58 of 59 passing is not
-	// enough; all 59 are.
+// One slow drive among 59 makes them not normal. The normal method does
+// not judge figures its model does not fit, whatever they are: the lot is
+// INCONCLUSIVE, saying so, and the method does not switch to another
+// test. The distribution-free method, chosen in the spec, judges the
+// count alone: 59 of 59 accepted, 58 of 59 not yet.
+func TestJudgeNotNormal(t *testing.T) {
 	figs := make([]float64, 59)
 	for i := range figs {
 		figs[i] = 1000 + float64(i%5)
@@ -218,28 +242,41 @@ func TestJudgeDistributionFree(t *testing.T) {
 	figs[0] = 905
 	j := Judge(figs, 900, false, rule95, nil)
 	assert.False(t, j.NormalOK, "W %v p %v", j.W, j.P)
+	assert.Equal(t, Inconclusive, j.Verdict, j.Reason)
+	assert.Equal(t, NotNormal, j.Undecided)
+	assert.Equal(t, Normal, j.Method)
+	assert.Contains(t, j.Reason, "59 of 59 drives pass; the figures are not normal (Shapiro–Wilk W = ")
+	assert.Contains(t, j.Reason, "so the normal method, the spec's, does not judge them")
+
+	j = Judge(figs, 900, false, ruleDF, nil)
 	assert.Equal(t, Accepted, j.Verdict, j.Reason)
 	assert.Equal(t, DistributionFree, j.Method)
-	assert.Equal(t, 905.0, j.Bound)
+	assert.True(t, j.HasBound)
+	assert.Equal(t, 905.0, j.Bound, "at 59 drives the bound is the slowest")
+	assert.True(t, math.IsNaN(j.P), "no distribution is assumed, none checked")
+	assert.Equal(t, "59 of 59 drives pass; distribution-free, assuming no distribution: at 95 % confidence at least 95.05 % of the lot passes (the Clopper–Pearson lower bound of the passing share), at or above the 95 % coverage", j.Reason)
 	figs[0] = 850
-	j = Judge(figs, 900, false, rule95, nil)
+	j = Judge(figs, 900, false, ruleDF, nil)
 	assert.Equal(t, Inconclusive, j.Verdict, j.Reason)
-	assert.Contains(t, j.Reason, "not normal")
-	assert.True(t, strings.HasPrefix(j.Reason, "a zero-failure sample needs 59 drives; the figures are not normal"), j.Reason)
+	assert.Equal(t, ShareUnclear, j.Undecided)
+	assert.True(t, j.NeedAccepts)
+	assert.True(t, strings.HasPrefix(j.Reason, "at the observed passing share (98.31 %) "), j.Reason)
+	assert.Contains(t, j.Reason, "58 of 59 drives pass")
 	// Too few to test at all.
 	j = Judge([]float64{1000, 1001}, 900, false, rule95, nil)
 	assert.Equal(t, Inconclusive, j.Verdict)
+	assert.Equal(t, Unchecked, j.Undecided)
 	assert.Contains(t, j.Reason, "Shapiro–Wilk needs 3")
 }
 
-// The success-run rule needs no model: 59 drives of 59 passing show 95 %
-// of the lot passes at 95 % confidence whatever the figures' shape, so a
-// sample the normal model fits, but whose normal bound falls just short
-// of the line, is accepted by it all the same. The figures are 59 normal
-// scores of mean 1000 and s 50 with the tails trimmed (quantiles of 5 to
-// 95 %, so Shapiro–Wilk keeps the normal model), the line just below the
-// slowest drive: mean − k(59)·s is below it, every drive above it.
-func TestJudgeDistributionFreeWhenNormalBoundFallsShort(t *testing.T) {
+// The two tests are not OR-ed: 59 figures the normal model fits, every
+// one passing, but whose normal bound falls just short of the line, are
+// not accepted by the normal method on the count (that is the
+// distribution-free method's, which a spec chooses before the figures).
+// The figures are 59 normal scores of mean 1000 and s 50 with the tails
+// trimmed (quantiles of 5 to 95 %, so Shapiro–Wilk keeps the normal
+// model), the line just below the slowest drive.
+func TestJudgeNormalDoesNotFallBackOnTheCount(t *testing.T) {
 	figs := make([]float64, 59)
 	for i := range figs {
 		q := 0.5 + ((float64(i)+0.5)/59-0.5)*0.9
@@ -250,24 +287,20 @@ func TestJudgeDistributionFreeWhenNormalBoundFallsShort(t *testing.T) {
 	require.True(t, j.NormalOK, "W %v p %v", j.W, j.P)
 	require.Less(t, j.Mean-j.K*j.SD, line, "the normal bound is below the line")
 	assert.Equal(t, 59, j.Passing)
-	assert.Equal(t, Accepted, j.Verdict, j.Reason)
-	assert.Equal(t, DistributionFree, j.Method)
-	assert.Equal(t, figs[0], j.Bound, "the bound is the slowest drive")
-	assert.Contains(t, j.Reason, "all 59 drives pass and 59 are enough for the distribution-free bound")
-	// The same for a latency, mirrored.
+	assert.Equal(t, Inconclusive, j.Verdict, j.Reason)
+	assert.Equal(t, BoundShort, j.Undecided)
+	assert.Equal(t, Normal, j.Method)
+	// The distribution-free method accepts the same figures; mirrored for
+	// a latency too.
+	assert.Equal(t, Accepted, Judge(figs, line, false, ruleDF, nil).Verdict)
 	lat := make([]float64, len(figs))
 	for i, f := range figs {
 		lat[i] = 2000 - f
 	}
-	j = Judge(lat, 2000-line, true, rule95, nil)
-	assert.Equal(t, Accepted, j.Verdict, j.Reason)
-	assert.Equal(t, DistributionFree, j.Method)
-	// One drive fewer is not enough for the rule, and the normal bound
-	// still falls short: undecided.
-	j = Judge(figs[1:], figs[1]-0.5, false, rule95, nil)
-	require.True(t, j.NormalOK && j.Mean-j.K*j.SD < j.Line, "W %v p %v", j.W, j.P)
-	assert.Equal(t, Inconclusive, j.Verdict, j.Reason)
-	assert.Contains(t, j.Reason, "(1 more, all passing)")
+	jl := Judge(lat, 2000-line, true, ruleDF, nil)
+	assert.Equal(t, Accepted, jl.Verdict, jl.Reason)
+	assert.Equal(t, 2000-figs[0], jl.Bound, "the slowest is the largest latency")
+	assert.Equal(t, Inconclusive, Judge(lat, 2000-line, true, rule95, nil).Verdict)
 }
 
 // Beyond 5000 figures Shapiro–Wilk has no p-value: the normal model is

@@ -23,7 +23,7 @@ func (r *Run) JudgeLot() []LotCell {
 	var cells []LotCell
 	err := r.out.update(func(rep *report.Run) {
 		rep.Results = slices.DeleteFunc(rep.Results, func(r report.Result) bool { return r.Kind == report.KindLot })
-		cells = lot.Cells(rep.Results, rep.Drives, r.lotRule(), r.Spec.Method.Tolerance)
+		cells = lot.Cells(rep.Results, rep.Drives, r.lotRule(), rep.Precondition)
 		var results []report.Result
 		for _, c := range cells {
 			results = append(results, c.Result)
@@ -51,7 +51,7 @@ type LotCell = lot.Cell
 
 // lotRule is the spec's [lot] table as the rule lot judges by.
 func (r *Run) lotRule() lot.Rule {
-	return lot.Rule{Coverage: r.Spec.Lot.Coverage, Confidence: r.Spec.Lot.Confidence}
+	return lot.Rule{Coverage: r.Spec.Lot.Coverage, Confidence: r.Spec.Lot.Confidence, Method: r.Spec.Lot.Method}
 }
 
 // printLot says, in the plan, what the [lot] rule needs and what the run

@@ -241,3 +241,105 @@ func TestLotDryRun(t *testing.T) {
 	only(live).PrintPlan(&b)
 	assert.NotContains(t, b.String(), "lot rule")
 }
+
+// lotSpecWith is lotSpec(t, true) with each pair of edits (old, new)
+// made once, each required to apply.
+func lotSpecWith(t *testing.T, edits ...string) string {
+	t.Helper()
+	path := lotSpec(t, true)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	text := string(data)
+	for i := 0; i+1 < len(edits); i += 2 {
+		require.Contains(t, text, edits[i])
+		text = strings.Replace(text, edits[i], edits[i+1], 1)
+	}
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	return path
+}
+
+// One pass line per drive and cell: six drives at 95 % of spec (edited:
+// io_bytes scaled to 94.6–95.4 MB/s), judged with [scaling] tolerance =
+// 0.1 and [method] tolerance = 0. TestScaling judges each drive's share
+// at spec × (1 − [scaling] tolerance) = 90 MB/s, and so does TestLot:
+// both say every drive passes, and the lot is accepted. One drive set to
+// 85 MB/s fails both, the same drive.
+func TestLotAndScalingShareOnePassLine(t *testing.T) {
+	spec := lotSpecWith(t, "tolerance = 0.1\n\n[precondition]", "tolerance = 0\n\n[precondition]")
+	near := []float64{95, 95.4, 94.6, 95.2, 94.8, 95.1}
+	dir := lotCopy(t, "host-a")
+	setDriveFigures(t, dir, lotRead, near)
+	setDriveFigures(t, dir, lotWrite, near)
+	s, run := judgeLotRun(t, spec, dir)
+	require.InDelta(t, 0, s.Spec.Method.Tolerance, 0)
+	require.InDelta(t, 0.1, s.Spec.Scaling.Tolerance, 0)
+	for _, w := range []string{"128KB_Sequential_Read", "128KB_Sequential_Write"} {
+		step := run.results["TestScaling/6_drives/"+w]
+		require.Len(t, step.PerDrive, 6)
+		c := run.cells["TestLot/64MiB/"+w]
+		require.Equal(t, report.Pass, c.Result.Verdict, c.Message)
+		assert.InDelta(t, 90, c.Result.Lot.PassLine, 1e-9)
+		assert.Equal(t, 6, c.Result.Lot.Passing)
+		for i, d := range step.PerDrive {
+			assert.Equal(t, report.Pass, d.Verdict, "TestScaling's verdict on %s", d.Path)
+			assert.True(t, c.Result.Lot.Figures[i].Pass, "TestLot's verdict on %s", d.Path)
+		}
+	}
+	slow := append([]float64{85}, near[1:]...)
+	dir = lotCopy(t, "host-b")
+	setDriveFigures(t, dir, lotRead, slow)
+	setDriveFigures(t, dir, lotWrite, near)
+	_, run = judgeLotRun(t, spec, dir)
+	step := run.results["TestScaling/6_drives/128KB_Sequential_Read"]
+	c := run.cells["TestLot/64MiB/128KB_Sequential_Read"]
+	for i, d := range step.PerDrive {
+		assert.Equal(t, d.Verdict == report.Pass, c.Result.Lot.Figures[i].Pass, "%s: TestScaling %s", d.Path, d.Verdict)
+	}
+	assert.Equal(t, report.Fail, step.PerDrive[0].Verdict)
+	assert.Equal(t, 5, c.Result.Lot.Passing)
+}
+
+// A 6-drive step recorded without preconditioning (run.json's
+// precondition edited to "quick"), its figures as recorded, two drives
+// below the line: TestScaling fails the step, its drives' evidence, but
+// the figures are not the drives' preconditioned ones, so TestLot counts
+// them as missing: INCONCLUSIVE, not FAIL.
+func TestLotNotPreconditionedIsInconclusive(t *testing.T) {
+	dir := lotCopy(t, "host-a")
+	path := filepath.Join(dir, "run.json")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"precondition": "full"`)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), `"precondition": "full"`, `"precondition": "quick"`, 1)), 0o644))
+	_, run := judgeLotRun(t, lotSpec(t, true), dir)
+	for _, w := range []string{"128KB_Sequential_Read", "128KB_Sequential_Write"} {
+		assert.Equal(t, report.Fail, run.results["TestScaling/6_drives/"+w].Verdict)
+		c := run.cells["TestLot/64MiB/"+w]
+		require.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+		assert.Contains(t, c.Message, "6 drives whose figure is not the drive's own")
+	}
+	// As recorded, preconditioned: rejected.
+	_, run = judgeLotRun(t, lotSpec(t, true), lotCopy(t, "host-b"))
+	assert.Equal(t, report.Fail, run.cells["TestLot/64MiB/128KB_Sequential_Read"].Result.Verdict)
+}
+
+// The spec's method is the one judged by: the recorded step with six
+// tight figures at three times the pass line is accepted under normal
+// and, six drives being too few to show the coverage without a model,
+// INCONCLUSIVE under distribution-free, saying 59 would decide it.
+func TestLotMethodFromTheSpec(t *testing.T) {
+	dir := lotCopy(t, "host-a")
+	setDriveFigures(t, dir, lotRead, tight)
+	setDriveFigures(t, dir, lotWrite, tight)
+	_, run := judgeLotRun(t, lotSpec(t, true), dir)
+	c := run.cells["TestLot/64MiB/128KB_Sequential_Read"]
+	require.Equal(t, report.Pass, c.Result.Verdict, c.Message)
+	assert.Equal(t, "normal", c.Result.Lot.Method)
+	spec := lotSpecWith(t, "confidence = 0.95\n", "confidence = 0.95\nmethod     = \"distribution-free\"\n")
+	_, run = judgeLotRun(t, spec, dir)
+	c = run.cells["TestLot/64MiB/128KB_Sequential_Read"]
+	require.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+	assert.Equal(t, "distribution-free", c.Result.Lot.Method)
+	assert.Contains(t, c.Message, "59 drives (53 more, all passing) would accept it")
+	assert.Nil(t, c.Result.Lot.Normality, "no distribution is assumed, none checked")
+}

@@ -204,7 +204,7 @@ func TestResumeRefusals(t *testing.T) {
 // cells need. Each recording is fabricated from a real one (the run.json
 // a live setup writes): the tests and the verify pass the first k steps
 // would have recorded are listed, with outputs copied from the brief's
-// fixtures. -v logs each dry run's estimate (README, "What it saves").
+// fixtures. -v logs each dry run's estimate (docs/resume.md, "What it saves").
 func TestResumeBuiltInPlan(t *testing.T) {
 	drives := sparseDrives(t, 24, 1_920_383_410_176)
 	for _, done := range []int{3, 20, 30, 45, 69} {

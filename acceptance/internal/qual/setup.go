@@ -61,11 +61,26 @@ type builder struct {
 	exec  *live.Fio
 	// online are the host's online CPUs, which fio's jobs are spread over.
 	online []int
+	// modelChecks says, by drive path, how its model was checked.
+	modelChecks map[string]string
 }
 
 func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []error) {
 	cfg := b.cfg
 	var errs []error
+	if b.live && !cfg.SpecGiven && len(specs.BuiltIn()) > 1 {
+		// Several built-in specs: the one that names the drives' model.
+		var models []string
+		for _, p := range cfg.Drives {
+			if in, err := b.sys.Inspect(p); err == nil && in.Block && in.Controller != "" {
+				models = append(models, in.Model)
+			}
+		}
+		if name, ok := chooseBuiltin(specs.BuiltIn(), specs.Load, models); ok && name != cfg.Spec {
+			fmt.Fprintf(os.Stderr, "drivequal: -spec not given: using the built-in spec %s, whose models match the drives (%s)\n", name, strings.Join(models, ", "))
+			cfg.Spec = name
+		}
+	}
 	spec, err := specs.Load(cfg.Spec)
 	if err != nil {
 		var list specs.ErrorList
@@ -173,6 +188,13 @@ func (b *builder) drives(ctx context.Context) []error {
 			}
 		}
 		s.Drives = append(s.Drives, d)
+	}
+	if s.Spec != nil {
+		// A drive of another model is refused before anything is checked
+		// further or written.
+		checks, anyway, merrs := checkModels(s.Spec, b.infos, cfg.AnyModel)
+		b.modelChecks, s.Report.AnyModel = checks, anyway
+		errs = append(errs, merrs...)
 	}
 	opt := device.Options{Destructive: cfg.Destructive || cfg.DryRun, WipeSignatures: cfg.WipeSignatures}
 	for _, r := range b.sys.Check(b.infos, opt) {
@@ -374,7 +396,7 @@ func (b *builder) reportDrives() {
 			continue
 		}
 		rd := report.Drive{Path: d.Path, Model: d.Model, Serial: d.Serial, Firmware: d.Firmware, Bytes: d.Size,
-			Capacity: d.Capacity, NUMANode: d.NUMANode}
+			Capacity: d.Capacity, NUMANode: d.NUMANode, ModelCheck: b.modelChecks[d.Path]}
 		if b.live {
 			if p, ok, _ := b.sys.PCIePath(d.Controller); ok {
 				rd.PCI, rd.Link = p[0].PCI, p.String()

@@ -186,6 +186,9 @@ const (
 	ThermalExt = ".thermal.json"
 	LinkExt    = ".link.json"
 	CPUExt     = ".cpu.json"
+	// OCPExt is a cell's write amplification and latency monitor
+	// readings ([]report.WAF).
+	OCPExt = ".ocp.json"
 )
 
 // Base is the path of test's files in dir without an extension:
@@ -196,7 +199,7 @@ func Base(dir, test string) string { return filepath.Join(dir, filepath.FromSlas
 // stderr and every sidecar. A stale status would make a passing rerun
 // replay as failed.
 func Forget(dir, test string) error {
-	for _, ext := range []string{OutputExt, JobExt, StderrExt, StatusExt, SteadyExt, ThermalExt, LinkExt, CPUExt} {
+	for _, ext := range []string{OutputExt, JobExt, StderrExt, StatusExt, SteadyExt, ThermalExt, LinkExt, CPUExt, OCPExt} {
 		if err := os.Remove(Base(dir, test) + ext); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("removing the older recording of %s: %w", test, err)
 		}

@@ -39,9 +39,9 @@ const (
 type LotResult struct {
 	Coverage   float64 `json:"coverage"`
 	Confidence float64 `json:"confidence"`
-	// Method is "normal" (mean − k·s) or "distribution-free" (the worst
-	// figure, a bound only when every figure passes and there are
-	// ZeroFailure of them).
+	// Method is the spec's [lot] method: "normal" (mean − k·s, assuming
+	// normal figures) or "distribution-free" (the Clopper–Pearson bounds
+	// of the passing share, assuming no distribution).
 	Method string `json:"method"`
 	// N figures, Passing of them at or above the pass line (at or below,
 	// for a latency).
@@ -51,17 +51,22 @@ type LotResult struct {
 	K    float64 `json:"k"`
 	Mean float64 `json:"mean"`
 	SD   float64 `json:"s"`
-	// Bound is the tolerance bound of Method, PassLine the line a drive
-	// meets the cell at: spec × (1 − [method] tolerance) (× (1 +
-	// tolerance) for a latency).
+	// Bound is the tolerance bound of Method (0 when there is none: a
+	// distribution-free bound needs ZeroFailure drives), PassLine the line
+	// a drive meets the cell at, the one its own cell judged it by: spec ×
+	// (1 − tolerance) (× (1 + tolerance) for a latency), with [method]
+	// tolerance for a single-drive cell's figure and [scaling] tolerance
+	// for a scaling step's share.
 	Bound         float64 `json:"bound"`
 	PassLine      float64 `json:"pass_line"`
 	LowerIsBetter bool    `json:"lower_is_better,omitempty"`
 	// Normality is the Shapiro–Wilk check of the normal model; nil when
 	// it could not be made (fewer than 3 figures, or all equal).
 	Normality *Normality `json:"normality,omitempty"`
-	// PassingShareUpper is the Clopper–Pearson upper bound, at
-	// Confidence, of the share of the lot that passes.
+	// PassingShareLower and PassingShareUpper are the one-sided
+	// Clopper–Pearson bounds, each at Confidence, of the share of the lot
+	// that passes.
+	PassingShareLower float64 `json:"passing_share_lower"`
 	PassingShareUpper float64 `json:"passing_share_upper"`
 	// ZeroFailure is how many drives, all passing, the distribution-free
 	// rule needs.
@@ -76,9 +81,18 @@ type LotResult struct {
 	// Figures are the drives judged, each from the cell it was measured in.
 	Figures []LotFigure `json:"figures"`
 	// Missing names drives of those cells with no figure (fio failed on
-	// them), and Unclear the cells whose own verdict was inconclusive.
+	// them) or whose figure is not the drive's own (its cell inconclusive
+	// for a cause outside the drive, or not preconditioned, the cause in
+	// brackets), and Unclear the cells inconclusive for another cause.
 	Missing []string `json:"missing,omitempty"`
 	Unclear []string `json:"unclear,omitempty"`
+}
+
+// HasBound says l has a tolerance bound: some figures, and under the
+// distribution-free method enough of them (ZeroFailure); a
+// distribution-free bound is a figure, never 0.
+func (l *LotResult) HasBound() bool {
+	return l.N > 0 && !(l.Method == "distribution-free" && l.Bound == 0)
 }
 
 // Normality is a Shapiro–Wilk test of the figures.
@@ -138,13 +152,17 @@ func (s *summary) writeLot() {
 		if n := l.Normality; n != nil {
 			method += fmt.Sprintf(" (W %.3f, p %.3f)", n.W, n.P)
 		}
+		bound := "-"
+		if l.HasBound() {
+			bound = FormatValue(l.Bound, res.Metric)
+		}
 		verdict := strings.ToUpper(l.Verdict)
 		if res.Verdict != Pass && res.Error != "" {
 			verdict += ": " + lotWhy(res.Error)
 		}
 		fmt.Fprintf(b, "| %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", cell(res.Capacity), cell(res.Workload),
 			l.N, l.Passing, FormatValue(l.Mean, res.Metric), FormatValue(l.SD, res.Metric), cell(method), k,
-			FormatValue(l.Bound, res.Metric), FormatValue(l.PassLine, res.Metric), cell(verdict))
+			bound, FormatValue(l.PassLine, res.Metric), cell(verdict))
 	}
 	fmt.Fprintf(b, "\n![lot](%s)\n\n", LotChartFile)
 }
@@ -172,7 +190,7 @@ func LotChartSVG(cells []Result) ([]byte, error) {
 	for i, c := range cells {
 		rows[i] = chart.LotRow{Capacity: c.Capacity, Workload: c.Workload}
 		if l := c.Lot; l != nil {
-			rows[i].PassLine, rows[i].Bound, rows[i].Judged, rows[i].Accepted = l.PassLine, l.Bound, l.N > 0, l.Verdict == LotAccepted
+			rows[i].PassLine, rows[i].Bound, rows[i].Judged, rows[i].Accepted = l.PassLine, l.Bound, l.HasBound(), l.Verdict == LotAccepted
 			for _, f := range l.Figures {
 				rows[i].Figures = append(rows[i].Figures, chart.LotDot{Value: f.Value, Pass: f.Pass})
 			}

@@ -7,7 +7,12 @@
 // (written to a temporary file, then renamed).
 package report
 
-import "github.com/drivequal/drivequal/acceptance/internal/host"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/drivequal/drivequal/acceptance/internal/host"
+)
 
 // Verdicts of a result.
 const (
@@ -63,6 +68,9 @@ type Run struct {
 	ReconstructedFrom string `json:"reconstructed_from,omitempty"`
 	// JudgedBy is the spec the results were judged against.
 	JudgedBy *SpecRef `json:"judged_by,omitempty"`
+	// AnyModel, when set, says which NVMe drives were judged with
+	// -any-model although their model is not one the spec names.
+	AnyModel string   `json:"any_model,omitempty"`
 	Drives   []Drive  `json:"drives"`
 	Results  []Result `json:"results"`
 	// SteadyState holds, for every random preconditioning and top-up step
@@ -202,6 +210,35 @@ type Step struct {
 	EstimatedSeconds float64 `json:"estimated_seconds"`
 	ActualSeconds    float64 `json:"actual_seconds"`
 	Skipped          string  `json:"skipped,omitempty"`
+	// WAF is each drive's write amplification over the step, for a step
+	// that writes, where the drive has the OCP C0 log.
+	WAF []WAF `json:"waf,omitempty"`
+}
+
+// WAF is one drive's write amplification over a step or cell: the bytes
+// the OCP C0 log says reached the media over the bytes SMART says the
+// host wrote, or a note saying why there is no figure.
+type WAF struct {
+	Drive      string `json:"drive"`
+	MediaBytes string `json:"media_bytes_written,omitempty"`
+	HostBytes  string `json:"host_bytes_written,omitempty"`
+	// WAF is the figure; 0 with Note set.
+	WAF  float64 `json:"waf,omitempty"`
+	Note string  `json:"note,omitempty"`
+	// LifeDriveWrites is how many times the host could fill the drive at
+	// this WAF within its rated endurance ([endurance]); 0: not rated.
+	LifeDriveWrites float64 `json:"life_drive_writes,omitempty"`
+	// Latency is the OCP latency monitor (C3) over a cell: its active
+	// bucket counters' increases, or why there are none ("inactive").
+	Latency string `json:"latency_monitor,omitempty"`
+}
+
+// String is the figure ("2.00") or the note.
+func (w WAF) String() string {
+	if w.Note != "" {
+		return w.Note
+	}
+	return fmt.Sprintf("%.2f", w.WAF)
 }
 
 // Causes of a verdict other than pass.
@@ -225,6 +262,20 @@ const (
 	// CauseIntegrity: the drive returned data other than what was written.
 	CauseIntegrity = "data integrity"
 )
+
+// NotTheDrivesCauses are the causes of an inconclusive result whose
+// figure says what was outside the drive (the host's CPUs, the PCIe link
+// or topology, the airflow) or what state the drive was not shown to be
+// in (steady, preconditioned): such a figure is not the drive's, so the
+// baseline leaves it out of its side and the lot counts it as missing.
+var NotTheDrivesCauses = []string{CauseHostBound, CausePCIeLink, CauseThrottled,
+	CauseNotSteady, CausePrecondition, CausePCIeBound}
+
+// NotTheDrives says r's figure is not its drive's: r is inconclusive for
+// one of NotTheDrivesCauses.
+func NotTheDrives(r Result) bool {
+	return r.Verdict == Inconclusive && slices.Contains(NotTheDrivesCauses, r.Cause)
+}
 
 // Skip is a health check that was not made (the drive has no NVMe health
 // log, or the spec sets no limit for it).
@@ -316,6 +367,21 @@ type Drive struct {
 	// GT/s x8 (of 16.0 GT/s x16)").
 	PCI  string `json:"pci,omitempty"`
 	Link string `json:"pcie_link,omitempty"`
+	// ModelCheck says how the drive's model was checked against the
+	// spec's models: matched, judged anyway (-any-model), or not checked
+	// (a loop device or regular file); "" in a replay.
+	ModelCheck string `json:"model_check,omitempty"`
+	// Failure is what was kept of a drive that failed anything, for its
+	// supplier (nvme error-log, telemetry), and what could not be.
+	Failure *Capture `json:"failure_capture,omitempty"`
+}
+
+// Capture is the evidence read from a failed drive after the run: the
+// files kept in the recording, and notes for what could not be read ("no
+// telemetry: ...").
+type Capture struct {
+	Files []string `json:"files,omitempty"`
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Result is one subtest's outcome.
@@ -359,6 +425,9 @@ type Result struct {
 	// Steady is the steady-state evidence of the cell's drives: the last
 	// random preconditioning of each, and any top-up since (random cells).
 	Steady []Steady `json:"steady_state,omitempty"`
+	// WAF is each drive's write amplification over a cell that writes,
+	// where the drive has the OCP C0 log.
+	WAF []WAF `json:"waf,omitempty"`
 	// Read and Write are the cell's latency percentiles per direction
 	// (all drives together), when fio gave bins and the direction ran.
 	Read  *Latency `json:"read_latency,omitempty"`

@@ -23,6 +23,7 @@ func (r *Run) Summary() []byte {
 	s.writeDrives()
 	s.writeIntegrity()
 	s.writeSteady()
+	s.writeWAF()
 	for _, c := range r.testedCapacities() {
 		s.writeCapacity(c)
 	}
@@ -80,6 +81,9 @@ func (s *summary) writeHead() {
 			sum = sum[:12]
 		}
 		fmt.Fprintf(b, "Judged against %s (%s, sha256 %s…: %s).\n", cell(j.Model), cell(j.File), sum, how)
+	}
+	if r.AnyModel != "" {
+		fmt.Fprintf(b, "**-any-model:** %s.\n", cell(r.AnyModel))
 	}
 
 	fmt.Fprintf(b, "Mode: %s, fio: %s, precondition: %s.", orDash(r.Mode), orDash(r.FioVersion), orDash(r.Precondition))
@@ -297,6 +301,14 @@ func (s *summary) writeDrives() {
 	}
 	b.WriteString("\n")
 	for _, d := range r.Drives {
+		if d.ModelCheck != "" {
+			fmt.Fprintf(b, "- %s: model %s\n", cell(d.Path), cell(d.ModelCheck))
+		}
+		if c := d.Failure; c != nil {
+			fmt.Fprintf(b, "- %s failed: kept for its supplier: %s\n", cell(d.Path), cell(strings.Join(append(slices.Clone(c.Files), c.Notes...), "; ")))
+		}
+	}
+	for _, d := range r.Drives {
 		if d.Link != "" {
 			fmt.Fprintf(b, "- %s: PCIe %s, link %s\n", cell(d.Path), cell(d.PCI), cell(d.Link))
 		}
@@ -324,12 +336,18 @@ func (s *summary) writeCapacity(capacity string) {
 	}
 	sortByWorkload(rows, rank)
 	fmt.Fprintf(b, "## %s\n\n", orDash(cell(capacity)))
-	lat := hasLatency(rows)
+	lat, waf := hasLatency(rows), hasWAF(rows)
 	b.WriteString("| Workload | Spec | Actual | % of Spec | Verdict |")
+	if waf {
+		b.WriteString(" WAF |")
+	}
 	if lat {
 		b.WriteString(latencyHead)
 	}
 	b.WriteString("\n|---|---:|---:|---:|---|")
+	if waf {
+		b.WriteString("---:|")
+	}
 	if lat {
 		b.WriteString(latencyRule)
 	}
@@ -343,6 +361,9 @@ func (s *summary) writeCapacity(capacity string) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |",
 			orDash(cell(name)), FormatValue(res.Spec, res.Metric), actualCell(res),
 			percentCell(res, res.Spec), notes.verdict(res))
+		if waf {
+			b.WriteString(" " + orDash(cell(WAFCell(res.WAF))) + " |")
+		}
 		if lat {
 			b.WriteString(latencyCells(res))
 		}

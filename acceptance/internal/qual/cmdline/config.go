@@ -44,6 +44,9 @@ type Flags struct {
 	Baseline string
 	// Resume continues the run recorded in -record (see resume.go).
 	Resume bool
+	// AnyModel judges NVMe drives whose model matches none of the spec's
+	// models against it all the same (the report says so).
+	AnyModel bool
 	// Set names the flags given on the command line (see Given); a replay
 	// refuses the ones that only a live run uses, and judges with the
 	// recorded spec unless -spec is among them.
@@ -58,7 +61,7 @@ func (f *Flags) Given(fs *flag.FlagSet) {
 
 // liveOnly are the flags that change how drives are measured, which a
 // replay cannot honour: it judges what was recorded.
-var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling", "resume"}
+var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling", "resume", "any-model"}
 
 // Register defines the flags of DESIGN.md on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
@@ -75,6 +78,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Report, "report", "", "`DIR` for results.json, summary.md and charts (default: report/ at the module root)")
 	fs.BoolVar(&f.DryRun, "dry-run", false, "print the plan, the fio job files and the time estimate; write nothing")
 	fs.BoolVar(&f.Resume, "resume", false, "continue the interrupted run recorded in -record: keep the cells recorded whole, judge them again, and measure the rest after rebuilding the drives' state")
+	fs.BoolVar(&f.AnyModel, "any-model", false, "judge NVMe drives whose model matches none of the spec's models against it anyway (the report says so)")
 	fs.StringVar(&f.Baseline, "baseline", "", "compare every cell with the same cell of the runs recorded in `DIR[,DIR...]` (e.g. the current firmware's or another vendor's), judged as a replay; a median drop beyond the spec's [baseline] tolerance fails as regressed")
 }
 
@@ -100,6 +104,8 @@ type Config struct {
 	Baselines []string
 	// Resume continues the run recorded in Record (see resume.go).
 	Resume bool
+	// AnyModel judges NVMe drives of a model the spec does not name.
+	AnyModel bool
 	// SpecGiven says -spec was given: a replay then judges with it rather
 	// than with the spec recorded in run.json.
 	SpecGiven bool
@@ -304,6 +310,7 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 		Precondition:   f.Precondition,
 		DryRun:         f.DryRun,
 		Resume:         f.Resume,
+		AnyModel:       f.AnyModel,
 		SpecGiven:      f.Set["spec"],
 		Root:           root,
 	}

@@ -52,6 +52,9 @@ type Measured struct {
 	Job    fiojob.Job
 	// Steady is the steady-state evidence of the cell's drives.
 	Steady []report.Steady
+	// WAF is the write amplification (and latency monitor) of the cell's
+	// drives that have the OCP logs.
+	WAF []report.WAF
 	// Thermal, when set, says a drive throttled on heat during the
 	// measurement; Hot, that a drive had its temperature critical
 	// warning bit set before or after it.
@@ -123,6 +126,17 @@ type DriveHealth struct {
 	Before   nvme.SmartLog
 	Last     nvme.SmartLog
 	MaxTempK int
+	// OCP is the drive's OCP C0 log over the run.
+	OCP OCPHealth
+}
+
+// OCPHealth is a drive's OCP C0 log before and after the run: Read says
+// both were read; Skip, when set, why its OCP checks are not made (no C0
+// log); neither for a recording made without C0 reads.
+type OCPHealth struct {
+	Read         bool
+	Skip         string
+	Before, Last nvme.OCPSmart
 }
 
 // Received is one drive's SMART log as it arrived, or why there is none.

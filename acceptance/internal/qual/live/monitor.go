@@ -31,6 +31,7 @@ type Monitor struct {
 	health []evidence.DriveHealth
 	// raw is nvme-cli's outputs, by recording name ("0.before").
 	raw map[string][]byte
+	ocp ocpState // the OCP logs (ocp.go)
 }
 
 // ReadHealth reads every drive's SMART log and controller identity before
@@ -46,6 +47,9 @@ func ReadHealth(ctx context.Context, cli nvme.CLI, drives []plan.Drive, rules sp
 			h.Skip = d.Path + " is a regular file: it has no health log"
 			continue
 		}
+		// The OCP logs first: a controller that rejects them counts an
+		// error log entry, which the SMART log read next then holds.
+		m.receiptOCP(ctx, i)
 		out, err := cli.Run(ctx, "smart-log", d.Path, "-o", "json")
 		if err != nil {
 			h.Skip = noHealthLog(d.Path, err)
@@ -69,6 +73,7 @@ func ReadHealth(ctx context.Context, cli nvme.CLI, drives []plan.Drive, rules sp
 			}
 		}
 	}
+	m.dropOCPOfSkipped()
 	return m, errs
 }
 
@@ -191,6 +196,7 @@ func (m *Monitor) after(ctx context.Context) []evidence.DriveHealth {
 				m.health[i].MaxTempK = max(m.health[i].MaxTempK, l.Temperature)
 				m.raw[fmt.Sprintf("%d.after", i)] = o
 				m.mu.Unlock()
+				m.afterOCP(ctx, i)
 				continue
 			}
 			err = perr
@@ -224,6 +230,7 @@ func (m *Monitor) receipt() []evidence.Received {
 // run judge against them.
 func (m *Monitor) resumed(dir string) {
 	for i := range m.health {
+		m.resumedOCP(dir, i)
 		data, err := os.ReadFile(recording.HealthFile(dir, i, "before"))
 		if err != nil {
 			continue

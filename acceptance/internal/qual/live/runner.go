@@ -209,6 +209,7 @@ func (r *Runner) runStep(ctx context.Context, st plan.Step, logf func(string, ..
 	rec.Drives = pathsOf(r.Drives, st.Drives)
 	rec.ActualSeconds = time.Since(start).Seconds()
 	rec.Skipped = skipped
+	rec.WAF = r.ocp().stepWAF(st.N)
 	r.Sink.Step(rec)
 }
 
@@ -273,6 +274,7 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 	if st.Kind == plan.StepVerify {
 		return r.verifyStep(ctx, st, logf, w)
 	}
+	ocp := r.ocp().ocpBeforeStep(ctx, *st)
 	prep, err := r.Exec.Prepare(ctx, *st, r.Drives, logf, w)
 	if err != nil {
 		// The drives' state is unknown now: the next cell starts over.
@@ -288,6 +290,7 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 		logf("%v", err)
 		return err.Error()
 	}
+	r.ocp().ocpAfterStep(ctx, *st, ocp, logf)
 	now := time.Now()
 	r.drives.applied(*st, now)
 	if st.Kind == plan.StepRandom || st.Kind == plan.StepTopUp {
@@ -389,6 +392,7 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 		if i > 0 {
 			shares = owner.Test
 		}
+		r.ocp().recordWAF(c.Test, m.WAF, logf)
 		if err := r.rec.recorded(c.Test, shares); err != nil {
 			logf("%s: %v", r.Record, err)
 		}
@@ -408,6 +412,7 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	}
 	linksBefore := r.probe.readLinks(st.Drives)
 	cpus, cpuBefore := r.probe.allowedCPUs(st.Job), readCPUTimes()
+	ocpBefore := r.Monitor.readOCP(ctx, st.Drives, true)
 	start := time.Now()
 	raw := r.Exec.RawPath(owner.Test)
 	stdout, runErr := r.Exec.Measure(ctx, owner.Test, st.Job, r.watch(st, start, nil, logf))
@@ -424,6 +429,9 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	}
 	m = &evidence.Measured{Stdout: stdout, RunErr: runErr, Raw: raw, Job: st.Job,
 		Thermal: r.Monitor.throttled(before, after), Hot: r.Monitor.hot(before, after)}
+	var ocpHot string
+	m.WAF, ocpHot = r.ocp().cellOCP(st, owner, ocpBefore, r.Monitor.readOCP(ctx, st.Drives, true))
+	m.Thermal = strings.Trim(m.Thermal+"; "+ocpHot, "; ")
 	if m.Hot != "" {
 		logf("%s", m.Hot)
 	}

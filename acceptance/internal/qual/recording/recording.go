@@ -203,6 +203,7 @@ func Read(_ context.Context, f Files, cell plan.Cell, job fiojob.Job) *evidence.
 		m.NotRun, m.Cause = err.Error(), report.CauseBadRecording
 	}
 	m.Steady = st
+	_, _ = record.ReadJSON(f.Dir, cell.Test, record.OCPExt, &m.WAF)
 	var t record.Thermal
 	if found, err := record.ReadJSON(f.Dir, cell.Test, record.ThermalExt, &t); found && err == nil {
 		m.Thermal, m.Hot = t.Throttled, t.CriticalWarning
@@ -349,6 +350,7 @@ func (r *Reader) Health(context.Context) ([]evidence.DriveHealth, string) {
 		if id, err := read("id-ctrl"); err == nil {
 			h.Ctrl, _ = nvme.ParseIDCtrl(id)
 		}
+		h.OCP = readOCP(read)
 	}
 	return out, ""
 }

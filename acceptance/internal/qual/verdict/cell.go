@@ -59,6 +59,7 @@ func (r Run) Cell(ctx context.Context, cell plan.Cell, m *evidence.Measured, bas
 	res := report.Result{Test: cell.Test, Kind: cell.Kind, Capacity: cell.Capacity.Name, Workload: w.Name,
 		Drives: len(cell.Drives), Metric: string(w.Metric), Spec: spec, Expected: spec, Tolerance: r.Spec.Method.Tolerance}
 	res.Steady = m.Steady
+	res.WAF = m.WAF
 	done := func(version string) Judged { return Judged{Result: res, Message: res.Error, FioVersion: version} }
 	// A 1-drive scaling cell with a measured baseline is its own baseline.
 	selfBaseline := false

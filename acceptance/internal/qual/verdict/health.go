@@ -30,7 +30,7 @@ func Health(drives []plan.Drive, of []evidence.DriveHealth, rules specs.Health) 
 		if h.Skip != "" {
 			return nil, h.Skip
 		}
-		return health.Judge(h.Before, h.Last, h.Ctrl, h.MaxTempK, rules), ""
+		return append(health.Judge(h.Before, h.Last, h.Ctrl, h.MaxTempK, rules), ocpChecks(h.OCP, rules)...), ""
 	}, len(of))
 }
 
@@ -78,4 +78,17 @@ func eachDrive(drives []plan.Drive, judge func(int) ([]health.Check, string), n 
 // ("disk-by-id-nvme-X").
 func CheckName(path string) string {
 	return strings.ReplaceAll(strings.TrimPrefix(path, "/dev/"), "/", "-")
+}
+
+// ocpChecks are the [health] ocp_* checks of a drive's C0 log over the
+// run, or one skipped check saying why there are none; none for a
+// recording made without C0 reads.
+func ocpChecks(o evidence.OCPHealth, rules specs.Health) []health.Check {
+	switch {
+	case o.Skip != "":
+		return []health.Check{{Name: "ocp", Verdict: health.Skip, Message: o.Skip + ": its OCP checks are skipped"}}
+	case o.Read:
+		return health.JudgeOCP(o.Before, o.Last, rules.OCP)
+	}
+	return nil
 }

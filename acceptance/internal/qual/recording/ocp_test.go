@@ -1,0 +1,45 @@
+package recording
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func fixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "fixtures", "nvme", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestReadOCPFromARecording(t *testing.T) {
+	files := func(m map[string][]byte) func(string) ([]byte, error) {
+		return func(what string) ([]byte, error) {
+			if b, ok := m[what]; ok {
+				return b, nil
+			}
+			return nil, errors.New("not recorded")
+		}
+	}
+	if o := readOCP(files(nil)); o.Read || o.Skip != "" {
+		t.Errorf("a recording without C0 reads: %+v, want no OCP checks at all", o)
+	}
+	o := readOCP(files(map[string][]byte{"c0-before": []byte(`{"error":"ERROR : OCP : Failure reading the C0 Log Page, ret = 16386"}`)}))
+	if o.Read || !strings.HasPrefix(o.Skip, "no OCP C0 log (ERROR : OCP : Failure reading the C0 Log Page") {
+		t.Errorf("a drive without C0: %+v", o)
+	}
+	o = readOCP(files(map[string][]byte{"c0-before": fixture(t, "ocp-smart-add-log-v2.3-autoval-values.json")}))
+	if o.Read || !strings.Contains(o.Skip, "stopped before the end") {
+		t.Errorf("no C0 after the run: %+v", o)
+	}
+	o = readOCP(files(map[string][]byte{"c0-before": fixture(t, "ocp-smart-add-log-v2.3-autoval-values.json"),
+		"c0-after": fixture(t, "ocp-smart-add-log-v2.3-worn.json")}))
+	if !o.Read || o.Skip != "" || o.Before.BadUserNANDBlocks != 0 || o.Last.BadUserNANDBlocks != 3 {
+		t.Errorf("both recorded: %+v", o)
+	}
+}
