@@ -103,6 +103,10 @@ func qualify(m *testing.M) int {
 	}
 	code := m.Run()
 	s.CaptureFailures(ctx)
+	if err := s.Finish(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "drivequal:", err)
+		code = max(code, 1)
+	}
 	if err := s.WriteReport(); err != nil {
 		fmt.Fprintln(os.Stderr, "drivequal:", err)
 		code = max(code, 1)

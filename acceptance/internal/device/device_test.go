@@ -1,12 +1,14 @@
 package device
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 )
 
 type inspectTest struct {
@@ -98,7 +100,16 @@ func TestInspect(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Inspect(%q): %v", tt.path, err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			want := tt.want
+			switch {
+			case !want.Block:
+				// A regular file is known by its device and inode,
+				want.File = statID(t, sys.p(tt.path))
+			case want.BackingFile != "":
+				// a loop device by its backing file's.
+				want.File = statID(t, sys.p(want.BackingFile))
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Inspect(%q) mismatch (-want +got):\n%s", tt.path, diff)
 			}
 		})
@@ -148,7 +159,7 @@ func TestInspectRealRegularFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Info{Path: path, Resolved: path, Size: 4096, NUMANode: -1}
+	want := Info{Path: path, Resolved: path, Size: 4096, NUMANode: -1, File: statID(t, path)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Inspect(%q) mismatch (-want +got):\n%s", path, diff)
 	}
@@ -182,4 +193,15 @@ func TestPCIePath(t *testing.T) {
 	if p, ok, err := sys.PCIePath(""); p != nil || ok || err != nil {
 		t.Errorf("PCIePath(\"\") = %+v, %v, %v; want no path, not ok", p, ok, err)
 	}
+}
+
+// statID is the device and inode of the file at path, as stat(2) gives
+// them.
+func statID(t *testing.T, path string) FileID {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return FileID{Dev: fmt.Sprintf("%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev))), Inode: st.Ino}
 }

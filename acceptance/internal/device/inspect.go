@@ -35,6 +35,11 @@ type Info struct {
 	Model, Serial, Firmware string // trimmed (sysfs pads them)
 
 	BackingFile string // loop devices: /sys/block/loopN/loop/backing_file
+	// File is the identity of the file a loop device reads and writes
+	// (its backing file, as stat finds it at BackingFile) or of a
+	// regular file target: the device it is on and its inode. Zero when
+	// unknown (a backing file deleted or replaced since it was attached).
+	File FileID
 
 	NUMANode  int   // -1 unknown
 	LocalCPUs []int // CPUs local to the drive; nil unknown
@@ -60,6 +65,9 @@ type Info struct {
 	// WWID, NGUID and EUI64 identify an NVMe namespace whatever the path
 	// to it (sysfs wwid, nguid, eui); "" when not reported.
 	WWID, NGUID, EUI64 string
+	// UUID is the namespace's UUID (sysfs uuid, from its namespace
+	// identification descriptors); "" when not reported.
+	UUID string
 	// Zoned is the queue's zoned model of a zoned device ("host-aware",
 	// "host-managed"); "" for a conventional one.
 	Zoned string
@@ -130,6 +138,7 @@ func (s System) Inspect(path string) (Info, error) {
 		info.Name = filepath.Base(info.Resolved)
 	case mode.IsRegular():
 		info.Size = fi.Size()
+		info.File = fileID(fi)
 		return info, nil
 	case mode&fs.ModeCharDevice != 0 && nvmeGenericName.MatchString(filepath.Base(info.Resolved)):
 		m := nvmeGenericName.FindStringSubmatch(filepath.Base(info.Resolved))
@@ -208,6 +217,9 @@ func (r inspection) block() error {
 	if bf, err := readString(filepath.Join(dir, "loop", "backing_file")); err == nil {
 		info.Model = "loop"
 		info.BackingFile = bf
+		if fi, err := os.Stat(r.sys.p(bf)); err == nil {
+			info.File = fileID(fi)
+		}
 		return nil
 	}
 	r.identity(dir)
@@ -306,6 +318,9 @@ func (r inspection) namespace(dir, ctrl string) {
 	}
 	if v, err := readString(filepath.Join(dir, "eui")); err == nil && strings.Trim(v, "0-") != "" {
 		info.EUI64 = v
+	}
+	if v, err := readString(filepath.Join(dir, "uuid")); err == nil && strings.Trim(v, "0-") != "" {
+		info.UUID = v
 	}
 	info.Subsystem, _ = readString(filepath.Join(ctrl, "subsysnqn"))
 	reach := r.subsystem(info.Subsystem)

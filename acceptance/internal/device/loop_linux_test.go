@@ -113,7 +113,7 @@ func TestLoopInspect(t *testing.T) {
 	want := Info{
 		Path: link, Resolved: dev, Name: filepath.Base(dev),
 		Major: 7, Minor: uint32(n), Block: true, Size: loopSize, LogicalBlockSize: 512,
-		Model: "loop", BackingFile: resolvedImg, NUMANode: -1,
+		Model: "loop", BackingFile: resolvedImg, NUMANode: -1, File: statID(t, img),
 	}
 	got, err := System{}.Inspect(link)
 	if err != nil {

@@ -81,6 +81,7 @@ func TestRerunIntoSameRecordReplaysTheRerun(t *testing.T) {
 	good := newLoop(t, safetySize)
 	second := runSuite(t, sel, "-spec="+faultSpec(t), "-drives="+good, "-destructive", "-record="+raw, "-precondition=none")
 	require.Equal(t, report.Inconclusive, second.verdicts(t)[cell512], "%+v", second.results(t).Results)
+	assert.Contains(t, second.Stdout, "drivequal: replacing the finished recording in "+raw, "the first run ran to its end: replaced, and the terminal says so")
 	assert.NoFileExists(t, filepath.Join(raw, filepath.FromSlash(cell512)+".status.json"), "the first run's failure is gone")
 
 	replay := runSuite(t, nil, "-replay="+raw)

@@ -16,6 +16,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
@@ -50,6 +51,8 @@ type resumeState struct {
 	// broken is why each drive that returned other data than it was
 	// given is disqualified: its cells fail unmeasured again.
 	broken map[int]string
+	// mapping says, for each recorded drive, which given path it is.
+	mapping []string
 }
 
 // resumeFix is the end of every refusal of -resume: how to go on.
@@ -99,7 +102,14 @@ func (b *builder) loadResume() []error {
 	if rt := runtimeFlag(s.Cfg.Runtime); rt != prior.Runtime {
 		errs = append(errs, fmt.Errorf("parsing -runtime: %s, but the interrupted run in %s ran with %s: %s", orSpec(rt), dir, orSpec(prior.Runtime), fix))
 	}
-	errs = append(errs, sameDrives(s.Drives, prior, dir, fix)...)
+	switch {
+	case b.matchErrs != nil:
+		errs = append(errs, b.matchErrs...)
+	case b.matched == nil:
+		// matchResume matched nothing: the recording names no identities.
+		return notOurs(fmt.Sprintf("it records %d drive identities for %d drives", len(prior.Identities), len(prior.Drives)))
+	}
+	errs = append(errs, editedRefusals(s, dir, prior)...)
 	if a, b := fioMajor(s.Report.FioVersion), fioMajor(prior.FioVersion); a != b {
 		errs = append(errs, fmt.Errorf("parsing -resume: fio here is %s, the interrupted run in %s used %s: a different major version measures differently; %s", s.Report.FioVersion, dir, prior.FioVersion, fix))
 	}
@@ -113,92 +123,32 @@ func (b *builder) loadResume() []error {
 	if len(errs) > 0 {
 		return errs
 	}
-	s.resume = &resumeState{dir: dir, prior: prior, kept: map[string]bool{}, broken: map[int]string{}}
+	s.resume = &resumeState{dir: dir, prior: match.Renamed(prior, s.Drives), kept: map[string]bool{}, broken: map[int]string{}, mapping: b.matched.Lines}
 	return nil
 }
 
-// sameDrives refuses drives that are not those of the recording, in the
-// same order: path, serial, model, firmware, size, logical block size and
-// device number each.
-func sameDrives(drives []plan.Drive, prior record.Run, dir, fix string) []error {
-	var was, given, missing, extra []string
-	for _, d := range prior.Drives {
-		was = append(was, d.Path)
-	}
-	for _, d := range drives {
-		given = append(given, d.Path)
-		if !slices.Contains(was, d.Path) {
-			extra = append(extra, d.Path)
-		}
-	}
-	for _, p := range was {
-		if !slices.Contains(given, p) {
-			missing = append(missing, p)
-		}
-	}
-	if len(drives) != len(prior.Drives) {
-		var diff []string
-		if len(missing) > 0 {
-			diff = append(diff, "not given: "+strings.Join(missing, ","))
-		}
-		if len(extra) > 0 {
-			diff = append(diff, "not in the run: "+strings.Join(extra, ","))
-		}
-		return []error{fmt.Errorf("parsing -drives: %d drives given, the interrupted run in %s had %d (%s): give the same -drives in the same order, -drives=%s; %s",
-			len(drives), dir, len(prior.Drives), strings.Join(diff, "; "), strings.Join(was, ","), fix)}
-	}
-	if len(missing) == 0 && !slices.Equal(given, was) {
-		// The same drives in another order: each index would say its
-		// drive changed, when only the list's order did.
-		return []error{fmt.Errorf("parsing -drives: the drives of the interrupted run in %s, in another order: give them in the order the run measured them, -drives=%s (a scaling cell of N drives is measured on the first N)",
-			dir, strings.Join(was, ","))}
-	}
+// editedRefusals refuses a recording whose files were edited since they
+// were recorded: a resume would keep them as measured. A file that is
+// gone is said: what needs it is measured or read again (a cell whose
+// recording is missing, a verify pass that does not read).
+func editedRefusals(s *Suite, dir string, prior record.Run) []error {
+	changed, err := record.Check(dir, prior)
 	var errs []error
-	for i, d := range drives {
-		p := prior.Drives[i]
-		var changed []string
-		if d.Path != p.Path {
-			changed = append(changed, fmt.Sprintf("path %s, was %s", d.Path, p.Path))
+	if err != nil {
+		errs = append(errs, fmt.Errorf("parsing -resume: %w", err))
+	}
+	for _, c := range changed {
+		if c.Missing {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %s: what needs it is measured again", dir, c))
+			continue
 		}
-		if d.Serial != p.Serial {
-			changed = append(changed, fmt.Sprintf("serial %q, was %q", d.Serial, p.Serial))
-		}
-		if d.Model != p.Model {
-			changed = append(changed, fmt.Sprintf("model %q, was %q", d.Model, p.Model))
-		}
-		if d.Firmware != p.Firmware {
-			// A reset activates a firmware committed to a slot: the kept
-			// cells would be another firmware's figures.
-			changed = append(changed, fmt.Sprintf("firmware %q, was %q", d.Firmware, p.Firmware))
-		}
-		if d.Size != p.Bytes {
-			changed = append(changed, fmt.Sprintf("size %s bytes, was %s", report.Thousands(float64(d.Size)), report.Thousands(float64(p.Bytes))))
-		}
-		if d.Capacity != p.Capacity && p.Capacity != "" {
-			changed = append(changed, fmt.Sprintf("judged as %s, was %s (-capacity)", d.Capacity, p.Capacity))
-		}
-		if i < len(prior.LBASizes) && prior.LBASizes[i] != d.LogicalBlockSize {
-			// A format to another LBA format erased the drive's fill, and
-			// its figures are another format's.
-			changed = append(changed, fmt.Sprintf("logical block size %d bytes, was %d (formatted since)", d.LogicalBlockSize, prior.LBASizes[i]))
-		}
-		if i < len(prior.Devices) && prior.Devices[i] != devNumber(d) {
-			changed = append(changed, fmt.Sprintf("device number %s, was %s", orNone(devNumber(d)), orNone(prior.Devices[i])))
-		}
-		if len(changed) > 0 {
-			errs = append(errs, fmt.Errorf("parsing -drives: drive %d (%s) is not the drive the interrupted run in %s measured: %s; %s",
-				i+1, d.Path, dir, strings.Join(changed, "; "), fix))
-		}
+		errs = append(errs, fmt.Errorf("parsing -resume: %s in %s: a resume keeps the recording as measured; restore the file, judge the recording as it is with -replay=%s (it says what was edited), or start a new run with a new -record directory (without -resume)",
+			c, dir, dir))
 	}
 	return errs
 }
 
-func devNumber(d plan.Drive) string {
-	if !d.Block {
-		return ""
-	}
-	return fmt.Sprintf("%d:%d", d.Major, d.Minor)
-}
+func devNumber(d plan.Drive) string { return match.DevNumber(d) }
 
 func runtimeFlag(d time.Duration) string {
 	if d <= 0 {
@@ -212,13 +162,6 @@ func orSpec(rt string) string {
 		return "the spec's runtimes (no -runtime)"
 	}
 	return "-runtime=" + rt
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none (a regular file)"
-	}
-	return s
 }
 
 func short(sum string) string {
@@ -400,8 +343,28 @@ func (z *resumeState) info(s *Suite) record.Run {
 			delete(info.Shared, t)
 		}
 	}
+	// The files of a recording no longer listed are not vouched for.
+	info.Files = maps.Clone(z.prior.Files)
+	for _, t := range z.prior.Tests {
+		if !slices.Contains(info.Tests, t) {
+			for _, ext := range record.Exts {
+				delete(info.Files, t+ext)
+			}
+		}
+	}
+	// The drives as they are now: their paths, device numbers and boot.
+	info.Finished = ""
+	info.Drives = s.Report.Drives
+	info.Identities = match.Identities(s.Drives)
+	info.BootID = match.BootID()
+	info.Devices = make([]string, len(s.Drives))
+	info.LBASizes = make([]int, len(s.Drives))
+	for i, d := range s.Drives {
+		info.Devices[i] = devNumber(d)
+		info.LBASizes[i] = d.LogicalBlockSize
+	}
 	res := report.Resumption{At: time.Now().UTC().Format(time.RFC3339), Redone: z.redone,
-		EstimatedSeconds: s.Plan.Total.Seconds(), FreshSeconds: z.fresh.Seconds()}
+		EstimatedSeconds: s.Plan.Total.Seconds(), FreshSeconds: z.fresh.Seconds(), Drives: z.mapping}
 	for _, t := range info.Tests {
 		if z.kept[t] {
 			res.Kept = append(res.Kept, t)
@@ -421,6 +384,9 @@ func (z *resumeState) print(w io.Writer, s *Suite) {
 		return
 	}
 	fmt.Fprintf(w, "\nresume of %s (%d earlier resumptions):\n", z.dir, len(z.prior.Resumptions))
+	for _, l := range z.mapping {
+		fmt.Fprintf(w, "  drive   %s\n", l)
+	}
 	kept := 0
 	for _, c := range s.allCells() {
 		if z.kept[c.Test] {
@@ -474,6 +440,10 @@ func (z *resumeState) line(s *Suite) string {
 	if z == nil {
 		return ""
 	}
-	return fmt.Sprintf("resuming the run recorded in %s: %d cells kept from the recording and judged again, %d to measure, %d steps (about %s, against %s from the start)",
+	line := fmt.Sprintf("resuming the run recorded in %s: %d cells kept from the recording and judged again, %d to measure, %d steps (about %s, against %s from the start)",
 		z.dir, len(z.kept), len(z.redone), len(s.Plan.Steps), s.Plan.Total.Round(time.Second), z.fresh.Round(time.Second))
+	if len(z.mapping) > 0 {
+		line += "\ndrivequal: drives matched by identity: " + strings.Join(z.mapping, "; ")
+	}
+	return line
 }

@@ -132,19 +132,21 @@ func TestResumeRefusals(t *testing.T) {
 	t.Run("drive changed", func(t *testing.T) {
 		c := *cfg
 		c.Drives = []string{drives[1], drives[0]}
-		_, errs := resumeSetup(t, &c)
-		require.Len(t, errs, 1, "the same drives in another order: one refusal, giving the order: %s", errText(errs))
-		assert.Equal(t, "parsing -drives: the drives of the interrupted run in "+cfg.Record+", in another order: give them in the order the run measured them, -drives="+
-			drives[0]+","+drives[1]+" (a scaling cell of N drives is measured on the first N)", errs[0].Error())
+		s, errs := resumeSetup(t, &c)
+		require.Empty(t, errs, "the same drives in another order resume, matched by identity: %s", errText(errs))
+		require.Len(t, s.Drives, 2)
+		assert.Equal(t, []string{drives[0], drives[1]}, []string{s.Drives[0].Path, s.Drives[1].Path}, "put in the recorded order")
+		assert.Equal(t, []string{"drive 1 is " + drives[0] + ", as recorded", "drive 2 is " + drives[1] + ", as recorded"}, s.resume.mapping)
 		other := sparseDrives(t, 1, 64<<20)[0]
 		c.Drives = []string{drives[0], other}
 		_, errs = resumeSetup(t, &c)
-		require.Len(t, errs, 1, errText(errs))
-		assert.Contains(t, errs[0].Error(), "parsing -drives: drive 2 ("+other+") is not the drive the interrupted run in "+cfg.Record+" measured: path "+other+", was "+drives[1]+"; ")
+		require.Len(t, errs, 2, errText(errs))
+		assert.Regexp(t, `^parsing -drives: `+other+` is none of the drives of the interrupted run in `+cfg.Record+`: it is file \(inode [0-9]+ on device [0-9]+:[0-9]+\), 67108864 bytes; `, errs[0].Error())
+		assert.Contains(t, errs[1].Error(), "parsing -drives: the interrupted run in "+cfg.Record+" measured 2 drives and these are not given: drive 2, recorded at "+drives[1]+": file (inode ")
 		c.Drives = drives[:1]
 		_, errs = resumeSetup(t, &c)
 		require.Len(t, errs, 1, errText(errs))
-		assert.Contains(t, errs[0].Error(), "parsing -drives: 1 drives given, the interrupted run in "+cfg.Record+" had 2 (not given: "+drives[1]+"): give the same -drives in the same order, -drives="+drives[0]+","+drives[1]+"; ")
+		assert.Contains(t, errs[0].Error(), "these are not given: drive 2, recorded at "+drives[1])
 	})
 	t.Run("size, device, fio, host", func(t *testing.T) {
 		c := *cfg
@@ -155,7 +157,7 @@ func TestResumeRefusals(t *testing.T) {
 			r.Drives[0].Serial = "S1"
 			r.Drives[0].Firmware = "8CV10102"
 			r.Devices[1] = "259:3"
-			r.LBASizes[1] = 512
+			r.Identities[1].LBASize = 512
 			r.FioVersion = "fio-2.21"
 			r.Host.Hostname, r.Host.MachineID = "elsewhere", ""
 		})
@@ -176,7 +178,8 @@ func TestResumeRefusals(t *testing.T) {
 		editRunJSON(t, &c, func(r *record.Run) { r.Drives[1].Capacity = "128MiB" })
 		_, errs = resumeSetup(t, &c)
 		require.Len(t, errs, 1, errText(errs))
-		assert.Contains(t, errs[0].Error(), "parsing -drives: drive 2 ("+drives[1]+") is not the drive the interrupted run in "+c.Record+" measured: judged as 64MiB, was 128MiB (-capacity); ")
+		assert.Contains(t, errs[0].Error(), "parsing -drives: "+drives[1]+" is drive 2 of the interrupted run in "+c.Record+" (file (inode ")
+		assert.Contains(t, errs[0].Error(), "recorded at "+drives[1]+"), but changed since: judged as 64MiB, was 128MiB (-capacity); ")
 	})
 	t.Run("without drives", func(t *testing.T) {
 		f := cmdline.Flags{Spec: "solidigm-d7-ps1010", Precondition: plan.Full, Resume: true, Report: t.TempDir(), Set: map[string]bool{"resume": true}}
@@ -192,7 +195,7 @@ func TestResumeRefusals(t *testing.T) {
 		assert.Equal(t, "parsing -resume: "+c.Record+"/run.json does not exist: there is no recorded run to resume in "+c.Record+
 			"; give the -record directory of the interrupted run, or drop -resume to start a new run", errs[0].Error())
 		require.NoError(t, os.MkdirAll(c.Record, 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(c.Record, "run.json"), []byte(`{"format": 2, "mode": "replay", "spec": "x"}`), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(c.Record, "run.json"), []byte(`{"format": 3, "mode": "replay", "spec": "x"}`), 0o644))
 		_, errs = resumeSetup(t, &c)
 		require.Len(t, errs, 1)
 		assert.Contains(t, errs[0].Error(), `run.json is not a drivequal recording of a live run (mode "replay", not "record")`)

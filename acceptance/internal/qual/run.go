@@ -99,8 +99,12 @@ func (r *Run) PrintPlan(w io.Writer) {
 func (r *Run) Estimate() Estimate { return r.Members[0].Suite.Estimate() }
 
 // ResumeLine says, for the terminal, what a resumed run keeps and what
-// it has left; "" for a run that is not resumed.
+// it has left, or that a new run replaces the recording in its -record
+// directory; "" otherwise.
 func (r *Run) ResumeLine() string {
 	s := r.Members[0].Suite
+	if s.resume == nil {
+		return s.replacing
+	}
 	return s.resume.line(s)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -63,6 +64,10 @@ type builder struct {
 	online []int
 	// modelChecks says, by drive path, how its model was checked.
 	modelChecks map[string]string
+	// matched is how a resumed run's drives were matched to the recorded
+	// ones (see matchResume); nil before, and for a run not resumed.
+	matched   *match.Match
+	matchErrs []error
 }
 
 func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []error) {
@@ -111,6 +116,9 @@ func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []e
 		errs = append(errs, b.drives(ctx)...)
 		if cfg.Resume && len(errs) == 0 {
 			errs = append(errs, b.loadResume()...)
+		}
+		if !cfg.Resume {
+			errs = append(errs, b.checkRecord()...)
 		}
 	} else {
 		s.useSpec(spec, cfg.SpecGiven)
@@ -195,6 +203,10 @@ func (b *builder) drives(ctx context.Context) []error {
 		checks, anyway, merrs := checkModels(s.Spec, b.infos, cfg.AnyModel)
 		b.modelChecks, s.Report.AnyModel = checks, anyway
 		errs = append(errs, merrs...)
+	}
+	if cfg.Resume && len(errs) == 0 {
+		// In the recorded order before anything is read or held by index.
+		b.matchResume()
 	}
 	opt := device.Options{Destructive: cfg.Destructive || cfg.DryRun, WipeSignatures: cfg.WipeSignatures}
 	for _, r := range b.sys.Check(b.infos, opt) {
@@ -290,6 +302,9 @@ func (b *builder) replay() []error {
 	}
 	s.reader.Info = info
 	s.recorded = info
+	if info.Mode == "record" && !info.Reconstructed {
+		s.checkFiles(cfg.Replay, info)
+	}
 	// A replay judges what was recorded: its preconditioning decides.
 	s.Precondition = info.Precondition
 	r := s.Report

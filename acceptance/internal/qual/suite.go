@@ -13,6 +13,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -53,7 +54,10 @@ type Suite struct {
 	recorded record.Run
 	// resume is what a resumed run (-resume) took over; nil otherwise.
 	resume *resumeState
-	out    *reporter
+	// replacing, when set, says the run replaces the recording in its
+	// -record directory.
+	replacing string
+	out       *reporter
 
 	mu     sync.Mutex
 	single map[string]float64 // "capacity/workload" → single-drive actual
@@ -144,6 +148,7 @@ func (s *Suite) runInfo() record.Run {
 		info.LBASizes[i] = d.LogicalBlockSize
 	}
 	info.Runtime = runtimeFlag(s.Cfg.Runtime)
+	info.Identities, info.BootID = match.Identities(s.Drives), match.BootID()
 	return info
 }
 

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
@@ -38,8 +39,10 @@ import (
 const PrepareFormat = fiojob.FormatJSON
 
 // Format is the version of run.json this code writes. Format 1 (no
-// "format" key) had no spec text and no list of tests.
-const Format = 2
+// "format" key) had no spec text and no list of tests; format 2 had no
+// drive identities, no boot id, no sha256 of its files and no mark of
+// its end.
+const Format = 3
 
 // Run is run.json, written at the start of a recorded run and read by a
 // replay: what the recorded outputs were measured on and how.
@@ -97,6 +100,22 @@ type Run struct {
 	LBASizes []int `json:"lba_sizes,omitempty"`
 	// Resumptions lists each -resume of the run, in order.
 	Resumptions []report.Resumption `json:"resumptions,omitempty"`
+
+	// Identities is what each drive is, whatever its path or device
+	// number: what -resume matches the given drives by (format 3).
+	Identities []device.Identity `json:"identities,omitempty"`
+	// BootID is the kernel's boot id (/proc/sys/kernel/random/boot_id)
+	// when the drives were last inspected: device numbers compare only
+	// within one boot (format 3).
+	BootID string `json:"boot_id,omitempty"`
+	// Files is the sha256 (hex) of every file the recording lists, by
+	// path relative to its directory with slashes, each added as the
+	// file lands: a replay and a resume name any file changed since
+	// (format 3).
+	Files map[string]string `json:"files,omitempty"`
+	// Finished is when the run (or its last resumption) ran to its end
+	// (RFC 3339); "" while it runs and when it was interrupted (format 3).
+	Finished string `json:"finished,omitempty"`
 }
 
 // Verify is one verify pass as recorded: where fio's output is, and the
@@ -199,7 +218,7 @@ func Base(dir, test string) string { return filepath.Join(dir, filepath.FromSlas
 // stderr and every sidecar. A stale status would make a passing rerun
 // replay as failed.
 func Forget(dir, test string) error {
-	for _, ext := range []string{OutputExt, JobExt, StderrExt, StatusExt, SteadyExt, ThermalExt, LinkExt, CPUExt, OCPExt} {
+	for _, ext := range Exts {
 		if err := os.Remove(Base(dir, test) + ext); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("removing the older recording of %s: %w", test, err)
 		}

@@ -81,6 +81,9 @@ type Run struct {
 	Steps []Step `json:"steps,omitempty"`
 	// Resumptions lists each -resume of an interrupted run, in order.
 	Resumptions []Resumption `json:"resumptions,omitempty"`
+	// Recording says, for a replay, how the recording's files compare
+	// with the sha256 its run.json lists of each.
+	Recording *RecordingCheck `json:"recording,omitempty"`
 	// Health holds every drive's health checks (nvme-cli's SMART log
 	// before and after the run), or why its health was not read.
 	Health []HealthCheck `json:"health,omitempty"`

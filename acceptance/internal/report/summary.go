@@ -95,6 +95,7 @@ func (s *summary) writeHead() {
 		fmt.Fprintf(b, "Started %s, finished %s.\n", orDash(r.Started), orDash(r.Finished))
 	}
 	b.WriteString(resumedLine(r.Resumptions))
+	b.WriteString(r.Recording.line())
 	if r.Source != "" {
 		fmt.Fprintf(b, "Spec figures: %s.\n", strings.TrimSuffix(cell(r.Source), "."))
 	}

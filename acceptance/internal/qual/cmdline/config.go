@@ -47,6 +47,9 @@ type Flags struct {
 	// AnyModel judges NVMe drives whose model matches none of the spec's
 	// models against it all the same (the report says so).
 	AnyModel bool
+	// Overwrite starts a new run in a -record directory that holds an
+	// unfinished one (refused without it).
+	Overwrite bool
 	// Set names the flags given on the command line (see Given); a replay
 	// refuses the ones that only a live run uses, and judges with the
 	// recorded spec unless -spec is among them.
@@ -61,7 +64,7 @@ func (f *Flags) Given(fs *flag.FlagSet) {
 
 // liveOnly are the flags that change how drives are measured, which a
 // replay cannot honour: it judges what was recorded.
-var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling", "resume", "any-model"}
+var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling", "resume", "any-model", "overwrite"}
 
 // Register defines the flags of DESIGN.md on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
@@ -79,6 +82,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.DryRun, "dry-run", false, "print the plan, the fio job files and the time estimate; write nothing")
 	fs.BoolVar(&f.Resume, "resume", false, "continue the interrupted run recorded in -record: keep the cells recorded whole, judge them again, and measure the rest after rebuilding the drives' state")
 	fs.BoolVar(&f.AnyModel, "any-model", false, "judge NVMe drives whose model matches none of the spec's models against it anyway (the report says so)")
+	fs.BoolVar(&f.Overwrite, "overwrite", false, "start a new run in a -record directory that holds an unfinished run (refused without it: -resume continues that run)")
 	fs.StringVar(&f.Baseline, "baseline", "", "compare every cell with the same cell of the runs recorded in `DIR[,DIR...]` (e.g. the current firmware's or another vendor's), judged as a replay; a median drop beyond the spec's [baseline] tolerance fails as regressed")
 }
 
@@ -106,6 +110,9 @@ type Config struct {
 	Resume bool
 	// AnyModel judges NVMe drives of a model the spec does not name.
 	AnyModel bool
+	// Overwrite lets a new run replace an unfinished one recorded in
+	// Record.
+	Overwrite bool
 	// SpecGiven says -spec was given: a replay then judges with it rather
 	// than with the spec recorded in run.json.
 	SpecGiven bool
@@ -311,11 +318,15 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 		DryRun:         f.DryRun,
 		Resume:         f.Resume,
 		AnyModel:       f.AnyModel,
+		Overwrite:      f.Overwrite,
 		SpecGiven:      f.Set["spec"],
 		Root:           root,
 	}
 	if strings.ContainsRune(c.Spec, filepath.Separator) || strings.HasSuffix(c.Spec, ".toml") {
 		c.Spec = resolveInput(root, c.Spec)
+	}
+	if f.Resume && f.Overwrite {
+		bad("overwrite", "given with -resume: -resume continues the run recorded in -record, -overwrite starts a new one there; give one of them")
 	}
 	if strings.TrimSpace(f.Spec) == "" {
 		bad("spec", "empty: give a built-in spec name (e.g. solidigm-d7-ps1010) or the path of a TOML file")
@@ -462,6 +473,8 @@ func replayRefusal(name string) string {
 		return "given without -drives: a replay records nothing; drop -record, or give -drives to measure"
 	case "capacity":
 		return "given without -drives: a replay judges each recorded drive as the capacity it was recorded as; drop -capacity"
+	case "overwrite":
+		return "given without -drives: a replay records nothing, so there is nothing to overwrite; drop -overwrite, or give -drives to measure"
 	case "resume":
 		return "given without -drives: -resume continues a live run on its drives; give the -drives of the interrupted run, or judge its recording with -replay=DIR"
 	case "scaling":

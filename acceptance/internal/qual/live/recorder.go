@@ -2,10 +2,13 @@ package live
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
@@ -20,6 +23,9 @@ type recorder struct {
 
 	mu   sync.Mutex
 	info record.Run
+	// saved is run.json as last written: what a failed rewrite rolls
+	// the record back to.
+	saved []byte
 }
 
 // save rewrites run.json; callers hold r.mu.
@@ -28,15 +34,29 @@ func (r *recorder) save() error {
 	if err != nil {
 		return err
 	}
-	return report.WriteFileAtomic(filepath.Join(r.dir, "run.json"), append(data, '\n'))
+	data = append(data, '\n')
+	if err := report.WriteFileAtomic(filepath.Join(r.dir, "run.json"), data); err != nil {
+		return err
+	}
+	r.saved = data
+	return nil
 }
 
-// update changes run.json's record with f and rewrites it.
+// update changes run.json's record with f and rewrites it. When the
+// rewrite fails, the record is rolled back to what run.json holds, so
+// that a later rewrite does not list what this one could not.
 func (r *recorder) update(f func(*record.Run)) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f(&r.info)
-	return r.save()
+	err := r.save()
+	if err != nil {
+		var back record.Run
+		if r.saved != nil && json.Unmarshal(r.saved, &back) == nil {
+			r.info = back
+		}
+	}
+	return err
 }
 
 // start writes run.json for a new run. The preparation records of an
@@ -54,10 +74,20 @@ func (r *recorder) start(info record.Run) error {
 	return r.update(func(i *record.Run) { *i = info })
 }
 
-// recorded adds test to run.json's tests once its output is on disk;
-// owner, when not "", is the test whose recording it shares.
+// recorded adds test to run.json's tests once its output and every
+// sidecar of it are on disk, with the sha256 of each of its files; owner,
+// when not "", is the test whose recording it shares. A file that does
+// not read leaves the test unlisted.
 func (r *recorder) recorded(test, owner string) error {
+	sums, err := record.HashFiles(r.dir, record.TestFiles(r.dir, test))
+	if err != nil {
+		return fmt.Errorf("not listing %s in run.json: %w", test, err)
+	}
 	return r.update(func(i *record.Run) {
+		if i.Files == nil {
+			i.Files = map[string]string{}
+		}
+		maps.Copy(i.Files, sums)
 		if owner != "" {
 			if i.Shared == nil {
 				i.Shared = map[string]string{}
@@ -68,6 +98,61 @@ func (r *recorder) recorded(test, owner string) error {
 			i.Tests = append(i.Tests, test)
 		}
 	})
+}
+
+// forget takes test out of run.json, with the sha256 of its files, before
+// it is measured again: its files are removed (record.Forget).
+func (r *recorder) forget(test string) error {
+	r.mu.Lock()
+	listed := slices.Contains(r.info.Tests, test) || r.info.Shared[test] != ""
+	for _, ext := range record.Exts {
+		if _, ok := r.info.Files[test+ext]; ok {
+			listed = true
+		}
+	}
+	r.mu.Unlock()
+	if !listed {
+		return nil
+	}
+	return r.update(func(i *record.Run) {
+		i.Tests = slices.DeleteFunc(i.Tests, func(t string) bool { return t == test })
+		delete(i.Shared, test)
+		for _, ext := range record.Exts {
+			delete(i.Files, test+ext)
+		}
+	})
+}
+
+// landed adds to run.json the sha256 of the files under sub (relative to
+// the recording) that it does not list yet, and with rehash those it
+// lists too (files this run wrote again), skipping the subdirectories
+// skip names; it is called once the step that wrote them has ended.
+func (r *recorder) landed(sub string, rehash bool, skip ...string) error {
+	r.mu.Lock()
+	files := r.info.Files
+	if rehash {
+		files = nil
+	}
+	rels := record.Unhashed(r.dir, sub, files, skip...)
+	r.mu.Unlock()
+	if len(rels) == 0 {
+		return nil
+	}
+	sums, err := record.HashFiles(r.dir, rels)
+	if err != nil {
+		return err
+	}
+	return r.update(func(i *record.Run) {
+		if i.Files == nil {
+			i.Files = map[string]string{}
+		}
+		maps.Copy(i.Files, sums)
+	})
+}
+
+// finished marks run.json as a run that ran to its end.
+func (r *recorder) finished(at time.Time) error {
+	return r.update(func(i *record.Run) { i.Finished = at.UTC().Format(time.RFC3339) })
 }
 
 // unmeasured lists tests in run.json as failed unmeasured because a drive

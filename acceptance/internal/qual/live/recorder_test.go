@@ -1,6 +1,7 @@
 package live
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -39,4 +40,73 @@ func TestASidecarThatFailsKeepsTheOthers(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, found, "the CPU load is kept")
 	require.Equal(t, 96, cpu.N)
+}
+
+// A cell is listed in run.json with the sha256 of each of its files; a
+// rewrite of run.json that fails rolls the listing back, so that the next
+// rewrite does not list the cell whose listing failed.
+func TestRecordedListsWithHashesAndRollsBack(t *testing.T) {
+	dir := t.TempDir()
+	const a, b = "TestSingleDrive/64MiB/4KB_Random_Read", "TestSingleDrive/64MiB/4KB_Random_Write"
+	for _, test := range []string{a, b} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(record.Base(dir, test)), 0o755))
+		require.NoError(t, os.WriteFile(record.Base(dir, test)+record.OutputExt, []byte(`{"jobs": []}`+test), 0o644))
+		require.NoError(t, os.WriteFile(record.Base(dir, test)+record.JobExt, []byte("[global]\n"), 0o644))
+	}
+	r := &recorder{dir: dir}
+	require.NoError(t, r.start(record.Run{Format: record.Format, Mode: "record"}))
+
+	// run.json cannot be replaced: its path is taken by a directory.
+	path := filepath.Join(dir, "run.json")
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.MkdirAll(filepath.Join(path, "taken"), 0o755))
+	require.Error(t, r.recorded(a, ""))
+	require.Empty(t, r.info.Tests, "the failed listing is rolled back")
+	require.Empty(t, r.info.Files)
+
+	require.NoError(t, os.RemoveAll(path))
+	require.NoError(t, r.recorded(b, ""))
+	var onDisk record.Run
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &onDisk))
+	require.Equal(t, []string{b}, onDisk.Tests, "only the cell whose listing was saved")
+	want, err := record.Hash(record.Base(dir, b) + record.OutputExt)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{b + ".json": want, b + ".fio": onDisk.Files[b+".fio"]}, onDisk.Files)
+	require.Len(t, onDisk.Files[b+".fio"], 64)
+	changed, err := record.Check(dir, onDisk)
+	require.NoError(t, err)
+	require.Empty(t, changed)
+
+	// Measured again: unlisted with its hashes first.
+	require.NoError(t, r.forget(b))
+	require.Empty(t, r.info.Tests)
+	require.Empty(t, r.info.Files)
+}
+
+// A step's files under prepare/ are listed with their sha256 once it
+// ends; files already listed are not hashed again unless rewritten on
+// purpose (the health logs at the end of a run).
+func TestLanded(t *testing.T) {
+	dir := t.TempDir()
+	r := &recorder{dir: dir}
+	require.NoError(t, r.start(record.Run{Format: record.Format, Mode: "record"}))
+	prep := filepath.Join(dir, "prepare")
+	require.NoError(t, os.MkdirAll(prep, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(prep, "002-fill.json"), []byte("fill"), 0o644))
+	require.NoError(t, r.landed("prepare", false))
+	first := r.info.Files["prepare/002-fill.json"]
+	require.NotEmpty(t, first)
+	require.NoError(t, os.WriteFile(filepath.Join(prep, "002-fill.json"), []byte("edited"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(prep, "003-verify.json"), []byte("verify"), 0o644))
+	require.NoError(t, r.landed("prepare", false))
+	require.Equal(t, first, r.info.Files["prepare/002-fill.json"], "a listed file is not hashed again")
+	require.NotEmpty(t, r.info.Files["prepare/003-verify.json"])
+	changed, err := record.Check(dir, r.info)
+	require.NoError(t, err)
+	require.Len(t, changed, 1)
+	require.Equal(t, "prepare/002-fill.json", changed[0].Path)
+	require.NoError(t, r.landed("prepare", true))
+	require.NotEqual(t, first, r.info.Files["prepare/002-fill.json"], "rehashed")
 }

@@ -11,6 +11,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -119,13 +120,26 @@ func (r *Runner) Start(info record.Run) error {
 		if err := r.rec.start(info); err != nil {
 			return err
 		}
-		return r.Monitor.keep(r.Record, false)
+		if err := r.Monitor.keep(r.Record, false); err != nil {
+			return err
+		}
+		return r.rec.landed("health", true)
 	}
 	if err := r.rec.update(func(i *record.Run) { *i = info }); err != nil {
 		return err
 	}
 	r.Monitor.resumed(r.Resume.Dir)
-	return r.Monitor.keep(r.Resume.Dir, true)
+	if err := r.Monitor.keep(r.Resume.Dir, true); err != nil {
+		return err
+	}
+	return r.rec.landed("health", false)
+}
+
+// Finish marks the recording as a run that ran to its end: a new run in
+// its directory may replace it. An interrupted run is not marked.
+func (r *Runner) Finish() error {
+	r.init()
+	return r.rec.finished(time.Now())
 }
 
 // Cell implements evidence.Evidence: it runs the plan's steps up to and
@@ -206,6 +220,13 @@ func (r *Runner) runStep(ctx context.Context, st plan.Step, logf func(string, ..
 	start := time.Now()
 	rec := report.Step{N: st.N, Kind: st.Kind.String(), Name: st.Name, EstimatedSeconds: st.Est.Seconds()}
 	skipped := r.execStep(ctx, &st, logf)
+	if st.Kind != plan.StepMeasure && st.Kind != plan.StepPurge {
+		// What the step kept under prepare/ is listed with its sha256
+		// once fio has ended.
+		if err := r.rec.landed(record.PrepareDir(r.rec.resumptions()), false); err != nil && logf != nil {
+			logf("%s: %v", r.Record, err)
+		}
+	}
 	rec.Drives = pathsOf(r.Drives, st.Drives)
 	rec.ActualSeconds = time.Since(start).Seconds()
 	rec.Skipped = skipped
@@ -357,6 +378,11 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 		}
 	}
 	for _, c := range st.Cells {
+		// Unlisted first: a kill in between leaves files run.json does
+		// not vouch for, never a listing of files that are gone.
+		if err := r.rec.forget(c.Test); err != nil {
+			return notRun(err.Error(), report.CauseBadRecording, err.Error())
+		}
 		if err := record.Forget(r.Record, c.Test); err != nil {
 			return notRun(err.Error(), report.CauseBadRecording, err.Error())
 		}
@@ -384,9 +410,12 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 		if i == 0 {
 			cpu = &m.CPU
 		}
-		if err := r.rec.sidecars(c.Test, basis, record.Thermal{Throttled: m.Thermal, CriticalWarning: m.Hot},
-			record.Link{Degraded: m.Link, Unknown: m.LinkUnknown, Shared: m.Shared}, cpu); err != nil {
-			logf("%s: %v", r.Record, err)
+		if errs := r.rec.sidecars(c.Test, basis, record.Thermal{Throttled: m.Thermal, CriticalWarning: m.Hot},
+			record.Link{Degraded: m.Link, Unknown: m.LinkUnknown, Shared: m.Shared}, cpu); errs != nil {
+			// Listed, the cell would replay or resume without the
+			// finding its sidecar holds: it is measured again instead.
+			logf("%s: %v: %s is not listed in run.json", r.Record, errors.Join(errs...), c.Test)
+			continue
 		}
 		shares := ""
 		if i > 0 {
@@ -533,6 +562,9 @@ func (r *Runner) Health(ctx context.Context) ([]evidence.DriveHealth, string) {
 	}
 	if err := r.Monitor.keep(r.Record, false); err != nil {
 		r.lines.progress(nil, "keeping nvme-cli's outputs in %s: %v", r.Record, err)
+	}
+	if err := r.rec.landed("health", true); err != nil {
+		r.lines.progress(nil, "%s: %v", r.Record, err)
 	}
 	return out, ""
 }

@@ -1,0 +1,244 @@
+// Package match matches the drives given to a resumed run to the drives
+// its recording measured, by what they are (device.Identity), not by
+// where they are.
+//
+// After a reboot NVMe namespaces register in another order and get other
+// minors and controller numbers, and a loop image is attached under
+// another number. The given drives are put in the recorded order at
+// setup, before anything reads their health or holds them, so that drive
+// i of the resumed run is recorded drive i everywhere (kept cells, drive
+// indices in run.json, prepare/ files, health/<i>.before.json). Device
+// numbers compare only within the boot that recorded them.
+package match
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+)
+
+// BootIDFile is the kernel's boot id: a new one at every boot.
+var BootIDFile = "/proc/sys/kernel/random/boot_id"
+
+// BootID is this boot's id; "" when the kernel does not say.
+func BootID() string {
+	b, err := os.ReadFile(BootIDFile)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Match is the given drives put in the recorded order: Order[i] is
+// the index among the given drives of recorded drive i.
+type Match struct {
+	Order []int
+	// Lines say, for each recorded drive, which given path it is.
+	Lines []string
+	// Warnings say what the operator should know of a matched drive.
+	Warnings []string
+}
+
+// Drives matches the given drives (in the order given, with their
+// identities) to the drives prior recorded, by identity. A given drive
+// that is none of them, a recorded drive not given, and a matched drive
+// whose model, serial, firmware, size, logical block size or capacity
+// changed are refused, each naming both identities. Device numbers are
+// compared only when boot is the boot that recorded them: a drive at a
+// recorded number that is not the recorded drive is named as such, and a
+// matched drive at another number is a warning (it was attached again).
+func Drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match, []error) {
+	var m Match
+	recorded := prior.Identities
+	key := func(i int) string {
+		if k := recorded[i].Key(); k != "" {
+			return k
+		}
+		return "path " + prior.Drives[i].Path
+	}
+	byKey := map[string]int{}
+	for i := range recorded {
+		byKey[key(i)] = i
+	}
+	m.Order = make([]int, len(recorded))
+	for i := range m.Order {
+		m.Order[i] = -1
+	}
+	var errs []error
+	sameBoot := boot != "" && boot == prior.BootID
+	for j, d := range given {
+		id := d.Identity()
+		k := id.Key()
+		if k == "" {
+			k = "path " + d.Path
+		}
+		i, ok := byKey[k]
+		switch {
+		case !ok:
+			// At a recorded path, or (in the same boot) at a recorded
+			// device number: another drive where one of the run's was.
+			at, where := -1, ""
+			for r, p := range prior.Drives {
+				switch {
+				case p.Path == d.Path:
+					at, where = r, "at "+d.Path
+				case sameBoot && r < len(prior.Devices) && prior.Devices[r] != "" && prior.Devices[r] == DevNumber(d):
+					at, where = r, fmt.Sprintf("at device number %s in this boot (recorded at %s)", prior.Devices[r], p.Path)
+				}
+			}
+			if at >= 0 {
+				errs = append(errs, fmt.Errorf("parsing -drives: %s is not the drive the interrupted run in %s measured %s: it is %s; the run measured %s there (drive %d); %s",
+					d.Path, dir, where, id, recorded[at], at+1, fix))
+			} else {
+				errs = append(errs, fmt.Errorf("parsing -drives: %s is none of the drives of the interrupted run in %s: it is %s; %s", d.Path, dir, id, fix))
+			}
+			continue
+		case m.Order[i] >= 0:
+			errs = append(errs, fmt.Errorf("parsing -drives: %s and %s are the same drive of the interrupted run in %s (%s): give each drive once", given[m.Order[i]].Path, d.Path, dir, recorded[i]))
+			continue
+		}
+		m.Order[i] = j
+		if sameBoot && i < len(prior.Devices) && prior.Devices[i] != DevNumber(d) {
+			// Within one boot a device number names one device: the
+			// drive was detached and attached again since (a loop image
+			// attached anew; an NVMe drive that dropped off its link
+			// and came back). Its identity says it is the same drive.
+			m.Warnings = append(m.Warnings, fmt.Sprintf("%s (drive %d of the interrupted run in %s) has device number %s, was %s earlier in this boot: it was detached and attached again since",
+				d.Path, i+1, dir, orNone(DevNumber(d)), orNone(prior.Devices[i])))
+		}
+		if changed := changes(d, id, prior, i); len(changed) > 0 {
+			errs = append(errs, fmt.Errorf("parsing -drives: %s is drive %d of the interrupted run in %s (%s, recorded at %s), but changed since: %s; %s",
+				d.Path, i+1, dir, recorded[i], prior.Drives[i].Path, strings.Join(changed, "; "), fix))
+		}
+	}
+	var missing []string
+	for i, j := range m.Order {
+		if j < 0 {
+			missing = append(missing, fmt.Sprintf("drive %d, recorded at %s: %s", i+1, prior.Drives[i].Path, recorded[i]))
+		}
+	}
+	if len(missing) > 0 {
+		errs = append(errs, fmt.Errorf("parsing -drives: the interrupted run in %s measured %d drives and these are not given: %s; give every drive of the run (by any path: /dev/disk/by-id links, new kernel names), in any order; %s",
+			dir, len(recorded), strings.Join(missing, "; "), fix))
+	}
+	if len(errs) > 0 {
+		return Match{}, errs
+	}
+	for i, j := range m.Order {
+		line := fmt.Sprintf("drive %d (recorded at %s) is %s", i+1, prior.Drives[i].Path, given[j].Path)
+		if given[j].Path == prior.Drives[i].Path {
+			line = fmt.Sprintf("drive %d is %s, as recorded", i+1, given[j].Path)
+		}
+		m.Lines = append(m.Lines, line)
+	}
+	return m, nil
+}
+
+// changes says what of drive d (identity id) differs from recorded
+// drive i of prior.
+func changes(d plan.Drive, id device.Identity, prior record.Run, i int) []string {
+	p, was := prior.Drives[i], prior.Identities[i]
+	var changed []string
+	if id.Kind != was.Kind {
+		changed = append(changed, fmt.Sprintf("a %s, was a %s", id.Kind, was.Kind))
+	}
+	if d.Serial != p.Serial {
+		changed = append(changed, fmt.Sprintf("serial %q, was %q", d.Serial, p.Serial))
+	}
+	if d.Model != p.Model {
+		changed = append(changed, fmt.Sprintf("model %q, was %q", d.Model, p.Model))
+	}
+	if d.Firmware != p.Firmware {
+		// A reset activates a firmware committed to a slot: the kept
+		// cells would be another firmware's figures.
+		changed = append(changed, fmt.Sprintf("firmware %q, was %q", d.Firmware, p.Firmware))
+	}
+	if d.Size != p.Bytes {
+		changed = append(changed, fmt.Sprintf("size %s bytes, was %s", report.Thousands(float64(d.Size)), report.Thousands(float64(p.Bytes))))
+	}
+	if d.Capacity != p.Capacity && p.Capacity != "" {
+		changed = append(changed, fmt.Sprintf("judged as %s, was %s (-capacity)", d.Capacity, p.Capacity))
+	}
+	if id.NSID != was.NSID {
+		changed = append(changed, fmt.Sprintf("namespace %d, was %d", id.NSID, was.NSID))
+	}
+	if was.LBASize != d.LogicalBlockSize {
+		// A format to another LBA format erased the drive's fill, and
+		// its figures are another format's.
+		changed = append(changed, fmt.Sprintf("logical block size %d bytes, was %d (formatted since)", d.LogicalBlockSize, was.LBASize))
+	}
+	if i < len(prior.Devices) && (prior.Devices[i] == "") == d.Block {
+		// A block device recorded as a regular file, or the reverse.
+		changed = append(changed, fmt.Sprintf("device number %s, was %s", orNone(DevNumber(d)), orNone(prior.Devices[i])))
+	}
+	return changed
+}
+
+// Identities is what run.json records of the drives' identity.
+func Identities(drives []plan.Drive) []device.Identity {
+	out := make([]device.Identity, len(drives))
+	for i, d := range drives {
+		out[i] = d.Identity()
+	}
+	return out
+}
+
+// Renamed rewrites the drive paths prior records (its drives, verify
+// passes and steady-state records) to the paths the drives are given
+// under now: drive i was at prior.Drives[i].Path and is drives[i] now.
+// The recorded fio targets stay: they are what fio read then.
+func Renamed(prior record.Run, drives []plan.Drive) record.Run {
+	to := map[string]string{}
+	for i, d := range prior.Drives {
+		if i < len(drives) && d.Path != drives[i].Path {
+			to[d.Path] = drives[i].Path
+		}
+	}
+	if len(to) == 0 {
+		return prior
+	}
+	rename := func(p string) string {
+		if n, ok := to[p]; ok {
+			return n
+		}
+		return p
+	}
+	prior.Drives = append([]report.Drive(nil), prior.Drives...)
+	for i := range prior.Drives {
+		prior.Drives[i].Path = rename(prior.Drives[i].Path)
+	}
+	prior.Verify = append([]record.Verify(nil), prior.Verify...)
+	for i := range prior.Verify {
+		v := &prior.Verify[i]
+		v.Drives = append([]record.VerifyDrive(nil), v.Drives...)
+		for k := range v.Drives {
+			v.Drives[k].Path = rename(v.Drives[k].Path)
+		}
+	}
+	prior.Steady = append([]report.Steady(nil), prior.Steady...)
+	for i := range prior.Steady {
+		prior.Steady[i].Drive = rename(prior.Steady[i].Drive)
+	}
+	return prior
+}
+
+// DevNumber is a block device's device number ("259:0"); "" for a
+// regular file.
+func DevNumber(d plan.Drive) string {
+	if !d.Block {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d", d.Major, d.Minor)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none (a regular file)"
+	}
+	return s
+}

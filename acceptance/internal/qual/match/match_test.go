@@ -1,0 +1,257 @@
+package match
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+)
+
+// d7 is the controller identity of a D7-PS1010 as nvme-cli prints it
+// (fixtures/nvme/id-ctrl-solidigm-sbfpf2bu153t.json: its model and
+// firmware; the serial there is masked).
+func d7(t *testing.T) nvme.Controller {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "fixtures", "nvme", "id-ctrl-solidigm-sbfpf2bu153t.json"))
+	require.NoError(t, err)
+	c, err := nvme.ParseIDCtrl(data)
+	require.NoError(t, err)
+	return c
+}
+
+// bay is 24 NVMe namespaces of D7-PS1010s as a 24-bay server shows them
+// after a boot: namespace 1 of controller nvme<ctrl[i]>, reached at
+// /dev/nvme<ctrl[i]>n1 with minor minor[i], and by its by-id link. The
+// serials and NGUIDs are invented, one per drive, in the shapes those
+// drives report (a 16-character serial, a 128-bit NGUID).
+func bay(c nvme.Controller, ctrl, minor []int) []plan.Drive {
+	var out []plan.Drive
+	for i := range ctrl {
+		serial := fmt.Sprintf("PHAX%08dXX15PGN", 4100+i)
+		info := device.Info{Path: fmt.Sprintf("/dev/nvme%dn1", ctrl[i]), Name: fmt.Sprintf("nvme%dn1", ctrl[i]),
+			Block: true, Major: 259, Minor: uint32(minor[i]), Size: 15_362_991_415_296, LogicalBlockSize: 4096,
+			Model: c.Model, Serial: serial, Firmware: c.Firmware, Controller: fmt.Sprintf("nvme%d", ctrl[i]), NSID: 1,
+			NGUID: fmt.Sprintf("5cd2e4%010x0100000000000000", 0x4a1b00+i), Subsystem: "nqn.2023-04.com.solidigm:" + serial}
+		out = append(out, plan.Drive{Info: info, Capacity: "15.36TB"})
+	}
+	return out
+}
+
+// byID is the drive as given by its /dev/disk/by-id link.
+func byID(d plan.Drive) plan.Drive {
+	d.Path = "/dev/disk/by-id/nvme-" + strings.ReplaceAll(d.Model, " ", "_") + "_" + d.Serial
+	return d
+}
+
+// recordOf is run.json's record of drives, in boot bootID.
+func recordOf(drives []plan.Drive, bootID string) record.Run {
+	r := record.Run{Format: record.Format, BootID: bootID, Identities: Identities(drives)}
+	for _, d := range drives {
+		r.Drives = append(r.Drives, report.Drive{Path: d.Path, Model: d.Model, Serial: d.Serial, Firmware: d.Firmware, Bytes: d.Size, Capacity: d.Capacity})
+		r.Devices = append(r.Devices, DevNumber(d))
+	}
+	return r
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+func errText(errs []error) string {
+	var s []string
+	for _, e := range errs {
+		s = append(s, e.Error())
+	}
+	return strings.Join(s, "\n")
+}
+
+// After a reboot the 24 namespaces came up under other controller
+// numbers and minors (they register in the order their controllers
+// answer). Given by their new kernel paths in any order, or by their
+// by-id links, each is matched to its recorded drive by NGUID, and put
+// back in the recorded order; device numbers of another boot are not
+// compared.
+func TestDrivesAfterReboot(t *testing.T) {
+	c := d7(t)
+	first := bay(c, seq(24), seq(24))
+	prior := recordOf(first, "boot-1")
+	rng := rand.New(rand.NewPCG(1, 2))
+	ctrl, minor := rng.Perm(24), rng.Perm(24)
+	second := bay(c, seq(24), seq(24))
+	for i := range second {
+		// The same drive i, now nvme<ctrl[i]> at minor[i].
+		second[i].Path, second[i].Name = fmt.Sprintf("/dev/nvme%dn1", ctrl[i]), fmt.Sprintf("nvme%dn1", ctrl[i])
+		second[i].Controller, second[i].Minor = fmt.Sprintf("nvme%d", ctrl[i]), uint32(minor[i])
+	}
+	order := rng.Perm(24)
+	given := make([]plan.Drive, 24)
+	for j, i := range order {
+		given[j] = second[i]
+	}
+	m, errs := Drives(given, prior, "boot-2", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	require.Len(t, m.Order, 24)
+	for i, j := range m.Order {
+		assert.Equal(t, first[i].Serial, given[j].Serial, "recorded drive %d", i+1)
+	}
+	assert.Empty(t, m.Warnings, "device numbers of another boot are not compared")
+	assert.Equal(t, fmt.Sprintf("drive 1 (recorded at /dev/nvme0n1) is /dev/nvme%dn1", ctrl[0]), m.Lines[0])
+
+	// By-id links, in the recorded order, as a run given them both times.
+	linked := make([]plan.Drive, 24)
+	for i := range second {
+		linked[i] = byID(second[i])
+	}
+	prior = recordOf(func() []plan.Drive {
+		out := make([]plan.Drive, 24)
+		for i := range first {
+			out[i] = byID(first[i])
+		}
+		return out
+	}(), "boot-1")
+	m, errs = Drives(linked, prior, "boot-2", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	assert.Equal(t, seq(24), m.Order)
+	assert.Equal(t, "drive 1 is "+linked[0].Path+", as recorded", m.Lines[0])
+
+	// The same boot: a drive at another number was attached again.
+	m, errs = Drives(linked, prior, "boot-1", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	assert.Len(t, m.Warnings, 24-countSame(first, second))
+}
+
+func countSame(a, b []plan.Drive) int {
+	n := 0
+	for i := range a {
+		if DevNumber(a[i]) == DevNumber(b[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+type refusalTest struct {
+	name  string
+	edit  func(given []plan.Drive) []plan.Drive
+	boot  string
+	wants []string
+}
+
+var refusalTests = []refusalTest{
+	{"another drive in a recorded bay", func(g []plan.Drive) []plan.Drive {
+		// The by-id path of bay 3 now leads to a drive of another serial.
+		g[2].NGUID, g[2].Serial = "5cd2e4ffffffffff0100000000000000", "PHAX99999999XX15PGN"
+		return g
+	}, "boot-2", []string{
+		"parsing -drives: /dev/nvme2n1 is not the drive the interrupted run in raw measured at /dev/nvme2n1: it is NVMe namespace 1 (NGUID 5cd2e4ffffffffff0100000000000000) of SOLIDIGM SBFPF2BU153T serial PHAX99999999XX15PGN, firmware 6CV10100, 15362991415296 bytes, 4096-byte blocks; the run measured NVMe namespace 1 (NGUID 5cd2e4",
+		"these are not given: drive 3, recorded at /dev/nvme2n1: NVMe namespace 1 (NGUID 5cd2e4"}},
+	{"another firmware", func(g []plan.Drive) []plan.Drive {
+		g[5].Firmware = "6CV10200"
+		return g
+	}, "boot-2", []string{`parsing -drives: /dev/nvme5n1 is drive 6 of the interrupted run in raw (NVMe namespace 1 (NGUID `, `, but changed since: firmware "6CV10200", was "6CV10100"; FIX`}},
+	{"formatted to another LBA format", func(g []plan.Drive) []plan.Drive {
+		g[0].LogicalBlockSize, g[0].Size = 512, 15_362_991_415_296
+		return g
+	}, "boot-2", []string{"logical block size 512 bytes, was 4096 (formatted since); FIX"}},
+	{"a drive missing", func(g []plan.Drive) []plan.Drive { return g[:23] }, "boot-2",
+		[]string{"parsing -drives: the interrupted run in raw measured 24 drives and these are not given: drive 24, recorded at /dev/nvme23n1: NVMe namespace 1"}},
+	{"a drive twice", func(g []plan.Drive) []plan.Drive { return append(g, byID(g[0])) }, "boot-2",
+		[]string{"parsing -drives: /dev/nvme0n1 and /dev/disk/by-id/nvme-SOLIDIGM_SBFPF2BU153T_PHAX00004100XX15PGN are the same drive of the interrupted run in raw"}},
+	{"another drive at a recorded device number in the same boot", func(g []plan.Drive) []plan.Drive {
+		g[7].Path, g[7].NGUID, g[7].Serial = "/dev/disk/by-id/nvme-other", "5cd2e4eeeeeeeeee0100000000000000", "PHAX88888888XX15PGN"
+		return g
+	}, "boot-1", []string{"parsing -drives: /dev/disk/by-id/nvme-other is not the drive the interrupted run in raw measured at device number 259:7 in this boot (recorded at /dev/nvme7n1)"}},
+}
+
+// A drive that is not the recorded one is refused, naming both
+// identities; a matched drive that changed is refused saying what.
+func TestDrivesRefused(t *testing.T) {
+	c := d7(t)
+	prior := recordOf(bay(c, seq(24), seq(24)), "boot-1")
+	for _, tt := range refusalTests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errs := Drives(tt.edit(bay(c, seq(24), seq(24))), prior, tt.boot, "raw", "FIX")
+			require.NotEmpty(t, errs)
+			for _, w := range tt.wants {
+				assert.Contains(t, errText(errs), w)
+			}
+		})
+	}
+}
+
+// Namespaces without an NGUID are told apart by what they have: an
+// EUI-64, a UUID, and else their controller's serial with the namespace
+// ID (two namespaces of one controller).
+func TestKeys(t *testing.T) {
+	ns := func(nsid int, eui, uuid string) device.Info {
+		return device.Info{Block: true, Controller: "nvme0", NSID: nsid, Serial: "S1", EUI64: eui, UUID: uuid}
+	}
+	for _, tt := range []struct {
+		info device.Info
+		want string
+	}{
+		{ns(1, "0025388b71b0a01e", ""), "eui64 0025388b71b0a01e"},
+		{ns(1, "", "4A1B0CE7-52DA-4A4D-9F44-60B1D87D5B2F"), "uuid 4a1b0ce7-52da-4a4d-9f44-60b1d87d5b2f"},
+		{ns(1, "", ""), "serial S1 namespace 1"},
+		{ns(2, "", ""), "serial S1 namespace 2"},
+		{device.Info{Block: true, Model: "loop", BackingFile: "/img/a.img", File: device.FileID{Dev: "8:1", Inode: 12}}, "loop inode 12 on device 8:1"},
+		{device.Info{Block: true, Model: "loop", BackingFile: "/img/a.img (deleted)"}, ""},
+		{device.Info{File: device.FileID{Dev: "0:45", Inode: 7}}, "file inode 7 on device 0:45"},
+		{device.Info{Block: true, Serial: "ZA1", WWID: "naa.5000c500a1b2c3d4"}, "wwid naa.5000c500a1b2c3d4"},
+	} {
+		if got := tt.info.Identity().Key(); got != tt.want {
+			t.Errorf("%+v.Identity().Key() = %q, want %q", tt.info, got, tt.want)
+		}
+	}
+}
+
+// A loop device is its backing file: a blank image attached at the
+// recorded loop number is refused, and the filled image at another
+// number is the recorded drive.
+func TestDrivesLoop(t *testing.T) {
+	loop := func(n int, img string, inode uint64) plan.Drive {
+		return plan.Drive{Info: device.Info{Path: fmt.Sprintf("/dev/loop%d", n), Block: true, Major: 7, Minor: uint32(n), Size: 64 << 20,
+			LogicalBlockSize: 512, Model: "loop", BackingFile: img, File: device.FileID{Dev: "254:0", Inode: inode}}}
+	}
+	prior := recordOf([]plan.Drive{loop(0, "/t/a.img", 100), loop(1, "/t/b.img", 101)}, "boot-1")
+	_, errs := Drives([]plan.Drive{loop(0, "/t/blank.img", 200), loop(2, "/t/b.img", 101)}, prior, "boot-2", "raw", "FIX")
+	require.Len(t, errs, 2, errText(errs))
+	assert.Equal(t, "parsing -drives: /dev/loop0 is not the drive the interrupted run in raw measured at /dev/loop0: it is loop device over /t/blank.img (inode 200 on device 254:0), 67108864 bytes, 512-byte blocks; the run measured loop device over /t/a.img (inode 100 on device 254:0), 67108864 bytes, 512-byte blocks there (drive 1); FIX", errs[0].Error())
+	m, errs := Drives([]plan.Drive{loop(3, "/t/b.img", 101), loop(2, "/t/a.img", 100)}, prior, "boot-2", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	assert.Equal(t, []int{1, 0}, m.Order)
+}
+
+// Renamed rewrites the paths the recording names its drives by to the
+// paths they are given under now, swapped ones included, and leaves the
+// fio targets as fio read them.
+func TestRenamed(t *testing.T) {
+	prior := record.Run{
+		Drives: []report.Drive{{Path: "/dev/loop0"}, {Path: "/dev/loop1"}},
+		Verify: []record.Verify{{Drives: []record.VerifyDrive{{Path: "/dev/loop0", Target: "/dev/loop0"}, {Path: "/dev/loop1", Target: "/dev/loop1"}}}},
+		Steady: []report.Steady{{Drive: "/dev/loop1"}},
+	}
+	now := []plan.Drive{{Info: device.Info{Path: "/dev/loop1"}}, {Info: device.Info{Path: "/dev/loop0"}}}
+	got := Renamed(prior, now)
+	assert.Equal(t, []string{"/dev/loop1", "/dev/loop0"}, []string{got.Drives[0].Path, got.Drives[1].Path})
+	assert.Equal(t, []record.VerifyDrive{{Path: "/dev/loop1", Target: "/dev/loop0"}, {Path: "/dev/loop0", Target: "/dev/loop1"}}, got.Verify[0].Drives)
+	assert.Equal(t, "/dev/loop0", got.Steady[0].Drive)
+	assert.Equal(t, "/dev/loop0", prior.Drives[0].Path, "the recording read is left as it was")
+	assert.True(t, slices.Equal([]string{"/dev/loop0", "/dev/loop1"}, []string{prior.Verify[0].Drives[0].Path, prior.Verify[0].Drives[1].Path}))
+}
