@@ -68,10 +68,16 @@ func init() {
 		config{name: "interrupted-rebooted", machine: func(images string) qemu.Machine { return interruptedMachine(images, true) },
 			tests: []string{"TestGuestSwappedRebootResumed"}},
 	)
-	// The OCP skip rides on the format purge's qualifying run.
+	// The OCP skip rides on the format purge's qualifying run; the
+	// identity test reads the same guest's namespaces.
 	for i := range configs {
-		if configs[i].name == "multipath-off" {
-			configs[i].tests = append(configs[i].tests, "TestGuestNoOCPLog")
+		if configs[i].name != "multipath-off" {
+			continue
+		}
+		for _, n := range []string{"TestGuestIdentity", "TestGuestNoOCPLog"} {
+			if !slices.Contains(configs[i].tests, n) {
+				configs[i].tests = append(configs[i].tests, n)
+			}
 		}
 	}
 }
@@ -544,9 +550,10 @@ func TestGuestCriticalWarningMidRun(t *testing.T) {
 // swapState is what the first boot of the swapped reboot leaves for the
 // second in the state directory (killed.json).
 type swapState struct {
-	A, B string            // the kernel paths of drives A and B in the first boot
-	Kept []string          // the cells run.json listed when the run was killed
-	Sums map[string]string // their files' sha256
+	A, B   string            // the kernel paths of drives A and B in the first boot
+	BootID string            // the first boot's, as run.json recorded it
+	Kept   []string          // the cells run.json listed when the run was killed
+	Sums   map[string]string // their files' sha256
 }
 
 func twoArgs(t *testing.T, drives string) []string {
@@ -569,7 +576,7 @@ func TestGuestSwappedReboot(t *testing.T) {
 		t.Fatalf("the run ended (exit %d) before its first cell was recorded\n%s", r.Code, r.output())
 	}
 	run, _ := recorded(rep)
-	st := swapState{A: a, B: b, Kept: run.Tests, Sums: sums(t, filepath.Join(rep, "raw"), run.Tests)}
+	st := swapState{A: a, B: b, BootID: run.BootID, Kept: run.Tests, Sums: sums(t, filepath.Join(rep, "raw"), run.Tests)}
 	if len(st.Sums) == 0 {
 		t.Fatalf("run.json lists %q but no file of it is in the recording", run.Tests)
 	}
@@ -658,7 +665,12 @@ func TestGuestSwappedRebootResumed(t *testing.T) {
 			t.Errorf("%s, recorded before the reboot, changed: sha256 %s, was %s", f, after[f], sum)
 		}
 	}
-	mustContain(t, r2.Stdout, "drivequal: QUALIFIED")
+	mustContain(t, r2.Stdout, "drivequal: QUALIFIED",
+		// The mapping, printed: drive 1 (A) is now nvme1n1, drive 2 (B) nvme0n1.
+		"drivequal: drives matched by identity: drive 1 (recorded at ", ") is "+a+"; drive 2 (recorded at ", ") is "+b)
+	if fin, ok := recorded(rep); !ok || fin.BootID == "" || fin.BootID == st.BootID || fin.Finished == "" {
+		t.Errorf("run.json: boot id %q (the first boot's %q), finished %q: want the new boot's, finished", fin.BootID, st.BootID, fin.Finished)
+	}
 }
 
 // formatPurge is TestGuestFormatPurge's live run, which TestGuestNoOCPLog
