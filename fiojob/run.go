@@ -68,6 +68,10 @@ type Runner struct {
 	// WatchStatus). Run still returns all of stdout. Watch must not block:
 	// fio waits while its stdout is being written.
 	Watch io.Writer
+	// Stderr, when not nil, also receives fio's stderr as fio writes it
+	// (a file, so that what fio said is on disk if this process is killed
+	// before fio ends). Run still returns all of stderr.
+	Stderr io.Writer
 }
 
 func (r Runner) binary() string {

@@ -25,6 +25,9 @@ func (r Runner) run(ctx context.Context, bin string, args []string, watch bool) 
 		cmd.Stdout = io.MultiWriter(&outBuf, r.Watch)
 	}
 	cmd.Stderr = &errBuf
+	if r.Stderr != nil && watch {
+		cmd.Stderr = io.MultiWriter(&errBuf, r.Stderr)
+	}
 	// Pdeathsig: fio dies with this process (with the thread that forks it;
 	// see Runner and the LockOSThread below).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -510,6 +510,9 @@ func lotFigures(b *strings.Builder, l *report.LotResult) {
 	if n := l.Normality; n != nil {
 		line(b, "lot normality", fmt.Sprintf("%s W=%s p=%s normal=%t", n.Test, num(n.W), num(n.P), n.Normal))
 	}
+	// The lower bound is what a distribution-free lot is accepted on,
+	// the upper what any lot is rejected on.
+	line(b, "lot passing share lower", num(l.PassingShareLower))
 	line(b, "lot passing share upper", num(l.PassingShareUpper))
 	line(b, "lot zero-failure n", strconv.Itoa(l.ZeroFailure))
 	if l.Need > 0 {

@@ -20,7 +20,7 @@ import (
 // read it.
 func TestLotCases(t *testing.T) {
 	l := &report.LotResult{Coverage: 0.95, Confidence: 0.95, Method: "normal", N: 6, Passing: 4, K: 3.7077, Mean: 96, SD: 23,
-		Bound: 10.7, PassLine: 90, PassingShareUpper: 0.937, ZeroFailure: 59, Verdict: report.LotRejected,
+		Bound: 10.7, PassLine: 90, PassingShareLower: 0.317, PassingShareUpper: 0.937, ZeroFailure: 59, Verdict: report.LotRejected,
 		Normality: &report.Normality{Test: "shapiro-wilk", W: 0.93, P: 0.6, Alpha: 0.05, Normal: true},
 		Figures:   []report.LotFigure{{Drive: "host-a:/dev/loop24", Value: 96.3, Test: "TestScaling/host-a/6_drives/R", Pass: true}}}
 	r := &report.Run{Spec: "Loop device", Mode: "replay", Results: []report.Result{
@@ -35,7 +35,7 @@ func TestLotCases(t *testing.T) {
 	assert.Contains(t, x, `<failure message="R: lot rejected at coverage 95 %, confidence 95 %: 4 of 6 drives pass" type="lot rejected">`)
 	for _, want := range []string{"lot verdict: rejected", "lot method: normal", "lot n: 6", "lot passing: 4", "lot k: 3.7077",
 		"lot mean: 96", "lot s: 23", "lot bound: 10.7", "lot pass line: 90", "lot normality: shapiro-wilk W=0.93 p=0.6 normal=true",
-		"lot zero-failure n: 59", "lot drive[1]: host-a:/dev/loop24 value=96.3 pass=true test=TestScaling/host-a/6_drives/R"} {
+		"lot passing share lower: 0.317", "lot passing share upper: 0.937", "lot zero-failure n: 59", "lot drive[1]: host-a:/dev/loop24 value=96.3 pass=true test=TestScaling/host-a/6_drives/R"} {
 		assert.Contains(t, x, want+"\n")
 	}
 	assert.NotContains(t, x, "model:", "a lot cell names no single drive")

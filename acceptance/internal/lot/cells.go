@@ -73,10 +73,10 @@ func passLine(r report.Result) float64 {
 // and workload results have figures of (Sources). results are every
 // judged cell of the run (in a fleet replay, of every member's run);
 // drives are its drives, which name a single-drive cell's drive;
-// precondition is the preconditioning the run's figures had (report.Run's):
-// figures measured without the spec's full preconditioning are not the
-// drives' own and count as missing.
-func Cells(results []report.Result, drives []report.Drive, rule Rule, precondition string) []Cell {
+// precondition is the preconditioning each host's figures had
+// (Preconditions): figures measured without the spec's full
+// preconditioning are not the drives' own and count as missing.
+func Cells(results []report.Result, drives []report.Drive, rule Rule, precondition Preconditions) []Cell {
 	keys, sources := Sources(results)
 	var cells []Cell
 	for _, k := range keys {
@@ -84,6 +84,13 @@ func Cells(results []report.Result, drives []report.Drive, rule Rule, preconditi
 	}
 	return cells
 }
+
+// Preconditions is the preconditioning (report.Run's Precondition: full,
+// quick or none) the figures of each host had, by a result's Host: "" for
+// a run's own cells; in a fleet replay each member's own, since members
+// recorded with different -precondition are judged together. A host not
+// in it is taken as fully preconditioned.
+type Preconditions map[string]string
 
 // Cell is a TestLot cell: its result, and its verdict in one line.
 type Cell struct {
@@ -105,7 +112,7 @@ func notTheDrives(r report.Result, precondition string) string {
 }
 
 // JudgeCell judges one capacity and workload's sources (Sources).
-func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, precondition string) Cell {
+func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, precondition Preconditions) Cell {
 	first := src[0]
 	metric := first.Metric
 	lower := specs.Metric(metric).LowerIsBetter()
@@ -116,16 +123,24 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 	var figures []float64
 	var tests, unmeasured, others []string // unmeasured: drives without a figure; others: figures not the drives'
 	missing, notOwn := 0, 0
+	var own []float64 // each figure's own cell's pass line
+	rescaled := false // some figure judged at another line, scaled to this one
 	hosts := map[string]bool{}
 	for _, r := range src {
 		hosts[r.Host] = true
 		tests = append(tests, r.Test)
-		// Every source gives the drive's own line; were they to differ,
-		// the strictest would judge them all.
-		if pl := passLine(r); (pl > line) != lower && pl != line {
-			line, res.Tolerance = pl, r.Tolerance
+		// Each figure passes at its own cell's line (a fleet host without
+		// a scaling step gives a single-drive cell, at [method]
+		// tolerance, beside other hosts' shares at [scaling] tolerance):
+		// a figure of another line is judged in the units of this one,
+		// scaled by line / its own, so that it passes here exactly when
+		// it passed there.
+		pl := passLine(r)
+		scale := 1.0
+		if pl != line && pl > 0 {
+			scale, rescaled = line/pl, true
 		}
-		why := notTheDrives(r, precondition)
+		why := notTheDrives(r, precondition[r.Host])
 		if why == "" && r.Verdict == report.Inconclusive {
 			l.Unclear = append(l.Unclear, fmt.Sprintf("%s (%s)", r.Test, cmp.Or(r.Cause, "inconclusive")))
 		}
@@ -142,7 +157,8 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 					n++
 					continue
 				}
-				figures = append(figures, d.Actual)
+				figures = append(figures, d.Actual*scale)
+				own = append(own, pl)
 				l.Figures = append(l.Figures, report.LotFigure{Drive: d.Path, Serial: d.Serial, Value: d.Actual, Test: r.Test})
 			}
 			if n > 0 {
@@ -171,7 +187,8 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 			others = append(others, fmt.Sprintf("%s (%s)", r.Test, why))
 			continue
 		}
-		figures = append(figures, r.Actual)
+		figures = append(figures, r.Actual*scale)
+		own = append(own, pl)
 		d := singleDriveOf(drives, r)
 		l.Figures = append(l.Figures, report.LotFigure{Drive: d.Path, Serial: d.Serial, Value: r.Actual, Test: r.Test})
 	}
@@ -196,7 +213,7 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 		j.Verdict, j.Undecided, j.Reason = Inconclusive, MissingDrive, reason
 	}
 	for i := range l.Figures {
-		l.Figures[i].Pass = judge.Meets(specs.Metric(metric), l.Figures[i].Value, line)
+		l.Figures[i].Pass = judge.Meets(specs.Metric(metric), l.Figures[i].Value, own[i])
 	}
 	l.Method, l.N, l.Passing, l.K, l.Mean, l.SD, l.Bound, l.PassLine = j.Method, j.N, j.Passing, j.K, j.Mean, j.SD, j.Bound, line
 	l.PassingShareLower, l.PassingShareUpper, l.ZeroFailure, l.Need, l.NeedAccepts, l.Verdict = j.Lower, j.Upper, j.ZeroFailure, j.Need, j.NeedAccepts, j.Verdict
@@ -215,7 +232,11 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 	if len(hosts) == 1 {
 		where = strings.Join(tests, ", ")
 	}
-	stats := fmt.Sprintf("n = %d (%s), mean %s", j.N, where, format(j.Mean))
+	stats := fmt.Sprintf("n = %d (%s)", j.N, where)
+	if j.N > 0 {
+		// No figure has no mean: "mean 0 IOPS" would read as measured.
+		stats += ", mean " + format(j.Mean)
+	}
 	if j.N >= 2 {
 		stats += ", s " + format(j.SD)
 	}
@@ -233,6 +254,9 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 		stats += fmt.Sprintf(", tolerance %s", pctOf(res.Tolerance))
 	}
 	stats += ")"
+	if rescaled {
+		stats += "; figures of cells judged at another line (another tolerance) are scaled to this one, each passing here as it did in its own cell"
+	}
 	head := fmt.Sprintf("%s: lot %s at coverage %s, confidence %s (%s)", res.Workload, j.Verdict, pctOf(rule.Coverage), pctOf(rule.Confidence), j.Method)
 	msg := head + ": " + j.Reason + "; " + stats
 	switch j.Verdict {
@@ -302,16 +326,21 @@ type Supply struct {
 }
 
 // WritePlan says, in the plan, what rule needs and what the run gives
-// it, per capacity (one the run gives no drive is left out).
+// it, per capacity (one the run gives no drive is left out), in the terms
+// of the rule's method alone: k(n) under normal, which has no use for a
+// zero-failure sample; under distribution-free, which has no k, how many
+// drives the zero-failure sample needs and how many failing drives each
+// capacity's sample could accept.
 func WritePlan(w io.Writer, rule Rule, supply []Supply) {
 	n0 := ZeroFailure(rule)
-	fmt.Fprintf(w, "\nlot rule ([lot] coverage %s, confidence %s): a zero-failure sample needs %d drives, all passing "+
-		"(n ≥ ln(1 − %v) / ln(%v)); ", pctOf(rule.Coverage), pctOf(rule.Confidence), n0, rule.Confidence, rule.Coverage)
-	if rule.method() == DistributionFree {
+	fmt.Fprintf(w, "\nlot rule ([lot] coverage %s, confidence %s): ", pctOf(rule.Coverage), pctOf(rule.Confidence))
+	df := rule.method() == DistributionFree
+	if df {
 		fmt.Fprintf(w, "method distribution-free, assuming no distribution: accepted when the Clopper–Pearson lower bound of the passing share reaches %s "+
-			"(%d of %d, %d of %d drives passing)\n", pctOf(rule.Coverage), n0, n0, allowing(rule, 1), allowing(rule, 1)+1)
+			"(%d of %d, %d of %d drives passing); a zero-failure sample needs %d drives, all passing (n ≥ ln(1 − %v) / ln(%v))\n",
+			pctOf(rule.Coverage), n0, n0, allowing(rule, 1), allowing(rule, 1)+1, n0, rule.Confidence, rule.Coverage)
 	} else {
-		fmt.Fprintf(w, "method normal: needs at least 3 drives (the Shapiro–Wilk check), every one passing, "+
+		fmt.Fprintf(w, "method normal, assuming normal figures: needs at least 3 drives (the Shapiro–Wilk check), every one passing, "+
 			"and accepts n drives whose mean is at least k(n) standard deviations past the pass line\n")
 	}
 	for _, c := range supply {
@@ -320,19 +349,29 @@ func WritePlan(w io.Writer, rule Rule, supply []Supply) {
 			continue
 		}
 		line := fmt.Sprintf("  %s: the run has %d drive%s for the lot (%s)", c.Capacity, n, plural(n), c.From)
-		if n >= 3 {
+		switch {
+		case df && n < n0:
+			line += fmt.Sprintf(": %d short of the %d a zero-failure sample needs, so no lot of it is accepted", n0-n, n0)
+		case df:
+			line += fmt.Sprintf(": accepted with up to %s failing", counted(failuresAllowed(n, rule), "drive"))
+		case n >= 3:
 			k, _ := K(n, rule.Coverage, rule.Confidence)
 			line += fmt.Sprintf(": k(%d) = %.3f", n, k)
-		} else {
-			line += ": too few for the normal model"
-		}
-		if n < n0 {
-			line += fmt.Sprintf("; %d short of the %d a zero-failure sample needs", n0-n, n0)
-		} else {
-			line += fmt.Sprintf("; enough for a zero-failure sample (%d)", n0)
+		default:
+			line += ": too few for the normal model (Shapiro–Wilk needs 3)"
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// failuresAllowed is the most failing drives of n the distribution-free
+// rule accepts (−1 when it accepts none, below ZeroFailure).
+func failuresAllowed(n int, rule Rule) int {
+	f := -1
+	for f+1 < n && ClopperPearsonLower(n-(f+1), n, rule.Confidence) >= rule.Coverage {
+		f++
+	}
+	return f
 }
 
 // pctOf writes a fraction as a percentage: 0.95 → "95 %".

@@ -89,7 +89,7 @@ func (j *judged) setFigures(t *testing.T, test string, want []float64) {
 // cells judges the lot by the recording's rule: the TestLot cells by test.
 func (j *judged) cells() map[string]Cell {
 	out := map[string]Cell{}
-	for _, c := range Cells(j.results, j.drives, rule95, "full") {
+	for _, c := range Cells(j.results, j.drives, rule95, Preconditions{"": "full"}) {
 		out[c.Result.Test] = c
 	}
 	return out
@@ -242,6 +242,7 @@ func TestCellsNotTheDrivesFiguresAreMissing(t *testing.T) {
 			assert.Contains(t, c.Result.Lot.Missing[0], "("+cause+")")
 			assert.Empty(t, c.Result.Lot.Unclear)
 			assert.Contains(t, c.Message, "undecided with 6 drives whose figure is not the drive's own (6 drives of "+lotRead+" ("+cause+"))")
+			assert.Contains(t, c.Message, "; n = 0 ("+lotRead+"), pass line 90 MB/s", "no figure, no mean")
 			assert.Equal(t, report.Fail, cells["TestLot/64MiB/128KB_Sequential_Write"].Result.Verdict)
 		})
 	}
@@ -257,14 +258,14 @@ func TestCellsNotPreconditionedRunIsInconclusive(t *testing.T) {
 	for _, test := range []string{lotRead, lotWrite} {
 		require.Equal(t, report.Fail, j.result(t, test).Verdict)
 	}
-	for _, c := range Cells(j.results, j.drives, rule95, "quick") {
+	for _, c := range Cells(j.results, j.drives, rule95, Preconditions{"": "quick"}) {
 		require.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
 		assert.Len(t, c.Result.Lot.Missing, 6)
 		assert.Contains(t, c.Message, "6 drives whose figure is not the drive's own")
 		assert.Contains(t, c.Message, "not preconditioned (-precondition=quick)")
 	}
 	// The same recording, preconditioned: rejected.
-	for _, c := range Cells(j.results, j.drives, rule95, "full") {
+	for _, c := range Cells(j.results, j.drives, rule95, Preconditions{"": "full"}) {
 		assert.Equal(t, report.Fail, c.Result.Verdict, c.Message)
 	}
 }
@@ -424,15 +425,27 @@ func TestDrivesAndWritePlan(t *testing.T) {
 		{Capacity: "1.92TB", Drives: 24, From: "its 24-drive scaling step"},
 	})
 	out := b.String()
-	assert.Contains(t, out, "lot rule ([lot] coverage 95 %, confidence 95 %): a zero-failure sample needs 59 drives, all passing")
-	assert.Contains(t, out, "64MiB: the run has 6 drives for the lot (its 6-drive scaling step): k(6) = 3.708; 53 short of the 59 a zero-failure sample needs")
+	assert.Contains(t, out, "lot rule ([lot] coverage 95 %, confidence 95 %): method normal, assuming normal figures: needs at least 3 drives (the Shapiro–Wilk check), every one passing")
+	assert.Contains(t, out, "64MiB: the run has 6 drives for the lot (its 6-drive scaling step): k(6) = 3.708\n")
 	assert.Contains(t, out, "32MiB: the run has 1 drive for the lot (its single-drive cells): too few for the normal model")
-	assert.Contains(t, out, "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): k(24) = 2.309; 35 short of the 59")
+	assert.Contains(t, out, "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): k(24) = 2.309\n")
 	assert.NotContains(t, out, "16MiB", "a capacity the run gives no drive is left out")
-	assert.Contains(t, out, "; method normal: needs at least 3 drives (the Shapiro–Wilk check), every one passing")
+	// The normal method never accepts by the count: a zero-failure
+	// sample is nothing it needs.
+	assert.NotContains(t, out, "zero-failure")
 	b.Reset()
-	WritePlan(&b, ruleDF, []Supply{{Capacity: "1.92TB", Drives: 24, From: "its 24-drive scaling step"}})
-	assert.Contains(t, b.String(), "; method distribution-free, assuming no distribution: accepted when the Clopper–Pearson lower bound of the passing share reaches 95 % (59 of 59, 92 of 93 drives passing)")
+	WritePlan(&b, ruleDF, []Supply{
+		{Capacity: "1.92TB", Drives: 24, From: "its 24-drive scaling step"},
+		{Capacity: "3.84TB", Drives: 102, From: "17 hosts"},
+		{Capacity: "7.68TB", Drives: 59, From: "its 59-drive scaling step"},
+	})
+	out = b.String()
+	assert.Contains(t, out, "lot rule ([lot] coverage 95 %, confidence 95 %): method distribution-free, assuming no distribution: accepted when the Clopper–Pearson lower bound of the passing share reaches 95 % (59 of 59, 92 of 93 drives passing); a zero-failure sample needs 59 drives, all passing")
+	assert.Contains(t, out, "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): 35 short of the 59 a zero-failure sample needs, so no lot of it is accepted\n")
+	assert.Contains(t, out, "3.84TB: the run has 102 drives for the lot (17 hosts): accepted with up to 1 drive failing\n")
+	assert.Contains(t, out, "7.68TB: the run has 59 drives for the lot (its 59-drive scaling step): accepted with up to 0 drives failing\n")
+	// The distribution-free method has no k.
+	assert.NotContains(t, out, "k(")
 }
 
 // fleetOf17 is the recorded 6-drive step's results copied to 17 hosts
@@ -482,7 +495,7 @@ func TestCellsFleetDistributionFree(t *testing.T) {
 		{2, report.Inconclusive, "at the observed passing share (98.04 %) "},
 	} {
 		j := fleetOf17(t, tt.slow)
-		cells := Cells(j.results, j.drives, ruleDF, "full")
+		cells := Cells(j.results, j.drives, ruleDF, Preconditions{"": "full"})
 		require.Len(t, cells, 2)
 		for _, c := range cells {
 			if !strings.HasSuffix(c.Result.Test, "Read") {
@@ -502,7 +515,44 @@ func TestCellsFleetDistributionFree(t *testing.T) {
 	// The same fleet under the normal method: one drive below the line
 	// rules its acceptance out (and its figures are not normal).
 	j := fleetOf17(t, 1)
-	for _, c := range Cells(j.results, j.drives, rule95, "full") {
+	for _, c := range Cells(j.results, j.drives, rule95, Preconditions{"": "full"}) {
 		assert.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+	}
+}
+
+// A fleet whose hosts give a capacity and workload's figures from cells
+// of different lines: host-a and host-b their 6-drive steps' shares, at a
+// [scaling] tolerance of 0.3 (line 70 MB/s) and set to 80 MB/s, host-c,
+// its scaling steps left out, its single-drive cell at [method] tolerance
+// 0.1 (line 90 MB/s). Each figure passes at its own cell's line, as its
+// cell judged it: 13 of 13 pass and the lot is not rejected (judging all
+// at the strictest line would fail the twelve shares TestScaling passed).
+func TestCellsFleetMixedLines(t *testing.T) {
+	j := load(t, "lot-fleet.json").without("32MiB")
+	j.results = slices.DeleteFunc(j.results, func(r report.Result) bool {
+		return r.Host == "host-c" && r.Kind == report.KindScaling
+	})
+	slow := []float64{80, 80.8, 79.2, 80.3, 79.7, 80.5}
+	for _, host := range []string{"host-a", "host-b"} {
+		for _, test := range []string{"TestScaling/" + host + "/6_drives/128KB_Sequential_Read", "TestScaling/" + host + "/6_drives/128KB_Sequential_Write"} {
+			j.setFigures(t, test, slow)
+		}
+	}
+	for i := range j.results {
+		if j.results[i].Kind == report.KindScaling {
+			j.results[i].Tolerance = 0.3
+		}
+	}
+	for _, c := range Cells(j.results, j.drives, ruleDF, Preconditions{}) {
+		l := c.Result.Lot
+		require.NotNil(t, l)
+		assert.Equal(t, 13, l.N, c.Message)
+		assert.Equal(t, 13, l.Passing, c.Message)
+		assert.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+		assert.Contains(t, c.Message, "59 drives (46 more, all passing) would accept it")
+		assert.Contains(t, c.Message, "scaled to this one")
+		for _, f := range l.Figures {
+			assert.True(t, f.Pass, "%s in %s", f.Drive, f.Test)
+		}
 	}
 }

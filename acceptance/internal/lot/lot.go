@@ -207,7 +207,10 @@ func Judge(figures []float64, line float64, lowerIsBetter bool, r Rule, format f
 	case j.Verdict == Accepted:
 		j.Reason = j.accepted(r, format)
 	case j.Undecided == NoFigure:
-		j.Reason = fmt.Sprintf("no figure to judge; a zero-failure sample needs %d drives", j.ZeroFailure)
+		j.Reason = "no figure to judge; the normal method needs at least 3 drives, every one passing"
+		if j.Method == DistributionFree {
+			j.Reason = fmt.Sprintf("no figure to judge; a zero-failure sample needs %d drives, all passing", j.ZeroFailure)
+		}
 	default:
 		switch j.Undecided {
 		case Failing, ShareUnclear:
@@ -293,11 +296,7 @@ func (j *Judgement) judgeNormal(figures []float64, r Rule) {
 // drives fail, that is when the lot is accepted. None below ZeroFailure
 // drives.
 func orderBound(figures []float64, lowerIsBetter bool, r Rule) (float64, bool) {
-	n := len(figures)
-	f := -1
-	for f+1 < n && ClopperPearsonLower(n-(f+1), n, r.Confidence) >= r.Coverage {
-		f++
-	}
+	f := failuresAllowed(len(figures), r)
 	if f < 0 {
 		return 0, false
 	}
@@ -403,11 +402,11 @@ func (j Judgement) inconclusive(r Rule, format func(float64) string) string {
 		switch {
 		case j.N < 3:
 			why = fmt.Sprintf("%s: too few to check the normal model (Shapiro–Wilk needs 3)", counted(j.N, "drive"))
-		case j.SD == 0:
-			why = fmt.Sprintf("all %d figures are equal: no spread to check the normal model with", j.N)
-		default:
+		case j.N > MaxShapiroWilk:
 			why = fmt.Sprintf("%d figures, more than the %d Shapiro–Wilk checks the normal model on, so the normal method does not judge them; %s",
 				j.N, MaxShapiroWilk, counts)
+		default:
+			why = fmt.Sprintf("all %d figures are equal: no spread to check the normal model with", j.N)
 		}
 	}
 	return decide + why
@@ -605,7 +604,14 @@ func kGuess(d float64, r Rule) int {
 }
 
 // meanSD is the mean and the sample standard deviation (n − 1) of xs.
+// Equal figures have their value as mean and no spread, exactly: summed,
+// their mean can differ from them by a rounding, which would give them a
+// spread of 1e-12 that Shapiro–Wilk (comparing the figures themselves)
+// does not see.
 func meanSD(xs []float64) (mean, sd float64) {
+	if lo, hi := slices.Min(xs), slices.Max(xs); lo == hi {
+		return lo, 0
+	}
 	for _, x := range xs {
 		mean += x
 	}

@@ -172,3 +172,35 @@ func TestWithMissing(t *testing.T) {
 	require.Equal(t, Accepted, j.Verdict)
 	assert.Equal(t, Inconclusive, WithMissing(j, 1, rule95, "z").Verdict)
 }
+
+// No figure at all: the message says what the spec's method needs, the
+// zero-failure sample only under distribution-free (the normal method
+// never accepts by the count).
+func TestJudgeNoFigure(t *testing.T) {
+	j := Judge(nil, 90, false, rule95, nil)
+	require.Equal(t, Inconclusive, j.Verdict)
+	assert.Equal(t, NoFigure, j.Undecided)
+	assert.Equal(t, "no figure to judge; the normal method needs at least 3 drives, every one passing", j.Reason)
+	j = Judge(nil, 90, false, ruleDF, nil)
+	require.Equal(t, Inconclusive, j.Verdict)
+	assert.Equal(t, "no figure to judge; a zero-failure sample needs 59 drives, all passing", j.Reason)
+}
+
+// Figures all equal whose mean is not exactly their value in floating
+// point (24 drives of a 24-drive step whose shares are one total's 24th,
+// as a reconstructed recording gives them): no spread, said so, not
+// mistaken for a sample too large for Shapiro–Wilk.
+func TestJudgeEqualFiguresWithRoundingNoise(t *testing.T) {
+	for _, v := range []float64{14416.666666666666, 2391666.6666666665, 4250.1, 0.1} {
+		figs := make([]float64, 24)
+		for i := range figs {
+			figs[i] = v
+		}
+		j := Judge(figs, v*0.9, false, rule95, nil)
+		assert.Equal(t, Inconclusive, j.Verdict)
+		assert.Equal(t, 0.0, j.SD, "%v", v)
+		assert.Equal(t, v, j.Mean)
+		assert.Contains(t, j.Reason, "all 24 figures are equal", "%v", v)
+		assert.NotContains(t, j.Reason, "5000")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +29,11 @@ type Runner struct {
 	// Poll is how often the sanitize log is read while a sanitize runs;
 	// 0 means 5 seconds.
 	Poll time.Duration
+	// Sent lists the controllers ("/dev/nvme0") an interrupted run sent
+	// a sanitize to whose end it did not see: their sanitize log is read
+	// first, and a sanitize still in progress is waited for rather than
+	// sending another (which the controller refuses while one runs).
+	Sent []string
 }
 
 // Run executes steps with the default Runner.
@@ -112,12 +118,36 @@ func (r Runner) step(ctx context.Context, s Step, d Discarder, logf func(string,
 		}
 		return nil
 	case SanitizeNVM:
+		if slices.Contains(r.Sent, s.Device) {
+			done, err := r.resumeSanitize(ctx, s, logf)
+			if done || err != nil {
+				return err
+			}
+		}
 		if _, err := r.NVMe.Run(ctx, s.Argv()...); err != nil {
 			return fmt.Errorf("purging %s: %w", targets, err)
 		}
 		return r.waitSanitize(ctx, s, logf)
 	}
 	return fmt.Errorf("purging %s: unknown step kind %q", targets, s.Kind)
+}
+
+// resumeSanitize reads the sanitize log of a controller an interrupted
+// run sent a sanitize to: one in progress is waited for (done is then
+// true); otherwise done is false, and the sanitize is sent.
+func (r Runner) resumeSanitize(ctx context.Context, s Step, logf func(string, ...any)) (done bool, err error) {
+	l, err := r.NVMe.SanitizeLog(ctx, s.Device)
+	if err != nil {
+		return true, fmt.Errorf("purging %s: reading the sanitize log of %s, sent a sanitize by the interrupted run: %w", strings.Join(s.Targets, ", "), s.Device, err)
+	}
+	switch l.Status {
+	case nvme.SanitizeInProgress:
+		logf("%s: the sanitize the interrupted run sent is in progress (%.1f%% done): waiting for it, not sending another", s.Device, l.Percent())
+		return true, r.waitSanitize(ctx, s, logf)
+	}
+	// Completed (or never run): the log cannot tell the interrupted
+	// run's sanitize from an older one, and a new one is accepted.
+	return false, nil
 }
 
 // waitSanitize polls the controller's sanitize log until the sanitize ends:

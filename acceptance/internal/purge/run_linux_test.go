@@ -111,3 +111,36 @@ func TestRunSanitizeFailed(t *testing.T) {
 		}
 	}
 }
+
+// A sanitize the interrupted run sent (run.json's sanitize_sent) is still
+// in progress when the run is resumed: the resume waits for it through
+// the sanitize log and sends no other, which the controller would refuse;
+// a controller not in the list is sanitized as always.
+func TestRunWaitsForAnInterruptedSanitize(t *testing.T) {
+	argvFile, dir := fakeNVMe(t)
+	final(t, dir, "nvme0", "sanitize-log-v2.3-completed.json")
+	final(t, dir, "nvme1", "sanitize-log-v2.3-completed.json")
+	targets := []device.Info{ns("nvme0n1", "nvme0", "nvme0n1"), ns("nvme1n1", "nvme1", "nvme1n1")}
+	steps, errs := Plan(targets, Sanitize, map[string]nvme.Controller{"nvme0": perNamespace, "nvme1": perNamespace})
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	var l logs
+	if err := (Runner{Poll: time.Millisecond, Sent: []string{"/dev/nvme0"}}).Run(context.Background(), steps, nil, l.logf); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	b, _ := os.ReadFile(argvFile)
+	argv := string(b)
+	if strings.Contains(argv, "sanitize /dev/nvme0 ") {
+		t.Errorf("a second sanitize was sent to nvme0 while the first was in progress:\n%s", argv)
+	}
+	if !strings.Contains(argv, "sanitize /dev/nvme1 --sanact=") {
+		t.Errorf("nvme1, not sent one before, was not sanitized:\n%s", argv)
+	}
+	joined := strings.Join(l.lines, "\n")
+	for _, w := range []string{"/dev/nvme0: the sanitize the interrupted run sent is in progress (50.0% done): waiting for it, not sending another", "/dev/nvme0: sanitize (block erase) done"} {
+		if !strings.Contains(joined, w) {
+			t.Errorf("log does not say %q:\n%s", w, joined)
+		}
+	}
+}

@@ -23,7 +23,7 @@ func (r *Run) JudgeLot() []LotCell {
 	var cells []LotCell
 	err := r.out.update(func(rep *report.Run) {
 		rep.Results = slices.DeleteFunc(rep.Results, func(r report.Result) bool { return r.Kind == report.KindLot })
-		cells = lot.Cells(rep.Results, rep.Drives, r.lotRule(), rep.Precondition)
+		cells = lot.Cells(rep.Results, rep.Drives, r.lotRule(), r.preconditions(rep))
 		var results []report.Result
 		for _, c := range cells {
 			results = append(results, c.Result)
@@ -44,6 +44,20 @@ func (r *Run) JudgeLot() []LotCell {
 		r.Warnings = append(r.Warnings, err.Error())
 	}
 	return cells
+}
+
+// preconditions is the preconditioning each host's figures had: the run's
+// own, or in a fleet replay each member's (members may be recorded with
+// different -precondition; the fleet's report names only the first's).
+func (r *Run) preconditions(rep *report.Run) lot.Preconditions {
+	if !r.Fleet {
+		return lot.Preconditions{"": rep.Precondition}
+	}
+	p := lot.Preconditions{}
+	for _, m := range r.Members {
+		p[m.Name] = m.Suite.Precondition
+	}
+	return p
 }
 
 // LotCell is a TestLot cell: its result, and its verdict in one line.

@@ -211,9 +211,10 @@ func TestLotFleet(t *testing.T) {
 	assert.Len(t, hosts, 3)
 }
 
-// The dry run says what the rule needs and what the run gives it: 59
-// drives for a zero-failure 95 %/95 % sample; the recording's 6-drive
-// step, and 24 drives of the built-in plan.
+// The dry run says what the rule needs and what the run gives it, in its
+// method's terms: k(n) under normal for the recording's 6-drive step and
+// the 24 drives of the built-in plan; under distribution-free, 59 drives
+// for a zero-failure 95 %/95 % sample, 35 more than the built-in plan's.
 func TestLotDryRun(t *testing.T) {
 	cfg := &cmdline.Config{Spec: lotSpec(t, false), SpecGiven: true, Replay: filepath.Join(moduleRoot(t), "fixtures", "lot-6-drives"),
 		Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full, DryRun: true}
@@ -222,8 +223,8 @@ func TestLotDryRun(t *testing.T) {
 	var b strings.Builder
 	s.PrintPlan(&b)
 	out := b.String()
-	assert.Contains(t, out, "lot rule ([lot] coverage 95 %, confidence 95 %): a zero-failure sample needs 59 drives, all passing")
-	assert.Contains(t, out, "64MiB: the run has 6 drives for the lot (its 6-drive scaling step): k(6) = 3.708; 53 short of the 59 a zero-failure sample needs")
+	assert.Contains(t, out, "lot rule ([lot] coverage 95 %, confidence 95 %): method normal, assuming normal figures: needs at least 3 drives")
+	assert.Contains(t, out, "64MiB: the run has 6 drives for the lot (its 6-drive scaling step): k(6) = 3.708\n")
 	assert.Contains(t, out, "32MiB: the run has 1 drive for the lot (its single-drive cells): too few for the normal model")
 
 	live, cells := builtinSuite(t, 24)
@@ -232,8 +233,12 @@ func TestLotDryRun(t *testing.T) {
 	live.Plan = live.Planner.Build(cells)
 	b.Reset()
 	only(live).PrintPlan(&b)
+	assert.Contains(t, b.String(), "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): k(24) = 2.309\n")
+	live.Spec.Lot.Method = specs.LotDistributionFree
+	b.Reset()
+	only(live).PrintPlan(&b)
 	assert.Contains(t, b.String(), "a zero-failure sample needs 59 drives")
-	assert.Contains(t, b.String(), "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): k(24) = 2.309; 35 short of the 59")
+	assert.Contains(t, b.String(), "1.92TB: the run has 24 drives for the lot (its 24-drive scaling step): 35 short of the 59 a zero-failure sample needs, so no lot of it is accepted")
 
 	// Without [lot], nothing is said.
 	live.Spec.Lot = nil
@@ -342,4 +347,49 @@ func TestLotMethodFromTheSpec(t *testing.T) {
 	assert.Equal(t, "distribution-free", c.Result.Lot.Method)
 	assert.Contains(t, c.Message, "59 drives (53 more, all passing) would accept it")
 	assert.Nil(t, c.Result.Lot.Normality, "no distribution is assumed, none checked")
+}
+
+// notPreconditioned marks the recording in dir as made with
+// -precondition=quick (run.json's precondition edited).
+func notPreconditioned(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, "run.json")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"precondition": "full"`)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), `"precondition": "full"`, `"precondition": "quick"`, 1)), 0o644))
+}
+
+// A fleet replay judges each member's figures by that member's own
+// preconditioning, not the first member's: host-a recorded fully
+// preconditioned (4 of its 6 drives pass), host-b the same recording made
+// with -precondition=quick. host-b's six figures are not its drives' own,
+// so they count as missing: 4 of 6 alone would reject, but were host-b's
+// six to pass (10 of 12) it would not, so the lot is INCONCLUSIVE, not
+// rejected on figures a quick run gave. Members the other way round:
+// host-b's six figures are judged, host-a's six are the missing ones.
+func TestLotFleetMembersOwnPreconditioning(t *testing.T) {
+	a, b := lotCopy(t, "host-a"), lotCopy(t, "host-b")
+	notPreconditioned(t, b)
+	_, run := judgeLotRun(t, lotSpec(t, true), a, b)
+	for _, w := range []string{"128KB_Sequential_Read", "128KB_Sequential_Write"} {
+		c := run.cells["TestLot/64MiB/"+w]
+		require.NotNil(t, c.Result.Lot, w)
+		require.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+		assert.Equal(t, 6, c.Result.Lot.N, "host-a's own six figures")
+		assert.Equal(t, 4, c.Result.Lot.Passing)
+		require.Len(t, c.Result.Lot.Missing, 6)
+		for _, m := range c.Result.Lot.Missing {
+			assert.Contains(t, m, "not preconditioned (-precondition=quick)")
+		}
+		for _, f := range c.Result.Lot.Figures {
+			assert.NotContains(t, f.Test, "#2", "a figure of the quick member")
+		}
+	}
+	_, run = judgeLotRun(t, lotSpec(t, true), b, a)
+	c := run.cells["TestLot/64MiB/128KB_Sequential_Read"]
+	require.NotNil(t, c.Result.Lot)
+	assert.Equal(t, report.Inconclusive, c.Result.Verdict, c.Message)
+	assert.Equal(t, 6, c.Result.Lot.N, "the fully preconditioned member's six figures are judged")
+	assert.Len(t, c.Result.Lot.Missing, 6)
 }

@@ -27,7 +27,7 @@ func TestAReadBackFioFailedListsTheCellsUnmeasured(t *testing.T) {
 		o, err := s.Run(context.Background(), c, t.Logf)
 		require.NoError(t, err)
 		require.Equal(t, report.Fail, o.Result.Verdict, c.Test)
-		require.Equal(t, report.CauseFioFailed, o.Result.Cause, c.Test)
+		require.Equal(t, report.CauseReadBack, o.Result.Cause, c.Test)
 		require.Contains(t, o.Result.Error, "failed the verify pass", c.Test)
 	}
 	require.Empty(t, exec.measured, "a drive that failed its read-back is not measured")
@@ -38,6 +38,10 @@ func TestAReadBackFioFailedListsTheCellsUnmeasured(t *testing.T) {
 	for _, c := range cells {
 		require.Contains(t, run.Unmeasured, c.Test, "run.json lists it for a replay")
 	}
+	require.Len(t, run.Failures, 1, "the read-back failure is recorded as the drive's")
+	require.Equal(t, report.CauseReadBack, run.Failures[0].Cause)
+	require.Equal(t, 0, run.Failures[0].Drive)
+	require.NotEmpty(t, run.Failures[0].At)
 }
 
 // A verify pass that runs for the cells, with TestIntegrity not selected
@@ -64,7 +68,7 @@ func TestAReadBackIsReportedWhenItRuns(t *testing.T) {
 	require.Len(t, got, 1, "the verify pass that ran for %s is reported when it ends", c.Test)
 	require.Equal(t, "TestIntegrity/fake.img", got[0].Test)
 	require.Equal(t, report.Fail, got[0].Verdict)
-	require.Equal(t, report.CauseFioFailed, got[0].Cause)
+	require.Equal(t, report.CauseReadBack, got[0].Cause, "a read-back that failed without a mismatch is named so, not as any fio failure")
 	data, err := os.ReadFile(filepath.Join(s.Cfg.Report, "results.json"))
 	require.NoError(t, err)
 	require.Contains(t, string(data), "TestIntegrity/fake.img", "results.json holds it before TestIntegrity runs")

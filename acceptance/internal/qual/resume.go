@@ -48,11 +48,14 @@ type resumeState struct {
 	verified []bool
 	// fresh is the estimate of the same cells run again from nothing.
 	fresh time.Duration
-	// broken is why each drive that returned other data than it was
-	// given is disqualified: its cells fail unmeasured again.
+	// broken is why each drive that failed in the interrupted run is
+	// disqualified (run.json's failures, a read-back that returned other
+	// data or failed with an I/O error): its cells fail unmeasured again,
+	// with causes[d] as their cause.
 	broken map[int]string
 	// mapping says, for each recorded drive, which given path it is.
 	mapping []string
+	causes  map[int]string
 }
 
 // resumeFix is the end of every refusal of -resume: how to go on.
@@ -123,7 +126,7 @@ func (b *builder) loadResume() []error {
 	if len(errs) > 0 {
 		return errs
 	}
-	s.resume = &resumeState{dir: dir, prior: match.Renamed(prior, s.Drives), kept: map[string]bool{}, broken: map[int]string{}, mapping: b.matched.Lines}
+	s.resume = &resumeState{dir: dir, prior: match.Renamed(prior, s.Drives), kept: map[string]bool{}, broken: map[int]string{}, causes: map[int]string{}, mapping: b.matched.Lines}
 	return nil
 }
 
@@ -184,11 +187,20 @@ func (b *builder) resumePlan() {
 	s := b.s
 	z := s.resume
 	z.verified = make([]bool, len(s.Drives))
+	for _, f := range z.prior.Failures {
+		// A drive's failure, recorded as it happened, is permanent: the
+		// drive stays disqualified, its remaining cells fail unmeasured
+		// naming it, and nothing more is written to it.
+		if _, ok := z.broken[f.Drive]; !ok && f.Drive >= 0 && f.Drive < len(s.Drives) {
+			z.broken[f.Drive], z.causes[f.Drive] = verdict.DisqualifiedText(f), f.Cause
+		}
+	}
 	last := verdict.LastReadBack(z.prior.Verify)
 	for i, v := range z.prior.Verify {
-		// A pass whose recording does not read, or that was interrupted,
-		// does not show the fill whole: the drive's fill state is unknown
-		// (only a mismatch disqualifies it).
+		// A pass whose recording does not read, or that was interrupted
+		// or killed, does not show the fill whole: the drive's fill state
+		// is unknown, and it is filled and read back again. A mismatch,
+		// or an I/O error reading the drive back, disqualifies it.
 		judged := verdict.ReadBack(evidence.ReadBack{Dir: z.dir, Pass: v}, s.Drives)
 		for _, r := range judged {
 			d := r.Drive
@@ -198,13 +210,14 @@ func (b *builder) resumePlan() {
 			switch r.Verdict {
 			case report.Pass:
 				// Only the drive's last read-back says what it holds: a
-				// later fill replaced the one an earlier pass read.
-				z.verified[d] = last[i][r.Path]
+				// later fill replaced the one an earlier pass read, and a
+				// purge or fill started since (written_since_read_back)
+				// erased it.
+				z.verified[d] = last[i][r.Path] && !z.prior.Written(d)
 			case report.Fail:
-				if _, ok := z.broken[d]; r.Cause == report.CauseIntegrity && !ok {
-					// The drive returned other data: disqualified, as in
-					// the interrupted run; its cells fail unmeasured.
-					z.broken[d] = fmt.Sprintf("%s failed the verify pass (%s) earlier in this run: %s", r.Path, verdict.IntegrityTest(r.Path), r.Message)
+				if _, ok := z.broken[d]; verdict.Disqualifying(r.Cause) && !ok {
+					// As in the interrupted run; its cells fail unmeasured.
+					z.broken[d], z.causes[d] = fmt.Sprintf("%s failed the verify pass (%s) earlier in this run: %s", r.Path, verdict.IntegrityTest(r.Path), r.Message), r.Cause
 				}
 			}
 		}
@@ -217,17 +230,19 @@ func (b *builder) resumePlan() {
 		all = append(all, c)
 		if why := z.incomplete(c.Test); why != "" {
 			switch {
+			case z.disqualifies(c):
 			case !slices.Contains(z.prior.Unmeasured, c.Test):
 				remaining = append(remaining, c)
 				z.redone = append(z.redone, report.Redone{Test: c.Test, Why: why})
-			case !z.disqualifies(c):
-				// Failed unmeasured because its drive's read-back failed
-				// without a mismatch: the fill and read-back run again.
+			default:
+				// Failed unmeasured because its drive's read-back did not
+				// read (a bad recording): the fill and read-back run again.
 				remaining = append(remaining, c)
-				z.redone = append(z.redone, report.Redone{Test: c.Test, Why: "not measured before: its drive's verify pass failed, and is run again first"})
+				z.redone = append(z.redone, report.Redone{Test: c.Test, Why: "not measured before: its drive's verify pass did not read back, and is run again first"})
 			}
-			// Otherwise its drive returned other data than it was given:
-			// the cell fails unmeasured again, and nothing is planned for
+			// Otherwise its drive failed (a mismatch, a read-back I/O
+			// error, a warning, a fill error): the cell fails unmeasured
+			// again, and nothing is planned for
 			// it (no purge, fill or preconditioning of a disqualified
 			// drive in the plan, its estimate or the -timeout check).
 			continue
@@ -256,8 +271,8 @@ func (b *builder) resumePlan() {
 	z.fresh = fp.Total
 }
 
-// disqualifies reports whether a drive of cell returned other data than
-// it was given in the interrupted run.
+// disqualifies reports whether a drive of cell failed in the interrupted
+// run (see broken).
 func (z *resumeState) disqualifies(c plan.Cell) bool {
 	for _, d := range c.Drives {
 		if _, ok := z.broken[d]; ok {
@@ -275,7 +290,7 @@ func (z *resumeState) prepareDir() string {
 
 // evidence is what the live runner takes over from the recording.
 func (z *resumeState) evidence() *live.Resume {
-	return &live.Resume{Dir: z.dir, Prior: z.prior, Kept: z.kept, Disqualified: z.broken}
+	return &live.Resume{Dir: z.dir, Prior: z.prior, Kept: z.kept, Disqualified: z.broken, Causes: z.causes}
 }
 
 // incomplete says why test's recording is not whole, so that it is
@@ -319,9 +334,7 @@ func (z *resumeState) incomplete(test string) string {
 // killed reports whether a recorded fio failure is fio stopped by a
 // signal from outside (the OOM killer, an operator's kill): fiojob's
 // ExitError words for a signal, not a job's errors.
-func killed(msg string) bool {
-	return strings.HasPrefix(msg, "fio killed by signal ") || strings.HasPrefix(msg, "fio exited with status 128 (stopped by a signal)")
-}
+func killed(msg string) bool { return verdict.Killed(msg) }
 
 // info is run.json of the resumed run: what the interrupted run
 // recorded (the kept cells, verify passes, steady-state records, health
@@ -409,6 +422,10 @@ func (z *resumeState) print(w io.Writer, s *Suite) {
 	}
 	var filled, refilled, unknown []string
 	for d, ok := range z.verified {
+		if why, broken := z.broken[d]; broken {
+			fmt.Fprintf(w, "  drive   %s: disqualified, nothing more is written to it: %s\n", s.Drives[d].Path, why)
+			continue
+		}
 		switch {
 		case ok && purged[d]:
 			refilled = append(refilled, s.Drives[d].Path)

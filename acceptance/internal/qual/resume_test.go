@@ -461,12 +461,13 @@ func integrityVerdicts(drives []verdict.IntegrityDrive) []string {
 	return out
 }
 
-// Each drive is judged on its last read-back, once: a resume that fills
-// and reads back again one drive of a recorded pass (its read-back failed
-// without a mismatch) still judges the pass's other drives on it, a
-// replay of the resumed run judges the re-read drive on its new pass
-// alone, and a drive whose last recorded read-back failed is filled and
-// read back again, whatever an earlier pass of it said.
+// Each drive is judged on its last read-back, once: a drive whose
+// recorded read-back failed without a mismatch (read back short, as an
+// I/O error leaves it) stays disqualified on resume, and is neither filled
+// nor read back again, while the pass's other drive is judged on it; a
+// replay of a resumed run judges a re-read drive on its new pass alone;
+// and a drive whose last recorded read-back failed stays disqualified,
+// whatever an earlier pass of it said.
 func TestResumeJudgesEachDriveOnItsLastReadBack(t *testing.T) {
 	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
 	const size = 64 << 20
@@ -490,9 +491,10 @@ func TestResumeJudgesEachDriveOnItsLastReadBack(t *testing.T) {
 		editRunJSON(t, cfg, func(r *record.Run) { r.Verify = []record.Verify{first} })
 		s, errs := resumeSetup(t, cfg)
 		require.Empty(t, errs)
-		assert.Equal(t, map[int]bool{1: true}, verifies(s), "only the drive whose read-back failed is read back again")
-		assert.Equal(t, []string{a + " pass"}, integrityVerdicts(priorReadBacks(s)),
-			"the other drive of the recorded pass is judged on it")
+		assert.Empty(t, verifies(s), "the drive whose read-back failed is not read back again")
+		assert.Contains(t, s.resume.broken[1], "failed the verify pass", "disqualified by the recorded read-back")
+		assert.Equal(t, []string{a + " pass", b + " fail"}, integrityVerdicts(priorReadBacks(s)),
+			"each drive of the recorded pass is judged on it")
 	})
 	t.Run("replay of the resumed run", func(t *testing.T) {
 		cfg := interruptedAtSetup(t, spec, drives)
@@ -512,8 +514,9 @@ func TestResumeJudgesEachDriveOnItsLastReadBack(t *testing.T) {
 		editRunJSON(t, cfg, func(r *record.Run) { r.Verify = []record.Verify{first, again} })
 		s, errs := resumeSetup(t, cfg)
 		require.Empty(t, errs)
-		assert.Equal(t, map[int]bool{1: true}, verifies(s), "the fill the last pass read back short is not known to be whole")
-		assert.Equal(t, []string{a + " pass"}, integrityVerdicts(priorReadBacks(s)))
+		assert.Empty(t, verifies(s), "the drive the last pass read back short stays disqualified")
+		assert.Equal(t, report.CauseReadBack, s.resume.causes[1])
+		assert.Equal(t, []string{a + " pass", b + " fail"}, integrityVerdicts(priorReadBacks(s)))
 	})
 }
 

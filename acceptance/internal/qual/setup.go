@@ -231,7 +231,15 @@ func (b *builder) drives(ctx context.Context) []error {
 		// A drive with a critical warning is refused before anything is
 		// written to it.
 		var herrs []error
-		monitor, herrs = live.ReadHealth(ctx, nvme.CLI{}, s.Drives, s.Spec.Health)
+		if cfg.Resume {
+			// A resumed run has written to its drives: one that raised a
+			// critical warning is disqualified (the recording holds the
+			// warning as its failure, or the run records it), not refused,
+			// and the others go on.
+			monitor, herrs = live.ReadHealthResumed(ctx, nvme.CLI{}, s.Drives, s.Spec.Health)
+		} else {
+			monitor, herrs = live.ReadHealth(ctx, nvme.CLI{}, s.Drives, s.Spec.Health)
+		}
 		errs = append(errs, herrs...)
 	}
 	if len(errs) == 0 && !cfg.DryRun {
@@ -375,6 +383,7 @@ func (b *builder) plan() {
 		b.resumePlan()
 		if b.exec != nil {
 			b.exec.PrepareDir = s.resume.prepareDir()
+			b.exec.SanitizeSent = s.resume.prior.SanitizeSent
 		}
 	}
 	if r := s.runner; r != nil {

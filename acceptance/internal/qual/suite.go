@@ -166,6 +166,9 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 		base.PerDrive, base.Err = s.baseline(cell)
 	}
 	j := verdict.Run{Spec: s.Spec, Precondition: s.Precondition, Drives: s.Drives}.Cell(ctx, cell, m, base)
+	// A drive's failure outranks what the cell says for itself (see
+	// verdict.Precede), live, replayed and resumed alike.
+	j = verdict.Precede(j, cell, s.driveFailures())
 	if j.Figure {
 		key := cell.Capacity.Name + "/" + cell.Workload.Name
 		if cell.Kind == report.KindScaling {
@@ -276,4 +279,16 @@ func (s *Suite) purgeCommands(st plan.Step) ([]purge.Step, []error) {
 		infos = append(infos, s.Drives[d].Info)
 	}
 	return purge.Plan(infos, st.Purge, s.ctrls)
+}
+
+// driveFailures is run.json's drive failures: a live run's so far, a
+// replay's as recorded.
+func (s *Suite) driveFailures() []record.DriveFailure {
+	switch {
+	case s.runner != nil:
+		return s.runner.Failures()
+	case s.reader != nil:
+		return s.reader.Info.Failures
+	}
+	return nil
 }

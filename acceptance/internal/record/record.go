@@ -116,6 +116,66 @@ type Run struct {
 	// Finished is when the run (or its last resumption) ran to its end
 	// (RFC 3339); "" while it runs and when it was interrupted (format 3).
 	Finished string `json:"finished,omitempty"`
+	// Failures lists each drive's failures in the order they happened,
+	// each written (atomically) before anything else is written to that
+	// drive: a critical warning raised mid-run, a read-back that failed
+	// (a mismatch, or fio's I/O error reading the drive back), a fill or
+	// preconditioning error. A drive with one is disqualified for the rest
+	// of the run: a replay and every resume fail its remaining cells with
+	// its first failure.
+	Failures []DriveFailure `json:"failures,omitempty"`
+	// WrittenSinceReadBack is, by drive, whether a purge, fill or
+	// sanitize reached it since its last read-back that passed: set
+	// before the step starts (a controller-wide format's or sanitize's
+	// sibling namespaces too), cleared when a verify pass reads the drive
+	// back whole. A resume does not trust an older read-back of a drive
+	// marked so: it purges and fills it again.
+	WrittenSinceReadBack []bool `json:"written_since_read_back,omitempty"`
+	// SanitizeSent lists the controllers ("/dev/nvme0") a sanitize was
+	// sent to whose end the run has not yet seen in the sanitize log:
+	// a resume waits for that sanitize through the log rather than
+	// sending another (the drive would answer "in progress").
+	SanitizeSent []string `json:"sanitize_sent,omitempty"`
+}
+
+// DriveFailure is one failure of one drive, recorded as it happened.
+type DriveFailure struct {
+	// Drive is the drive's index in Drives; Path is its path then.
+	Drive int    `json:"drive"`
+	Path  string `json:"path"`
+	// Cause is the report cause the drive's remaining cells fail with:
+	// report.CauseCriticalWarning, CauseIntegrity (a mismatch),
+	// CauseReadBack (fio's I/O error reading the fill back) or
+	// CausePreparation (a purge, fill or preconditioning error).
+	Cause string `json:"cause"`
+	// Step names what failed or when it was seen: a plan step ("3 verify:
+	// verify pass") or a cell ("after TestSingleDrive/1.92TB/...").
+	Step string `json:"step,omitempty"`
+	// Test is the cell measured while the failure arose (a critical
+	// warning read right after it), "" for one outside a cell.
+	Test    string `json:"test,omitempty"`
+	Message string `json:"message"`
+	// At is when the failure was seen, RFC 3339 in UTC.
+	At string `json:"at"`
+	// Resume is the resumption that saw it; 0 for the run itself.
+	Resume int `json:"resume,omitempty"`
+}
+
+// FailureOf is drive i's first recorded failure, the one that
+// disqualified it; ok is false for a drive without one.
+func (r Run) FailureOf(i int) (f DriveFailure, ok bool) {
+	for _, f := range r.Failures {
+		if f.Drive == i {
+			return f, true
+		}
+	}
+	return DriveFailure{}, false
+}
+
+// Written reports whether drive i is marked written since its last
+// read-back.
+func (r Run) Written(i int) bool {
+	return i < len(r.WrittenSinceReadBack) && r.WrittenSinceReadBack[i]
 }
 
 // Verify is one verify pass as recorded: where fio's output is, and the
@@ -135,6 +195,11 @@ type Verify struct {
 	// Resume is the resumption whose plan ran the pass (its steps
 	// numbered from 1 again); 0 for the run itself.
 	Resume int `json:"resume,omitempty"`
+	// Running says the pass was listed before fio started and had not
+	// ended when run.json was last written: a pass whose output is not
+	// on disk was killed mid-read, and is judged from what fio wrote to
+	// its stderr until then (a mismatch it names still fails the drive).
+	Running bool `json:"running,omitempty"`
 }
 
 // VerifyDrive is one drive of a verify pass.

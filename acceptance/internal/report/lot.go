@@ -88,11 +88,15 @@ type LotResult struct {
 	Unclear []string `json:"unclear,omitempty"`
 }
 
-// HasBound says l has a tolerance bound: some figures, and under the
-// distribution-free method enough of them (ZeroFailure); a
-// distribution-free bound is a figure, never 0.
+// HasBound says l has a tolerance bound: under the normal method at
+// least 2 figures (mean − k·s needs a standard deviation), under the
+// distribution-free method enough of them (ZeroFailure), whose bound is
+// a figure, never 0.
 func (l *LotResult) HasBound() bool {
-	return l.N > 0 && !(l.Method == "distribution-free" && l.Bound == 0)
+	if l.Method == "distribution-free" {
+		return l.N > 0 && l.Bound != 0
+	}
+	return l.N >= 2
 }
 
 // Normality is a Shapiro–Wilk test of the figures.
@@ -135,11 +139,17 @@ func (s *summary) writeLot() {
 	}
 	first := cells[0].Lot
 	b.WriteString("## Lot acceptance\n\n")
-	fmt.Fprintf(b, "Rule ([lot]): at least %s of the lot meets each cell's pass line, with %s confidence. "+
-		"Normal theory (mean − k·s, k from the noncentral t) when Shapiro–Wilk does not reject normality at p < 0.05; "+
-		"else, or when that bound falls short, distribution-free (all drives pass, and at least %d of them). "+
-		"Rejected when the Clopper–Pearson upper bound of the passing share is below the coverage.\n\n",
-		pctText(first.Coverage), pctText(first.Confidence), first.ZeroFailure)
+	fmt.Fprintf(b, "Rule ([lot]): at least %s of the lot meets each cell's pass line, with %s confidence, by the method the spec names (%s). ",
+		pctText(first.Coverage), pctText(first.Confidence), first.Method)
+	if first.Method == "distribution-free" {
+		fmt.Fprintf(b, "Distribution-free, assuming no distribution: accepted when the Clopper–Pearson lower bound of the passing share "+
+			"is at or above the coverage (every drive passing needs %d of them; more drives allow failing ones). ", first.ZeroFailure)
+	} else {
+		b.WriteString("Normal theory, assuming normal figures: accepted when every drive passes, Shapiro–Wilk does not reject normality " +
+			"at p < 0.05 and mean − k·s (k from the noncentral t) is at or above the pass line; figures found not normal leave the lot inconclusive, " +
+			"never judged by another test. ")
+	}
+	b.WriteString("Rejected when the Clopper–Pearson upper bound of the passing share is below the coverage.\n\n")
 	b.WriteString("| Capacity | Workload | Drives | Passing | Mean | s | Method | k | Bound | Pass line | Verdict |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|\n")
 	for _, res := range cells {

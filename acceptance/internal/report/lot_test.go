@@ -58,7 +58,20 @@ func TestLotGate(t *testing.T) {
 func TestLotSummary(t *testing.T) {
 	s := string(lotRun().Summary())
 	require.Contains(t, s, "## Lot acceptance")
-	assert.Contains(t, s, "at least 95 % of the lot meets each cell's pass line, with 95 % confidence")
+	assert.Contains(t, s, "at least 95 % of the lot meets each cell's pass line, with 95 % confidence, by the method the spec names (normal). "+
+		"Normal theory, assuming normal figures: accepted when every drive passes")
+	// The method is the spec's, never a fall-back on another test.
+	assert.NotContains(t, s, "or when that bound falls short, distribution-free")
+	run := lotRun()
+	for i := range run.Results {
+		if l := run.Results[i].Lot; l != nil {
+			l.Method = "distribution-free"
+		}
+	}
+	free := string(run.Summary())
+	assert.Contains(t, free, "by the method the spec names (distribution-free). Distribution-free, assuming no distribution: "+
+		"accepted when the Clopper–Pearson lower bound of the passing share is at or above the coverage (every drive passing needs 59 of them")
+	assert.NotContains(t, free, "Normal theory")
 	assert.Contains(t, s, "| 64MiB | R | 6 | 6 | 300 MB/s | 2 MB/s | normal (W 0.950, p 0.700) | 3.708 | 293 MB/s | 90 MB/s | ACCEPTED |")
 	assert.Contains(t, s, "| INCONCLUSIVE: bound below; at this mean and spread 10 drives (4 more) would accept it |")
 	assert.Contains(t, s, "| REJECTED: 4 of 6 drives pass |")
@@ -91,4 +104,20 @@ func TestLotJSON(t *testing.T) {
 		`"s": 2`, `"bound": 292.6`, `"pass_line": 90`, `"verdict": "accepted"`, `"zero_failure_n": 59`, `"test": "shapiro-wilk"`} {
 		assert.Contains(t, string(js), key)
 	}
+}
+
+// A lot of one drive has no normal bound (no standard deviation): its row
+// shows none, and the chart does not draw a bound of 0 for it.
+func TestLotSummaryOneDriveNoBound(t *testing.T) {
+	run := lotRun()
+	one := &LotResult{Coverage: 0.95, Confidence: 0.95, Method: "normal", N: 1, Passing: 1, Mean: 300, PassLine: 90,
+		PassingShareUpper: 1, ZeroFailure: 59, Verdict: LotInconclusive,
+		Figures: []LotFigure{{Drive: "/dev/loop30", Value: 300, Test: "TestSingleDrive/32MiB/R", Pass: true}}}
+	assert.False(t, one.HasBound())
+	run.Results = append(run.Results, Result{Test: "TestLot/32MiB/R", Kind: KindLot, Capacity: "32MiB", Workload: "R", Drives: 1,
+		Metric: "MBps", Spec: 100, Expected: 100, Tolerance: 0.1, Verdict: Inconclusive, Cause: CauseLotUndecided,
+		Error: "R: lot inconclusive at coverage 95 %, confidence 95 % (normal): 1 drive: too few", Lot: one})
+	assert.Contains(t, string(run.Summary()), "| 32MiB | R | 1 | 1 | 300 MB/s | 0 MB/s | normal | - | - | 90 MB/s | INCONCLUSIVE")
+	assert.True(t, lotRun().Results[1].Lot.HasBound(), "six figures have one")
+	assert.False(t, (&LotResult{Method: "distribution-free", N: 6}).HasBound(), "fewer than 59 distribution-free")
 }

@@ -264,6 +264,10 @@ const (
 	CauseCriticalWarning = "critical warning"    // the drive raised a critical warning mid-run: nothing more is written to it
 	// CauseIntegrity: the drive returned data other than what was written.
 	CauseIntegrity = "data integrity"
+	// CauseReadBack: fio failed reading the drive's fill back (an I/O
+	// error, a short read) without naming a mismatch: the drive is
+	// disqualified as for a mismatch.
+	CauseReadBack = "read-back failed"
 )
 
 // NotTheDrivesCauses are the causes of an inconclusive result whose

@@ -10,6 +10,14 @@
 # file (an image saved from an earlier run) is written back over the whole
 # image, as a drive that dropped this run's writes would. Then, like every
 # other run, it hands the job to the real fio at $CORRUPT_REAL.
+# With $CORRUPT_TRUNCATE set (bytes), the read-back instead finds
+# $CORRUPT_IMG cut to that size: the loop device over it answers every
+# read past it with an I/O error (EIO), as a drive whose media went bad
+# after the fill would, and the blocks before it read back as written.
+# With $CORRUPT_HOLD set (seconds), a read-back's fio runs to its end with
+# its stderr passed on as it writes it, and this script then prints fio's
+# stdout and waits that long before it exits (with status 0), as a long
+# read-back that has already named a mismatch would still be running.
 # With $CORRUPT_DROP_LAST set, a fill of more than one pass runs without
 # its last pass, as a drive that kept the earlier passes and dropped the
 # last pass's writes: without the last pass's sections ([... .last], which
@@ -20,7 +28,9 @@ if [ -z "${CORRUPT_REAL:-}" ] || [ "$CORRUPT_REAL" -ef "$0" ]; then
 fi
 for arg; do job=$arg; done
 if [ -n "${CORRUPT_IMG:-}" ] && [ -f "$job" ] && grep -qx 'rw=read' "$job" && grep -q '^verify_pattern=' "$job"; then
-	if [ -n "${CORRUPT_RESTORE:-}" ]; then
+	if [ -n "${CORRUPT_TRUNCATE:-}" ]; then
+		truncate -s "$CORRUPT_TRUNCATE" "$CORRUPT_IMG" || exit 99
+	elif [ -n "${CORRUPT_RESTORE:-}" ]; then
 		dd if="$CORRUPT_RESTORE" of="$CORRUPT_IMG" bs=1M conv=notrunc oflag=direct 2>/dev/null || exit 99
 	else
 		n=${CORRUPT_BYTES:-512}
@@ -42,5 +52,13 @@ if [ -n "${CORRUPT_DROP_LAST:-}" ] && [ -f "$job" ] && grep -qx 'rw=write' "$job
 		if [ "$n" -gt 0 ]; then set -- "$@" "$arg"; else set -- "$@" "$dropped"; fi
 	done
 	shift $(($# / 2))
+fi
+if [ -n "${CORRUPT_HOLD:-}" ] && [ -f "$job" ] && grep -qx 'rw=read' "$job" && grep -q '^verify_pattern=' "$job"; then
+	out=$(mktemp) || exit 99
+	"$CORRUPT_REAL" "$@" >"$out"
+	cat "$out"
+	rm -f "$out"
+	# The same process goes on (and dies with the suite, as fio would).
+	exec sleep "$CORRUPT_HOLD"
 fi
 exec "$CORRUPT_REAL" "$@"

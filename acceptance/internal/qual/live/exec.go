@@ -75,6 +75,11 @@ type Fio struct {
 	// PrepareDir, when set, is where preparation runs are kept instead of
 	// Dir/prepare (a resumed run's, beside the earlier ones).
 	PrepareDir string
+	// SanitizeSent is, in a resumed run, the controllers the interrupted
+	// run sent a sanitize to without seeing its end (run.json's
+	// sanitize_sent): the first purge waits for one still in progress
+	// through the sanitize log instead of sending another.
+	SanitizeSent []string
 }
 
 // RawPath implements Executor.
@@ -106,6 +111,15 @@ func (l *Fio) run(ctx context.Context, base string, job fiojob.Job, watch *Watch
 	if format != "" {
 		runner.Format = format
 	}
+	// fio's stderr goes to base.stderr as fio writes it: a mismatch fio
+	// names there (its verify error lines) is on disk even when the run
+	// is killed before fio ends.
+	errFile, err := os.Create(base + record.StderrExt)
+	if err != nil {
+		return nil, false, err
+	}
+	stream := &bestEffort{w: errFile}
+	runner.Stderr = stream
 	runCtx := ctx
 	var (
 		stop    atomic.Bool
@@ -138,6 +152,13 @@ func (l *Fio) run(ctx context.Context, base string, job fiojob.Job, watch *Watch
 		pw.Close()
 		<-watched
 	}
+	serr := errFile.Sync()
+	if cerr := errFile.Close(); serr == nil {
+		serr = cerr
+	}
+	if stream.err != nil {
+		serr = stream.err
+	}
 	if stop.Load() && ctx.Err() == nil {
 		// Stopped on purpose: fio's SIGINT exit is how the step ends.
 		stopped, runErr = true, nil
@@ -152,10 +173,13 @@ func (l *Fio) run(ctx context.Context, base string, job fiojob.Job, watch *Watch
 			return stdout, stopped, err
 		}
 	}
-	if len(stderr) > 0 {
-		if err := report.WriteFileAtomic(base+".stderr", stderr); err != nil {
+	if len(stderr) > 0 || serr != nil {
+		// The whole of it, whatever the stream lost.
+		if err := report.WriteFileAtomic(base+record.StderrExt, stderr); err != nil {
 			return stdout, stopped, err
 		}
+	} else if err := os.Remove(base + record.StderrExt); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return stdout, stopped, err
 	}
 	return stdout, stopped, runErr
 }
@@ -181,9 +205,12 @@ func (l *Fio) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, lo
 		if len(errs) > 0 {
 			return Prepared{}, errors.Join(errs...)
 		}
-		return Prepared{}, purge.Run(ctx, steps, l.Discarder, logf)
+		// A sanitize an interrupted run sent is waited for, once.
+		sent := l.SanitizeSent
+		l.SanitizeSent = nil
+		return Prepared{}, purge.Runner{Sent: sent}.Run(ctx, steps, l.Discarder, logf)
 	}
-	base := filepath.Join(l.prepareDir(), fmt.Sprintf("%03d-%s", st.N, Slug(st.Name)))
+	base := l.prepareBase(st)
 	job := st.Job
 	if job.LogInterval > 0 {
 		job.Targets = slices.Clone(job.Targets)
@@ -210,7 +237,19 @@ func (l *Fio) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, lo
 		if err != nil {
 			out = nil
 		}
-		return prep, errors.New(strings.TrimPrefix(verdict.FioFailure("", runErr, out), ": "))
+		failed := &TargetsFailed{Err: errors.New(strings.TrimPrefix(verdict.FioFailure("", runErr, out), ": "))}
+		if out != nil {
+			// One group a target: the drives whose jobs failed are named,
+			// and a neighbour that finished its part is not failed for them.
+			if groups := out.Groups(); len(groups) == len(job.Targets) {
+				for i, g := range groups {
+					if len(g.Errors) > 0 {
+						failed.Targets = append(failed.Targets, i)
+					}
+				}
+			}
+		}
+		return prep, failed
 	}
 	if err != nil {
 		return prep, fmt.Errorf("%s: %w", base+".json", err)
@@ -253,6 +292,17 @@ func Slug(s string) string {
 	}, s)
 }
 
+// prepareBase is the path of preparation step st's files, without an
+// extension.
+func (l *Fio) prepareBase(st plan.Step) string {
+	return filepath.Join(l.prepareDir(), fmt.Sprintf("%03d-%s", st.N, Slug(st.Name)))
+}
+
+// PreparedRaw is where a preparation step's fio output is kept: a verify
+// pass is listed in run.json before fio starts, so that a kill mid-pass
+// leaves what fio said of it (its stderr) to judge.
+func (l *Fio) PreparedRaw(st plan.Step) string { return l.prepareBase(st) + record.OutputExt }
+
 // prepareDir is where Fio keeps preparation runs: PrepareDir, else
 // Dir/prepare.
 func (l *Fio) prepareDir() string {
@@ -260,4 +310,18 @@ func (l *Fio) prepareDir() string {
 		return l.PrepareDir
 	}
 	return filepath.Join(l.Dir, "prepare")
+}
+
+// bestEffort writes to w until a write fails, and never fails itself:
+// fio must not block on a stderr its copy could not write.
+type bestEffort struct {
+	w   io.Writer
+	err error
+}
+
+func (b *bestEffort) Write(p []byte) (int, error) {
+	if b.err == nil {
+		_, b.err = b.w.Write(p)
+	}
+	return len(p), nil
 }

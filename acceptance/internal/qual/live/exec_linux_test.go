@@ -71,3 +71,60 @@ func firstLine(b []byte) string {
 	s, _, _ := strings.Cut(string(b), "\n")
 	return s
 }
+
+// fio's stderr is on disk while fio runs: a stand-in prints a verify
+// error line and waits, and the line is in <base>.stderr before it
+// exits; once it has, the file holds all of stderr, and a run that
+// printed nothing there leaves no .stderr.
+func TestStderrIsStreamedWhileFioRuns(t *testing.T) {
+	dir := t.TempDir()
+	fio := filepath.Join(dir, "fio")
+	release := filepath.Join(dir, "release")
+	const line = "verify: bad magic header 0, wanted acca at file /dev/loop0 offset 1048576, length 131072"
+	script := "#!/bin/sh\necho '" + line + "' >&2\nwhile [ ! -e '" + release + "' ]; do sleep 0.01; done\necho done >&2\necho '{}'\n"
+	if err := os.WriteFile(fio, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l := &Fio{Dir: filepath.Join(dir, "raw"), Runner: fiojob.Runner{Binary: fio}}
+	target := []fiojob.Target{{Path: filepath.Join(dir, "target"), Size: 1 << 20}}
+	st := plan.Step{N: 3, Kind: plan.StepVerify, Name: "verify pass", Job: fiojob.Fill(target, 1, 1)}
+	stderr := strings.TrimSuffix(l.PreparedRaw(st), ".json") + ".stderr"
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Prepare(context.Background(), st, nil, t.Logf, nil)
+		done <- err
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		data, _ := os.ReadFile(stderr)
+		if strings.Contains(string(data), line) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not hold fio's stderr while fio runs: %q", stderr, data)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	data, err := os.ReadFile(stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := line + "\ndone\n"; string(data) != want {
+		t.Errorf("%s = %q once fio ended, want %q", stderr, data, want)
+	}
+
+	quiet := filepath.Join(dir, "quiet")
+	if err := os.WriteFile(quiet, []byte("#!/bin/sh\necho '{}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l.Runner.Binary = quiet
+	st.N = 4
+	_, _ = l.Prepare(context.Background(), st, nil, t.Logf, nil)
+	if _, err := os.Stat(strings.TrimSuffix(l.PreparedRaw(st), ".json") + ".stderr"); !os.IsNotExist(err) {
+		t.Errorf("a fio that printed nothing on stderr leaves a .stderr: %v", err)
+	}
+}

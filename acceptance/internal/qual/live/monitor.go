@@ -32,6 +32,12 @@ type Monitor struct {
 	// raw is nvme-cli's outputs, by recording name ("0.before").
 	raw map[string][]byte
 	ocp ocpState // the OCP logs (ocp.go)
+	// peak, when set, is told each drive's new peak temperature (K) as
+	// it is read, for run.json.
+	peak func(d, kelvin int)
+	// warnedAtSetup is, in a resumed run, why each drive that had a
+	// critical warning at setup has it (see ReadHealthResumed).
+	warnedAtSetup map[int]string
 }
 
 // ReadHealth reads every drive's SMART log and controller identity before
@@ -39,6 +45,20 @@ type Monitor struct {
 // it); one nvme-cli cannot read (a loop device, a file, no nvme-cli) has
 // its health skipped, saying why.
 func ReadHealth(ctx context.Context, cli nvme.CLI, drives []plan.Drive, rules specs.Health) (*Monitor, []error) {
+	return readHealth(ctx, cli, drives, rules, false)
+}
+
+// ReadHealthResumed is ReadHealth for a resumed run: a drive with a
+// critical warning is not refused (the run has written to it already, so
+// "nothing was written" would be false); it is read as any other, and the
+// resumed run disqualifies it (the recording holds its warning as its
+// failure, or the run records it at its start), while the other drives
+// go on.
+func ReadHealthResumed(ctx context.Context, cli nvme.CLI, drives []plan.Drive, rules specs.Health) (*Monitor, []error) {
+	return readHealth(ctx, cli, drives, rules, true)
+}
+
+func readHealth(ctx context.Context, cli nvme.CLI, drives []plan.Drive, rules specs.Health, resumed bool) (*Monitor, []error) {
 	m := NewMonitor(cli, drives, rules, nil)
 	var errs []error
 	for i, d := range drives {
@@ -60,9 +80,16 @@ func ReadHealth(ctx context.Context, cli nvme.CLI, drives []plan.Drive, rules sp
 			h.Skip = fmt.Sprintf("nvme smart-log %s printed what this drivequal cannot read (%v): its health is not checked", d.Path, err)
 			continue
 		}
-		if err := health.Refuse(l); err != nil {
+		if err := health.Refuse(l); err != nil && (!resumed || l.CriticalWarning == nvme.WarnTemperature) {
+			// A drive over its temperature threshold is refused in a
+			// resume too: it is let cool, not disqualified.
 			errs = append(errs, fmt.Errorf("parsing -drives: %s: %w", d.Path, err))
 			continue
+		} else if err != nil && l.CriticalWarning&^nvme.WarnTemperature != 0 {
+			if m.warnedAtSetup == nil {
+				m.warnedAtSetup = map[int]string{}
+			}
+			m.warnedAtSetup[i] = fmt.Sprintf("critical_warning 0x%02x: %s", l.CriticalWarning, strings.Join(nvme.DecodeCriticalWarning(l.CriticalWarning), ", "))
 		}
 		h.Before, h.Last, h.MaxTempK = l, l, l.Temperature
 		m.raw[fmt.Sprintf("%d.before", i)] = out
@@ -113,8 +140,12 @@ func (m *Monitor) snapshot(ctx context.Context, drives []int) map[int]nvme.Smart
 		}
 		m.mu.Lock()
 		h := &m.health[d]
+		higher := l.Temperature > h.MaxTempK
 		h.Last, h.MaxTempK = l, max(h.MaxTempK, l.Temperature)
 		m.mu.Unlock()
+		if higher && m.peak != nil {
+			m.peak(d, l.Temperature)
+		}
 		out[d] = l
 	}
 	return out
@@ -264,6 +295,22 @@ func (m *Monitor) keep(dir string, missing bool) error {
 		}
 	}
 	return nil
+}
+
+// setupWarnings is why each drive that had a critical warning (other than
+// the temperature bit) at a resumed run's setup has it.
+func (m *Monitor) setupWarnings() map[int]string { return m.warnedAtSetup }
+
+// seedPeaks takes the peak temperatures (K) an interrupted run recorded:
+// a resumed run's peak is the higher of theirs and its own.
+func (m *Monitor) seedPeaks(maxTempK []int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.health {
+		if i < len(maxTempK) {
+			m.health[i].MaxTempK = max(m.health[i].MaxTempK, maxTempK[i])
+		}
+	}
 }
 
 // skips and maxTemps are what run.json keeps of the drives' health.

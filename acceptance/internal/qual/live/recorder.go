@@ -199,3 +199,78 @@ func (r *recorder) sidecars(test string, steady []report.Steady, thermal record.
 	}
 	return errs
 }
+
+// failed adds f to run.json's failures, unless the drive's failure of
+// the same cause is there already; called before anything else is
+// written to the drive.
+func (r *recorder) failed(f record.DriveFailure) error {
+	return r.update(func(i *record.Run) {
+		for _, g := range i.Failures {
+			if g.Drive == f.Drive && g.Cause == f.Cause {
+				return
+			}
+		}
+		i.Failures = append(i.Failures, f)
+	})
+}
+
+// failures is run.json's failures so far.
+func (r *recorder) failures() []record.DriveFailure {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.info.Failures)
+}
+
+// written marks drives (indices into n drives) written since their last
+// read-back, or with false, read back whole.
+func (r *recorder) written(drives []int, n int, mark bool) error {
+	return r.update(func(i *record.Run) {
+		for len(i.WrittenSinceReadBack) < n {
+			i.WrittenSinceReadBack = append(i.WrittenSinceReadBack, false)
+		}
+		for _, d := range drives {
+			i.WrittenSinceReadBack[d] = mark
+		}
+		if !slices.Contains(i.WrittenSinceReadBack, true) {
+			i.WrittenSinceReadBack = nil
+		}
+	})
+}
+
+// peak records drive d's highest temperature so far (K), of n drives,
+// when it is higher than the one recorded.
+func (r *recorder) peak(d, n, kelvin int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d < len(r.info.MaxTempK) && r.info.MaxTempK[d] >= kelvin {
+		return nil
+	}
+	for len(r.info.MaxTempK) < n {
+		r.info.MaxTempK = append(r.info.MaxTempK, 0)
+	}
+	r.info.MaxTempK[d] = kelvin
+	return r.save()
+}
+
+// sanitizing records that a sanitize was sent to each of devices
+// (controllers), or with false that its end was seen.
+func (r *recorder) sanitizing(devices []string, sent bool) error {
+	return r.update(func(i *record.Run) {
+		for _, dev := range devices {
+			has := slices.Contains(i.SanitizeSent, dev)
+			switch {
+			case sent && !has:
+				i.SanitizeSent = append(i.SanitizeSent, dev)
+			case !sent && has:
+				i.SanitizeSent = slices.DeleteFunc(i.SanitizeSent, func(s string) bool { return s == dev })
+			}
+		}
+	})
+}
+
+// failureOf is drive d's first recorded failure.
+func (r *recorder) failureOf(d int) (record.DriveFailure, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.info.FailureOf(d)
+}

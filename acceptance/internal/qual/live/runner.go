@@ -76,6 +76,7 @@ type Runner struct {
 	readBacks []evidence.ReadBack
 	drives    *drives
 	rec       *recorder
+	facts     *facts
 	lines     *lines
 	probe     probe
 }
@@ -86,9 +87,12 @@ type Resume struct {
 	Prior record.Run
 	// Kept says, by test, that its recording is whole and judged again.
 	Kept map[string]bool
-	// Disqualified says why each drive that returned other data than it
-	// was given in the interrupted run is not used again.
+	// Disqualified says why each drive that failed in the interrupted
+	// run (run.json's failures, or a recorded read-back that failed) is
+	// not used again; Causes is the report cause its cells fail with
+	// (report.CauseIntegrity when none is given).
 	Disqualified map[int]string
+	Causes       map[int]string
 }
 
 func (r *Runner) init() {
@@ -103,9 +107,15 @@ func (r *Runner) init() {
 		}
 		if r.Resume != nil {
 			for d, why := range r.Resume.Disqualified {
-				r.drives.breakWith(d, unusable{cause: report.CauseIntegrity, text: why}, false)
+				cause := r.Resume.Causes[d]
+				if cause == "" {
+					cause = report.CauseIntegrity
+				}
+				r.drives.breakWith(d, unusable{cause: cause, text: why}, false)
 			}
 		}
+		r.facts = &facts{rec: r.rec, drives: r.drives, list: r.Drives, lines: r.lines, ctrls: r.Ctrls, record: r.Record, resumed: r.Resume != nil}
+		r.Monitor.peak = r.facts.peak
 	})
 }
 
@@ -117,6 +127,7 @@ func (r *Runner) init() {
 func (r *Runner) Start(info record.Run) error {
 	r.init()
 	if r.Resume == nil {
+		_, info.MaxTempK = r.Monitor.skips()
 		if err := r.rec.start(info); err != nil {
 			return err
 		}
@@ -125,10 +136,17 @@ func (r *Runner) Start(info record.Run) error {
 		}
 		return r.rec.landed("health", true)
 	}
+	// The interrupted run's peak temperatures stay the peaks until a
+	// higher one is read.
+	r.Monitor.seedPeaks(info.MaxTempK)
+	_, info.MaxTempK = r.Monitor.skips()
 	if err := r.rec.update(func(i *record.Run) { *i = info }); err != nil {
 		return err
 	}
 	r.Monitor.resumed(r.Resume.Dir)
+	if err := r.facts.recordSetupWarnings(r.Monitor); err != nil {
+		return err
+	}
 	if err := r.Monitor.keep(r.Resume.Dir, true); err != nil {
 		return err
 	}
@@ -203,7 +221,7 @@ func (r *Runner) runTo(ctx context.Context, last int, logf func(string, ...any))
 // reading the drive back, the only causes it marks a drive broken with),
 // so that a replay fails them from the recorded pass.
 func (r *Runner) failUnmeasured(why unusable, cells []plan.Cell, logf func(string, ...any)) {
-	if why.cause != report.CauseIntegrity && why.cause != report.CauseFioFailed {
+	if !verdict.Disqualifying(why.cause) {
 		return
 	}
 	tests := make([]string, len(cells))
@@ -295,8 +313,15 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 	if st.Kind == plan.StepVerify {
 		return r.verifyStep(ctx, st, logf, w)
 	}
+	if st.Kind == plan.StepPurge || st.Kind == plan.StepFill {
+		// What the drive holds is no longer what its last read-back read:
+		// said before the first byte is written, so that a resume after a
+		// kill purges and fills it again.
+		r.facts.markWritten(*st)
+	}
 	ocp := r.ocp().ocpBeforeStep(ctx, *st)
 	prep, err := r.Exec.Prepare(ctx, *st, r.Drives, logf, w)
+	prepErr := err
 	if err != nil {
 		// The drives' state is unknown now: the next cell starts over.
 		r.drives.reset(st.Drives)
@@ -305,11 +330,25 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 		} else {
 			err = fmt.Errorf("preparing %s: %s failed: %w", r.lines.drivesLine(st.Drives), st.Name, err)
 		}
-		if ctx.Err() == nil {
-			r.drives.markBroken(st.Drives, report.CausePreparation, "a preparation step", err)
+		if ctx.Err() == nil && !verdict.Killed(strings.TrimPrefix(prepErr.Error(), "fio failed: ")) {
+			// A fio stopped by a signal from outside (the OOM killer) is
+			// an interruption: the step runs again on resume.
+			failed := failedDrives(st.Drives, prepErr)
+			if len(failed) < len(st.Drives) && st.Kind == plan.StepFill {
+				// fio names the drives whose jobs failed: the others
+				// finished their part, and go on filled.
+				err = fmt.Errorf("preparing %s: %s failed: %w", r.lines.drivesLine(failed), st.Name, prepErr)
+				done := *st
+				done.Drives = slices.DeleteFunc(slices.Clone(st.Drives), func(d int) bool { return slices.Contains(failed, d) })
+				r.drives.applied(done, time.Now())
+			}
+			r.facts.failDrives(failed, report.CausePreparation, *st, err)
 		}
 		logf("%v", err)
 		return err.Error()
+	}
+	if st.Kind == plan.StepPurge {
+		r.facts.sanitized(*st)
 	}
 	r.ocp().ocpAfterStep(ctx, *st, ocp, logf)
 	now := time.Now()
@@ -327,7 +366,13 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 func (r *Runner) warned(snap map[int]nvme.SmartLog, when string) string {
 	drives, why := r.Monitor.warned(snap, when)
 	for i, d := range drives {
-		r.drives.breakWith(d, unusable{cause: report.CauseCriticalWarning, text: why[i]}, false)
+		// Recorded before anything else is written to the drive: a
+		// resume, a replay and a retry keep it.
+		test, _ := strings.CutPrefix(when, "after ")
+		if test == when {
+			test = ""
+		}
+		r.facts.disqualify(d, report.CauseCriticalWarning, "its health log check (read "+when+")", test, why[i])
 	}
 	return strings.Join(why, "; ")
 }

@@ -21,7 +21,21 @@ import (
 // fail at once with the mismatch instead of spending hours measuring the
 // speed of a drive that cannot be bought.
 func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string, ...any), w *Watch) string {
+	running := -1
+	if p, ok := r.Exec.(interface{ PreparedRaw(plan.Step) string }); ok {
+		// Listed before fio starts: a kill mid-pass leaves fio's stderr,
+		// streamed beside it, to judge.
+		rec := verifyRecord(r.Record, r.Drives, st, p.PreparedRaw(*st), r.resumption())
+		rec.Running = true
+		if serr := r.rec.update(func(i *record.Run) { running = len(i.Verify); i.Verify = append(i.Verify, rec) }); serr != nil {
+			logf("%s: %v", r.Record, serr)
+		}
+	}
 	prep, err := r.Exec.Prepare(ctx, *st, r.Drives, logf, w)
+	if prep.Raw == "" && running >= 0 {
+		// fio did not start: the pass is not listed.
+		_ = r.rec.update(func(i *record.Run) { i.Verify = append(i.Verify[:running], i.Verify[running+1:]...) })
+	}
 	if prep.Raw == "" && err == nil {
 		// An executor that keeps no output (a test's): nothing to judge.
 		logf("step %d: %s: the executor recorded no output to judge", st.N, st.Name)
@@ -31,29 +45,19 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 		// fio did not run at all: nothing was verified.
 		err = fmt.Errorf("preparing %s: %s failed: %w", strings.Join(pathsOf(r.Drives, st.Drives), ","), st.Name, err)
 		if ctx.Err() == nil {
-			r.drives.markBroken(st.Drives, report.CausePreparation, "a preparation step", err)
+			r.facts.failDrives(st.Drives, report.CausePreparation, *st, err)
 		}
 		logf("%v", err)
 		return err.Error()
 	}
-	rec := record.Verify{Step: st.N, Name: st.Name, Raw: filepath.ToSlash(prep.Raw), Pattern: st.Job.VerifyPattern}
-	if r.Resume != nil {
-		rec.Resume = r.rec.resumptions()
-	}
-	if rel, rerr := filepath.Rel(r.Record, prep.Raw); rerr == nil {
-		rec.Raw = filepath.ToSlash(rel)
-	}
-	for i, d := range st.Drives {
-		vd := record.VerifyDrive{Path: r.Drives[d].Path, Bytes: r.Drives[d].Size, LBASize: r.Drives[d].LogicalBlockSize}
-		if i < len(st.Job.Targets) {
-			vd.Target = st.Job.Targets[i].Path
-			if sz := st.Job.Targets[i].Size; sz > 0 && (vd.Bytes == 0 || sz < vd.Bytes) {
-				vd.Bytes = sz
-			}
+	rec := verifyRecord(r.Record, r.Drives, st, prep.Raw, r.resumption())
+	if serr := r.rec.update(func(i *record.Run) {
+		if running >= 0 && running < len(i.Verify) {
+			i.Verify[running] = rec
+		} else {
+			i.Verify = append(i.Verify, rec)
 		}
-		rec.Drives = append(rec.Drives, vd)
-	}
-	if serr := r.rec.update(func(i *record.Run) { i.Verify = append(i.Verify, rec) }); serr != nil {
+	}); serr != nil {
 		logf("%s: %v", r.Record, serr)
 	}
 	rb := evidence.ReadBack{Dir: r.Record, Pass: rec}
@@ -65,12 +69,49 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 		switch d.Verdict {
 		case report.Pass:
 			logf("step %d: %s", st.N, d.Message)
+			if d.Drive >= 0 {
+				r.facts.readBackWhole(d.Drive)
+			}
 		case report.Fail:
 			logf("step %d: %s", st.N, d.Message)
 			if d.Drive >= 0 {
+				if verdict.Disqualifying(d.Cause) {
+					// A mismatch or an I/O error reading the drive back:
+					// the drive's failure, for every resume and replay.
+					r.facts.disqualify(d.Drive, d.Cause, "the verify pass ("+verdict.IntegrityTest(d.Path)+")", "", d.Message)
+				}
 				r.drives.markBroken([]int{d.Drive}, d.Cause, "the verify pass ("+verdict.IntegrityTest(d.Path)+")", errors.New(d.Message))
 			}
 		}
 	}
 	return ""
+}
+
+// resumption is the resumption this run is (0: not resumed).
+func (r *Runner) resumption() int {
+	if r.Resume == nil {
+		return 0
+	}
+	return r.rec.resumptions()
+}
+
+// verifyRecord is run.json's record (in dir) of the verify pass st of
+// drives whose output is (or will be) raw; resume is the resumption that
+// runs it.
+func verifyRecord(dir string, drives []plan.Drive, st *plan.Step, raw string, resume int) record.Verify {
+	rec := record.Verify{Step: st.N, Name: st.Name, Raw: filepath.ToSlash(raw), Pattern: st.Job.VerifyPattern, Resume: resume}
+	if rel, rerr := filepath.Rel(dir, raw); rerr == nil {
+		rec.Raw = filepath.ToSlash(rel)
+	}
+	for i, d := range st.Drives {
+		vd := record.VerifyDrive{Path: drives[d].Path, Bytes: drives[d].Size, LBASize: drives[d].LogicalBlockSize}
+		if i < len(st.Job.Targets) {
+			vd.Target = st.Job.Targets[i].Path
+			if sz := st.Job.Targets[i].Size; sz > 0 && (vd.Bytes == 0 || sz < vd.Bytes) {
+				vd.Bytes = sz
+			}
+		}
+		rec.Drives = append(rec.Drives, vd)
+	}
+	return rec
 }

@@ -176,6 +176,14 @@ func (r *Reader) unusable(cell plan.Cell) (why, cause string) {
 	})
 	var texts []string
 	for _, d := range cell.Drives {
+		if f, ok := r.Info.FailureOf(d); ok && verdict.Disqualifying(f.Cause) {
+			// Recorded as it happened: the drive's first failure.
+			texts = append(texts, verdict.DisqualifiedText(f))
+			if cause == "" {
+				cause = f.Cause
+			}
+			continue
+		}
 		if f, ok := r.failed[d]; ok {
 			texts = append(texts, fmt.Sprintf("%s failed the verify pass (%s) earlier in this run: %s", f.Path, verdict.IntegrityTest(f.Path), f.Message))
 			if cause == "" {

@@ -1,7 +1,9 @@
 package verdict
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -39,6 +41,14 @@ func ReadBack(rb evidence.ReadBack, drives []plan.Drive) []ReadBackDrive {
 	targets := integrityDrives(rec)
 	raw := filepath.Join(rb.Dir, filepath.FromSlash(rec.Raw))
 	stdout, stderr, failure, err := record.ReadVerify(rb.Dir, rec)
+	if err != nil && rec.Running && errors.Is(err, os.ErrNotExist) {
+		// Listed as it started, and no output: the run was killed while
+		// fio read the drives back. What fio wrote to its stderr until
+		// then still names a mismatch it saw; nothing else is judged.
+		stderr, _ = os.ReadFile(strings.TrimSuffix(raw, record.OutputExt) + record.StderrExt)
+		stdout, err = nil, nil
+		failure = &record.Failure{Interrupted: true, Message: "the run was killed during the verify pass, before fio printed its report"}
+	}
 	var results []integrity.Result
 	if err != nil {
 		for _, d := range targets {
@@ -63,7 +73,7 @@ func ReadBack(rb evidence.ReadBack, drives []plan.Drive) []ReadBackDrive {
 		case r.Verdict == integrity.Inconclusive:
 			j.Cause = report.CauseInterrupted
 		case r.Verdict == integrity.Fail:
-			j.Cause = report.CauseFioFailed
+			j.Cause = report.CauseReadBack
 		}
 		res := report.Result{Test: IntegrityTest(r.Drive), Kind: report.KindIntegrity, Workload: "Data integrity",
 			Drives: 1, Verdict: r.Verdict, Cause: j.Cause, Raw: raw}
@@ -92,7 +102,9 @@ func judgeRecorded(stdout, stderr []byte, failure *record.Failure, drives []inte
 	var runErr string
 	var stopped bool
 	if failure != nil {
-		runErr, stopped = failure.Message, failure.Interrupted
+		// fio killed from outside (the OOM killer) was interrupted too: a
+		// drive it had not read to the end proves nothing either way.
+		runErr, stopped = failure.Message, failure.Interrupted || Killed(failure.Message)
 	}
 	return integrity.Judge(stdout, stderr, runErr, stopped, drives)
 }
@@ -156,3 +168,11 @@ func IntegrityName(path string) string {
 
 // IntegrityTest is a drive's TestIntegrity subtest, in full.
 func IntegrityTest(path string) string { return "TestIntegrity/" + IntegrityName(path) }
+
+// Killed reports whether a recorded fio failure is fio stopped by a
+// signal from outside (the OOM killer, an operator's kill): fiojob's
+// ExitError words for a signal, not a job's errors. A step or pass that
+// ended so was interrupted, and is run again on resume.
+func Killed(msg string) bool {
+	return strings.HasPrefix(msg, "fio killed by signal ") || strings.HasPrefix(msg, "fio exited with status 128 (stopped by a signal)")
+}
