@@ -69,12 +69,12 @@ func init() {
 			tests: []string{"TestGuestSwappedRebootResumed"}},
 	)
 	// The OCP skip rides on the format purge's qualifying run; the
-	// identity test reads the same guest's namespaces.
+	// identity and model tests use the same guest's namespaces.
 	for i := range configs {
 		if configs[i].name != "multipath-off" {
 			continue
 		}
-		for _, n := range []string{"TestGuestIdentity", "TestGuestNoOCPLog"} {
+		for _, n := range []string{"TestGuestIdentity", "TestGuestModelRefused", "TestGuestAnyModel", "TestGuestNoOCPLog"} {
 			if !slices.Contains(configs[i].tests, n) {
 				configs[i].tests = append(configs[i].tests, n)
 			}
