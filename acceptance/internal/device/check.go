@@ -161,6 +161,11 @@ func (c *check) target(in Info) {
 			c.refuse(in, "is in use by "+strings.Join(holders, ", "),
 				"stop what holds it (dmsetup remove, mdadm --stop, vgchange -an) or choose another device")
 		}
+		if exp := c.sys.nvmetExports(in); len(exp) > 0 {
+			c.refuse(in, "is exported by this host's NVMe target (nvmet) as "+strings.Join(exp, ", ")+
+				": nvmet does not hold it exclusively, and writing it changes what the target's hosts read",
+				"disable the export (echo 0 > its namespace's enable) or qualify the fabric namespace from the host that connects to it")
+		}
 		if via, ok := c.system[devnum{in.Major, in.Minor}]; ok {
 			c.refuse(in, "backs the running system: "+via,
 				"choose another device; this one holds the root or boot file system")

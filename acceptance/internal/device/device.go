@@ -192,3 +192,7 @@ func parseDev(v string) (major, minor uint32, err error) {
 	}
 	return uint32(ma), uint32(mi), nil
 }
+
+// Path maps an absolute path of the inspected system ("/sys") to a path
+// of this machine, for a package that reads it itself.
+func (s System) Path(path string) string { return s.p(path) }

@@ -196,12 +196,14 @@ func TestPCIePath(t *testing.T) {
 }
 
 // statID is the device and inode of the file at path, as stat(2) gives
-// them.
+// them, with its generation and birth time.
 func statID(t *testing.T, path string) FileID {
 	t.Helper()
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
 		t.Fatal(err)
 	}
-	return FileID{Dev: fmt.Sprintf("%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev))), Inode: st.Ino}
+	id := FileID{Dev: fmt.Sprintf("%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev))), Inode: st.Ino}
+	id.Generation, id.Born = fileBirth(path, st.Ino)
+	return id
 }

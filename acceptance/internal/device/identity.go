@@ -10,10 +10,31 @@ import (
 )
 
 // FileID is a file as the kernel knows it, whatever its path: the device
-// its file system is on ("8:1") and its inode.
+// its file system is on ("8:1") and its inode, with what tells this file
+// from a later one given the same inode number (ext4 and XFS hand a
+// deleted file's inode to the next file created): its inode generation
+// (FS_IOC_GETVERSION, where the file system keeps one) and its birth time
+// (statx btime, RFC 3339 to the nanosecond, where it keeps one).
 type FileID struct {
-	Dev   string `json:"dev,omitempty"`
-	Inode uint64 `json:"inode,omitempty"`
+	Dev        string `json:"dev,omitempty"`
+	Inode      uint64 `json:"inode,omitempty"`
+	Generation uint32 `json:"generation,omitempty"`
+	Born       string `json:"born,omitempty"`
+}
+
+// Recreated says how f, at the inode a recorded file was, is another file
+// than was (deleted, and a new one created that was given its inode): ""
+// when it is the same file, or when neither says (a file system without
+// generations or birth times, a recording that kept neither).
+func (f FileID) Recreated(was FileID) string {
+	var diff []string
+	if f.Generation != 0 && was.Generation != 0 && f.Generation != was.Generation {
+		diff = append(diff, fmt.Sprintf("inode generation %d, was %d", f.Generation, was.Generation))
+	}
+	if f.Born != "" && was.Born != "" && f.Born != was.Born {
+		diff = append(diff, fmt.Sprintf("created %s, was %s", f.Born, was.Born))
+	}
+	return strings.Join(diff, "; ")
 }
 
 // IsZero reports whether the file is unknown.
@@ -21,12 +42,15 @@ func (f FileID) IsZero() bool { return f.Dev == "" && f.Inode == 0 }
 
 func (f FileID) String() string { return fmt.Sprintf("inode %d on device %s", f.Inode, f.Dev) }
 
-func fileID(fi fs.FileInfo) FileID {
+// fileID is the identity of the file at path, which fi describes.
+func fileID(path string, fi fs.FileInfo) FileID {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return FileID{}
 	}
-	return FileID{Dev: fmt.Sprintf("%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev))), Inode: st.Ino}
+	id := FileID{Dev: fmt.Sprintf("%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev))), Inode: st.Ino}
+	id.Generation, id.Born = fileBirth(path, st.Ino)
+	return id
 }
 
 // Identity is what a drive is, whatever the path to it or its device

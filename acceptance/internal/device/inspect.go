@@ -68,10 +68,45 @@ type Info struct {
 	// UUID is the namespace's UUID (sysfs uuid, from its namespace
 	// identification descriptors); "" when not reported.
 	UUID string
+	// Transport is how the host reaches the NVMe controller ("pcie",
+	// "tcp", "rdma", "fc", "loop"; sysfs transport) and Address where
+	// (sysfs address: "0000:00:07.0", "traddr=127.0.0.1,trsvcid=4420"); ""
+	// for other devices.
+	Transport, Address string
+	// Paths are the controllers a namespace under native multipath is
+	// reached through (the head's hidden per-path devices, nvme0c1n1),
+	// in controller order; nil without native multipath.
+	Paths []Path
 	// Zoned is the queue's zoned model of a zoned device ("host-aware",
 	// "host-managed"); "" for a conventional one.
 	Zoned string
 }
+
+// Path is one path to a namespace under native multipath: its hidden
+// per-path block device (which has no device node and is never written)
+// and the controller behind it.
+type Path struct {
+	Name       string // "nvme0c1n1"
+	Controller string // "nvme1"
+	Transport  string // "pcie", "tcp", ...
+	Address    string
+	State      string // the controller's state ("live", "connecting")
+}
+
+// String is "nvme0c1n1 (nvme1, pcie 0000:00:08.0, live)".
+func (p Path) String() string {
+	var parts []string
+	for _, s := range []string{p.Controller, strings.TrimSpace(p.Transport + " " + p.Address), p.State} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return p.Name + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// Fabric says whether the namespace is reached over an NVMe over Fabrics
+// transport (TCP, RDMA, FC, loop): not attached by PCIe.
+func (i Info) Fabric() bool { return i.Transport != "" && i.Transport != "pcie" }
 
 // PurgeGroup is what a controller-wide purge of the target reaches: its
 // NVM subsystem, or its controller when the subsystem is not known; ""
@@ -138,7 +173,7 @@ func (s System) Inspect(path string) (Info, error) {
 		info.Name = filepath.Base(info.Resolved)
 	case mode.IsRegular():
 		info.Size = fi.Size()
-		info.File = fileID(fi)
+		info.File = fileID(local, fi)
 		return info, nil
 	case mode&fs.ModeCharDevice != 0 && nvmeGenericName.MatchString(filepath.Base(info.Resolved)):
 		m := nvmeGenericName.FindStringSubmatch(filepath.Base(info.Resolved))
@@ -218,7 +253,7 @@ func (r inspection) block() error {
 		info.Model = "loop"
 		info.BackingFile = bf
 		if fi, err := os.Stat(r.sys.p(bf)); err == nil {
-			info.File = fileID(fi)
+			info.File = fileID(r.sys.p(bf), fi)
 		}
 		return nil
 	}
@@ -261,7 +296,12 @@ func (r inspection) identity(dir string) {
 	}
 	if b := filepath.Base(ctrl); nvmeCtrlName.MatchString(b) {
 		info.Controller = b
+		info.Transport, _ = readString(filepath.Join(ctrl, "transport"))
+		info.Address, _ = readString(filepath.Join(ctrl, "address"))
 		r.namespace(dir, ctrl)
+		if strings.HasPrefix(filepath.Base(dev), "nvme-subsys") {
+			info.Paths = r.paths(dev)
+		}
 	}
 	info.Model = pick("model")
 	info.Serial = pick("serial")
@@ -380,6 +420,46 @@ func (r inspection) subsystem(nqn string) map[string]int {
 		return out
 	}
 	return nil
+}
+
+// nvmeHeadName is a native multipath head, nvme<subsystem>n<namespace>.
+var nvmeHeadName = regexp.MustCompile(`^nvme([0-9]+)n([0-9]+)$`)
+
+// paths lists the paths of the multipath head info.Name in the NVM
+// subsystem directory subsys: for each of its controllers nvmeC, the
+// hidden per-path device nvme<S>c<C>n<N> it has.
+func (r inspection) paths(subsys string) []Path {
+	m := nvmeHeadName.FindStringSubmatch(r.info.Name)
+	if m == nil {
+		return nil
+	}
+	ents, err := os.ReadDir(subsys)
+	if err != nil {
+		return nil
+	}
+	var out []Path
+	for _, e := range ents {
+		if !nvmeCtrlName.MatchString(e.Name()) {
+			continue
+		}
+		c := strings.TrimPrefix(e.Name(), "nvme")
+		name := "nvme" + m[1] + "c" + c + "n" + m[2]
+		ctrl := filepath.Join(subsys, e.Name())
+		if !exists(filepath.Join(ctrl, name)) {
+			continue
+		}
+		p := Path{Name: name, Controller: e.Name()}
+		p.Transport, _ = readString(filepath.Join(ctrl, "transport"))
+		p.Address, _ = readString(filepath.Join(ctrl, "address"))
+		p.State, _ = readString(filepath.Join(ctrl, "state"))
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, _ := strconv.Atoi(strings.TrimPrefix(out[i].Controller, "nvme"))
+		b, _ := strconv.Atoi(strings.TrimPrefix(out[j].Controller, "nvme"))
+		return a < b
+	})
+	return out
 }
 
 // siblings lists the other namespaces nvmeXn* of the namespace

@@ -321,3 +321,41 @@ func TestRootDevice(t *testing.T) {
 		t.Log(r.Error())
 	}
 }
+
+// An image deleted and created again at the same path (a blank image
+// where the filled one was) is another file, though ext4 and XFS give it
+// the deleted file's inode: its identity says so (inode generation,
+// birth time).
+func TestRecreatedFileIsAnotherFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.img")
+	inspect := func() FileID {
+		t.Helper()
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(path, 64<<20); err != nil {
+			t.Fatal(err)
+		}
+		info, err := System{}.Inspect(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.File
+	}
+	first := inspect()
+	again, err := System{}.Inspect(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.File != first {
+		t.Fatalf("the same file inspected twice: %+v, then %+v", first, again.File)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	second := inspect()
+	t.Logf("first %+v, recreated %+v", first, second)
+	if second.Dev == first.Dev && second.Inode == first.Inode && second.Recreated(first) == "" {
+		t.Errorf("a file deleted and created again at inode %d on %s is taken for the deleted one: %+v, was %+v", first.Inode, first.Dev, second, first)
+	}
+}

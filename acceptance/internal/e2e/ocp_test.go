@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,6 +96,14 @@ func TestOCPWriteAmplificationAndBadBlocks(t *testing.T) {
 		require.Len(t, res.WAF, 1, res.Test)
 		assert.InDelta(t, 2.0, res.WAF[0].WAF, 1e-9, res.Test)
 		assert.Contains(t, res.WAF[0].Latency, "inactive")
+		// The host bytes are the cell's own: what fio wrote in it, to a
+		// SMART data unit at either end (the stand-in's media counter is
+		// twice the host's over any interval, so the WAF alone does not
+		// tell a wrong interval).
+		written := fioWritten(t, filepath.Join(r.Report, "raw", filepath.FromSlash(res.Test)+".json"))
+		host, ok := new(big.Int).SetString(res.WAF[0].HostBytes, 10)
+		require.True(t, ok, res.WAF[0].HostBytes)
+		assert.InDelta(t, float64(written), float64(host.Int64()), 2*512000, "%s: host bytes %s, fio wrote %d", res.Test, host, written)
 	}
 	summary, err := os.ReadFile(filepath.Join(r.Report, "summary.md"))
 	require.NoError(t, err)
@@ -129,4 +139,25 @@ func TestOCPNoC0IsSkipped(t *testing.T) {
 	assert.Equal(t, report.Skip, h["ocp"].Verdict)
 	assert.Contains(t, h["ocp"].Message, "no OCP C0 log (")
 	assert.Equal(t, 0, r.Code, "no C0 fails nothing: %s", r.Stdout)
+}
+
+// fioWritten is the bytes fio's JSON output at path says its jobs wrote.
+func fioWritten(t *testing.T, path string) int64 {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var out struct {
+		Jobs []struct {
+			Write struct {
+				IOBytes int64 `json:"io_bytes"`
+			} `json:"write"`
+		} `json:"jobs"`
+	}
+	require.NoError(t, json.Unmarshal(data, &out), path)
+	var n int64
+	for _, j := range out.Jobs {
+		n += j.Write.IOBytes
+	}
+	require.Positive(t, n, path)
+	return n
 }

@@ -25,6 +25,12 @@ func JudgeOCP(before, after nvme.OCPSmart, rules specs.OCPHealth) []Check {
 	}
 	c := Check{Name: "ocp_capacitor_health"}
 	switch h := after.CapacitorHealth; {
+	case h == 0xffff && before.CapacitorHealth != 0xffff:
+		// It had one on receipt: a capacitor the drive no longer
+		// reports is not one that holds up a power loss.
+		c.Verdict = Fail
+		c.Message = fmt.Sprintf("Capacitor health: %d %% before, 65535 after: the drive no longer reports the PLP capacitor it had, limit %d %%",
+			before.CapacitorHealth, rules.CapacitorHealthMin)
 	case h == 0xffff:
 		c.Verdict, c.Message = Skip, "Capacitor health: 65535: the drive reports no PLP capacitor"
 	default:

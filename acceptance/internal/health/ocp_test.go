@@ -41,9 +41,16 @@ func TestJudgeOCPNamesTheFieldAndBothValues(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range JudgeOCP(before, nvme.OCPSmart{CapacitorHealth: 0xffff}, rules) {
+	none := nvme.OCPSmart{CapacitorHealth: 0xffff}
+	for _, c := range JudgeOCP(none, none, rules) {
 		if c.Name == "ocp_capacitor_health" && c.Verdict != Skip {
 			t.Errorf("no capacitor: %+v, want skipped", c)
+		}
+	}
+	// 100 % on receipt, "no capacitor" after: it is gone, not absent.
+	for _, c := range JudgeOCP(before, none, rules) {
+		if c.Name == "ocp_capacitor_health" && (c.Verdict != Fail || !strings.Contains(c.Message, "100 % before, 65535 after")) {
+			t.Errorf("capacitor lost during the run: %+v, want failed", c)
 		}
 	}
 }

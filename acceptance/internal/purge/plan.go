@@ -82,6 +82,10 @@ type Step struct {
 	// Note says why the step is not what the method asked for (a
 	// fallback), for the log; "" when it is.
 	Note string
+	// Transport and Address are an NVMe over Fabrics controller's
+	// ("tcp", "traddr=..."); "" for a PCIe one and other devices. A
+	// fabric's purge reaches what its target allows.
+	Transport, Address string
 }
 
 // Argv is the nvme-cli command of a FormatNVM or SanitizeNVM step, without
@@ -150,6 +154,22 @@ func reach(t device.Info, wide bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// fabricOf is t's transport when it is a fabric's, else "".
+func fabricOf(t device.Info) string {
+	if t.Fabric() {
+		return t.Transport
+	}
+	return ""
+}
+
+// addressOf is t's controller address when it is a fabric's, else "".
+func addressOf(t device.Info) string {
+	if t.Fabric() {
+		return t.Address
+	}
+	return ""
 }
 
 func sanActName(a int) string {
@@ -235,13 +255,17 @@ func Plan(targets []device.Info, method string, ctrls map[string]nvme.Controller
 		case !known:
 			steps = append(steps, discardStep(t, path, fmt.Sprintf("%s: purge %q needs the identity of controller %s, which nvme-cli could not read (is nvme-cli installed?); discarding instead", t.Path, method, t.Controller)))
 			continue
+		case method == Format && !ctrl.FormatSupported() && t.Fabric():
+			steps = append(steps, discardStep(t, path, fmt.Sprintf("%s: controller %s (%s) is an NVMe over %s target (%s) that does not support Format NVM (OACS bit 1 clear): its purge is what the target allows; discarding instead (Dataset Management deallocate)",
+				t.Path, t.Controller, ctrl.Model, t.Transport, t.Address)))
+			continue
 		case method == Format && !ctrl.FormatSupported():
 			steps = append(steps, discardStep(t, path, fmt.Sprintf("%s: controller %s (%s) does not support Format NVM (OACS bit 1 clear); discarding instead", t.Path, t.Controller, ctrl.Model)))
 			continue
 		}
 		if method == Format && !ctrl.FormatAppliesToAll() && !ctrl.SecureEraseAppliesToAll() {
 			steps = append(steps, Step{Kind: FormatNVM, Device: path, Controller: t.Controller, Subsystem: t.Subsystem,
-				NSID: t.NSID, Targets: []string{t.Path}, Reach: reach(t, false)})
+				NSID: t.NSID, Targets: []string{t.Path}, Reach: reach(t, false), Transport: fabricOf(t), Address: addressOf(t)})
 			continue
 		}
 		// Controller-wide: one step per NVM subsystem (per controller when
@@ -254,7 +278,8 @@ func Plan(targets []device.Info, method string, ctrls map[string]nvme.Controller
 			steps[i].Targets = append(steps[i].Targets, t.Path)
 			continue
 		}
-		s := Step{Controller: t.Controller, Subsystem: t.Subsystem, ControllerWide: true, Targets: []string{t.Path}, Reach: reach(t, true)}
+		s := Step{Controller: t.Controller, Subsystem: t.Subsystem, ControllerWide: true, Targets: []string{t.Path}, Reach: reach(t, true),
+			Transport: fabricOf(t), Address: addressOf(t)}
 		if method == Format {
 			s.Kind, s.Device = FormatNVM, path
 		} else {

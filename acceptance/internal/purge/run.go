@@ -114,7 +114,7 @@ func (r Runner) step(ctx context.Context, s Step, d Discarder, logf func(string,
 		return nil
 	case FormatNVM:
 		if _, err := r.NVMe.Run(ctx, s.Argv()...); err != nil {
-			return fmt.Errorf("purging %s: %w", targets, err)
+			return refusedBy(s, targets, "Format NVM", err)
 		}
 		return nil
 	case SanitizeNVM:
@@ -125,11 +125,31 @@ func (r Runner) step(ctx context.Context, s Step, d Discarder, logf func(string,
 			}
 		}
 		if _, err := r.NVMe.Run(ctx, s.Argv()...); err != nil {
-			return fmt.Errorf("purging %s: %w", targets, err)
+			return refusedBy(s, targets, "Sanitize", err)
 		}
 		return r.waitSanitize(ctx, s, logf)
 	}
 	return fmt.Errorf("purging %s: unknown step kind %q", targets, s.Kind)
+}
+
+// refusedBy is the error of a format or sanitize command that failed: on
+// an NVMe over Fabrics controller, the target refused it, and the error
+// says so, naming the transport and the purge the target allows.
+func refusedBy(s Step, targets, what string, err error) error {
+	if s.Transport == "" || ctxErr(err) {
+		return fmt.Errorf("purging %s: %w", targets, err)
+	}
+	var ce *nvme.CommandError
+	why := err.Error()
+	if errors.As(err, &ce) && ce.Stderr != "" {
+		why, _, _ = strings.Cut(strings.TrimSpace(ce.Stderr), "\n")
+	}
+	return fmt.Errorf("purging %s: the NVMe over %s target at %s (%s) refused %s (%s: %s): a fabric namespace's purge is what its target allows; purge it with discard ([precondition] purge = \"discard\")",
+		targets, s.Transport, s.Address, s.Subsystem, what, "nvme "+strings.Join(s.Argv(), " "), why)
+}
+
+func ctxErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // resumeSanitize reads the sanitize log of a controller an interrupted

@@ -430,3 +430,11 @@ echo $? >"/newroot$work/exit"
 sync
 poweroff -f
 `
+
+// CheckModules returns nil when every module of want is built into k or
+// installed with its dependencies, else an error wrapping ErrKernel that
+// names the first one missing.
+func (k Kernel) CheckModules(want []string) error {
+	_, err := k.moduleFiles(want)
+	return err
+}

@@ -109,6 +109,16 @@ func (s *Suite) PrintPlan(w io.Writer) {
 	for _, d := range s.Drives {
 		fmt.Fprintf(w, "  %s -> %s  model %q serial %q firmware %q  %s bytes  as %s  NUMA node %d\n",
 			d.Path, d.Resolved, d.Model, d.Serial, d.Firmware, report.Thousands(float64(d.Size)), d.Capacity, d.NUMANode)
+		if d.Fabric() {
+			fmt.Fprintf(w, "    NVMe over %s, target %s, subsystem %s: not PCIe-attached (%s)\n", d.Transport, d.Address, d.Subsystem, d.Transport)
+		}
+		if len(d.Paths) > 0 {
+			var ps []string
+			for _, p := range d.Paths {
+				ps = append(ps, p.String())
+			}
+			fmt.Fprintf(w, "    native multipath, subsystem %s, paths: %s (only %s is written)\n", d.Subsystem, strings.Join(ps, "; "), d.Resolved)
+		}
 	}
 	for _, warn := range s.Warnings {
 		fmt.Fprintln(w, "warning:", warn)

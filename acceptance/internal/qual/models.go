@@ -10,8 +10,10 @@ import (
 
 // checkModels checks each drive's model (id-ctrl "mn", as sysfs reports
 // it) against the spec's models, before anything is written: an NVMe
-// drive of another model is refused unless anyModel. Loop devices and
-// regular files are test targets and are not checked. checks says, by
+// drive of another model is refused unless anyModel; so is a SATA or SAS
+// drive (its sysfs model), which is no more the spec's drive. Loop
+// devices, regular files and block devices without a model number are
+// test targets and are not checked. checks says, by
 // drive, how its model was checked (for the drives table); judgedAnyway
 // names the drives -any-model let through, "" for none.
 func checkModels(spec *specs.Spec, infos []device.Info, anyModel bool) (checks map[string]string, judgedAnyway string, errs []error) {
@@ -22,8 +24,10 @@ func checkModels(spec *specs.Spec, infos []device.Info, anyModel bool) (checks m
 		switch {
 		case !in.Block:
 			checks[in.Path] = "not checked: a regular file is a test target"
-		case in.Controller == "":
-			checks[in.Path] = "not checked: " + in.Model + " is not an NVMe drive (a test target)"
+		case in.BackingFile != "" || in.Model == "loop":
+			checks[in.Path] = "not checked: a loop device is a test target"
+		case in.Controller == "" && in.Model == "":
+			checks[in.Path] = "not checked: it has no model number (a test target)"
 		case len(spec.Models) == 0:
 			checks[in.Path] = "not checked: " + spec.File + " names no models"
 		case spec.MatchesModel(in.Model):

@@ -19,10 +19,11 @@ func TestCheckModelsRefusesAnotherModelUnlessAnyModel(t *testing.T) {
 		{Path: "/dev/nvme1n1", Block: true, Controller: "nvme1", Model: "SAMSUNG MZQL27T6HBLA-00B7C"},
 		{Path: "/dev/loop3", Block: true, Model: "loop"},
 		{Path: "/tmp/img", Model: ""},
+		{Path: "/dev/sda", Block: true, Model: "SAMSUNG MZ7L3960HCJR-00A07"},
 	}
 	checks, anyway, errs := checkModels(spec, infos, false)
-	if len(errs) != 1 {
-		t.Fatalf("errors %v, want one for the Samsung drive", errs)
+	if len(errs) != 2 || !strings.Contains(errs[1].Error(), `/dev/sda is a "SAMSUNG MZ7L3960HCJR-00A07"`) {
+		t.Fatalf("errors %v, want one for the Samsung NVMe drive and one for the SATA drive: neither is the spec's", errs)
 	}
 	for _, want := range []string{"/dev/nvme1n1", `"SAMSUNG MZQL27T6HBLA-00B7C"`, spec.File, "SOLIDIGM SB5PH27X*", "-spec", "-any-model"} {
 		if !strings.Contains(errs[0].Error(), want) {

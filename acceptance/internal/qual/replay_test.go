@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
@@ -224,4 +225,32 @@ func TestReplayUnknownLinkInMessage(t *testing.T) {
 			require.Contains(t, o.Result.Error, unknown)
 		}
 	}
+}
+
+// A replay of a run made with -any-model says so in its header as the run
+// did, and names what the run kept of a failed drive for its supplier and
+// how it checked the drive's model: results.json and summary.md of the
+// replay are the run's.
+func TestReplayKeepsAnyModelAndTheFailureCapture(t *testing.T) {
+	dir := recordedRun(t, true)
+	var info record.Run
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &info))
+	info.AnyModel = `/dev/loop7 (ACME X1) judged against Loop device, whose models ("SOLIDIGM SB5PH27X*") they are not`
+	info.Drives[0].ModelCheck = `"ACME X1" is not one of loop's models; judged against it with -any-model`
+	capture := report.Capture{Files: []string{filepath.Join(dir, "failure", "0.error-log.json")}, Notes: []string{"no telemetry: NVMe status: Invalid Field in Command"}}
+	info.Drives[0].Failure = &capture
+	writeJSON(t, filepath.Join(dir, "run.json"), info)
+	cfg := &cmdline.Config{Spec: "solidigm-d7-ps1010", Replay: dir, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
+	s, errs := setupOne(t, cfg)
+	require.Empty(t, errs, errText(errs))
+	assert.Equal(t, info.AnyModel, s.Report.AnyModel)
+	require.Len(t, s.Report.Drives, 1)
+	assert.Equal(t, info.Drives[0].ModelCheck, s.Report.Drives[0].ModelCheck)
+	require.NotNil(t, s.Report.Drives[0].Failure)
+	assert.Equal(t, capture, *s.Report.Drives[0].Failure)
+	summary := string(s.Report.Summary())
+	assert.Contains(t, summary, "**-any-model:** /dev/loop7 (ACME X1)")
+	assert.Contains(t, summary, "/dev/loop7 failed: kept for its supplier: "+capture.Files[0])
 }

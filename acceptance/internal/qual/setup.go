@@ -321,6 +321,11 @@ func (b *builder) replay() []error {
 		h := info.Host
 		r.Host = &h
 	}
+	if !cfg.SpecGiven {
+		// Judged with the recorded spec: the drives -any-model let
+		// through are still not of its models.
+		r.AnyModel = info.AnyModel
+	}
 	r.Reconstructed = info.Reconstructed
 	if info.Reconstructed {
 		r.ReconstructedFrom = info.ReconstructedFrom
@@ -421,8 +426,21 @@ func (b *builder) reportDrives() {
 		}
 		rd := report.Drive{Path: d.Path, Model: d.Model, Serial: d.Serial, Firmware: d.Firmware, Bytes: d.Size,
 			Capacity: d.Capacity, NUMANode: d.NUMANode, ModelCheck: b.modelChecks[d.Path]}
+		rd.Transport, rd.Address, rd.Subsystem = d.Transport, d.Address, d.Subsystem
+		for _, p := range d.Paths {
+			rd.Paths = append(rd.Paths, p.String())
+		}
+		if !b.live {
+			// A replay names what the run checked of the drive's model
+			// and kept of it for its supplier, as the run did.
+			for _, rec := range s.recorded.Drives {
+				if rec.Path == d.Path {
+					rd.ModelCheck, rd.Failure = rec.ModelCheck, rec.Failure
+				}
+			}
+		}
 		if b.live {
-			if p, ok, _ := b.sys.PCIePath(d.Controller); ok {
+			if p, ok, _ := b.sys.PCIePath(d.Controller); ok && !d.Fabric() {
 				rd.PCI, rd.Link = p[0].PCI, p.String()
 			}
 			mine := s.drivesOf(d.Capacity)

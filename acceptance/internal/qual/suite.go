@@ -136,7 +136,8 @@ func (s *Suite) start() error {
 func (s *Suite) runInfo() record.Run {
 	info := record.Run{Format: record.Format, Spec: s.Spec.Model, SpecName: s.Spec.Name, SpecFile: s.Spec.File,
 		SpecSHA256: s.Spec.SHA256(), SpecText: string(s.Spec.Text), Mode: "record",
-		FioVersion: s.Report.FioVersion, Precondition: s.Precondition, Drives: s.Report.Drives}
+		FioVersion: s.Report.FioVersion, Precondition: s.Precondition, Drives: s.Report.Drives,
+		AnyModel: s.Report.AnyModel}
 	if s.Report.Host != nil {
 		info.Host = *s.Report.Host
 	}

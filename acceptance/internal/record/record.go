@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/device/fabric"
 	"github.com/drivequal/drivequal/acceptance/internal/device/pcie"
 	"os"
 	"path/filepath"
@@ -65,6 +66,10 @@ type Run struct {
 	Reconstructed     bool           `json:"reconstructed,omitempty"`
 	ReconstructedFrom string         `json:"reconstructed_from,omitempty"`
 	Drives            []report.Drive `json:"drives"`
+	// AnyModel says which NVMe drives -any-model let the run judge
+	// against a spec whose models they are not (report.Run.AnyModel): a
+	// replay with that spec says it too.
+	AnyModel string `json:"any_model,omitempty"`
 	// Tests lists the cells this run measured, in order, each added once its
 	// output is on disk (format 2). A replay judges these and no other file
 	// in the directory, so that files left by an older run are never judged.
@@ -84,7 +89,11 @@ type Run struct {
 	// it was: nvme-cli's outputs are under health/); MaxTempK is each
 	// drive's highest composite temperature read during the run.
 	HealthSkips []string `json:"health_skips,omitempty"`
-	MaxTempK    []int    `json:"max_temp_k,omitempty"`
+	// HealthLost says, by drive, why a drive whose health was read at
+	// setup has none after the run (it disappeared mid-run): its health
+	// fails, in a replay as live. Absent when no drive's was lost.
+	HealthLost []string `json:"health_lost,omitempty"`
+	MaxTempK   []int    `json:"max_temp_k,omitempty"`
 	// Host is the machine the run was recorded on (format 2).
 	Host host.Info `json:"host,omitzero"`
 	// Verify lists the verify passes run so far, each once its output is
@@ -349,6 +358,10 @@ type Link struct {
 	// cell's drives share (a switch's uplink), as they trained; absent in
 	// recordings made before it, whose cells are judged without them.
 	Shared []SharedLink `json:"shared,omitempty"`
+	// Fabric are the cell's NVMe over Fabrics drives, each with the
+	// network interface towards its target and what it carried during
+	// the measurement; absent for PCIe drives and older recordings.
+	Fabric []fabric.Path `json:"fabric,omitempty"`
 }
 
 // SharedLink is one PCIe link that several of a cell's drives reach

@@ -246,22 +246,25 @@ func (w WAF) String() string {
 
 // Causes of a verdict other than pass.
 const (
-	CauseBelowSpec       = "below spec"          // measured, and short of the figure
-	CauseFioFailed       = "fio failed"          // fio exited non-zero or reported job errors
-	CausePreparation     = "preparation failed"  // a purge, fill or preconditioning step failed
-	CauseDriveChanged    = "drive changed"       // the drive is no longer the one set up
-	CausePrecondition    = "not preconditioned"  // measured with -precondition=quick or none
-	CauseInterrupted     = "interrupted"         // stopped by Ctrl-C, SIGTERM or the -timeout
-	CauseNoBaseline      = "no baseline"         // a measured baseline the run did not measure
-	CauseNotRecorded     = "not recorded"        // a replay has no output for the cell
-	CauseBadRecording    = "bad recording"       // fio's output could not be read
-	CauseNotSteady       = "not steady"          // a drive did not reach steady state before the cell
-	CauseThrottled       = "thermal throttle"    // the drive throttled on heat, or had its temperature critical warning set, during the cell
-	CauseLatency         = "latency above limit" // a latency percentile above the spec's limit
-	CausePCIeLink        = "pcie link degraded"  // a drive's PCIe link was below what the cell needs
-	CauseHostBound       = "host-bound"          // below spec while the CPUs fio ran on were saturated
-	CausePCIeBound       = "pcie bound"          // below spec while a PCIe link the cell's drives share was full and could not carry what the spec asks of them
-	CauseCriticalWarning = "critical warning"    // the drive raised a critical warning mid-run: nothing more is written to it
+	CauseBelowSpec    = "below spec"          // measured, and short of the figure
+	CauseFioFailed    = "fio failed"          // fio exited non-zero or reported job errors
+	CausePreparation  = "preparation failed"  // a purge, fill or preconditioning step failed
+	CauseDriveChanged = "drive changed"       // the drive is no longer the one set up
+	CausePrecondition = "not preconditioned"  // measured with -precondition=quick or none
+	CauseInterrupted  = "interrupted"         // stopped by Ctrl-C, SIGTERM or the -timeout
+	CauseNoBaseline   = "no baseline"         // a measured baseline the run did not measure
+	CauseNotRecorded  = "not recorded"        // a replay has no output for the cell
+	CauseBadRecording = "bad recording"       // fio's output could not be read
+	CauseNotSteady    = "not steady"          // a drive did not reach steady state before the cell
+	CauseThrottled    = "thermal throttle"    // the drive throttled on heat, or had its temperature critical warning set, during the cell
+	CauseLatency      = "latency above limit" // a latency percentile above the spec's limit
+	CausePCIeLink     = "pcie link degraded"  // a drive's PCIe link was below what the cell needs
+	CauseHostBound    = "host-bound"          // below spec while the CPUs fio ran on were saturated
+	CausePCIeBound    = "pcie bound"          // below spec while a PCIe link the cell's drives share was full and could not carry what the spec asks of them
+	// CauseTransportBound: below spec while a fabric drive's network
+	// interface carried within 10 % of its speed (NVMe over Fabrics).
+	CauseTransportBound  = "transport bound"
+	CauseCriticalWarning = "critical warning" // the drive raised a critical warning mid-run: nothing more is written to it
 	// CauseIntegrity: the drive returned data other than what was written.
 	CauseIntegrity = "data integrity"
 	// CauseReadBack: fio failed reading the drive's fill back (an I/O
@@ -272,11 +275,12 @@ const (
 
 // NotTheDrivesCauses are the causes of an inconclusive result whose
 // figure says what was outside the drive (the host's CPUs, the PCIe link
-// or topology, the airflow) or what state the drive was not shown to be
-// in (steady, preconditioned): such a figure is not the drive's, so the
-// baseline leaves it out of its side and the lot counts it as missing.
+// or topology, the network of a fabric drive, the airflow) or what state
+// the drive was not shown to be in (steady, preconditioned): such a
+// figure is not the drive's, so the baseline leaves it out of its side
+// and the lot counts it as missing.
 var NotTheDrivesCauses = []string{CauseHostBound, CausePCIeLink, CauseThrottled,
-	CauseNotSteady, CausePrecondition, CausePCIeBound}
+	CauseNotSteady, CausePrecondition, CausePCIeBound, CauseTransportBound}
 
 // NotTheDrives says r's figure is not its drive's: r is inconclusive for
 // one of NotTheDrivesCauses.
@@ -381,6 +385,18 @@ type Drive struct {
 	// Failure is what was kept of a drive that failed anything, for its
 	// supplier (nvme error-log, telemetry), and what could not be.
 	Failure *Capture `json:"failure_capture,omitempty"`
+	// Transport is how the host reaches an NVMe drive's controller
+	// ("pcie", "tcp", "rdma", "fc"), Address the controller's address
+	// ("traddr=10.0.0.2,trsvcid=4420" for a fabric) and Subsystem its NVM
+	// subsystem's NQN. A fabric drive has no PCIe link: the network
+	// carries its figures as well as the drive.
+	Transport string `json:"transport,omitempty"`
+	Address   string `json:"address,omitempty"`
+	Subsystem string `json:"subsystem_nqn,omitempty"`
+	// Paths are the paths of a namespace under native multipath, each
+	// its hidden per-path device and controller ("nvme0c1n1 (nvme1, pcie
+	// 0000:00:08.0, live)"); the suite writes only to the head device.
+	Paths []string `json:"paths,omitempty"`
 }
 
 // Capture is the evidence read from a failed drive after the run: the
@@ -390,6 +406,9 @@ type Capture struct {
 	Files []string `json:"files,omitempty"`
 	Notes []string `json:"notes,omitempty"`
 }
+
+// Fabric says whether the drive is reached over NVMe over Fabrics.
+func (d Drive) Fabric() bool { return d.Transport != "" && d.Transport != "pcie" }
 
 // Result is one subtest's outcome.
 type Result struct {

@@ -309,16 +309,25 @@ func (s *summary) writeDrives() {
 			fmt.Fprintf(b, "- %s failed: kept for its supplier: %s\n", cell(d.Path), cell(strings.Join(append(slices.Clone(c.Files), c.Notes...), "; ")))
 		}
 	}
+	lines := 0
 	for _, d := range r.Drives {
-		if d.Link != "" {
+		switch {
+		case d.Link != "":
 			fmt.Fprintf(b, "- %s: PCIe %s, link %s\n", cell(d.Path), cell(d.PCI), cell(d.Link))
+			lines++
+		case d.Fabric():
+			fmt.Fprintf(b, "- %s: NVMe over %s, target %s, subsystem %s: not PCIe-attached (%s); the network carries its figures as well as the drive\n",
+				cell(d.Path), cell(d.Transport), orDash(cell(d.Address)), orDash(cell(d.Subsystem)), cell(d.Transport))
+			lines++
+		}
+		if len(d.Paths) > 0 {
+			fmt.Fprintf(b, "- %s: native multipath, subsystem %s, %d %s: %s\n", cell(d.Path), orDash(cell(d.Subsystem)), len(d.Paths),
+				map[bool]string{true: "path", false: "paths"}[len(d.Paths) == 1], cell(strings.Join(d.Paths, "; ")))
+			lines++
 		}
 	}
-	for _, d := range r.Drives {
-		if d.Link != "" {
-			b.WriteString("\n")
-			break
-		}
+	if lines > 0 {
+		b.WriteString("\n")
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,9 @@ const (
 	envSuite  = "DRIVEQUAL_QEMU_SUITE"  // the acceptance suite's test binary
 	envWork   = "DRIVEQUAL_QEMU_WORK"   // the shared work directory
 	envConfig = "DRIVEQUAL_QEMU_CONFIG" // the configuration's name
+	// envMissing holds the optional modules the kernel lacks, each
+	// "name=why", separated by ";".
+	envMissing = "DRIVEQUAL_QEMU_MISSING"
 )
 
 // Serials of the guest's controllers (see machine).
@@ -106,6 +110,10 @@ type config struct {
 	// dependencies); a kernel that lacks one skips this configuration
 	// naming it (a failure with DRIVEQUAL_REQUIRE_LOOP=1).
 	modules []string
+	// optional are loaded at boot when the kernel has them; a test that
+	// needs one missing finds why in the guest (missingModule) and skips
+	// naming it, so that the configuration's other tests still run.
+	optional []string
 	// tests are the TestGuest* tests this boot runs, in the order given.
 	tests []string
 	// timeout bounds the boot (default 14 minutes).
@@ -119,17 +127,18 @@ var configs = []config{{
 	tests: []string{
 		"TestGuestFormatPurge", "TestGuestCriticalWarningRefused", "TestGuestPurgeReachesTheSubsystem",
 		"TestGuestSameNamespaceTwoPaths", "TestGuestZonedRefused", "TestGuestGenericCharDevice", "TestGuestByIDGlob",
-		"TestGuestQMP",
+		"TestGuestQMP", "TestGuestIdentity", "TestGuestModelRefused", "TestGuestAnyModel",
 	},
 }}
 
 // TestQEMU boots one guest for each configuration (configs), each with
 // its emulated NVMe controllers, runs that configuration's TestGuest*
 // tests in it with the suite's own test binary, and reports each as a
-// subtest: TestQEMU/multipath-off/TestGuestZonedRefused. The guests boot
-// one after the other. Each runs under KVM where /dev/kvm opens and KVM
-// starts it, TCG (about 15 s to boot) otherwise; the log says which, and
-// why KVM did not.
+// subtest: TestQEMU/multipath-off/TestGuestZonedRefused. Two guests run
+// at once (DRIVEQUAL_QEMU_GUESTS sets how many; 1: one after the
+// other). Each runs under KVM where /dev/kvm opens and KVM starts it, TCG
+// (about 15 s to boot) otherwise; the log says which, and why KVM did
+// not.
 func TestQEMU(t *testing.T) {
 	if inGuest() {
 		t.Skip("the guest's own run")
@@ -158,6 +167,23 @@ func TestQEMU(t *testing.T) {
 	if err := copyFile(self, filepath.Join(bin, "nvmevm.test")); err != nil {
 		t.Fatal(err)
 	}
+	// Every guest test is run by some configuration: one left out of the
+	// table would pass by never running.
+	out, err := exec.Command(self, "-test.list", "^TestGuest").Output()
+	if err != nil {
+		t.Fatalf("listing the guest tests: %v", err)
+	}
+	listed := map[string]bool{}
+	for _, c := range configs {
+		for _, n := range c.tests {
+			listed[n] = true
+		}
+	}
+	for _, n := range strings.Fields(string(out)) {
+		if strings.HasPrefix(n, "TestGuest") && !listed[n] {
+			t.Errorf("%s is in no configuration's tests (configs): add it to the one whose machine it needs", n)
+		}
+	}
 	realNvme, err := exec.LookPath("nvme")
 	if err != nil {
 		t.Fatal(err)
@@ -170,12 +196,31 @@ func TestQEMU(t *testing.T) {
 			only = parts[2]
 		}
 	}
+	// At most guests() guests at once: under TCG a guest's time is mostly
+	// its CPUs', but also waits (9p, udev, QEMU's I/O), which a second
+	// guest fills.
+	slots := make(chan struct{}, guests())
 	h := host{kernel: kernel, busybox: busybox, root: root, wd: wd, bin: bin, suite: suite, nvme: realNvme}
 	for _, c := range configs {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			h.boot(t, c, filepath.Join(work, c.name), only)
 		})
 	}
+}
+
+// defaultGuests is how many guests TestQEMU boots at once by default.
+const defaultGuests = 2
+
+// guests is how many guests TestQEMU boots at once:
+// DRIVEQUAL_QEMU_GUESTS (1: one after the other), else defaultGuests.
+func guests() int {
+	if n, err := strconv.Atoi(os.Getenv("DRIVEQUAL_QEMU_GUESTS")); err == nil && n > 0 {
+		return n
+	}
+	return defaultGuests
 }
 
 // host is what every boot of TestQEMU shares.
@@ -190,7 +235,16 @@ type host struct {
 // boot boots the guest of c with work as its work directory, runs c's
 // tests (those matching only, when set) and reports each as a subtest.
 func (h host) boot(t *testing.T, c config, work, only string) {
-	initrd := testenv.InitramfsWith(t, h.kernel, h.busybox, c.modules...)
+	mods := slices.Clone(c.modules)
+	var missing []string
+	for _, o := range c.optional {
+		if err := h.kernel.CheckModules([]string{o}); err != nil {
+			missing = append(missing, o+"="+strings.ReplaceAll(err.Error(), ";", ","))
+			continue
+		}
+		mods = append(mods, o)
+	}
+	initrd := testenv.InitramfsWith(t, h.kernel, h.busybox, mods...)
 	images := filepath.Join(work, "images")
 	if err := os.MkdirAll(images, 0o755); err != nil {
 		t.Fatal(err)
@@ -223,7 +277,12 @@ func (h host) boot(t *testing.T, c config, work, only string) {
 			t.Skipf("no test of %s matches %q", c.name, only)
 		}
 	}
-	run := "-test.run=^(" + strings.Join(tests, "|") + ")$"
+	// One run of the binary per test, in the order c gives them: go test
+	// would run them in the order of their files.
+	var runs []string
+	for _, n := range tests {
+		runs = append(runs, shellQuote("-test.run=^"+n+"$"))
+	}
 	// The guest runs both binaries from its tmpfs: each run of the suite
 	// would otherwise read it again over 9p.
 	script := fmt.Sprintf(`set -e
@@ -232,9 +291,14 @@ mkdir /tmp/drivequal-bin
 cp %s %s/nvmevm.test /tmp/drivequal-bin/
 ln -s nvmevm.test /tmp/drivequal-bin/nvme
 cd %s
-export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all
-exec /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=12m %s
-`, shellQuote(h.suite), shellQuote(h.bin), shellQuote(h.wd), envGuest, envSuite, envWork, shellQuote(work), envConfig, shellQuote(c.name), shellQuote(h.nvme), shellQuote(run))
+export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s %s=%s %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all %s
+set +e
+status=0
+for run in %s; do
+  /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=12m "$run" || status=1
+done
+exit $status
+`, shellQuote(h.suite), shellQuote(h.bin), shellQuote(h.wd), envGuest, envSuite, envWork, shellQuote(work), envConfig, shellQuote(c.name), envMissing, shellQuote(strings.Join(missing, ";")), shellQuote(h.nvme), passed(), strings.Join(runs, " "))
 
 	timeout := c.timeout
 	if timeout == 0 {
@@ -282,6 +346,22 @@ exec /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=12m
 	if res.Exit != 0 && !t.Failed() {
 		t.Errorf("the guest's tests exited %d\noutput:\n%s", res.Exit, res.Output)
 	}
+}
+
+// passedOn are the host's variables a guest test reads as the host's
+// tests do: DRIVEQUAL_REQUIRE_LOOP=1 makes a skip (a kernel module the
+// guest lacks) a failure in the guest too.
+var passedOn = []string{"DRIVEQUAL_REQUIRE_LOOP", "DRIVEQUAL_QEMU_COMPARE"}
+
+// passed is passedOn as the host has them, for the guest's export line.
+func passed() string {
+	var out []string
+	for _, k := range passedOn {
+		if v, ok := os.LookupEnv(k); ok {
+			out = append(out, k+"="+shellQuote(v))
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // guestTest is one top-level test of the guest's go test -v output.

@@ -4,8 +4,11 @@
 # was really written to the device: the kernel's count of sectors written
 # (/sys/block/<dev>/stat, field 7) gives SMART data_units_written (units
 # of 1,000 sectors, rounded up, as NVMe counts them), and the C0 log's
-# physical media units written is twice that many bytes: a write
-# amplification of 2.00. From the second C0 read on, "Bad user nand
+# physical media units written moves by twice that many bytes from the
+# autoval file's 39,074,645,999,616 (the drive's life before the test): a
+# write amplification of 2.00 over any interval, while the counters'
+# totals are in no such ratio, so that a WAF taken of totals, not of
+# deltas, shows. From the second C0 read on, "Bad user nand
 # blocks - Raw" is 5 (0 on receipt). The logs are the fixtures
 # smart-log-v2.4-above-2-64.json and ocp-smart-add-log-autoval-ssd.json
 # ($NVME_STANDIN_FIXTURES) with those fields replaced; the latency
@@ -55,7 +58,7 @@ ocp)
 		if [ "$n" -gt 1 ]; then
 			bad=5
 		fi
-		awk -v media=$((u * 1024000)) -v bad=$bad '
+		awk -v media=$((39074645999616 + u * 1024000)) -v bad=$bad '
 			/"Physical media units written"/ { inw = 1 }
 			inw && /"lo"/ { sub(/[0-9]+/, media); inw = 0 }
 			/"Bad user nand blocks - Raw"/ { sub(/[0-9]+/, bad) }

@@ -10,6 +10,7 @@ package evidence
 
 import (
 	"context"
+	"github.com/drivequal/drivequal/acceptance/internal/device/fabric"
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
@@ -66,6 +67,9 @@ type Measured struct {
 	// Shared are the links two or more of the step's drives share, as
 	// they trained.
 	Shared []record.SharedLink
+	// Fabric are the cell's NVMe over Fabrics drives and what their
+	// network interfaces carried during the measurement.
+	Fabric []fabric.Path
 	// CPU is the CPUs fio was allowed and how busy they were during the
 	// measurement (N 0: not read).
 	CPU record.CPU
@@ -119,9 +123,14 @@ type ReadBack struct {
 
 // DriveHealth is one drive's health over the run: its SMART log before
 // the run and the latest reading, its controller's identity and the
-// hottest it was seen, or why its health is not judged.
+// hottest it was seen, or why its health is not judged (Skip) or why it
+// has none to judge (Lost).
 type DriveHealth struct {
-	Skip     string
+	Skip string
+	// Lost says why a drive whose health was read at setup has no health
+	// log after the run: it disappeared, or changed, mid-run. Its health
+	// fails: a drive that vanished has no health to pass.
+	Lost     string
 	Ctrl     nvme.Controller
 	Before   nvme.SmartLog
 	Last     nvme.SmartLog
@@ -134,8 +143,12 @@ type DriveHealth struct {
 // both were read; Skip, when set, why its OCP checks are not made (no C0
 // log); neither for a recording made without C0 reads.
 type OCPHealth struct {
-	Read         bool
-	Skip         string
+	Read bool
+	Skip string
+	// Lost, when set, says why the C0 log read on receipt could not be
+	// read after the run: the drive stopped giving the log it gave, which
+	// fails it (what it hides may be the bad blocks it grew).
+	Lost         string
 	Before, Last nvme.OCPSmart
 }
 

@@ -212,10 +212,20 @@ func (m *Monitor) throttled(before, after map[int]nvme.SmartLog) string {
 }
 
 // after reads every drive's SMART log after the run; a drive whose read
-// fails has its health skipped, saying why.
-func (m *Monitor) after(ctx context.Context) []evidence.DriveHealth {
+// fails has its health skipped, saying why. A drive in lost (by index:
+// why it disappeared or changed mid-run) whose health was read at setup
+// is not read again, whatever is at its path now (another drive, or
+// none): its health is lost, saying why, and fails.
+func (m *Monitor) after(ctx context.Context, lost map[int]string) []evidence.DriveHealth {
 	for i := range m.drives {
 		if m.health[i].Skip != "" {
+			continue
+		}
+		if why := lost[i]; why != "" {
+			m.mu.Lock()
+			m.health[i].Lost = fmt.Sprintf("%s: its health log could not be read after the run, and was not: %s; a drive that vanished mid-run has no health to pass (its health log was last read before that)",
+				m.drives[i].Path, why)
+			m.mu.Unlock()
 			continue
 		}
 		o, err := m.nvme.Run(ctx, "smart-log", m.drives[i].Path, "-o", "json")
@@ -313,13 +323,20 @@ func (m *Monitor) seedPeaks(maxTempK []int) {
 	}
 }
 
-// skips and maxTemps are what run.json keeps of the drives' health.
-func (m *Monitor) skips() (skips []string, maxTempK []int) {
+// skips, lost and maxTemps are what run.json keeps of the drives' health
+// (lost is nil when no drive's health was lost).
+func (m *Monitor) skips() (skips, lost []string, maxTempK []int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	skips, maxTempK = make([]string, len(m.drives)), make([]int, len(m.drives))
 	for i, h := range m.health {
 		skips[i], maxTempK[i] = h.Skip, h.MaxTempK
+		if h.Lost != "" {
+			if lost == nil {
+				lost = make([]string, len(m.drives))
+			}
+			lost[i] = h.Lost
+		}
 	}
-	return skips, maxTempK
+	return skips, lost, maxTempK
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/health"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
@@ -128,7 +129,11 @@ func (m *Monitor) afterOCP(ctx context.Context, i int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err != nil {
-		m.health[i].OCP.Skip = fmt.Sprintf("reading the OCP C0 log after the run failed: %v", err)
+		// It gave C0 on receipt: a drive that no longer does is failed,
+		// and a replay says the same (c0-after holds why).
+		why := fmt.Sprintf("the OCP C0 log read on receipt could not be read after the run: %v", err)
+		m.health[i].OCP.Lost = why
+		m.raw[fmt.Sprintf("%d.c0-after", i)], _ = json.Marshal(map[string]string{"error": why})
 		return
 	}
 	m.health[i].OCP.Last, m.health[i].OCP.Read = c0, true
@@ -149,30 +154,62 @@ type ocpReading struct {
 	c3    map[int]nvme.OCPLatency
 }
 
+// OCPReadTimeout bounds each nvme-cli read of readOCP: a drive that does
+// not answer is left out of that reading (its WAF says it could not be
+// read) rather than holding up the cell.
+var OCPReadTimeout = 30 * time.Second
+
 // readOCP reads the SMART and C0 logs of each of drives that has C0, and
-// with latency the C3 log of those whose latency monitor is active.
+// with latency the C3 log of those whose latency monitor is active: all
+// drives at once, each read bounded by OCPReadTimeout, so that a
+// 24-drive step waits for the slowest drive's reads, not the sum of all.
 func (m *Monitor) readOCP(ctx context.Context, drives []int, latency bool) ocpReading {
 	m.ocp.init(ctx, m.nvme)
 	r := ocpReading{smart: map[int]nvme.SmartLog{}, c0: map[int]nvme.OCPSmart{}, c3: map[int]nvme.OCPLatency{}}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	for _, d := range drives {
-		dev := m.drives[d].Path
-		if m.hasC0(d) {
-			s, err1 := m.nvme.SmartLog(ctx, dev)
-			c, _, err2 := m.nvme.OCPSmartLog(ctx, dev, m.ocp.version)
-			if err1 == nil && err2 == nil {
-				r.smart[d], r.c0[d] = s, c
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dev := m.drives[d].Path
+			if m.hasC0(d) {
+				s, err1 := boundedRead(ctx, func(ctx context.Context) (nvme.SmartLog, error) { return m.nvme.SmartLog(ctx, dev) })
+				c, err2 := boundedRead(ctx, func(ctx context.Context) (nvme.OCPSmart, error) {
+					c, _, err := m.nvme.OCPSmartLog(ctx, dev, m.ocp.version)
+					return c, err
+				})
+				if err1 == nil && err2 == nil {
+					mu.Lock()
+					r.smart[d], r.c0[d] = s, c
+					mu.Unlock()
+				}
 			}
-		}
-		m.ocp.mu.Lock()
-		active := m.ocp.c3[d]
-		m.ocp.mu.Unlock()
-		if latency && active {
-			if l, _, err := m.nvme.OCPLatencyLog(ctx, dev, m.ocp.version); err == nil {
-				r.c3[d] = l
+			m.ocp.mu.Lock()
+			active := m.ocp.c3[d]
+			m.ocp.mu.Unlock()
+			if latency && active {
+				l, err := boundedRead(ctx, func(ctx context.Context) (nvme.OCPLatency, error) {
+					l, _, err := m.nvme.OCPLatencyLog(ctx, dev, m.ocp.version)
+					return l, err
+				})
+				if err == nil {
+					mu.Lock()
+					r.c3[d] = l
+					mu.Unlock()
+				}
 			}
-		}
+		}()
 	}
+	wg.Wait()
 	return r
+}
+
+// boundedRead runs read with a context that ends after OCPReadTimeout.
+func boundedRead[T any](ctx context.Context, read func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, OCPReadTimeout)
+	defer cancel()
+	return read(ctx)
 }
 
 // wafs is each drive's write amplification between two readings, with

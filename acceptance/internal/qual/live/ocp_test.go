@@ -1,9 +1,12 @@
 package live
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
@@ -38,5 +41,89 @@ func TestResumedRunKeepsTheC0ReadOnReceipt(t *testing.T) {
 	}
 	if string(m.raw["0.c0-before"]) != string(before) {
 		t.Error("the recording keeps the interrupted run's receipt")
+	}
+}
+
+// readStandin serves the SMART log and C0 fixtures; its C0 read answers
+// only once every one of $OCP_N drives has asked for its own, so that
+// reading the drives one after the other gets the first one killed at
+// OCPReadTimeout.
+const readStandin = `#!/bin/sh
+case "$1" in
+smart-log) cat "$OCP_FX/smart-log-v2.4-above-2-64.json" ;;
+ocp)
+	touch "$OCP_DIR/asked.$(echo "$3" | tr / _)"
+	i=0
+	while [ "$(ls "$OCP_DIR" | grep -c '^asked\.')" -lt "$OCP_N" ]; do
+		i=$((i + 1))
+		[ $i -gt 100 ] && exit 3
+		sleep 0.1
+	done
+	cat "$OCP_FX/ocp-smart-add-log-autoval-ssd.json"
+	;;
+*) exit 1 ;;
+esac
+`
+
+// The C0 reads around a cell are made on all its drives at once: a
+// 24-drive step waits for one drive's reads, not 24 in turn.
+func TestReadOCPReadsTheDrivesAtOnce(t *testing.T) {
+	const n = 4
+	bin, state := t.TempDir(), t.TempDir()
+	script := filepath.Join(bin, "nvme")
+	if err := os.WriteFile(script, []byte(readStandin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fx, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "fixtures", "nvme"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OCP_FX", fx)
+	t.Setenv("OCP_DIR", state)
+	t.Setenv("OCP_N", "4")
+	old := OCPReadTimeout
+	OCPReadTimeout = 20 * time.Second
+	t.Cleanup(func() { OCPReadTimeout = old })
+	var drives []plan.Drive
+	var all []int
+	for i := range n {
+		drives = append(drives, plan.Drive{Info: device.Info{Path: fmt.Sprintf("/dev/nvme%dn1", i), Block: true}})
+		all = append(all, i)
+	}
+	m := NewMonitor(nvme.CLI{Binary: script}, drives, specs.DefaultHealth(), nil)
+	m.ocp.init(t.Context(), m.nvme)
+	for _, d := range all {
+		m.ocp.c0[d] = true
+	}
+	got := m.readOCP(t.Context(), all, false)
+	if len(got.c0) != n || len(got.smart) != n {
+		t.Errorf("read C0 of %d and SMART of %d of %d drives, want all", len(got.c0), len(got.smart), n)
+	}
+}
+
+// A drive that gave C0 on receipt and does not after the run has its OCP
+// checks failed, not skipped, and the recording says why for a replay.
+func TestC0LostAfterTheRunIsKeptAsAFailure(t *testing.T) {
+	bin := t.TempDir()
+	script := filepath.Join(bin, "nvme")
+	body := "#!/bin/sh\ncase \"$1\" in\nsmart-log) cat \"$OCP_FX/smart-log-v2.4-above-2-64.json\" ;;\n*) echo 'NVMe status: Internal Error(0x6)' >&2; exit 6 ;;\nesac\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fx, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "fixtures", "nvme"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OCP_FX", fx)
+	m := NewMonitor(nvme.CLI{Binary: script}, []plan.Drive{{Info: device.Info{Path: "/dev/nvme0n1", Block: true}}}, specs.DefaultHealth(), nil)
+	m.ocp.init(t.Context(), m.nvme)
+	m.ocp.c0[0] = true
+	m.afterOCP(t.Context(), 0)
+	o := m.health[0].OCP
+	if o.Read || o.Skip != "" || !strings.Contains(o.Lost, "could not be read after the run") {
+		t.Errorf("C0 lost after the run: %+v", o)
+	}
+	if !strings.Contains(string(m.raw["0.c0-after"]), `"error"`) {
+		t.Errorf("c0-after = %q, want the reason as an error object", m.raw["0.c0-after"])
 	}
 }

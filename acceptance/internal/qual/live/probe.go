@@ -3,8 +3,10 @@ package live
 import (
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/device/fabric"
 	"github.com/drivequal/drivequal/acceptance/internal/device/pcie"
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
@@ -34,6 +36,51 @@ func (h probe) pciePaths() []pcie.Path {
 		}
 	}
 	return paths
+}
+
+// fabricRead is a fabric drive's path with its interface's counters, read
+// at one time.
+type fabricRead struct {
+	path   fabric.Path
+	rx, tx uint64
+	ok     bool
+	at     time.Time
+}
+
+// fabric reads the fabric path of each NVMe over Fabrics drive of drives
+// and its interface's counters now.
+func (h probe) fabric(drives []int) []fabricRead {
+	var out []fabricRead
+	sys, proc := h.sys.Path("/sys"), h.sys.Path("/proc")
+	for _, d := range drives {
+		info := h.drives[d].Info
+		p, ok := fabric.Read(sys, proc, info.Path, info.Transport, info.Address)
+		if !ok {
+			continue
+		}
+		f := fabricRead{path: p, at: time.Now()}
+		if p.Interface != "" {
+			f.rx, f.tx, f.ok = fabric.Counters(sys, p.Interface)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// carried is each fabric path of after with what its interface moved a
+// second, in its busier direction, since before.
+func carried(before, after []fabricRead) []fabric.Path {
+	var out []fabric.Path
+	for i, a := range after {
+		p := a.path
+		if i < len(before) && before[i].ok && a.ok && before[i].path.Interface == p.Interface {
+			if secs := a.at.Sub(before[i].at).Seconds(); secs > 0 {
+				p.Carried = float64(max(a.rx-before[i].rx, a.tx-before[i].tx)) / secs
+			}
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // links is what the drives' PCIe paths, read now, say of a cell on

@@ -127,7 +127,7 @@ func (r *Runner) init() {
 func (r *Runner) Start(info record.Run) error {
 	r.init()
 	if r.Resume == nil {
-		_, info.MaxTempK = r.Monitor.skips()
+		_, _, info.MaxTempK = r.Monitor.skips()
 		if err := r.rec.start(info); err != nil {
 			return err
 		}
@@ -139,7 +139,7 @@ func (r *Runner) Start(info record.Run) error {
 	// The interrupted run's peak temperatures stay the peaks until a
 	// higher one is read.
 	r.Monitor.seedPeaks(info.MaxTempK)
-	_, info.MaxTempK = r.Monitor.skips()
+	_, _, info.MaxTempK = r.Monitor.skips()
 	if err := r.rec.update(func(i *record.Run) { *i = info }); err != nil {
 		return err
 	}
@@ -260,7 +260,7 @@ func (r *Runner) execStep(ctx context.Context, st *plan.Step, logf func(string, 
 	// A drive that raised a critical warning since setup is written no
 	// more, whatever the step: read its log before each one.
 	if ctx.Err() == nil {
-		r.warned(r.Monitor.snapshot(ctx, st.Drives), "before "+st.Name)
+		r.warned(r.Monitor.snapshot(ctx, r.drives.present(st.Drives)), "before "+st.Name)
 	}
 	// A drive that failed an earlier step is not prepared again.
 	var drives []int
@@ -456,7 +456,7 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 			cpu = &m.CPU
 		}
 		if errs := r.rec.sidecars(c.Test, basis, record.Thermal{Throttled: m.Thermal, CriticalWarning: m.Hot},
-			record.Link{Degraded: m.Link, Unknown: m.LinkUnknown, Shared: m.Shared}, cpu); errs != nil {
+			record.Link{Degraded: m.Link, Unknown: m.LinkUnknown, Shared: m.Shared, Fabric: m.Fabric}, cpu); errs != nil {
 			// Listed, the cell would replay or resume without the
 			// finding its sidecar holds: it is measured again instead.
 			logf("%s: %v: %s is not listed in run.json", r.Record, errors.Join(errs...), c.Test)
@@ -480,11 +480,12 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 // and the load of the CPUs fio runs on. why, when set, says the cell was
 // not measured (m says so too).
 func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, logf func(string, ...any)) (m *evidence.Measured, why string) {
-	before := r.Monitor.snapshot(ctx, st.Drives)
+	before := r.Monitor.snapshot(ctx, r.drives.present(st.Drives))
 	if why := r.warned(before, "before "+owner.Test); why != "" {
 		return evidence.NotMeasured(why, report.CauseCriticalWarning), why
 	}
 	linksBefore := r.probe.readLinks(st.Drives)
+	fabricBefore := r.probe.fabric(st.Drives)
 	cpus, cpuBefore := r.probe.allowedCPUs(st.Job), readCPUTimes()
 	ocpBefore := r.Monitor.readOCP(ctx, st.Drives, true)
 	start := time.Now()
@@ -497,7 +498,7 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 		m.Raw, m.Job = raw, st.Job
 		return m, why
 	}
-	after := r.Monitor.snapshot(ctx, st.Drives)
+	after := r.Monitor.snapshot(ctx, r.drives.present(st.Drives))
 	if why := r.warned(after, "after "+owner.Test); why != "" {
 		logf("%s", why)
 	}
@@ -511,6 +512,7 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	}
 	l := around(linksBefore, r.probe.readLinks(st.Drives))
 	m.Link, m.LinkUnknown, m.Shared = l.degraded, l.unknown, l.shared
+	m.Fabric = carried(fabricBefore, r.probe.fabric(st.Drives))
 	if m.LinkUnknown != "" {
 		logf("%s", m.LinkUnknown)
 	}
@@ -595,14 +597,14 @@ func (r *Runner) PriorReadBacks() []evidence.ReadBack {
 // after the run, kept with the recording.
 func (r *Runner) Health(ctx context.Context) ([]evidence.DriveHealth, string) {
 	r.init()
-	out := r.Monitor.after(ctx)
+	out := r.Monitor.after(ctx, r.drives.lost())
 	if r.Record == "" {
 		return out, ""
 	}
-	skips, temps := r.Monitor.skips()
+	skips, lost, temps := r.Monitor.skips()
 	// A recording that lost them replays saying no health log was
 	// recorded; the operator is told now.
-	if err := r.rec.update(func(i *record.Run) { i.HealthSkips, i.MaxTempK = skips, temps }); err != nil {
+	if err := r.rec.update(func(i *record.Run) { i.HealthSkips, i.HealthLost, i.MaxTempK = skips, lost, temps }); err != nil {
 		r.lines.progress(nil, "rewriting run.json: %v", err)
 	}
 	if err := r.Monitor.keep(r.Record, false); err != nil {

@@ -100,12 +100,50 @@ func (s *drives) vanished(drives []int, when string) string {
 		if gone == "" {
 			continue
 		}
-		text := fmt.Sprintf("%s disappeared %s: %s (the drive was removed, or its controller reset); nothing more is run on it",
-			s.list[d].Path, when, gone)
+		text := fmt.Sprintf("%s disappeared %s (noticed at %s): %s (the drive was removed, or its controller reset); nothing more is run on it",
+			s.list[d].Path, when, time.Now().Format("15:04:05"), gone)
 		s.breakWith(d, unusable{cause: report.CauseDriveChanged, text: text}, true)
 		why = append(why, text)
 	}
 	return strings.Join(why, "; ")
+}
+
+// lost says, by drive, why each drive that disappeared or changed since
+// setup cannot be read as itself any more: those a cell found so (see
+// vanished and recheck), and those gone now. A held drive only.
+func (s *drives) lost() map[int]string {
+	if s.guard == nil {
+		return nil
+	}
+	all := make([]int, len(s.list))
+	for d := range all {
+		all[d] = d
+	}
+	s.vanished(all, "by the end of the run")
+	out := map[int]string{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for d, b := range s.broken {
+		if b.cause == report.CauseDriveChanged && b.text != "" {
+			out[d] = b.text
+		}
+	}
+	return out
+}
+
+// present is drives without those that disappeared or changed since
+// setup: nothing is read from their paths again, where another drive may
+// be now.
+func (s *drives) present(drives []int) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for _, d := range drives {
+		if s.broken[d].cause != report.CauseDriveChanged {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // recheck makes sure each drive is still the one set up (device number,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -51,12 +53,24 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 		return err.Error()
 	}
 	rec := verifyRecord(r.Record, r.Drives, st, prep.Raw, r.resumption())
+	// Listed whole with the sha256 of its files in the same rewrite of
+	// run.json: a kill before the step's files are hashed (Runner.runStep)
+	// must not leave a read-back that a resume trusts and nothing vouches
+	// for.
+	sums, herr := verifySums(r.Record, prep.Raw)
+	if herr != nil {
+		logf("%s: %v", r.Record, herr)
+	}
 	if serr := r.rec.update(func(i *record.Run) {
 		if running >= 0 && running < len(i.Verify) {
 			i.Verify[running] = rec
 		} else {
 			i.Verify = append(i.Verify, rec)
 		}
+		if len(sums) > 0 && i.Files == nil {
+			i.Files = map[string]string{}
+		}
+		maps.Copy(i.Files, sums)
 	}); serr != nil {
 		logf("%s: %v", r.Record, serr)
 	}
@@ -114,4 +128,22 @@ func verifyRecord(dir string, drives []plan.Drive, st *plan.Step, raw string, re
 		rec.Drives = append(rec.Drives, vd)
 	}
 	return rec
+}
+
+// verifySums is the sha256 of each file a verify pass kept at raw (its
+// fio output, job file and stderr), by path relative to the recording
+// in dir.
+func verifySums(dir, raw string) (map[string]string, error) {
+	base := strings.TrimSuffix(raw, record.OutputExt)
+	var rels []string
+	for _, ext := range []string{record.OutputExt, record.JobExt, record.StderrExt} {
+		rel, err := filepath.Rel(dir, base+ext)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		if _, err := os.Stat(base + ext); err == nil {
+			rels = append(rels, filepath.ToSlash(rel))
+		}
+	}
+	return record.HashFiles(dir, rels)
 }

@@ -55,30 +55,51 @@ type Match struct {
 func Drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match, []error) {
 	var m Match
 	recorded := prior.Identities
-	key := func(i int) string {
-		if k := recorded[i].Key(); k != "" {
-			return k
-		}
-		return "path " + prior.Drives[i].Path
-	}
+	sameBoot := boot != "" && boot == prior.BootID
+	// A drive that reports nothing that tells it from another (no NGUID,
+	// EUI-64 or UUID and a blank serial; a loop device whose backing file
+	// was deleted) is known only by its path and device number, which
+	// name one device within one boot only: after a reboot the paths and
+	// numbers of two such drives can be swapped.
+	unknown := func(path, dev string) string { return "path " + path + " device " + dev }
 	byKey := map[string]int{}
 	for i := range recorded {
-		byKey[key(i)] = i
+		k := recorded[i].Key()
+		if k == "" && sameBoot && i < len(prior.Devices) {
+			k = unknown(prior.Drives[i].Path, prior.Devices[i])
+		}
+		if k != "" {
+			byKey[k] = i
+		}
 	}
 	m.Order = make([]int, len(recorded))
 	for i := range m.Order {
 		m.Order[i] = -1
 	}
 	var errs []error
-	sameBoot := boot != "" && boot == prior.BootID
 	for j, d := range given {
 		id := d.Identity()
 		k := id.Key()
+		if k == "" && !sameBoot {
+			errs = append(errs, fmt.Errorf("parsing -drives: %s reports nothing that tells it from another drive (%s), and the machine has booted since the interrupted run in %s: its path and device number may have moved to another drive, so which recorded drive it is cannot be told; %s",
+				d.Path, id, dir, fix))
+			continue
+		}
 		if k == "" {
-			k = "path " + d.Path
+			k = unknown(d.Path, DevNumber(d))
 		}
 		i, ok := byKey[k]
+		recreated := ""
+		if ok && (id.Kind == "loop" || id.Kind == "file") {
+			// ext4 and XFS give a deleted file's inode to the next file
+			// created: a blank image made where the filled one was.
+			recreated = id.File.Recreated(recorded[i].File)
+		}
 		switch {
+		case recreated != "":
+			errs = append(errs, fmt.Errorf("parsing -drives: %s is not the drive %d the interrupted run in %s measured: its file has the recorded inode but is another file (%s): it was deleted and created again since, and holds none of what the run wrote; %s",
+				d.Path, i+1, dir, recreated, fix))
+			continue
 		case !ok:
 			// At a recorded path, or (in the same boot) at a recorded
 			// device number: another drive where one of the run's was.

@@ -255,3 +255,68 @@ func TestRenamed(t *testing.T) {
 	assert.Equal(t, "/dev/loop0", prior.Drives[0].Path, "the recording read is left as it was")
 	assert.True(t, slices.Equal([]string{"/dev/loop0", "/dev/loop1"}, []string{prior.Verify[0].Drives[0].Path, prior.Verify[0].Drives[1].Path}))
 }
+
+// ext4 and XFS give a deleted file's inode to the next file created: an
+// image deleted and made again blank, at the same path, has the recorded
+// device and inode. Its inode generation and birth time tell it from the
+// filled image, and it is refused; the filled image itself, whose
+// generation and birth time are those recorded, resumes.
+func TestDrivesRecreatedImage(t *testing.T) {
+	loop := func(n int, img string, id device.FileID) plan.Drive {
+		return plan.Drive{Info: device.Info{Path: fmt.Sprintf("/dev/loop%d", n), Block: true, Major: 7, Minor: uint32(n), Size: 64 << 20,
+			LogicalBlockSize: 512, Model: "loop", BackingFile: img, File: id}}
+	}
+	a := device.FileID{Dev: "254:0", Inode: 100, Generation: 861594370, Born: "2026-12-02T01:00:00.715102707Z"}
+	b := device.FileID{Dev: "254:0", Inode: 101, Generation: 2528355357, Born: "2026-12-02T01:00:01.1Z"}
+	prior := recordOf([]plan.Drive{loop(0, "/t/a.img", a), loop(1, "/t/b.img", b)}, "boot-1")
+	blank := a
+	blank.Generation, blank.Born = 2833078424, "2026-12-02T03:30:00.5Z"
+	_, errs := Drives([]plan.Drive{loop(2, "/t/a.img", blank), loop(3, "/t/b.img", b)}, prior, "boot-2", "raw", "FIX")
+	require.NotEmpty(t, errs)
+	assert.Equal(t, "parsing -drives: /dev/loop2 is not the drive 1 the interrupted run in raw measured: its file has the recorded inode but is another file (inode generation 2833078424, was 861594370; created 2026-12-02T03:30:00.5Z, was 2026-12-02T01:00:00.715102707Z): it was deleted and created again since, and holds none of what the run wrote; FIX", errs[0].Error())
+
+	// Only a birth time (tmpfs keeps no generation) tells it just as well.
+	blank.Generation, prior.Identities[0].File.Generation = 0, 0
+	_, errs = Drives([]plan.Drive{loop(2, "/t/a.img", blank), loop(3, "/t/b.img", b)}, prior, "boot-2", "raw", "FIX")
+	require.NotEmpty(t, errs)
+	assert.Contains(t, errs[0].Error(), "(created 2026-12-02T03:30:00.5Z, was 2026-12-02T01:00:00.715102707Z)")
+
+	// A recording without either (a file system that keeps neither)
+	// matches by device and inode, as before.
+	prior.Identities[0].File.Born = ""
+	m, errs := Drives([]plan.Drive{loop(3, "/t/b.img", b), loop(2, "/t/a.img", blank)}, prior, "boot-2", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	assert.Equal(t, []int{1, 0}, m.Order)
+}
+
+// A namespace that reports no NGUID, EUI-64 or UUID and a serial of
+// spaces (sysfs shows it trimmed to nothing, as some drives and
+// emulators report it) is known only by its path and device number. After
+// a reboot those name whichever drive came up there: two such drives
+// swapped are refused rather than taken for each other. Within the boot
+// that recorded them, the same path at the same device number is the
+// same drive.
+func TestDrivesWithoutIdentity(t *testing.T) {
+	anon := func(n, minor int) plan.Drive {
+		return plan.Drive{Info: device.Info{Path: fmt.Sprintf("/dev/nvme%dn1", n), Block: true, Major: 259, Minor: uint32(minor),
+			Size: 1_920_383_410_176, LogicalBlockSize: 4096, Model: "NVMe SSD", Controller: fmt.Sprintf("nvme%d", n), NSID: 1}}
+	}
+	first := []plan.Drive{anon(0, 0), anon(1, 1)}
+	prior := recordOf(first, "boot-1")
+	require.Equal(t, "", prior.Identities[0].Key(), "nothing tells the drive")
+
+	// After the reboot nvme0n1 is the drive that was nvme1n1: nothing
+	// says so, and nothing may be assumed.
+	_, errs := Drives([]plan.Drive{anon(0, 0), anon(1, 1)}, prior, "boot-2", "raw", "FIX")
+	require.NotEmpty(t, errs, "drives known by path only, after a reboot")
+	assert.Contains(t, errText(errs), "parsing -drives: /dev/nvme0n1 reports nothing that tells it from another drive (NVMe namespace 1 (no NGUID, EUI-64 or UUID) of NVMe SSD serial (unknown), firmware (unknown), 1920383410176 bytes, 4096-byte blocks), and the machine has booted since the interrupted run in raw: ")
+
+	// The same boot, the same paths and numbers: the same drives.
+	m, errs := Drives([]plan.Drive{anon(1, 1), anon(0, 0)}, prior, "boot-1", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	assert.Equal(t, []int{1, 0}, m.Order)
+	// The same boot, but the path now at another device number.
+	moved := anon(0, 5)
+	_, errs = Drives([]plan.Drive{moved, anon(1, 1)}, prior, "boot-1", "raw", "FIX")
+	require.NotEmpty(t, errs)
+}

@@ -30,6 +30,11 @@ func readOCP(read func(what string) ([]byte, error)) evidence.OCPHealth {
 		return evidence.OCPHealth{Skip: "no OCP C0 log was recorded after the run (it was stopped before the end)"}
 	}
 	a, err := nvme.ParseOCPSmart(after)
+	if errors.As(err, &no) {
+		// The live run could not read it after the run: recorded as an
+		// "error" object, what failed the drive.
+		return evidence.OCPHealth{Lost: no.Why}
+	}
 	if err != nil {
 		return evidence.OCPHealth{Skip: fmt.Sprintf("the OCP C0 log recorded after the run does not parse (%v)", err)}
 	}

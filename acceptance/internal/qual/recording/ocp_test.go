@@ -6,6 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/specs"
 )
 
 func fixture(t *testing.T, name string) []byte {
@@ -41,5 +48,26 @@ func TestReadOCPFromARecording(t *testing.T) {
 		"c0-after": fixture(t, "ocp-smart-add-log-v2.3-worn.json")}))
 	if !o.Read || o.Skip != "" || o.Before.BadUserNANDBlocks != 0 || o.Last.BadUserNANDBlocks != 3 {
 		t.Errorf("both recorded: %+v", o)
+	}
+	// C0 given on receipt and not after the run: recorded as an "error"
+	// object, it fails the drive in a replay as it did live.
+	o = readOCP(files(map[string][]byte{"c0-before": fixture(t, "ocp-smart-add-log-v2.3-autoval-values.json"),
+		"c0-after": []byte(`{"error":"the OCP C0 log read on receipt could not be read after the run: signal: killed"}`)}))
+	if o.Lost != "the OCP C0 log read on receipt could not be read after the run: signal: killed" || o.Skip != "" || o.Read {
+		t.Errorf("C0 lost after the run: %+v", o)
+	}
+	drives := []plan.Drive{{Info: device.Info{Path: "/dev/nvme0n1", Block: true}}}
+	_, checks := verdict.Health(drives, []evidence.DriveHealth{{OCP: o}}, specs.DefaultHealth())
+	found := false
+	for _, c := range checks {
+		if c.Check == "ocp" {
+			found = true
+			if c.Verdict != report.Fail || !strings.Contains(c.Message, "could not be read after the run") {
+				t.Errorf("C0 lost after the run: %+v, want it failed", c)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no ocp check: %+v", checks)
 	}
 }

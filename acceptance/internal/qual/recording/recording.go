@@ -218,7 +218,7 @@ func Read(_ context.Context, f Files, cell plan.Cell, job fiojob.Job) *evidence.
 	}
 	var l record.Link
 	if found, err := record.ReadJSON(f.Dir, cell.Test, record.LinkExt, &l); found && err == nil {
-		m.Link, m.LinkUnknown, m.Shared = l.Degraded, l.Unknown, l.Shared
+		m.Link, m.LinkUnknown, m.Shared, m.Fabric = l.Degraded, l.Unknown, l.Shared, l.Fabric
 	}
 	_, _ = record.ReadJSON(f.Dir, f.owner(cell.Test), record.CPUExt, &m.CPU)
 	return m
@@ -338,6 +338,11 @@ func (r *Reader) Health(context.Context) ([]evidence.DriveHealth, string) {
 	for i, d := range r.Drives {
 		h := &out[i]
 		read := func(what string) ([]byte, error) { return os.ReadFile(HealthFile(r.Dir, i, what)) }
+		if i < len(r.Info.HealthLost) && r.Info.HealthLost[i] != "" {
+			// Lost mid-run: it fails, as it did live.
+			h.Lost = r.Info.HealthLost[i]
+			continue
+		}
 		before, err := read("before")
 		if err != nil {
 			h.Skip = r.skipOf(i)

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device/fabric"
 	"github.com/drivequal/drivequal/acceptance/internal/device/pcie"
 	"github.com/drivequal/drivequal/acceptance/internal/judge"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
@@ -224,6 +225,28 @@ func (r Run) bounds(cell plan.Cell, m *evidence.Measured, out *fiojob.Output, re
 		// A link sysfs does not know is not judged, and the cell says so:
 		// a figure short of spec may be that link's, not the drive's.
 		j.Message += "; " + m.LinkUnknown
+	}
+	if len(m.Fabric) > 0 {
+		// A fabric drive's figure is the network's as well as the drive's:
+		// the cell says how it was reached, and a figure short of spec
+		// while the network was within 10 % of its speed is not the drive's.
+		measured := map[string]float64{}
+		for _, d := range res.PerDrive {
+			measured[d.Path] = d.Actual
+		}
+		if len(cell.Drives) == 1 {
+			measured[r.Drives[cell.Drives[0]].Path] = res.Actual
+		}
+		note, bound := fabric.Judge(m.Fabric, w, measured)
+		switch {
+		case bound != "" && res.Verdict == report.Fail && res.Cause == report.CauseBelowSpec:
+			j.Verdict, j.Message = report.Inconclusive, withCause(j.Message, bound+
+				": the network, not the drive, bounds this figure; qualify the drive over a faster network, or attached directly")
+			res.Verdict, res.Cause = report.Inconclusive, report.CauseTransportBound
+		case bound != "":
+			j.Message += "; " + bound
+		}
+		j.Message += "; " + note
 	}
 	if res.Verdict == report.Fail && res.Cause == report.CauseBelowSpec && cell.Kind == report.KindScaling {
 		// Short of the figure through a switch uplink the drives share by

@@ -30,9 +30,17 @@ func Health(drives []plan.Drive, of []evidence.DriveHealth, rules specs.Health) 
 		if h.Skip != "" {
 			return nil, h.Skip
 		}
+		if h.Lost != "" {
+			return []health.Check{{Name: LostCheck, Verdict: health.Fail, Message: h.Lost}}, ""
+		}
 		return append(health.Judge(h.Before, h.Last, h.Ctrl, h.MaxTempK, rules), ocpChecks(h.OCP, rules)...), ""
 	}, len(of))
 }
+
+// LostCheck is the one health check of a drive that has no health log
+// after the run (evidence.DriveHealth.Lost): TestHealth/<drive>/health_log
+// fails.
+const LostCheck = "health_log"
 
 // Receipt judges each drive's SMART log as it arrived against the spec's
 // [receipt] limits.
@@ -85,6 +93,8 @@ func CheckName(path string) string {
 // recording made without C0 reads.
 func ocpChecks(o evidence.OCPHealth, rules specs.Health) []health.Check {
 	switch {
+	case o.Lost != "":
+		return []health.Check{{Name: "ocp", Verdict: health.Fail, Message: o.Lost}}
 	case o.Skip != "":
 		return []health.Check{{Name: "ocp", Verdict: health.Skip, Message: o.Skip + ": its OCP checks are skipped"}}
 	case o.Read:

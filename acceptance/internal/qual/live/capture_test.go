@@ -1,0 +1,87 @@
+package live
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// captureStandin is an nvme-cli whose error-log answers only once every
+// one of n drives has asked for its own: a capture that reads the drives
+// one after the other has its first read killed at CaptureTimeout.
+const captureStandin = `#!/bin/sh
+dir=${CAPTURE_DIR:?}
+case "$1" in
+error-log)
+	touch "$dir/asked.$(echo "$2" | tr / _)"
+	i=0
+	while [ "$(ls "$dir" | grep -c '^asked\.')" -lt "$CAPTURE_N" ]; do
+		i=$((i + 1))
+		[ $i -gt 600 ] && exit 3
+		sleep 0.1
+	done
+	echo '{"errors":[{"error_count":1}]}'
+	;;
+*)
+	echo "NVMe status: Invalid Field in Command(0x4002)" >&2
+	exit 2
+	;;
+esac
+`
+
+// The failed drives are read at once, so that 24 failed drives hold the
+// run up no longer than one; and what is kept is listed in run.json with
+// its sha256, as every recorded file is, so that an edit is caught.
+func TestCaptureFailuresReadsTheDrivesAtOnceAndHashesWhatItKeeps(t *testing.T) {
+	const n = 4
+	bin, state, rec := t.TempDir(), t.TempDir(), t.TempDir()
+	script := filepath.Join(bin, "nvme")
+	require.NoError(t, os.WriteFile(script, []byte(captureStandin), 0o755))
+	t.Setenv("CAPTURE_DIR", state)
+	t.Setenv("CAPTURE_N", "4")
+	old := CaptureTimeout
+	CaptureTimeout = 20 * time.Second
+	t.Cleanup(func() { CaptureTimeout = old })
+
+	var drives []plan.Drive
+	var failed []int
+	for i := range n {
+		drives = append(drives, plan.Drive{Info: device.Info{Path: "/dev/nvme" + string(rune('0'+i)) + "n1", Block: true}})
+		failed = append(failed, i)
+	}
+	r := &Runner{Drives: drives, Record: rec, Spec: &specs.Spec{}, Planner: &plan.Planner{}}
+	r.Monitor = NewMonitor(nvme.CLI{Binary: script}, drives, specs.DefaultHealth(), nil)
+	r.init()
+	require.NoError(t, r.rec.start(record.Run{Drives: []report.Drive{{Path: drives[0].Path}, {Path: drives[1].Path}, {Path: drives[2].Path}, {Path: drives[3].Path}}}))
+
+	caps := r.CaptureFailures(t.Context(), failed)
+	require.Len(t, caps, n)
+	data, err := os.ReadFile(filepath.Join(rec, "run.json"))
+	require.NoError(t, err)
+	var run record.Run
+	require.NoError(t, json.Unmarshal(data, &run))
+	for d := range n {
+		c := caps[d]
+		require.Len(t, c.Files, 1, "drive %d: %+v", d, c)
+		rel, err := filepath.Rel(rec, c.Files[0])
+		require.NoError(t, err)
+		sum, err := record.Hash(c.Files[0])
+		require.NoError(t, err)
+		assert.Equal(t, sum, run.Files[filepath.ToSlash(rel)], "run.json lists %s with its sha256", rel)
+		assert.Contains(t, c.Notes[0], "no telemetry: NVMe status: Invalid Field in Command")
+		require.NotNil(t, run.Drives[d].Failure, "run.json's drives table names drive %d's capture, for a replay", d)
+		assert.Equal(t, c, *run.Drives[d].Failure)
+	}
+}

@@ -1,0 +1,83 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/health"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// A drive that disappeared mid-run is not read after the run (another
+// drive may be at its path now): its health is lost and TestHealth fails
+// it, saying why, live and in a replay of the recording; the other drive
+// is read and judged (real nvme-cli 2.3 output, fixtures/nvme).
+func TestAVanishedDriveFailsItsHealth(t *testing.T) {
+	smart, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "fixtures", "nvme", "smart-log-v2.3-quoted-decimal.json"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	log := filepath.Join(dir, "nvme.log")
+	out := filepath.Join(dir, "smart.json")
+	require.NoError(t, os.WriteFile(out, smart, 0o644))
+	fake := filepath.Join(dir, "nvme")
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho \"$*\" >>"+log+"\ncat "+out+"\n"), 0o755))
+
+	l, err := nvme.ParseSmartLog(smart)
+	require.NoError(t, err)
+	drives := []plan.Drive{{Info: device.Info{Path: "/dev/nvme2n1", Block: true}}, {Info: device.Info{Path: "/dev/nvme3n1", Block: true}}}
+	m := NewMonitor(nvme.CLI{Binary: fake}, drives, specs.Health{}, nil)
+	for i := range m.health { // as ReadHealth read them at setup
+		m.health[i].Before, m.health[i].Last = l, l
+		m.raw[fmt.Sprintf("%d.before", i)] = smart
+	}
+	why := "/dev/nvme3n1 disappeared during TestScaling/2_drives/128KB_Sequential_Write (noticed at 02:40:10): its device node /dev/nvme3n1 is gone"
+	got := m.after(context.Background(), map[int]string{1: why})
+	sent, err := os.ReadFile(log)
+	require.NoError(t, err)
+	require.Contains(t, string(sent), "smart-log /dev/nvme2n1 -o json\n", "the other drive is read")
+	require.NotContains(t, string(sent), "/dev/nvme3n1", "nothing is read at the vanished drive's path")
+	require.Contains(t, got[1].Lost, "/dev/nvme3n1: its health log could not be read after the run")
+	require.Contains(t, got[1].Lost, why)
+
+	judge := func(of []evidence.DriveHealth) []verdict.HealthDrive {
+		hd, _ := verdict.Health(drives, of, specs.Health{})
+		return hd
+	}
+	check := func(hd []verdict.HealthDrive, from string) {
+		require.Len(t, hd, 2, from)
+		require.Empty(t, hd[1].Skip, "%s: a vanished drive's health is not skipped", from)
+		require.Len(t, hd[1].Checks, 1, from)
+		require.Equal(t, verdict.LostCheck, hd[1].Checks[0].Name, from)
+		require.Equal(t, health.Fail, hd[1].Checks[0].Verdict, from)
+		require.Contains(t, hd[1].Checks[0].Message, why, from)
+		require.NotEmpty(t, hd[0].Checks, "%s: the other drive is judged", from)
+		for _, c := range hd[0].Checks {
+			require.NotEqual(t, verdict.LostCheck, c.Name, from)
+		}
+	}
+	check(judge(got), "live")
+
+	// The recording keeps it: a replay fails the drive the same way.
+	skips, lost, temps := m.skips()
+	require.Equal(t, []string{"", got[1].Lost}, lost)
+	rec := t.TempDir()
+	require.NoError(t, m.keep(rec, false))
+	r := &recording.Reader{Dir: rec, Drives: drives, Info: record.Run{HealthSkips: skips, HealthLost: lost, MaxTempK: temps}}
+	replayed, why2 := r.Health(context.Background())
+	require.Empty(t, why2)
+	check(judge(replayed), "replay")
+	require.False(t, strings.Contains(replayed[1].Skip, "no health log"), replayed[1].Skip)
+}
