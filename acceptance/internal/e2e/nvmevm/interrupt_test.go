@@ -135,6 +135,7 @@ func interruptedMachine(images string, rebooted bool) qemu.Machine {
 		{qemu.Namespace{Controller: "swapb", NSID: 1, Image: filepath.Join(shared, "b.raw"), EUI64: 0x0011223344550012, UUID: nsUUID(0x12)}, 48 << 20},
 	}
 	if rebooted {
+		waitFirstBoot(filepath.Join(filepath.Dir(filepath.Dir(images)), "interrupted"))
 		var err error
 		if m, err = m.Swapped("swapa", "swapb"); err != nil {
 			panic(err)
@@ -152,6 +153,30 @@ func interruptedMachine(images string, rebooted bool) qemu.Machine {
 		sizedNamespace{qemu.Namespace{Controller: "warnmid", NSID: 1, Image: img("warnmid"), EUI64: 0x0011223344550022, UUID: nsUUID(0x22)}, 40 << 20},
 		sizedNamespace{qemu.Namespace{Controller: "peer", NSID: 1, Image: img("peer"), EUI64: 0x0011223344550023, UUID: nsUUID(0x23)}, 48 << 20},
 	))
+}
+
+// waitFirstBoot waits, when this run of TestQEMU boots the interrupted
+// configuration (work is its work directory), until that guest has
+// written its exit status and QEMU has had time to release the images:
+// TestQEMU boots configurations side by side, and the second boot needs
+// the first's images and recording.
+func waitFirstBoot(work string) {
+	if f := flagValue("test.run"); f != "" {
+		parts := strings.SplitN(f, "/", 3)
+		if len(parts) >= 2 {
+			if re, err := regexp.Compile(parts[1]); err == nil && !re.MatchString("interrupted") {
+				return
+			}
+		}
+	}
+	deadline := time.Now().Add(15 * time.Minute)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join(work, "exit")); err == nil {
+			time.Sleep(5 * time.Second)
+			return
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // mountPersist mounts the swapped boots' state directory at persistDir.
@@ -408,10 +433,44 @@ const (
 	cellR48  = "TestSingleDrive/48MiB/128KB_Sequential_Read"
 )
 
-// failing is the failing-drives run, shared by the two tests that judge it.
-var failing struct {
-	once sync.Once
-	run  failingRun
+// shared runs a suite run that two guest tests judge once per boot: each
+// guest test is a process of its own, so the first to ask makes the run
+// and keeps what it needs under the guest's /tmp (a tmpfs the boot keeps),
+// and the second reads it back.
+func shared(t *testing.T, name string, v any, make func()) {
+	t.Helper()
+	p := filepath.Join(os.TempDir(), "drivequal-shared-"+name+".json")
+	if b, err := os.ReadFile(p); err == nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		return
+	}
+	make()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// savedRun is a runAt as shared keeps it.
+type savedRun struct {
+	Code           int
+	Stdout, Stderr string
+	NVMe           []string
+	Rep            string
+	Killed         bool
+}
+
+func save(r runAt) savedRun {
+	return savedRun{Code: r.Code, Stdout: r.Stdout, Stderr: r.Stderr, NVMe: r.NVMe, Rep: r.rep, Killed: r.killed}
+}
+
+func (s savedRun) run() runAt {
+	return runAt{result: result{Code: s.Code, Stdout: s.Stdout, Stderr: s.Stderr, NVMe: s.NVMe}, rep: s.Rep, killed: s.Killed}
 }
 
 // failingRun is one live run on the bad, warned and neighbour drives,
@@ -424,6 +483,13 @@ type failingRun struct {
 	flushed           string // why the bad sector still fails after the flush, or ""
 }
 
+// savedFailing is a failingRun as shared keeps it.
+type savedFailing struct {
+	Bad, Warned, Peer string
+	First, Resumed    savedRun
+	WarnErr, Flushed  string
+}
+
 // failingDrives makes the failing-drives run once: the bad namespace's
 // read-back fails on badSector (an I/O error fio reports); while the warned
 // drive's first cell runs, the host sets its critical warning to 0x08
@@ -433,8 +499,25 @@ type failingRun struct {
 // error (a marginal block that a second try reads), and the same command
 // is run with -resume.
 func failingDrives(t *testing.T) *failingRun {
-	failing.once.Do(func() {
-		f := &failing.run
+	var sv savedFailing
+	shared(t, "failing", &sv, func() {
+		f := makeFailing(t)
+		sv = savedFailing{Bad: f.bad, Warned: f.warned, Peer: f.peer, First: save(f.first), Resumed: save(f.resumed), Flushed: f.flushed}
+		if f.warnErr != nil {
+			sv.WarnErr = f.warnErr.Error()
+		}
+	})
+	f := &failingRun{bad: sv.Bad, warned: sv.Warned, peer: sv.Peer, first: sv.First.run(), resumed: sv.Resumed.run(), flushed: sv.Flushed}
+	if sv.WarnErr != "" {
+		f.warnErr = errors.New(sv.WarnErr)
+	}
+	return f
+}
+
+// makeFailing makes the failing-drives run (see failingDrives).
+func makeFailing(t *testing.T) *failingRun {
+	f := &failingRun{}
+	{
 		f.bad, f.warned, f.peer = drive(t, serialBad), drive(t, serialWarn2), drive(t, serialPeer)
 		dir, err := os.MkdirTemp("", "failing-")
 		if err != nil {
@@ -463,8 +546,8 @@ func failingDrives(t *testing.T) *failingRun {
 			f.flushed = fmt.Sprintf("sector %d of %s still fails after the flush: %v: %s", badSector, f.bad, err, out)
 		}
 		f.resumed = suiteAt(t, rep, nil, append(args, "-resume")...)
-	})
-	return &failing.run
+	}
+	return f
 }
 
 // TestGuestReadBackMediaError: the 32 MiB drive's namespace fails every
@@ -673,24 +756,19 @@ func TestGuestSwappedRebootResumed(t *testing.T) {
 	}
 }
 
-// formatPurge is TestGuestFormatPurge's live run, which TestGuestNoOCPLog
-// judges too.
-var formatPurge struct {
-	once sync.Once
-	run  runAt
-}
-
-// formatPurgeLive runs the suite with args and -destructive once, its
-// report in a directory of its own.
+// formatPurgeLive runs the suite with args and -destructive once a boot,
+// its report in a directory of its own: TestGuestFormatPurge's live run,
+// which TestGuestNoOCPLog judges too.
 func formatPurgeLive(t *testing.T, args []string) runAt {
-	formatPurge.once.Do(func() {
+	var sv savedRun
+	shared(t, "format-purge", &sv, func() {
 		dir, err := os.MkdirTemp("", "format-purge-")
 		if err != nil {
 			t.Fatal(err)
 		}
-		formatPurge.run = suiteAt(t, filepath.Join(dir, "report"), nil, append(args, "-destructive")...)
+		sv = save(suiteAt(t, filepath.Join(dir, "report"), nil, append(args, "-destructive")...))
 	})
-	return formatPurge.run
+	return sv.run()
 }
 
 // TestGuestNoOCPLog: QEMU 7.2's controller has no OCP extended SMART log
