@@ -106,6 +106,15 @@ type Namespace struct {
 	ZoneSize int64
 	// EUI64 is the namespace's IEEE EUI-64; 0 leaves QEMU's default (none).
 	EUI64 uint64
+	// UUID is the namespace's UUID ("9a1d...-..."); empty leaves QEMU's
+	// default, a random UUID at every start of QEMU, which a drive keeps
+	// across power cycles and a guest booted twice would not.
+	UUID string
+	// Blkdebug, when set, is a rules file of QEMU's blkdebug driver (see
+	// WriteBlkdebug) that sits between the namespace and Image: the
+	// namespace then fails the I/O those rules name, as a drive's media
+	// would, with the NVMe status QEMU maps the error to.
+	Blkdebug string
 }
 
 // Args returns QEMU's arguments (without the executable) that boot k with
@@ -168,18 +177,44 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 		}
 		args = append(args, "-device", d)
 	}
-	for i, n := range m.Namespaces {
+	for _, n := range m.Namespaces {
 		if !ids[n.Controller] {
 			return nil, fmt.Errorf("namespace %d: no controller %q", n.NSID, n.Controller)
 		}
-		if strings.ContainsAny(n.Image, ", \t\n") {
-			return nil, fmt.Errorf("namespace %d: image %q: QEMU's options cannot hold commas or spaces", n.NSID, n.Image)
+	}
+	nsArgs, err := NamespaceArgs("ns", m.Namespaces)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, nsArgs...)
+	return append(args, m.Extra...), nil
+}
+
+// NamespaceArgs returns QEMU's -drive and -device arguments for ns, as
+// Args gives them for a Machine's Namespaces, their drives named prefix0,
+// prefix1, ...: for namespaces a caller passes in Machine.Extra because it
+// creates and keeps their images itself (another size, or the images of a
+// first boot booted again).
+func NamespaceArgs(prefix string, ns []Namespace) ([]string, error) {
+	var args []string
+	for i, n := range ns {
+		if strings.ContainsAny(n.Image+n.Blkdebug, ", \t\n") || strings.Contains(n.Blkdebug, ":") {
+			return nil, fmt.Errorf("namespace %d: image %q (blkdebug rules %q): QEMU's options cannot hold commas or spaces, nor the rules' path a colon", n.NSID, n.Image, n.Blkdebug)
 		}
-		drive := fmt.Sprintf("ns%d", i)
-		args = append(args, "-drive", "file="+n.Image+",if=none,id="+drive+",format=raw,discard=unmap")
+		drive := fmt.Sprintf("%s%d", prefix, i)
+		file := n.Image
+		if n.Blkdebug != "" {
+			// blkdebug's filename syntax: blkdebug:RULES:IMAGE, the raw
+			// format on top as without it.
+			file = "blkdebug:" + n.Blkdebug + ":" + n.Image
+		}
+		args = append(args, "-drive", "file="+file+",if=none,id="+drive+",format=raw,discard=unmap")
 		d := fmt.Sprintf("nvme-ns,drive=%s,bus=%s,nsid=%d,shared=%s", drive, n.Controller, n.NSID, onOff(!n.Private))
 		if n.EUI64 != 0 {
 			d += fmt.Sprintf(",eui64=%d", n.EUI64)
+		}
+		if n.UUID != "" {
+			d += ",uuid=" + n.UUID
 		}
 		if n.Zoned {
 			zs := n.ZoneSize
@@ -190,7 +225,7 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 		}
 		args = append(args, "-device", d)
 	}
-	return append(args, m.Extra...), nil
+	return args, nil
 }
 
 func onOff(b bool) string {

@@ -274,12 +274,7 @@ func refused(t *testing.T, r result, want ...string) {
 // the kernel's driver, then runs fio on the namespace.
 func TestGuestFormatPurge(t *testing.T) {
 	guest(t)
-	ctrl := controllers(t, serialFormat)[0]
-	dev := mustNamespace(t, ctrl, 1)
-	// Given by its by-id link, as an operator would: the format goes to
-	// the block device it points to.
-	byID := "/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_" + serialFormat
-	args := []string{"-spec=" + specFile(t, "format.toml"), "-drives=" + byID, "-capacity=32MiB"}
+	args, dev := formatPurgeArgs(t)
 	want := "nvme format " + dev + " --ses=1 --force"
 
 	dry := runSuite(t, nil, append(args, "-dry-run")...)
@@ -291,7 +286,7 @@ func TestGuestFormatPurge(t *testing.T) {
 		t.Errorf("-dry-run sent %q", dry.sent("format"))
 	}
 
-	live := runSuite(t, nil, append(args, "-destructive")...)
+	live := formatPurgeLive(t, args)
 	mustContain(t, live.Stdout, "--- PASS: TestSingleDrive/32MiB/128KB_Sequential_Write", "--- PASS: TestSingleDrive/32MiB/128KB_Sequential_Read",
 		// A by-id path's slashes do not make levels of TestHealth.
 		"--- PASS: TestHealth/disk-by-id-nvme-QEMU_NVMe_Ctrl_"+serialFormat+"/critical_warning",
@@ -305,6 +300,16 @@ func TestGuestFormatPurge(t *testing.T) {
 		t.Errorf("nvme-cli formats sent: %q, want one %q that exits 0 (the dry run's)", got, want)
 	}
 	mustContain(t, live.output(), want)
+}
+
+// formatPurgeArgs is TestGuestFormatPurge's command line without
+// -destructive, and the namespace's kernel path. The drive is given by its
+// by-id link, as an operator would: the format goes to the block device it
+// points to.
+func formatPurgeArgs(t *testing.T) ([]string, string) {
+	t.Helper()
+	dev := mustNamespace(t, controllers(t, serialFormat)[0], 1)
+	return []string{"-spec=" + specFile(t, "format.toml"), "-drives=" + byID(serialFormat), "-capacity=32MiB"}, dev
 }
 
 // TestGuestCriticalWarningRefused: a namespace whose controller reports a
