@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/drivequal/drivequal/acceptance/internal/record"
-	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
 )
 
 // checkRecord refuses a new run (no -resume) whose -record directory
@@ -71,7 +71,7 @@ func (r *Run) Finish(ctx context.Context) error {
 // run.json lists: the replay still judges them, and the report and the
 // terminal name each file edited after recording.
 func (s *Suite) checkFiles(dir string, info record.Run) {
-	c := &report.RecordingCheck{Files: len(info.Files), Unhashed: len(info.Files) == 0}
+	c := &hashes.Check{Files: len(info.Files), Unhashed: len(info.Files) == 0}
 	s.Report.Recording = c
 	if c.Unhashed {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%s carries no sha256 of its files (run.json format %d): whether one was edited after recording cannot be told", dir, info.Format))

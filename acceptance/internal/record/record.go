@@ -280,7 +280,7 @@ const (
 	LinkExt    = ".link.json"
 	CPUExt     = ".cpu.json"
 	// OCPExt is a cell's write amplification and latency monitor
-	// readings ([]report.WAF).
+	// readings ([]waf.WAF).
 	OCPExt = ".ocp.json"
 )
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
+	"github.com/drivequal/drivequal/acceptance/internal/report/waf"
 	"github.com/drivequal/drivequal/acceptance/internal/units"
 )
 
@@ -95,7 +96,7 @@ func (s *summary) writeHead() {
 		fmt.Fprintf(b, "Started %s, finished %s.\n", orDash(r.Started), orDash(r.Finished))
 	}
 	b.WriteString(resumedLine(r.Resumptions))
-	b.WriteString(r.Recording.line())
+	b.WriteString(r.Recording.Line())
 	if r.Source != "" {
 		fmt.Fprintf(b, "Spec figures: %s.\n", strings.TrimSuffix(cell(r.Source), "."))
 	}
@@ -346,16 +347,16 @@ func (s *summary) writeCapacity(capacity string) {
 	}
 	sortByWorkload(rows, rank)
 	fmt.Fprintf(b, "## %s\n\n", orDash(cell(capacity)))
-	lat, waf := hasLatency(rows), hasWAF(rows)
+	lat, withWAF := hasLatency(rows), hasWAF(rows)
 	b.WriteString("| Workload | Spec | Actual | % of Spec | Verdict |")
-	if waf {
+	if withWAF {
 		b.WriteString(" WAF |")
 	}
 	if lat {
 		b.WriteString(latencyHead)
 	}
 	b.WriteString("\n|---|---:|---:|---:|---|")
-	if waf {
+	if withWAF {
 		b.WriteString("---:|")
 	}
 	if lat {
@@ -371,8 +372,8 @@ func (s *summary) writeCapacity(capacity string) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |",
 			orDash(cell(name)), FormatValue(res.Spec, res.Metric), actualCell(res),
 			percentCell(res, res.Spec), notes.verdict(res))
-		if waf {
-			b.WriteString(" " + orDash(cell(WAFCell(res.WAF))) + " |")
+		if withWAF {
+			b.WriteString(" " + orDash(cell(waf.Cell(res.WAF))) + " |")
 		}
 		if lat {
 			b.WriteString(latencyCells(res))

@@ -17,7 +17,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
-	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/waf"
 )
 
 // ocpRun is the runner's OCP work (write amplification, latency
@@ -38,12 +38,12 @@ type ocpState struct {
 	c0      map[int]bool // the drive has C0
 	c3      map[int]bool // the drive's latency monitor is active
 	c3Why   map[int]string
-	steps   map[int][]report.WAF // by step number
+	steps   map[int][]waf.WAF // by step number
 }
 
 func (o *ocpState) init(ctx context.Context, cli nvme.CLI) {
 	o.once.Do(func() {
-		o.c0, o.c3, o.c3Why, o.steps = map[int]bool{}, map[int]bool{}, map[int]string{}, map[int][]report.WAF{}
+		o.c0, o.c3, o.c3Why, o.steps = map[int]bool{}, map[int]bool{}, map[int]string{}, map[int][]waf.WAF{}
 		o.version, _ = cli.Version(ctx)
 	})
 }
@@ -215,11 +215,11 @@ func boundedRead[T any](ctx context.Context, read func(context.Context) (T, erro
 // wafs is each drive's write amplification between two readings, with
 // its life at that WAF where the spec rates the drive's endurance, and,
 // with latency, its latency monitor over the interval.
-func (o ocpRun) wafs(drives []int, before, after ocpReading, writes, latency bool) []report.WAF {
+func (o ocpRun) wafs(drives []int, before, after ocpReading, writes, latency bool) []waf.WAF {
 	r := o.Runner
-	var out []report.WAF
+	var out []waf.WAF
 	for _, d := range drives {
-		w := report.WAF{Drive: r.Drives[d].Path}
+		w := waf.WAF{Drive: r.Drives[d].Path}
 		cb, ok1 := before.c0[d]
 		ca, ok2 := after.c0[d]
 		switch {
@@ -317,7 +317,7 @@ func (o ocpRun) ocpAfterStep(ctx context.Context, st plan.Step, before ocpReadin
 }
 
 // stepWAF is the write amplification ocpAfterStep kept for step n.
-func (o ocpRun) stepWAF(n int) []report.WAF {
+func (o ocpRun) stepWAF(n int) []waf.WAF {
 	r := o.Runner
 	if r.Monitor == nil || r.Monitor.ocp.steps == nil {
 		return nil
@@ -332,7 +332,7 @@ func (o ocpRun) stepWAF(n int) []report.WAF {
 // cellOCP is the cell's write amplification (a cell that writes) and
 // latency monitor readings, and what the C0 log's thermal throttling
 // events say for the heat rule ("" when nothing).
-func (o ocpRun) cellOCP(st plan.Step, owner plan.Cell, before, after ocpReading) ([]report.WAF, string) {
+func (o ocpRun) cellOCP(st plan.Step, owner plan.Cell, before, after ocpReading) ([]waf.WAF, string) {
 	r := o.Runner
 	w := o.wafs(st.Drives, before, after, owner.Workload.Writes(), true)
 	var hot []string
@@ -351,7 +351,7 @@ func (o ocpRun) cellOCP(st plan.Step, owner plan.Cell, before, after ocpReading)
 }
 
 // recordWAF writes test's write amplification sidecar (<test>.ocp.json).
-func (o ocpRun) recordWAF(test string, w []report.WAF, logf func(string, ...any)) {
+func (o ocpRun) recordWAF(test string, w []waf.WAF, logf func(string, ...any)) {
 	r := o.Runner
 	if len(w) == 0 || r.Record == "" {
 		return
