@@ -21,6 +21,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/models"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -75,14 +76,14 @@ func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []e
 	var errs []error
 	if b.live && !cfg.SpecGiven && len(specs.BuiltIn()) > 1 {
 		// Several built-in specs: the one that names the drives' model.
-		var models []string
+		var names []string
 		for _, p := range cfg.Drives {
 			if in, err := b.sys.Inspect(p); err == nil && in.Block && in.Controller != "" {
-				models = append(models, in.Model)
+				names = append(names, in.Model)
 			}
 		}
-		if name, ok := chooseBuiltin(specs.BuiltIn(), specs.Load, models); ok && name != cfg.Spec {
-			fmt.Fprintf(os.Stderr, "drivequal: -spec not given: using the built-in spec %s, whose models match the drives (%s)\n", name, strings.Join(models, ", "))
+		if name, ok := models.ChooseBuiltin(specs.BuiltIn(), specs.Load, names); ok && name != cfg.Spec {
+			fmt.Fprintf(os.Stderr, "drivequal: -spec not given: using the built-in spec %s, whose models match the drives (%s)\n", name, strings.Join(names, ", "))
 			cfg.Spec = name
 		}
 	}
@@ -200,7 +201,7 @@ func (b *builder) drives(ctx context.Context) []error {
 	if s.Spec != nil {
 		// A drive of another model is refused before anything is checked
 		// further or written.
-		checks, anyway, merrs := checkModels(s.Spec, b.infos, cfg.AnyModel)
+		checks, anyway, merrs := models.Check(s.Spec, b.infos, cfg.AnyModel)
 		b.modelChecks, s.Report.AnyModel = checks, anyway
 		errs = append(errs, merrs...)
 	}
