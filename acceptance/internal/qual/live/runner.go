@@ -24,6 +24,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/probe"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -78,7 +79,7 @@ type Runner struct {
 	rec       *recorder
 	facts     *facts
 	lines     *lines
-	probe     probe
+	probe     probe.Host
 }
 
 // Resume is what a resumed run takes over from its recording.
@@ -101,7 +102,7 @@ func (r *Runner) init() {
 		r.drives = newDrives(r.Drives, r.Guard, r.Sys)
 		r.rec = &recorder{dir: r.Record}
 		r.lines = &lines{out: r.Progress, plan: &r.Plan, drives: r.Drives}
-		r.probe = probe{sys: &r.Sys, drives: r.Drives, spec: r.Spec, online: r.Planner.Online}
+		r.probe = probe.Host{Sys: &r.Sys, Drives: r.Drives, Spec: r.Spec, Online: r.Planner.Online}
 		if r.Monitor == nil {
 			r.Monitor = NewMonitor(nvme.CLI{}, r.Drives, r.Spec.Health, nil)
 		}
@@ -484,9 +485,9 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	if why := r.warned(before, "before "+owner.Test); why != "" {
 		return evidence.NotMeasured(why, report.CauseCriticalWarning), why
 	}
-	linksBefore := r.probe.readLinks(st.Drives)
-	fabricBefore := r.probe.fabric(st.Drives)
-	cpus, cpuBefore := r.probe.allowedCPUs(st.Job), readCPUTimes()
+	linksBefore := r.probe.ReadLinks(st.Drives)
+	fabricBefore := r.probe.Fabric(st.Drives)
+	cpus, cpuBefore := r.probe.AllowedCPUs(st.Job), probe.ReadCPUTimes()
 	ocpBefore := r.Monitor.readOCP(ctx, st.Drives, true)
 	start := time.Now()
 	raw := r.Exec.RawPath(owner.Test)
@@ -510,13 +511,13 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	if m.Hot != "" {
 		logf("%s", m.Hot)
 	}
-	l := around(linksBefore, r.probe.readLinks(st.Drives))
-	m.Link, m.LinkUnknown, m.Shared = l.degraded, l.unknown, l.shared
-	m.Fabric = carried(fabricBefore, r.probe.fabric(st.Drives))
+	l := probe.Around(linksBefore, r.probe.ReadLinks(st.Drives))
+	m.Link, m.LinkUnknown, m.Shared = l.Degraded, l.Unknown, l.Shared
+	m.Fabric = probe.Carried(fabricBefore, r.probe.Fabric(st.Drives))
 	if m.LinkUnknown != "" {
 		logf("%s", m.LinkUnknown)
 	}
-	m.CPU = cpuUse(cpus, cpuBefore, readCPUTimes())
+	m.CPU = probe.CPUUse(cpus, cpuBefore, probe.ReadCPUTimes())
 	return m, ""
 }
 
