@@ -249,7 +249,7 @@ func (r *Runner) runStep(ctx context.Context, st plan.Step, logf func(string, ..
 	rec.Drives = pathsOf(r.Drives, st.Drives)
 	rec.ActualSeconds = time.Since(start).Seconds()
 	rec.Skipped = skipped
-	rec.WAF = r.ocp().stepWAF(st.N)
+	rec.WAF = ocpRun{r}.stepWAF(st.N)
 	r.Sink.Step(rec)
 }
 
@@ -320,7 +320,7 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 		// kill purges and fills it again.
 		r.facts.markWritten(*st)
 	}
-	ocp := r.ocp().ocpBeforeStep(ctx, *st)
+	ocp := ocpRun{r}.ocpBeforeStep(ctx, *st)
 	prep, err := r.Exec.Prepare(ctx, *st, r.Drives, logf, w)
 	prepErr := err
 	if err != nil {
@@ -351,7 +351,7 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 	if st.Kind == plan.StepPurge {
 		r.facts.sanitized(*st)
 	}
-	r.ocp().ocpAfterStep(ctx, *st, ocp, logf)
+	ocpRun{r}.ocpAfterStep(ctx, *st, ocp, logf)
 	now := time.Now()
 	r.drives.applied(*st, now)
 	if st.Kind == plan.StepRandom || st.Kind == plan.StepTopUp {
@@ -467,7 +467,7 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 		if i > 0 {
 			shares = owner.Test
 		}
-		r.ocp().recordWAF(c.Test, m.WAF, logf)
+		ocpRun{r}.recordWAF(c.Test, m.WAF, logf)
 		if err := r.rec.recorded(c.Test, shares); err != nil {
 			logf("%s: %v", r.Record, err)
 		}
@@ -506,7 +506,7 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	m = &evidence.Measured{Stdout: stdout, RunErr: runErr, Raw: raw, Job: st.Job,
 		Thermal: r.Monitor.throttled(before, after), Hot: r.Monitor.hot(before, after)}
 	var ocpHot string
-	m.WAF, ocpHot = r.ocp().cellOCP(st, owner, ocpBefore, r.Monitor.readOCP(ctx, st.Drives, true))
+	m.WAF, ocpHot = ocpRun{r}.cellOCP(st, owner, ocpBefore, r.Monitor.readOCP(ctx, st.Drives, true))
 	m.Thermal = strings.Trim(m.Thermal+"; "+ocpHot, "; ")
 	if m.Hot != "" {
 		logf("%s", m.Hot)
