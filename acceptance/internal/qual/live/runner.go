@@ -25,6 +25,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live/probe"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/progress"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live/runjson"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
@@ -102,7 +103,7 @@ func (r *Runner) init() {
 		r.done = map[string]*evidence.Measured{}
 		r.drives = newDrives(r.Drives, r.Guard, r.Sys)
 		r.rec = &recorder{runjson.New(r.Record)}
-		r.lines = &lines{out: r.Progress, plan: &r.Plan, drives: r.Drives}
+		r.lines = &lines{&progress.Lines{Out: r.Progress, Plan: &r.Plan, Drives: r.Drives}}
 		r.probe = probe.Host{Sys: &r.Sys, Drives: r.Drives, Spec: r.Spec, Online: r.Planner.Online}
 		if r.Monitor == nil {
 			r.Monitor = NewMonitor(nvme.CLI{}, r.Drives, r.Spec.Health, nil)
