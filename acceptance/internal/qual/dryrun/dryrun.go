@@ -10,6 +10,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/drivenames"
 )
 
 // shortPaths is paths for a few drives, else the first and last and how
@@ -129,7 +130,7 @@ func Bytes(w io.Writer, drives []plan.Drive, bytes []int64) {
 			}
 			// Every drive named (no "… and N more"): this is the only
 			// place the estimate says which drives write this much.
-			fmt.Fprintf(w, "  %d drives: %s: %s bytes each\n", len(paths), report.CompactDrives(paths, 0), report.Thousands(float64(bytes[i])))
+			fmt.Fprintf(w, "  %d drives: %s: %s bytes each\n", len(paths), drivenames.Compact(paths, 0), report.Thousands(float64(bytes[i])))
 		}
 		i = j
 	}
