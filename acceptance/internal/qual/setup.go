@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/models"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/recdir"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -280,7 +280,7 @@ func (b *builder) replay() []error {
 	if st, err := os.Stat(cfg.Replay); err != nil || !st.IsDir() {
 		return nil // -replay's own check has said so
 	}
-	if !hasRecordings(cfg.Replay) && !hasVerify(cfg.Replay) {
+	if !recdir.HasRecordings(cfg.Replay) && !recdir.HasVerify(cfg.Replay) {
 		return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs (no TestSingleDrive/**.json or TestScaling/**.json, no verify pass in run.json): give a directory written by -record", cfg.Replay)}
 	}
 	info := record.Run{Precondition: plan.Full}
@@ -475,35 +475,6 @@ func judgedBy(r *report.Run, spec *specs.Spec, given bool) {
 	if sc := spec.Scaling; sc.Capacity != "" {
 		r.Scaling = &report.Scaling{Capacity: sc.Capacity, Baseline: sc.Baseline, Tolerance: sc.Tolerance, Drives: sc.Drives}
 	}
-}
-
-// hasVerify reports whether dir's run.json lists a verify pass: a run
-// whose drives all failed the read-back measured nothing, and its
-// recording is still the evidence of TestIntegrity.
-func hasVerify(dir string) bool {
-	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
-	if err != nil {
-		return false
-	}
-	var info struct {
-		Verify []json.RawMessage `json:"verify"`
-	}
-	return json.Unmarshal(data, &info) == nil && len(info.Verify) > 0
-}
-
-// hasRecordings reports whether dir holds at least one recorded measurement.
-func hasRecordings(dir string) bool {
-	found := false
-	for _, top := range []string{"TestSingleDrive", "TestScaling"} {
-		filepath.WalkDir(filepath.Join(dir, top), func(path string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") {
-				found = true
-				return fs.SkipAll
-			}
-			return nil
-		})
-	}
-	return found
 }
 
 func deviceCapacities(spec *specs.Spec) []device.Capacity {

@@ -1,14 +1,16 @@
-// Package recdir says what a -record directory already holds: the run a
-// new run would replace, and whether a replayed recording's files are as
-// recorded.
+// Package recdir says what a recording's directory holds: the run a new
+// run would replace, whether there is anything to replay, and whether a
+// replayed recording's files are as recorded.
 package recdir
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
@@ -81,4 +83,33 @@ func CheckFiles(dir string, info record.Run) (c *hashes.Check, warnings []string
 		warnings = append(warnings, fmt.Sprintf("%s: %s; it is judged as it is now", dir, ch))
 	}
 	return c, warnings
+}
+
+// HasVerify reports whether dir's run.json lists a verify pass: a run
+// whose drives all failed the read-back measured nothing, and its
+// recording is still the evidence of TestIntegrity.
+func HasVerify(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		return false
+	}
+	var info struct {
+		Verify []json.RawMessage `json:"verify"`
+	}
+	return json.Unmarshal(data, &info) == nil && len(info.Verify) > 0
+}
+
+// HasRecordings reports whether dir holds at least one recorded measurement.
+func HasRecordings(dir string) bool {
+	found := false
+	for _, top := range []string{"TestSingleDrive", "TestScaling"} {
+		filepath.WalkDir(filepath.Join(dir, top), func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") {
+				found = true
+				return fs.SkipAll
+			}
+			return nil
+		})
+	}
+	return found
 }
