@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device/identity"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 )
@@ -197,13 +198,18 @@ func TestPCIePath(t *testing.T) {
 
 // statID is the device and inode of the file at path, as stat(2) gives
 // them, with its generation and birth time.
-func statID(t *testing.T, path string) FileID {
+func statID(t *testing.T, path string) identity.FileID {
 	t.Helper()
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
 		t.Fatal(err)
 	}
-	id := FileID{Dev: fmt.Sprintf("%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev))), Inode: st.Ino}
-	id.Generation, id.Born = fileBirth(path, st.Ino)
+	id := identity.FileID{Dev: fmt.Sprintf("%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev))), Inode: st.Ino}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	birth := identity.Of(path, fi)
+	id.Generation, id.Born = birth.Generation, birth.Born
 	return id
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device/identity"
 )
 
 // Info describes one target as Inspect found it.
@@ -39,7 +41,7 @@ type Info struct {
 	// (its backing file, as stat finds it at BackingFile) or of a
 	// regular file target: the device it is on and its inode. Zero when
 	// unknown (a backing file deleted or replaced since it was attached).
-	File FileID
+	File identity.FileID
 
 	NUMANode  int   // -1 unknown
 	LocalCPUs []int // CPUs local to the drive; nil unknown
@@ -173,7 +175,7 @@ func (s System) Inspect(path string) (Info, error) {
 		info.Name = filepath.Base(info.Resolved)
 	case mode.IsRegular():
 		info.Size = fi.Size()
-		info.File = fileID(local, fi)
+		info.File = identity.Of(local, fi)
 		return info, nil
 	case mode&fs.ModeCharDevice != 0 && nvmeGenericName.MatchString(filepath.Base(info.Resolved)):
 		m := nvmeGenericName.FindStringSubmatch(filepath.Base(info.Resolved))
@@ -253,7 +255,7 @@ func (r inspection) block() error {
 		info.Model = "loop"
 		info.BackingFile = bf
 		if fi, err := os.Stat(r.sys.p(bf)); err == nil {
-			info.File = fileID(r.sys.p(bf), fi)
+			info.File = identity.Of(r.sys.p(bf), fi)
 		}
 		return nil
 	}

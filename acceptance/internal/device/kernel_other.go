@@ -32,5 +32,3 @@ func discardBlock(path string, f *os.File) error {
 func PunchHole(f *os.File, size int64) error {
 	return needsLinux("punching a hole in a file (fallocate)")
 }
-
-func fileBirth(path string, ino uint64) (uint32, string) { return 0, "" }

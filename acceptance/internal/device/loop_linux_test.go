@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device/identity"
 	"github.com/drivequal/drivequal/acceptance/internal/device/signature"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
@@ -328,7 +329,7 @@ func TestRootDevice(t *testing.T) {
 // birth time).
 func TestRecreatedFileIsAnotherFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.img")
-	inspect := func() FileID {
+	inspect := func() identity.FileID {
 		t.Helper()
 		if err := os.WriteFile(path, nil, 0o644); err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/drivenames"
 	"github.com/drivequal/drivequal/acceptance/internal/stats"
 	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
@@ -213,7 +214,7 @@ func driveErrors(errs []DriveShare, n int) []string {
 			out = append(out, fmt.Sprintf("drive %s%s: %s", e.Path, serialNote(e.Serial), e.Err))
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: %s: %s", report.CountOf(len(paths), n), e.Err, report.CompactDrives(paths, report.MaxListed)))
+		out = append(out, fmt.Sprintf("%s: %s: %s", report.CountOf(len(paths), n), e.Err, drivenames.Compact(paths, report.MaxListed)))
 	}
 	return out
 }

@@ -2,9 +2,8 @@ package qual
 
 import (
 	"context"
-	"slices"
 
-	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/capture"
 )
 
 // CaptureFailures reads, after a live run's tests, the error log and
@@ -23,44 +22,14 @@ func (s *Suite) captureFailures(ctx context.Context) {
 	if s.runner == nil {
 		return
 	}
-	failed := map[int]bool{}
 	index := map[string]int{}
 	for i, d := range s.Drives {
 		index[d.Path] = i
 	}
-	for d := range s.runner.Broken() {
-		failed[d] = true
-	}
+	broken := s.runner.Broken()
 	s.out.mu.Lock()
-	run := s.out.run
-	for _, res := range run.Results {
-		if res.Verdict != report.Fail {
-			continue
-		}
-		switch {
-		case res.Integrity != nil:
-			if i, ok := index[res.Integrity.Drive]; ok {
-				failed[i] = true
-			}
-		case res.Kind == report.KindSingle:
-			for _, i := range s.drivesOf(res.Capacity) {
-				failed[i] = true
-			}
-		}
-	}
-	for _, c := range append(slices.Clone(run.Health), run.Receipt...) {
-		if c.Verdict == report.Fail {
-			if i, ok := index[c.Drive]; ok {
-				failed[i] = true
-			}
-		}
-	}
+	list := capture.Failed(s.out.run, index, broken, s.drivesOf)
 	s.out.mu.Unlock()
-	var list []int
-	for d := range failed {
-		list = append(list, d)
-	}
-	slices.Sort(list)
 	caps := s.runner.CaptureFailures(ctx, list)
 	s.out.mu.Lock()
 	defer s.out.mu.Unlock()

@@ -1,34 +1,12 @@
 package qual
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/recdir"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 )
-
-// readPrior reads run.json of the recording in dir; found is false when
-// there is none.
-func readPrior(dir string) (prior record.Run, found bool, err error) {
-	path := filepath.Join(dir, "run.json")
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return prior, false, nil
-	}
-	if err != nil {
-		return prior, true, err
-	}
-	if err := json.Unmarshal(data, &prior); err != nil {
-		return prior, true, fmt.Errorf("%s: %w", path, err)
-	}
-	return prior, true, nil
-}
 
 // matchResume puts the given drives of a resumed run in the order of the
 // recording it resumes, matched by identity; called once the drives are
@@ -37,7 +15,7 @@ func readPrior(dir string) (prior record.Run, found bool, err error) {
 // refuse.
 func (b *builder) matchResume() {
 	s := b.s
-	prior, found, err := readPrior(s.Cfg.Record)
+	prior, found, err := recdir.ReadPrior(s.Cfg.Record)
 	if !found || err != nil || prior.Format != record.Format || len(prior.Identities) != len(prior.Drives) || len(prior.Drives) == 0 {
 		return
 	}

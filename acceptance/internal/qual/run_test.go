@@ -18,6 +18,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/dryrun"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
@@ -436,12 +437,12 @@ func TestPCIeLinkDegraded(t *testing.T) {
 // set once with its count past that, so a 24-drive step's plan line does
 // not list 24 sets.
 func TestCPUSets(t *testing.T) {
-	require.Equal(t, "0 | 1", cpuSets([]string{"0", "1"}))
-	require.Equal(t, "0-23 | 24-47 | 0-23 | 24-47", cpuSets([]string{"0-23", "24-47", "0-23", "24-47"}))
+	require.Equal(t, "0 | 1", dryrun.CPUSets([]string{"0", "1"}))
+	require.Equal(t, "0-23 | 24-47 | 0-23 | 24-47", dryrun.CPUSets([]string{"0-23", "24-47", "0-23", "24-47"}))
 	var cpus []string
 	for i := range 24 {
 		cpus = append(cpus, []string{"0-47", "48-95", "96-143", "144-191"}[i/6])
 	}
-	require.Equal(t, "0-47 (6 drives), 48-95 (6 drives), 96-143 (6 drives), 144-191 (6 drives)", cpuSets(cpus))
-	require.Equal(t, "0 (3 drives), 1 (2 drives)", cpuSets([]string{"0", "1", "0", "1", "0"}))
+	require.Equal(t, "0-47 (6 drives), 48-95 (6 drives), 96-143 (6 drives), 144-191 (6 drives)", dryrun.CPUSets(cpus))
+	require.Equal(t, "0 (3 drives), 1 (2 drives)", dryrun.CPUSets([]string{"0", "1", "0", "1", "0"}))
 }

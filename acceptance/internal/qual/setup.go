@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -21,6 +20,8 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/models"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/recdir"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -75,14 +76,14 @@ func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []e
 	var errs []error
 	if b.live && !cfg.SpecGiven && len(specs.BuiltIn()) > 1 {
 		// Several built-in specs: the one that names the drives' model.
-		var models []string
+		var names []string
 		for _, p := range cfg.Drives {
 			if in, err := b.sys.Inspect(p); err == nil && in.Block && in.Controller != "" {
-				models = append(models, in.Model)
+				names = append(names, in.Model)
 			}
 		}
-		if name, ok := chooseBuiltin(specs.BuiltIn(), specs.Load, models); ok && name != cfg.Spec {
-			fmt.Fprintf(os.Stderr, "drivequal: -spec not given: using the built-in spec %s, whose models match the drives (%s)\n", name, strings.Join(models, ", "))
+		if name, ok := models.ChooseBuiltin(specs.BuiltIn(), specs.Load, names); ok && name != cfg.Spec {
+			fmt.Fprintf(os.Stderr, "drivequal: -spec not given: using the built-in spec %s, whose models match the drives (%s)\n", name, strings.Join(names, ", "))
 			cfg.Spec = name
 		}
 	}
@@ -200,7 +201,7 @@ func (b *builder) drives(ctx context.Context) []error {
 	if s.Spec != nil {
 		// A drive of another model is refused before anything is checked
 		// further or written.
-		checks, anyway, merrs := checkModels(s.Spec, b.infos, cfg.AnyModel)
+		checks, anyway, merrs := models.Check(s.Spec, b.infos, cfg.AnyModel)
 		b.modelChecks, s.Report.AnyModel = checks, anyway
 		errs = append(errs, merrs...)
 	}
@@ -279,7 +280,7 @@ func (b *builder) replay() []error {
 	if st, err := os.Stat(cfg.Replay); err != nil || !st.IsDir() {
 		return nil // -replay's own check has said so
 	}
-	if !hasRecordings(cfg.Replay) && !hasVerify(cfg.Replay) {
+	if !recdir.HasRecordings(cfg.Replay) && !recdir.HasVerify(cfg.Replay) {
 		return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs (no TestSingleDrive/**.json or TestScaling/**.json, no verify pass in run.json): give a directory written by -record", cfg.Replay)}
 	}
 	info := record.Run{Precondition: plan.Full}
@@ -474,35 +475,6 @@ func judgedBy(r *report.Run, spec *specs.Spec, given bool) {
 	if sc := spec.Scaling; sc.Capacity != "" {
 		r.Scaling = &report.Scaling{Capacity: sc.Capacity, Baseline: sc.Baseline, Tolerance: sc.Tolerance, Drives: sc.Drives}
 	}
-}
-
-// hasVerify reports whether dir's run.json lists a verify pass: a run
-// whose drives all failed the read-back measured nothing, and its
-// recording is still the evidence of TestIntegrity.
-func hasVerify(dir string) bool {
-	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
-	if err != nil {
-		return false
-	}
-	var info struct {
-		Verify []json.RawMessage `json:"verify"`
-	}
-	return json.Unmarshal(data, &info) == nil && len(info.Verify) > 0
-}
-
-// hasRecordings reports whether dir holds at least one recorded measurement.
-func hasRecordings(dir string) bool {
-	found := false
-	for _, top := range []string{"TestSingleDrive", "TestScaling"} {
-		filepath.WalkDir(filepath.Join(dir, top), func(path string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") {
-				found = true
-				return fs.SkipAll
-			}
-			return nil
-		})
-	}
-	return found
 }
 
 func deviceCapacities(spec *specs.Spec) []device.Capacity {

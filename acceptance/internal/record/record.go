@@ -21,7 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/device/identity"
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
@@ -112,7 +112,7 @@ type Run struct {
 
 	// Identities is what each drive is, whatever its path or device
 	// number: what -resume matches the given drives by (format 3).
-	Identities []device.Identity `json:"identities,omitempty"`
+	Identities []identity.Identity `json:"identities,omitempty"`
 	// BootID is the kernel's boot id (/proc/sys/kernel/random/boot_id)
 	// when the drives were last inspected: device numbers compare only
 	// within one boot (format 3).
@@ -280,7 +280,7 @@ const (
 	LinkExt    = ".link.json"
 	CPUExt     = ".cpu.json"
 	// OCPExt is a cell's write amplification and latency monitor
-	// readings ([]report.WAF).
+	// readings ([]waf.WAF).
 	OCPExt = ".ocp.json"
 )
 

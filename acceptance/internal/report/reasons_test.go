@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/report/drivenames"
 	"slices"
 	"strings"
 	"testing"
@@ -45,8 +46,8 @@ func TestCompactDrives(t *testing.T) {
 		{[]string{"/dev/loop1", "/dev/loop3", "/dev/loop5", "/dev/loop7", "/dev/loop9"}, 3, "loop1, loop3, loop5 … and 2 more"},
 		{append([]string{"/dev/sda"}, loops(0, 9)...), 1, "loop0–loop9 … and 1 more"},
 	} {
-		if got := CompactDrives(tt.paths, tt.max); got != tt.want {
-			t.Errorf("CompactDrives(%q, %d) = %q, want %q", tt.paths, tt.max, got, tt.want)
+		if got := drivenames.Compact(tt.paths, tt.max); got != tt.want {
+			t.Errorf("drivenames.Compact(%q, %d) = %q, want %q", tt.paths, tt.max, got, tt.want)
 		}
 	}
 }
@@ -82,19 +83,19 @@ func TestReasons(t *testing.T) {
 func TestCompactDrivesGlobOrder(t *testing.T) {
 	paths := loops(0, 23)
 	slices.Sort(paths) // filepath.Glob's order
-	if got, want := CompactDrives(paths, MaxListed), "loop0–loop23"; got != want {
-		t.Errorf("CompactDrives(%q) = %q, want %q", paths, got, want)
+	if got, want := drivenames.Compact(paths, MaxListed), "loop0–loop23"; got != want {
+		t.Errorf("drivenames.Compact(%q) = %q, want %q", paths, got, want)
 	}
 	if paths[2] != "/dev/loop10" {
 		t.Errorf("CompactDrives reordered its argument: %q", paths)
 	}
 	nv := append(nvmes(24)[:1], nvmes(24)[2:]...) // nvme1n1 missing
 	slices.Sort(nv)
-	if got, want := CompactDrives(nv, MaxListed), "nvme0n1, nvme2n1–nvme23n1"; got != want {
-		t.Errorf("CompactDrives(%q) = %q, want %q", nv, got, want)
+	if got, want := drivenames.Compact(nv, MaxListed), "nvme0n1, nvme2n1–nvme23n1"; got != want {
+		t.Errorf("drivenames.Compact(%q) = %q, want %q", nv, got, want)
 	}
 	hosts := []string{"b:/dev/nvme1n1", "a:/dev/nvme10n1", "a:/dev/nvme9n1", "b:/dev/nvme0n1", "a:/dev/nvme8n1", "b:/dev/nvme2n1"}
-	if got, want := CompactDrives(hosts, MaxListed), "a:nvme8n1–a:nvme10n1, b:nvme0n1–b:nvme2n1"; got != want {
-		t.Errorf("CompactDrives(%q) = %q, want %q", hosts, got, want)
+	if got, want := drivenames.Compact(hosts, MaxListed), "a:nvme8n1–a:nvme10n1, b:nvme0n1–b:nvme2n1"; got != want {
+		t.Errorf("drivenames.Compact(%q) = %q, want %q", hosts, got, want)
 	}
 }

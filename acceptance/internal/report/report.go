@@ -8,10 +8,11 @@
 package report
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
+	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
+	"github.com/drivequal/drivequal/acceptance/internal/report/waf"
 )
 
 // Verdicts of a result.
@@ -83,7 +84,7 @@ type Run struct {
 	Resumptions []Resumption `json:"resumptions,omitempty"`
 	// Recording says, for a replay, how the recording's files compare
 	// with the sha256 its run.json lists of each.
-	Recording *RecordingCheck `json:"recording,omitempty"`
+	Recording *hashes.Check `json:"recording,omitempty"`
 	// Health holds every drive's health checks (nvme-cli's SMART log
 	// before and after the run), or why its health was not read.
 	Health []HealthCheck `json:"health,omitempty"`
@@ -215,33 +216,7 @@ type Step struct {
 	Skipped          string  `json:"skipped,omitempty"`
 	// WAF is each drive's write amplification over the step, for a step
 	// that writes, where the drive has the OCP C0 log.
-	WAF []WAF `json:"waf,omitempty"`
-}
-
-// WAF is one drive's write amplification over a step or cell: the bytes
-// the OCP C0 log says reached the media over the bytes SMART says the
-// host wrote, or a note saying why there is no figure.
-type WAF struct {
-	Drive      string `json:"drive"`
-	MediaBytes string `json:"media_bytes_written,omitempty"`
-	HostBytes  string `json:"host_bytes_written,omitempty"`
-	// WAF is the figure; 0 with Note set.
-	WAF  float64 `json:"waf,omitempty"`
-	Note string  `json:"note,omitempty"`
-	// LifeDriveWrites is how many times the host could fill the drive at
-	// this WAF within its rated endurance ([endurance]); 0: not rated.
-	LifeDriveWrites float64 `json:"life_drive_writes,omitempty"`
-	// Latency is the OCP latency monitor (C3) over a cell: its active
-	// bucket counters' increases, or why there are none ("inactive").
-	Latency string `json:"latency_monitor,omitempty"`
-}
-
-// String is the figure ("2.00") or the note.
-func (w WAF) String() string {
-	if w.Note != "" {
-		return w.Note
-	}
-	return fmt.Sprintf("%.2f", w.WAF)
+	WAF []waf.WAF `json:"waf,omitempty"`
 }
 
 // Causes of a verdict other than pass.
@@ -453,7 +428,7 @@ type Result struct {
 	Steady []Steady `json:"steady_state,omitempty"`
 	// WAF is each drive's write amplification over a cell that writes,
 	// where the drive has the OCP C0 log.
-	WAF []WAF `json:"waf,omitempty"`
+	WAF []waf.WAF `json:"waf,omitempty"`
 	// Read and Write are the cell's latency percentiles per direction
 	// (all drives together), when fio gave bins and the direction ran.
 	Read  *Latency `json:"read_latency,omitempty"`

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
+	"github.com/drivequal/drivequal/acceptance/internal/report/drivenames"
+	"github.com/drivequal/drivequal/acceptance/internal/report/waf"
 	"github.com/drivequal/drivequal/acceptance/internal/units"
 )
 
@@ -95,7 +97,7 @@ func (s *summary) writeHead() {
 		fmt.Fprintf(b, "Started %s, finished %s.\n", orDash(r.Started), orDash(r.Finished))
 	}
 	b.WriteString(resumedLine(r.Resumptions))
-	b.WriteString(r.Recording.line())
+	b.WriteString(r.Recording.Line())
 	if r.Source != "" {
 		fmt.Fprintf(b, "Spec figures: %s.\n", strings.TrimSuffix(cell(r.Source), "."))
 	}
@@ -150,7 +152,7 @@ func writeDriveLines(b *bytes.Buffer, lines []driveLine) {
 	order, by, first := groupDriveLines(lines)
 	for _, key := range order {
 		if drives := by[key]; len(drives) > 1 {
-			fmt.Fprintf(b, "- %s (%d drives): %s\n", cell(CompactDrives(drives, MaxListed)), len(drives), key)
+			fmt.Fprintf(b, "- %s (%d drives): %s\n", cell(drivenames.Compact(drives, MaxListed)), len(drives), key)
 		} else {
 			l := first[key]
 			fmt.Fprintf(b, "- %s: %s\n", cell(orDash(l.drive)), l.text)
@@ -180,7 +182,7 @@ func groupDriveLines(lines []driveLine) (order []string, by map[string][]string,
 // steps: per step and drive whether it reached steady state, how long it
 // took, and the window's figures against the rule. Drives of a step that
 // did not reach it for the same reason share one row, named in short
-// (CompactDrives); each drive's record is in results.json.
+// (drivenames.Compact); each drive's record is in results.json.
 func (s *summary) writeSteady() {
 	r, b := s.r, &s.b
 	if len(r.SteadyState) == 0 {
@@ -210,7 +212,7 @@ func (s *summary) writeSteady() {
 		verdict, detail := steadyCells(rw.s)
 		drives := rw.drives[0]
 		if len(rw.drives) > 1 {
-			drives = fmt.Sprintf("%d: %s", len(rw.drives), CompactDrives(rw.drives, MaxListed))
+			drives = fmt.Sprintf("%d: %s", len(rw.drives), drivenames.Compact(rw.drives, MaxListed))
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", steadyStep(rw.s), cell(rw.s.Kind), cell(rw.s.Twin), cell(drives), verdict, cell(detail))
 	}
@@ -346,16 +348,16 @@ func (s *summary) writeCapacity(capacity string) {
 	}
 	sortByWorkload(rows, rank)
 	fmt.Fprintf(b, "## %s\n\n", orDash(cell(capacity)))
-	lat, waf := hasLatency(rows), hasWAF(rows)
+	lat, withWAF := hasLatency(rows), hasWAF(rows)
 	b.WriteString("| Workload | Spec | Actual | % of Spec | Verdict |")
-	if waf {
+	if withWAF {
 		b.WriteString(" WAF |")
 	}
 	if lat {
 		b.WriteString(latencyHead)
 	}
 	b.WriteString("\n|---|---:|---:|---:|---|")
-	if waf {
+	if withWAF {
 		b.WriteString("---:|")
 	}
 	if lat {
@@ -371,8 +373,8 @@ func (s *summary) writeCapacity(capacity string) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |",
 			orDash(cell(name)), FormatValue(res.Spec, res.Metric), actualCell(res),
 			percentCell(res, res.Spec), notes.verdict(res))
-		if waf {
-			b.WriteString(" " + orDash(cell(WAFCell(res.WAF))) + " |")
+		if withWAF {
+			b.WriteString(" " + orDash(cell(waf.Cell(res.WAF))) + " |")
 		}
 		if lat {
 			b.WriteString(latencyCells(res))

@@ -16,6 +16,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/waf"
 	"github.com/drivequal/drivequal/fiojob"
 )
 
@@ -55,7 +56,7 @@ type Measured struct {
 	Steady []report.Steady
 	// WAF is the write amplification (and latency monitor) of the cell's
 	// drives that have the OCP logs.
-	WAF []report.WAF
+	WAF []waf.WAF
 	// Thermal, when set, says a drive throttled on heat during the
 	// measurement; Hot, that a drive had its temperature critical
 	// warning bit set before or after it.

@@ -13,6 +13,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/capture"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/specs"
@@ -20,7 +21,7 @@ import (
 
 // captureStandin is an nvme-cli whose error-log answers only once every
 // one of n drives has asked for its own: a capture that reads the drives
-// one after the other has its first read killed at CaptureTimeout.
+// one after the other has its first read killed at capture.Timeout.
 const captureStandin = `#!/bin/sh
 dir=${CAPTURE_DIR:?}
 case "$1" in
@@ -51,9 +52,9 @@ func TestCaptureFailuresReadsTheDrivesAtOnceAndHashesWhatItKeeps(t *testing.T) {
 	require.NoError(t, os.WriteFile(script, []byte(captureStandin), 0o755))
 	t.Setenv("CAPTURE_DIR", state)
 	t.Setenv("CAPTURE_N", "4")
-	old := CaptureTimeout
-	CaptureTimeout = 20 * time.Second
-	t.Cleanup(func() { CaptureTimeout = old })
+	old := capture.Timeout
+	capture.Timeout = 20 * time.Second
+	t.Cleanup(func() { capture.Timeout = old })
 
 	var drives []plan.Drive
 	var failed []int

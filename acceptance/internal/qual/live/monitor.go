@@ -14,6 +14,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/ocp"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/specs"
@@ -31,7 +32,7 @@ type Monitor struct {
 	health []evidence.DriveHealth
 	// raw is nvme-cli's outputs, by recording name ("0.before").
 	raw map[string][]byte
-	ocp ocpState // the OCP logs (ocp.go)
+	ocp ocp.Logs // the OCP logs (ocp.go)
 	// peak, when set, is told each drive's new peak temperature (K) as
 	// it is read, for run.json.
 	peak func(d, kelvin int)

@@ -11,6 +11,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/ocp"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/specs"
 )
@@ -31,8 +32,8 @@ func TestResumedRunKeepsTheC0ReadOnReceipt(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := NewMonitor(nvme.CLI{}, []plan.Drive{{Info: device.Info{Path: "/dev/nvme0n1", Block: true}}}, specs.DefaultHealth(), nil)
-	m.ocp.init(t.Context(), m.nvme)
-	m.ocp.c0[0] = true
+	m.ocp.Init(t.Context(), m.nvme)
+	m.ocp.HasC0(0)
 	// What this run read on receipt: the drive as it is now, worn.
 	m.health[0].OCP.Before = nvme.OCPSmart{BadUserNANDBlocks: 3}
 	m.resumedOCP(dir, 0)
@@ -47,7 +48,7 @@ func TestResumedRunKeepsTheC0ReadOnReceipt(t *testing.T) {
 // readStandin serves the SMART log and C0 fixtures; its C0 read answers
 // only once every one of $OCP_N drives has asked for its own, so that
 // reading the drives one after the other gets the first one killed at
-// OCPReadTimeout.
+// ocp.ReadTimeout.
 const readStandin = `#!/bin/sh
 case "$1" in
 smart-log) cat "$OCP_FX/smart-log-v2.4-above-2-64.json" ;;
@@ -81,9 +82,9 @@ func TestReadOCPReadsTheDrivesAtOnce(t *testing.T) {
 	t.Setenv("OCP_FX", fx)
 	t.Setenv("OCP_DIR", state)
 	t.Setenv("OCP_N", "4")
-	old := OCPReadTimeout
-	OCPReadTimeout = 20 * time.Second
-	t.Cleanup(func() { OCPReadTimeout = old })
+	old := ocp.ReadTimeout
+	ocp.ReadTimeout = 20 * time.Second
+	t.Cleanup(func() { ocp.ReadTimeout = old })
 	var drives []plan.Drive
 	var all []int
 	for i := range n {
@@ -91,13 +92,13 @@ func TestReadOCPReadsTheDrivesAtOnce(t *testing.T) {
 		all = append(all, i)
 	}
 	m := NewMonitor(nvme.CLI{Binary: script}, drives, specs.DefaultHealth(), nil)
-	m.ocp.init(t.Context(), m.nvme)
+	m.ocp.Init(t.Context(), m.nvme)
 	for _, d := range all {
-		m.ocp.c0[d] = true
+		m.ocp.HasC0(d)
 	}
 	got := m.readOCP(t.Context(), all, false)
-	if len(got.c0) != n || len(got.smart) != n {
-		t.Errorf("read C0 of %d and SMART of %d of %d drives, want all", len(got.c0), len(got.smart), n)
+	if c0, smart := got.Drives(); c0 != n || smart != n {
+		t.Errorf("read C0 of %d and SMART of %d of %d drives, want all", c0, smart, n)
 	}
 }
 
@@ -116,8 +117,8 @@ func TestC0LostAfterTheRunIsKeptAsAFailure(t *testing.T) {
 	}
 	t.Setenv("OCP_FX", fx)
 	m := NewMonitor(nvme.CLI{Binary: script}, []plan.Drive{{Info: device.Info{Path: "/dev/nvme0n1", Block: true}}}, specs.DefaultHealth(), nil)
-	m.ocp.init(t.Context(), m.nvme)
-	m.ocp.c0[0] = true
+	m.ocp.Init(t.Context(), m.nvme)
+	m.ocp.HasC0(0)
 	m.afterOCP(t.Context(), 0)
 	o := m.health[0].OCP
 	if o.Read || o.Skip != "" || !strings.Contains(o.Lost, "could not be read after the run") {

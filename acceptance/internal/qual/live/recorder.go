@@ -1,276 +1,33 @@
 package live
 
 import (
-	"encoding/json"
-	"fmt"
-	"maps"
-	"os"
-	"path/filepath"
-	"slices"
-	"sync"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/runjson"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
 
-// recorder keeps a live run's run.json current as the run goes: the
-// tests whose output is on disk, the recordings two cells share, the
-// steady-state records, the verify passes, the cells failed unmeasured
-// and the drives' health. Every rewrite is atomic.
-type recorder struct {
-	dir string
+// recorder is the run's run.json (package runjson), by the names the
+// runner's files call it by.
+type recorder struct{ *runjson.Recorder }
 
-	mu   sync.Mutex
-	info record.Run
-	// saved is run.json as last written: what a failed rewrite rolls
-	// the record back to.
-	saved []byte
-}
-
-// save rewrites run.json; callers hold r.mu.
-func (r *recorder) save() error {
-	data, err := json.MarshalIndent(r.info, "", "  ")
-	if err != nil {
-		return err
-	}
-	data = append(data, '\n')
-	if err := report.WriteFileAtomic(filepath.Join(r.dir, "run.json"), data); err != nil {
-		return err
-	}
-	r.saved = data
-	return nil
-}
-
-// update changes run.json's record with f and rewrites it. When the
-// rewrite fails, the record is rolled back to what run.json holds, so
-// that a later rewrite does not list what this one could not.
-func (r *recorder) update(f func(*record.Run)) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	f(&r.info)
-	err := r.save()
-	if err != nil {
-		var back record.Run
-		if r.saved != nil && json.Unmarshal(r.saved, &back) == nil {
-			r.info = back
-		}
-	}
-	return err
-}
-
-// start writes run.json for a new run. The preparation records of an
-// older run in the same directory are not this run's: run.json no longer
-// describes them.
-func (r *recorder) start(info record.Run) error {
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return err
-	}
-	for _, dir := range []string{"prepare", "health"} {
-		if err := os.RemoveAll(filepath.Join(r.dir, dir)); err != nil {
-			return err
-		}
-	}
-	return r.update(func(i *record.Run) { *i = info })
-}
-
-// recorded adds test to run.json's tests once its output and every
-// sidecar of it are on disk, with the sha256 of each of its files; owner,
-// when not "", is the test whose recording it shares. A file that does
-// not read leaves the test unlisted.
-func (r *recorder) recorded(test, owner string) error {
-	sums, err := record.HashFiles(r.dir, record.TestFiles(r.dir, test))
-	if err != nil {
-		return fmt.Errorf("not listing %s in run.json: %w", test, err)
-	}
-	return r.update(func(i *record.Run) {
-		if i.Files == nil {
-			i.Files = map[string]string{}
-		}
-		maps.Copy(i.Files, sums)
-		if owner != "" {
-			if i.Shared == nil {
-				i.Shared = map[string]string{}
-			}
-			i.Shared[test] = owner
-		}
-		if !slices.Contains(i.Tests, test) {
-			i.Tests = append(i.Tests, test)
-		}
-	})
-}
-
-// forget takes test out of run.json, with the sha256 of its files, before
-// it is measured again: its files are removed (record.Forget).
-func (r *recorder) forget(test string) error {
-	r.mu.Lock()
-	listed := slices.Contains(r.info.Tests, test) || r.info.Shared[test] != ""
-	for _, ext := range record.Exts {
-		if _, ok := r.info.Files[test+ext]; ok {
-			listed = true
-		}
-	}
-	r.mu.Unlock()
-	if !listed {
-		return nil
-	}
-	return r.update(func(i *record.Run) {
-		i.Tests = slices.DeleteFunc(i.Tests, func(t string) bool { return t == test })
-		delete(i.Shared, test)
-		for _, ext := range record.Exts {
-			delete(i.Files, test+ext)
-		}
-	})
-}
-
-// landed adds to run.json the sha256 of the files under sub (relative to
-// the recording) that it does not list yet, and with rehash those it
-// lists too (files this run wrote again), skipping the subdirectories
-// skip names; it is called once the step that wrote them has ended.
+func (r *recorder) update(f func(*record.Run)) error  { return r.Update(f) }
+func (r *recorder) start(info record.Run) error       { return r.Start(info) }
+func (r *recorder) recorded(test, owner string) error { return r.Recorded(test, owner) }
+func (r *recorder) forget(test string) error          { return r.Forget(test) }
 func (r *recorder) landed(sub string, rehash bool, skip ...string) error {
-	r.mu.Lock()
-	files := r.info.Files
-	if rehash {
-		files = nil
-	}
-	rels := record.Unhashed(r.dir, sub, files, skip...)
-	r.mu.Unlock()
-	if len(rels) == 0 {
-		return nil
-	}
-	sums, err := record.HashFiles(r.dir, rels)
-	if err != nil {
-		return err
-	}
-	return r.update(func(i *record.Run) {
-		if i.Files == nil {
-			i.Files = map[string]string{}
-		}
-		maps.Copy(i.Files, sums)
-	})
+	return r.Landed(sub, rehash, skip...)
 }
-
-// finished marks run.json as a run that ran to its end.
-func (r *recorder) finished(at time.Time) error {
-	return r.update(func(i *record.Run) { i.Finished = at.UTC().Format(time.RFC3339) })
-}
-
-// unmeasured lists tests in run.json as failed unmeasured because a drive
-// failed a verify pass, so that a replay lists them too.
-func (r *recorder) unmeasured(tests []string) error {
-	return r.update(func(i *record.Run) {
-		for _, t := range tests {
-			if !slices.Contains(i.Unmeasured, t) {
-				i.Unmeasured = append(i.Unmeasured, t)
-			}
-		}
-	})
-}
-
-// resumptions is how many times the run was resumed.
-func (r *recorder) resumptions() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.info.Resumptions)
-}
-
-// sidecars keeps a cell's findings beside its recording, for a replay to
-// judge it by: the steady-state evidence, the heat, the PCIe links and,
-// with cpu, the load of the CPUs fio ran on. Each is written whatever
-// became of the others; it returns what failed.
+func (r *recorder) finished(at time.Time) error     { return r.Finished(at) }
+func (r *recorder) unmeasured(tests []string) error { return r.Unmeasured(tests) }
+func (r *recorder) resumptions() int                { return r.Resumptions() }
 func (r *recorder) sidecars(test string, steady []report.Steady, thermal record.Thermal, link record.Link, cpu *record.CPU) []error {
-	var errs []error
-	write := func(ext string, v any) {
-		if err := record.WriteJSON(r.dir, test, ext, v); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(steady) > 0 {
-		write(record.SteadyExt, steady)
-	}
-	if thermal != (record.Thermal{}) {
-		write(record.ThermalExt, thermal)
-	}
-	if link.Degraded != "" || link.Unknown != "" || len(link.Shared) > 0 {
-		write(record.LinkExt, link)
-	}
-	if cpu != nil && cpu.N > 0 {
-		write(record.CPUExt, *cpu)
-	}
-	return errs
+	return r.Sidecars(test, steady, thermal, link, cpu)
 }
-
-// failed adds f to run.json's failures, unless the drive's failure of
-// the same cause is there already; called before anything else is
-// written to the drive.
-func (r *recorder) failed(f record.DriveFailure) error {
-	return r.update(func(i *record.Run) {
-		for _, g := range i.Failures {
-			if g.Drive == f.Drive && g.Cause == f.Cause {
-				return
-			}
-		}
-		i.Failures = append(i.Failures, f)
-	})
-}
-
-// failures is run.json's failures so far.
-func (r *recorder) failures() []record.DriveFailure {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.info.Failures)
-}
-
-// written marks drives (indices into n drives) written since their last
-// read-back, or with false, read back whole.
-func (r *recorder) written(drives []int, n int, mark bool) error {
-	return r.update(func(i *record.Run) {
-		for len(i.WrittenSinceReadBack) < n {
-			i.WrittenSinceReadBack = append(i.WrittenSinceReadBack, false)
-		}
-		for _, d := range drives {
-			i.WrittenSinceReadBack[d] = mark
-		}
-		if !slices.Contains(i.WrittenSinceReadBack, true) {
-			i.WrittenSinceReadBack = nil
-		}
-	})
-}
-
-// peak records drive d's highest temperature so far (K), of n drives,
-// when it is higher than the one recorded.
-func (r *recorder) peak(d, n, kelvin int) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if d < len(r.info.MaxTempK) && r.info.MaxTempK[d] >= kelvin {
-		return nil
-	}
-	for len(r.info.MaxTempK) < n {
-		r.info.MaxTempK = append(r.info.MaxTempK, 0)
-	}
-	r.info.MaxTempK[d] = kelvin
-	return r.save()
-}
-
-// sanitizing records that a sanitize was sent to each of devices
-// (controllers), or with false that its end was seen.
-func (r *recorder) sanitizing(devices []string, sent bool) error {
-	return r.update(func(i *record.Run) {
-		for _, dev := range devices {
-			has := slices.Contains(i.SanitizeSent, dev)
-			switch {
-			case sent && !has:
-				i.SanitizeSent = append(i.SanitizeSent, dev)
-			case !sent && has:
-				i.SanitizeSent = slices.DeleteFunc(i.SanitizeSent, func(s string) bool { return s == dev })
-			}
-		}
-	})
-}
-
-// failureOf is drive d's first recorded failure.
-func (r *recorder) failureOf(d int) (record.DriveFailure, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.info.FailureOf(d)
-}
+func (r *recorder) failed(f record.DriveFailure) error           { return r.Failed(f) }
+func (r *recorder) failures() []record.DriveFailure              { return r.Failures() }
+func (r *recorder) written(drives []int, n int, mark bool) error { return r.Written(drives, n, mark) }
+func (r *recorder) peak(d, n, kelvin int) error                  { return r.Peak(d, n, kelvin) }
+func (r *recorder) sanitizing(devices []string, sent bool) error { return r.Sanitizing(devices, sent) }
+func (r *recorder) failureOf(d int) (record.DriveFailure, bool)  { return r.FailureOf(d) }

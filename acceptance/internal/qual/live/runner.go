@@ -24,6 +24,9 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/probe"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/progress"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/runjson"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -78,7 +81,7 @@ type Runner struct {
 	rec       *recorder
 	facts     *facts
 	lines     *lines
-	probe     probe
+	probe     probe.Host
 }
 
 // Resume is what a resumed run takes over from its recording.
@@ -99,9 +102,9 @@ func (r *Runner) init() {
 	r.once.Do(func() {
 		r.done = map[string]*evidence.Measured{}
 		r.drives = newDrives(r.Drives, r.Guard, r.Sys)
-		r.rec = &recorder{dir: r.Record}
-		r.lines = &lines{out: r.Progress, plan: &r.Plan, drives: r.Drives}
-		r.probe = probe{sys: &r.Sys, drives: r.Drives, spec: r.Spec, online: r.Planner.Online}
+		r.rec = &recorder{runjson.New(r.Record)}
+		r.lines = &lines{&progress.Lines{Out: r.Progress, Plan: &r.Plan, Drives: r.Drives}}
+		r.probe = probe.Host{Sys: &r.Sys, Drives: r.Drives, Spec: r.Spec, Online: r.Planner.Online}
 		if r.Monitor == nil {
 			r.Monitor = NewMonitor(nvme.CLI{}, r.Drives, r.Spec.Health, nil)
 		}
@@ -248,7 +251,7 @@ func (r *Runner) runStep(ctx context.Context, st plan.Step, logf func(string, ..
 	rec.Drives = pathsOf(r.Drives, st.Drives)
 	rec.ActualSeconds = time.Since(start).Seconds()
 	rec.Skipped = skipped
-	rec.WAF = r.ocp().stepWAF(st.N)
+	rec.WAF = ocpRun{r}.stepWAF(st.N)
 	r.Sink.Step(rec)
 }
 
@@ -319,7 +322,7 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 		// kill purges and fills it again.
 		r.facts.markWritten(*st)
 	}
-	ocp := r.ocp().ocpBeforeStep(ctx, *st)
+	ocp := ocpRun{r}.ocpBeforeStep(ctx, *st)
 	prep, err := r.Exec.Prepare(ctx, *st, r.Drives, logf, w)
 	prepErr := err
 	if err != nil {
@@ -359,7 +362,7 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 	if st.Kind == plan.StepPurge {
 		r.facts.sanitized(*st)
 	}
-	r.ocp().ocpAfterStep(ctx, *st, ocp, logf)
+	ocpRun{r}.ocpAfterStep(ctx, *st, ocp, logf)
 	now := time.Now()
 	r.drives.applied(*st, now)
 	if st.Kind == plan.StepRandom || st.Kind == plan.StepTopUp {
@@ -475,7 +478,7 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 		if i > 0 {
 			shares = owner.Test
 		}
-		r.ocp().recordWAF(c.Test, m.WAF, logf)
+		ocpRun{r}.recordWAF(c.Test, m.WAF, logf)
 		if err := r.rec.recorded(c.Test, shares); err != nil {
 			logf("%s: %v", r.Record, err)
 		}
@@ -493,9 +496,9 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	if why := r.warned(before, "before "+owner.Test); why != "" {
 		return evidence.NotMeasured(why, report.CauseCriticalWarning), why
 	}
-	linksBefore := r.probe.readLinks(st.Drives)
-	fabricBefore := r.probe.fabric(st.Drives)
-	cpus, cpuBefore := r.probe.allowedCPUs(st.Job), readCPUTimes()
+	linksBefore := r.probe.ReadLinks(st.Drives)
+	fabricBefore := r.probe.Fabric(st.Drives)
+	cpus, cpuBefore := r.probe.AllowedCPUs(st.Job), probe.ReadCPUTimes()
 	ocpBefore := r.Monitor.readOCP(ctx, st.Drives, true)
 	start := time.Now()
 	raw := r.Exec.RawPath(owner.Test)
@@ -514,18 +517,18 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	m = &evidence.Measured{Stdout: stdout, RunErr: runErr, Raw: raw, Job: st.Job,
 		Thermal: r.Monitor.throttled(before, after), Hot: r.Monitor.hot(before, after)}
 	var ocpHot string
-	m.WAF, ocpHot = r.ocp().cellOCP(st, owner, ocpBefore, r.Monitor.readOCP(ctx, st.Drives, true))
+	m.WAF, ocpHot = ocpRun{r}.cellOCP(st, owner, ocpBefore, r.Monitor.readOCP(ctx, st.Drives, true))
 	m.Thermal = strings.Trim(m.Thermal+"; "+ocpHot, "; ")
 	if m.Hot != "" {
 		logf("%s", m.Hot)
 	}
-	l := around(linksBefore, r.probe.readLinks(st.Drives))
-	m.Link, m.LinkUnknown, m.Shared = l.degraded, l.unknown, l.shared
-	m.Fabric = carried(fabricBefore, r.probe.fabric(st.Drives))
+	l := probe.Around(linksBefore, r.probe.ReadLinks(st.Drives))
+	m.Link, m.LinkUnknown, m.Shared = l.Degraded, l.Unknown, l.Shared
+	m.Fabric = probe.Carried(fabricBefore, r.probe.Fabric(st.Drives))
 	if m.LinkUnknown != "" {
 		logf("%s", m.LinkUnknown)
 	}
-	m.CPU = cpuUse(cpus, cpuBefore, readCPUTimes())
+	m.CPU = probe.CPUUse(cpus, cpuBefore, probe.ReadCPUTimes())
 	return m, ""
 }
 

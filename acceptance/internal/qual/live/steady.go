@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/progress"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/steady"
@@ -80,20 +81,20 @@ func steadyRecord(st plan.Step, drive string, res steady.Result, source string) 
 }
 
 // watch follows a running step: progress lines at most every
-// progressEvery (on the terminal and through logf, into the subtest's log
+// progress.Every (on the terminal and through logf, into the subtest's log
 // and so its JUnit), and for random steps track, fed every status report,
 // which stops the step once every drive holds the steady-state rule.
 func (r *Runner) watch(st plan.Step, start time.Time, track *steady.Tracker, logf func(string, ...any)) *Watch {
-	interval := progressEvery
+	interval := progress.Every
 	if track != nil {
 		interval = min(interval, steady.ReportEvery(st.Round))
-	} else if st.Est <= progressMin {
+	} else if st.Est <= progress.Min {
 		return nil
 	}
 	last := start
 	return &Watch{Interval: interval, Report: func(p fiojob.Progress) bool {
 		stop := track != nil && track.Report(p)
-		if now := time.Now(); st.Est > progressMin && now.Sub(last) >= progressEvery-time.Second/2 {
+		if now := time.Now(); st.Est > progress.Min && now.Sub(last) >= progress.Every-time.Second/2 {
 			last = now
 			r.lines.progress(logf, "%s", r.lines.progressLine(st, now.Sub(start), p))
 		}

@@ -1,5 +1,5 @@
 // Package match matches the drives given to a resumed run to the drives
-// its recording measured, by what they are (device.Identity), not by
+// its recording measured, by what they are (identity.Identity), not by
 // where they are.
 //
 // After a reboot NVMe namespaces register in another order and get other
@@ -18,7 +18,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/device/identity"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -165,7 +165,7 @@ func Drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match,
 
 // changes says what of drive d (identity id) differs from recorded
 // drive i of prior.
-func changes(d plan.Drive, id device.Identity, prior record.Run, i int) []string {
+func changes(d plan.Drive, id identity.Identity, prior record.Run, i int) []string {
 	p, was := prior.Drives[i], prior.Identities[i]
 	var changed []string
 	if id.Kind != was.Kind {
@@ -204,8 +204,8 @@ func changes(d plan.Drive, id device.Identity, prior record.Run, i int) []string
 }
 
 // Identities is what run.json records of the drives' identity.
-func Identities(drives []plan.Drive) []device.Identity {
-	out := make([]device.Identity, len(drives))
+func Identities(drives []plan.Drive) []identity.Identity {
+	out := make([]identity.Identity, len(drives))
 	for i, d := range drives {
 		out[i] = d.Identity()
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/device/identity"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -210,9 +211,9 @@ func TestKeys(t *testing.T) {
 		{ns(1, "", "4A1B0CE7-52DA-4A4D-9F44-60B1D87D5B2F"), "uuid 4a1b0ce7-52da-4a4d-9f44-60b1d87d5b2f"},
 		{ns(1, "", ""), "serial S1 namespace 1"},
 		{ns(2, "", ""), "serial S1 namespace 2"},
-		{device.Info{Block: true, Model: "loop", BackingFile: "/img/a.img", File: device.FileID{Dev: "8:1", Inode: 12}}, "loop inode 12 on device 8:1"},
+		{device.Info{Block: true, Model: "loop", BackingFile: "/img/a.img", File: identity.FileID{Dev: "8:1", Inode: 12}}, "loop inode 12 on device 8:1"},
 		{device.Info{Block: true, Model: "loop", BackingFile: "/img/a.img (deleted)"}, ""},
-		{device.Info{File: device.FileID{Dev: "0:45", Inode: 7}}, "file inode 7 on device 0:45"},
+		{device.Info{File: identity.FileID{Dev: "0:45", Inode: 7}}, "file inode 7 on device 0:45"},
 		{device.Info{Block: true, Serial: "ZA1", WWID: "naa.5000c500a1b2c3d4"}, "wwid naa.5000c500a1b2c3d4"},
 	} {
 		if got := tt.info.Identity().Key(); got != tt.want {
@@ -227,7 +228,7 @@ func TestKeys(t *testing.T) {
 func TestDrivesLoop(t *testing.T) {
 	loop := func(n int, img string, inode uint64) plan.Drive {
 		return plan.Drive{Info: device.Info{Path: fmt.Sprintf("/dev/loop%d", n), Block: true, Major: 7, Minor: uint32(n), Size: 64 << 20,
-			LogicalBlockSize: 512, Model: "loop", BackingFile: img, File: device.FileID{Dev: "254:0", Inode: inode}}}
+			LogicalBlockSize: 512, Model: "loop", BackingFile: img, File: identity.FileID{Dev: "254:0", Inode: inode}}}
 	}
 	prior := recordOf([]plan.Drive{loop(0, "/t/a.img", 100), loop(1, "/t/b.img", 101)}, "boot-1")
 	_, errs := Drives([]plan.Drive{loop(0, "/t/blank.img", 200), loop(2, "/t/b.img", 101)}, prior, "boot-2", "raw", "FIX")
@@ -283,12 +284,12 @@ func TestRenamedFailures(t *testing.T) {
 // filled image, and it is refused; the filled image itself, whose
 // generation and birth time are those recorded, resumes.
 func TestDrivesRecreatedImage(t *testing.T) {
-	loop := func(n int, img string, id device.FileID) plan.Drive {
+	loop := func(n int, img string, id identity.FileID) plan.Drive {
 		return plan.Drive{Info: device.Info{Path: fmt.Sprintf("/dev/loop%d", n), Block: true, Major: 7, Minor: uint32(n), Size: 64 << 20,
 			LogicalBlockSize: 512, Model: "loop", BackingFile: img, File: id}}
 	}
-	a := device.FileID{Dev: "254:0", Inode: 100, Generation: 861594370, Born: "2026-12-02T01:00:00.715102707Z"}
-	b := device.FileID{Dev: "254:0", Inode: 101, Generation: 2528355357, Born: "2026-12-02T01:00:01.1Z"}
+	a := identity.FileID{Dev: "254:0", Inode: 100, Generation: 861594370, Born: "2026-12-02T01:00:00.715102707Z"}
+	b := identity.FileID{Dev: "254:0", Inode: 101, Generation: 2528355357, Born: "2026-12-02T01:00:01.1Z"}
 	prior := recordOf([]plan.Drive{loop(0, "/t/a.img", a), loop(1, "/t/b.img", b)}, "boot-1")
 	blank := a
 	blank.Generation, blank.Born = 2833078424, "2026-12-02T03:30:00.5Z"

@@ -1,4 +1,4 @@
-package qual
+package models
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ func TestCheckModelsRefusesAnotherModelUnlessAnyModel(t *testing.T) {
 		{Path: "/tmp/img", Model: ""},
 		{Path: "/dev/sda", Block: true, Model: "SAMSUNG MZ7L3960HCJR-00A07"},
 	}
-	checks, anyway, errs := checkModels(spec, infos, false)
+	checks, anyway, errs := Check(spec, infos, false)
 	if len(errs) != 2 || !strings.Contains(errs[1].Error(), `/dev/sda is a "SAMSUNG MZ7L3960HCJR-00A07"`) {
 		t.Fatalf("errors %v, want one for the Samsung NVMe drive and one for the SATA drive: neither is the spec's", errs)
 	}
@@ -39,7 +39,7 @@ func TestCheckModelsRefusesAnotherModelUnlessAnyModel(t *testing.T) {
 	if !strings.Contains(checks["/dev/nvme0n1"], "matches") {
 		t.Errorf("the D7-PS1010 matches: %q", checks["/dev/nvme0n1"])
 	}
-	checks, anyway, errs = checkModels(spec, infos, true)
+	checks, anyway, errs = Check(spec, infos, true)
 	if len(errs) != 0 || !strings.Contains(anyway, "/dev/nvme1n1 (SAMSUNG MZQL27T6HBLA-00B7C)") || strings.Contains(anyway, "nvme0n1") {
 		t.Errorf("-any-model: errors %v, note %q; want none and the Samsung drive named", errs, anyway)
 	}
@@ -61,13 +61,13 @@ func TestChooseBuiltinPicksTheSpecThatNamesTheDrives(t *testing.T) {
 		return nil, errors.New("no such spec")
 	}
 	names := []string{"a", "b", "c"}
-	if n, ok := chooseBuiltin(names, load, []string{"SAMSUNG MZQL23T8HCLS-00A07"}); !ok || n != "b" {
+	if n, ok := ChooseBuiltin(names, load, []string{"SAMSUNG MZQL23T8HCLS-00A07"}); !ok || n != "b" {
 		t.Errorf("Samsung drives: %q, %v; want b", n, ok)
 	}
-	if _, ok := chooseBuiltin(names, load, []string{"SAMSUNG MZQL23T8HCLS-00A07", "SOLIDIGM SB5PH27X076T"}); ok {
+	if _, ok := ChooseBuiltin(names, load, []string{"SAMSUNG MZQL23T8HCLS-00A07", "SOLIDIGM SB5PH27X076T"}); ok {
 		t.Error("mixed models: no one spec names them all")
 	}
-	if _, ok := chooseBuiltin(names, load, nil); ok {
+	if _, ok := ChooseBuiltin(names, load, nil); ok {
 		t.Error("no NVMe drive: nothing to choose by")
 	}
 }

@@ -1,4 +1,4 @@
-package live
+package progress
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ func TestProgressLinesAt24Drives(t *testing.T) {
 			Size: 1_920_383_410_176, NUMANode: -1}, Capacity: "1.92TB"})
 	}
 	pl := p.Build(builtinCells(spec, p))
-	s := &lines{plan: &pl, drives: p.Drives}
+	s := &Lines{Plan: &pl, Drives: p.Drives}
 	require.Greater(t, len(pl.Steps), 60, "the built-in plan scales 1 to 24 drives")
 	check := func(line string) {
 		t.Helper()
@@ -52,15 +52,15 @@ func TestProgressLinesAt24Drives(t *testing.T) {
 			for _, c := range st.Cells {
 				names = append(names, c.Test)
 			}
-			check(s.measureLine(st, names))
+			check(s.MeasureLine(st, names))
 		} else {
-			check(s.stepLine(st))
+			check(s.StepLine(st))
 		}
 		// fio's figures at their widest: "12,345,678 IOPS, 14,500 MB/s".
-		check(s.progressLine(st, 29*time.Minute+59*time.Second, fiojob.Progress{}) + strings.Repeat("0", 14))
+		check(s.ProgressLine(st, 29*time.Minute+59*time.Second, fiojob.Progress{}) + strings.Repeat("0", 14))
 		if len(st.Drives) == 24 {
 			at24++
-			if line := s.stepLine(st); !strings.Contains(line, "24 drives: nvme0n1–nvme23n1") {
+			if line := s.StepLine(st); !strings.Contains(line, "24 drives: nvme0n1–nvme23n1") {
 				t.Errorf("a 24-drive step does not name its drives as 24 drives: nvme0n1–nvme23n1: %s", line)
 			}
 		}
@@ -69,7 +69,7 @@ func TestProgressLinesAt24Drives(t *testing.T) {
 	for _, st := range pl.Steps {
 		if st.Kind == plan.StepRandom {
 			require.Equal(t, fmt.Sprintf("step %d of %d: random preconditioning (4KB Random Write) on 24 drives: nvme0n1–nvme23n1 (at most 30m0s)",
-				st.N, len(pl.Steps)), s.stepLine(st))
+				st.N, len(pl.Steps)), s.StepLine(st))
 			break
 		}
 	}

@@ -1,4 +1,4 @@
-package live
+package runjson
 
 import (
 	"encoding/json"
@@ -21,8 +21,8 @@ func TestASidecarThatFailsKeepsTheOthers(t *testing.T) {
 	const test = "TestSingleDrive/1.92TB/4KB_Random_Read"
 	blocked := record.Base(dir, test) + record.SteadyExt
 	require.NoError(t, os.MkdirAll(filepath.Join(blocked, "taken"), 0o755))
-	r := &recorder{dir: dir}
-	errs := r.sidecars(test, []report.Steady{{Drive: "/dev/nvme0n1", Attained: true}},
+	r := &Recorder{dir: dir}
+	errs := r.Sidecars(test, []report.Steady{{Drive: "/dev/nvme0n1", Attained: true}},
 		record.Thermal{Throttled: "/dev/nvme0n1: throttled"},
 		record.Link{Degraded: "/dev/nvme0n1: x2"}, &record.CPU{CPUs: "0-95", N: 96, Busy: 0.2})
 	require.Len(t, errs, 1, "the steady-state sidecar's failure is said")
@@ -53,19 +53,19 @@ func TestRecordedListsWithHashesAndRollsBack(t *testing.T) {
 		require.NoError(t, os.WriteFile(record.Base(dir, test)+record.OutputExt, []byte(`{"jobs": []}`+test), 0o644))
 		require.NoError(t, os.WriteFile(record.Base(dir, test)+record.JobExt, []byte("[global]\n"), 0o644))
 	}
-	r := &recorder{dir: dir}
-	require.NoError(t, r.start(record.Run{Format: record.Format, Mode: "record"}))
+	r := &Recorder{dir: dir}
+	require.NoError(t, r.Start(record.Run{Format: record.Format, Mode: "record"}))
 
 	// run.json cannot be replaced: its path is taken by a directory.
 	path := filepath.Join(dir, "run.json")
 	require.NoError(t, os.Remove(path))
 	require.NoError(t, os.MkdirAll(filepath.Join(path, "taken"), 0o755))
-	require.Error(t, r.recorded(a, ""))
+	require.Error(t, r.Recorded(a, ""))
 	require.Empty(t, r.info.Tests, "the failed listing is rolled back")
 	require.Empty(t, r.info.Files)
 
 	require.NoError(t, os.RemoveAll(path))
-	require.NoError(t, r.recorded(b, ""))
+	require.NoError(t, r.Recorded(b, ""))
 	var onDisk record.Run
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -80,7 +80,7 @@ func TestRecordedListsWithHashesAndRollsBack(t *testing.T) {
 	require.Empty(t, changed)
 
 	// Measured again: unlisted with its hashes first.
-	require.NoError(t, r.forget(b))
+	require.NoError(t, r.Forget(b))
 	require.Empty(t, r.info.Tests)
 	require.Empty(t, r.info.Files)
 }
@@ -90,23 +90,23 @@ func TestRecordedListsWithHashesAndRollsBack(t *testing.T) {
 // purpose (the health logs at the end of a run).
 func TestLanded(t *testing.T) {
 	dir := t.TempDir()
-	r := &recorder{dir: dir}
-	require.NoError(t, r.start(record.Run{Format: record.Format, Mode: "record"}))
+	r := &Recorder{dir: dir}
+	require.NoError(t, r.Start(record.Run{Format: record.Format, Mode: "record"}))
 	prep := filepath.Join(dir, "prepare")
 	require.NoError(t, os.MkdirAll(prep, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(prep, "002-fill.json"), []byte("fill"), 0o644))
-	require.NoError(t, r.landed("prepare", false))
+	require.NoError(t, r.Landed("prepare", false))
 	first := r.info.Files["prepare/002-fill.json"]
 	require.NotEmpty(t, first)
 	require.NoError(t, os.WriteFile(filepath.Join(prep, "002-fill.json"), []byte("edited"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(prep, "003-verify.json"), []byte("verify"), 0o644))
-	require.NoError(t, r.landed("prepare", false))
+	require.NoError(t, r.Landed("prepare", false))
 	require.Equal(t, first, r.info.Files["prepare/002-fill.json"], "a listed file is not hashed again")
 	require.NotEmpty(t, r.info.Files["prepare/003-verify.json"])
 	changed, err := record.Check(dir, r.info)
 	require.NoError(t, err)
 	require.Len(t, changed, 1)
 	require.Equal(t, "prepare/002-fill.json", changed[0].Path)
-	require.NoError(t, r.landed("prepare", true))
+	require.NoError(t, r.Landed("prepare", true))
 	require.NotEqual(t, first, r.info.Files["prepare/002-fill.json"], "rehashed")
 }

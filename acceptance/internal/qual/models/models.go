@@ -1,4 +1,6 @@
-package qual
+// Package models checks the drives' model numbers against the spec's models
+// before anything is written, and picks the built-in spec for them.
+package models
 
 import (
 	"fmt"
@@ -8,7 +10,7 @@ import (
 	"github.com/drivequal/drivequal/specs"
 )
 
-// checkModels checks each drive's model (id-ctrl "mn", as sysfs reports
+// Check checks each drive's model (id-ctrl "mn", as sysfs reports
 // it) against the spec's models, before anything is written: an NVMe
 // drive of another model is refused unless anyModel; so is a SATA or SAS
 // drive (its sysfs model), which is no more the spec's drive. Loop
@@ -16,7 +18,7 @@ import (
 // test targets and are not checked. checks says, by
 // drive, how its model was checked (for the drives table); judgedAnyway
 // names the drives -any-model let through, "" for none.
-func checkModels(spec *specs.Spec, infos []device.Info, anyModel bool) (checks map[string]string, judgedAnyway string, errs []error) {
+func Check(spec *specs.Spec, infos []device.Info, anyModel bool) (checks map[string]string, judgedAnyway string, errs []error) {
 	checks = map[string]string{}
 	var anyway []string
 	patterns := strings.Join(spec.Models, `", "`)
@@ -46,10 +48,10 @@ func checkModels(spec *specs.Spec, infos []device.Info, anyModel bool) (checks m
 	return checks, judgedAnyway, errs
 }
 
-// chooseBuiltin picks, among the built-in specs names (load reads one),
+// ChooseBuiltin picks, among the built-in specs names (load reads one),
 // the one whose models match every NVMe drive's model; ok is false when
 // none or more than one does, or no drive is an NVMe drive.
-func chooseBuiltin(names []string, load func(string) (*specs.Spec, error), models []string) (name string, ok bool) {
+func ChooseBuiltin(names []string, load func(string) (*specs.Spec, error), models []string) (name string, ok bool) {
 	if len(models) == 0 {
 		return "", false
 	}

@@ -1,0 +1,115 @@
+// Package recdir says what a recording's directory holds: the run a new
+// run would replace, whether there is anything to replay, and whether a
+// replayed recording's files are as recorded.
+package recdir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
+)
+
+// ReadPrior reads the run.json in dir; found is false when there is none.
+func ReadPrior(dir string) (prior record.Run, found bool, err error) {
+	path := filepath.Join(dir, "run.json")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return prior, false, nil
+	}
+	if err != nil {
+		return prior, true, err
+	}
+	if err := json.Unmarshal(data, &prior); err != nil {
+		return prior, true, fmt.Errorf("%s: %w", path, err)
+	}
+	return prior, true, nil
+}
+
+// Replace says what a new run (no -resume) would replace in dir: the
+// replacing line for the terminal ("" when dir holds no run to replace),
+// or, for a live run that did not run to its end without overwrite, the
+// error refusing the new run: it would replace its run.json, its kept
+// cells, prepare/ and the health logs read on receipt. A finished
+// recording is replaced, and the terminal says so. Nothing is written.
+func Replace(dir string, overwrite bool) (replacing string, refused error) {
+	prior, found, err := ReadPrior(dir)
+	if !found {
+		return "", nil
+	}
+	why := ""
+	if err != nil {
+		why = fmt.Sprintf("its run.json does not read (%v)", err)
+	} else {
+		why = record.Unfinished(prior)
+	}
+	if why == "" {
+		if prior.Mode == "record" {
+			return "replacing the finished recording in " + dir, nil
+		}
+		return "", nil
+	}
+	what := fmt.Sprintf("%s holds a recorded run that a new run would replace, and %s", dir, why)
+	if err == nil {
+		what = fmt.Sprintf("%s holds the recording of an unfinished run (%s, %d cells recorded, %d drives): %s", dir, prior.Spec, len(prior.Tests), len(prior.Drives), why)
+	}
+	if overwrite {
+		return "replacing, as -overwrite says, " + what, nil
+	}
+	return "", fmt.Errorf("parsing -record: %s; a new run would destroy it: continue it with -resume, start the new run with a new -record directory, or give -overwrite to replace it", what)
+}
+
+// CheckFiles compares the replayed recording's files in dir with the
+// sha256 its run.json (info) lists: the replay still judges them, and
+// the report and the terminal (warnings) name each file edited after
+// recording.
+func CheckFiles(dir string, info record.Run) (c *hashes.Check, warnings []string) {
+	c = &hashes.Check{Files: len(info.Files), Unhashed: len(info.Files) == 0}
+	if c.Unhashed {
+		return c, []string{fmt.Sprintf("%s carries no sha256 of its files (run.json format %d): whether one was edited after recording cannot be told", dir, info.Format)}
+	}
+	changed, err := record.Check(dir, info)
+	if err != nil {
+		warnings = append(warnings, err.Error())
+	}
+	for _, ch := range changed {
+		c.Edited = append(c.Edited, ch.String())
+		warnings = append(warnings, fmt.Sprintf("%s: %s; it is judged as it is now", dir, ch))
+	}
+	return c, warnings
+}
+
+// HasVerify reports whether dir's run.json lists a verify pass: a run
+// whose drives all failed the read-back measured nothing, and its
+// recording is still the evidence of TestIntegrity.
+func HasVerify(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		return false
+	}
+	var info struct {
+		Verify []json.RawMessage `json:"verify"`
+	}
+	return json.Unmarshal(data, &info) == nil && len(info.Verify) > 0
+}
+
+// HasRecordings reports whether dir holds at least one recorded measurement.
+func HasRecordings(dir string) bool {
+	found := false
+	for _, top := range []string{"TestSingleDrive", "TestScaling"} {
+		filepath.WalkDir(filepath.Join(dir, top), func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") {
+				found = true
+				return fs.SkipAll
+			}
+			return nil
+		})
+	}
+	return found
+}
