@@ -3,6 +3,7 @@ package qual
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
@@ -244,7 +245,7 @@ func TestReplayKeepsAnyModelAndTheFailureCapture(t *testing.T) {
 	writeJSON(t, filepath.Join(dir, "run.json"), info)
 	cfg := &cmdline.Config{Spec: "solidigm-d7-ps1010", Replay: dir, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
 	s, errs := setupOne(t, cfg)
-	require.Empty(t, errs, errText(errs))
+	require.Empty(t, errs, errors.Join(errs...))
 	assert.Equal(t, info.AnyModel, s.Report.AnyModel)
 	require.Len(t, s.Report.Drives, 1)
 	assert.Equal(t, info.Drives[0].ModelCheck, s.Report.Drives[0].ModelCheck)
