@@ -157,7 +157,7 @@ func TestGuestPulledMidStep(t *testing.T) {
 	}, "-spec="+specFile(t, "pull.toml"), "-drives="+devA+","+devB, "-capacity=16MiB", "-scaling=2", "-destructive")
 	select {
 	case <-pulled:
-	case <-time.After(time.Minute):
+	case <-time.After(3 * time.Minute):
 		t.Fatalf("the pull did not finish\n%s", r.output())
 	}
 	if pullErr != nil {
