@@ -80,17 +80,6 @@ func stepsOn(t *testing.T, r result, kind, dev string) []string {
 	return out
 }
 
-// sparseLoop is a loop device over a sparse image of size bytes, and the
-// image.
-func sparseLoop(t *testing.T, size int64) (dev, img string) {
-	t.Helper()
-	testenv.MustHaveLoop(t)
-	img = filepath.Join(t.TempDir(), "drive.img")
-	require.NoError(t, os.WriteFile(img, nil, 0o644))
-	require.NoError(t, os.Truncate(img, size))
-	return testenv.Attach(t, img), img
-}
-
 // The second of two drives reads back with I/O errors past its first half
 // (its image is cut short between the fill and the read-back: the loop
 // device answers EIO there, and fio's read-back job fails without a
@@ -104,7 +93,7 @@ func sparseLoop(t *testing.T, size int64) (dev, img string) {
 // a replay judges the same.
 func TestReadBackIOErrorStaysFailedAfterResume(t *testing.T) {
 	good := newLoop(t, safetySize)
-	bad, img := sparseLoop(t, safetySize)
+	bad, img := imageLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
 	raw := filepath.Join(rep, "raw")
 	args := []string{"-spec=" + testdataFile(t, "integrity.toml"), "-drives=" + good + "," + bad, "-destructive", "-report=" + rep}
@@ -164,7 +153,7 @@ func TestReadBackIOErrorStaysFailedAfterResume(t *testing.T) {
 // disqualified, naming the mismatch, and it is neither filled nor read
 // back again (the fill would overwrite the changed block).
 func TestKillDuringReadBackKeepsTheMismatch(t *testing.T) {
-	dev, img := sparseLoop(t, safetySize)
+	dev, img := imageLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
 	raw := filepath.Join(rep, "raw")
 	args := []string{"-spec=" + testdataFile(t, "integrity.toml"), "-drives=" + dev, "-destructive", "-report=" + rep}

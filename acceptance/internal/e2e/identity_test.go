@@ -4,14 +4,11 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -75,22 +72,14 @@ func TestResumeAfterReattach(t *testing.T) {
 		oldA, oldB = testenv.Attach(t, imgA), testenv.Attach(t, imgB)
 		pointAt(t, linkA, oldA)
 		pointAt(t, linkB, oldB)
-		killed := make(chan error, 1)
-		r := runSuiteCtx(context.Background(), t, func(cmd *exec.Cmd) {
-			go func() {
-				deadline := time.Now().Add(3 * time.Minute)
-				for time.Now().Before(deadline) {
-					if tests := recordedTests(raw, 0); len(tests) >= 1 {
-						kept = tests[:1]
-						killed <- syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
-						return
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
-				killed <- fmt.Errorf("no cell was recorded within 3 min")
-				_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
-			}()
-		}, nil, sel, spec, "-drives="+linkA+","+linkB, "-destructive", "-runtime=1s", "-report="+rep)
+		start, killed := sigkillWhen(func() bool {
+			if tests := recordedTests(raw, 0); len(tests) >= 1 {
+				kept = tests[:1]
+				return true
+			}
+			return false
+		}, 3*time.Minute, "no cell was recorded within 3 min")
+		r := runSuiteCtx(context.Background(), t, start, nil, sel, spec, "-drives="+linkA+","+linkB, "-destructive", "-runtime=1s", "-report="+rep)
 		require.NoError(t, <-killed, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
 		require.Equal(t, -1, r.Code, "the suite ended by SIGKILL")
 		noFioLeft(t)

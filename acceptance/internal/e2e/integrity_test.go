@@ -147,7 +147,8 @@ func TestIntegrityFindsAChangedBlock(t *testing.T) {
 const tailSize = 64<<20 + 90112
 
 // imageLoop is a loop device over a fresh sparse image of size bytes, and
-// the image, which a stand-in fio changes behind the device's back.
+// the image, which a test changes behind the device's back (a stand-in
+// fio corrupts it, or it is cut short to fail reads).
 func imageLoop(t *testing.T, size int64) (dev, img string) {
 	t.Helper()
 	testenv.MustHaveLoop(t)

@@ -5,7 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +24,28 @@ import (
 )
 
 const resumeRun = "^(TestIntegrity|TestSingleDrive|TestVerdict)$"
+
+// sigkillWhen returns a start hook for runSuiteCtx that kills the suite
+// with SIGKILL, as the OOM killer would, once ready holds (polled every
+// 10 ms), and the channel that then carries the kill's error; when ready
+// does not hold within, the suite is killed and the channel carries msg.
+func sigkillWhen(ready func() bool, within time.Duration, msg string) (start func(*exec.Cmd), killed <-chan error) {
+	ch := make(chan error, 1)
+	return func(cmd *exec.Cmd) {
+		go func() {
+			deadline := time.Now().Add(within)
+			for time.Now().Before(deadline) {
+				if ready() {
+					ch <- syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			ch <- errors.New(msg)
+			_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+		}()
+	}, ch
+}
 
 // recordedTests is run.json's tests in dir, once it records at least
 // resumed resumptions; nil before.
@@ -75,22 +97,14 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	raw := filepath.Join(rep, "raw")
 	args := []string{"-spec=" + testdataFile(t, "resume.toml"), "-drives=" + dev, "-destructive", "-runtime=1s", "-report=" + rep}
 	var kept []string
-	killed := make(chan error, 1)
-	r := runSuiteCtx(context.Background(), t, func(cmd *exec.Cmd) {
-		go func() {
-			deadline := time.Now().Add(2 * time.Minute)
-			for time.Now().Before(deadline) {
-				if tests := recordedTests(raw, 0); len(tests) >= 2 {
-					kept = tests[:2]
-					killed <- syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
-					return
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			killed <- fmt.Errorf("no second cell was recorded within 2 min")
-			_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
-		}()
-	}, nil, []string{"-test.run=" + resumeRun}, args...)
+	start, killed := sigkillWhen(func() bool {
+		if tests := recordedTests(raw, 0); len(tests) >= 2 {
+			kept = tests[:2]
+			return true
+		}
+		return false
+	}, 2*time.Minute, "no second cell was recorded within 2 min")
+	r := runSuiteCtx(context.Background(), t, start, nil, []string{"-test.run=" + resumeRun}, args...)
 	require.NoError(t, <-killed, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
 	require.Equal(t, -1, r.Code, "the suite ended by SIGKILL")
 	noFioLeft(t)
@@ -197,21 +211,10 @@ func TestResumeAfterSIGINTTwice(t *testing.T) {
 	require.True(t, found && status.Interrupted, "the interrupted cell's recording says so: %+v\nstdout:\n%s", status, r.Stdout)
 	first := sums(t, raw, cell512+".")
 
-	killed := make(chan error, 1)
-	r1 := runSuiteCtx(context.Background(), t, func(cmd *exec.Cmd) {
-		go func() {
-			deadline := time.Now().Add(2 * time.Minute)
-			for time.Now().Before(deadline) {
-				if slices.Contains(recordedTests(raw, 1), cellWrite) {
-					killed <- syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
-					return
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			killed <- fmt.Errorf("the interrupted cell was not recorded again within 2 min")
-			_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
-		}()
-	}, nil, []string{"-test.run=" + resumeRun}, append(args, "-resume")...)
+	start, killed := sigkillWhen(func() bool {
+		return slices.Contains(recordedTests(raw, 1), cellWrite)
+	}, 2*time.Minute, "the interrupted cell was not recorded again within 2 min")
+	r1 := runSuiteCtx(context.Background(), t, start, nil, []string{"-test.run=" + resumeRun}, append(args, "-resume")...)
 	require.NoError(t, <-killed, "stdout:\n%s\nstderr:\n%s", r1.Stdout, r1.Stderr)
 	noFioLeft(t)
 	assert.Contains(t, r1.Stdout, "measuring "+cellWrite+" ", "the interrupted cell is measured again from its start")

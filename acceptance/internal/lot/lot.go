@@ -462,21 +462,7 @@ func shareNeed(passing, n int, r Rule) (int, bool) {
 	if !decides(MaxDrives) {
 		return 0, false
 	}
-	lo, hi := n, MaxDrives
-	for hi-lo > 64 {
-		mid := (lo + hi) / 2
-		if decides(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	for m := max(n+1, lo-64); m <= hi; m++ {
-		if decides(m) {
-			return m, accepts
-		}
-	}
-	return hi, accepts
+	return firstBracketed(n, decides), accepts
 }
 
 // need is how many drives would decide the lot were its mean and spread
@@ -515,21 +501,29 @@ func need(j Judgement, r Rule) (int, bool) {
 	}
 	// round(share·N) steps, so the bound is not monotone in N: bisect to a
 	// bracket, then take its first N that rejects.
-	lo, hi := j.N, MaxDrives
+	return firstBracketed(j.N, rejects), false
+}
+
+// firstBracketed is the first n in (after, MaxDrives] with holds(n), for
+// a holds true at MaxDrives but not monotone (a rounded share steps):
+// bisection brackets the change to 64 drives, and the bracket is scanned
+// from its start for the first n that holds.
+func firstBracketed(after int, holds func(int) bool) int {
+	lo, hi := after, MaxDrives
 	for hi-lo > 64 {
 		mid := (lo + hi) / 2
-		if rejects(mid) {
+		if holds(mid) {
 			hi = mid
 		} else {
 			lo = mid
 		}
 	}
-	for n := max(j.N+1, lo-64); n < hi; n++ {
-		if rejects(n) {
-			return n, false
+	for n := max(after+1, lo-64); n < hi; n++ {
+		if holds(n) {
+			return n
 		}
 	}
-	return hi, false
+	return hi
 }
 
 // firstN is the first n in (after, MaxDrives] with ok(n), ok monotone

@@ -103,18 +103,7 @@ var printedSanitizes = []printedSanitize{
 // fixture instead. It needs gcc, root and losetup, and skips a version that
 // printed no fixture; the en_US case needs that locale.
 func TestNVMeCLIPrintsTheFixtures(t *testing.T) {
-	testenv.MustHaveRoot(t)
-	bin := cmp.Or(os.Getenv("DRIVEQUAL_NVME"), "nvme")
-	for _, c := range []string{bin, "gcc"} {
-		if _, err := exec.LookPath(c); err != nil {
-			t.Skipf("needs %s: %v", c, err)
-		}
-	}
-	out, err := exec.Command(bin, "version").Output()
-	if err != nil {
-		t.Fatalf("%s version: %v", bin, err)
-	}
-	v, _ := ParseVersion(out)
+	bin, v, out := nvmeCLIWithGCC(t)
 	var cases []printedFixture
 	for _, f := range printedFixtures {
 		if f.version == v {
@@ -248,4 +237,25 @@ func smartPage(l SmartLog) []byte {
 	le.PutUint32(p[224:], l.ThmTemp1TotalTime)
 	le.PutUint32(p[228:], l.ThmTemp2TotalTime)
 	return p
+}
+
+// nvmeCLIWithGCC returns the nvme-cli the fixture tests run (the one on
+// PATH, or DRIVEQUAL_NVME), its version and what its "version" printed,
+// skipping the test unless it runs as root with that nvme-cli and gcc
+// (which builds the log-page shim).
+func nvmeCLIWithGCC(t *testing.T) (bin, version string, out []byte) {
+	t.Helper()
+	testenv.MustHaveRoot(t)
+	bin = cmp.Or(os.Getenv("DRIVEQUAL_NVME"), "nvme")
+	for _, c := range []string{bin, "gcc"} {
+		if _, err := exec.LookPath(c); err != nil {
+			t.Skipf("needs %s: %v", c, err)
+		}
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatalf("%s version: %v", bin, err)
+	}
+	version, _ = ParseVersion(out)
+	return bin, version, out
 }

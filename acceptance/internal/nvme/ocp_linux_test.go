@@ -2,7 +2,6 @@ package nvme
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -102,18 +101,8 @@ var printedOCP = []struct {
 // C0 and C3 pages encoded here and checks it prints the fixtures byte for
 // byte (-update rewrites them), and that they parse to what was encoded.
 func TestNVMeCLIPrintsTheOCPFixtures(t *testing.T) {
-	testenv.MustHaveRoot(t)
-	bin := cmp.Or(os.Getenv("DRIVEQUAL_NVME"), "nvme")
-	for _, c := range []string{bin, "gcc"} {
-		if _, err := exec.LookPath(c); err != nil {
-			t.Skipf("needs %s: %v", c, err)
-		}
-	}
-	out, err := exec.Command(bin, "version").Output()
-	if err != nil {
-		t.Fatalf("%s version: %v", bin, err)
-	}
-	if v, _ := ParseVersion(out); v != "2.3" {
+	bin, v, _ := nvmeCLIWithGCC(t)
+	if v != "2.3" {
 		t.Skipf("the OCP fixtures were printed by nvme-cli 2.3, not %q", v)
 	}
 	dir := t.TempDir()

@@ -117,21 +117,7 @@ func TestRunSanitizeFailed(t *testing.T) {
 // the sanitize log and sends no other, which the controller would refuse;
 // a controller not in the list is sanitized as always.
 func TestRunWaitsForAnInterruptedSanitize(t *testing.T) {
-	argvFile, dir := fakeNVMe(t)
-	final(t, dir, "nvme0", "sanitize-log-v2.3-completed.json")
-	final(t, dir, "nvme1", "sanitize-log-v2.3-completed.json")
-	idle(t, dir, "nvme1")
-	targets := []device.Info{ns("nvme0n1", "nvme0", "nvme0n1"), ns("nvme1n1", "nvme1", "nvme1n1")}
-	steps, errs := Plan(targets, Sanitize, map[string]nvme.Controller{"nvme0": perNamespace, "nvme1": perNamespace})
-	if len(errs) != 0 {
-		t.Fatal(errs)
-	}
-	var l logs
-	if err := (Runner{Poll: time.Millisecond, Sent: []string{"/dev/nvme0"}}).Run(context.Background(), steps, nil, l.logf); err != nil {
-		t.Fatalf("Run = %v", err)
-	}
-	b, _ := os.ReadFile(argvFile)
-	argv := string(b)
+	argv, l := resumeSanitize(t, "/dev/nvme0")
 	if strings.Contains(argv, "sanitize /dev/nvme0 ") {
 		t.Errorf("a second sanitize was sent to nvme0 while the first was in progress:\n%s", argv)
 	}
@@ -144,6 +130,28 @@ func TestRunWaitsForAnInterruptedSanitize(t *testing.T) {
 			t.Errorf("log does not say %q:\n%s", w, joined)
 		}
 	}
+}
+
+// resumeSanitize resumes a sanitize of two fake controllers, nvme0
+// (whose sanitize is in progress) and nvme1 (idle), after a run that had
+// sent one to sent; it returns the nvme-cli argv and the log.
+func resumeSanitize(t *testing.T, sent string) (argv string, l *logs) {
+	t.Helper()
+	argvFile, dir := fakeNVMe(t)
+	final(t, dir, "nvme0", "sanitize-log-v2.3-completed.json")
+	final(t, dir, "nvme1", "sanitize-log-v2.3-completed.json")
+	idle(t, dir, "nvme1")
+	targets := []device.Info{ns("nvme0n1", "nvme0", "nvme0n1"), ns("nvme1n1", "nvme1", "nvme1n1")}
+	steps, errs := Plan(targets, Sanitize, map[string]nvme.Controller{"nvme0": perNamespace, "nvme1": perNamespace})
+	if len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	l = &logs{}
+	if err := (Runner{Poll: time.Millisecond, Sent: []string{sent}}).Run(context.Background(), steps, nil, l.logf); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	b, _ := os.ReadFile(argvFile)
+	return string(b), l
 }
 
 // idle makes the fake controller ctrl's sanitize log read its final
@@ -163,21 +171,7 @@ func idle(t *testing.T, dir, ctrl string) {
 // would be refused, failing a good drive's purge), and sanitizes the
 // controller now /dev/nvme1, whose log shows only an older one.
 func TestRunWaitsForAnInterruptedSanitizeOnARenamedController(t *testing.T) {
-	argvFile, dir := fakeNVMe(t)
-	final(t, dir, "nvme0", "sanitize-log-v2.3-completed.json")
-	final(t, dir, "nvme1", "sanitize-log-v2.3-completed.json")
-	idle(t, dir, "nvme1")
-	targets := []device.Info{ns("nvme0n1", "nvme0", "nvme0n1"), ns("nvme1n1", "nvme1", "nvme1n1")}
-	steps, errs := Plan(targets, Sanitize, map[string]nvme.Controller{"nvme0": perNamespace, "nvme1": perNamespace})
-	if len(errs) != 0 {
-		t.Fatal(errs)
-	}
-	var l logs
-	if err := (Runner{Poll: time.Millisecond, Sent: []string{"/dev/nvme1"}}).Run(context.Background(), steps, nil, l.logf); err != nil {
-		t.Fatalf("Run = %v", err)
-	}
-	b, _ := os.ReadFile(argvFile)
-	argv := string(b)
+	argv, l := resumeSanitize(t, "/dev/nvme1")
 	if strings.Contains(argv, "sanitize /dev/nvme0 ") {
 		t.Errorf("a second sanitize was sent to nvme0 while the first was in progress:\n%s", argv)
 	}

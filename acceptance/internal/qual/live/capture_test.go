@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live/capture"
@@ -56,12 +55,7 @@ func TestCaptureFailuresReadsTheDrivesAtOnceAndHashesWhatItKeeps(t *testing.T) {
 	capture.Timeout = 20 * time.Second
 	t.Cleanup(func() { capture.Timeout = old })
 
-	var drives []plan.Drive
-	var failed []int
-	for i := range n {
-		drives = append(drives, plan.Drive{Info: device.Info{Path: "/dev/nvme" + string(rune('0'+i)) + "n1", Block: true}})
-		failed = append(failed, i)
-	}
+	drives, failed := nvmeDrives(n)
 	r := &Runner{Drives: drives, Record: rec, Spec: &specs.Spec{}, Planner: &plan.Planner{}}
 	r.Monitor = NewMonitor(nvme.CLI{Binary: script}, drives, specs.DefaultHealth(), nil)
 	r.init()

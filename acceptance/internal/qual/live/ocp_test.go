@@ -66,6 +66,16 @@ ocp)
 esac
 `
 
+// nvmeDrives returns n drives /dev/nvme0n1, /dev/nvme1n1, ... for a
+// stand-in nvme-cli, and their indices.
+func nvmeDrives(n int) (drives []plan.Drive, indices []int) {
+	for i := range n {
+		drives = append(drives, plan.Drive{Info: device.Info{Path: fmt.Sprintf("/dev/nvme%dn1", i), Block: true}})
+		indices = append(indices, i)
+	}
+	return drives, indices
+}
+
 // The C0 reads around a cell are made on all its drives at once: a
 // 24-drive step waits for one drive's reads, not 24 in turn.
 func TestReadOCPReadsTheDrivesAtOnce(t *testing.T) {
@@ -85,12 +95,7 @@ func TestReadOCPReadsTheDrivesAtOnce(t *testing.T) {
 	old := ocp.ReadTimeout
 	ocp.ReadTimeout = 20 * time.Second
 	t.Cleanup(func() { ocp.ReadTimeout = old })
-	var drives []plan.Drive
-	var all []int
-	for i := range n {
-		drives = append(drives, plan.Drive{Info: device.Info{Path: fmt.Sprintf("/dev/nvme%dn1", i), Block: true}})
-		all = append(all, i)
-	}
+	drives, all := nvmeDrives(n)
 	m := NewMonitor(nvme.CLI{Binary: script}, drives, specs.DefaultHealth(), nil)
 	m.ocp.Init(t.Context(), m.nvme)
 	for _, d := range all {
