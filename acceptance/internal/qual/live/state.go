@@ -131,6 +131,18 @@ func (s *drives) lost() map[int]string {
 	return out
 }
 
+// changed says why drive d disappeared or changed since setup (see
+// vanished and recheck), "" when it did not: nothing is read at its path
+// again.
+func (s *drives) changed(d int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.broken[d]; b.cause == report.CauseDriveChanged {
+		return b.text
+	}
+	return ""
+}
+
 // present is drives without those that disappeared or changed since
 // setup: nothing is read from their paths again, where another drive may
 // be now.
