@@ -60,6 +60,21 @@ func hasFigure(r report.Result) bool {
 	return r.Actual > 0
 }
 
+// drivesFailure reports whether r failed for a failure of its drive
+// itself (verdict.Disqualifying's causes that only the drive raises: a
+// mismatch, a read-back I/O error, a critical warning), which the lot
+// counts as a failing drive.
+func drivesFailure(r report.Result) bool {
+	if r.Verdict != report.Fail {
+		return false
+	}
+	switch r.Cause {
+	case report.CauseIntegrity, report.CauseReadBack, report.CauseCriticalWarning:
+		return true
+	}
+	return false
+}
+
 // passLine is the line a drive meets r's cell at (judge.PassLine), with
 // the cell's own tolerance: [method] tolerance for a single-drive cell,
 // [scaling] tolerance for a scaling step's shares, the very line the
@@ -123,8 +138,9 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 	var figures []float64
 	var tests, unmeasured, others []string // unmeasured: drives without a figure; others: figures not the drives'
 	missing, notOwn := 0, 0
-	var own []float64 // each figure's own cell's pass line
-	rescaled := false // some figure judged at another line, scaled to this one
+	var failed []string // cells of a drive that failed, each a failing drive
+	var own []float64   // each figure's own cell's pass line
+	rescaled := false   // some figure judged at another line, scaled to this one
 	hosts := map[string]bool{}
 	for _, r := range src {
 		hosts[r.Host] = true
@@ -177,6 +193,12 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 			continue
 		}
 		switch {
+		case drivesFailure(r):
+			// Its drive failed (a mismatch, a read-back error, a critical
+			// warning): the drive is one of the lot's failures, whatever
+			// it measured before, not a drive without a figure.
+			failed = append(failed, r.Test+" ("+r.Cause+")")
+			continue
 		case !hasFigure(r):
 			l.Missing = append(l.Missing, r.Test)
 			unmeasured = append(unmeasured, r.Test)
@@ -195,6 +217,7 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 	missing = len(l.Missing)
 	format := func(v float64) string { return report.FormatValue(v, metric) }
 	j := Judge(figures, line, lower, rule, format)
+	j = WithFailed(j, len(failed), rule, strings.Join(failed, ", "))
 	// Drives without a figure, or whose figure is not theirs, decide the
 	// lot only as far as it is decided whatever they would measure.
 	var why []string

@@ -556,3 +556,28 @@ func TestCellsFleetMixedLines(t *testing.T) {
 		}
 	}
 }
+
+// Ten fleet members' single-drive cells of one capacity and workload,
+// five measured well above the line and five failed by their drive's
+// read-back (data integrity, the cell failed unmeasured): five of ten
+// drives pass, which rejects the lot at 95/95. The failed drives are
+// the lot's failures, not drives that might still pass.
+func TestCellsDisqualifiedDrivesAreFailures(t *testing.T) {
+	var src []report.Result
+	for i := range 10 {
+		r := report.Result{Test: fmt.Sprintf("TestSingleDrive/h%d/32MiB/128KB_Sequential_Read", i), Host: fmt.Sprintf("h%d", i),
+			Kind: report.KindSingle, Capacity: "32MiB", Workload: "128KB Sequential Read", Metric: "bw_mbps",
+			Spec: 100, Expected: 100, Tolerance: methodTolerance, Verdict: report.Pass, Actual: 300 + float64(i)}
+		if i%2 == 1 {
+			r.Verdict, r.Cause, r.Actual = report.Fail, report.CauseIntegrity, 0
+			r.Error = "not measured: the drive failed the verify pass earlier in this run"
+		}
+		src = append(src, r)
+	}
+	c := JudgeCell(src, nil, rule95, Preconditions{})
+	require.Equal(t, report.Fail, c.Result.Verdict, c.Message)
+	assert.Equal(t, 10, c.Result.Lot.N)
+	assert.Equal(t, 5, c.Result.Lot.Passing)
+	assert.Empty(t, c.Result.Lot.Missing)
+	assert.Contains(t, c.Message, "counting the 5 drives that failed")
+}

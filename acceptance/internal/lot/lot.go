@@ -340,6 +340,35 @@ func WithMissing(j Judgement, missing int, r Rule, why string) Judgement {
 	return j
 }
 
+// WithFailed is j for a lot that also had failed drives without a
+// figure of their own (why names their cells): each counts as a drive
+// that does not pass. The count may reject the lot; only the
+// distribution-free count can still accept it (the normal method accepts
+// no failure); otherwise it is inconclusive.
+func WithFailed(j Judgement, failed int, r Rule, why string) Judgement {
+	if failed <= 0 {
+		return j
+	}
+	alone, reason := j.Verdict, j.Reason
+	j.N += failed
+	j.Upper = ClopperPearsonUpper(j.Passing, j.N, r.Confidence)
+	j.Lower = ClopperPearsonLower(j.Passing, j.N, r.Confidence)
+	counting := fmt.Sprintf("counting the %s that failed (%s) as failing", counted(failed, "drive"), why)
+	switch {
+	case j.Upper < r.Coverage:
+		j.Verdict, j.Undecided, j.Need, j.NeedAccepts = Rejected, "", 0, false
+		j.Reason = fmt.Sprintf("%d of %d drives pass, %s: at %s confidence at most %s of the lot passes (the Clopper–Pearson upper bound of the passing share), below the %s coverage required; no distribution assumed",
+			j.Passing, j.N, counting, pct(r.Confidence), pct(j.Upper), pct(r.Coverage))
+	case alone == Accepted && j.Method == DistributionFree && j.Lower >= r.Coverage:
+		j.Reason = fmt.Sprintf("%d of %d drives pass, %s; %s", j.Passing, j.N, counting, reason)
+	default:
+		j.Verdict, j.Undecided = Inconclusive, Failing
+		j.Need, j.NeedAccepts = shareNeed(j.Passing, j.N, r)
+		j.Reason = fmt.Sprintf("undecided: %d of %d drives pass, %s; by the figures alone the lot is %s: %s", j.Passing, j.N, counting, alone, reason)
+	}
+	return j
+}
+
 // passes reports whether a figure meets the line.
 func (j Judgement) passes(f float64) bool {
 	if j.LowerIsBetter {

@@ -32,9 +32,15 @@ func (r *Runner) CaptureFailures(ctx context.Context, failed []int) map[int]repo
 	if r.Record == "" {
 		return map[int]report.Capture{}
 	}
-	devs := map[int]string{}
+	devs, gone := map[int]string{}, map[int]report.Capture{}
 	for _, d := range failed {
 		if d >= len(r.Drives) || d >= len(r.Monitor.health) {
+			continue
+		}
+		if why := r.drives.changed(d); why != "" {
+			// Another drive, or none, may be at its path now: what would
+			// be read there is not this drive's evidence.
+			gone[d] = report.Capture{Notes: []string{"not read: " + why}}
 			continue
 		}
 		if why := r.Monitor.health[d].Skip; why != "" || !r.Drives[d].Block {
@@ -45,6 +51,9 @@ func (r *Runner) CaptureFailures(ctx context.Context, failed []int) map[int]repo
 	out := capture.Drives(ctx, r.Monitor.nvme, filepath.Join(r.Record, "failure"), devs, func(d int, c report.Capture) {
 		r.lines.progress(nil, "%s failed: kept for its supplier: %v %v", r.Drives[d].Path, c.Files, c.Notes)
 	})
+	for d, c := range gone {
+		out[d] = c
+	}
 	if len(out) > 0 {
 		// run.json's drives table names them too, for a replay.
 		err := r.rec.update(func(i *record.Run) {

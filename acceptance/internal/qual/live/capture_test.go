@@ -80,3 +80,31 @@ func TestCaptureFailuresReadsTheDrivesAtOnceAndHashesWhatItKeeps(t *testing.T) {
 		assert.Equal(t, c, *run.Drives[d].Failure)
 	}
 }
+
+// A drive that disappeared mid-run is not read for its supplier after
+// the run: another drive, or none, may be at its path now, and its error
+// log would be kept as the failed drive's. The capture says why it was
+// not read; the other failed drive is read.
+func TestCaptureFailuresDoesNotReadAVanishedDrivesPath(t *testing.T) {
+	bin, rec := t.TempDir(), t.TempDir()
+	log := filepath.Join(bin, "nvme.log")
+	script := filepath.Join(bin, "nvme")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho \"$*\" >>"+log+"\necho '{\"errors\":[]}'\n"), 0o755))
+	drives := []plan.Drive{{Info: device.Info{Path: "/dev/nvme0n1", Block: true}}, {Info: device.Info{Path: "/dev/nvme1n1", Block: true}}}
+	r := &Runner{Drives: drives, Record: rec, Spec: &specs.Spec{}, Planner: &plan.Planner{}}
+	r.Monitor = NewMonitor(nvme.CLI{Binary: script}, drives, specs.DefaultHealth(), nil)
+	r.init()
+	require.NoError(t, r.rec.start(record.Run{Drives: []report.Drive{{Path: drives[0].Path}, {Path: drives[1].Path}}}))
+	why := "/dev/nvme1n1 disappeared during TestScaling/2_drives/128KB_Sequential_Write (noticed at 02:40:10): its device node /dev/nvme1n1 is gone"
+	r.drives.breakWith(1, unusable{cause: report.CauseDriveChanged, text: why}, true)
+
+	caps := r.CaptureFailures(t.Context(), []int{0, 1})
+	sent, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Contains(t, string(sent), "/dev/nvme0n1", "the other failed drive is read")
+	assert.NotContains(t, string(sent), "/dev/nvme1n1", "nothing is read at the vanished drive's path")
+	require.Contains(t, caps, 1)
+	assert.Empty(t, caps[1].Files)
+	require.Len(t, caps[1].Notes, 1)
+	assert.Contains(t, caps[1].Notes[0], why)
+}

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -80,4 +82,46 @@ func TestAVanishedDriveFailsItsHealth(t *testing.T) {
 	require.Empty(t, why2)
 	check(judge(replayed), "replay")
 	require.False(t, strings.Contains(replayed[1].Skip, "no health log"), replayed[1].Skip)
+}
+
+// heldStandin is a Guard that holds nothing: the drives are regular
+// files, checked for having disappeared by device.System.Gone.
+type heldStandin struct{}
+
+func (heldStandin) Recheck(device.Info) error { return nil }
+func (heldStandin) Discard(string) error      { return nil }
+func (heldStandin) Close() error              { return nil }
+
+// A drive that disappeared mid-run is written to run.json's failures as
+// it is noticed: a resume after a reboot that brings it back (matched by
+// its identity) fails its remaining cells and its health with it, rather
+// than measuring it afresh as if it had never gone.
+func TestAVanishedDriveIsRecordedAsItHappens(t *testing.T) {
+	dir, rec := t.TempDir(), t.TempDir()
+	var drives []plan.Drive
+	for i := range 2 {
+		p := filepath.Join(dir, fmt.Sprintf("drive%d.img", i))
+		require.NoError(t, os.WriteFile(p, nil, 0o644))
+		drives = append(drives, plan.Drive{Info: device.Info{Path: p}})
+	}
+	r := &Runner{Drives: drives, Record: rec, Spec: &specs.Spec{}, Planner: &plan.Planner{}, Guard: heldStandin{}}
+	r.init()
+	require.NoError(t, r.rec.start(record.Run{}))
+	require.NoError(t, os.Remove(drives[1].Path))
+
+	why := r.drives.vanished([]int{0, 1}, "during TestScaling/2_drives/128KB_Sequential_Write")
+	require.Contains(t, why, drives[1].Path+" disappeared")
+	data, err := os.ReadFile(filepath.Join(rec, "run.json"))
+	require.NoError(t, err)
+	var run record.Run
+	require.NoError(t, json.Unmarshal(data, &run))
+	require.Len(t, run.Failures, 1, "run.json: %s", data)
+	f := run.Failures[0]
+	require.Equal(t, 1, f.Drive)
+	require.Equal(t, report.CauseDriveChanged, f.Cause)
+	require.Contains(t, f.Message, "disappeared during TestScaling/2_drives/128KB_Sequential_Write")
+
+	// Noticed again (by the end of the run): recorded once.
+	r.drives.lost()
+	require.Len(t, r.Failures(), 1)
 }

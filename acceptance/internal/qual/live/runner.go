@@ -119,6 +119,11 @@ func (r *Runner) init() {
 		}
 		r.facts = &facts{rec: r.rec, drives: r.drives, list: r.Drives, lines: r.lines, ctrls: r.Ctrls, record: r.Record, resumed: r.Resume != nil}
 		r.Monitor.peak = r.facts.peak
+		r.drives.onChanged = func(d int, text string) {
+			if r.Record != "" {
+				r.facts.recordFailure(d, report.CauseDriveChanged, "a check that it is still the drive set up", "", text)
+			}
+		}
 	})
 }
 

@@ -30,6 +30,10 @@ type drives struct {
 	lastWrite []time.Time
 	basis     [][]report.Steady
 	broken    []unusable
+	// onChanged, when set, records in run.json that drive d disappeared
+	// (text says when and how), so that a resume after a reboot that
+	// brings it back does not forget it.
+	onChanged func(d int, text string)
 }
 
 func newDrives(list []plan.Drive, guard Guard, sys device.System) *drives {
@@ -103,6 +107,9 @@ func (s *drives) vanished(drives []int, when string) string {
 		text := fmt.Sprintf("%s disappeared %s (noticed at %s): %s (the drive was removed, or its controller reset); nothing more is run on it",
 			s.list[d].Path, when, time.Now().Format("15:04:05"), gone)
 		s.breakWith(d, unusable{cause: report.CauseDriveChanged, text: text}, true)
+		if s.onChanged != nil {
+			s.onChanged(d, text)
+		}
 		why = append(why, text)
 	}
 	return strings.Join(why, "; ")
@@ -129,6 +136,18 @@ func (s *drives) lost() map[int]string {
 		}
 	}
 	return out
+}
+
+// changed says why drive d disappeared or changed since setup (see
+// vanished and recheck), "" when it did not: nothing is read at its path
+// again.
+func (s *drives) changed(d int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.broken[d]; b.cause == report.CauseDriveChanged {
+		return b.text
+	}
+	return ""
 }
 
 // present is drives without those that disappeared or changed since
