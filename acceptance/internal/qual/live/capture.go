@@ -56,7 +56,7 @@ func (r *Runner) CaptureFailures(ctx context.Context, failed []int) map[int]repo
 	}
 	if len(out) > 0 {
 		// run.json's drives table names them too, for a replay.
-		err := r.rec.update(func(i *record.Run) {
+		err := r.rec.Update(func(i *record.Run) {
 			for k := range i.Drives {
 				for d, c := range out {
 					if i.Drives[k].Path == r.Drives[d].Path {
@@ -69,7 +69,7 @@ func (r *Runner) CaptureFailures(ctx context.Context, failed []int) map[int]repo
 		if err != nil {
 			r.lines.progress(nil, "%s: %v", r.Record, err)
 		}
-		if err := r.rec.landed("failure", true); err != nil {
+		if err := r.rec.Landed("failure", true); err != nil {
 			r.lines.progress(nil, "%s: %v", r.Record, err)
 		}
 	}

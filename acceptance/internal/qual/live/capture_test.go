@@ -60,7 +60,7 @@ func TestCaptureFailuresReadsTheDrivesAtOnceAndHashesWhatItKeeps(t *testing.T) {
 	r := &Runner{Drives: drives, Record: rec, Spec: &specs.Spec{}, Planner: &plan.Planner{}}
 	r.Monitor = NewMonitor(nvme.CLI{Binary: script}, drives, specs.DefaultHealth(), nil)
 	r.init()
-	require.NoError(t, r.rec.start(record.Run{Drives: []report.Drive{{Path: drives[0].Path}, {Path: drives[1].Path}, {Path: drives[2].Path}, {Path: drives[3].Path}}}))
+	require.NoError(t, r.rec.Start(record.Run{Drives: []report.Drive{{Path: drives[0].Path}, {Path: drives[1].Path}, {Path: drives[2].Path}, {Path: drives[3].Path}}}))
 
 	caps := r.CaptureFailures(t.Context(), failed)
 	require.Len(t, caps, n)
@@ -95,7 +95,7 @@ func TestCaptureFailuresDoesNotReadAVanishedDrivesPath(t *testing.T) {
 	r := &Runner{Drives: drives, Record: rec, Spec: &specs.Spec{}, Planner: &plan.Planner{}}
 	r.Monitor = NewMonitor(nvme.CLI{Binary: script}, drives, specs.DefaultHealth(), nil)
 	r.init()
-	require.NoError(t, r.rec.start(record.Run{Drives: []report.Drive{{Path: drives[0].Path}, {Path: drives[1].Path}}}))
+	require.NoError(t, r.rec.Start(record.Run{Drives: []report.Drive{{Path: drives[0].Path}, {Path: drives[1].Path}}}))
 	why := "/dev/nvme1n1 disappeared during TestScaling/2_drives/128KB_Sequential_Write (noticed at 02:40:10): its device node /dev/nvme1n1 is gone"
 	r.drives.breakWith(1, unusable{cause: report.CauseDriveChanged, text: why}, true)
 

@@ -9,6 +9,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/runjson"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
@@ -23,7 +24,7 @@ import (
 // happened (a resumed run's, the interrupted run's first).
 func (r *Runner) Failures() []record.DriveFailure {
 	r.init()
-	return r.rec.failures()
+	return r.rec.Failures()
 }
 
 // facts writes what the recording must know of each drive as it
@@ -31,7 +32,7 @@ func (r *Runner) Failures() []record.DriveFailure {
 // read-back behind, the sanitizes sent to its controller, its peak
 // temperature.
 type facts struct {
-	rec     *recorder
+	rec     *runjson.Recorder
 	drives  *drives
 	list    []plan.Drive
 	lines   *lines
@@ -47,12 +48,12 @@ func (r *facts) recordFailure(d int, cause, what, test, msg string) record.Drive
 	f := record.DriveFailure{Drive: d, Path: r.list[d].Path, Cause: cause, Step: what, Test: test, Message: msg,
 		At: time.Now().UTC().Format(time.RFC3339)}
 	if r.resumed {
-		f.Resume = r.rec.resumptions()
+		f.Resume = r.rec.Resumptions()
 	}
-	if err := r.rec.failed(f); err != nil {
+	if err := r.rec.Failed(f); err != nil {
 		r.lines.progress(nil, "recording the failure of %s in %s: %v", r.list[d].Path, r.record, err)
 	}
-	if first, ok := r.rec.failureOf(d); ok {
+	if first, ok := r.rec.FailureOf(d); ok {
 		return first
 	}
 	return f
@@ -114,11 +115,11 @@ func failedDrives(drives []int, err error) []int {
 // reaches) written since their last read-back in run.json, and a
 // sanitize's controllers as sent one, before the step starts.
 func (r *facts) markWritten(st plan.Step) {
-	if err := r.rec.written(st.Drives, len(r.list), true); err != nil {
+	if err := r.rec.Written(st.Drives, len(r.list), true); err != nil {
 		r.lines.progress(nil, "marking %s written in %s: %v", r.lines.drivesLine(st.Drives), r.record, err)
 	}
 	if devs := r.sanitizes(st); len(devs) > 0 {
-		if err := r.rec.sanitizing(devs, true); err != nil {
+		if err := r.rec.Sanitizing(devs, true); err != nil {
 			r.lines.progress(nil, "recording the sanitize of %v in %s: %v", devs, r.record, err)
 		}
 	}
@@ -127,7 +128,7 @@ func (r *facts) markWritten(st plan.Step) {
 // sanitized records that the purge st ended: its sanitizes are done.
 func (r *facts) sanitized(st plan.Step) {
 	if devs := r.sanitizes(st); len(devs) > 0 {
-		if err := r.rec.sanitizing(devs, false); err != nil {
+		if err := r.rec.Sanitizing(devs, false); err != nil {
 			r.lines.progress(nil, "recording the end of the sanitize of %v in %s: %v", devs, r.record, err)
 		}
 	}
@@ -155,14 +156,14 @@ func (r *facts) sanitizes(st plan.Step) []string {
 // readBackWhole records that drive d was read back whole: what it holds
 // is its fill again.
 func (r *facts) readBackWhole(d int) {
-	if err := r.rec.written([]int{d}, len(r.list), false); err != nil {
+	if err := r.rec.Written([]int{d}, len(r.list), false); err != nil {
 		r.lines.progress(nil, "marking %s read back in %s: %v", r.list[d].Path, r.record, err)
 	}
 }
 
 // peak records drive d's new peak temperature (K) in run.json.
 func (r *facts) peak(d, kelvin int) {
-	if err := r.rec.peak(d, len(r.list), kelvin); err != nil {
+	if err := r.rec.Peak(d, len(r.list), kelvin); err != nil {
 		r.lines.progress(nil, "recording the peak temperature of %s in %s: %v", r.list[d].Path, r.record, err)
 	}
 }
@@ -173,10 +174,10 @@ func (r *facts) peak(d, kelvin int) {
 // it is recorded now, and the other drives go on.
 func (r *facts) recordSetupWarnings(m *Monitor) error {
 	for d, why := range m.setupWarnings() {
-		if _, ok := r.rec.failureOf(d); ok {
+		if _, ok := r.rec.FailureOf(d); ok {
 			continue
 		}
-		when := fmt.Sprintf("at the setup of resumption %d", r.rec.resumptions())
+		when := fmt.Sprintf("at the setup of resumption %d", r.rec.Resumptions())
 		msg := fmt.Sprintf("%s has %s, read %s: nothing more is written to it", r.list[d].Path, why, when)
 		r.disqualify(d, report.CauseCriticalWarning, "its health log check (read "+when+")", "", msg)
 	}

@@ -106,7 +106,7 @@ func TestAVanishedDriveIsRecordedAsItHappens(t *testing.T) {
 	}
 	r := &Runner{Drives: drives, Record: rec, Spec: &specs.Spec{}, Planner: &plan.Planner{}, Guard: heldStandin{}}
 	r.init()
-	require.NoError(t, r.rec.start(record.Run{}))
+	require.NoError(t, r.rec.Start(record.Run{}))
 	require.NoError(t, os.Remove(drives[1].Path))
 
 	why := r.drives.vanished([]int{0, 1}, "during TestScaling/2_drives/128KB_Sequential_Write")

@@ -78,7 +78,7 @@ type Runner struct {
 	done      map[string]*evidence.Measured
 	readBacks []evidence.ReadBack
 	drives    *drives
-	rec       *recorder
+	rec       *runjson.Recorder
 	facts     *facts
 	lines     *lines
 	probe     probe.Host
@@ -102,7 +102,7 @@ func (r *Runner) init() {
 	r.once.Do(func() {
 		r.done = map[string]*evidence.Measured{}
 		r.drives = newDrives(r.Drives, r.Guard, r.Sys)
-		r.rec = &recorder{runjson.New(r.Record)}
+		r.rec = runjson.New(r.Record)
 		r.lines = &lines{&progress.Lines{Out: r.Progress, Plan: &r.Plan, Drives: r.Drives}}
 		r.probe = probe.Host{Sys: &r.Sys, Drives: r.Drives, Spec: r.Spec, Online: r.Planner.Online}
 		if r.Monitor == nil {
@@ -136,19 +136,19 @@ func (r *Runner) Start(info record.Run) error {
 	r.init()
 	if r.Resume == nil {
 		_, _, info.MaxTempK = r.Monitor.skips()
-		if err := r.rec.start(info); err != nil {
+		if err := r.rec.Start(info); err != nil {
 			return err
 		}
 		if err := r.Monitor.keep(r.Record, false); err != nil {
 			return err
 		}
-		return r.rec.landed("health", true)
+		return r.rec.Landed("health", true)
 	}
 	// The interrupted run's peak temperatures stay the peaks until a
 	// higher one is read.
 	r.Monitor.seedPeaks(info.MaxTempK)
 	_, _, info.MaxTempK = r.Monitor.skips()
-	if err := r.rec.update(func(i *record.Run) { *i = info }); err != nil {
+	if err := r.rec.Update(func(i *record.Run) { *i = info }); err != nil {
 		return err
 	}
 	r.Monitor.resumed(r.Resume.Dir)
@@ -158,14 +158,14 @@ func (r *Runner) Start(info record.Run) error {
 	if err := r.Monitor.keep(r.Resume.Dir, true); err != nil {
 		return err
 	}
-	return r.rec.landed("health", false)
+	return r.rec.Landed("health", false)
 }
 
 // Finish marks the recording as a run that ran to its end: a new run in
 // its directory may replace it. An interrupted run is not marked.
 func (r *Runner) Finish() error {
 	r.init()
-	return r.rec.finished(time.Now())
+	return r.rec.Finished(time.Now())
 }
 
 // Cell implements evidence.Evidence: it runs the plan's steps up to and
@@ -236,7 +236,7 @@ func (r *Runner) failUnmeasured(why unusable, cells []plan.Cell, logf func(strin
 	for i, c := range cells {
 		tests[i] = c.Test
 	}
-	if err := r.rec.unmeasured(tests); err != nil && logf != nil {
+	if err := r.rec.Unmeasured(tests); err != nil && logf != nil {
 		logf("%s: %v", r.Record, err)
 	}
 }
@@ -249,7 +249,7 @@ func (r *Runner) runStep(ctx context.Context, st plan.Step, logf func(string, ..
 	if st.Kind != plan.StepMeasure && st.Kind != plan.StepPurge {
 		// What the step kept under prepare/ is listed with its sha256
 		// once fio has ended.
-		if err := r.rec.landed(record.PrepareDir(r.rec.resumptions()), false); err != nil && logf != nil {
+		if err := r.rec.Landed(record.PrepareDir(r.rec.Resumptions()), false); err != nil && logf != nil {
 			logf("%s: %v", r.Record, err)
 		}
 	}
@@ -442,7 +442,7 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 	for _, c := range st.Cells {
 		// Unlisted first: a kill in between leaves files run.json does
 		// not vouch for, never a listing of files that are gone.
-		if err := r.rec.forget(c.Test); err != nil {
+		if err := r.rec.Forget(c.Test); err != nil {
 			return notRun(err.Error(), report.CauseBadRecording, err.Error())
 		}
 		if err := record.Forget(r.Record, c.Test); err != nil {
@@ -472,7 +472,7 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 		if i == 0 {
 			cpu = &m.CPU
 		}
-		if errs := r.rec.sidecars(c.Test, basis, record.Thermal{Throttled: m.Thermal, CriticalWarning: m.Hot},
+		if errs := r.rec.Sidecars(c.Test, basis, record.Thermal{Throttled: m.Thermal, CriticalWarning: m.Hot},
 			record.Link{Degraded: m.Link, Unknown: m.LinkUnknown, Shared: m.Shared, Fabric: m.Fabric}, cpu); errs != nil {
 			// Listed, the cell would replay or resume without the
 			// finding its sidecar holds: it is measured again instead.
@@ -484,7 +484,7 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 			shares = owner.Test
 		}
 		ocpRun{r}.recordWAF(c.Test, m.WAF, logf)
-		if err := r.rec.recorded(c.Test, shares); err != nil {
+		if err := r.rec.Recorded(c.Test, shares); err != nil {
 			logf("%s: %v", r.Record, err)
 		}
 	}
@@ -621,13 +621,13 @@ func (r *Runner) Health(ctx context.Context) ([]evidence.DriveHealth, string) {
 	skips, lost, temps := r.Monitor.skips()
 	// A recording that lost them replays saying no health log was
 	// recorded; the operator is told now.
-	if err := r.rec.update(func(i *record.Run) { i.HealthSkips, i.HealthLost, i.MaxTempK = skips, lost, temps }); err != nil {
+	if err := r.rec.Update(func(i *record.Run) { i.HealthSkips, i.HealthLost, i.MaxTempK = skips, lost, temps }); err != nil {
 		r.lines.progress(nil, "rewriting run.json: %v", err)
 	}
 	if err := r.Monitor.keep(r.Record, false); err != nil {
 		r.lines.progress(nil, "keeping nvme-cli's outputs in %s: %v", r.Record, err)
 	}
-	if err := r.rec.landed("health", true); err != nil {
+	if err := r.rec.Landed("health", true); err != nil {
 		r.lines.progress(nil, "%s: %v", r.Record, err)
 	}
 	return out, ""

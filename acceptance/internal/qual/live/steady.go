@@ -34,7 +34,7 @@ func (r *Runner) judgeSteady(st plan.Step, prep Prepared, track *steady.Tracker,
 		rec := steadyRecord(st, r.Drives[d].Path, res, source)
 		if r.Resume != nil {
 			// A resume's plan numbers its steps from 1 again.
-			rec.Resume = r.rec.resumptions()
+			rec.Resume = r.rec.Resumptions()
 		}
 		rec.Seconds = took.Seconds()
 		if res.At > 0 {
@@ -46,7 +46,7 @@ func (r *Runner) judgeSteady(st plan.Step, prep Prepared, track *steady.Tracker,
 		recs = append(recs, rec)
 		logf("step %d: %s: %s", st.N, r.Drives[d].Path, windowText(res))
 	}
-	if err := r.rec.update(func(i *record.Run) { i.Steady = append(i.Steady, recs...) }); err != nil {
+	if err := r.rec.Update(func(i *record.Run) { i.Steady = append(i.Steady, recs...) }); err != nil {
 		logf("%s: %v", r.Record, err)
 	}
 }

@@ -29,14 +29,14 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 		// streamed beside it, to judge.
 		rec := verifyRecord(r.Record, r.Drives, st, p.PreparedRaw(*st), r.resumption())
 		rec.Running = true
-		if serr := r.rec.update(func(i *record.Run) { running = len(i.Verify); i.Verify = append(i.Verify, rec) }); serr != nil {
+		if serr := r.rec.Update(func(i *record.Run) { running = len(i.Verify); i.Verify = append(i.Verify, rec) }); serr != nil {
 			logf("%s: %v", r.Record, serr)
 		}
 	}
 	prep, err := r.Exec.Prepare(ctx, *st, r.Drives, logf, w)
 	if prep.Raw == "" && running >= 0 {
 		// fio did not start: the pass is not listed.
-		_ = r.rec.update(func(i *record.Run) { i.Verify = append(i.Verify[:running], i.Verify[running+1:]...) })
+		_ = r.rec.Update(func(i *record.Run) { i.Verify = append(i.Verify[:running], i.Verify[running+1:]...) })
 	}
 	if prep.Raw == "" && err == nil {
 		// An executor that keeps no output (a test's): nothing to judge.
@@ -61,7 +61,7 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 	if herr != nil {
 		logf("%s: %v", r.Record, herr)
 	}
-	if serr := r.rec.update(func(i *record.Run) {
+	if serr := r.rec.Update(func(i *record.Run) {
 		if running >= 0 && running < len(i.Verify) {
 			i.Verify[running] = rec
 		} else {
@@ -106,7 +106,7 @@ func (r *Runner) resumption() int {
 	if r.Resume == nil {
 		return 0
 	}
-	return r.rec.resumptions()
+	return r.rec.Resumptions()
 }
 
 // verifyRecord is run.json's record (in dir) of the verify pass st of

@@ -52,7 +52,7 @@ func TestVerifyListedWithItsHashes(t *testing.T) {
 	drives := []plan.Drive{{Info: device.Info{Path: "/dev/loop0", Size: 64 << 20, LogicalBlockSize: 512}}}
 	r := &Runner{Spec: spec, Drives: drives, Exec: keptVerify{dir: dir, t: t}, Record: dir, Planner: &plan.Planner{}}
 	r.init()
-	require.NoError(t, r.rec.start(record.Run{Format: record.Format, Mode: "record"}))
+	require.NoError(t, r.rec.Start(record.Run{Format: record.Format, Mode: "record"}))
 	st := plan.Step{N: 3, Kind: plan.StepVerify, Name: "verify pass", Drives: []int{0}}
 	r.verifyStep(context.Background(), &st, func(string, ...any) {}, nil)
 
