@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -441,9 +440,7 @@ func TestRemovedDriveIsSaidToDisappear(t *testing.T) {
 		done <- runSuite(t, []string{"-test.run=" + cellWrite + "$|" + cellRead + "$"},
 			"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=4s")
 	}()
-	// fio running a job (not "fio --version" at setup).
-	isOurs := ours(t)
-	running := func(p proc) bool { return isOurs(p) && !slices.Contains(p.argv, "--version") }
+	running := oursRunning(t)
 	deadline := time.Now().Add(90 * time.Second)
 	for len(processes(running)) == 0 {
 		if time.Now().After(deadline) {

@@ -140,9 +140,10 @@ func TestSecondRunOnHeldDriveIsRefused(t *testing.T) {
 		firstDone <- runSuite(t, []string{"-test.run=" + cellWrite + "$"},
 			"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=6s")
 	}()
-	// Wait until the first run's fio is writing the drive.
+	// Wait until the first run's fio is writing the drive: its fio
+	// --version, at setup, comes before it holds the drive.
 	deadline := time.Now().Add(60 * time.Second)
-	for len(processes(ours(t))) == 0 {
+	for len(processes(oursRunning(t))) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the first run's fio never started")
 		}

@@ -211,6 +211,13 @@ func ours(t *testing.T) func(proc) bool {
 	return func(p proc) bool { return suiteFio(p) && slices.Contains(p.env, m) }
 }
 
+// oursRunning matches ours that run a job: not the "fio --version" the
+// suite asks at setup, before it holds its drives.
+func oursRunning(t *testing.T) func(proc) bool {
+	isOurs := ours(t)
+	return func(p proc) bool { return isOurs(p) && !slices.Contains(p.argv, "--version") }
+}
+
 // noFioLeft fails t if a fio the suite started is still running a few
 // seconds after the suite ended. Only the suite's own fio count: go test
 // runs packages in parallel, and other packages' tests run fio too.

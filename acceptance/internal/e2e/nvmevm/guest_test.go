@@ -31,10 +31,24 @@ func guest(t *testing.T) {
 	}
 }
 
-// nvmeWrapper is the guest's nvme: it runs the real nvme-cli
-// (DRIVEQUAL_NVME_REAL) with args and, when DRIVEQUAL_NVME_LOG names a
-// file, appends "ARGS -> exit N" to it, so a test sees every command the
-// suite sent. QEMU 7.2 emulates FNA 0 and SANICAP 0; with
+// nvmeScript is the guest's nvme: a shell script, so that the suite's
+// nvme-cli commands, dozens a run, start no Go binary under TCG. It runs
+// the real nvme-cli (DRIVEQUAL_NVME_REAL) with its arguments and, when
+// DRIVEQUAL_NVME_LOG names a file, appends "ARGS -> exit N" to it, so a
+// test sees every command the suite sent. With DRIVEQUAL_FAKE_IDCTRL set
+// it hands the command to this binary (nvmeWrapper, as nvme-fake).
+const nvmeScript = `#!/bin/sh
+if [ -n "$DRIVEQUAL_FAKE_IDCTRL" ]; then exec /tmp/drivequal-bin/nvme-fake "$@"; fi
+if [ -z "$DRIVEQUAL_NVME_LOG" ]; then exec "$DRIVEQUAL_NVME_REAL" "$@"; fi
+"$DRIVEQUAL_NVME_REAL" "$@"
+code=$?
+echo "$* -> exit $code" >>"$DRIVEQUAL_NVME_LOG"
+exit $code
+`
+
+// nvmeWrapper is the guest's nvme when DRIVEQUAL_FAKE_IDCTRL is set (see
+// nvmeScript): it runs the real nvme-cli and logs the command as the
+// script does. QEMU 7.2 emulates FNA 0 and SANICAP 0; with
 // DRIVEQUAL_FAKE_IDCTRL="fna=1,sanicap=2" the JSON of `nvme id-ctrl`
 // has those fields, and only those, rewritten, so the suite plans a
 // controller-wide format or sanitize as on a drive that reports them.

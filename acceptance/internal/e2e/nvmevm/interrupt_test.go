@@ -66,7 +66,7 @@ func init() {
 		config{name: "interrupted", machine: func(images string) qemu.Machine { return interruptedMachine(images, false) },
 			tests: []string{"TestGuestSwappedReboot", "TestGuestReadBackMediaError", "TestGuestCriticalWarningMidRun"}},
 		config{name: "interrupted-rebooted", machine: func(images string) qemu.Machine { return interruptedMachine(images, true) },
-			tests: []string{"TestGuestSwappedRebootResumed"}},
+			after: "interrupted", tests: []string{"TestGuestSwappedRebootResumed"}},
 	)
 	// The OCP skip rides on the format purge's qualifying run; the
 	// identity and model tests use the same guest's namespaces.
@@ -135,7 +135,6 @@ func interruptedMachine(images string, rebooted bool) qemu.Machine {
 		{qemu.Namespace{Controller: "swapb", NSID: 1, Image: filepath.Join(shared, "b.raw"), EUI64: 0x0011223344550012, UUID: nsUUID(0x12)}, 48 << 20},
 	}
 	if rebooted {
-		waitFirstBoot(filepath.Join(filepath.Dir(filepath.Dir(images)), "interrupted"))
 		var err error
 		if m, err = m.Swapped("swapa", "swapb"); err != nil {
 			panic(err)
@@ -153,30 +152,6 @@ func interruptedMachine(images string, rebooted bool) qemu.Machine {
 		sizedNamespace{qemu.Namespace{Controller: "warnmid", NSID: 1, Image: img("warnmid"), EUI64: 0x0011223344550022, UUID: nsUUID(0x22)}, 40 << 20},
 		sizedNamespace{qemu.Namespace{Controller: "peer", NSID: 1, Image: img("peer"), EUI64: 0x0011223344550023, UUID: nsUUID(0x23)}, 48 << 20},
 	))
-}
-
-// waitFirstBoot waits, when this run of TestQEMU boots the interrupted
-// configuration (work is its work directory), until that guest has
-// written its exit status and QEMU has had time to release the images:
-// TestQEMU boots configurations side by side, and the second boot needs
-// the first's images and recording.
-func waitFirstBoot(work string) {
-	if f := flagValue("test.run"); f != "" {
-		parts := strings.SplitN(f, "/", 3)
-		if len(parts) >= 2 {
-			if re, err := regexp.Compile(parts[1]); err == nil && !re.MatchString("interrupted") {
-				return
-			}
-		}
-	}
-	deadline := time.Now().Add(15 * time.Minute)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(filepath.Join(work, "exit")); err == nil {
-			time.Sleep(5 * time.Second)
-			return
-		}
-		time.Sleep(time.Second)
-	}
 }
 
 // mountPersist mounts the swapped boots' state directory at persistDir.

@@ -84,7 +84,7 @@ func machine(images string) qemu.Machine {
 }
 
 func TestMain(m *testing.M) {
-	if filepath.Base(os.Args[0]) == "nvme" {
+	if filepath.Base(os.Args[0]) == "nvme-fake" {
 		os.Exit(nvmeWrapper(os.Args[1:]))
 	}
 	os.Exit(m.Run())
@@ -118,6 +118,10 @@ type config struct {
 	tests []string
 	// timeout bounds the boot (default 14 minutes).
 	timeout time.Duration
+	// after names the configuration whose boot must have ended (its QEMU
+	// exited) before this one boots, as a reboot follows the boot before
+	// it; it waits without holding one of the guests() places.
+	after string
 }
 
 // configs are the guests TestQEMU boots, in this order.
@@ -167,6 +171,9 @@ func TestQEMU(t *testing.T) {
 	if err := copyFile(self, filepath.Join(bin, "nvmevm.test")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(bin, "nvme"), []byte(nvmeScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	// Every guest test is run by some configuration: one left out of the
 	// table would pass by never running.
 	out, err := exec.Command(self, "-test.list", "^TestGuest").Output()
@@ -201,13 +208,29 @@ func TestQEMU(t *testing.T) {
 	// guest fills.
 	slots := make(chan struct{}, guests())
 	h := host{kernel: kernel, busybox: busybox, root: root, wd: wd, bin: bin, suite: suite, nvme: realNvme}
+	ended := map[string]chan struct{}{}
 	for _, c := range configs {
+		ended[c.name] = make(chan struct{})
+	}
+	for _, c := range configs {
+		if c.after != "" && ended[c.after] == nil {
+			t.Fatalf("configuration %s boots after %q, which is no configuration", c.name, c.after)
+		}
+		started := false
 		t.Run(c.name, func(t *testing.T) {
+			started = true
+			defer close(ended[c.name])
 			t.Parallel()
+			if c.after != "" {
+				<-ended[c.after]
+			}
 			slots <- struct{}{}
 			defer func() { <-slots }()
 			h.boot(t, c, filepath.Join(work, c.name), only)
 		})
+		if !started { // not selected by -run: nothing to wait for
+			close(ended[c.name])
+		}
 	}
 }
 
@@ -288,8 +311,8 @@ func (h host) boot(t *testing.T, c config, work, only string) {
 	script := fmt.Sprintf(`set -e
 echo "guest up after $(cut -d' ' -f1 /proc/uptime) s"
 mkdir /tmp/drivequal-bin
-cp %s %s/nvmevm.test /tmp/drivequal-bin/
-ln -s nvmevm.test /tmp/drivequal-bin/nvme
+cp %s %s/nvmevm.test %s/nvme /tmp/drivequal-bin/
+ln -s nvmevm.test /tmp/drivequal-bin/nvme-fake
 cd %s
 export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s %s=%s %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all %s
 set +e
@@ -298,7 +321,7 @@ for run in %s; do
   /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=12m "$run" || status=1
 done
 exit $status
-`, shellQuote(h.suite), shellQuote(h.bin), shellQuote(h.wd), envGuest, envSuite, envWork, shellQuote(work), envConfig, shellQuote(c.name), envMissing, shellQuote(strings.Join(missing, ";")), shellQuote(h.nvme), passed(), strings.Join(runs, " "))
+`, shellQuote(h.suite), shellQuote(h.bin), shellQuote(h.bin), shellQuote(h.wd), envGuest, envSuite, envWork, shellQuote(work), envConfig, shellQuote(c.name), envMissing, shellQuote(strings.Join(missing, ";")), shellQuote(h.nvme), passed(), strings.Join(runs, " "))
 
 	timeout := c.timeout
 	if timeout == 0 {
