@@ -268,6 +268,7 @@ func warningLogs(t *testing.T, small string, from int) []string {
 // naming the warning and when it was read, and the other drive's cells
 // are measured and pass.
 func TestWarningInTheRecordingKeepsTheDriveFailedOnResume(t *testing.T) {
+	t.Parallel() // it mostly waits on fio's steady-state rounds
 	small, big := newLoop(t, 64<<20), newLoop(t, 96<<20)
 	env := warningLogs(t, small, 3)
 	rep := filepath.Join(t.TempDir(), "report")
@@ -307,6 +308,7 @@ func TestWarningInTheRecordingKeepsTheDriveFailedOnResume(t *testing.T) {
 // killed then, and the resume's health check still reports it as the
 // run's highest.
 func TestPeakTemperatureSurvivesAKill(t *testing.T) {
+	t.Parallel() // it mostly waits on fio's steady-state rounds
 	same := []string{}
 	env := healthLogs(t, "", same, same, []string{`"temperature":310`, `"temperature":333`}, same)
 	dev := newLoop(t, 64<<20)

@@ -30,6 +30,7 @@ func newTargetFile(t *testing.T, size int64) string {
 // A regular file is a target like a drive: refused without -destructive
 // (it is not empty), measured with it. Needs fio but not root.
 func TestRegularFileTarget(t *testing.T) {
+	t.Parallel() // it mostly waits on fio's steady-state rounds
 	testenv.MustHaveFio(t)
 	file := newTargetFile(t, 256<<20)
 	before := testenv.SHA256(t, file)

@@ -42,6 +42,7 @@ func TestDyingDriveFailsTheGate(t *testing.T) {
 // Meeting a spec with -precondition=quick proves nothing: the run exits
 // non-zero with the INCONCLUSIVE line saying how to qualify.
 func TestQuickPreconditioningIsNotAPass(t *testing.T) {
+	t.Parallel() // it mostly waits on fio
 	dev := newLoop(t, safetySize)
 	r := runSuite(t, []string{"-test.run=TestSingleDrive/64MiB/4KB_Random_Read$"},
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=quick", "-runtime=1s")

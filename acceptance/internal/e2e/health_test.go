@@ -78,6 +78,7 @@ func healthOf(t *testing.T, r result) map[string]report.HealthCheck {
 // media_errors rising during the run fails TestHealth/<drive>/media_errors
 // with before and after in the message, and the run does not qualify.
 func TestHealthMediaErrorsRise(t *testing.T) {
+	t.Parallel() // it mostly waits on fio's steady-state rounds
 	same := []string{}
 	env := healthLogs(t, "", same, same, same, same, same, same, same, same, []string{`"media_errors":0`, `"media_errors":3`})
 	r, dev := healthRun(t, env)
@@ -116,6 +117,7 @@ func TestHealthCriticalWarningRefuses(t *testing.T) {
 // A thermal-management transition during one cell makes that cell, and
 // only it, INCONCLUSIVE; a firmware outside the allow-list fails its check.
 func TestHealthThermalAndFirmware(t *testing.T) {
+	t.Parallel() // it mostly waits on fio's steady-state rounds
 	same := []string{}
 	hot := []string{`"thm_temp1_trans_count":3`, `"thm_temp1_trans_count":5`}
 	env := healthLogs(t, `"fr":"9ZZ99999"`, same, same, same, same, same, same, hot, hot, hot, hot)
@@ -206,6 +208,7 @@ func TestQoSLimits(t *testing.T) {
 // passes; a replay judges the recorded log again. A new drive (12 hours)
 // passes.
 func TestReceiptUsedDrive(t *testing.T) {
+	t.Parallel() // it mostly waits on fio's steady-state rounds
 	base, err := os.ReadFile(healthSpec(t))
 	require.NoError(t, err)
 	spec := filepath.Join(t.TempDir(), "receipt.toml")
@@ -284,6 +287,7 @@ var midRunWarningTests = []midRunWarningTest{
 // (QEMU's smart_critical_warning can be set live through QMP qom-set, but
 // the guest harness has no QMP channel yet).
 func TestCriticalWarningMidRunStopsThatDrive(t *testing.T) {
+	t.Parallel() // it mostly waits on fio's steady-state rounds
 	for _, tt := range midRunWarningTests {
 		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) { midRunWarning(t, tt) })
 	}
@@ -340,6 +344,7 @@ func midRunWarning(t *testing.T, tt midRunWarningTest) {
 // Read. (Whether a loop device meets the spec's figures depends on how
 // loaded the host is, so the judged cell's verdict is not asserted.)
 func TestTemperatureWarningMidRun(t *testing.T) {
+	t.Parallel() // it mostly waits on fio's steady-state rounds
 	const during = ": temperature critical warning after the cell: critical_warning 0x02: temperature is outside a threshold (composite 85 °C)"
 	const stays = ": temperature critical warning before and after the cell: critical_warning 0x02"
 	for _, tt := range []struct {

@@ -28,14 +28,16 @@ import (
 // controllers the other way round, a media error during the read-back, a
 // critical warning raised mid-run, each followed by a kill and -resume.
 // Each drive is its own capacity of the spec (32, 40 or 48 MiB), so that
-// every cell names its drive. Two guest configurations, one boot each:
+// every cell names its drive. One guest configuration, booted twice, the
+// second boot (its reboot) after the first's QEMU has exited, in the same
+// subtest (TestQEMU/interrupted):
 //
 //	interrupted           nvme0 DQSWAP00A 32 MiB ┐ a run killed, for the reboot
 //	                      nvme1 DQSWAP00B 48 MiB ┘
 //	                      nvme2 DQBADRD01 32 MiB, reads of badSector fail until a flush
 //	                      nvme3 DQWARNMID 40 MiB, critical warning set over QMP mid-run
 //	                      nvme4 DQPEER001 48 MiB, their neighbour
-//	interrupted-rebooted  A's and B's images again, their controllers in each
+//	the reboot            A's and B's images again, their controllers in each
 //	                      other's PCI slot: nvme0 is DQSWAP00B, nvme1 DQSWAP00A
 //
 // The namespaces are passed in Machine.Extra (qemu.NamespaceArgs) with
@@ -64,9 +66,9 @@ const (
 func init() {
 	configs = append(configs,
 		config{name: "interrupted", machine: func(images string) qemu.Machine { return interruptedMachine(images, false) },
-			tests: []string{"TestGuestSwappedReboot", "TestGuestReadBackMediaError", "TestGuestCriticalWarningMidRun"}},
-		config{name: "interrupted-rebooted", machine: func(images string) qemu.Machine { return interruptedMachine(images, true) },
-			after: "interrupted", tests: []string{"TestGuestSwappedRebootResumed"}},
+			tests: []string{"TestGuestSwappedReboot", "TestGuestReadBackMediaError", "TestGuestCriticalWarningMidRun"},
+			reboot: &config{name: "interrupted-rebooted", machine: func(images string) qemu.Machine { return interruptedMachine(images, true) },
+				tests: []string{"TestGuestSwappedRebootResumed"}}},
 	)
 	// The OCP skip rides on the format purge's qualifying run; the
 	// identity and model tests use the same guest's namespaces.

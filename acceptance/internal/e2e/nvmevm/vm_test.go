@@ -93,8 +93,9 @@ func TestMain(m *testing.M) {
 // inGuest reports whether this binary runs in the QEMU guest.
 func inGuest() bool { return os.Getenv(envGuest) == "1" }
 
-// config is one boot of a guest: its machine, the modules it loads, and
-// the TestGuest* tests that run in it, one after the other, in one boot.
+// config is a guest and its boot: its machine, the modules it loads, and
+// the TestGuest* tests that run in it, one after the other, in one boot,
+// and the boot that follows it (reboot), if any.
 // Each is a subtest of TestQEMU named by name. A file adds its own with
 // func init() { configs = append(configs, config{...}) }.
 type config struct {
@@ -118,10 +119,13 @@ type config struct {
 	tests []string
 	// timeout bounds the boot (default 14 minutes).
 	timeout time.Duration
-	// after names the configuration whose boot must have ended (its QEMU
-	// exited) before this one boots, as a reboot follows the boot before
-	// it; it waits without holding one of the guests() places.
-	after string
+	// reboot is the boot that follows this one once its QEMU has exited,
+	// in the same place and the same subtest (TestQEMU/interrupted/
+	// TestGuestSwappedRebootResumed): its name names its work directory
+	// and DRIVEQUAL_QEMU_CONFIG in the guest, its machine may differ (the
+	// controllers in each other's slot), and its tests take over the state
+	// the boot before left.
+	reboot *config
 }
 
 // configs are the guests TestQEMU boots, in this order.
@@ -182,8 +186,10 @@ func TestQEMU(t *testing.T) {
 	}
 	listed := map[string]bool{}
 	for _, c := range configs {
-		for _, n := range c.tests {
-			listed[n] = true
+		for _, b := range c.boots() {
+			for _, n := range b.tests {
+				listed[n] = true
+			}
 		}
 	}
 	for _, n := range strings.Fields(string(out)) {
@@ -208,30 +214,55 @@ func TestQEMU(t *testing.T) {
 	// guest fills.
 	slots := make(chan struct{}, guests())
 	h := host{kernel: kernel, busybox: busybox, root: root, wd: wd, bin: bin, suite: suite, nvme: realNvme}
-	ended := map[string]chan struct{}{}
 	for _, c := range configs {
-		ended[c.name] = make(chan struct{})
-	}
-	for _, c := range configs {
-		if c.after != "" && ended[c.after] == nil {
-			t.Fatalf("configuration %s boots after %q, which is no configuration", c.name, c.after)
-		}
-		started := false
 		t.Run(c.name, func(t *testing.T) {
-			started = true
-			defer close(ended[c.name])
 			t.Parallel()
-			if c.after != "" {
-				<-ended[c.after]
-			}
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			h.boot(t, c, filepath.Join(work, c.name), only)
+			boots := c.boots()
+			tests := make([][]string, len(boots))
+			matched := -1
+			for i, b := range boots {
+				if tests[i] = selected(t, b.tests, only); len(tests[i]) > 0 {
+					matched = i
+				}
+			}
+			if matched < 0 {
+				t.Skipf("no test of %s matches %q", c.name, only)
+			}
+			// A boot before the last one selected runs whole: the later
+			// boot takes over the state it leaves.
+			for i, b := range boots[:matched+1] {
+				if len(tests[i]) == 0 {
+					tests[i] = b.tests
+				}
+				if !h.boot(t, b, filepath.Join(work, b.name), tests[i]) {
+					return
+				}
+			}
 		})
-		if !started { // not selected by -run: nothing to wait for
-			close(ended[c.name])
-		}
 	}
+}
+
+// boots is c's boot followed by its reboots.
+func (c config) boots() []config {
+	out := []config{c}
+	for r := c.reboot; r != nil; r = r.reboot {
+		out = append(out, *r)
+	}
+	return out
+}
+
+// selected is tests, or those that only matches when it is set.
+func selected(t *testing.T, tests []string, only string) []string {
+	if only == "" {
+		return tests
+	}
+	re, err := regexp.Compile(only)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(slices.Clone(tests), func(n string) bool { return !re.MatchString(n) })
 }
 
 // defaultGuests is how many guests TestQEMU boots at once by default.
@@ -255,9 +286,10 @@ type host struct {
 	nvme       string // the real nvme-cli
 }
 
-// boot boots the guest of c with work as its work directory, runs c's
-// tests (those matching only, when set) and reports each as a subtest.
-func (h host) boot(t *testing.T, c config, work, only string) {
+// boot boots the guest of c with work as its work directory, runs tests
+// (c's, or those -run selects) and reports each as a subtest; it reports
+// whether the guest ran them all to their end.
+func (h host) boot(t *testing.T, c config, work string, tests []string) bool {
 	mods := slices.Clone(c.modules)
 	var missing []string
 	for _, o := range c.optional {
@@ -287,17 +319,6 @@ func (h host) boot(t *testing.T, c config, work, only string) {
 		}
 		if err := os.Truncate(n.Image, size); err != nil {
 			t.Fatal(err)
-		}
-	}
-	tests := c.tests
-	if only != "" {
-		re, err := regexp.Compile(only)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tests = slices.DeleteFunc(slices.Clone(tests), func(n string) bool { return !re.MatchString(n) })
-		if len(tests) == 0 {
-			t.Skipf("no test of %s matches %q", c.name, only)
 		}
 	}
 	// One run of the binary per test, in the order c gives them: go test
@@ -361,14 +382,17 @@ exit $status
 			}
 		})
 	}
+	whole := true
 	for _, n := range tests {
 		if !seen[n] {
 			t.Errorf("%s did not run in the guest %s (no such test, or the run stopped before it)", n, c.name)
+			whole = false
 		}
 	}
 	if res.Exit != 0 && !t.Failed() {
 		t.Errorf("the guest's tests exited %d\noutput:\n%s", res.Exit, res.Output)
 	}
+	return whole
 }
 
 // passedOn are the host's variables a guest test reads as the host's
