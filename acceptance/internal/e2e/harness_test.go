@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
@@ -27,7 +28,22 @@ var (
 	acceptanceDir string
 )
 
+// parallel is how many of the tests that mark themselves parallel run at
+// once unless -test.parallel says: go test's default, GOMAXPROCS, is 2 on
+// a 2-core machine, and these tests spend most of their time in fio's
+// fixed runtimes and steady-state rounds, not on the CPU.
+const parallel = 4
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(parallel)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
 	os.Exit(setup(m))
 }
 

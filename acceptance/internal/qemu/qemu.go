@@ -58,6 +58,13 @@ type Machine struct {
 	// Accels are the accelerators Run tries, in order ("kvm", "tcg");
 	// empty: Accels().
 	Accels []string
+	// SingleThreadTCG runs every vCPU of a TCG guest on one host thread,
+	// in turn (-accel tcg,thread=single), instead of one thread each: the
+	// guest still has CPUs vCPUs, but takes one host core, and no vCPU
+	// spins on a lock that another holds while the host has that one's
+	// thread descheduled, which on a host busy with other work costs more
+	// than the guest's parallelism gains. KVM is not affected.
+	SingleThreadTCG bool
 	// BootBound is how long a try that has another accelerator after it may
 	// run before the guest's init speaks (default DefaultBootBound).
 	BootBound time.Duration
@@ -139,7 +146,11 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 			return nil, fmt.Errorf("path %q: QEMU's options cannot hold commas or spaces", p)
 		}
 	}
-	args := []string{"-accel", accel, "-m", strconv.Itoa(mem), "-smp", strconv.Itoa(cpus)}
+	acc := accel
+	if accel == "tcg" && m.SingleThreadTCG {
+		acc = "tcg,thread=single"
+	}
+	args := []string{"-accel", acc, "-m", strconv.Itoa(mem), "-smp", strconv.Itoa(cpus)}
 	if accel == "kvm" {
 		args = append(args, "-cpu", "host")
 	}

@@ -67,6 +67,18 @@ func TestArgs(t *testing.T) {
 		t.Errorf("Args under TCG asks for -cpu host: %s", line)
 	}
 
+	single := m
+	single.SingleThreadTCG = true
+	for accel, want := range map[string]string{"tcg": "-accel tcg,thread=single -m", "kvm": "-accel kvm -m"} {
+		args, err := single.Args(Kernel{Image: "/boot/vmlinuz-x"}, "/w/initrd", "/w", accel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line := strings.Join(args, " "); !strings.Contains(line, want) {
+			t.Errorf("SingleThreadTCG under %s: Args lacks %q:\n%s", accel, want, line)
+		}
+	}
+
 	bad := m
 	bad.Namespaces = []Namespace{{Controller: "nope", NSID: 1, Image: "/img/x.raw"}}
 	if _, err := bad.Args(Kernel{}, "/w/initrd", "/w", "tcg"); err == nil {

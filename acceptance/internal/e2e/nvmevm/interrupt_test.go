@@ -129,7 +129,7 @@ func interruptedMachine(images string, rebooted bool) qemu.Machine {
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		panic(err)
 	}
-	m := qemu.Machine{Memory: 1024, CPUs: 2, Cmdline: []string{"nvme_core.multipath=N"}, Udev: true,
+	m := qemu.Machine{Memory: 1024, CPUs: 2, SingleThreadTCG: true, Cmdline: []string{"nvme_core.multipath=N"}, Udev: true,
 		Controllers: []qemu.Controller{{ID: "swapa", Serial: serialSwapA}, {ID: "swapb", Serial: serialSwapB}},
 		Extra:       []string{"-virtfs", "local,path=" + state + ",mount_tag=" + persistTag + ",security_model=none,multidevs=remap"}}
 	ns := []sizedNamespace{

@@ -51,11 +51,12 @@ func init() {
 func machineMultipath(images string) qemu.Machine {
 	img := func(name string) string { return filepath.Join(images, name+".raw") }
 	return qemu.Machine{
-		Memory:     1024,
-		CPUs:       2,
-		Cmdline:    []string{"nvme_core.multipath=Y"},
-		Udev:       true,
-		Subsystems: []qemu.Subsystem{{ID: "mp", NQN: mpNQN}},
+		Memory:          1024,
+		CPUs:            2,
+		SingleThreadTCG: true,
+		Cmdline:         []string{"nvme_core.multipath=Y"},
+		Udev:            true,
+		Subsystems:      []qemu.Subsystem{{ID: "mp", NQN: mpNQN}},
 		Controllers: []qemu.Controller{
 			{ID: "mpa", Serial: serialMP, Subsys: "mp"},
 			{ID: "mpb", Serial: serialMP, Subsys: "mp"},

@@ -61,11 +61,12 @@ const criticalWarning = 0x04
 func machine(images string) qemu.Machine {
 	img := func(name string) string { return filepath.Join(images, name+".raw") }
 	return qemu.Machine{
-		Memory:     1024,
-		CPUs:       2,
-		Cmdline:    []string{"nvme_core.multipath=N"},
-		Udev:       true,
-		Subsystems: []qemu.Subsystem{{ID: "ss", NQN: subsysNQN}},
+		Memory:          1024,
+		CPUs:            2,
+		SingleThreadTCG: true,
+		Cmdline:         []string{"nvme_core.multipath=N"},
+		Udev:            true,
+		Subsystems:      []qemu.Subsystem{{ID: "ss", NQN: subsysNQN}},
 		Controllers: []qemu.Controller{
 			{ID: "fmt", Serial: serialFormat},
 			{ID: "warn", Serial: serialWarn, CriticalWarning: criticalWarning},
