@@ -64,8 +64,7 @@ deps:
 TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 2 )))
 # The QEMU guest package (NVMEVM) runs in a go test of its own beside the
 # rest, without -race: its host side mostly waits on QEMU, and its test
-# binary is also the guest's nvme-cli wrapper, started under TCG for every
-# nvme-cli command the suite sends there.
+# binary is also what the guest runs its scenarios with, under TCG.
 LONG_PKGS = ./acceptance/internal/e2e/defaultround ./acceptance/internal/e2e ./acceptance/internal/e2e/longstep
 NVMEVM = ./acceptance/internal/e2e/nvmevm
 test: deps

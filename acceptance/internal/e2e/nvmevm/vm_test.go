@@ -266,6 +266,43 @@ func selected(t *testing.T, tests []string, only string) []string {
 	return slices.DeleteFunc(slices.Clone(tests), func(n string) bool { return !re.MatchString(n) })
 }
 
+// readmeSection is the README's heading of the guests' table.
+const readmeSection = "## NVMe under QEMU"
+
+// readmeProblems checks that the README's QEMU section names every boot
+// of configs, as `name`, in a table row that names each of its
+// scenarios, as `Scenario` (the test's name without TestGuest): a
+// scenario added to a boot is added to the table a newcomer reads.
+func readmeProblems(readme string, configs []config) []string {
+	_, sec, ok := strings.Cut(readme, "\n"+readmeSection+"\n")
+	if !ok {
+		return []string{"no " + readmeSection + " section: add one with a table of the guest boots and their scenarios"}
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	var problems []string
+	for _, c := range configs {
+		for _, b := range c.boots() {
+			row := ""
+			for _, line := range strings.Split(sec, "\n") {
+				if strings.HasPrefix(line, "| ") && strings.Contains(line, "`"+b.name+"`") {
+					row = line
+					break
+				}
+			}
+			if row == "" {
+				problems = append(problems, fmt.Sprintf("%s: no row names the boot `%s`: add | `%s` | its scenarios |", readmeSection, b.name, b.name))
+				continue
+			}
+			for _, n := range b.tests {
+				if short := strings.TrimPrefix(n, "TestGuest"); !strings.Contains(row, "`"+short+"`") {
+					problems = append(problems, fmt.Sprintf("%s: the row of `%s` does not name its scenario `%s` (%s): add it", readmeSection, b.name, short, n))
+				}
+			}
+		}
+	}
+	return problems
+}
+
 // defaultGuests is how many guests TestQEMU boots at once by default.
 const defaultGuests = 2
 
