@@ -152,6 +152,9 @@ func TestQEMU(t *testing.T) {
 	if inGuest() {
 		t.Skip("the guest's own run")
 	}
+	if p := rebootRun(flagValue("test.run"), configs); p != "" {
+		t.Fatal(p)
+	}
 	kernel, busybox := testenv.MustHaveQEMU(t)
 	t.Parallel()
 	work := t.TempDir()
@@ -252,6 +255,33 @@ func (c config) boots() []config {
 		out = append(out, *r)
 	}
 	return out
+}
+
+// rebootRun says what to run instead when the -run pattern run selects,
+// at TestQEMU's second level, the name of a reboot and of no
+// configuration: a reboot is no subtest of its own, and go test would
+// run nothing and pass. "" when run is fine.
+func rebootRun(run string, configs []config) string {
+	parts := strings.SplitN(run, "/", 3)
+	if len(parts) < 2 {
+		return ""
+	}
+	re, err := regexp.Compile(parts[1])
+	if err != nil {
+		return ""
+	}
+	var reboots []string
+	for _, c := range configs {
+		if re.MatchString(c.name) {
+			return ""
+		}
+		for _, b := range c.boots()[1:] {
+			if re.MatchString(b.name) {
+				reboots = append(reboots, fmt.Sprintf("%s is the second boot of %s, in its subtest: -run 'TestQEMU/%s/%s' runs it after the boot before it", b.name, c.name, c.name, strings.Join(b.tests, "|")))
+			}
+		}
+	}
+	return strings.Join(reboots, "; ")
 }
 
 // selected is tests, or those that only matches when it is set.
