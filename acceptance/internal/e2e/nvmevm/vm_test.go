@@ -296,17 +296,22 @@ func selected(t *testing.T, tests []string, only string) []string {
 	return slices.DeleteFunc(slices.Clone(tests), func(n string) bool { return !re.MatchString(n) })
 }
 
-// readmeSection is the README's heading of the guests' table.
-const readmeSection = "## NVMe under QEMU"
+// readmeSection is the README's heading of the guests' table, and
+// testingSection docs/testing.md's.
+const (
+	readmeSection  = "## NVMe under QEMU"
+	testingSection = "## The QEMU NVMe guest"
+)
 
-// readmeProblems checks that the README's QEMU section names every boot
-// of configs, as `name`, in a table row that names each of its
-// scenarios, as `Scenario` (the test's name without TestGuest): a
-// scenario added to a boot is added to the table a newcomer reads.
-func readmeProblems(readme string, configs []config) []string {
-	_, sec, ok := strings.Cut(readme, "\n"+readmeSection+"\n")
+// readmeProblems checks that the section of readme under the heading
+// section names every boot of configs, as `name`, in a table row that
+// names each of its scenarios, as `Scenario` (the test's name without
+// TestGuest): a scenario added to a boot is added to the tables a
+// newcomer reads.
+func readmeProblems(readme, section string, configs []config) []string {
+	_, sec, ok := strings.Cut(readme, "\n"+section+"\n")
 	if !ok {
-		return []string{"no " + readmeSection + " section: add one with a table of the guest boots and their scenarios"}
+		return []string{"no " + section + " section: add one with a table of the guest boots and their scenarios"}
 	}
 	sec, _, _ = strings.Cut(sec, "\n## ")
 	var problems []string
@@ -320,12 +325,12 @@ func readmeProblems(readme string, configs []config) []string {
 				}
 			}
 			if row == "" {
-				problems = append(problems, fmt.Sprintf("%s: no row names the boot `%s`: add | `%s` | its scenarios |", readmeSection, b.name, b.name))
+				problems = append(problems, fmt.Sprintf("%s: no row names the boot `%s`: add | `%s` | its scenarios |", section, b.name, b.name))
 				continue
 			}
 			for _, n := range b.tests {
 				if short := strings.TrimPrefix(n, "TestGuest"); !strings.Contains(row, "`"+short+"`") {
-					problems = append(problems, fmt.Sprintf("%s: the row of `%s` does not name its scenario `%s` (%s): add it", readmeSection, b.name, short, n))
+					problems = append(problems, fmt.Sprintf("%s: the row of `%s` does not name its scenario `%s` (%s): add it", section, b.name, short, n))
 				}
 			}
 		}
