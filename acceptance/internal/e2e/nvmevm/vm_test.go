@@ -224,22 +224,11 @@ func TestQEMU(t *testing.T) {
 			slots <- struct{}{}
 			defer func() { <-slots }()
 			boots := c.boots()
-			tests := make([][]string, len(boots))
-			matched := -1
-			for i, b := range boots {
-				if tests[i] = selected(t, b.tests, only); len(tests[i]) > 0 {
-					matched = i
-				}
-			}
-			if matched < 0 {
+			tests := bootTests(t, boots, only)
+			if tests == nil {
 				t.Skipf("no test of %s matches %q", c.name, only)
 			}
-			// A boot before the last one selected runs whole: the later
-			// boot takes over the state it leaves.
-			for i, b := range boots[:matched+1] {
-				if len(tests[i]) == 0 {
-					tests[i] = b.tests
-				}
+			for i, b := range boots[:len(tests)] {
 				if !h.boot(t, b, filepath.Join(work, b.name), tests[i]) {
 					return
 				}
@@ -282,6 +271,28 @@ func rebootRun(run string, configs []config) string {
 		}
 	}
 	return strings.Join(reboots, "; ")
+}
+
+// bootTests is what each of boots runs when only selects its tests: the
+// boots up to the last one with a test selected, each before it whole
+// (the later boot takes over the state it leaves, whichever of its
+// tests made it), the last its selected tests; nil when none is.
+func bootTests(t *testing.T, boots []config, only string) [][]string {
+	last := -1
+	var tests [][]string
+	for i, b := range boots {
+		tests = append(tests, selected(t, b.tests, only))
+		if len(tests[i]) > 0 {
+			last = i
+		}
+	}
+	if last < 0 {
+		return nil
+	}
+	for i := range last {
+		tests[i] = boots[i].tests
+	}
+	return tests[:last+1]
 }
 
 // selected is tests, or those that only matches when it is set.
