@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,18 +29,23 @@ var (
 	acceptanceDir string
 )
 
-// parallel is how many of the tests that mark themselves parallel run at
-// once unless -test.parallel says: go test's default, GOMAXPROCS, is 2 on
-// a 2-core machine, and these tests spend most of their time in fio's
-// fixed runtimes and steady-state rounds, not on the CPU.
+// parallel is the fewest of the tests that mark themselves parallel that
+// run at once unless -test.parallel says: go test's default, GOMAXPROCS,
+// is 2 on a 2-core machine, and these tests spend most of their time in
+// fio's fixed runtimes and steady-state rounds, not on the CPU. A machine
+// with more CPUs keeps go test's default.
 const parallel = 4
+
+// defaultParallel is -test.parallel when it is not given, with procs
+// GOMAXPROCS.
+func defaultParallel(procs int) int { return max(parallel, procs) }
 
 func TestMain(m *testing.M) {
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
 	if !given {
-		if err := flag.Set("test.parallel", strconv.Itoa(parallel)); err != nil {
+		if err := flag.Set("test.parallel", strconv.Itoa(defaultParallel(runtime.GOMAXPROCS(0)))); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
@@ -69,6 +75,16 @@ func setup(m *testing.M) int {
 		return 2
 	}
 	return m.Run()
+}
+
+// On 2 CPUs four parallel tests run at once; on more, as many as there
+// are CPUs, as go test runs them by default.
+func TestDefaultParallel(t *testing.T) {
+	for procs, want := range map[int]int{1: 4, 2: 4, 4: 4, 8: 8, 64: 64} {
+		if got := defaultParallel(procs); got != want {
+			t.Errorf("defaultParallel(%d) = %d, want %d", procs, got, want)
+		}
+	}
 }
 
 // newLoop makes a loop device for a test that runs the suite (and so fio)

@@ -33,16 +33,22 @@ func guest(t *testing.T) {
 
 // nvmeScript is the guest's nvme: a shell script, so that the suite's
 // nvme-cli commands, dozens a run, start no Go binary under TCG. It runs
-// the real nvme-cli (DRIVEQUAL_NVME_REAL) with its arguments and, when
+// the real nvme-cli (DRIVEQUAL_NVME_REAL, else /usr/sbin/nvme, as the
+// wrapper does) with its arguments and, when
 // DRIVEQUAL_NVME_LOG names a file, appends "ARGS -> exit N" to it, so a
 // test sees every command the suite sent. With DRIVEQUAL_FAKE_IDCTRL set
 // it hands the command to this binary (nvmeWrapper, as nvme-fake).
+//
+// The log line is printf's, not echo's: the guest's /bin/sh is the
+// host's (dash on Debian), whose echo reads backslashes in the arguments
+// as escapes, and "\c" in one would end the line without " -> exit N".
 const nvmeScript = `#!/bin/sh
 if [ -n "$DRIVEQUAL_FAKE_IDCTRL" ]; then exec /tmp/drivequal-bin/nvme-fake "$@"; fi
-if [ -z "$DRIVEQUAL_NVME_LOG" ]; then exec "$DRIVEQUAL_NVME_REAL" "$@"; fi
-"$DRIVEQUAL_NVME_REAL" "$@"
+real=${DRIVEQUAL_NVME_REAL:-/usr/sbin/nvme}
+if [ -z "$DRIVEQUAL_NVME_LOG" ]; then exec "$real" "$@"; fi
+"$real" "$@"
 code=$?
-echo "$* -> exit $code" >>"$DRIVEQUAL_NVME_LOG"
+printf '%s -> exit %d\n' "$*" "$code" >>"$DRIVEQUAL_NVME_LOG"
 exit $code
 `
 

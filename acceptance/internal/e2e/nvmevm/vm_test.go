@@ -152,6 +152,9 @@ func TestQEMU(t *testing.T) {
 	if inGuest() {
 		t.Skip("the guest's own run")
 	}
+	if p := rebootRun(flagValue("test.run"), configs); p != "" {
+		t.Fatal(p)
+	}
 	kernel, busybox := testenv.MustHaveQEMU(t)
 	t.Parallel()
 	work := t.TempDir()
@@ -221,22 +224,11 @@ func TestQEMU(t *testing.T) {
 			slots <- struct{}{}
 			defer func() { <-slots }()
 			boots := c.boots()
-			tests := make([][]string, len(boots))
-			matched := -1
-			for i, b := range boots {
-				if tests[i] = selected(t, b.tests, only); len(tests[i]) > 0 {
-					matched = i
-				}
-			}
-			if matched < 0 {
+			tests := bootTests(t, boots, only)
+			if tests == nil {
 				t.Skipf("no test of %s matches %q", c.name, only)
 			}
-			// A boot before the last one selected runs whole: the later
-			// boot takes over the state it leaves.
-			for i, b := range boots[:matched+1] {
-				if len(tests[i]) == 0 {
-					tests[i] = b.tests
-				}
+			for i, b := range boots[:len(tests)] {
 				if !h.boot(t, b, filepath.Join(work, b.name), tests[i]) {
 					return
 				}
@@ -254,6 +246,55 @@ func (c config) boots() []config {
 	return out
 }
 
+// rebootRun says what to run instead when the -run pattern run selects,
+// at TestQEMU's second level, the name of a reboot and of no
+// configuration: a reboot is no subtest of its own, and go test would
+// run nothing and pass. "" when run is fine.
+func rebootRun(run string, configs []config) string {
+	parts := strings.SplitN(run, "/", 3)
+	if len(parts) < 2 {
+		return ""
+	}
+	re, err := regexp.Compile(parts[1])
+	if err != nil {
+		return ""
+	}
+	var reboots []string
+	for _, c := range configs {
+		if re.MatchString(c.name) {
+			return ""
+		}
+		for _, b := range c.boots()[1:] {
+			if re.MatchString(b.name) {
+				reboots = append(reboots, fmt.Sprintf("%s is the second boot of %s, in its subtest: -run 'TestQEMU/%s/%s' runs it after the boot before it", b.name, c.name, c.name, strings.Join(b.tests, "|")))
+			}
+		}
+	}
+	return strings.Join(reboots, "; ")
+}
+
+// bootTests is what each of boots runs when only selects its tests: the
+// boots up to the last one with a test selected, each before it whole
+// (the later boot takes over the state it leaves, whichever of its
+// tests made it), the last its selected tests; nil when none is.
+func bootTests(t *testing.T, boots []config, only string) [][]string {
+	last := -1
+	var tests [][]string
+	for i, b := range boots {
+		tests = append(tests, selected(t, b.tests, only))
+		if len(tests[i]) > 0 {
+			last = i
+		}
+	}
+	if last < 0 {
+		return nil
+	}
+	for i := range last {
+		tests[i] = boots[i].tests
+	}
+	return tests[:last+1]
+}
+
 // selected is tests, or those that only matches when it is set.
 func selected(t *testing.T, tests []string, only string) []string {
 	if only == "" {
@@ -266,17 +307,22 @@ func selected(t *testing.T, tests []string, only string) []string {
 	return slices.DeleteFunc(slices.Clone(tests), func(n string) bool { return !re.MatchString(n) })
 }
 
-// readmeSection is the README's heading of the guests' table.
-const readmeSection = "## NVMe under QEMU"
+// readmeSection is the README's heading of the guests' table, and
+// testingSection docs/testing.md's.
+const (
+	readmeSection  = "## NVMe under QEMU"
+	testingSection = "## The QEMU NVMe guest"
+)
 
-// readmeProblems checks that the README's QEMU section names every boot
-// of configs, as `name`, in a table row that names each of its
-// scenarios, as `Scenario` (the test's name without TestGuest): a
-// scenario added to a boot is added to the table a newcomer reads.
-func readmeProblems(readme string, configs []config) []string {
-	_, sec, ok := strings.Cut(readme, "\n"+readmeSection+"\n")
+// readmeProblems checks that the section of readme under the heading
+// section names every boot of configs, as `name`, in a table row that
+// names each of its scenarios, as `Scenario` (the test's name without
+// TestGuest): a scenario added to a boot is added to the tables a
+// newcomer reads.
+func readmeProblems(readme, section string, configs []config) []string {
+	_, sec, ok := strings.Cut(readme, "\n"+section+"\n")
 	if !ok {
-		return []string{"no " + readmeSection + " section: add one with a table of the guest boots and their scenarios"}
+		return []string{"no " + section + " section: add one with a table of the guest boots and their scenarios"}
 	}
 	sec, _, _ = strings.Cut(sec, "\n## ")
 	var problems []string
@@ -290,12 +336,12 @@ func readmeProblems(readme string, configs []config) []string {
 				}
 			}
 			if row == "" {
-				problems = append(problems, fmt.Sprintf("%s: no row names the boot `%s`: add | `%s` | its scenarios |", readmeSection, b.name, b.name))
+				problems = append(problems, fmt.Sprintf("%s: no row names the boot `%s`: add | `%s` | its scenarios |", section, b.name, b.name))
 				continue
 			}
 			for _, n := range b.tests {
 				if short := strings.TrimPrefix(n, "TestGuest"); !strings.Contains(row, "`"+short+"`") {
-					problems = append(problems, fmt.Sprintf("%s: the row of `%s` does not name its scenario `%s` (%s): add it", readmeSection, b.name, short, n))
+					problems = append(problems, fmt.Sprintf("%s: the row of `%s` does not name its scenario `%s` (%s): add it", section, b.name, short, n))
 				}
 			}
 		}

@@ -1,0 +1,59 @@
+package nvmevm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// -run naming a reboot as if it were a configuration would select no
+// subtest and pass: TestQEMU fails instead, saying what to run.
+func TestRebootRun(t *testing.T) {
+	cs := []config{
+		{name: "one", tests: []string{"TestGuestA"}, reboot: &config{name: "one-again", tests: []string{"TestGuestC", "TestGuestD"}}},
+		{name: "two", tests: []string{"TestGuestE"}},
+	}
+	for run, want := range map[string]string{
+		"":                         "",
+		"TestQEMU":                 "",
+		"TestQEMU/one":             "",
+		"TestQEMU/one/TestGuestC":  "",
+		"TestQEMU/two":             "",
+		"TestQEMU/(":               "",
+		"TestQEMU/one-again":       "one-again is the second boot of one, in its subtest: -run 'TestQEMU/one/TestGuestC|TestGuestD' runs it after the boot before it",
+		"TestQEMU/again/TestGuest": "one-again is the second boot of one, in its subtest: -run 'TestQEMU/one/TestGuestC|TestGuestD' runs it after the boot before it",
+	} {
+		if got := rebootRun(run, cs); got != want {
+			t.Errorf("rebootRun(%q) = %q, want %q", run, got, want)
+		}
+	}
+	if got := rebootRun("TestQEMU/interrupted-rebooted", configs); !strings.Contains(got, "-run 'TestQEMU/interrupted/TestGuestSwappedRebootResumed'") {
+		t.Errorf("rebootRun of the interrupted configuration's reboot = %q", got)
+	}
+}
+
+// A boot before the last one -run selects runs whole, even when -run
+// selects some of its own tests: the reboot needs the state that one of
+// the others leaves.
+func TestBootTests(t *testing.T) {
+	boots := []config{
+		{name: "one", tests: []string{"TestGuestA", "TestGuestB", "TestGuestC"}},
+		{name: "one-again", tests: []string{"TestGuestCResumed"}},
+	}
+	whole := []string{"TestGuestA", "TestGuestB", "TestGuestC"}
+	for only, want := range map[string][][]string{
+		"":                              {whole, {"TestGuestCResumed"}},
+		"TestGuestB":                    {{"TestGuestB"}},
+		"TestGuestC$":                   {{"TestGuestC"}},
+		"TestGuestCResumed":             {whole, {"TestGuestCResumed"}},
+		"TestGuestC":                    {whole, {"TestGuestCResumed"}},
+		"TestGuest(A|CResumed)":         {whole, {"TestGuestCResumed"}},
+		"TestGuestNone":                 nil,
+		"TestGuestA|TestGuestCResumed$": {whole, {"TestGuestCResumed"}},
+	} {
+		if diff := cmp.Diff(want, bootTests(t, boots, only)); diff != "" {
+			t.Errorf("-run .../%s (-want +got):\n%s", only, diff)
+		}
+	}
+}
