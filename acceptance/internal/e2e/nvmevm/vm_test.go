@@ -325,15 +325,18 @@ func readmeProblems(readme, section string, configs []config) []string {
 		return []string{"no " + section + " section: add one with a table of the guest boots and their scenarios"}
 	}
 	sec, _, _ = strings.Cut(sec, "\n## ")
+	var rows []string
+	for _, line := range strings.Split(sec, "\n") {
+		if strings.HasPrefix(line, "| ") {
+			rows = append(rows, line)
+		}
+	}
 	var problems []string
 	for _, c := range configs {
 		for _, b := range c.boots() {
 			row := ""
-			for _, line := range strings.Split(sec, "\n") {
-				if strings.HasPrefix(line, "| ") && strings.Contains(line, "`"+b.name+"`") {
-					row = line
-					break
-				}
+			if i := slices.IndexFunc(rows, func(r string) bool { return strings.Contains(r, "`"+b.name+"`") }); i >= 0 {
+				row = rows[i]
 			}
 			if row == "" {
 				problems = append(problems, fmt.Sprintf("%s: no row names the boot `%s`: add | `%s` | its scenarios |", section, b.name, b.name))
