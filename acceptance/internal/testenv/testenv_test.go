@@ -3,6 +3,7 @@ package testenv
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -89,5 +90,30 @@ func TestInitramfsUnfitKernel(t *testing.T) {
 	r = call(t, func(tb testing.TB) { Initramfs(tb, k, "/nonexistent/busybox") })
 	if !strings.HasPrefix(r.failed, "DRIVEQUAL_REQUIRE_LOOP=1 but this test "+want) || r.skipped != "" {
 		t.Errorf("Initramfs failed %q, skipped %q; want failed with DRIVEQUAL_REQUIRE_LOOP=1 ... %q", r.failed, r.skipped, want)
+	}
+}
+
+// TestWriteThrottle: a process started in the throttle's cgroup writes
+// through it, so the cgroup counts its writes to the device, and the
+// limit the kernel holds is the one asked for.
+func TestWriteThrottle(t *testing.T) {
+	dev := Loop(t, 16<<20)
+	th := WriteThrottle(t, dev, 5000)
+	if limit, err := th.Limit(); err != nil || !strings.HasSuffix(limit, " 5000") && !strings.HasSuffix(limit, " wiops=5000") {
+		t.Errorf("the cgroup's limit = %q, %v; want %s's writes at 5000 a second", limit, err, dev)
+	}
+	if out, err := th.Command("dd", "if=/dev/zero", "of="+dev, "bs=4096", "count=64", "oflag=direct").CombinedOutput(); err != nil {
+		t.Fatalf("dd in the cgroup: %v: %s", err, out)
+	}
+	if n, err := th.Writes(); err != nil || n < 64 {
+		t.Errorf("the cgroup counted %d writes to %s (%v), want the 64 that dd made in it", n, dev, err)
+	}
+	// A write from outside the cgroup is not its.
+	before, _ := th.Writes()
+	if out, err := exec.Command("dd", "if=/dev/zero", "of="+dev, "bs=4096", "count=8", "oflag=direct").CombinedOutput(); err != nil {
+		t.Fatalf("dd: %v: %s", err, out)
+	}
+	if after, _ := th.Writes(); after != before {
+		t.Errorf("the cgroup counted %d writes made outside it", after-before)
 	}
 }

@@ -8,7 +8,6 @@ package suiterun
 
 import (
 	"encoding/json"
-	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // Build compiles the acceptance suite's test binary (go test -c in
@@ -46,12 +47,14 @@ func Run(t testing.TB, bin string, timeout time.Duration, args ...string) string
 	return run(t, exec.Command(bin, append([]string{"-test.count=1", "-test.timeout=" + timeout.String()}, args...)...), bin, args)
 }
 
-// RunNiced is Run at the lowest CPU priority (nice 19), fio included: a
-// test that keeps fio busy for minutes leaves the CPUs to the tests that
-// go test runs beside it, which measure against figures.
-func RunNiced(t testing.TB, bin string, timeout time.Duration, args ...string) string {
+// RunThrottled is Run at the lowest CPU priority (nice 19), fio included,
+// in th's cgroup: a test that keeps fio busy for minutes leaves the CPUs
+// to the tests that go test runs beside it, which measure against
+// figures, and its device's write IOPS stay at th's rate, whatever those
+// tests leave it.
+func RunThrottled(t testing.TB, th testenv.Throttle, bin string, timeout time.Duration, args ...string) string {
 	t.Helper()
-	return run(t, exec.Command("nice", append([]string{"-n", "19", bin, "-test.count=1", "-test.timeout=" + timeout.String()}, args...)...), bin, args)
+	return run(t, th.Command("nice", append([]string{"-n", "19", bin, "-test.count=1", "-test.timeout=" + timeout.String()}, args...)...), bin, args)
 }
 
 func run(t testing.TB, cmd *exec.Cmd, bin string, args []string) string {
