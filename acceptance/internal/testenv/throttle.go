@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,14 +24,13 @@ import (
 // within one run.
 type Throttle struct {
 	dir    string // the cgroup's directory
+	parent string // the hierarchy's root, which it is made in
 	procs  string // its cgroup.procs
 	limit  string // the file that holds the device's write limit
 	stat   string // the file that counts its I/O by device
 	majMin string // the device's number, "7:0"
 	v2     bool
 }
-
-var throttles atomic.Int64
 
 // WriteThrottle makes a cgroup that limits the writes of the processes
 // started in it (see Throttle.Command) on the block device dev to iops a
@@ -52,35 +50,41 @@ func WriteThrottle(t testing.TB, dev string, iops int) Throttle {
 	majMin := fmt.Sprintf("%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev))
 
 	v1, v2 := cgroupMounts()
-	name := fmt.Sprintf("drivequal-test-%d-%d", os.Getpid(), throttles.Add(1))
 	var th Throttle
-	var line string
+	var line, root string
 	switch {
 	case v1 != "":
-		th = Throttle{dir: filepath.Join(v1, name)}
-		th.limit = filepath.Join(th.dir, "blkio.throttle.write_iops_device")
-		th.stat = filepath.Join(th.dir, "blkio.throttle.io_serviced")
+		root = v1
+		th = Throttle{limit: "blkio.throttle.write_iops_device", stat: "blkio.throttle.io_serviced"}
 		line = fmt.Sprintf("%s %d", majMin, iops)
 	case v2 != "":
+		root = v2
 		ctl, err := os.ReadFile(filepath.Join(v2, "cgroup.controllers"))
 		if err != nil || !slices.Contains(strings.Fields(string(ctl)), "io") {
-			Skipf(t, "needs a cgroup I/O controller to throttle %s: cgroup v2 at %s offers %q, without io", dev, v2, strings.TrimSpace(string(ctl)))
+			Skipf(t, "needs a cgroup I/O controller to throttle %s: cgroup v2 at %s offers %q, without io (and no cgroup v1 blkio is mounted)", dev, v2, strings.TrimSpace(string(ctl)))
 		}
-		if err := os.WriteFile(filepath.Join(v2, "cgroup.subtree_control"), []byte("+io"), 0); err != nil {
-			Skipf(t, "needs a cgroup I/O controller to throttle %s: enabling io in %s: %v", dev, v2, err)
+		// The io controller must be on for the children of the
+		// hierarchy's root (systemd usually has it on); the kernel lets a
+		// cgroup that holds processes, as a container's root may, have
+		// none (EBUSY).
+		sub := filepath.Join(v2, "cgroup.subtree_control")
+		if on, _ := os.ReadFile(sub); !slices.Contains(strings.Fields(string(on)), "io") {
+			if err := os.WriteFile(sub, []byte("+io"), 0); err != nil {
+				Skipf(t, "needs a cgroup I/O controller to throttle %s: enabling io for the children of %s: %v (EBUSY: that cgroup holds processes; run where the cgroup v2 root is the machine's)", dev, v2, err)
+			}
 		}
-		th = Throttle{dir: filepath.Join(v2, name), v2: true}
-		th.limit = filepath.Join(th.dir, "io.max")
-		th.stat = filepath.Join(th.dir, "io.stat")
+		th = Throttle{limit: "io.max", stat: "io.stat", v2: true}
 		line = fmt.Sprintf("%s wiops=%d", majMin, iops)
 	default:
 		Skipf(t, "needs a cgroup I/O controller (cgroup v1 blkio or cgroup v2 io) to throttle %s; none is mounted", dev)
 	}
-	th.procs = filepath.Join(th.dir, "cgroup.procs")
-	th.majMin = majMin
-	if err := os.Mkdir(th.dir, 0o755); err != nil {
+	dir, err := os.MkdirTemp(root, "drivequal-test-")
+	if err != nil {
 		Skipf(t, "needs a cgroup of its own to throttle %s: %v", dev, err)
 	}
+	th.dir, th.parent, th.majMin = dir, root, majMin
+	th.procs = filepath.Join(dir, "cgroup.procs")
+	th.limit, th.stat = filepath.Join(dir, th.limit), filepath.Join(dir, th.stat)
 	t.Cleanup(func() { th.remove(t) })
 	if err := os.WriteFile(th.limit, []byte(line), 0); err != nil {
 		Skipf(t, "needs the cgroup I/O throttle on %s: writing %q to %s: %v", dev, line, th.limit, err)
@@ -127,8 +131,9 @@ func (th Throttle) Writes() (int64, error) {
 	return 0, nil
 }
 
-// remove removes the cgroup once the processes in it have exited; a
-// process still in it after 10 s fails t, naming it.
+// remove removes the cgroup once the processes in it have exited. One
+// still in it after 10 s (a fio that outlived the suite) fails t, naming
+// it, and is moved back to the hierarchy's root, so that the cgroup goes.
 func (th Throttle) remove(t testing.TB) {
 	var err error
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
@@ -140,7 +145,13 @@ func (th Throttle) remove(t testing.TB) {
 		}
 	}
 	procs, _ := os.ReadFile(th.procs)
-	t.Errorf("removing the cgroup %s: %v (processes still in it: %s)", th.dir, err, strings.Fields(string(procs)))
+	t.Errorf("the cgroup %s still holds processes %s 10 s after its test: %v", th.dir, strings.Fields(string(procs)), err)
+	for _, pid := range strings.Fields(string(procs)) {
+		os.WriteFile(filepath.Join(th.parent, "cgroup.procs"), []byte(pid), 0)
+	}
+	if err := os.Remove(th.dir); err != nil {
+		t.Errorf("removing the cgroup %s: %v", th.dir, err)
+	}
 }
 
 // cgroupMounts finds where the cgroup v1 blkio hierarchy and the cgroup v2
