@@ -51,11 +51,11 @@ func WriteThrottle(t testing.TB, dev string, iops int) Throttle {
 
 	v1, v2 := cgroupMounts()
 	var th Throttle
-	var line, root string
+	var line, root, limitFile, statFile string
 	switch {
 	case v1 != "":
 		root = v1
-		th = Throttle{limit: "blkio.throttle.write_iops_device", stat: "blkio.throttle.io_serviced"}
+		limitFile, statFile = "blkio.throttle.write_iops_device", "blkio.throttle.io_serviced"
 		line = fmt.Sprintf("%s %d", majMin, iops)
 	case v2 != "":
 		root = v2
@@ -73,7 +73,7 @@ func WriteThrottle(t testing.TB, dev string, iops int) Throttle {
 				Skipf(t, "needs a cgroup I/O controller to throttle %s: enabling io for the children of %s: %v (EBUSY: that cgroup holds processes; run where the cgroup v2 root is the machine's)", dev, v2, err)
 			}
 		}
-		th = Throttle{limit: "io.max", stat: "io.stat", v2: true}
+		th.v2, limitFile, statFile = true, "io.max", "io.stat"
 		line = fmt.Sprintf("%s wiops=%d", majMin, iops)
 	default:
 		Skipf(t, "needs a cgroup I/O controller (cgroup v1 blkio or cgroup v2 io) to throttle %s; none is mounted", dev)
@@ -84,7 +84,7 @@ func WriteThrottle(t testing.TB, dev string, iops int) Throttle {
 	}
 	th.dir, th.parent, th.majMin = dir, root, majMin
 	th.procs = filepath.Join(dir, "cgroup.procs")
-	th.limit, th.stat = filepath.Join(dir, th.limit), filepath.Join(dir, th.stat)
+	th.limit, th.stat = filepath.Join(dir, limitFile), filepath.Join(dir, statFile)
 	t.Cleanup(func() { th.remove(t) })
 	if err := os.WriteFile(th.limit, []byte(line), 0); err != nil {
 		Skipf(t, "needs the cgroup I/O throttle on %s: writing %q to %s: %v", dev, line, th.limit, err)
