@@ -71,6 +71,18 @@ var inspectTests = []inspectTest{
 		},
 	},
 	{
+		// The ATA serial is read from libata's VPD pages; the kernel's
+		// wwid is SAT's T10 vendor ID designator.
+		name: "SATA disk",
+		path: "/dev/sda",
+		want: Info{
+			Path: "/dev/sda", Resolved: "/dev/sda", Name: "sda",
+			Major: 8, Minor: 0, Block: true, Size: 2048 * 512, LogicalBlockSize: 512, Rotational: true,
+			Model: "QEMU HARDDISK", Serial: "QM00001", Firmware: "2.5+", NUMANode: 0, LocalCPUs: seq(0, 15),
+			WWID: "t10.ATA     QEMU HARDDISK                           QM00001",
+		},
+	},
+	{
 		name: "read-only device",
 		path: "/dev/nvme9n1",
 		want: Info{
@@ -107,8 +119,9 @@ func TestInspect(t *testing.T) {
 				// A regular file is known by its device and inode,
 				want.File = statID(t, sys.p(tt.path))
 			case want.BackingFile != "":
-				// a loop device by its backing file's.
-				want.File = statID(t, sys.p(want.BackingFile))
+				// a loop device by the kernel's record of the file it has
+				// open, which a fake tree does not have: nothing tells
+				// it, whatever file its backing_file path names.
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Inspect(%q) mismatch (-want +got):\n%s", tt.path, diff)
