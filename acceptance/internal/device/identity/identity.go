@@ -196,7 +196,7 @@ func (id Identity) String() string {
 	case "nvme":
 		var ids []string
 		for _, f := range [][2]string{{"NGUID", id.NGUID}, {"EUI-64", id.EUI64}, {"UUID", id.UUID}} {
-			if f[1] != "" {
+			if !blank(f[1]) {
 				ids = append(ids, f[0]+" "+f[1])
 			}
 		}
