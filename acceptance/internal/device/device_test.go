@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -225,4 +226,21 @@ func statID(t *testing.T, path string) identity.FileID {
 	birth := identity.Of(path, fi)
 	id.Generation, id.Born = birth.Generation, birth.Born
 	return id
+}
+
+// Disks lists the whole disks that identify themselves by what they
+// report: NVMe namespaces and SCSI or SATA disks, not their partitions,
+// loop devices or hidden multipath paths.
+func TestDisks(t *testing.T) {
+	got := buildTree(t, "two-sockets.tree").Disks()
+	for _, want := range []string{"/dev/nvme0n1", "/dev/sda", "/dev/nvme2n1"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("Disks() = %v, want it to hold %s", got, want)
+		}
+	}
+	for _, not := range []string{"/dev/loop3", "/dev/nvme2n1p1"} {
+		if slices.Contains(got, not) {
+			t.Errorf("Disks() = %v, holds %s", got, not)
+		}
+	}
 }

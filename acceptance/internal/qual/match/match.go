@@ -75,6 +75,51 @@ type Match struct {
 // drive is named as such, and a matched drive at another number is a
 // warning (it was attached again).
 func Drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match, []error) {
+	return DrivesAmong(given, nil, prior, boot, dir, fix)
+}
+
+// DrivesAmong is Drives on a machine that also has the drives present
+// (not given; any of them given is left out by its device number). A
+// given drive matched on what another drive present reports too, and
+// nothing unique (the same serial and namespace, no NGUID, EUI-64 or
+// UUID), is refused naming both: a one-drive run recorded on one of two
+// such drives would otherwise resume on the other.
+func DrivesAmong(given, present []plan.Drive, prior record.Run, boot, dir, fix string) (Match, []error) {
+	m, errs := drives(given, prior, boot, dir, fix)
+	if len(errs) > 0 {
+		return m, errs
+	}
+	givenAt := map[string]bool{}
+	for _, d := range given {
+		givenAt[DevNumber(d)] = true
+	}
+	for i, j := range m.Order {
+		if m.ByPosition[i] {
+			continue
+		}
+		d := given[j]
+		for _, p := range present {
+			if !p.Block || givenAt[DevNumber(p)] {
+				continue
+			}
+			if nsid, ok := d.Reach[p.Name]; ok && nsid == d.NSID {
+				// The same namespace through another controller
+				// (multipath off), as its subsystem lists it.
+				continue
+			}
+			if agree, disagree := compare(p.Identity().Identifiers(), prior.Identities[i].Identifiers()); len(agree) > 0 && len(disagree) == 0 && !unique(agree) {
+				errs = append(errs, fmt.Errorf("parsing -drives: %s and %s (on this machine, not given) both report the %s of drive %d of the interrupted run in %s (%s) and nothing that tells them apart (%s; %s): which of them the run measured cannot be told, in this boot or after a reboot; give only drives that report a unique identifier (an NGUID, EUI-64, UUID or WWN; set one where the drives or the emulator can), or start a new run (without -resume) on drives told apart; %s",
+					d.Path, p.Path, names(agree), i+1, dir, values(agree), d.Identity(), p.Identity(), fix))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return Match{}, errs
+	}
+	return m, nil
+}
+
+func drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match, []error) {
 	var m Match
 	recorded := prior.Identities
 	sameBoot := boot != "" && boot == prior.BootID

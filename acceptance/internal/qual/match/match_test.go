@@ -470,3 +470,35 @@ func TestDrivesChangedIdentifiers(t *testing.T) {
 	require.NotEmpty(t, errs)
 	assert.Contains(t, errs[0].Error(), "but its WWN is naa.5000c500a1b2c3d5, the recorded drive's naa.5000c500a1b2c3d4")
 }
+
+// A one-drive run recorded on one of two namespaces that report the same
+// serial and namespace and nothing unique (QEMU controllers given the
+// same serial=, no nguid=) is refused at a resume given the other, which
+// is on the machine though not given: nothing tells which the run
+// measured. A drive told from every other present drive resumes, and
+// the same namespace through another controller (multipath off) is not
+// another drive.
+func TestDrivesAmongPresent(t *testing.T) {
+	a, b := qemuNVMe(0, "QEMU0001", ""), qemuNVMe(1, "QEMU0001", "")
+	prior := recordOf([]plan.Drive{a}, "boot-1")
+	for _, boot := range []string{"boot-1", "boot-2"} {
+		_, errs := DrivesAmong([]plan.Drive{b}, []plan.Drive{a, b}, prior, boot, "raw", "FIX")
+		require.Len(t, errs, 1, "%s: %s", boot, errText(errs))
+		assert.Contains(t, errs[0].Error(), "parsing -drives: /dev/nvme1n1 and /dev/nvme0n1 (on this machine, not given) both report the serial and namespace of drive 1 of the interrupted run in raw (serial QEMU0001 namespace 1) and nothing that tells them apart", boot)
+		assert.Contains(t, errs[0].Error(), "; FIX")
+	}
+	// Without the other drive present (Drives), the match cannot know.
+	m, errs := Drives([]plan.Drive{b}, prior, "boot-2", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	assert.Equal(t, []int{0}, m.Order)
+
+	other := qemuNVMe(2, "QEMU0002", "")
+	m, errs = DrivesAmong([]plan.Drive{a}, []plan.Drive{a, other}, prior, "boot-2", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	assert.Equal(t, []int{0}, m.Order)
+
+	path := b
+	a.Reach, path.Reach = map[string]int{"nvme0n1": 1, "nvme1n1": 1}, map[string]int{"nvme0n1": 1, "nvme1n1": 1}
+	_, errs = DrivesAmong([]plan.Drive{a}, []plan.Drive{a, path}, prior, "boot-2", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+}
