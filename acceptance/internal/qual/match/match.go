@@ -102,9 +102,7 @@ func DrivesAmong(given, present []plan.Drive, prior record.Run, boot, dir, fix s
 			if !p.Block || givenAt[DevNumber(p)] {
 				continue
 			}
-			if nsid, ok := d.Reach[p.Name]; ok && nsid == d.NSID {
-				// The same namespace through another controller
-				// (multipath off), as its subsystem lists it.
+			if sameNamespace(d, p) {
 				continue
 			}
 			if agree, disagree := compare(p.Identity().Identifiers(), prior.Identities[i].Identifiers()); len(agree) > 0 && len(disagree) == 0 && !unique(agree) {
@@ -319,7 +317,7 @@ func alike(given []plan.Drive, prior record.Run, dir, fix string) []error {
 	for j := range given {
 		for l := j + 1; l < len(given); l++ {
 			a, b := given[j].Identity(), given[l].Identity()
-			if given[j].Block && given[l].Block && DevNumber(given[j]) == DevNumber(given[l]) {
+			if given[j].Block && given[l].Block && DevNumber(given[j]) == DevNumber(given[l]) || sameNamespace(given[j], given[l]) {
 				continue
 			}
 			if agree, disagree := compare(a.Identifiers(), b.Identifiers()); len(agree) > 0 && len(disagree) == 0 && !unique(agree) {
@@ -338,6 +336,14 @@ func alike(given []plan.Drive, prior record.Run, dir, fix string) []error {
 		}
 	}
 	return errs
+}
+
+// sameNamespace reports whether a and b are one NVMe namespace through
+// two controllers (native multipath off), as its subsystem lists them:
+// one drive, given twice if both are given.
+func sameNamespace(a, b plan.Drive) bool {
+	nsid, ok := a.Reach[b.Name]
+	return ok && b.Name != "" && nsid == a.NSID && a.NSID == b.NSID
 }
 
 func unique(ids []identity.Identifier) bool {

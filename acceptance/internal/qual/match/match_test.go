@@ -501,4 +501,8 @@ func TestDrivesAmongPresent(t *testing.T) {
 	a.Reach, path.Reach = map[string]int{"nvme0n1": 1, "nvme1n1": 1}, map[string]int{"nvme0n1": 1, "nvme1n1": 1}
 	_, errs = DrivesAmong([]plan.Drive{a}, []plan.Drive{a, path}, prior, "boot-2", "raw", "FIX")
 	require.Empty(t, errs, errText(errs))
+	// Both paths given: one drive given twice.
+	_, errs = DrivesAmong([]plan.Drive{a, path}, []plan.Drive{a, path}, prior, "boot-2", "raw", "FIX")
+	require.Len(t, errs, 1, errText(errs))
+	assert.Contains(t, errs[0].Error(), "parsing -drives: /dev/nvme0n1 and /dev/nvme1n1 are the same drive of the interrupted run in raw")
 }
