@@ -388,6 +388,11 @@ func changes(d plan.Drive, id identity.Identity, prior record.Run, i int) []stri
 		// its figures are another format's.
 		changed = append(changed, fmt.Sprintf("logical block size %d bytes, was %d (formatted since)", d.LogicalBlockSize, was.LBASize))
 	}
+	if id.File.Size != 0 && was.File.Size != 0 && id.File.Size != was.File.Size {
+		// The loop device's size is fixed when attached: its file grew or
+		// shrank behind it since.
+		changed = append(changed, fmt.Sprintf("its file holds %s bytes, was %s", report.Thousands(float64(id.File.Size)), report.Thousands(float64(was.File.Size))))
+	}
 	if i < len(prior.Devices) && (prior.Devices[i] == "") == d.Block {
 		// A block device recorded as a regular file, or the reverse.
 		changed = append(changed, fmt.Sprintf("device number %s, was %s", orNone(DevNumber(d)), orNone(prior.Devices[i])))

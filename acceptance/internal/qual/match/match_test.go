@@ -238,6 +238,18 @@ func TestDrivesLoop(t *testing.T) {
 	m, errs := Drives([]plan.Drive{loop(3, "/t/b.img", 101), loop(2, "/t/a.img", 100)}, prior, "boot-2", "raw", "FIX")
 	require.Empty(t, errs, errText(errs))
 	assert.Equal(t, []int{1, 0}, m.Order)
+
+	// The kernel's file, its size recorded: a file that grew behind the
+	// loop device since is refused as changed.
+	sized := func(n int, img string, inode uint64, size int64) plan.Drive {
+		d := loop(n, img, inode)
+		d.File.Size = size
+		return d
+	}
+	prior = recordOf([]plan.Drive{sized(0, "/t/a.img", 100, 64<<20)}, "boot-1")
+	_, errs = Drives([]plan.Drive{sized(0, "/t/a.img", 100, 128<<20)}, prior, "boot-2", "raw", "FIX")
+	require.Len(t, errs, 1, errText(errs))
+	assert.Contains(t, errs[0].Error(), "but changed since: its file holds 134,217,728 bytes, was 67,108,864; FIX")
 }
 
 // Renamed rewrites the paths the recording names its drives by to the
