@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,6 +72,18 @@ var inspectTests = []inspectTest{
 		},
 	},
 	{
+		// The ATA serial is read from libata's VPD pages; the kernel's
+		// wwid is SAT's T10 vendor ID designator.
+		name: "SATA disk",
+		path: "/dev/sda",
+		want: Info{
+			Path: "/dev/sda", Resolved: "/dev/sda", Name: "sda",
+			Major: 8, Minor: 0, Block: true, Size: 2048 * 512, LogicalBlockSize: 512, Rotational: true,
+			Model: "QEMU HARDDISK", Serial: "QM00001", Firmware: "2.5+", NUMANode: 0, LocalCPUs: seq(0, 15),
+			WWID: "t10.ATA     QEMU HARDDISK                           QM00001",
+		},
+	},
+	{
 		name: "read-only device",
 		path: "/dev/nvme9n1",
 		want: Info{
@@ -107,8 +120,9 @@ func TestInspect(t *testing.T) {
 				// A regular file is known by its device and inode,
 				want.File = statID(t, sys.p(tt.path))
 			case want.BackingFile != "":
-				// a loop device by its backing file's.
-				want.File = statID(t, sys.p(want.BackingFile))
+				// a loop device by the kernel's record of the file it has
+				// open, which a fake tree does not have: nothing tells
+				// it, whatever file its backing_file path names.
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Inspect(%q) mismatch (-want +got):\n%s", tt.path, diff)
@@ -212,4 +226,21 @@ func statID(t *testing.T, path string) identity.FileID {
 	birth := identity.Of(path, fi)
 	id.Generation, id.Born = birth.Generation, birth.Born
 	return id
+}
+
+// Disks lists the whole disks that identify themselves by what they
+// report: NVMe namespaces and SCSI or SATA disks, not their partitions,
+// loop devices or hidden multipath paths.
+func TestDisks(t *testing.T) {
+	got := buildTree(t, "two-sockets.tree").Disks()
+	for _, want := range []string{"/dev/nvme0n1", "/dev/sda", "/dev/nvme2n1"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("Disks() = %v, want it to hold %s", got, want)
+		}
+	}
+	for _, not := range []string{"/dev/loop3", "/dev/nvme2n1p1"} {
+		if slices.Contains(got, not) {
+			t.Errorf("Disks() = %v, holds %s", got, not)
+		}
+	}
 }

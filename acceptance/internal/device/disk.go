@@ -3,6 +3,7 @@ package device
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -100,6 +101,33 @@ func (d disk) holders(parts []string) []string {
 			}
 			out = append(out, label)
 		}
+	}
+	return out
+}
+
+// diskName is a block device whose identity is only what it reports:
+// an NVMe namespace, a SCSI, SATA or virtio disk.
+var diskName = regexp.MustCompile(`^(nvme[0-9]+n[0-9]+|sd[a-z]+|vd[a-z]+|xvd[a-z]+)$`)
+
+// Disks lists the device paths (/dev/NAME) of the whole disks of the
+// system that identify themselves by what they report (NVMe
+// namespaces, SCSI, SATA and virtio disks), for telling a drive from
+// others like it; hidden per-path devices of NVMe multipath are left
+// out. It only reads sysfs.
+func (s System) Disks() []string {
+	ents, err := os.ReadDir(s.p("/sys/block"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if !diskName.MatchString(e.Name()) {
+			continue
+		}
+		if h, err := readInt(s.p("/sys/block/" + e.Name() + "/hidden")); err == nil && h != 0 {
+			continue
+		}
+		out = append(out, "/dev/"+e.Name())
 	}
 	return out
 }

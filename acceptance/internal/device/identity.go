@@ -4,7 +4,7 @@ import "github.com/drivequal/drivequal/acceptance/internal/device/identity"
 
 // Identity is the identity of the target i describes.
 func (i Info) Identity() identity.Identity {
-	id := identity.Identity{Kind: "block", Serial: i.Serial, Model: i.Model, Firmware: i.Firmware, Bytes: i.Size, LBASize: i.LogicalBlockSize, WWID: i.WWID}
+	id := identity.Identity{Kind: "block", Serial: i.Serial, Model: i.Model, Firmware: i.Firmware, Bytes: i.Size, LBASize: i.LogicalBlockSize, WWID: i.WWID, WWN: i.WWN, EUI64: i.EUI64}
 	switch {
 	case !i.Block:
 		id.Kind, id.File = "file", i.File

@@ -65,8 +65,15 @@ type Info struct {
 	// when sysfs does not say (then Siblings is all there is).
 	Reach map[string]int
 	// WWID, NGUID and EUI64 identify an NVMe namespace whatever the path
-	// to it (sysfs wwid, nguid, eui); "" when not reported.
+	// to it (sysfs wwid, nguid, eui); "" when not reported. WWID is a
+	// SCSI or SATA disk's too (sysfs device/wwid).
 	WWID, NGUID, EUI64 string
+	// WWN is a SCSI or SATA disk's NAA designator from its Device
+	// Identification page (device/vpd_pg83), "naa.5000c500a1b2c3d4"; its
+	// EUI-64 designator, if any, is in EUI64, and its unit serial
+	// (device/vpd_pg80; for SATA, libata's copy of the ATA serial) in
+	// Serial. "" when not reported.
+	WWN string
 	// UUID is the namespace's UUID (sysfs uuid, from its namespace
 	// identification descriptors); "" when not reported.
 	UUID string
@@ -254,13 +261,36 @@ func (r inspection) block() error {
 	if bf, err := readString(filepath.Join(dir, "loop", "backing_file")); err == nil {
 		info.Model = "loop"
 		info.BackingFile = bf
-		if fi, err := os.Stat(r.sys.p(bf)); err == nil {
-			info.File = identity.Of(r.sys.p(bf), fi)
-		}
+		info.File = r.loop(bf)
 		return nil
 	}
 	r.identity(dir)
 	return nil
+}
+
+// loop is the identity of the file the kernel has open for the loop
+// device info names: its device and inode as the kernel records them
+// (LOOP_GET_STATUS64), with the generation, birth time and size read at
+// backing, the path sysfs shows, only when that path is still that file
+// (not deleted, not a bind mount or overmount of another file). Zero in
+// a fake tree, where there is no kernel to ask, and when the kernel does
+// not answer.
+func (r inspection) loop(backing string) identity.FileID {
+	if r.sys.Root != "" {
+		return identity.FileID{}
+	}
+	id, err := loopFile(r.info.Resolved)
+	if err != nil {
+		return identity.FileID{}
+	}
+	path := strings.TrimSuffix(backing, " (deleted)")
+	if fi, err := os.Stat(path); err == nil {
+		if at := identity.Of(path, fi); at.Dev == id.Dev && at.Inode == id.Inode {
+			at.Size = fi.Size()
+			return at
+		}
+	}
+	return id
 }
 
 var nvmeCtrlName = regexp.MustCompile(`^nvme[0-9]+$`)
@@ -308,6 +338,9 @@ func (r inspection) identity(dir string) {
 	info.Model = pick("model")
 	info.Serial = pick("serial")
 	info.Firmware = pick("firmware_rev", "rev")
+	if info.Controller == "" {
+		r.scsi(dev)
+	}
 
 	// numa_node and local_cpulist live on the bus device (PCI function):
 	// for an NVMe controller that is its "device" link; otherwise walk up.
@@ -510,4 +543,31 @@ func firstController(subsys string) string {
 		}
 	}
 	return ""
+}
+
+// scsi fills a SCSI or SATA disk's identity from what it reports, its
+// VPD pages as the kernel read them at probe (sysfs device/vpd_pg80,
+// device/vpd_pg83, device/wwid, in dev): its unit serial, WWN and
+// EUI-64. A page that is absent or does not parse says nothing.
+func (r inspection) scsi(dev string) {
+	info := r.info
+	if page, err := os.ReadFile(filepath.Join(dev, "vpd_pg80")); err == nil {
+		if serial, err := identity.ParseVPD80(page); err == nil && serial != "" {
+			info.Serial = serial
+		}
+	}
+	if page, err := os.ReadFile(filepath.Join(dev, "vpd_pg83")); err == nil {
+		if v, err := identity.ParseVPD83(page); err == nil {
+			info.WWN, info.EUI64 = v.WWN, v.EUI64
+			// SAT's designator: "ATA" padded to 8 bytes, the 40-byte
+			// model, the 20-byte serial.
+			const at = len("t10.ATA     ") + 40
+			if info.Serial == "" && strings.HasPrefix(v.T10, "t10.ATA ") && len(v.T10) > at {
+				info.Serial = strings.TrimSpace(v.T10[at:])
+			}
+		}
+	}
+	if w, err := readString(filepath.Join(dev, "wwid")); err == nil {
+		info.WWID = w
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device/identity"
 	"github.com/drivequal/drivequal/acceptance/internal/units"
 )
 
@@ -81,4 +82,21 @@ func discardBlock(path string, f *os.File) error {
 // On systems other than Linux it returns an error saying it needs Linux.
 func PunchHole(f *os.File, size int64) error {
 	return unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 0, size)
+}
+
+// loopFile is the file the kernel has open for the loop device at path,
+// by its own record (LOOP_GET_STATUS64, what losetup -a prints): the
+// device its file system is on and its inode. Unlike the backing_file
+// path in sysfs, no bind mount, overmount or mount namespace changes it.
+func loopFile(path string) (identity.FileID, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return identity.FileID{}, err
+	}
+	defer f.Close()
+	li, err := unix.IoctlLoopGetStatus64(int(f.Fd()))
+	if err != nil {
+		return identity.FileID{}, fmt.Errorf("LOOP_GET_STATUS64: %w", err)
+	}
+	return identity.FileID{Dev: fmt.Sprintf("%d:%d", unix.Major(li.Device), unix.Minor(li.Device)), Inode: li.Inode}, nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device/identity"
 )
 
 // haveSysfs: the running system has no /sys describing its block devices.
@@ -31,4 +33,8 @@ func discardBlock(path string, f *os.File) error {
 // keeps its size; it needs Linux, and here returns an error saying so.
 func PunchHole(f *os.File, size int64) error {
 	return needsLinux("punching a hole in a file (fallocate)")
+}
+
+func loopFile(path string) (identity.FileID, error) {
+	return identity.FileID{}, needsLinux("LOOP_GET_STATUS64")
 }

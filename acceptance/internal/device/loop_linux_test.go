@@ -116,6 +116,7 @@ func TestLoopInspect(t *testing.T) {
 		Major: 7, Minor: uint32(n), Block: true, Size: loopSize, LogicalBlockSize: 512,
 		Model: "loop", BackingFile: resolvedImg, NUMANode: -1, File: statID(t, img),
 	}
+	want.File.Size = loopSize
 	got, err := System{}.Inspect(link)
 	if err != nil {
 		t.Fatal(err)
@@ -358,5 +359,33 @@ func TestRecreatedFileIsAnotherFile(t *testing.T) {
 	t.Logf("first %+v, recreated %+v", first, second)
 	if second.Dev == first.Dev && second.Inode == first.Inode && second.Recreated(first) == "" {
 		t.Errorf("a file deleted and created again at inode %d on %s is taken for the deleted one: %+v, was %+v", first.Inode, first.Dev, second, first)
+	}
+}
+
+// A loop device is the file the kernel has open, not the file its
+// backing_file path names now: with another image bind-mounted over its
+// backing file's path, the path leads to the other image, and the loop
+// device is still known by its own file's device and inode.
+func TestLoopIdentityIsTheKernelsFile(t *testing.T) {
+	dev, img := newLoop(t, loopOpts{})
+	other := filepath.Join(t.TempDir(), "other.img")
+	if err := os.WriteFile(other, make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	own, otherID := statID(t, img), statID(t, other)
+	run(t, "", "mount", "--bind", other, img)
+	t.Cleanup(func() { exec.Command("umount", img).Run() })
+	if through := statID(t, img); through != otherID {
+		t.Fatalf("after mount --bind, %s stats as %+v, want the other image's %+v", img, through, otherID)
+	}
+	got, err := System{}.Inspect(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.File.Dev != own.Dev || got.File.Inode != own.Inode {
+		t.Errorf("Inspect(%s).File = %+v, want the file the kernel has open, %+v (not the bind-mounted %+v)", dev, got.File, own, otherID)
+	}
+	if got.File.Generation != 0 || got.File.Born != "" || got.File.Size != 0 {
+		t.Errorf("Inspect(%s).File = %+v: generation, birth time or size read at a path that is another file", dev, got.File)
 	}
 }

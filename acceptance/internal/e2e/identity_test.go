@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -188,4 +189,63 @@ func TestResumeAfterReattach(t *testing.T) {
 	assert.Equal(t, recording, sums(t, raw, ""), "a refused resume changes nothing in the recording")
 	assert.Equal(t, drivesBefore, devices())
 	assert.False(t, slices.Contains(strings.Split(refused.Stdout, "\n"), "=== RUN   TestSingleDrive"))
+}
+
+// Another image bind-mounted over a recorded image's path (as a bind
+// mount, an overmount or another mount namespace makes a path name
+// another file): a one-drive run on a.img's loop device killed after its
+// first cell, a.img detached, c.img attached, and a.img bind-mounted over
+// c.img's path, so that c.img's loop device's backing_file path now
+// leads to a.img. A resume given c.img's loop device is refused, naming
+// the recorded drive, and writes nothing: the kernel's record of the file
+// it has open (LOOP_GET_STATUS64) is c.img, whatever its path says. Every
+// image and the recording hash the same after the refusal.
+func TestResumeRefusesImageBindMountedOverAnother(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	testenv.MustHave(t, "mount", "apt-get install mount")
+	t.Parallel() // it mostly waits on fio
+	dir := t.TempDir()
+	imgA, imgC := sparseImage(t, dir, "a.img", safetySize), sparseImage(t, dir, "c.img", safetySize)
+	rep := filepath.Join(dir, "report")
+	raw := filepath.Join(rep, "raw")
+	spec := "-spec=" + testdataFile(t, "resume.toml")
+	sel := []string{"-test.run=" + resumeRun}
+
+	var oldA string
+	t.Run("interrupted", func(t *testing.T) {
+		oldA = testenv.Attach(t, imgA) // detached when this subtest ends
+		start, killed := sigkillWhen(func() bool { return len(recordedTests(raw, 0)) >= 1 }, 3*time.Minute, "no cell was recorded within 3 min")
+		r := runSuiteCtx(context.Background(), t, start, nil, sel, spec, "-drives="+oldA, "-destructive", "-runtime=1s", "-report="+rep)
+		require.NoError(t, <-killed, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+		require.Equal(t, -1, r.Code, "the suite ended by SIGKILL")
+		noFioLeft(t)
+	})
+	if t.Failed() {
+		return
+	}
+
+	loopC := testenv.Attach(t, imgC)
+	out, err := exec.Command("mount", "--bind", imgA, imgC).CombinedOutput()
+	require.NoError(t, err, "mount --bind %s %s: %s", imgA, imgC, out)
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", imgC).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", imgC, err, out)
+		}
+	})
+	t.Logf("recorded at %s over %s; now %s over %s, with %s bind-mounted over it", oldA, imgA, loopC, imgC, imgA)
+	images := func() map[string]string {
+		// a.img through its own path; c.img through its loop device, the
+		// only way to it while a.img is mounted over its path.
+		return map[string]string{imgA: testenv.SHA256(t, imgA), loopC: deviceSum(t, loopC)}
+	}
+	imagesBefore, recording := images(), sums(t, raw, "")
+
+	r := runSuite(t, sel, spec, "-drives="+loopC, "-destructive", "-runtime=1s", "-report="+rep, "-resume")
+	noFioLeft(t)
+	assert.Equal(t, 2, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	assert.Contains(t, r.Stderr, "parsing -drives: "+loopC+" is n", "c.img's loop device is no drive of the run")
+	assert.Contains(t, r.Stderr, "drive 1, recorded at "+oldA+": loop device over "+imgA, "the recorded drive, named")
+	assert.NotContains(t, r.Stdout, "=== RUN   TestSingleDrive", "no subtest may start after a refusal")
+	assert.Equal(t, recording, sums(t, raw, ""), "a refused resume changes nothing in the recording")
+	assert.Equal(t, imagesBefore, images(), "a refused resume writes no image")
 }

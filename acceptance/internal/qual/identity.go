@@ -19,7 +19,15 @@ func (b *builder) matchResume() {
 	if !found || err != nil || prior.Format != record.Format || len(prior.Identities) != len(prior.Drives) || len(prior.Drives) == 0 {
 		return
 	}
-	m, errs := match.Drives(s.Drives, prior, match.BootID(), s.Cfg.Record, resumeFix(s.Cfg.Record))
+	// The machine's other disks: a drive given is told from each of them
+	// too, not only from the others given.
+	var present []plan.Drive
+	for _, p := range b.sys.Disks() {
+		if info, err := b.sys.Inspect(p); err == nil {
+			present = append(present, plan.Drive{Info: info})
+		}
+	}
+	m, errs := match.DrivesAmong(s.Drives, present, prior, match.BootID(), s.Cfg.Record, resumeFix(s.Cfg.Record))
 	if len(errs) > 0 {
 		// Listed by loadResume with the run's other differences.
 		b.matchErrs = errs

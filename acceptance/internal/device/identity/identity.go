@@ -1,6 +1,7 @@
 // Package identity says what a drive is, whatever the path to it: an NVMe
-// namespace by its NGUID, EUI-64 or UUID, a loop device or a file by its
-// inode.
+// namespace by its NGUID, EUI-64 or UUID, a SCSI or SATA disk by its WWN
+// and unit serial (its VPD pages), a loop device by the file the kernel
+// has open, a file by its inode.
 package identity
 
 import (
@@ -23,6 +24,9 @@ type FileID struct {
 	Inode      uint64 `json:"inode,omitempty"`
 	Generation uint32 `json:"generation,omitempty"`
 	Born       string `json:"born,omitempty"`
+	// Size is a loop device's backing file's size in bytes, where it
+	// could be read (not when the file was deleted); 0 unknown.
+	Size int64 `json:"size,omitempty"`
 }
 
 // Recreated says how f, at the inode a recorded file was, is another file
@@ -60,8 +64,9 @@ func Of(path string, fi fs.FileInfo) FileID {
 // number (which a reboot, or namespaces registering in another order,
 // changes): for an NVMe namespace its NGUID, EUI-64 or UUID (what it
 // reports), namespace ID and its controller's serial, model and
-// firmware; for a loop device the file it reads and writes; for a
-// regular file the file itself. Size and LBASize (the logical block size
+// firmware; for a SCSI or SATA disk its WWN and unit serial; for a loop
+// device the file it reads and writes; for a regular file the file
+// itself. Size and LBASize (the logical block size
 // of its LBA format, bytes) belong to every kind.
 type Identity struct {
 	// Kind is "nvme" (an NVMe namespace), "loop", "block" (another block
@@ -70,8 +75,15 @@ type Identity struct {
 	NGUID string `json:"nguid,omitempty"`
 	EUI64 string `json:"eui64,omitempty"`
 	UUID  string `json:"uuid,omitempty"`
-	WWID  string `json:"wwid,omitempty"`
-	NSID  int    `json:"nsid,omitempty"`
+	// WWID is the kernel's world wide identifier of the device (sysfs
+	// wwid): for a SCSI or SATA disk, derived from its Device
+	// Identification page ("naa.…", "t10.ATA …").
+	WWID string `json:"wwid,omitempty"`
+	// WWN is a SCSI or SATA disk's NAA designator from its Device
+	// Identification page (VPD 0x83), "naa.5000c500a1b2c3d4"; its EUI-64
+	// designator, if any, is in EUI64.
+	WWN  string `json:"wwn,omitempty"`
+	NSID int    `json:"nsid,omitempty"`
 	// Subsystem is an NVMe namespace's subsystem NQN.
 	Subsystem string `json:"subsystem,omitempty"`
 	Serial    string `json:"serial,omitempty"`
@@ -79,42 +91,97 @@ type Identity struct {
 	Firmware  string `json:"firmware,omitempty"`
 	Bytes     int64  `json:"bytes"`
 	LBASize   int    `json:"lba_size,omitempty"`
-	// Backing is a loop device's backing file as sysfs names it; File, the
-	// identity of that file (or of a regular file target).
+	// Backing is a loop device's backing file as sysfs names it, shown to
+	// a person and never trusted: a bind mount or another mount namespace
+	// makes that path name another file. File is the identity of the file
+	// the kernel has open for it (LOOP_GET_STATUS64's device and inode;
+	// its generation, birth time and size read at Backing only when that
+	// path is still that file), or of a regular file target.
 	Backing string `json:"backing_file,omitempty"`
 	File    FileID `json:"file,omitzero"`
 }
 
-// Key is what tells the drive from every other, "" when nothing does:
-// an NVMe namespace's NGUID, else its EUI-64, else its UUID, else its
-// controller's serial with its namespace ID; a loop device's or a file's
-// device and inode; another block device's WWID, else its serial.
+// Key is what tells the drive from every other, "" when nothing does
+// (Anonymous): its first identifier (Identifiers) as "nguid …", "eui64
+// …", "uuid …", "serial S namespace N", "wwn …", "wwid …", "serial …",
+// "loop inode …", "file inode …".
 func (id Identity) Key() string {
+	ids := id.Identifiers()
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[0].key()
+}
+
+// Identifier is one thing a drive reports about itself that tells it
+// from other drives.
+type Identifier struct {
+	// Name says what it is: "NGUID", "EUI-64", "UUID", "WWN", "WWID",
+	// "serial and namespace", "serial", "file".
+	Name  string
+	Value string
+	// Unique is whether it is meant to be unique worldwide (NGUID,
+	// EUI-64, UUID, an NAA or EUI WWN, a file's device and inode); a
+	// serial, and a serial with a namespace ID, are only what a vendor
+	// wrote, and some write the same on every drive.
+	Unique bool
+}
+
+func (i Identifier) key() string {
+	switch i.Name {
+	case "serial and namespace", "file":
+		return i.Value
+	}
+	return strings.ToLower(strings.ReplaceAll(i.Name, "-", "")) + " " + i.Value
+}
+
+// Identifiers is what the drive reports that tells it from others,
+// the most telling first, leaving out what is empty or all zeros (an
+// NVMe NGUID of zeros says nothing): an NVMe namespace's NGUID, EUI-64,
+// UUID, and its controller's serial with the namespace ID; a SCSI or
+// SATA disk's WWN, EUI-64, the kernel's WWID and its unit serial; a loop
+// device's or a file's device and inode. NVMe's WWID is left out: the
+// kernel derives it from the others, so it changes when a drive reports
+// an NGUID it did not.
+func (id Identity) Identifiers() []Identifier {
+	var out []Identifier
+	add := func(name, v string, unique bool) {
+		if !blank(v) {
+			out = append(out, Identifier{Name: name, Value: v, Unique: unique})
+		}
+	}
 	switch id.Kind {
 	case "nvme":
-		switch {
-		case id.NGUID != "":
-			return "nguid " + strings.ToLower(id.NGUID)
-		case id.EUI64 != "":
-			return "eui64 " + strings.ToLower(id.EUI64)
-		case id.UUID != "":
-			return "uuid " + strings.ToLower(id.UUID)
-		case id.Serial != "":
-			return fmt.Sprintf("serial %s namespace %d", id.Serial, id.NSID)
+		add("NGUID", strings.ToLower(id.NGUID), true)
+		add("EUI-64", strings.ToLower(id.EUI64), true)
+		add("UUID", strings.ToLower(id.UUID), true)
+		if !blank(id.Serial) {
+			add("serial and namespace", fmt.Sprintf("serial %s namespace %d", id.Serial, id.NSID), false)
 		}
 	case "loop", "file":
 		if !id.File.IsZero() {
-			return id.Kind + " " + id.File.String()
+			add("file", id.Kind+" "+id.File.String(), true)
 		}
 	default:
-		switch {
-		case id.WWID != "":
-			return "wwid " + id.WWID
-		case id.Serial != "":
-			return "serial " + id.Serial
-		}
+		add("WWN", strings.ToLower(id.WWN), true)
+		add("EUI-64", strings.ToLower(id.EUI64), true)
+		add("WWID", id.WWID, strings.HasPrefix(id.WWID, "naa.") || strings.HasPrefix(id.WWID, "eui."))
+		add("serial", id.Serial, false)
 	}
-	return ""
+	return out
+}
+
+// Anonymous reports whether the drive reports nothing that tells it from
+// another: every identifier empty or all zeros (an NVMe namespace with
+// no NGUID, EUI-64 or UUID and a blank serial; a disk without VPD pages
+// or serial; a loop device whose file the kernel would not name).
+func (id Identity) Anonymous() bool { return len(id.Identifiers()) == 0 }
+
+// blank: empty, or all zeros ("00000000000000000000000000000000",
+// "eui.0000000000000000", "0000-0000"), as drives without one report it.
+func blank(v string) bool {
+	v = strings.TrimPrefix(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(v)), "naa."), "eui.")
+	return strings.Trim(v, "0-:. ") == ""
 }
 
 // String names the drive by its identity, for a person: "NVMe namespace
@@ -129,7 +196,7 @@ func (id Identity) String() string {
 	case "nvme":
 		var ids []string
 		for _, f := range [][2]string{{"NGUID", id.NGUID}, {"EUI-64", id.EUI64}, {"UUID", id.UUID}} {
-			if f[1] != "" {
+			if !blank(f[1]) {
 				ids = append(ids, f[0]+" "+f[1])
 			}
 		}
@@ -146,7 +213,14 @@ func (id Identity) String() string {
 	case "file":
 		return fmt.Sprintf("file (%s), %s", id.File, size)
 	}
-	return fmt.Sprintf("%s serial %s, firmware %s, %s", orUnknown(id.Model), orUnknown(id.Serial), orUnknown(id.Firmware), size)
+	name := orUnknown(id.Model)
+	switch {
+	case !blank(id.WWN):
+		name += " WWN " + id.WWN
+	case !blank(id.WWID):
+		name += " WWID " + id.WWID
+	}
+	return fmt.Sprintf("%s serial %s, firmware %s, %s", name, orUnknown(id.Serial), orUnknown(id.Firmware), size)
 }
 
 func orUnknown(s string) string {

@@ -81,6 +81,7 @@ func machine(images string) qemu.Machine {
 			{Controller: "ssb", NSID: 2, Image: img("subsys-2"), Private: true, EUI64: 0x0011223344550004},
 			{Controller: "zns", NSID: 1, Image: img("zns-1"), Zoned: true},
 		},
+		Extra: disks(img),
 	}
 }
 
@@ -133,10 +134,12 @@ type config struct {
 var configs = []config{{
 	name:    "multipath-off",
 	machine: machine,
+	// The SCSI and SATA disks of TestGuestDiskIdentity.
+	optional: []string{"sd_mod", "virtio_scsi", "ahci"},
 	tests: []string{
 		"TestGuestFormatPurge", "TestGuestCriticalWarningRefused", "TestGuestPurgeReachesTheSubsystem",
 		"TestGuestSameNamespaceTwoPaths", "TestGuestZonedRefused", "TestGuestGenericCharDevice", "TestGuestByIDGlob",
-		"TestGuestQMP", "TestGuestIdentity", "TestGuestModelRefused", "TestGuestAnyModel",
+		"TestGuestQMP", "TestGuestIdentity", "TestGuestDiskIdentity", "TestGuestModelRefused", "TestGuestAnyModel",
 	},
 }}
 

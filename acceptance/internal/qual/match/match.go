@@ -41,6 +41,15 @@ func BootID() string {
 // the index among the given drives of recorded drive i.
 type Match struct {
 	Order []int
+	// ByPosition[i] is true when recorded drive i was matched only by its
+	// path and device number, within the boot that recorded them: the
+	// drive reports nothing that tells it from another
+	// (identity.Identity.Anonymous), and the kernel hands a freed device
+	// number to the next device attached. Its identity does not say it is
+	// the recorded drive: the data check must confirm it (what the drive
+	// holds is what the run left on it) before any recorded state of it
+	// is trusted, or the resume is refused.
+	ByPosition []bool
 	// Lines say, for each recorded drive, which given path it is.
 	Lines []string
 	// Warnings say what the operator should know of a matched drive.
@@ -48,81 +57,121 @@ type Match struct {
 }
 
 // Drives matches the given drives (in the order given, with their
-// identities) to the drives prior recorded, by identity. A given drive
-// that is none of them, a recorded drive not given, and a matched drive
-// whose model, serial, firmware, size, logical block size or capacity
-// changed are refused, each naming both identities. Device numbers are
-// compared only when boot is the boot that recorded them: a drive at a
-// recorded number that is not the recorded drive is named as such, and a
-// matched drive at another number is a warning (it was attached again).
+// identities) to the drives prior recorded, by identity: on every
+// identifier both report (identity.Identity.Identifiers), at least one
+// agreeing and none disagreeing. Refused, each naming the drives, what
+// was recorded, what is found and fix: a given drive that is none of the
+// recorded drives; one whose identifiers agree with a recorded drive's on
+// some and disagree on others (naming both values); a recorded drive not
+// given; two drives, both given or both recorded, that nothing they
+// report tells apart (the same serial and namespace and no NGUID, EUI-64
+// or UUID); a drive that reports nothing that tells it from another
+// (Anonymous) after a reboot; and a matched drive whose model, serial,
+// firmware, size, logical block size or capacity changed. Within the
+// boot that recorded them an anonymous drive at its recorded path and
+// device number is matched, marked in ByPosition for the data check to
+// confirm. Device numbers are compared only when boot is the boot that
+// recorded them: a drive at a recorded number that is not the recorded
+// drive is named as such, and a matched drive at another number is a
+// warning (it was attached again).
 func Drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match, []error) {
+	return DrivesAmong(given, nil, prior, boot, dir, fix)
+}
+
+// DrivesAmong is Drives on a machine that also has the drives present
+// (not given; any of them given is left out by its device number). A
+// given drive matched on what another drive present reports too, and
+// nothing unique (the same serial and namespace, no NGUID, EUI-64 or
+// UUID), is refused naming both: a one-drive run recorded on one of two
+// such drives would otherwise resume on the other.
+func DrivesAmong(given, present []plan.Drive, prior record.Run, boot, dir, fix string) (Match, []error) {
+	m, errs := drives(given, prior, boot, dir, fix)
+	if len(errs) > 0 {
+		return m, errs
+	}
+	givenAt := map[string]bool{}
+	for _, d := range given {
+		givenAt[DevNumber(d)] = true
+	}
+	for i, j := range m.Order {
+		if m.ByPosition[i] {
+			continue
+		}
+		d := given[j]
+		for _, p := range present {
+			if !p.Block || givenAt[DevNumber(p)] {
+				continue
+			}
+			if sameNamespace(d, p) {
+				continue
+			}
+			if agree, disagree := compare(p.Identity().Identifiers(), prior.Identities[i].Identifiers()); len(agree) > 0 && len(disagree) == 0 && !unique(agree) {
+				errs = append(errs, fmt.Errorf("parsing -drives: %s and %s (on this machine, not given) both report the %s of drive %d of the interrupted run in %s (%s) and nothing that tells them apart (%s; %s): which of them the run measured cannot be told, in this boot or after a reboot; give only drives that report a unique identifier (an NGUID, EUI-64, UUID or WWN; set one where the drives or the emulator can), or start a new run (without -resume) on drives told apart; %s",
+					d.Path, p.Path, names(agree), i+1, dir, values(agree), d.Identity(), p.Identity(), fix))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return Match{}, errs
+	}
+	return m, nil
+}
+
+func drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match, []error) {
 	var m Match
 	recorded := prior.Identities
 	sameBoot := boot != "" && boot == prior.BootID
-	// A drive that reports nothing that tells it from another (no NGUID,
-	// EUI-64 or UUID and a blank serial; a loop device whose backing file
-	// was deleted) is known only by its path and device number, which
-	// name one device within one boot only: after a reboot the paths and
-	// numbers of two such drives can be swapped.
-	unknown := func(path, dev string) string { return "path " + path + " device " + dev }
-	byKey := map[string]int{}
-	for i := range recorded {
-		k := recorded[i].Key()
-		if k == "" && sameBoot && i < len(prior.Devices) {
-			k = unknown(prior.Drives[i].Path, prior.Devices[i])
-		}
-		if k != "" {
-			byKey[k] = i
-		}
-	}
 	m.Order = make([]int, len(recorded))
+	m.ByPosition = make([]bool, len(recorded))
 	for i := range m.Order {
 		m.Order[i] = -1
 	}
-	var errs []error
+	errs := alike(given, prior, dir, fix)
+	if len(errs) > 0 {
+		return Match{}, errs
+	}
 	for j, d := range given {
 		id := d.Identity()
-		k := id.Key()
-		if k == "" && !sameBoot {
-			errs = append(errs, fmt.Errorf("parsing -drives: %s reports nothing that tells it from another drive (%s), and the machine has booted since the interrupted run in %s: its path and device number may have moved to another drive, so which recorded drive it is cannot be told; %s",
-				d.Path, id, dir, fix))
-			continue
-		}
-		if k == "" {
-			k = unknown(d.Path, DevNumber(d))
-		}
-		i, ok := byKey[k]
-		recreated := ""
-		if ok && (id.Kind == "loop" || id.Kind == "file") {
-			// ext4 and XFS give a deleted file's inode to the next file
-			// created: a blank image made where the filled one was.
-			recreated = id.File.Recreated(recorded[i].File)
-		}
-		switch {
-		case recreated != "":
-			errs = append(errs, fmt.Errorf("parsing -drives: %s is not the drive %d the interrupted run in %s measured: its file has the recorded inode but is another file (%s): it was deleted and created again since, and holds none of what the run wrote; %s",
-				d.Path, i+1, dir, recreated, fix))
-			continue
-		case !ok:
-			// At a recorded path, or (in the same boot) at a recorded
-			// device number: another drive where one of the run's was.
-			at, where := -1, ""
-			for r, p := range prior.Drives {
-				switch {
-				case p.Path == d.Path:
-					at, where = r, "at "+d.Path
-				case sameBoot && r < len(prior.Devices) && prior.Devices[r] != "" && prior.Devices[r] == DevNumber(d):
-					at, where = r, fmt.Sprintf("at device number %s in this boot (recorded at %s)", prior.Devices[r], p.Path)
+		var i int
+		if id.Anonymous() {
+			// A drive that reports nothing that tells it from another is
+			// known only by its path and device number, which name one
+			// device within one boot only: after a reboot the paths and
+			// numbers of two such drives can be swapped, and within a
+			// boot a freed number goes to the next device attached.
+			if !sameBoot {
+				errs = append(errs, fmt.Errorf("parsing -drives: %s reports nothing that tells it from another drive (%s), and the machine has booted since the interrupted run in %s: its path and device number may have moved to another drive, so which recorded drive it is cannot be told; %s",
+					d.Path, id, dir, fix))
+				continue
+			}
+			i = -1
+			for r := range recorded {
+				if recorded[r].Anonymous() && prior.Drives[r].Path == d.Path && r < len(prior.Devices) && prior.Devices[r] == DevNumber(d) {
+					i = r
 				}
 			}
-			if at >= 0 {
-				errs = append(errs, fmt.Errorf("parsing -drives: %s is not the drive the interrupted run in %s measured %s: it is %s; the run measured %s there (drive %d); %s",
-					d.Path, dir, where, id, recorded[at], at+1, fix))
-			} else {
-				errs = append(errs, fmt.Errorf("parsing -drives: %s is none of the drives of the interrupted run in %s: it is %s; %s", d.Path, dir, id, fix))
+			if i < 0 {
+				errs = append(errs, notRecorded(d, id, prior, sameBoot, dir, fix))
+				continue
 			}
-			continue
-		case m.Order[i] >= 0:
+			m.ByPosition[i] = true
+		} else {
+			var err error
+			if i, err = byIdentity(d, id, prior, sameBoot, dir, fix); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if id.Kind == "loop" || id.Kind == "file" {
+			// ext4 and XFS give a deleted file's inode to the next file
+			// created: a blank image made where the filled one was.
+			if recreated := id.File.Recreated(recorded[i].File); recreated != "" {
+				errs = append(errs, fmt.Errorf("parsing -drives: %s is not the drive %d the interrupted run in %s measured: its file has the recorded inode but is another file (%s): it was deleted and created again since, and holds none of what the run wrote; %s",
+					d.Path, i+1, dir, recreated, fix))
+				continue
+			}
+		}
+		if m.Order[i] >= 0 {
 			errs = append(errs, fmt.Errorf("parsing -drives: %s and %s are the same drive of the interrupted run in %s (%s): give each drive once", given[m.Order[i]].Path, d.Path, dir, recorded[i]))
 			continue
 		}
@@ -163,6 +212,149 @@ func Drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match,
 	return m, nil
 }
 
+// byIdentity is the recorded drive of prior that d (identity id, not
+// anonymous) is: the one whose identifiers agree with d's on at least
+// one and disagree on none. A drive that agrees with one on some and
+// disagrees on others is refused naming both values; one that is none of
+// them, naming what was recorded where it is.
+func byIdentity(d plan.Drive, id identity.Identity, prior record.Run, sameBoot bool, dir, fix string) (int, error) {
+	var same, conflict []int
+	var differ []string
+	for r, was := range prior.Identities {
+		agree, disagree := compare(id.Identifiers(), was.Identifiers())
+		switch {
+		case len(agree) == 0:
+		case len(disagree) == 0:
+			same = append(same, r)
+		default:
+			conflict = append(conflict, r)
+			differ = append(differ, fmt.Sprintf("drive %d (recorded at %s) has the same %s (%s), but %s", r+1, prior.Drives[r].Path, names(agree), values(agree), strings.Join(disagree, ", ")))
+		}
+	}
+	switch {
+	case len(same) == 1:
+		return same[0], nil
+	case len(same) > 1:
+		var which []string
+		for _, r := range same {
+			which = append(which, fmt.Sprintf("drive %d (recorded at %s: %s)", r+1, prior.Drives[r].Path, prior.Identities[r]))
+		}
+		return -1, fmt.Errorf("parsing -drives: %s (%s) could be any of %s of the interrupted run in %s: nothing it reports tells which; %s",
+			d.Path, id, strings.Join(which, " and "), dir, fix)
+	case len(conflict) > 0:
+		return -1, fmt.Errorf("parsing -drives: %s is not the drive the interrupted run in %s measured: it is %s; %s: a drive whose identifiers disagree is another drive, or one that reports other identifiers since (new firmware); %s",
+			d.Path, dir, id, strings.Join(differ, "; "), fix)
+	}
+	return -1, notRecorded(d, id, prior, sameBoot, dir, fix)
+}
+
+// notRecorded is the refusal of d (identity id), which is none of the
+// drives prior recorded: naming the drive recorded at its path or (in
+// the same boot) its device number, if any.
+func notRecorded(d plan.Drive, id identity.Identity, prior record.Run, sameBoot bool, dir, fix string) error {
+	at, where := -1, ""
+	for r, p := range prior.Drives {
+		switch {
+		case p.Path == d.Path:
+			at, where = r, "at "+d.Path
+		case sameBoot && r < len(prior.Devices) && prior.Devices[r] != "" && prior.Devices[r] == DevNumber(d):
+			at, where = r, fmt.Sprintf("at device number %s in this boot (recorded at %s)", prior.Devices[r], p.Path)
+		}
+	}
+	if at >= 0 {
+		return fmt.Errorf("parsing -drives: %s is not the drive the interrupted run in %s measured %s: it is %s; the run measured %s there (drive %d); %s",
+			d.Path, dir, where, id, prior.Identities[at], at+1, fix)
+	}
+	return fmt.Errorf("parsing -drives: %s is none of the drives of the interrupted run in %s: it is %s; %s", d.Path, dir, id, fix)
+}
+
+// compare is what a and b, two drives' identifiers, say of each other:
+// those both report with the same value (agree), and, for those both
+// report with another value, "its NGUID is X, the recorded drive's Y"
+// (disagree).
+func compare(a, b []identity.Identifier) (agree []identity.Identifier, disagree []string) {
+	for _, x := range a {
+		for _, y := range b {
+			if x.Name != y.Name {
+				continue
+			}
+			if x.Value == y.Value {
+				agree = append(agree, x)
+			} else {
+				disagree = append(disagree, fmt.Sprintf("its %s is %s, the recorded drive's %s", x.Name, x.Value, y.Value))
+			}
+		}
+	}
+	return agree, disagree
+}
+
+func names(ids []identity.Identifier) string {
+	var out []string
+	for _, i := range ids {
+		out = append(out, i.Name)
+	}
+	return strings.Join(out, " and ")
+}
+
+func values(ids []identity.Identifier) string {
+	var out []string
+	for _, i := range ids {
+		out = append(out, i.Value)
+	}
+	return strings.Join(out, ", ")
+}
+
+// alike refuses two drives, both given or both recorded, that agree on
+// what they report and report nothing unique (no NGUID, EUI-64, UUID,
+// WWN or file), such as two namespaces of the same serial and namespace
+// ID with no NGUID (some vendors; QEMU's default): which of them is which
+// recorded drive cannot be told, in this boot or after a reboot. Two
+// given paths to the same device, and two that share a unique
+// identifier, are the same drive given twice, which Drives names as
+// such.
+func alike(given []plan.Drive, prior record.Run, dir, fix string) []error {
+	var errs []error
+	for j := range given {
+		for l := j + 1; l < len(given); l++ {
+			a, b := given[j].Identity(), given[l].Identity()
+			if given[j].Block && given[l].Block && DevNumber(given[j]) == DevNumber(given[l]) || sameNamespace(given[j], given[l]) {
+				continue
+			}
+			if agree, disagree := compare(a.Identifiers(), b.Identifiers()); len(agree) > 0 && len(disagree) == 0 && !unique(agree) {
+				errs = append(errs, fmt.Errorf("parsing -drives: %s and %s report the same %s (%s) and nothing that tells them apart (%s; %s): which of them the interrupted run in %s measured cannot be told, in this boot or after a reboot; give only drives that report a unique identifier (an NGUID, EUI-64, UUID or WWN; set one where the drives or the emulator can), or start a new run (without -resume) on drives told apart; %s",
+					given[j].Path, given[l].Path, names(agree), values(agree), a, b, dir, fix))
+			}
+		}
+	}
+	rec := prior.Identities
+	for i := range rec {
+		for k := i + 1; k < len(rec); k++ {
+			if agree, disagree := compare(rec[i].Identifiers(), rec[k].Identifiers()); len(agree) > 0 && len(disagree) == 0 && !unique(agree) {
+				errs = append(errs, fmt.Errorf("parsing -drives: the interrupted run in %s recorded drive %d (at %s) and drive %d (at %s) with the same %s (%s) and nothing that tells them apart (%s; %s): which drive given now is which cannot be told, in this boot or after a reboot; start a new run (without -resume); %s",
+					dir, i+1, prior.Drives[i].Path, k+1, prior.Drives[k].Path, names(agree), values(agree), rec[i], rec[k], fix))
+			}
+		}
+	}
+	return errs
+}
+
+// sameNamespace reports whether a and b are one NVMe namespace through
+// two controllers (native multipath off), as its subsystem lists them:
+// one drive, given twice if both are given.
+func sameNamespace(a, b plan.Drive) bool {
+	nsid, ok := a.Reach[b.Name]
+	return ok && b.Name != "" && nsid == a.NSID && a.NSID == b.NSID
+}
+
+func unique(ids []identity.Identifier) bool {
+	for _, i := range ids {
+		if i.Unique {
+			return true
+		}
+	}
+	return false
+}
+
 // changes says what of drive d (identity id) differs from recorded
 // drive i of prior.
 func changes(d plan.Drive, id identity.Identity, prior record.Run, i int) []string {
@@ -195,6 +387,11 @@ func changes(d plan.Drive, id identity.Identity, prior record.Run, i int) []stri
 		// A format to another LBA format erased the drive's fill, and
 		// its figures are another format's.
 		changed = append(changed, fmt.Sprintf("logical block size %d bytes, was %d (formatted since)", d.LogicalBlockSize, was.LBASize))
+	}
+	if id.File.Size != 0 && was.File.Size != 0 && id.File.Size != was.File.Size {
+		// The loop device's size is fixed when attached: its file grew or
+		// shrank behind it since.
+		changed = append(changed, fmt.Sprintf("its file holds %s bytes, was %s", report.Thousands(float64(id.File.Size)), report.Thousands(float64(was.File.Size))))
 	}
 	if i < len(prior.Devices) && (prior.Devices[i] == "") == d.Block {
 		// A block device recorded as a regular file, or the reverse.

@@ -112,6 +112,7 @@ func TestDrivesAfterReboot(t *testing.T) {
 		assert.Equal(t, first[i].Serial, given[j].Serial, "recorded drive %d", i+1)
 	}
 	assert.Empty(t, m.Warnings, "device numbers of another boot are not compared")
+	assert.Equal(t, make([]bool, 24), m.ByPosition, "every drive matched by its NGUID")
 	assert.Equal(t, fmt.Sprintf("drive 1 (recorded at /dev/nvme0n1) is /dev/nvme%dn1", ctrl[0]), m.Lines[0])
 
 	// By-id links, in the recorded order, as a run given them both times.
@@ -237,6 +238,18 @@ func TestDrivesLoop(t *testing.T) {
 	m, errs := Drives([]plan.Drive{loop(3, "/t/b.img", 101), loop(2, "/t/a.img", 100)}, prior, "boot-2", "raw", "FIX")
 	require.Empty(t, errs, errText(errs))
 	assert.Equal(t, []int{1, 0}, m.Order)
+
+	// The kernel's file, its size recorded: a file that grew behind the
+	// loop device since is refused as changed.
+	sized := func(n int, img string, inode uint64, size int64) plan.Drive {
+		d := loop(n, img, inode)
+		d.File.Size = size
+		return d
+	}
+	prior = recordOf([]plan.Drive{sized(0, "/t/a.img", 100, 64<<20)}, "boot-1")
+	_, errs = Drives([]plan.Drive{sized(0, "/t/a.img", 100, 128<<20)}, prior, "boot-2", "raw", "FIX")
+	require.Len(t, errs, 1, errText(errs))
+	assert.Contains(t, errs[0].Error(), "but changed since: its file holds 134,217,728 bytes, was 67,108,864; FIX")
 }
 
 // Renamed rewrites the paths the recording names its drives by to the
@@ -333,12 +346,175 @@ func TestDrivesWithoutIdentity(t *testing.T) {
 	require.NotEmpty(t, errs, "drives known by path only, after a reboot")
 	assert.Contains(t, errText(errs), "parsing -drives: /dev/nvme0n1 reports nothing that tells it from another drive (NVMe namespace 1 (no NGUID, EUI-64 or UUID) of NVMe SSD serial (unknown), firmware (unknown), 1920383410176 bytes, 4096-byte blocks), and the machine has booted since the interrupted run in raw: ")
 
-	// The same boot, the same paths and numbers: the same drives.
+	// The same boot, the same paths and numbers: matched, but only by
+	// position, which the data check must confirm.
 	m, errs := Drives([]plan.Drive{anon(1, 1), anon(0, 0)}, prior, "boot-1", "raw", "FIX")
 	require.Empty(t, errs, errText(errs))
 	assert.Equal(t, []int{1, 0}, m.Order)
+	assert.Equal(t, []bool{true, true}, m.ByPosition, "matched by path and device number alone")
 	// The same boot, but the path now at another device number.
 	moved := anon(0, 5)
 	_, errs = Drives([]plan.Drive{moved, anon(1, 1)}, prior, "boot-1", "raw", "FIX")
 	require.NotEmpty(t, errs)
+}
+
+// qemuNVMe is namespace 1 of a QEMU NVMe controller nvme<n> at minor n,
+// reached at /dev/nvme<n>n1: serial as given to QEMU, and an NGUID and
+// EUI-64 that sysfs shows as zeros unless set (nguid=, eui64=).
+func qemuNVMe(n int, serial, nguid string) plan.Drive {
+	if nguid == "" {
+		nguid = "00000000-0000-0000-0000-000000000000"
+	}
+	return plan.Drive{Info: device.Info{Path: fmt.Sprintf("/dev/nvme%dn1", n), Name: fmt.Sprintf("nvme%dn1", n), Block: true, Major: 259, Minor: uint32(n),
+		Size: 1 << 30, LogicalBlockSize: 512, Model: "QEMU NVMe Ctrl", Serial: serial, Firmware: "9.2.0", Controller: fmt.Sprintf("nvme%d", n), NSID: 1,
+		NGUID: nguid, EUI64: "0000000000000000"}}
+}
+
+// An NGUID and EUI-64 of zeros say nothing: a namespace that reports
+// only those and a blank serial is anonymous. Within the boot that
+// recorded it, at its recorded path and device number, it is matched
+// only provisionally (ByPosition, for the data check to confirm); after
+// a reboot it is refused. A drive that reports an identifier is never
+// matched by position.
+func TestDrivesByPosition(t *testing.T) {
+	first := []plan.Drive{qemuNVMe(0, "", ""), qemuNVMe(1, "QEMU0001", "")}
+	prior := recordOf(first, "boot-1")
+	require.True(t, prior.Identities[0].Anonymous(), "zeros and a blank serial")
+
+	m, errs := Drives([]plan.Drive{qemuNVMe(1, "QEMU0001", ""), qemuNVMe(0, "", "")}, prior, "boot-1", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	assert.Equal(t, []int{1, 0}, m.Order)
+	assert.Equal(t, []bool{true, false}, m.ByPosition)
+
+	_, errs = Drives([]plan.Drive{qemuNVMe(0, "", ""), qemuNVMe(1, "QEMU0001", "")}, prior, "boot-2", "raw", "FIX")
+	require.Len(t, errs, 2, errText(errs))
+	assert.Contains(t, errs[0].Error(), "parsing -drives: /dev/nvme0n1 reports nothing that tells it from another drive (NVMe namespace 1 (no NGUID, EUI-64 or UUID) of QEMU NVMe Ctrl serial (unknown), firmware 9.2.0, 1073741824 bytes, 512-byte blocks), and the machine has booted since the interrupted run in raw")
+
+	// In the same boot, an anonymous drive at another device number is
+	// not matched by its path alone.
+	_, errs = Drives([]plan.Drive{qemuNVMe(1, "QEMU0001", ""), func() plan.Drive { d := qemuNVMe(0, "", ""); d.Minor = 7; return d }()}, prior, "boot-1", "raw", "FIX")
+	require.NotEmpty(t, errs)
+	assert.Contains(t, errText(errs), "parsing -drives: /dev/nvme0n1 is not the drive the interrupted run in raw measured at /dev/nvme0n1: it is NVMe namespace 1 (no NGUID, EUI-64 or UUID)")
+}
+
+type alikeTest struct {
+	name  string
+	rec   []plan.Drive
+	given []plan.Drive
+	boot  string
+	want  string
+}
+
+var alikeTests = []alikeTest{
+	// Two QEMU controllers given the same serial= (and no nguid=): what
+	// they report is the same serial and namespace and zeros.
+	{"both given, same boot", []plan.Drive{qemuNVMe(0, "QEMU0001", ""), qemuNVMe(1, "QEMU0002", "")},
+		[]plan.Drive{qemuNVMe(0, "QEMU0001", ""), qemuNVMe(1, "QEMU0001", "")}, "boot-1",
+		"parsing -drives: /dev/nvme0n1 and /dev/nvme1n1 report the same serial and namespace (serial QEMU0001 namespace 1) and nothing that tells them apart"},
+	{"both given, after a reboot", []plan.Drive{qemuNVMe(0, "QEMU0001", "")},
+		[]plan.Drive{qemuNVMe(0, "QEMU0001", ""), qemuNVMe(1, "QEMU0001", "")}, "boot-2",
+		"parsing -drives: /dev/nvme0n1 and /dev/nvme1n1 report the same serial and namespace (serial QEMU0001 namespace 1) and nothing that tells them apart"},
+	{"both recorded, after a reboot", []plan.Drive{qemuNVMe(0, "QEMU0001", ""), qemuNVMe(1, "QEMU0001", "")},
+		[]plan.Drive{qemuNVMe(1, "QEMU0001", "")}, "boot-2",
+		"parsing -drives: the interrupted run in raw recorded drive 1 (at /dev/nvme0n1) and drive 2 (at /dev/nvme1n1) with the same serial and namespace (serial QEMU0001 namespace 1) and nothing that tells them apart"},
+	{"both recorded, same boot", []plan.Drive{qemuNVMe(0, "QEMU0001", ""), qemuNVMe(1, "QEMU0001", "")},
+		[]plan.Drive{qemuNVMe(1, "QEMU0001", ""), qemuNVMe(0, "QEMU0001", "")}, "boot-1",
+		"parsing -drives: the interrupted run in raw recorded drive 1 (at /dev/nvme0n1) and drive 2 (at /dev/nvme1n1) with the same serial and namespace"},
+}
+
+// Two drives, both given or both recorded, that share their only key (the
+// same serial and namespace ID, no NGUID, EUI-64 or UUID) are refused,
+// naming both, in the same boot and after a reboot: which is which
+// cannot be told.
+func TestDrivesAlike(t *testing.T) {
+	for _, tt := range alikeTests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errs := Drives(tt.given, recordOf(tt.rec, "boot-1"), tt.boot, "raw", "FIX")
+			require.NotEmpty(t, errs, "drives nothing tells apart")
+			assert.Contains(t, errText(errs), tt.want)
+			assert.Contains(t, errText(errs), "FIX")
+		})
+	}
+	// The same serial and namespace with distinct NGUIDs are told apart.
+	rec := []plan.Drive{qemuNVMe(0, "QEMU0001", "5cd2e4aa00000001"), qemuNVMe(1, "QEMU0001", "5cd2e4aa00000002")}
+	m, errs := Drives([]plan.Drive{qemuNVMe(3, "QEMU0001", "5cd2e4aa00000002"), qemuNVMe(2, "QEMU0001", "5cd2e4aa00000001")}, recordOf(rec, "boot-1"), "boot-2", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	assert.Equal(t, []int{1, 0}, m.Order)
+}
+
+// A drive is matched on every identifier both sides report, and refused
+// on any that disagrees, naming both values: a recording that knew a
+// namespace by its serial and namespace ID only matches the drive that
+// now reports an NGUID too (new firmware); an NGUID that differs is
+// another drive.
+func TestDrivesChangedIdentifiers(t *testing.T) {
+	prior := recordOf([]plan.Drive{qemuNVMe(0, "QEMU0001", "")}, "boot-1")
+	m, errs := Drives([]plan.Drive{qemuNVMe(0, "QEMU0001", "5cd2e4aa00000001")}, prior, "boot-2", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	assert.Equal(t, []int{0}, m.Order)
+	assert.Equal(t, []bool{false}, m.ByPosition)
+
+	prior = recordOf([]plan.Drive{qemuNVMe(0, "QEMU0001", "5cd2e4aa00000001")}, "boot-1")
+	_, errs = Drives([]plan.Drive{qemuNVMe(0, "QEMU0001", "5cd2e4aa00000002")}, prior, "boot-2", "raw", "FIX")
+	require.Len(t, errs, 2, errText(errs))
+	assert.Contains(t, errs[0].Error(), "parsing -drives: /dev/nvme0n1 is not the drive the interrupted run in raw measured: it is NVMe namespace 1 (NGUID 5cd2e4aa00000002) of QEMU NVMe Ctrl serial QEMU0001")
+	assert.Contains(t, errs[0].Error(), "drive 1 (recorded at /dev/nvme0n1) has the same serial and namespace (serial QEMU0001 namespace 1), but its NGUID is 5cd2e4aa00000002, the recorded drive's 5cd2e4aa00000001")
+	assert.Contains(t, errs[0].Error(), "; FIX")
+	assert.Contains(t, errs[1].Error(), "these are not given: drive 1, recorded at /dev/nvme0n1")
+
+	// A SATA disk recorded by its unit serial and the kernel's t10 wwid
+	// matches it again; another WWN on a SAS disk of the same serial does
+	// not.
+	sata := func(n int, serial, wwn string) plan.Drive {
+		wwid := "t10.ATA     QEMU HARDDISK                           " + serial
+		if wwn != "" {
+			wwid = wwn
+		}
+		return plan.Drive{Info: device.Info{Path: fmt.Sprintf("/dev/sd%c", 'a'+n), Block: true, Major: 8, Minor: uint32(16 * n), Size: 1 << 30,
+			LogicalBlockSize: 512, Model: "QEMU HARDDISK", Serial: serial, Firmware: "2.5+", WWID: wwid, WWN: wwn}}
+	}
+	prior = recordOf([]plan.Drive{sata(0, "QM00001", ""), sata(1, "QM00002", "")}, "boot-1")
+	m, errs = Drives([]plan.Drive{sata(0, "QM00002", ""), sata(1, "QM00001", "")}, prior, "boot-2", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	assert.Equal(t, []int{1, 0}, m.Order, "swapped between boots, told by their serials")
+	prior = recordOf([]plan.Drive{sata(0, "SCSI0001", "naa.5000c500a1b2c3d4")}, "boot-1")
+	_, errs = Drives([]plan.Drive{sata(0, "SCSI0001", "naa.5000c500a1b2c3d5")}, prior, "boot-2", "raw", "FIX")
+	require.NotEmpty(t, errs)
+	assert.Contains(t, errs[0].Error(), "but its WWN is naa.5000c500a1b2c3d5, the recorded drive's naa.5000c500a1b2c3d4")
+}
+
+// A one-drive run recorded on one of two namespaces that report the same
+// serial and namespace and nothing unique (QEMU controllers given the
+// same serial=, no nguid=) is refused at a resume given the other, which
+// is on the machine though not given: nothing tells which the run
+// measured. A drive told from every other present drive resumes, and
+// the same namespace through another controller (multipath off) is not
+// another drive.
+func TestDrivesAmongPresent(t *testing.T) {
+	a, b := qemuNVMe(0, "QEMU0001", ""), qemuNVMe(1, "QEMU0001", "")
+	prior := recordOf([]plan.Drive{a}, "boot-1")
+	for _, boot := range []string{"boot-1", "boot-2"} {
+		_, errs := DrivesAmong([]plan.Drive{b}, []plan.Drive{a, b}, prior, boot, "raw", "FIX")
+		require.Len(t, errs, 1, "%s: %s", boot, errText(errs))
+		assert.Contains(t, errs[0].Error(), "parsing -drives: /dev/nvme1n1 and /dev/nvme0n1 (on this machine, not given) both report the serial and namespace of drive 1 of the interrupted run in raw (serial QEMU0001 namespace 1) and nothing that tells them apart", boot)
+		assert.Contains(t, errs[0].Error(), "; FIX")
+	}
+	// Without the other drive present (Drives), the match cannot know.
+	m, errs := Drives([]plan.Drive{b}, prior, "boot-2", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	assert.Equal(t, []int{0}, m.Order)
+
+	other := qemuNVMe(2, "QEMU0002", "")
+	m, errs = DrivesAmong([]plan.Drive{a}, []plan.Drive{a, other}, prior, "boot-2", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	assert.Equal(t, []int{0}, m.Order)
+
+	path := b
+	a.Reach, path.Reach = map[string]int{"nvme0n1": 1, "nvme1n1": 1}, map[string]int{"nvme0n1": 1, "nvme1n1": 1}
+	_, errs = DrivesAmong([]plan.Drive{a}, []plan.Drive{a, path}, prior, "boot-2", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	// Both paths given: one drive given twice.
+	_, errs = DrivesAmong([]plan.Drive{a, path}, []plan.Drive{a, path}, prior, "boot-2", "raw", "FIX")
+	require.Len(t, errs, 1, errText(errs))
+	assert.Contains(t, errs[0].Error(), "parsing -drives: /dev/nvme0n1 and /dev/nvme1n1 are the same drive of the interrupted run in raw")
 }
