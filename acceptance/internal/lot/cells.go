@@ -75,6 +75,31 @@ func drivesFailure(r report.Result) bool {
 	return false
 }
 
+// notSteadyDrives is, for a scaling step inconclusive because drives of
+// it did not reach steady state (why is report.CauseNotSteady), the
+// drives its steady-state evidence names not steady: only their figures
+// are not their own, and every other drive's figure of the step counts.
+// It is nil, every drive's figure set aside, for any other why and for a
+// step whose evidence names none of its drives (a recording without
+// per-drive steady-state records).
+func notSteadyDrives(r report.Result, why string) map[string]bool {
+	if why != report.CauseNotSteady {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, st := range r.Steady {
+		if !st.Attained {
+			out[st.Drive] = true
+		}
+	}
+	for _, d := range r.PerDrive {
+		if out[d.Path] {
+			return out
+		}
+	}
+	return nil
+}
+
 // passLine is the line a drive meets r's cell at (judge.PassLine), with
 // the cell's own tolerance: [method] tolerance for a single-drive cell,
 // [scaling] tolerance for a scaling step's shares, the very line the
@@ -162,13 +187,14 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 		}
 		if r.Kind == report.KindScaling {
 			n := 0
+			unsettled := notSteadyDrives(r, why)
 			for _, d := range r.PerDrive {
 				if d.Error != "" || d.Actual <= 0 {
 					l.Missing = append(l.Missing, d.Path+" in "+r.Test)
 					unmeasured = append(unmeasured, d.Path+" in "+r.Test)
 					continue
 				}
-				if why != "" {
+				if why != "" && (unsettled == nil || unsettled[d.Path]) {
 					l.Missing = append(l.Missing, d.Path+" in "+r.Test+" ("+why+")")
 					n++
 					continue
