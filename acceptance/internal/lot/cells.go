@@ -62,17 +62,25 @@ func hasFigure(r report.Result) bool {
 
 // drivesFailure reports whether r failed for a failure of its drive
 // itself (verdict.Disqualifying's causes that only the drive raises: a
-// mismatch, a read-back I/O error, a critical warning), which the lot
+// mismatch, a read-back I/O error, an I/O error in a measurement, a
+// critical warning), which the lot
 // counts as a failing drive.
 func drivesFailure(r report.Result) bool {
 	if r.Verdict != report.Fail {
 		return false
 	}
 	switch r.Cause {
-	case report.CauseIntegrity, report.CauseReadBack, report.CauseCriticalWarning:
+	case report.CauseIntegrity, report.CauseReadBack, report.CauseCriticalWarning, report.CauseIOError:
 		return true
 	}
 	return false
+}
+
+// drivesOwnCause reports whether a scaling step's per-drive cause is a
+// failure of the drive itself (drivesFailure's causes): the drive is one
+// of the lot's failures.
+func drivesOwnCause(cause string) bool {
+	return drivesFailure(report.Result{Verdict: report.Fail, Cause: cause})
 }
 
 // notSteadyDrives is, for a scaling step inconclusive because drives of
@@ -189,6 +197,12 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 			n := 0
 			unsettled := notSteadyDrives(r, why)
 			for _, d := range r.PerDrive {
+				if drivesOwnCause(d.Cause) {
+					// The drive failed in the step (an I/O error, say), or
+					// before it: one of the lot's failures.
+					failed = append(failed, d.Path+" in "+r.Test+" ("+d.Cause+")")
+					continue
+				}
 				if d.Error != "" || d.Actual <= 0 {
 					l.Missing = append(l.Missing, d.Path+" in "+r.Test)
 					unmeasured = append(unmeasured, d.Path+" in "+r.Test)

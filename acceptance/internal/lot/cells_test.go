@@ -607,3 +607,26 @@ func TestCellsOneDriveNotSteadyOfTwentyFour(t *testing.T) {
 	}
 	assert.Contains(t, c.Message, "1 drive whose figure is not the drive's own (1 drive of "+test+" (not steady))")
 }
+
+// A scaling step in which one drive of 24 failed an I/O (its per-drive
+// entry names the drive's failure, verdict.PrecedeDrives) counts that
+// drive as one of the lot's failures, not as a drive without a figure:
+// n = 24 with 23 passing, and the drive is named.
+func TestCellsDriveFailedInTheStepIsAFailure(t *testing.T) {
+	const test = "TestScaling/24_drives/128KB_Sequential_Read"
+	r := report.Result{Test: test, Kind: report.KindScaling, Capacity: "64MiB", Workload: "128KB Sequential Read", Drives: 24,
+		Metric: "MBps", Spec: 100, Expected: 2400, Tolerance: 0.1, Verdict: report.Fail, Cause: report.CauseIOError}
+	for i := range 24 {
+		d := report.DriveResult{Path: fmt.Sprintf("/dev/loop%d", i), Actual: 300 + float64(i), Verdict: report.Pass}
+		if i == 5 {
+			d.Actual, d.Verdict, d.Cause = 12, report.Fail, report.CauseIOError
+			d.Error = `job "drive5": errno 5 (input/output error)`
+		}
+		r.PerDrive = append(r.PerDrive, d)
+	}
+	c := JudgeCell([]report.Result{r}, nil, ruleDF, Preconditions{"": "full"})
+	assert.Equal(t, 24, c.Result.Lot.N, c.Message)
+	assert.Equal(t, 23, c.Result.Lot.Passing, c.Message)
+	assert.Empty(t, c.Result.Lot.Missing)
+	assert.Contains(t, c.Message, "counting the 1 drive that failed (/dev/loop5 in "+test+" (i/o error)) as failing")
+}

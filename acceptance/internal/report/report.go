@@ -256,6 +256,10 @@ const (
 	// error, a short read) without naming a mismatch: the drive is
 	// disqualified as for a mismatch.
 	CauseReadBack = "read-back failed"
+	// CauseIOError: the drive answered an I/O of a measurement with an
+	// error (an I/O, medium, protection or target error, a timeout, no
+	// space): the drive is disqualified as for a failed read-back.
+	CauseIOError = "i/o error"
 )
 
 // NotTheDrivesCauses are the causes of an inconclusive result whose
@@ -499,6 +503,10 @@ type DriveResult struct {
 	Ratio   float64 `json:"ratio"`  // Actual / single-drive spec
 	Verdict string  `json:"verdict"`
 	Error   string  `json:"error,omitempty"`
+	// Cause is the drive's own failure (run.json's failures: an I/O
+	// error, a mismatch, a critical warning) that fails the step for this
+	// drive; empty when none does.
+	Cause string `json:"cause,omitempty"`
 	// CPUs is the cpus_allowed list the drive's jobs were pinned to in
 	// this step; empty when not pinned.
 	CPUs string `json:"cpus,omitempty"`
