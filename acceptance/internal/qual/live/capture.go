@@ -40,7 +40,7 @@ func (r *Runner) CaptureFailures(ctx context.Context, failed []int) map[int]repo
 		if d >= len(r.Drives) || d >= len(r.Monitor.health) {
 			continue
 		}
-		if c, ok := r.priorCapture(d); ok {
+		if c, ok := priorCapture(r.Resume, d); ok {
 			known[d] = c
 			continue
 		}
@@ -84,12 +84,13 @@ func (r *Runner) CaptureFailures(ctx context.Context, failed []int) map[int]repo
 }
 
 // priorCapture is the capture the interrupted run made of drive d, when
-// this run resumes one that did and its files are all still there.
-func (r *Runner) priorCapture(d int) (report.Capture, bool) {
-	if r.Resume == nil || d >= len(r.Resume.Prior.Drives) || r.Resume.Prior.Drives[d].Failure == nil {
+// res (nil for a run that is not resumed) resumes one that did and its
+// files are all still there.
+func priorCapture(res *Resume, d int) (report.Capture, bool) {
+	if res == nil || d >= len(res.Prior.Drives) || res.Prior.Drives[d].Failure == nil {
 		return report.Capture{}, false
 	}
-	c := *r.Resume.Prior.Drives[d].Failure
+	c := *res.Prior.Drives[d].Failure
 	for _, f := range c.Files {
 		if _, err := os.Stat(f); err != nil {
 			return report.Capture{}, false
