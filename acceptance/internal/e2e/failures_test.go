@@ -411,3 +411,39 @@ func TestPeakTemperatureSurvivesAKill(t *testing.T) {
 	require.Contains(t, h, "temperature")
 	assert.Contains(t, h["temperature"].Message, "highest 60 °C", h["temperature"].Message)
 }
+
+// A loop device over a sparse 64 MiB image on an 8 MiB tmpfs, measured
+// without preconditioning: the random write cell's writes past 8 MiB of
+// pages fail (ENOSPC or EIO from the loop device), and the drive's failure
+// is in run.json as it happens, naming the cell. The cell fails with cause
+// "i/o error", the drive's next cell fails unmeasured naming the failure,
+// and a replay of the recording judges both the same.
+func TestCellIOErrorOnAFullDeviceFailsTheDrive(t *testing.T) {
+	dev := testenv.TmpfsLoop(t, safetySize, 8<<20)
+	r := runSuite(t, []string{"-test.run=TestSingleDrive"},
+		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=1s")
+	noFioLeft(t)
+	noPanic(t, r)
+	assert.NotEqual(t, 0, r.Code)
+	raw := filepath.Join(r.Report, "raw")
+	run, ok := readRun(raw)
+	require.True(t, ok)
+	require.Len(t, run.Failures, 1, "%+v", run.Failures)
+	f := run.Failures[0]
+	assert.Equal(t, dev, f.Path)
+	assert.Equal(t, report.CauseIOError, f.Cause)
+	assert.Equal(t, cellWrite, f.Test)
+	assert.Regexp(t, `errno (5|28) \((input/output error|no space left on device)\)`, f.Message)
+
+	check := func(what string, res map[string]report.Result) {
+		w := res[cellWrite]
+		assert.Equal(t, report.Fail, w.Verdict, "%s: %s", what, w.Error)
+		assert.Equal(t, report.CauseIOError, w.Cause, "%s: %s", what, w.Error)
+		rd := res[cellRead]
+		assert.Equal(t, report.Fail, rd.Verdict, "%s: %s", what, rd.Error)
+		assert.Equal(t, report.CauseIOError, rd.Cause, "%s: the next cell fails on the drive's failure: %s", what, rd.Error)
+		assert.Contains(t, rd.Error, dev+" failed "+f.Step+" earlier in this run, at "+f.At, what)
+	}
+	check("the run", byTest(r.results(t)))
+	check("a replay", byTest(runSuite(t, nil, "-spec="+faultSpec(t), "-replay="+raw).results(t)))
+}
