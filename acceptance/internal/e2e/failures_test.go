@@ -146,6 +146,91 @@ func TestReadBackIOErrorStaysFailedAfterResume(t *testing.T) {
 	assert.Equal(t, report.CauseReadBack, rp["TestScaling/2_drives/128KB_Sequential_Read"].Cause, "a replay")
 }
 
+// ioErrorCell is the cell the I/O error tests cut the second drive's image
+// before: the 2-drive read of testdata/integrity.toml, fio's last cell.
+const ioErrorCell = "TestScaling/2_drives/128KB_Sequential_Read"
+
+// lotOf is the TestLot cell of the 64MiB lot of workload (its subtest
+// name) in run.
+func lotOf(t *testing.T, run report.Run, workload string) report.Result {
+	t.Helper()
+	r, ok := byTest(run)["TestLot/64MiB/"+workload]
+	require.True(t, ok, "no TestLot/64MiB/%s", workload)
+	require.NotNil(t, r.Lot)
+	return r
+}
+
+// The second of two drives answers reads with I/O errors in the middle of
+// a measurement (its image is cut to half its size just before the 2-drive
+// read, after the fill and read-back passed): fio's job on it fails with
+// EIO, and run.json records that drive's failure, naming the drive and the
+// cell, as it happens; the neighbour's job is not failed for it. The run
+// is killed there, the image given its size back (the drive reads again,
+// as one with intermittent errors does), and the resume keeps the drive
+// disqualified: the cell fails with cause "i/o error", the capacity is NOT
+// QUALIFIED, and TestLot counts the drive as a failing one, not as a drive
+// without a figure. A replay judges the same.
+func TestCellIOErrorStaysFailedAfterResume(t *testing.T) {
+	good := newLoop(t, safetySize)
+	bad, img := imageLoop(t, safetySize)
+	rep := filepath.Join(t.TempDir(), "report")
+	raw := filepath.Join(rep, "raw")
+	text, err := os.ReadFile(testdataFile(t, "integrity.toml"))
+	require.NoError(t, err)
+	spec := writeSpec(t, string(text)+"\n[lot]\ncoverage   = 0.5\nconfidence = 0.5\nmethod     = \"distribution-free\"\n")
+	args := []string{"-spec=" + spec, "-drives=" + good + "," + bad, "-destructive", "-report=" + rep}
+	env := corruptingFio(t, img, "CORRUPT_CELL="+ioErrorCell, "CORRUPT_TRUNCATE="+strconv.Itoa(safetySize/2))
+	killWhen(t, raw, func(r record.Run) bool { return len(r.Failures) > 0 }, env, nil, args...)
+
+	run, ok := readRun(raw)
+	require.True(t, ok)
+	require.Len(t, run.Failures, 1, "%+v", run.Failures)
+	f := run.Failures[0]
+	assert.Equal(t, 1, f.Drive)
+	assert.Equal(t, bad, f.Path)
+	assert.Equal(t, report.CauseIOError, f.Cause)
+	assert.Equal(t, ioErrorCell, f.Test, "the cell the error arose in")
+	assert.Contains(t, f.Step, ioErrorCell)
+	assert.Regexp(t, `errno 5 \(input/output error\)`, f.Message)
+	assert.Contains(t, f.Message, bad)
+	assert.NotContains(t, f.Message, good, "the neighbour's job did not fail")
+	assert.NotEmpty(t, f.At)
+
+	require.NoError(t, os.Truncate(img, safetySize))
+	res := runSuite(t, nil, append(args, "-resume")...)
+	noFioLeft(t)
+	require.NotEqual(t, 2, res.Code, "the resume is not refused: stderr:\n%s", res.Stderr)
+	assert.NotEqual(t, 0, res.Code, "a drive that failed an I/O mid-cell does not qualify")
+	assert.Contains(t, res.Stdout, "NOT QUALIFIED")
+	assert.Empty(t, stepsOn(t, res, "fill", bad), "the failed drive is not filled again")
+	judged := res.results(t)
+	got := byTest(judged)
+	x := got[ioErrorCell]
+	assert.Equal(t, report.Fail, x.Verdict, x.Error)
+	assert.Equal(t, report.CauseIOError, x.Cause, x.Error)
+	assert.Contains(t, x.Error, bad+" failed "+f.Step+" earlier in this run, at "+f.At)
+	for _, test := range []string{"TestSingleDrive/64MiB/128KB_Sequential_Write", "TestSingleDrive/64MiB/128KB_Sequential_Read"} {
+		assert.Equal(t, report.Pass, got[test].Verdict, "%s, on the neighbour: %s", test, got[test].Error)
+	}
+	// The neighbour has a figure of the step when the kill came after the
+	// cell was recorded, none when before: one failing drive either way.
+	counted := "counting the 1 drive that failed (" + bad + " in " + ioErrorCell + " (i/o error)) as failing"
+	l := lotOf(t, judged, "128KB_Sequential_Read")
+	assert.Contains(t, l.Error, counted)
+	assert.Equal(t, 1, l.Lot.N-l.Lot.Passing, "one failing drive: %s", l.Error)
+	after, _ := readRun(raw)
+	assert.Equal(t, run.Failures, after.Failures, "the resume keeps the failure as it was recorded")
+
+	rp := runSuite(t, nil, "-replay="+raw)
+	assert.NotEqual(t, 0, rp.Code)
+	replayed := rp.results(t)
+	assert.Equal(t, report.CauseIOError, byTest(replayed)[ioErrorCell].Cause, "a replay")
+	rl := lotOf(t, replayed, "128KB_Sequential_Read")
+	assert.Contains(t, rl.Error, counted, "a replay's lot")
+	assert.Equal(t, l.Lot.N, rl.Lot.N, rl.Error)
+	assert.Equal(t, l.Lot.Passing, rl.Lot.Passing, rl.Error)
+}
+
 // The run is killed during the read-back, after fio has named a mismatch
 // on its stderr and before it ended (its stdout is never written): fio's
 // stderr, streamed to the recording as fio wrote it, and the pass listed
@@ -325,4 +410,40 @@ func TestPeakTemperatureSurvivesAKill(t *testing.T) {
 	h := healthOf(t, res)
 	require.Contains(t, h, "temperature")
 	assert.Contains(t, h["temperature"].Message, "highest 60 °C", h["temperature"].Message)
+}
+
+// A loop device over a sparse 64 MiB image on an 8 MiB tmpfs, measured
+// without preconditioning: the random write cell's writes past 8 MiB of
+// pages fail (ENOSPC or EIO from the loop device), and the drive's failure
+// is in run.json as it happens, naming the cell. The cell fails with cause
+// "i/o error", the drive's next cell fails unmeasured naming the failure,
+// and a replay of the recording judges both the same.
+func TestCellIOErrorOnAFullDeviceFailsTheDrive(t *testing.T) {
+	dev := testenv.TmpfsLoop(t, safetySize, 8<<20)
+	r := runSuite(t, []string{"-test.run=TestSingleDrive"},
+		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=1s")
+	noFioLeft(t)
+	noPanic(t, r)
+	assert.NotEqual(t, 0, r.Code)
+	raw := filepath.Join(r.Report, "raw")
+	run, ok := readRun(raw)
+	require.True(t, ok)
+	require.Len(t, run.Failures, 1, "%+v", run.Failures)
+	f := run.Failures[0]
+	assert.Equal(t, dev, f.Path)
+	assert.Equal(t, report.CauseIOError, f.Cause)
+	assert.Equal(t, cellWrite, f.Test)
+	assert.Regexp(t, `errno (5|28) \((input/output error|no space left on device)\)`, f.Message)
+
+	check := func(what string, res map[string]report.Result) {
+		w := res[cellWrite]
+		assert.Equal(t, report.Fail, w.Verdict, "%s: %s", what, w.Error)
+		assert.Equal(t, report.CauseIOError, w.Cause, "%s: %s", what, w.Error)
+		rd := res[cellRead]
+		assert.Equal(t, report.Fail, rd.Verdict, "%s: %s", what, rd.Error)
+		assert.Equal(t, report.CauseIOError, rd.Cause, "%s: the next cell fails on the drive's failure: %s", what, rd.Error)
+		assert.Contains(t, rd.Error, dev+" failed "+f.Step+" earlier in this run, at "+f.At, what)
+	}
+	check("the run", byTest(r.results(t)))
+	check("a replay", byTest(runSuite(t, nil, "-spec="+faultSpec(t), "-replay="+raw).results(t)))
 }

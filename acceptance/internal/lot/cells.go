@@ -62,17 +62,50 @@ func hasFigure(r report.Result) bool {
 
 // drivesFailure reports whether r failed for a failure of its drive
 // itself (verdict.Disqualifying's causes that only the drive raises: a
-// mismatch, a read-back I/O error, a critical warning), which the lot
+// mismatch, a read-back I/O error, an I/O error in a measurement, a
+// critical warning), which the lot
 // counts as a failing drive.
 func drivesFailure(r report.Result) bool {
 	if r.Verdict != report.Fail {
 		return false
 	}
 	switch r.Cause {
-	case report.CauseIntegrity, report.CauseReadBack, report.CauseCriticalWarning:
+	case report.CauseIntegrity, report.CauseReadBack, report.CauseCriticalWarning, report.CauseIOError:
 		return true
 	}
 	return false
+}
+
+// drivesOwnCause reports whether a scaling step's per-drive cause is a
+// failure of the drive itself (drivesFailure's causes): the drive is one
+// of the lot's failures.
+func drivesOwnCause(cause string) bool {
+	return drivesFailure(report.Result{Verdict: report.Fail, Cause: cause})
+}
+
+// notSteadyDrives is, for a scaling step inconclusive because drives of
+// it did not reach steady state (why is report.CauseNotSteady), the
+// drives its steady-state evidence names not steady: only their figures
+// are not their own, and every other drive's figure of the step counts.
+// It is nil, every drive's figure set aside, for any other why and for a
+// step whose evidence names none of its drives (a recording without
+// per-drive steady-state records).
+func notSteadyDrives(r report.Result, why string) map[string]bool {
+	if why != report.CauseNotSteady {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, st := range r.Steady {
+		if !st.Attained {
+			out[st.Drive] = true
+		}
+	}
+	for _, d := range r.PerDrive {
+		if out[d.Path] {
+			return out
+		}
+	}
+	return nil
 }
 
 // passLine is the line a drive meets r's cell at (judge.PassLine), with
@@ -162,13 +195,20 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 		}
 		if r.Kind == report.KindScaling {
 			n := 0
+			unsettled := notSteadyDrives(r, why)
 			for _, d := range r.PerDrive {
+				if drivesOwnCause(d.Cause) {
+					// The drive failed in the step (an I/O error, say), or
+					// before it: one of the lot's failures.
+					failed = append(failed, d.Path+" in "+r.Test+" ("+d.Cause+")")
+					continue
+				}
 				if d.Error != "" || d.Actual <= 0 {
 					l.Missing = append(l.Missing, d.Path+" in "+r.Test)
 					unmeasured = append(unmeasured, d.Path+" in "+r.Test)
 					continue
 				}
-				if why != "" {
+				if why != "" && (unsettled == nil || unsettled[d.Path]) {
 					l.Missing = append(l.Missing, d.Path+" in "+r.Test+" ("+why+")")
 					n++
 					continue

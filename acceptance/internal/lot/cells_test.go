@@ -581,3 +581,52 @@ func TestCellsDisqualifiedDrivesAreFailures(t *testing.T) {
 	assert.Empty(t, c.Result.Lot.Missing)
 	assert.Contains(t, c.Message, "counting the 5 drives that failed")
 }
+
+// A 24-drive scaling step inconclusive because one drive never settled
+// (its steady-state record not attained, the other 23 attained) takes
+// only that drive's figure out of the lot: n = 23, the drive named
+// missing as not steady, and the lot is judged on the others' figures.
+func TestCellsOneDriveNotSteadyOfTwentyFour(t *testing.T) {
+	const test = "TestScaling/24_drives/4KB_Random_Write"
+	r := report.Result{Test: test, Kind: report.KindScaling, Capacity: "1.92TB", Workload: "4KB Random Write", Drives: 24,
+		Metric: "iops", Spec: 150000, Expected: 24 * 150000, Tolerance: 0.1, Verdict: report.Inconclusive, Cause: report.CauseNotSteady}
+	for i := range 24 {
+		path := fmt.Sprintf("/dev/nvme%dn1", i)
+		r.PerDrive = append(r.PerDrive, report.DriveResult{Path: path, Serial: fmt.Sprintf("S%02d", i),
+			Actual: 160000 + 100*float64(i%5), Verdict: report.Pass})
+		r.Steady = append(r.Steady, report.Steady{Step: 3, Kind: "precondition", Twin: "4KB Random Write", Drive: path,
+			Attained: i != 17, Window: 5, StopRound: 30, BoundSeconds: 1800})
+	}
+	c := JudgeCell([]report.Result{r}, nil, rule95, Preconditions{"": "full"})
+	assert.Equal(t, 23, c.Result.Lot.N, c.Message)
+	assert.Len(t, c.Result.Lot.Figures, 23)
+	require.Len(t, c.Result.Lot.Missing, 1)
+	assert.Equal(t, "/dev/nvme17n1 in "+test+" ("+report.CauseNotSteady+")", c.Result.Lot.Missing[0])
+	for _, f := range c.Result.Lot.Figures {
+		assert.NotEqual(t, "/dev/nvme17n1", f.Drive, "the drive that never settled gives no figure")
+	}
+	assert.Contains(t, c.Message, "1 drive whose figure is not the drive's own (1 drive of "+test+" (not steady))")
+}
+
+// A scaling step in which one drive of 24 failed an I/O (its per-drive
+// entry names the drive's failure, verdict.PrecedeDrives) counts that
+// drive as one of the lot's failures, not as a drive without a figure:
+// n = 24 with 23 passing, and the drive is named.
+func TestCellsDriveFailedInTheStepIsAFailure(t *testing.T) {
+	const test = "TestScaling/24_drives/128KB_Sequential_Read"
+	r := report.Result{Test: test, Kind: report.KindScaling, Capacity: "64MiB", Workload: "128KB Sequential Read", Drives: 24,
+		Metric: "MBps", Spec: 100, Expected: 2400, Tolerance: 0.1, Verdict: report.Fail, Cause: report.CauseIOError}
+	for i := range 24 {
+		d := report.DriveResult{Path: fmt.Sprintf("/dev/loop%d", i), Actual: 300 + float64(i), Verdict: report.Pass}
+		if i == 5 {
+			d.Actual, d.Verdict, d.Cause = 12, report.Fail, report.CauseIOError
+			d.Error = `job "drive5": errno 5 (input/output error)`
+		}
+		r.PerDrive = append(r.PerDrive, d)
+	}
+	c := JudgeCell([]report.Result{r}, nil, ruleDF, Preconditions{"": "full"})
+	assert.Equal(t, 24, c.Result.Lot.N, c.Message)
+	assert.Equal(t, 23, c.Result.Lot.Passing, c.Message)
+	assert.Empty(t, c.Result.Lot.Missing)
+	assert.Contains(t, c.Message, "counting the 1 drive that failed (/dev/loop5 in "+test+" (i/o error)) as failing")
+}

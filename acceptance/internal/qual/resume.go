@@ -378,7 +378,15 @@ func (z *resumeState) info(s *Suite) record.Run {
 	}
 	// The drives as they are now: their paths, device numbers and boot.
 	info.Finished = ""
-	info.Drives = s.Report.Drives
+	info.Drives = slices.Clone(s.Report.Drives)
+	for i := range info.Drives {
+		// What the interrupted run kept of a failed drive for its
+		// supplier stays the drive's (live.Runner.CaptureFailures).
+		if i < len(z.prior.Drives) && z.prior.Drives[i].Failure != nil {
+			c := *z.prior.Drives[i].Failure
+			info.Drives[i].Failure = &c
+		}
+	}
 	info.Identities = match.Identities(s.Drives)
 	info.BootID = match.BootID()
 	info.Devices = make([]string, len(s.Drives))

@@ -681,3 +681,22 @@ func TestReplayFailsAnUnmeasuredCellWhoseReadBackDoesNotRead(t *testing.T) {
 	}
 	t.Fatalf("no cell %s", cell0)
 }
+
+// What the interrupted run kept of a failed drive for its supplier (its
+// error log, run.json's drives table) is in the resumed run's run.json
+// from its start, for that drive, whatever happens to the resume.
+func TestResumeKeepsTheCaptureOfAFailedDrive(t *testing.T) {
+	spec := filepath.Join(moduleRoot(t), "acceptance", "internal", "e2e", "testdata", "faults.toml")
+	drives := sparseDrives(t, 2, 64<<20)
+	cfg := interruptedAtSetup(t, spec, drives)
+	c := report.Capture{Files: []string{filepath.Join(cfg.Record, "failure", "1.error-log.json")}, Notes: []string{"no telemetry: not supported"}}
+	editRunJSON(t, cfg, func(r *record.Run) { r.Drives[1].Failure = &c })
+	s, errs := resumeSetup(t, cfg)
+	require.Empty(t, errs)
+	info := s.resume.info(s)
+	require.Len(t, info.Drives, 2)
+	assert.Nil(t, info.Drives[0].Failure)
+	require.NotNil(t, info.Drives[1].Failure, "the capture is kept")
+	assert.Equal(t, c, *info.Drives[1].Failure)
+	assert.Nil(t, s.Report.Drives[1].Failure, "the run's own drives table is the capture's to fill")
+}

@@ -169,7 +169,7 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 	j := verdict.Run{Spec: s.Spec, Precondition: s.Precondition, Drives: s.Drives}.Cell(ctx, cell, m, base)
 	// A drive's failure outranks what the cell says for itself (see
 	// verdict.Precede), live, replayed and resumed alike.
-	j = verdict.Precede(j, cell, s.driveFailures())
+	j = verdict.PrecedeDrives(j, cell, s.Drives, s.driveFailures())
 	if j.Figure {
 		key := cell.Capacity.Name + "/" + cell.Workload.Name
 		if cell.Kind == report.KindScaling {

@@ -171,7 +171,9 @@ type Steady struct {
 	// -resume, whose plan numbers its steps from 1 again); 0 for the run
 	// itself.
 	Resume int `json:"resume,omitempty"`
-	// Attained says the rule held over the last Window rounds.
+	// Attained says a window of Window rounds of the drive's own held the
+	// rule and ended at most Window − 1 rounds before the step stopped
+	// (steady.Rule.Hold).
 	Attained bool `json:"attained"`
 	// Seconds is the step's duration until steady state (or its end);
 	// BoundSeconds its bound.
@@ -193,10 +195,18 @@ type Steady struct {
 	Source string `json:"source,omitempty"`
 	Note   string `json:"note,omitempty"`
 	// FirstRound and LastRound number (from 1) the window judged: the
-	// first that held the rule, or the last one when none did; 0 when no
-	// window was judged (Note says why).
+	// drive's latest that held the rule when it is recent enough to count
+	// (Attained), else the last one; 0 when no window was judged (Note
+	// says why).
 	FirstRound int `json:"first_round,omitempty"`
 	LastRound  int `json:"last_round,omitempty"`
+	// StopRound is the round the step stopped at (its whole rounds, the
+	// same for every drive of the step); HeldRound the last round of the
+	// drive's latest window that held the rule, however long before the
+	// stop, 0 when none did. A drive is steady when StopRound − HeldRound
+	// ≤ Window − 1.
+	StopRound int `json:"stop_round,omitempty"`
+	HeldRound int `json:"held_round,omitempty"`
 	// RoundIOPS is the mean IOPS of every whole round, in order from the
 	// step's start; null for a round too few samples measured.
 	RoundIOPS []*float64 `json:"round_iops,omitempty"`
@@ -246,6 +256,10 @@ const (
 	// error, a short read) without naming a mismatch: the drive is
 	// disqualified as for a mismatch.
 	CauseReadBack = "read-back failed"
+	// CauseIOError: the drive answered an I/O of a measurement with an
+	// error (an I/O, medium, protection or target error, a timeout, no
+	// space): the drive is disqualified as for a failed read-back.
+	CauseIOError = "i/o error"
 )
 
 // NotTheDrivesCauses are the causes of an inconclusive result whose
@@ -489,6 +503,10 @@ type DriveResult struct {
 	Ratio   float64 `json:"ratio"`  // Actual / single-drive spec
 	Verdict string  `json:"verdict"`
 	Error   string  `json:"error,omitempty"`
+	// Cause is the drive's own failure (run.json's failures: an I/O
+	// error, a mismatch, a critical warning) that fails the step for this
+	// drive; empty when none does.
+	Cause string `json:"cause,omitempty"`
 	// CPUs is the cpus_allowed list the drive's jobs were pinned to in
 	// this step; empty when not pinned.
 	CPUs string `json:"cpus,omitempty"`

@@ -221,14 +221,15 @@ func TestTrackerWaitsForEveryDrive(t *testing.T) {
 }
 
 // The drive: steady on rounds 1-5, then swinging 400-1,600 IOPS
-// while the step runs on for a slower drive. It is not recorded as
-// "attained, rounds 1-5": its window when the step stops ranges far
-// beyond the rule, so it is not steady, and the step does not stop while
-// it swings; it runs to its bound (here the 12 rounds fed) and records
-// each drive's trailing window.
+// while the step runs on for a slower drive that settles only on rounds
+// 7-11. It is not recorded as "attained, rounds 1-5": that window is 6
+// rounds old at round 11, more than a window's span, so the drive is not
+// steady, and the step does not stop while it swings; it runs to its
+// bound (here the 12 rounds fed) and records the early drive's trailing
+// window and its last holding window (Held) beside it.
 func TestTrackerEarlyDriveSwingsAfterItsWindow(t *testing.T) {
 	early := []float64{1000, 1000, 1000, 1000, 1000, 400, 1600, 400, 1600, 400, 1600, 400}
-	late := []float64{100, 300, 600, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}
+	late := []float64{100, 200, 300, 400, 500, 600, 1000, 1000, 1000, 1000, 1000, 1000}
 	reps := reports([][]float64{early, late}, time.Minute, 6, 0)
 	tr := NewTracker(DefaultRule, time.Minute, 2)
 	for _, p := range reps {
@@ -241,9 +242,9 @@ func TestTrackerEarlyDriveSwingsAfterItsWindow(t *testing.T) {
 	}
 	res := tr.Results()
 	e := res[0]
-	if e.At != 0 || e.Verdict.Attained || e.Verdict.First != 7 || len(e.Rounds) != 12 {
-		t.Errorf("the early drive: %d rounds, steady at %d, window from %d (%v); want 12, not steady, rounds 8-12",
-			len(e.Rounds), e.At, e.Verdict.First+1, e.Verdict)
+	if e.At != 0 || e.Held != 5 || e.Verdict.Attained || e.Verdict.First != 7 || len(e.Rounds) != 12 || e.Stop() != 12 {
+		t.Errorf("the early drive: %d rounds, steady at %d (held at %d), window from %d (%v); want 12, not steady (held at 5), rounds 8-12",
+			len(e.Rounds), e.At, e.Held, e.Verdict.First+1, e.Verdict)
 	}
 	// Its window at the stop: 400, 1600, 400, 1600, 400, mean 880, range
 	// 1,200 IOPS = 136.4 % of it.
@@ -259,6 +260,29 @@ func TestTrackerEarlyDriveSwingsAfterItsWindow(t *testing.T) {
 		if v := DefaultRule.Check(early[:n]); v.Attained {
 			t.Errorf("the early drive's window ending at round %d holds: %v", n, v)
 		}
+	}
+}
+
+// A drive steady on rounds 1-5 that swings from round 6 while its
+// neighbour settles on rounds 4-8: at round 8 its window is 3 rounds old,
+// within a window's span, so the step stops there and the drive is
+// recorded steady on rounds 1-5, the window of its own that held, with
+// the round the step stopped at beside it.
+func TestTrackerRecentWindowCounts(t *testing.T) {
+	early := []float64{1000, 1000, 1000, 1000, 1000, 400, 1600, 400, 1600, 400}
+	late := []float64{100, 300, 600, 1000, 1000, 1000, 1000, 1000, 1000, 1000}
+	reps := reports([][]float64{early, late}, time.Minute, 6, 0)
+	tr, n := feed(DefaultRule, time.Minute, 2, reps)
+	if at := reps[n-1].Groups[0].Runtime; at != 8*time.Minute {
+		t.Fatalf("stopped at runtime %v, want 8 min, when the late drive's rounds 4-8 hold", at)
+	}
+	res := tr.Results()
+	if e := res[0]; e.At != 5 || e.Held != 5 || e.Stop() != 8 || !e.Verdict.Attained || e.Verdict.First != 0 {
+		t.Errorf("the early drive: steady at %d (held %d) of %d rounds, window from %d; want 5 (held 5) of 8, rounds 1-5",
+			e.At, e.Held, e.Stop(), e.Verdict.First+1)
+	}
+	if l := res[1]; l.At != 8 || l.Stop() != 8 || l.Verdict.First != 3 {
+		t.Errorf("the late drive: steady at %d of %d rounds, window from %d; want 8 of 8, rounds 4-8", l.At, l.Stop(), l.Verdict.First+1)
 	}
 }
 
@@ -502,11 +526,12 @@ func slicesHasNaN(xs []float64) bool {
 }
 
 // A step of 24 drives: 22 flat from the start, one late to settle (steady
-// on rounds 4-8), and one steady on rounds 1-5 that swings on rounds 6-9
-// and settles again from round 10. The step runs on past round 8 while
-// the early drive's trailing window does not hold, stops at round 14 when
-// its window (rounds 10-14) holds again, and every drive is recorded on
-// rounds 10-14, the window that ends at the stop.
+// on rounds 6-10), and one steady on rounds 1-5 that swings on rounds 6-9
+// and settles again from round 10. At round 10 the early drive's window
+// (rounds 1-5) is 5 rounds old, more than a window's span: the step runs
+// on while no recent window of it holds, stops at round 14 when its
+// window (rounds 10-14) holds again, and every drive is recorded on rounds
+// 10-14, its own latest window.
 func TestTrackerTwentyFourDrives(t *testing.T) {
 	const rounds = 16
 	iops := make([][]float64, 24)
@@ -514,7 +539,7 @@ func TestTrackerTwentyFourDrives(t *testing.T) {
 		iops[d] = flat(rounds, 150000+1000*float64(d))
 	}
 	copy(iops[0][5:9], []float64{60000, 240000, 60000, 240000})
-	copy(iops[23], []float64{15000, 45000, 90000})
+	copy(iops[23], []float64{15000, 45000, 90000, 100000, 100000})
 	reps := reports(iops, time.Minute, 6, 100*time.Millisecond)
 	tr, n := feed(DefaultRule, time.Minute, 24, reps)
 	if at := reps[n-1].Groups[0].Runtime; at < 14*time.Minute || at > 14*time.Minute+10*time.Second {

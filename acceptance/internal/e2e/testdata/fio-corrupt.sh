@@ -14,6 +14,10 @@
 # $CORRUPT_IMG cut to that size: the loop device over it answers every
 # read past it with an I/O error (EIO), as a drive whose media went bad
 # after the fill would, and the blocks before it read back as written.
+# With $CORRUPT_CELL set as well (a cell's test name,
+# "TestScaling/2_drives/128KB_Sequential_Read"), the image is cut to
+# $CORRUPT_TRUNCATE just before that cell's measurement instead, not before
+# the read-back: the cell's reads past it fail with EIO mid-cell.
 # With $CORRUPT_HOLD set (seconds), a read-back's fio runs to its end with
 # its stderr passed on as it writes it, and this script then prints fio's
 # stdout and waits that long before it exits (with status 0), as a long
@@ -27,7 +31,11 @@ if [ -z "${CORRUPT_REAL:-}" ] || [ "$CORRUPT_REAL" -ef "$0" ]; then
 	exit 98
 fi
 for arg; do job=$arg; done
-if [ -n "${CORRUPT_IMG:-}" ] && [ -f "$job" ] && grep -qx 'rw=read' "$job" && grep -q '^verify_pattern=' "$job"; then
+if [ -n "${CORRUPT_CELL:-}" ]; then
+	case "$job" in
+	*/"$CORRUPT_CELL.fio") truncate -s "$CORRUPT_TRUNCATE" "$CORRUPT_IMG" || exit 99 ;;
+	esac
+elif [ -n "${CORRUPT_IMG:-}" ] && [ -f "$job" ] && grep -qx 'rw=read' "$job" && grep -q '^verify_pattern=' "$job"; then
 	if [ -n "${CORRUPT_TRUNCATE:-}" ]; then
 		truncate -s "$CORRUPT_TRUNCATE" "$CORRUPT_IMG" || exit 99
 	elif [ -n "${CORRUPT_RESTORE:-}" ]; then

@@ -109,3 +109,45 @@ func TestCaptureFailuresDoesNotReadAVanishedDrivesPath(t *testing.T) {
 	require.Len(t, caps[1].Notes, 1)
 	assert.Contains(t, caps[1].Notes[0], why)
 }
+
+// A capture the interrupted run made is kept by the resume: the drive it
+// read is not read again and its files are not overwritten (the error log
+// read nearest the failure is the supplier's evidence), run.json's drives
+// table names it again, and a drive the interrupted run did not capture
+// is read as usual.
+func TestCaptureFailuresKeepsTheInterruptedRunsCapture(t *testing.T) {
+	bin, rec := t.TempDir(), t.TempDir()
+	log := filepath.Join(bin, "nvme.log")
+	script := filepath.Join(bin, "nvme")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho \"$*\" >>"+log+"\necho '{\"errors\":[{\"error_count\":9}]}'\n"), 0o755))
+	drives, _ := nvmeDrives(2)
+	earlier := filepath.Join(rec, "failure", "0.error-log.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(earlier), 0o755))
+	require.NoError(t, os.WriteFile(earlier, []byte(`{"errors":[{"error_count":1}]}`), 0o644))
+	prior := report.Capture{Files: []string{earlier}, Notes: []string{"no telemetry: NVMe status: Invalid Field in Command(0x4002)"}}
+	r := &Runner{Drives: drives, Record: rec, Spec: &specs.Spec{}, Planner: &plan.Planner{},
+		Resume: &Resume{Dir: rec, Prior: record.Run{Drives: []report.Drive{{Path: drives[0].Path, Failure: &prior}, {Path: drives[1].Path}}}}}
+	r.Monitor = NewMonitor(nvme.CLI{Binary: script}, drives, specs.DefaultHealth(), nil)
+	r.init()
+	require.NoError(t, r.rec.Start(record.Run{Drives: []report.Drive{{Path: drives[0].Path}, {Path: drives[1].Path}}}))
+
+	caps := r.CaptureFailures(t.Context(), []int{0, 1})
+	sent, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.NotContains(t, string(sent), drives[0].Path, "the drive the interrupted run captured is not read again")
+	assert.Contains(t, string(sent), drives[1].Path, "the other failed drive is read")
+	assert.Equal(t, prior, caps[0])
+	data, err := os.ReadFile(earlier)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"errors":[{"error_count":1}]}`, string(data), "the earlier capture is not overwritten")
+	var run record.Run
+	data, err = os.ReadFile(filepath.Join(rec, "run.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &run))
+	require.NotNil(t, run.Drives[0].Failure, "run.json names the kept capture")
+	assert.Equal(t, prior, *run.Drives[0].Failure)
+	sum, err := record.Hash(earlier)
+	require.NoError(t, err)
+	assert.Equal(t, sum, run.Files["failure/0.error-log.json"], "listed with its sha256")
+	require.NotNil(t, run.Drives[1].Failure)
+}

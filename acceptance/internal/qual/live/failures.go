@@ -3,6 +3,9 @@ package live
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
@@ -13,6 +16,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
 )
 
 // A drive's failures are facts of the run: each is written to run.json
@@ -71,6 +75,27 @@ func (r *facts) disqualify(d int, cause, what, test, msg string) {
 func (r *facts) failDrives(drives []int, cause string, st plan.Step, err error) {
 	for _, d := range drives {
 		r.disqualify(d, cause, fmt.Sprintf("a preparation step (step %d %s: %s)", st.N, st.Kind, st.Name), "", err.Error())
+	}
+}
+
+// ioErrors records, as each drive's failure, the I/O errors (EIO, a
+// medium error, ...: verdict.DriveIOErrors) that fio's jobs of the
+// measurement st of owner met on it, naming the drive whose jobs failed
+// (fio's drive group i is the step's drive i): its remaining cells fail
+// at once, a resume keeps it disqualified and a replay fails its cells
+// from run.json, as for a read-back's I/O error. Output that does not
+// parse, or whose groups are not the step's drives, names no drive.
+func (r *facts) ioErrors(st plan.Step, owner plan.Cell, stdout []byte, logf func(string, ...any)) {
+	out, err := fiojob.Parse(stdout)
+	if err != nil || len(out.Groups()) != len(st.Drives) {
+		return
+	}
+	found := verdict.DriveIOErrors(out)
+	for _, i := range slices.Sorted(maps.Keys(found)) {
+		d := st.Drives[i]
+		msg := "fio's jobs on " + r.list[d].Path + " failed: " + strings.Join(found[i], "; ")
+		r.disqualify(d, report.CauseIOError, "a measurement ("+owner.Test+")", owner.Test, msg)
+		logf("%s: %s", owner.Test, msg)
 	}
 }
 

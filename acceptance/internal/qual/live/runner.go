@@ -515,6 +515,9 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 		m.Raw, m.Job = raw, st.Job
 		return m, why
 	}
+	// An I/O error fio's jobs met on a drive is the drive's failure:
+	// recorded before anything else is read from or written to it.
+	r.facts.ioErrors(st, owner, stdout, logf)
 	after := r.Monitor.snapshot(ctx, r.drives.present(st.Drives))
 	if why := r.warned(after, "after "+owner.Test); why != "" {
 		logf("%s", why)

@@ -23,13 +23,9 @@ func (r *Runner) judgeSteady(st plan.Step, prep Prepared, track *steady.Tracker,
 	for i, d := range st.Drives {
 		res, source := results[i], "fio status reports"
 		if len(res.Rounds) == 0 && i < len(prep.Logs) {
-			// The trailing window, as the Tracker judges: the drive's
-			// state when the step stopped.
-			rounds := steady.LogRounds(prep.Logs[i], st.Job.LogInterval, st.Round)
-			res, source = steady.Result{Rounds: rounds, Verdict: st.Rule.Check(rounds)}, "fio iops log"
-			if res.Verdict.Attained {
-				res.At = len(rounds)
-			}
+			// Judged as the Tracker judges: a window of the drive's own
+			// that held within the last window's span of the stop.
+			res, source = st.Rule.Hold(steady.LogRounds(prep.Logs[i], st.Job.LogInterval, st.Round)), "fio iops log"
 		}
 		rec := steadyRecord(st, r.Drives[d].Path, res, source)
 		if r.Resume != nil {
@@ -52,13 +48,19 @@ func (r *Runner) judgeSteady(st plan.Step, prep Prepared, track *steady.Tracker,
 }
 
 // windowText is res's verdict with the rounds of its window: "rounds 1-5
-// of 6: steady state reached: ...".
+// of 6: steady state reached: ...", and for a drive not steady whose
+// latest holding window is too old, which one it was.
 func windowText(res steady.Result) string {
 	v := res.Verdict
 	if v.Note != "" {
 		return v.String()
 	}
-	return fmt.Sprintf("rounds %d-%d of %d: %s", v.First+1, v.First+v.Rule.Window, len(res.Rounds), v)
+	text := fmt.Sprintf("rounds %d-%d of %d: %s", v.First+1, v.First+v.Rule.Window, len(res.Rounds), v)
+	if res.At == 0 && res.Held > 0 {
+		text += fmt.Sprintf(" (its last window that held, rounds %d-%d, is more than %d rounds before the stop)",
+			res.Held-v.Rule.Window+1, res.Held, v.Rule.Window-1)
+	}
+	return text
 }
 
 // steadyRecord is res as the report keeps it.
@@ -71,6 +73,7 @@ func steadyRecord(st plan.Step, drive string, res steady.Result, source string) 
 	if v.Note == "" {
 		rec.FirstRound, rec.LastRound = v.First+1, v.First+v.Rule.Window
 	}
+	rec.StopRound, rec.HeldRound = res.Stop(), res.Held
 	rec.RoundIOPS = make([]*float64, len(res.Rounds))
 	for k, x := range res.Rounds {
 		if !math.IsNaN(x) {
@@ -83,7 +86,8 @@ func steadyRecord(st plan.Step, drive string, res steady.Result, source string) 
 // watch follows a running step: progress lines at most every
 // progress.Every (on the terminal and through logf, into the subtest's log
 // and so its JUnit), and for random steps track, fed every status report,
-// which stops the step once every drive holds the steady-state rule.
+// which stops the step once every drive has a recent window of its own that
+// holds the steady-state rule (steady.Rule.Hold).
 func (r *Runner) watch(st plan.Step, start time.Time, track *steady.Tracker, logf func(string, ...any)) *Watch {
 	interval := progress.Every
 	if track != nil {

@@ -2,12 +2,14 @@ package verdict
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
 )
 
 // Verdict precedence: a drive's failure that disqualifies it (a critical
@@ -34,7 +36,7 @@ import (
 // the drive for the rest of the run.
 func Disqualifying(cause string) bool {
 	switch cause {
-	case report.CauseCriticalWarning, report.CauseIntegrity, report.CauseReadBack, report.CausePreparation:
+	case report.CauseCriticalWarning, report.CauseIntegrity, report.CauseReadBack, report.CausePreparation, report.CauseIOError:
 		return true
 	}
 	return false
@@ -44,7 +46,7 @@ func Disqualifying(cause string) bool {
 // one of its drives, which no other drive failure outranks.
 func ownDriveCause(cause string) bool {
 	switch cause {
-	case report.CauseCriticalWarning, report.CauseIntegrity, report.CauseReadBack:
+	case report.CauseCriticalWarning, report.CauseIntegrity, report.CauseReadBack, report.CauseIOError:
 		return true
 	}
 	return false
@@ -106,4 +108,82 @@ func Precede(j Judged, cell plan.Cell, failures []record.DriveFailure) Judged {
 		return j
 	}
 	return j
+}
+
+// PrecedeDrives is Precede, and for a scaling cell it also names, in the
+// per-drive entry of each drive whose failure outranks the cell's own
+// verdict, or that was disqualified before a cell that was not measured,
+// that failure's cause (the first of the drive's), so that the lot counts
+// the drive as one that failed and its neighbours as they measured. A
+// cell with no per-drive entries (not measured) is given one for each of
+// its drives, from drives (the suite's).
+func PrecedeDrives(j Judged, cell plan.Cell, drives []plan.Drive, failures []record.DriveFailure) Judged {
+	own := j.Result
+	j = Precede(j, cell, failures)
+	if cell.Kind != report.KindScaling {
+		return j
+	}
+	var per []report.DriveResult
+	for _, f := range failures {
+		i := slices.Index(cell.Drives, f.Drive)
+		if i < 0 || !Disqualifying(f.Cause) || j.Figure && !Outranks(f.Cause, own.Verdict, own.Cause, true, f.Test == cell.Test) {
+			continue
+		}
+		if per == nil {
+			per = slices.Clone(j.Result.PerDrive)
+			if len(per) != len(cell.Drives) {
+				per = make([]report.DriveResult, len(cell.Drives))
+				for k, d := range cell.Drives {
+					per[k] = report.DriveResult{Verdict: report.Fail, Error: "not measured"}
+					if d >= 0 && d < len(drives) {
+						per[k].Path, per[k].Serial = drives[d].Path, drives[d].Serial
+					}
+				}
+			}
+		}
+		if per[i].Cause != "" {
+			continue
+		}
+		per[i].Verdict, per[i].Cause = report.Fail, f.Cause
+		if per[i].Error == "" || per[i].Error == "not measured" {
+			per[i].Error = DisqualifiedText(f)
+		}
+	}
+	if per != nil {
+		j.Result.PerDrive = per
+	}
+	return j
+}
+
+// driveErrnos are the errnos (Linux's, as fio reports them) of an I/O the
+// drive itself failed: the block layer's I/O error (EIO), medium error
+// (ENODATA), protection-information error (EILSEQ), target error
+// (EREMOTEIO), command timeout (ETIMEDOUT) and out of space (ENOSPC, a
+// thin or full namespace). An errno of the job's own making (EINVAL for
+// an I/O size the device does not take) is fio's failure, not the drive's.
+var driveErrnos = map[int]bool{5: true, 28: true, 61: true, 84: true, 110: true, 121: true}
+
+// DriveIOErrors is, by drive group of fio's output of a measurement (group
+// i is the step's drive i, in Groups order), the job errors of the group
+// whose errno is the drive's own failure (driveErrnos), in fio's words as
+// fiojob.Aggregate writes them; empty when none is.
+func DriveIOErrors(out *fiojob.Output) map[int][]string {
+	byGroup := map[int][]fiojob.JobResult{}
+	for _, j := range out.Jobs {
+		byGroup[j.GroupID] = append(byGroup[j.GroupID], j)
+	}
+	ids := slices.Sorted(maps.Keys(byGroup))
+	found := map[int][]string{}
+	for i, id := range ids {
+		var bad []fiojob.JobResult
+		for _, j := range byGroup[id] {
+			if driveErrnos[j.Error] {
+				bad = append(bad, j)
+			}
+		}
+		if len(bad) > 0 {
+			found[i] = fiojob.Aggregate(bad).Errors
+		}
+	}
+	return found
 }

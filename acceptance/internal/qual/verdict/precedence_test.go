@@ -1,18 +1,20 @@
 package verdict
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
 )
 
 // The causes a drive is disqualified with, and those it is not.
 var (
-	driveCauses    = []string{report.CauseCriticalWarning, report.CauseIntegrity, report.CauseReadBack, report.CausePreparation}
+	driveCauses    = []string{report.CauseCriticalWarning, report.CauseIntegrity, report.CauseReadBack, report.CausePreparation, report.CauseIOError}
 	notDriveCauses = []string{report.CauseFioFailed, report.CauseDriveChanged, report.CauseInterrupted, report.CauseBadRecording, report.CauseBelowSpec, ""}
 	// Every cause an inconclusive cell has.
 	inconclusiveCauses = []string{report.CauseInterrupted, report.CausePrecondition, report.CauseNotSteady, report.CauseThrottled,
@@ -21,7 +23,7 @@ var (
 	cellFailCauses = []string{report.CauseBelowSpec, report.CauseLatency, report.CauseFioFailed, report.CausePreparation,
 		report.CauseDriveChanged, report.CauseBadRecording}
 	// The causes that already name a drive's failure.
-	ownDriveCauses = []string{report.CauseCriticalWarning, report.CauseIntegrity, report.CauseReadBack}
+	ownDriveCauses = []string{report.CauseCriticalWarning, report.CauseIntegrity, report.CauseReadBack, report.CauseIOError}
 )
 
 // Every pair of a drive's failure and a cell's own cause, measured or
@@ -116,5 +118,100 @@ func TestPrecedeMeasuredFailureOnlyDuring(t *testing.T) {
 	other.Drives = []int{0}
 	if got := Precede(below, other, []record.DriveFailure{f}); got.Result.Cause != report.CauseBelowSpec {
 		t.Errorf("a cell of another drive: Precede() = %q, want %q", got.Result.Cause, report.CauseBelowSpec)
+	}
+}
+
+// fio's job errors name the drive whose jobs failed, by drive group: the
+// checksum mismatch of fixtures/fio/verify-crc.json is drive 1's
+// (errno 84, EILSEQ, the errno of a protection-information error too),
+// its neighbour's read finished; the EINVAL of error-bs1000.json (an I/O
+// size the device does not take) is fio's failure, no drive's.
+func TestDriveIOErrors(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		want map[int]string
+	}{
+		{"verify-crc.json", map[int]string{1: `job "drive1": errno 84 (invalid or incomplete multibyte or wide character)`}},
+		{"error-bs1000.json", map[int]string{}},
+		{"two-targets.json", map[int]string{}},
+	} {
+		data, err := os.ReadFile("../../../../fixtures/fio/" + tt.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := fiojob.Parse(data)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.file, err)
+		}
+		got := DriveIOErrors(out)
+		if len(got) != len(tt.want) {
+			t.Errorf("DriveIOErrors(%s) = %v, want %v", tt.file, got, tt.want)
+			continue
+		}
+		for g, w := range tt.want {
+			if e := strings.Join(got[g], "; "); !strings.EqualFold(e, w) {
+				t.Errorf("DriveIOErrors(%s)[%d] = %q, want %q", tt.file, g, e, w)
+			}
+		}
+	}
+}
+
+// In a 3-drive scaling cell, the failure of the drive whose jobs failed
+// while the cell was measured (fio's I/O error) names that drive's
+// per-drive entry, and no other's; a cell not measured because its drive
+// was disqualified earlier gets an entry for each drive, the failed one
+// naming its failure; a pass measured before a drive failed is left as
+// it is.
+func TestPrecedeDrivesNamesTheFailedDrive(t *testing.T) {
+	drives := []plan.Drive{{}, {}, {}, {}}
+	for i := range drives {
+		drives[i].Path, drives[i].Serial = "/dev/nvme"+string(rune('0'+i))+"n1", "S"+string(rune('0'+i))
+	}
+	cell := plan.Cell{Test: "TestScaling/3_drives/128KB_Sequential_Read", Kind: report.KindScaling,
+		Workload: specs.Workload{Name: "128KB Sequential Read"}, Drives: []int{1, 2, 3}}
+	f := record.DriveFailure{Drive: 2, Path: "/dev/nvme2n1", Cause: report.CauseIOError, Step: "a measurement (" + cell.Test + ")",
+		Test: cell.Test, Message: `job "drive1": errno 5 (input/output error)`, At: "2026-01-01T00:00:00Z"}
+	measured := Judged{Figure: true, Message: "128KB Sequential Read on 3 drives: fio failed: ...",
+		Result: report.Result{Test: cell.Test, Kind: report.KindScaling, Verdict: report.Fail, Cause: report.CauseFioFailed, PerDrive: []report.DriveResult{
+			{Path: "/dev/nvme1n1", Actual: 100, Verdict: report.Pass},
+			{Path: "/dev/nvme2n1", Actual: 40, Verdict: report.Fail, Error: `job "drive1": errno 5 (input/output error)`},
+			{Path: "/dev/nvme3n1", Actual: 100, Verdict: report.Pass}}}}
+	got := PrecedeDrives(measured, cell, drives, []record.DriveFailure{f})
+	if got.Result.Cause != report.CauseIOError {
+		t.Errorf("the cell's cause = %q, want %q", got.Result.Cause, report.CauseIOError)
+	}
+	for i, d := range got.Result.PerDrive {
+		if want := map[bool]string{true: report.CauseIOError}[i == 1]; d.Cause != want {
+			t.Errorf("per_drive[%d] (%s) cause = %q, want %q", i, d.Path, d.Cause, want)
+		}
+	}
+	if measured.Result.PerDrive[1].Cause != "" {
+		t.Error("PrecedeDrives changed the judged cell's per-drive entries in place")
+	}
+
+	later := f
+	later.Test, later.Step = "TestScaling/1_drives/128KB_Sequential_Read", "a measurement (TestScaling/1_drives/128KB_Sequential_Read)"
+	unmeasured := Judged{Result: report.Result{Test: cell.Test, Kind: report.KindScaling, Verdict: report.Fail, Cause: report.CauseIOError,
+		Error: "not measured: " + DisqualifiedText(later)}}
+	got = PrecedeDrives(unmeasured, cell, drives, []record.DriveFailure{later})
+	if len(got.Result.PerDrive) != 3 {
+		t.Fatalf("a cell not measured: per_drive = %+v, want one entry a drive", got.Result.PerDrive)
+	}
+	for i, d := range got.Result.PerDrive {
+		if d.Path != drives[cell.Drives[i]].Path || d.Serial != drives[cell.Drives[i]].Serial || d.Verdict != report.Fail {
+			t.Errorf("per_drive[%d] = %+v, want %s failed", i, d, drives[cell.Drives[i]].Path)
+		}
+		if want := map[bool]string{true: report.CauseIOError}[i == 1]; d.Cause != want {
+			t.Errorf("per_drive[%d] (%s) cause = %q, want %q", i, d.Path, d.Cause, want)
+		}
+	}
+	if !strings.Contains(got.Result.PerDrive[1].Error, "failed a measurement (TestScaling/1_drives/128KB_Sequential_Read) earlier in this run") {
+		t.Errorf("per_drive[1] error = %q, want the failure named", got.Result.PerDrive[1].Error)
+	}
+
+	pass := Judged{Figure: true, Result: report.Result{Test: cell.Test, Kind: report.KindScaling, Verdict: report.Pass,
+		PerDrive: []report.DriveResult{{Path: "/dev/nvme1n1", Actual: 1}, {Path: "/dev/nvme2n1", Actual: 1}, {Path: "/dev/nvme3n1", Actual: 1}}}}
+	if got := PrecedeDrives(pass, cell, drives, []record.DriveFailure{later}); got.Result.Verdict != report.Pass || got.Result.PerDrive[1].Cause != "" {
+		t.Errorf("a pass measured before the drive failed: %s, per_drive[1] cause %q; want pass, no cause", got.Result.Verdict, got.Result.PerDrive[1].Cause)
 	}
 }

@@ -27,9 +27,11 @@ var Timeout = 60 * time.Second
 
 // Failed lists, in order, the drives of run that failed: those the run
 // stopped using (broken, by drive index), those whose integrity or
-// single-drive cell failed (drivesOf gives a capacity's drives) and
-// those whose health or receipt check failed; index gives each drive's
-// index by path.
+// single-drive cell failed (drivesOf gives a capacity's drives), those
+// a failed scaling cell names failing (a per-drive verdict of fail, or
+// the drive's own failure as its cause: a drive that failed only a
+// scaling cell) and those whose health or receipt check failed; index
+// gives each drive's index by path.
 func Failed(run *report.Run, index map[string]int, broken map[int]string, drivesOf func(capacity string) []int) []int {
 	failed := map[int]bool{}
 	for d := range broken {
@@ -47,6 +49,12 @@ func Failed(run *report.Run, index map[string]int, broken map[int]string, drives
 		case res.Kind == report.KindSingle:
 			for _, i := range drivesOf(res.Capacity) {
 				failed[i] = true
+			}
+		case res.Kind == report.KindScaling:
+			for _, d := range res.PerDrive {
+				if i, ok := index[d.Path]; ok && (d.Verdict == report.Fail || d.Cause != "") {
+					failed[i] = true
+				}
 			}
 		}
 	}
