@@ -7,7 +7,9 @@
 // When nothing was writing the drive when the run stopped (a read cell,
 // a read-back, another drive's step, no step at all), the sample must
 // match exactly: a drive that does not is not the recorded drive as it
-// was left, whatever its identifiers say. When a step was writing it,
+// was left, whatever its identifiers say; a drive whose failure run.json
+// records is disqualified, never written again, and its identity
+// decides. When a step was writing it,
 // the sample cannot match, and its identifiers alone decide: a drive
 // that reports none (matched by its path and device number only) is
 // refused, as is one whose recorded sample holds only zeros, which any
@@ -38,10 +40,20 @@ type Drive struct {
 }
 
 // Needed reports whether recorded drive i's data must be read to judge
-// it: not when a step was writing it and its identity decides.
+// it: not when its identity decides (a step was writing it, or it is
+// disqualified).
 func Needed(prior record.Run, i int, byPosition bool) bool {
 	rec := entry(prior, i)
-	return rec == nil || rec.Writing == "" || byPosition
+	return rec == nil || byPosition || rec.Writing == "" && !failed(prior, i)
+}
+
+// failed reports whether run.json records a failure of drive i: the
+// drive is disqualified, nothing more is written to it, and of what was
+// recorded of it only its failure is kept, which no resume forgets (its
+// data may well have changed: a drive that failed its read-back).
+func failed(prior record.Run, i int) bool {
+	_, ok := prior.FailureOf(i)
+	return ok
 }
 
 func entry(prior record.Run, i int) *record.DriveSample {
@@ -75,7 +87,7 @@ func judge(prior record.Run, d Drive) string {
 		return "has no data sample in run.json (recorded by a drivequal that did not keep one): what it holds cannot be checked"
 	case rec.Writing != "" && d.ByPosition:
 		return fmt.Sprintf("%s, and the interrupted run was writing it (%s): its data cannot say whether it is the drive the run wrote, so nothing recorded of it is trusted; a fresh run is the fix", anonymous, rec.Writing)
-	case rec.Writing != "":
+	case rec.Writing != "" || failed(prior, d.Index) && !d.ByPosition:
 		return "" // its identity decides
 	case !ok:
 		return fmt.Sprintf("has no data sample in run.json: it did not read after %s (%s)", orSetup(rec.After), rec.Error)

@@ -45,6 +45,14 @@ func run(h []string, after, writing string) record.Run {
 	return r
 }
 
+// failedRun is a run whose drive 0 failed its read-back after the
+// fill.
+func failedRun() record.Run {
+	r := run(filled, "3 verify: verify pass", "")
+	r.Failures = []record.DriveFailure{{Drive: 0, Cause: "read-back failed"}}
+	return r
+}
+
 type refusalTest struct {
 	name       string
 	prior      record.Run
@@ -69,6 +77,8 @@ var refusalTests = []refusalTest{
 		"reports nothing that tells it from another drive (it was matched by its path and device number alone), and the interrupted run was writing it (4 measure: TestSingleDrive/64MiB/4KB_Random_Write)", true},
 	{"blank, anonymous", run(blank, "setup", ""), true, blank, nil, "its recorded sample holds only zeros, as any blank drive does", true},
 	{"blank, identified", run(blank, "setup", ""), false, blank, nil, "", true},
+	{"failed, identified", failedRun(), false, nil, nil, "", false},
+	{"failed, anonymous", failedRun(), true, blank, nil, "does not hold what the interrupted run left on it", true},
 	{"no sample recorded", record.Run{}, false, filled, nil, "has no data sample in run.json (recorded by a drivequal that did not keep one)", true},
 	{"does not read now", run(filled, "3 verify: verify pass", ""), false, nil, errors.New("EIO"), "does not read its data sample now: EIO", true},
 }
