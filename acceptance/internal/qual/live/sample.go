@@ -45,7 +45,7 @@ func (s samples) after(ctx context.Context, st plan.Step, skipped string, logf f
 		read = append(read, runjson.Sample{Drive: d, Print: p, Err: err})
 	}
 	writing := st.Writes() && (skipped != "" || ctx.Err() != nil)
-	if err := s.rec.Sampled(read, len(s.Drives), stepName(st), st.Writes(), writing, time.Now()); err != nil && logf != nil {
+	if err := s.rec.Sampled(read, len(s.Drives), stepName(st), writing, time.Now()); err != nil && logf != nil {
 		logf("%s: %v", s.Record, err)
 	}
 }
@@ -62,7 +62,7 @@ func (s samples) setup() {
 		p, err := sample.Read(drv.Path, drv.Size, drv.Block)
 		read = append(read, runjson.Sample{Drive: d, Print: p, Err: err})
 	}
-	if err := s.rec.Sampled(read, len(s.Drives), "setup", false, false, time.Now()); err != nil {
+	if err := s.rec.Sampled(read, len(s.Drives), "setup", false, time.Now()); err != nil {
 		s.lines.progress(nil, "%s: %v", s.Record, err)
 	}
 }

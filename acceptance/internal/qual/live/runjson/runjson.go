@@ -308,19 +308,20 @@ type Sample struct {
 }
 
 // Sampled records, in one rewrite of run.json, each drive's sample read
-// after step (of n drives). With wrote, step wrote them: it becomes the
-// step that last wrote each. Their writing mark is cleared, unless
+// after step (of n drives). A drive step marked as being written (see
+// Writing) was written by it: step becomes the one that last wrote it.
+// Their writing mark is cleared, unless
 // writing says the step may still be writing them (a sanitize the drive
 // goes on with) or a sample did not read (what the drive holds is not
 // known: the mark stays, and a resume does not ask it to match).
-func (r *Recorder) Sampled(samples []Sample, n int, step string, wrote, writing bool, at time.Time) error {
+func (r *Recorder) Sampled(samples []Sample, n int, step string, writing bool, at time.Time) error {
 	if len(samples) == 0 {
 		return nil
 	}
 	return r.Update(func(i *record.Run) {
 		for _, s := range samples {
 			d := i.Sample(s.Drive, n)
-			if wrote {
+			if d.Writing == step {
 				d.Wrote = step
 			}
 			d.At, d.After = at.UTC().Format(time.RFC3339), step

@@ -124,8 +124,8 @@ func TestSampledClearsTheWritingMark(t *testing.T) {
 	require.NoError(t, r.Writing([]int{0, 1}, 2, "1 purge: discard"))
 	p := sample.Print{Size: 2 * sample.RegionBytes, Offsets: sample.Offsets(2 * sample.RegionBytes), SHA256: []string{"a", "b"}}
 	at := time.Date(2026, 12, 3, 20, 0, 0, 0, time.UTC)
-	require.NoError(t, r.Sampled([]Sample{{Drive: 0, Print: p}, {Drive: 1, Print: p}}, 2, "1 purge: discard", true, true, at))
-	require.NoError(t, r.Sampled([]Sample{{Drive: 0, Print: p}, {Drive: 1, Err: errors.New("EIO")}}, 2, "2 verify: verify pass", false, false, at))
+	require.NoError(t, r.Sampled([]Sample{{Drive: 0, Print: p}, {Drive: 1, Print: p}}, 2, "1 purge: discard", true, at))
+	require.NoError(t, r.Sampled([]Sample{{Drive: 0, Print: p}, {Drive: 1, Err: errors.New("EIO")}}, 2, "2 verify: verify pass", false, at))
 	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	require.NoError(t, err)
 	var got record.Run
