@@ -14,6 +14,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/datacheck"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
@@ -119,6 +120,13 @@ func (b *builder) loadResume() []error {
 		return notOurs(fmt.Sprintf("it records %d drive identities for %d drives", len(prior.Identities), len(prior.Drives)))
 	}
 	errs = append(errs, editedRefusals(s, dir, prior)...)
+	if _, kept, err := record.CheckRun(dir); err == nil && !kept {
+		errs = append(errs, fmt.Errorf("parsing -resume: %s has no %s beside it: it was recorded by a drivequal that did not keep run.json's sha256, or the file was removed, so an edit of run.json cannot be told; judge the recording with -replay=%s, or start a new run with a new -record directory (without -resume)", path, record.SumFile, dir))
+	}
+	if b.matched != nil {
+		// Before any recorded state of a drive is trusted: its data.
+		errs = append(errs, datacheck.Refusals(prior, datacheck.Read(prior, s.Drives, b.matched.ByPosition), dir, fix)...)
+	}
 	if a, b := fioMajor(s.Report.FioVersion), fioMajor(prior.FioVersion); a != b {
 		errs = append(errs, fmt.Errorf("parsing -resume: fio here is %s, the interrupted run in %s used %s: a different major version measures differently; %s", s.Report.FioVersion, dir, prior.FioVersion, fix))
 	}
@@ -147,6 +155,9 @@ func editedRefusals(s *Suite, dir string, prior record.Run) []error {
 		errs = append(errs, fmt.Errorf("parsing -resume: %w", err))
 	}
 	for _, c := range changed {
+		if c.Path == record.SumFile {
+			continue // loadResume refuses a run.json without its sha256
+		}
 		if c.Missing {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %s: what needs it is measured again", dir, c))
 			continue

@@ -78,6 +78,8 @@ func resumeSetup(t *testing.T, cfg *cmdline.Config) (*Suite, []error) {
 	return setupOne(t, &c)
 }
 
+// editRunJSON changes run.json as the interrupted run would have
+// recorded it: with its sha256 beside it (record.WriteRun).
 func editRunJSON(t *testing.T, cfg *cmdline.Config, edit func(*record.Run)) {
 	t.Helper()
 	path := filepath.Join(cfg.Record, "run.json")
@@ -88,7 +90,7 @@ func editRunJSON(t *testing.T, cfg *cmdline.Config, edit func(*record.Run)) {
 	edit(&r)
 	data, err = json.MarshalIndent(r, "", "  ")
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, data, 0o644))
+	require.NoError(t, record.WriteRun(cfg.Record, data, nil))
 }
 
 func errText(errs []error) string {

@@ -120,8 +120,11 @@ func short(s string) string {
 }
 
 // Check compares every file run lists a sha256 of with the file in dir
-// now, and returns those that differ, in path order; an error only when
-// a file cannot be read for another reason than being gone.
+// now, and run.json with the sha256 kept beside it (run.json.sha256),
+// and returns those that differ, in path order; an error only when a
+// file cannot be read for another reason than being gone. A run.json
+// without a sum file is listed only when it was written by a drivequal
+// that keeps one (it records data samples): the sum file is missing.
 func Check(dir string, run Run) ([]Changed, error) {
 	paths := make([]string, 0, len(run.Files))
 	for p := range run.Files {
@@ -145,6 +148,18 @@ func Check(dir string, run Run) ([]Changed, error) {
 			out = append(out, Changed{Path: p, Sum: sum, Want: run.Files[p]})
 		}
 	}
+	// run.json itself, against the sha256 kept beside it.
+	c, kept, err := CheckRun(dir)
+	switch {
+	case err != nil:
+		errs = append(errs, err)
+	case c != nil:
+		out = append(out, *c)
+	case !kept && run.Samples != nil:
+		// Written by a drivequal that keeps the sum file: it was removed.
+		out = append(out, Changed{Path: SumFile, Missing: true})
+	}
+	slices.SortFunc(out, func(a, b Changed) int { return strings.Compare(a.Path, b.Path) })
 	return out, errors.Join(errs...)
 }
 

@@ -145,6 +145,11 @@ type Run struct {
 	// a resume waits for that sanitize through the log rather than
 	// sending another (the drive would answer "in progress").
 	SanitizeSent []string `json:"sanitize_sent,omitempty"`
+	// Samples is what a fixed sample of each drive's blocks held after
+	// the last step that read or wrote it (package device/sample): what
+	// a resume reads again before it trusts any recorded state of the
+	// drive. Absent in recordings made before it.
+	Samples *Samples `json:"data_samples,omitempty"`
 }
 
 // DriveFailure is one failure of one drive, recorded as it happened.

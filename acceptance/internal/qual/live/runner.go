@@ -139,6 +139,7 @@ func (r *Runner) Start(info record.Run) error {
 		if err := r.rec.Start(info); err != nil {
 			return err
 		}
+		samples{r}.setup()
 		if err := r.Monitor.keep(r.Record, false); err != nil {
 			return err
 		}
@@ -151,6 +152,7 @@ func (r *Runner) Start(info record.Run) error {
 	if err := r.rec.Update(func(i *record.Run) { *i = info }); err != nil {
 		return err
 	}
+	samples{r}.setup()
 	r.Monitor.resumed(r.Resume.Dir)
 	if err := r.facts.recordSetupWarnings(r.Monitor); err != nil {
 		return err
@@ -246,6 +248,7 @@ func (r *Runner) runStep(ctx context.Context, st plan.Step, logf func(string, ..
 	start := time.Now()
 	rec := report.Step{N: st.N, Kind: st.Kind.String(), Name: st.Name, EstimatedSeconds: st.Est.Seconds()}
 	skipped := r.execStep(ctx, &st, logf)
+	samples{r}.after(ctx, st, skipped, logf)
 	if st.Kind != plan.StepMeasure && st.Kind != plan.StepPurge {
 		// What the step kept under prepare/ is listed with its sha256
 		// once fio has ended.
@@ -327,6 +330,7 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 		// kill purges and fills it again.
 		r.facts.markWritten(*st)
 	}
+	samples{r}.writing(*st)
 	ocp := ocpRun{r}.ocpBeforeStep(ctx, *st)
 	prep, err := r.Exec.Prepare(ctx, *st, r.Drives, logf, w)
 	prepErr := err
@@ -458,6 +462,7 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 		names[i] = c.Test
 	}
 	r.lines.progress(logf, "%s", r.lines.measureLine(st, names))
+	samples{r}.writing(st)
 	m, why := r.observe(ctx, st, owner, logf)
 	if why != "" {
 		keep(m)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device/sample"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
@@ -30,14 +31,21 @@ type Recorder struct {
 	saved []byte
 }
 
-// save rewrites run.json; callers hold r.mu.
+// save rewrites run.json and its sha256 beside it (record.WriteRun);
+// callers hold r.mu.
 func (r *Recorder) save() error {
 	data, err := json.MarshalIndent(r.info, "", "  ")
 	if err != nil {
 		return err
 	}
 	data = append(data, '\n')
-	if err := report.WriteFileAtomic(filepath.Join(r.dir, "run.json"), data); err != nil {
+	prev := r.saved
+	if prev == nil {
+		// The run.json this run takes over (a resume's), or an older
+		// run's: its sha256 stays listed until this one is in place.
+		prev, _ = os.ReadFile(filepath.Join(r.dir, record.RunFile))
+	}
+	if err := record.WriteRun(r.dir, data, prev); err != nil {
 		return err
 	}
 	r.saved = data
@@ -279,3 +287,52 @@ func (r *Recorder) FailureOf(d int) (record.DriveFailure, bool) {
 
 // New is the recorder of the run recorded in dir.
 func New(dir string) *Recorder { return &Recorder{dir: dir} }
+
+// Writing marks drives (indices into n drives) in run.json as written by
+// step, before the step's first write: a resume after a kill does not
+// ask their data to match the sample read before it.
+func (r *Recorder) Writing(drives []int, n int, step string) error {
+	return r.Update(func(i *record.Run) {
+		for _, d := range drives {
+			i.Sample(d, n).Writing = step
+		}
+	})
+}
+
+// Sample is one drive's data sample read after a step, or why it did
+// not read.
+type Sample struct {
+	Drive int
+	Print sample.Print
+	Err   error
+}
+
+// Sampled records, in one rewrite of run.json, each drive's sample read
+// after step (of n drives). A drive step marked as being written (see
+// Writing) was written by it: step becomes the one that last wrote it.
+// Their writing mark is cleared, unless
+// writing says the step may still be writing them (a sanitize the drive
+// goes on with) or a sample did not read (what the drive holds is not
+// known: the mark stays, and a resume does not ask it to match).
+func (r *Recorder) Sampled(samples []Sample, n int, step string, writing bool, at time.Time) error {
+	if len(samples) == 0 {
+		return nil
+	}
+	return r.Update(func(i *record.Run) {
+		for _, s := range samples {
+			d := i.Sample(s.Drive, n)
+			if d.Writing == step {
+				d.Wrote = step
+			}
+			d.At, d.After = at.UTC().Format(time.RFC3339), step
+			if s.Err != nil {
+				d.SHA256, d.Error = nil, s.Err.Error()
+				continue
+			}
+			i.SetPrint(s.Drive, n, s.Print)
+			if !writing {
+				d.Writing = ""
+			}
+		}
+	})
+}

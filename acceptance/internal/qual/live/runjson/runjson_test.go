@@ -2,12 +2,15 @@ package runjson
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device/sample"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
@@ -109,4 +112,39 @@ func TestLanded(t *testing.T) {
 	require.Equal(t, "prepare/002-fill.json", changed[0].Path)
 	require.NoError(t, r.Landed("prepare", true))
 	require.NotEqual(t, first, r.info.Files["prepare/002-fill.json"], "rehashed")
+}
+
+// A drive marked as being written keeps the mark until a sample after
+// the step is recorded, unless the step may still be writing it; every
+// rewrite keeps run.json's sha256 beside it.
+func TestSampledClearsTheWritingMark(t *testing.T) {
+	dir := t.TempDir()
+	r := New(dir)
+	require.NoError(t, r.Start(record.Run{Format: record.Format, Mode: "record"}))
+	require.NoError(t, r.Writing([]int{0, 1}, 2, "1 purge: discard"))
+	p := sample.Print{Size: 2 * sample.RegionBytes, Offsets: sample.Offsets(2 * sample.RegionBytes), SHA256: []string{"a", "b"}}
+	at := time.Date(2026, 12, 3, 20, 0, 0, 0, time.UTC)
+	require.NoError(t, r.Sampled([]Sample{{Drive: 0, Print: p}, {Drive: 1, Print: p}}, 2, "1 purge: discard", true, at))
+	require.NoError(t, r.Sampled([]Sample{{Drive: 0, Print: p}, {Drive: 1, Err: errors.New("EIO")}}, 2, "2 verify: verify pass", false, at))
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	require.NoError(t, err)
+	var got record.Run
+	require.NoError(t, json.Unmarshal(data, &got))
+	require.NotNil(t, got.Samples)
+	require.Len(t, got.Samples.Drives, 2)
+	d0, d1 := got.Samples.Drives[0], got.Samples.Drives[1]
+	require.Equal(t, "", d0.Writing, "read back after the purge ended")
+	require.Equal(t, "1 purge: discard", d0.Wrote)
+	require.Equal(t, "2 verify: verify pass", d0.After)
+	require.Equal(t, "1 purge: discard", d1.Writing, "its sample did not read: the mark stays")
+	require.Equal(t, "EIO", d1.Error)
+	pr, ok := got.Samples.Print(0)
+	require.True(t, ok)
+	require.Equal(t, p, pr)
+	_, ok = got.Samples.Print(1)
+	require.False(t, ok)
+	c, kept, err := record.CheckRun(dir)
+	require.NoError(t, err)
+	require.True(t, kept)
+	require.Nil(t, c, "run.json as its sum file says")
 }

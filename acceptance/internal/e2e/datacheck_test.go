@@ -1,0 +1,194 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device/identity"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
+)
+
+// attachAt attaches img at the loop device dev (direct I/O), skipping
+// the test when dev is taken (another test attached it meanwhile); dev
+// is detached when t ends, unless detached before.
+func attachAt(t *testing.T, img, dev string) {
+	t.Helper()
+	out, err := exec.Command("flock", "-w", "60", testenv.LosetupLock, "losetup", "--direct-io=on", dev, img).CombinedOutput()
+	if err != nil {
+		testenv.Skipf(t, "attaching %s at %s: %v: %s", img, dev, err, strings.TrimSpace(string(out)))
+	}
+	t.Cleanup(func() { _ = exec.Command("losetup", "-d", dev).Run() })
+}
+
+// detach detaches dev now.
+func detach(t *testing.T, dev string) {
+	t.Helper()
+	out, err := exec.Command("losetup", "-d", dev).CombinedOutput()
+	require.NoError(t, err, "losetup -d %s: %s", dev, out)
+}
+
+// deletedLoop attaches a new sparse image of size bytes and deletes the
+// image, as a CI job that cleans up after attaching does: the loop
+// device has no backing file anyone can name, and so no identity.
+func deletedLoop(t *testing.T, name string, size int64) string {
+	t.Helper()
+	testenv.MustHaveLoop(t)
+	img := sparseImage(t, t.TempDir(), name, size)
+	out, err := exec.Command("flock", "-w", "60", testenv.LosetupLock, "losetup", "--direct-io=on", "-f", "--show", img).CombinedOutput()
+	if err != nil {
+		testenv.Skipf(t, "losetup -f %s: %v: %s", img, err, out)
+	}
+	dev := strings.TrimSpace(string(out))
+	t.Cleanup(func() { _ = exec.Command("losetup", "-d", dev).Run() })
+	require.NoError(t, os.Remove(img))
+	return dev
+}
+
+// killedAfterACell runs the resume spec's cells on drives until run.json
+// lists a test, then kills the suite with SIGKILL.
+func killedAfterACell(t *testing.T, rep string, drives string) {
+	t.Helper()
+	raw := filepath.Join(rep, "raw")
+	start, killed := sigkillWhen(func() bool { return len(recordedTests(raw, 0)) >= 1 }, 3*time.Minute, "no cell was recorded within 3 min")
+	r := runSuiteCtx(context.Background(), t, start, nil, []string{"-test.run=" + resumeRun}, "-spec="+testdataFile(t, "resume.toml"),
+		"-drives="+drives, "-destructive", "-runtime=1s", "-report="+rep)
+	require.NoError(t, <-killed, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	require.Equal(t, -1, r.Code, "the suite ended by SIGKILL")
+	noFioLeft(t)
+}
+
+// resumeArgs are the arguments of the resume of the run in rep.
+func resumeArgs(t *testing.T, rep, drives string) []string {
+	return []string{"-spec=" + testdataFile(t, "resume.toml"), "-drives=" + drives, "-destructive", "-runtime=1s", "-report=" + rep, "-resume"}
+}
+
+// Reproduction 1 of "a resume never writes a drive it did not record":
+// an image attached and deleted (the loop device reports no identity),
+// the run killed once run.json lists a cell, the device detached and
+// another deleted image attached at the same loop number. Matched by
+// path and device number alone, the other image is refused: its data is
+// not what the run left (or, killed while a step was writing it, an
+// anonymous drive cannot be told by its data), and the resume writes
+// nothing to it and changes nothing in the recording.
+func TestResumeRefusesAnotherDeletedImageAtTheSameLoopNumber(t *testing.T) {
+	t.Parallel()
+	dev := deletedLoop(t, "a.img", safetySize)
+	rep := filepath.Join(t.TempDir(), "report")
+	raw := filepath.Join(rep, "raw")
+	killedAfterACell(t, rep, dev)
+
+	detach(t, dev)
+	other := sparseImage(t, t.TempDir(), "b.img", safetySize)
+	attachAt(t, other, dev)
+	require.NoError(t, os.Remove(other))
+	devBefore, recording := deviceSum(t, dev), sums(t, raw, "")
+	res := runSuite(t, []string{"-test.run=" + resumeRun}, resumeArgs(t, rep, dev)...)
+	noFioLeft(t)
+	require.Equal(t, 2, res.Code, "stdout:\n%s\nstderr:\n%s", res.Stdout, res.Stderr)
+	assert.Contains(t, res.Stderr, "parsing -resume: "+dev+" (drive 1 of the interrupted run in "+raw+") ")
+	byData := strings.Contains(res.Stderr, "does not hold what the interrupted run left on it: the 128 KiB block at byte offset 0 (region 1 of the 32 sampled) holds zeros now, was other data")
+	whileWriting := strings.Contains(res.Stderr, "reports nothing that tells it from another drive (it was matched by its path and device number alone), and the interrupted run was writing it (")
+	assert.True(t, byData || whileWriting, "refused by its data, or as an anonymous drive a step was writing:\n%s", res.Stderr)
+	assert.NotContains(t, res.Stdout, "=== RUN", "no subtest may start after a refusal")
+	assert.Equal(t, devBefore, deviceSum(t, dev), "a refused resume writes nothing to the other image")
+	assert.Equal(t, recording, sums(t, raw, ""), "a refused resume changes nothing in the recording")
+}
+
+// Reproduction 4: run.json edited to name another image's identity (its
+// file's inode and path), the other image given: the resume refuses
+// run.json as edited (its sha256 beside it does not match), and writes
+// neither image.
+func TestResumeRefusesARunJSONEditedToNameAnotherImage(t *testing.T) {
+	t.Parallel()
+	testenv.MustHaveLoop(t)
+	dir := t.TempDir()
+	imgA, imgB := sparseImage(t, dir, "a.img", safetySize), sparseImage(t, dir, "b.img", safetySize)
+	devA, devB := testenv.Attach(t, imgA), testenv.Attach(t, imgB)
+	rep := filepath.Join(t.TempDir(), "report")
+	raw := filepath.Join(rep, "raw")
+	killedAfterACell(t, rep, devA)
+
+	path := filepath.Join(raw, record.RunFile)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var run map[string]any
+	require.NoError(t, json.Unmarshal(data, &run))
+	fi, err := os.Stat(imgB)
+	require.NoError(t, err)
+	b := identity.Of(imgB, fi)
+	ids := run["identities"].([]any)
+	id := ids[0].(map[string]any)
+	id["backing_file"] = imgB
+	id["file"] = map[string]any{"dev": b.Dev, "inode": b.Inode, "generation": b.Generation, "born": b.Born}
+	run["drives"].([]any)[0].(map[string]any)["path"] = devB
+	edited, err := json.MarshalIndent(run, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, edited, 0o644))
+
+	sumA, sumB, recording := deviceSum(t, devA), deviceSum(t, devB), sums(t, raw, "")
+	res := runSuite(t, []string{"-test.run=" + resumeRun}, resumeArgs(t, rep, devB)...)
+	noFioLeft(t)
+	require.Equal(t, 2, res.Code, "stdout:\n%s\nstderr:\n%s", res.Stdout, res.Stderr)
+	assert.Contains(t, res.Stderr, "parsing -resume: run.json (edited after recording: sha256 ")
+	assert.NotContains(t, res.Stdout, "=== RUN", "no subtest may start after a refusal")
+	assert.Equal(t, sumA, deviceSum(t, devA))
+	assert.Equal(t, sumB, deviceSum(t, devB), "a refused resume writes nothing to the image run.json was edited to name")
+	assert.Equal(t, recording, sums(t, raw, ""), "a refused resume changes nothing in the recording")
+
+	// A replay still judges it, and says run.json was edited.
+	rp := runSuite(t, nil, "-replay="+raw)
+	assert.Contains(t, rp.Stdout, "run.json (edited after recording: sha256 ")
+}
+
+// An image truncated and extended back to its size (its tail zeros now)
+// keeps its inode and birth time: its identity matches, and its recorded
+// read-back would be trusted. Its data sample refuses it, naming the
+// first block that holds zeros; the image and the recording are left as
+// they are. The same image, untouched, resumes (the finished run:
+// nothing left to measure), and so does an anonymous drive (a deleted
+// image) whose data is as the run left it.
+func TestResumeRefusesATruncatedAndExtendedImage(t *testing.T) {
+	t.Parallel()
+	testenv.MustHaveLoop(t)
+	dir := t.TempDir()
+	img := sparseImage(t, dir, "a.img", safetySize)
+	dev := testenv.Attach(t, img)
+	anon := deletedLoop(t, "b.img", safetySize)
+	rep := filepath.Join(t.TempDir(), "report")
+	raw := filepath.Join(rep, "raw")
+	args := []string{"-spec=" + testdataFile(t, "resume.toml"), "-drives=" + dev + "," + anon, "-destructive", "-runtime=1s", "-report=" + rep}
+	first := runSuite(t, []string{"-test.run=" + resumeRun}, args...)
+	require.Equal(t, 0, first.Code, "stdout:\n%s\nstderr:\n%s", first.Stdout, first.Stderr)
+
+	again := runSuite(t, []string{"-test.run=" + resumeRun}, append(args, "-resume")...)
+	require.Equal(t, 0, again.Code, "a genuine resume goes on, the anonymous drive's data as left:\nstdout:\n%s\nstderr:\n%s", again.Stdout, again.Stderr)
+	assert.NotContains(t, again.Stdout, "measuring ")
+	assert.Equal(t, report.Pass, again.verdicts(t)["TestIntegrity/"+filepath.Base(dev)])
+
+	require.NoError(t, os.Truncate(img, safetySize/2))
+	require.NoError(t, os.Truncate(img, safetySize))
+	devBefore, anonBefore, recording := deviceSum(t, dev), deviceSum(t, anon), sums(t, raw, "")
+	res := runSuite(t, []string{"-test.run=" + resumeRun}, append(args, "-resume")...)
+	noFioLeft(t)
+	require.Equal(t, 2, res.Code, "stdout:\n%s\nstderr:\n%s", res.Stdout, res.Stderr)
+	assert.Contains(t, res.Stderr, "parsing -resume: "+dev+" (drive 1 of the interrupted run in "+raw+") does not hold what the interrupted run left on it: the 128 KiB block at byte offset ")
+	assert.Contains(t, res.Stderr, " holds zeros now, was other data; nothing was writing it when the run stopped")
+	assert.NotContains(t, res.Stderr, anon+" (drive 2", "the other drive is as it was left")
+	assert.NotContains(t, res.Stdout, "=== RUN", "no subtest may start after a refusal")
+	assert.Equal(t, devBefore, deviceSum(t, dev), "a refused resume writes nothing to the image")
+	assert.Equal(t, anonBefore, deviceSum(t, anon))
+	assert.Equal(t, recording, sums(t, raw, ""), "a refused resume changes nothing in the recording")
+}
