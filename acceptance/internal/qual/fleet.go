@@ -27,8 +27,13 @@ import (
 func setupFleet(ctx context.Context, cfg *cmdline.Config) (*Run, []error) {
 	top := &Run{Cfg: cfg, Fleet: true, Report: &report.Run{Mode: "replay", Started: time.Now().UTC().Format(time.RFC3339)}}
 	top.out = &reporter{run: top.Report, dir: cfg.Report, dryRun: cfg.DryRun}
+	// Every host's run.json, size and spec first: a refused fleet reads
+	// no host's outputs.
+	if errs := precheckFleet(cfg); len(errs) > 0 {
+		return nil, errs
+	}
 	var errs []error
-	names := map[string]int{}
+	names, dirs := map[string]bool{}, map[string]bool{}
 	for _, dir := range cfg.Replays {
 		mc := *cfg
 		mc.Replay, mc.Replays = dir, nil
@@ -39,15 +44,12 @@ func setupFleet(ctx context.Context, cfg *cmdline.Config) (*Run, []error) {
 		if m == nil {
 			continue
 		}
-		name := m.recorded.Host.Name()
+		name := report.Escape(m.recorded.Host.Name())
 		if name == "" {
 			name = filepath.Base(filepath.Dir(filepath.Clean(dir))) + "/" + filepath.Base(dir)
 		}
-		if n := names[name]; n > 0 {
-			name += "#" + strconv.Itoa(n+1)
-		}
-		names[m.recorded.Host.Name()]++
-		m.Cfg.Report = filepath.Join(cfg.Report, "hosts", live.Slug(name))
+		name = unique(name, "#", names)
+		m.Cfg.Report = filepath.Join(cfg.Report, "hosts", unique(hostSlug(name), "-", dirs))
 		m.out.dir, m.out.fleet, m.out.host = m.Cfg.Report, top.out, name
 		top.Members = append(top.Members, Member{Name: name, Suite: m})
 	}
@@ -155,4 +157,26 @@ func (s *Run) JudgeFleet() []fleet.Cell {
 	}
 	s.Report.Finished = time.Now().UTC().Format(time.RFC3339)
 	return cells
+}
+
+// unique returns name, or name with sep and the first number from 2 that
+// makes it so, and marks it taken.
+func unique(name, sep string, taken map[string]bool) string {
+	u := name
+	for n := 2; taken[u]; n++ {
+		u = name + sep + strconv.Itoa(n)
+	}
+	taken[u] = true
+	return u
+}
+
+// hostSlug is a host's name as one directory name under hosts/: letters,
+// digits, "-" and "." kept, anything else "_", never "", "." or ".." nor
+// hidden.
+func hostSlug(name string) string {
+	s := live.Slug(name)
+	if strings.Trim(s, ".") == "" || strings.HasPrefix(s, ".") {
+		s = "host" + s
+	}
+	return s
 }
