@@ -149,3 +149,81 @@ func TestNamesEscapedInTheLog(t *testing.T) {
 		assert.False(t, strings.HasPrefix(strings.TrimSpace(l), "::"), "a workflow command in junit.xml: %q", l)
 	}
 }
+
+// retimed makes dir's copy of the recording read as another run: every
+// fio output's start (timestamp_ms) k seconds later, on another machine
+// named host. The figures are the copy's.
+func retimed(t *testing.T, dir, host string, k int) {
+	t.Helper()
+	re := regexp.MustCompile(`"timestamp_ms" : ([0-9]+)`)
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") || strings.HasSuffix(path, "run.json") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		edited := re.ReplaceAllStringFunc(string(data), func(m string) string {
+			var n int64
+			fmt.Sscan(re.FindStringSubmatch(m)[1], &n)
+			return fmt.Sprintf(`"timestamp_ms" : %d`, n+int64(k)*1000)
+		})
+		return os.WriteFile(path, []byte(edited), 0o644)
+	}))
+	path := filepath.Join(dir, "run.json")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var info record.Run
+	require.NoError(t, json.Unmarshal(data, &info))
+	info.Host.Hostname, info.Host.MachineID = host, fmt.Sprintf("%032x", k)
+	data, err = json.MarshalIndent(info, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+}
+
+// fleet.yml's judge step (.ci/judge-fleet) given three hosts, one of
+// whose recordings is hostile (its spec asks for a 2147483647-drive step),
+// still writes the fleet's report of the other two, names the hostile
+// host's refused run.json and line in refused.txt, summary.md and an
+// annotation, and fails. Before, the one refusal left no report at all.
+func TestJudgeFleetScriptLeavesOutAHostileHost(t *testing.T) {
+	recordings := t.TempDir()
+	for i, h := range []string{"stor-a", "stor-b", "stor-c"} {
+		raw := filepath.Join(recordings, "drivequal-"+h, "raw")
+		require.NoError(t, os.MkdirAll(filepath.Dir(raw), 0o755))
+		require.NoError(t, os.Rename(hostileCopy(t, h, func(*record.Run) {}), raw))
+		retimed(t, raw, h, i+1)
+	}
+	hostile := filepath.Join(recordings, "drivequal-stor-c", "raw", "run.json")
+	data, err := os.ReadFile(hostile)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(hostile, []byte(strings.Replace(string(data), `drives    = [1, 6]`, `drives    = [2147483647]`, 1)), 0o644))
+
+	report := filepath.Join(t.TempDir(), "fleet-report")
+	cmd := exec.Command(filepath.Join(acceptanceDir, "..", ".ci", "judge-fleet"), recordings, report, "stor-a", "stor-b", "stor-c")
+	cmd.Dir = acceptanceDir
+	cmd.Env = append(os.Environ(), marker(t), "SUITE="+suiteBin+" -test.count=1")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "a fleet short of a host fails:\n%s", out)
+	assert.Equal(t, 1, ee.ExitCode(), "%s", out)
+	assert.Contains(t, string(out), "::error title=host stor-c refused::")
+
+	res := result{Report: report}.results(t)
+	var hosts []string
+	for _, h := range res.Hosts {
+		hosts = append(hosts, h.Name)
+	}
+	assert.Equal(t, []string{"stor-a", "stor-b"}, hosts, "the fleet is judged without the hostile host")
+	refusal := regexp.QuoteMeta(hostile+": spec_text (") + `[^)]*\):\d+: scaling: drives: drive count 2147483647 is more than 1024`
+	refused, err := os.ReadFile(filepath.Join(report, "refused.txt"))
+	require.NoError(t, err)
+	assert.Regexp(t, `^stor-c: refused \(exit 2\):`, string(refused))
+	assert.Regexp(t, refusal, string(refused))
+	summary, err := os.ReadFile(filepath.Join(report, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "## Hosts left out of the fleet")
+	assert.Regexp(t, refusal, string(summary))
+	assert.FileExists(t, filepath.Join(report, "junit.xml"))
+}
