@@ -90,14 +90,26 @@ func Distinct(recs []Recording) error {
 		sum, file, _ := strings.Cut(k, "\x00")
 		return fmt.Sprintf("%s hold the same fio output %s (sha256 %s), which no two runs print; judge the run once", strings.Join(dirs, ", "), file, short(sum))
 	})
-	same("one machine, one boot", func(r Recording) []string {
-		if copies[r.Dir] || r.MachineID == "" || r.BootID == "" {
+	// One machine in one boot may record several runs of other drives
+	// (drives swapped between runs); on the same drive paths they are
+	// one run, or its drives measured twice.
+	same("one machine, one boot, the same drives", func(r Recording) []string {
+		if copies[r.Dir] || r.MachineID == "" || r.BootID == "" || len(r.Drives) == 0 {
 			return nil
 		}
-		return []string{r.MachineID + "\x00" + r.BootID}
+		paths := make([]string, len(r.Drives))
+		for i, d := range r.Drives {
+			paths[i] = d.Path
+		}
+		slices.Sort(paths)
+		return []string{r.MachineID + "\x00" + r.BootID + "\x00" + strings.Join(paths, ", ")}
 	}, func(k string, dirs []string) string {
-		m, b, _ := strings.Cut(k, "\x00")
-		return fmt.Sprintf("%s were recorded on one machine (machine-id %s) in one boot (boot id %s): the same run, or one host's drives measured twice; judge one of them", strings.Join(dirs, ", "), m, b)
+		parts := strings.SplitN(k, "\x00", 3)
+		for _, d := range dirs {
+			copies[d] = true
+		}
+		return fmt.Sprintf("%s were recorded on one machine (machine-id %s) in one boot (boot id %s) on the same drives (%s): the same run, or its drives measured twice; judge one of them",
+			strings.Join(dirs, ", "), parts[0], parts[1], parts[2])
 	})
 	paths := map[string]string{} // dir + key -> the drive's path there
 	same("a drive in two runs", func(r Recording) []string {

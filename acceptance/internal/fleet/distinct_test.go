@@ -22,8 +22,14 @@ var distinctTests = []distinctTest{
 		{Dir: "a", RunSHA256: "1", Outputs: map[string]string{"x.json": "o", "y.json": "p"}, Drives: []DriveID{{Path: "/d", Keys: []string{"k"}}}},
 		{Dir: "b", RunSHA256: "2", Outputs: map[string]string{"x.json": "o", "y.json": "p"}, Drives: []DriveID{{Path: "/d", Keys: []string{"k"}}}},
 	}, []string{"fleet: copies of one run: a, b hold the same fio output x.json (sha256 o)"}},
-	{"one machine one boot", []Recording{{Dir: "a", RunSHA256: "1", MachineID: "m", BootID: "b"}, {Dir: "b", RunSHA256: "2", MachineID: "m", BootID: "b"}},
-		[]string{"one machine, one boot: a, b were recorded on one machine (machine-id m) in one boot (boot id b)"}},
+	{"one machine one boot other drives", []Recording{
+		{Dir: "a", RunSHA256: "1", MachineID: "m", BootID: "b", Drives: []DriveID{{Path: "/dev/loop0"}}},
+		{Dir: "b", RunSHA256: "2", MachineID: "m", BootID: "b", Drives: []DriveID{{Path: "/dev/loop1"}}},
+	}, nil},
+	{"one machine one boot the same drives", []Recording{
+		{Dir: "a", RunSHA256: "1", MachineID: "m", BootID: "b", Drives: []DriveID{{Path: "/dev/loop1"}, {Path: "/dev/loop0"}}},
+		{Dir: "b", RunSHA256: "2", MachineID: "m", BootID: "b", Drives: []DriveID{{Path: "/dev/loop0"}, {Path: "/dev/loop1"}}},
+	}, []string{"one machine, one boot, the same drives: a, b were recorded on one machine (machine-id m) in one boot (boot id b) on the same drives (/dev/loop0, /dev/loop1)"}},
 	{"a drive on two hosts", []Recording{
 		{Dir: "a", RunSHA256: "1", Drives: []DriveID{{Path: "/dev/nvme0n1", Keys: []string{"nguid 01", "serial S model M"}}}},
 		{Dir: "b", RunSHA256: "2", Drives: []DriveID{{Path: "/dev/nvme3n1", Keys: []string{"eui64 09", "serial S model M"}}}},

@@ -116,7 +116,8 @@ func TestFleetRefusesADriveOnTwoHosts(t *testing.T) {
 	require.NotEmpty(t, errs)
 	assert.Contains(t, joined(errs), "a drive in two runs: drive serial PHA-COPY model loop is in "+a+" (/dev/loop25) and "+b+" (/dev/loop25)")
 
-	// The same machine in the same boot: one run, or its drives twice.
+	// The same machine in the same boot on the same drive paths: one
+	// run, or its drives measured twice.
 	a, b = lotCopy(t, "a2"), lotCopy(t, "b2")
 	anotherRun(t, b, "lot-host-b", 1)
 	for _, dir := range []string{a, b} {
@@ -126,7 +127,7 @@ func TestFleetRefusesADriveOnTwoHosts(t *testing.T) {
 	}
 	_, errs, _ = setupFleetOf(t, a, b)
 	require.NotEmpty(t, errs)
-	assert.Contains(t, joined(errs), "one machine, one boot: "+a+", "+b+" were recorded on one machine (machine-id 0123456789abcdef0123456789abcdef)")
+	assert.Contains(t, joined(errs), "one machine, one boot, the same drives: "+a+", "+b+" were recorded on one machine (machine-id 0123456789abcdef0123456789abcdef)")
 }
 
 // A host whose recorded spec asks for a 2147483647-drive step is refused
