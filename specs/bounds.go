@@ -53,7 +53,7 @@ func (t table) atMost(v value, n, max int64, why string) bool {
 
 // rounds reports a preconditioning bound (random_runtime, topup_runtime)
 // that holds more than MaxRounds steady-state rounds.
-func (t table) rounds(key string, bound, round time.Duration) {
+func rounds(t table, key string, bound, round time.Duration) {
 	if round <= 0 || bound <= 0 {
 		return
 	}
@@ -65,7 +65,7 @@ func (t table) rounds(key string, bound, round time.Duration) {
 
 // printable reports a name holding a control character (a newline, an
 // escape), which would reach the test log, junit.xml and the reports.
-func (t table) printable(v value, s string) bool {
+func printable(t table, v value, s string) bool {
 	for _, r := range s {
 		if unicode.IsControl(r) {
 			t.errorf(v.key, "%s %q holds the control character %U: names are printed in the test log and reports", v.key, s, r)
@@ -77,7 +77,7 @@ func (t table) printable(v value, s string) bool {
 
 // tooMany reports an array of tables with more than max elements, at the
 // first one past it.
-func (t table) tooMany(v value, max int, what string) bool {
+func tooMany(t table, v value, max int, what string) bool {
 	n := len(rawElems(v.v))
 	if n <= max {
 		return false

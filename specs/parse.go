@@ -313,7 +313,7 @@ func typeName(v any) string {
 // anything is converted; it reports whether they are all within bounds.
 func (p *parser) checkCounts() bool {
 	t := table{p: p, raw: p.raw}
-	many := t.tooMany(t.get("workload"), MaxWorkloads, "workloads")
-	many = t.tooMany(t.get("capacity"), MaxCapacities, "capacities") || many
+	many := tooMany(t, t.get("workload"), MaxWorkloads, "workloads")
+	many = tooMany(t, t.get("capacity"), MaxCapacities, "capacities") || many
 	return !many
 }

@@ -104,7 +104,7 @@ var specSchema = specKeys.inTable("")
 
 var specKeys = fields[Spec]{
 	{key: "model", required: true, conv: func(t table, v value, s *Spec) {
-		if m, ok := t.nonEmpty(v); ok && t.printable(v, m) {
+		if m, ok := t.nonEmpty(v); ok && printable(t, v, m) {
 			s.Model = m
 		}
 	}},
@@ -130,8 +130,8 @@ var specKeys = fields[Spec]{
 			pt := t.sub(v, "precondition")
 			preconditionKeys.convert(pt, &s.Precondition)
 			c := s.Precondition
-			pt.rounds("random_runtime", c.RandomRuntime, c.SteadyRound)
-			pt.rounds("topup_runtime", c.TopUpRuntime, c.SteadyRound)
+			rounds(pt, "random_runtime", c.RandomRuntime, c.SteadyRound)
+			rounds(pt, "topup_runtime", c.TopUpRuntime, c.SteadyRound)
 		}},
 	{key: "health", sub: healthKeys.inTable("health must be a table ([health])"),
 		conv: func(t table, v value, s *Spec) {
@@ -389,7 +389,7 @@ var receiptKeys = fields[Receipt]{
 // workloadKeys fill a Workload that starts with RWMixRead -1 and its Line.
 var workloadKeys = fields[Workload]{
 	{key: "name", required: true, conv: func(t table, v value, w *Workload) {
-		if n, ok := t.nonEmpty(v); ok && t.printable(v, n) {
+		if n, ok := t.nonEmpty(v); ok && printable(t, v, n) {
 			w.Name = n
 		}
 	}},
@@ -436,7 +436,7 @@ var workloadKeys = fields[Workload]{
 // capacityKeys fill a Capacity that starts with its Line.
 var capacityKeys = fields[Capacity]{
 	{key: "name", required: true, conv: func(t table, v value, c *Capacity) {
-		if n, ok := t.nonEmpty(v); ok && t.printable(v, n) {
+		if n, ok := t.nonEmpty(v); ok && printable(t, v, n) {
 			c.Name = n
 		}
 	}},

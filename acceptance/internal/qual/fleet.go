@@ -6,14 +6,13 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/fleet"
 	"github.com/drivequal/drivequal/acceptance/internal/host"
-	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/fleetcheck"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 )
@@ -29,7 +28,7 @@ func setupFleet(ctx context.Context, cfg *cmdline.Config) (*Run, []error) {
 	top.out = &reporter{run: top.Report, dir: cfg.Report, dryRun: cfg.DryRun}
 	// Every host's run.json, size and spec first: a refused fleet reads
 	// no host's outputs.
-	if errs := precheckFleet(cfg); len(errs) > 0 {
+	if errs := fleetcheck.Check(cfg.Replays, cfg.SpecGiven); len(errs) > 0 {
 		return nil, errs
 	}
 	var errs []error
@@ -48,8 +47,8 @@ func setupFleet(ctx context.Context, cfg *cmdline.Config) (*Run, []error) {
 		if name == "" {
 			name = filepath.Base(filepath.Dir(filepath.Clean(dir))) + "/" + filepath.Base(dir)
 		}
-		name = unique(name, "#", names)
-		m.Cfg.Report = filepath.Join(cfg.Report, "hosts", unique(hostSlug(name), "-", dirs))
+		name = fleetcheck.Unique(name, "#", names)
+		m.Cfg.Report = filepath.Join(cfg.Report, "hosts", fleetcheck.Unique(fleetcheck.HostSlug(name), "-", dirs))
 		m.out.dir, m.out.fleet, m.out.host = m.Cfg.Report, top.out, name
 		top.Members = append(top.Members, Member{Name: name, Suite: m})
 	}
@@ -157,26 +156,4 @@ func (s *Run) JudgeFleet() []fleet.Cell {
 	}
 	s.Report.Finished = time.Now().UTC().Format(time.RFC3339)
 	return cells
-}
-
-// unique returns name, or name with sep and the first number from 2 that
-// makes it so, and marks it taken.
-func unique(name, sep string, taken map[string]bool) string {
-	u := name
-	for n := 2; taken[u]; n++ {
-		u = name + sep + strconv.Itoa(n)
-	}
-	taken[u] = true
-	return u
-}
-
-// hostSlug is a host's name as one directory name under hosts/: letters,
-// digits, "-" and "." kept, anything else "_", never "", "." or ".." nor
-// hidden.
-func hostSlug(name string) string {
-	s := live.Slug(name)
-	if strings.Trim(s, ".") == "" || strings.HasPrefix(s, ".") {
-		s = "host" + s
-	}
-	return s
 }

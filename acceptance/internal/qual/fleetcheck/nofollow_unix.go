@@ -1,6 +1,6 @@
 //go:build unix
 
-package qual
+package fleetcheck
 
 import "syscall"
 

@@ -1,4 +1,8 @@
-package qual
+// Package fleetcheck checks the recordings of a fleet replay before any
+// host's outputs are read: each host's run.json and recorded spec, what
+// it says it holds, and that the runs are distinct runs of distinct
+// drives.
+package fleetcheck
 
 import (
 	"crypto/sha256"
@@ -10,10 +14,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/fleet"
-	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/specs"
 )
@@ -36,19 +41,22 @@ const (
 	emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 )
 
-// precheckFleet checks every host's recording before any host's outputs
+// Check checks every host's recording before any host's outputs
 // are loaded: its run.json (a regular file within maxRunJSON), the size
 // it says it holds, and the spec it was recorded with (loaded with the
 // spec's bounds, file:line), then that the specs agree (unless -spec
 // judges them all) and that the runs are distinct runs of distinct drives
 // (fleet.Distinct). Every problem is returned, each naming its directory.
-func precheckFleet(cfg *cmdline.Config) []error {
+//
+// replays are the directories of -replay; specGiven says -spec judges
+// them all, so that their recorded specs need not agree.
+func Check(replays []string, specGiven bool) []error {
 	var errs []error
 	var recs []fleet.Recording
 	var infos []record.Run
 	specOf := map[string][]string{} // spec sha256 -> the directories recorded with it
 	var specOrder []string
-	for _, dir := range cfg.Replays {
+	for _, dir := range replays {
 		info, sum, err := readRunJSON(dir)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("parsing -replay: %w", err))
@@ -64,7 +72,7 @@ func precheckFleet(cfg *cmdline.Config) []error {
 		if n := max(len(info.Tests), len(info.Files)); n > maxRunFiles {
 			errs = append(errs, fmt.Errorf("parsing -replay: %s lists %d cells or files, more than the %d one host's run may hold", where, n, maxRunFiles))
 		}
-		if info.SpecText != "" && !cfg.SpecGiven {
+		if info.SpecText != "" && !specGiven {
 			if _, err := specs.Parse(where+": spec_text ("+info.SpecFile+")", []byte(info.SpecText)); err != nil {
 				errs = append(errs, fmt.Errorf("parsing -replay: the spec recorded in %s does not load: %v: give -spec to judge with another", where, err))
 				continue
@@ -196,4 +204,26 @@ func driveIDs(info record.Run) []fleet.DriveID {
 		ids = append(ids, id)
 	}
 	return ids
+}
+
+// Unique returns name, or name with sep and the first number from 2 that
+// makes it so, and marks it taken.
+func Unique(name, sep string, taken map[string]bool) string {
+	u := name
+	for n := 2; taken[u]; n++ {
+		u = name + sep + strconv.Itoa(n)
+	}
+	taken[u] = true
+	return u
+}
+
+// HostSlug is a host's name as one directory name under hosts/: letters,
+// digits, "-" and "." kept, anything else "_", never "", "." or ".." nor
+// hidden.
+func HostSlug(name string) string {
+	s := live.Slug(name)
+	if strings.Trim(s, ".") == "" || strings.HasPrefix(s, ".") {
+		s = "host" + s
+	}
+	return s
 }
