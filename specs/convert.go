@@ -5,6 +5,7 @@ import (
 	"math"
 	pathpkg "path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -306,7 +307,10 @@ func (t table) firmware(v value) ([]string, bool) {
 }
 
 // checkWorkloads checks what relates workloads to each other: unique names
-// and subtest names, and precondition references.
+// and subtest names, and precondition references. Each workload's chain of
+// preconditions is walked once in all (linear in the workloads): a chain
+// must end at a write-only workload or one using the default rule, and a
+// loop is reported at each of its workloads.
 func (p *parser) checkWorkloads(ws []Workload) {
 	p.checkUnique("workload", len(ws), func(i int) (string, int) { return ws[i].Name, ws[i].Line })
 	byName := map[string]int{}
@@ -315,7 +319,11 @@ func (p *parser) checkWorkloads(ws []Workload) {
 			byName[w.Name] = i
 		}
 	}
+	// next[i] is the workload i's precondition names, followed while
+	// checking chains; -1 where the chain ends (or i is reported).
+	next := make([]int, len(ws))
 	for i, w := range ws {
+		next[i] = -1
 		if w.Precondition == "" {
 			continue
 		}
@@ -324,25 +332,52 @@ func (p *parser) checkWorkloads(ws []Workload) {
 			t.errorf("precondition", "precondition is only for read and mixed workloads; a write-only workload preconditions itself")
 			continue
 		}
-		if _, ok := byName[w.Precondition]; !ok {
+		j, ok := byName[w.Precondition]
+		if !ok {
 			t.errorf("precondition", "precondition names unknown workload %q", w.Precondition)
 			continue
 		}
-		// Follow the chain of read/mixed workloads; it must end at a
-		// write-only workload or one using the default rule.
-		chain := []string{w.Name}
-		for j := byName[w.Precondition]; ; {
-			x := ws[j]
-			chain = append(chain, x.Name)
-			if x.Name == w.Name {
-				t.errorf("precondition", "precondition loops: %s", strings.Join(quoteAll(chain), " -> "))
+		if !ws[j].IsWriteOnly() {
+			next[i] = j
+		}
+	}
+	// Walk each chain from its start, colouring as it goes: a walk that
+	// meets its own colour has found a loop; one that meets an earlier
+	// walk's stops there.
+	const unseen = 0
+	state := make([]int, len(ws)) // unseen, or the walk (1-based) that reached it
+	for start := range ws {
+		if state[start] != unseen {
+			continue
+		}
+		walk := start + 1
+		i := start
+		for i >= 0 && state[i] == unseen {
+			state[i] = walk
+			i = next[i]
+		}
+		if i < 0 || state[i] != walk {
+			continue
+		}
+		// i is on a loop: report it at each of its workloads, in file order.
+		var loop []int
+		for j := i; ; {
+			loop = append(loop, j)
+			if j = next[j]; j == i {
 				break
 			}
-			k, ok := byName[x.Precondition]
-			if x.IsWriteOnly() || !ok || len(chain) > len(ws) {
-				break
+		}
+		slices.Sort(loop)
+		for _, j := range loop {
+			chain := []string{ws[j].Name}
+			for k := next[j]; ; k = next[k] {
+				chain = append(chain, ws[k].Name)
+				if k == j {
+					break
+				}
 			}
-			j = k
+			t := table{p: p, where: p.elemWhere("workload", j), path: []string{"workload", index(j)}}
+			t.errorf("precondition", "precondition loops: %s", strings.Join(quoteAll(chain), " -> "))
 		}
 	}
 }
@@ -382,6 +417,10 @@ func (t table) driveCounts(v value) ([]int, bool) {
 		t.errorf(key, "%s must list at least one drive count", key)
 		return nil, false
 	}
+	if len(arr) > MaxScalingSteps {
+		t.errorf(key, "%s lists %d drive counts, more than the %d a spec may hold", key, len(arr), MaxScalingSteps)
+		return nil, false
+	}
 	out := make([]int, 0, len(arr))
 	for _, e := range arr {
 		n, isInt := e.(int64)
@@ -389,8 +428,11 @@ func (t table) driveCounts(v value) ([]int, bool) {
 		case !isInt:
 			t.errorf(key, "%s must hold integers, got %s", key, typeName(e))
 			return nil, false
-		case n < 1 || n > math.MaxInt32:
+		case n < 1:
 			t.errorf(key, "%s: drive count %d must be >= 1", key, n)
+			return nil, false
+		case n > MaxStepDrives:
+			t.errorf(key, "%s: drive count %d is more than %d, the most drives one step may measure", key, n, MaxStepDrives)
 			return nil, false
 		case len(out) > 0 && int(n) <= out[len(out)-1]:
 			t.errorf(key, "%s must be strictly ascending, got %d after %d", key, n, out[len(out)-1])
@@ -503,10 +545,16 @@ func (t table) modelPatterns(v value) []string {
 		t.errorf(key, `%s must be an array of model-number patterns like ["SOLIDIGM SB5PH27X*"], got %s`, key, typeName(v.v))
 		return nil
 	}
+	if len(arr) > MaxModels {
+		t.errorf(key, "%s lists %d patterns, more than the %d a spec may hold", key, len(arr), MaxModels)
+		return nil
+	}
 	var out []string
 	for _, e := range arr {
 		m, isStr := e.(string)
 		switch {
+		case isStr && len(m) > MaxPatternLen:
+			t.errorf(key, "%s: a pattern of %d characters is longer than %d", key, len(m), MaxPatternLen)
 		case !isStr:
 			t.errorf(key, "%s must hold strings, got %s", key, typeName(e))
 		case m == "" || strings.TrimSpace(m) != m:

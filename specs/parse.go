@@ -56,6 +56,9 @@ func DefaultHealth() Health {
 // base name without ".toml" becomes Spec.Name. When anything is wrong, the
 // error is an ErrorList holding every problem found.
 func Parse(file string, data []byte) (*Spec, error) {
+	if len(data) > MaxSpecBytes {
+		return nil, ErrorList{sizeError(file, len(data))}
+	}
 	p := &parser{file: file}
 	s := p.parse(data)
 	if err := p.errs.err(); err != nil {
@@ -91,7 +94,7 @@ func (p *parser) parse(data []byte) *Spec {
 	var keys []located
 	keys, p.lines = locateKeys(data, md)
 	p.checkKeys(keys)
-	if !p.checkShape(specSchema, p.raw, nil, -1) {
+	if !p.checkShape(specSchema, p.raw, nil, -1) || !p.checkCounts() {
 		return nil
 	}
 	p.spec = &Spec{}
@@ -304,4 +307,13 @@ func typeName(v any) string {
 		return "nothing"
 	}
 	return "datetime"
+}
+
+// checkCounts reports arrays of tables longer than a spec may hold, before
+// anything is converted; it reports whether they are all within bounds.
+func (p *parser) checkCounts() bool {
+	t := table{p: p, raw: p.raw}
+	many := tooMany(t, t.get("workload"), MaxWorkloads, "workloads")
+	many = tooMany(t, t.get("capacity"), MaxCapacities, "capacities") || many
+	return !many
 }

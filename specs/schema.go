@@ -103,7 +103,11 @@ func setInt[N int | uint64](t table, v value, dst *N, def, lo, hi int64) {
 var specSchema = specKeys.inTable("")
 
 var specKeys = fields[Spec]{
-	{key: "model", required: true, conv: func(t table, v value, s *Spec) { s.Model, _ = t.nonEmpty(v) }},
+	{key: "model", required: true, conv: func(t table, v value, s *Spec) {
+		if m, ok := t.nonEmpty(v); ok && printable(t, v, m) {
+			s.Model = m
+		}
+	}},
 	{key: "source", required: true, conv: func(t table, v value, s *Spec) { s.Source, _ = t.nonEmpty(v) }},
 	{key: "models", conv: func(t table, v value, s *Spec) {
 		if v.set {
@@ -122,7 +126,13 @@ var specKeys = fields[Spec]{
 	{key: "method", sub: methodKeys.inTable("method must be a table ([method])"),
 		conv: func(t table, v value, s *Spec) { methodKeys.convert(t.sub(v, "method"), &s.Method) }},
 	{key: "precondition", sub: preconditionKeys.inTable("precondition must be a table ([precondition])"),
-		conv: func(t table, v value, s *Spec) { preconditionKeys.convert(t.sub(v, "precondition"), &s.Precondition) }},
+		conv: func(t table, v value, s *Spec) {
+			pt := t.sub(v, "precondition")
+			preconditionKeys.convert(pt, &s.Precondition)
+			c := s.Precondition
+			rounds(pt, "random_runtime", c.RandomRuntime, c.SteadyRound)
+			rounds(pt, "topup_runtime", c.TopUpRuntime, c.SteadyRound)
+		}},
 	{key: "health", sub: healthKeys.inTable("health must be a table ([health])"),
 		conv: func(t table, v value, s *Spec) {
 			s.Health = DefaultHealth()
@@ -257,6 +267,7 @@ var preconditionKeys = fields[Precondition]{
 	{key: "purge", conv: func(t table, v value, c *Precondition) { c.Purge, _ = t.oneOf(v, DefaultPurge, purgeMethods...) }},
 	{key: "fill_passes", conv: func(t table, v value, c *Precondition) {
 		setInt(t, v, &c.FillPasses, DefaultFillPasses, 0, math.MaxInt32)
+		t.atMost(v, int64(c.FillPasses), MaxFillPasses, "the most a spec may ask for")
 	}},
 	{key: "random_runtime", conv: func(t table, v value, c *Precondition) {
 		c.RandomRuntime, _ = t.duration(v, DefaultRandomRuntime, false)
@@ -377,7 +388,11 @@ var receiptKeys = fields[Receipt]{
 
 // workloadKeys fill a Workload that starts with RWMixRead -1 and its Line.
 var workloadKeys = fields[Workload]{
-	{key: "name", required: true, conv: func(t table, v value, w *Workload) { w.Name, _ = t.nonEmpty(v) }},
+	{key: "name", required: true, conv: func(t table, v value, w *Workload) {
+		if n, ok := t.nonEmpty(v); ok && printable(t, v, n) {
+			w.Name = n
+		}
+	}},
 	{key: "rw", required: true, conv: func(t table, v value, w *Workload) {
 		rw, ok := t.str(v, "")
 		switch {
@@ -391,8 +406,8 @@ var workloadKeys = fields[Workload]{
 		}
 	}},
 	{key: "bs", required: true, conv: func(t table, v value, w *Workload) { w.BS, _ = t.blockSize(v) }},
-	{key: "iodepth", required: true, conv: func(t table, v value, w *Workload) { setInt(t, v, &w.IODepth, 0, 1, math.MaxInt32) }},
-	{key: "numjobs", required: true, conv: func(t table, v value, w *Workload) { setInt(t, v, &w.NumJobs, 0, 1, math.MaxInt32) }},
+	{key: "iodepth", required: true, conv: func(t table, v value, w *Workload) { iodepth(t, v, &w.IODepth) }},
+	{key: "numjobs", required: true, conv: func(t table, v value, w *Workload) { numjobs(t, v, &w.NumJobs) }},
 	{key: "metric", required: true, conv: func(t table, v value, w *Workload) {
 		if m, ok := t.oneOf(v, "", string(IOPS), string(MBps), string(LatUS)); ok {
 			w.Metric = Metric(m)
@@ -420,8 +435,16 @@ var workloadKeys = fields[Workload]{
 
 // capacityKeys fill a Capacity that starts with its Line.
 var capacityKeys = fields[Capacity]{
-	{key: "name", required: true, conv: func(t table, v value, c *Capacity) { c.Name, _ = t.nonEmpty(v) }},
-	{key: "bytes", required: true, conv: func(t table, v value, c *Capacity) { c.Bytes, _ = t.integer(v, 0, 1, math.MaxInt64) }},
+	{key: "name", required: true, conv: func(t table, v value, c *Capacity) {
+		if n, ok := t.nonEmpty(v); ok && printable(t, v, n) {
+			c.Name = n
+		}
+	}},
+	{key: "bytes", required: true, conv: func(t table, v value, c *Capacity) {
+		if n, ok := t.integer(v, 0, 1, math.MaxInt64); ok && t.atMost(v, n, MaxCapacityBytes, "2^53 (9 PB), the largest capacity a spec may give") {
+			c.Bytes = n
+		}
+	}},
 	{key: "spec", required: true, sub: anyName(nil, "spec must be a table ([capacity.spec])"), conv: specValues},
 	{key: "qos", sub: anyName(latencySchema, `qos must be a table of workloads ([capacity.qos."NAME"])`),
 		conv: func(t table, v value, c *Capacity) {
@@ -480,8 +503,8 @@ var scalingKeys = fields[Scaling]{
 }
 
 var overrideKeys = fields[Override]{
-	{key: "iodepth", conv: func(t table, v value, o *Override) { setInt(t, v, &o.IODepth, 0, 1, math.MaxInt32) }},
-	{key: "numjobs", conv: func(t table, v value, o *Override) { setInt(t, v, &o.NumJobs, 0, 1, math.MaxInt32) }},
+	{key: "iodepth", conv: func(t table, v value, o *Override) { iodepth(t, v, &o.IODepth) }},
+	{key: "numjobs", conv: func(t table, v value, o *Override) { numjobs(t, v, &o.NumJobs) }},
 }
 
 // overrides converts [scaling.override."NAME"] tables.
@@ -503,5 +526,23 @@ func overrides(t table, v value, sc *Scaling) {
 			sc.Override = map[string]Override{}
 		}
 		sc.Override[name] = o
+	}
+}
+
+// iodepth sets a workload's or override's iodepth: >= 1, at most
+// MaxIODepth.
+func iodepth(t table, v value, dst *int) {
+	setInt(t, v, dst, 0, 1, math.MaxInt32)
+	if !t.atMost(v, int64(*dst), MaxIODepth, "the deepest NVMe queue") {
+		*dst = 0
+	}
+}
+
+// numjobs sets a workload's or override's numjobs: >= 1, at most
+// MaxNumJobs.
+func numjobs(t table, v value, dst *int) {
+	setInt(t, v, dst, 0, 1, math.MaxInt32)
+	if !t.atMost(v, int64(*dst), MaxNumJobs, "fio's limit on jobs") {
+		*dst = 0
 	}
 }

@@ -323,7 +323,9 @@ func writeFleet(b *testing.B, dir string, hosts int) fleetRecording {
 		info.Shared, info.Tests = shared, nil
 		info.Host = host.Info{Hostname: name, MachineID: fmt.Sprintf("%032x", h), Kernel: liveInfo.Host.Kernel,
 			CPUModel: liveInfo.Host.CPUModel, FioVersion: liveInfo.FioVersion, NvmeVersion: liveInfo.Host.NvmeVersion}
-		info.Drives = nil
+		// The drives are renamed, so are not the live recording's loop
+		// devices: a fleet refuses one drive on two hosts.
+		info.Drives, info.Identities = nil, nil
 		factors := make([]float64, liveDrives)
 		rename := map[string]string{}
 		for d, ld := range liveInfo.Drives {

@@ -175,6 +175,23 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 	var own []float64   // each figure's own cell's pass line
 	rescaled := false   // some figure judged at another line, scaled to this one
 	hosts := map[string]bool{}
+	// A drive is one drive of the lot however many hosts' recordings hold
+	// it (copies of one run, a drive moved between hosts): by serial and
+	// model, counted once, at its first figure.
+	seen := map[string]bool{}
+	again := 0
+	once := func(path, serial string) bool {
+		if serial == "" {
+			return true
+		}
+		k := modelOf(drives, path) + "\x00" + serial
+		if seen[k] {
+			again++
+			return false
+		}
+		seen[k] = true
+		return true
+	}
 	for _, r := range src {
 		hosts[r.Host] = true
 		tests = append(tests, r.Test)
@@ -197,6 +214,9 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 			n := 0
 			unsettled := notSteadyDrives(r, why)
 			for _, d := range r.PerDrive {
+				if !once(d.Path, d.Serial) {
+					continue
+				}
 				if drivesOwnCause(d.Cause) {
 					// The drive failed in the step (an I/O error, say), or
 					// before it: one of the lot's failures.
@@ -230,6 +250,9 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 				}
 				unmeasured = append(unmeasured, fmt.Sprintf("%s of %s (%s)", counted(gone, "drive"), r.Test, cmp.Or(r.Cause, "no figure")))
 			}
+			continue
+		}
+		if d := singleDriveOf(drives, r); !once(d.Path, d.Serial) {
 			continue
 		}
 		switch {
@@ -317,6 +340,9 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 		stats += fmt.Sprintf(", tolerance %s", pctOf(res.Tolerance))
 	}
 	stats += ")"
+	if again > 0 {
+		stats += fmt.Sprintf("; %s recorded again on another host or step counted once", counted(again, "figure"))
+	}
 	if rescaled {
 		stats += "; figures of cells judged at another line (another tolerance) are scaled to this one, each passing here as it did in its own cell"
 	}
@@ -334,6 +360,16 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 		res.Verdict, res.Cause, res.Error = report.Inconclusive, report.CauseLotUndecided, msg
 	}
 	return Cell{Result: res, Message: msg}
+}
+
+// modelOf is the model of the drive at path, "" when drives do not name it.
+func modelOf(drives []report.Drive, path string) string {
+	for _, d := range drives {
+		if d.Path == path {
+			return d.Model
+		}
+	}
+	return ""
 }
 
 // singleDriveOf is the drive a single-drive result ran on: the first

@@ -630,3 +630,31 @@ func TestCellsDriveFailedInTheStepIsAFailure(t *testing.T) {
 	assert.Empty(t, c.Result.Lot.Missing)
 	assert.Contains(t, c.Message, "counting the 1 drive that failed (/dev/loop5 in "+test+" (i/o error)) as failing")
 }
+
+// Three hosts' copies of one recording (testdata/lot-fleet.json, the
+// 6-drive step under three names) whose drives report the same serials:
+// the lot is six drives, not 18, each counted once at its first host's
+// figure, and the message says the others were left out.
+func TestCellsCopiesCountedOnce(t *testing.T) {
+	j := load(t, "lot-fleet.json")
+	for i := range 3 {
+		host := "host-" + string(rune('a'+i))
+		for _, test := range []string{"TestScaling/" + host + "/6_drives/128KB_Sequential_Read", "TestScaling/" + host + "/6_drives/128KB_Sequential_Write"} {
+			j.setFigures(t, test, tight)
+			r := j.result(t, test)
+			for d := range r.PerDrive {
+				r.PerDrive[d].Serial = fmt.Sprintf("PHA%05d", d)
+			}
+		}
+	}
+	for d := range j.drives {
+		j.drives[d].Model = "loop"
+	}
+	big := j.cells()["TestLot/64MiB/128KB_Sequential_Read"]
+	assert.Equal(t, 6, big.Result.Lot.N, big.Message)
+	assert.Contains(t, big.Message, "n = 6 (3 hosts)")
+	assert.Contains(t, big.Message, "12 figures recorded again on another host or step counted once")
+	for _, f := range big.Result.Lot.Figures {
+		assert.True(t, strings.HasPrefix(f.Drive, "host-a:"), "each drive at its first host's figure: %s", f.Drive)
+	}
+}

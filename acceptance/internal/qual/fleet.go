@@ -6,14 +6,13 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/fleet"
 	"github.com/drivequal/drivequal/acceptance/internal/host"
-	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/fleetcheck"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 )
@@ -27,8 +26,13 @@ import (
 func setupFleet(ctx context.Context, cfg *cmdline.Config) (*Run, []error) {
 	top := &Run{Cfg: cfg, Fleet: true, Report: &report.Run{Mode: "replay", Started: time.Now().UTC().Format(time.RFC3339)}}
 	top.out = &reporter{run: top.Report, dir: cfg.Report, dryRun: cfg.DryRun}
+	// Every host's run.json, size and spec first: a refused fleet reads
+	// no host's outputs.
+	if errs := fleetcheck.Check(cfg.Replays, cfg.SpecGiven); len(errs) > 0 {
+		return nil, errs
+	}
 	var errs []error
-	names := map[string]int{}
+	names, dirs := map[string]bool{}, map[string]bool{}
 	for _, dir := range cfg.Replays {
 		mc := *cfg
 		mc.Replay, mc.Replays = dir, nil
@@ -39,15 +43,12 @@ func setupFleet(ctx context.Context, cfg *cmdline.Config) (*Run, []error) {
 		if m == nil {
 			continue
 		}
-		name := m.recorded.Host.Name()
+		name := report.Escape(m.recorded.Host.Name())
 		if name == "" {
 			name = filepath.Base(filepath.Dir(filepath.Clean(dir))) + "/" + filepath.Base(dir)
 		}
-		if n := names[name]; n > 0 {
-			name += "#" + strconv.Itoa(n+1)
-		}
-		names[m.recorded.Host.Name()]++
-		m.Cfg.Report = filepath.Join(cfg.Report, "hosts", live.Slug(name))
+		name = fleetcheck.Unique(name, "#", names)
+		m.Cfg.Report = filepath.Join(cfg.Report, "hosts", fleetcheck.Unique(fleetcheck.HostSlug(name), "-", dirs))
 		m.out.dir, m.out.fleet, m.out.host = m.Cfg.Report, top.out, name
 		top.Members = append(top.Members, Member{Name: name, Suite: m})
 	}

@@ -191,6 +191,10 @@ func TestLotFleet(t *testing.T) {
 		data, err := os.ReadFile(path)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), `"hostname": "lot-host-a"`, `"hostname": "`+name+`"`, 1)), 0o644))
+		if i > 0 {
+			// Another run of other drives: a copy as it is is refused.
+			anotherRun(t, dir, name, i)
+		}
 		setDriveFigures(t, dir, lotRead, tight)
 		setDriveFigures(t, dir, lotWrite, tight)
 		dirs = append(dirs, dir)
@@ -370,6 +374,7 @@ func notPreconditioned(t *testing.T, dir string) {
 // host-b's six figures are judged, host-a's six are the missing ones.
 func TestLotFleetMembersOwnPreconditioning(t *testing.T) {
 	a, b := lotCopy(t, "host-a"), lotCopy(t, "host-b")
+	anotherRun(t, b, "lot-host-b", 1)
 	notPreconditioned(t, b)
 	_, run := judgeLotRun(t, lotSpec(t, true), a, b)
 	for _, w := range []string{"128KB_Sequential_Read", "128KB_Sequential_Write"} {

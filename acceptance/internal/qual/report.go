@@ -187,5 +187,10 @@ func (s *Suite) outcome(res report.Result, cell plan.Cell, fioVersion string) Ou
 	if len(res.Steady) > 0 {
 		o.Attrs = append(o.Attrs, [2]string{"steady_state", report.SteadyLine(res.Steady)})
 	}
+	// go test fails a test whose attribute holds a newline: each value is
+	// one line, whatever a recording named.
+	for i := range o.Attrs {
+		o.Attrs[i][1] = report.Escape(o.Attrs[i][1])
+	}
 	return o
 }

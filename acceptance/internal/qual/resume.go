@@ -18,6 +18,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/recdir"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
@@ -119,10 +120,9 @@ func (b *builder) loadResume() []error {
 		// matchResume matched nothing: the recording names no identities.
 		return notOurs(fmt.Sprintf("it records %d drive identities for %d drives", len(prior.Identities), len(prior.Drives)))
 	}
-	errs = append(errs, editedRefusals(s, dir, prior)...)
-	if _, kept, err := record.CheckRun(dir); err == nil && !kept {
-		errs = append(errs, fmt.Errorf("parsing -resume: %s has no %s beside it: it was recorded by a drivequal that did not keep run.json's sha256, or the file was removed, so an edit of run.json cannot be told; judge the recording with -replay=%s, or start a new run with a new -record directory (without -resume)", path, record.SumFile, dir))
-	}
+	refused, warnings := recdir.Edited(dir, prior)
+	errs = append(errs, refused...)
+	s.Warnings = append(s.Warnings, warnings...)
 	if b.matched != nil {
 		// Before any recorded state of a drive is trusted: its data.
 		errs = append(errs, datacheck.Refusals(prior, datacheck.Read(prior, s.Drives, b.matched.ByPosition), dir, fix)...)
@@ -142,30 +142,6 @@ func (b *builder) loadResume() []error {
 	}
 	s.resume = &resumeState{dir: dir, prior: match.Renamed(prior, s.Drives), kept: map[string]bool{}, broken: map[int]string{}, causes: map[int]string{}, mapping: b.matched.Lines}
 	return nil
-}
-
-// editedRefusals refuses a recording whose files were edited since they
-// were recorded: a resume would keep them as measured. A file that is
-// gone is said: what needs it is measured or read again (a cell whose
-// recording is missing, a verify pass that does not read).
-func editedRefusals(s *Suite, dir string, prior record.Run) []error {
-	changed, err := record.Check(dir, prior)
-	var errs []error
-	if err != nil {
-		errs = append(errs, fmt.Errorf("parsing -resume: %w", err))
-	}
-	for _, c := range changed {
-		if c.Path == record.SumFile {
-			continue // loadResume refuses a run.json without its sha256
-		}
-		if c.Missing {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %s: what needs it is measured again", dir, c))
-			continue
-		}
-		errs = append(errs, fmt.Errorf("parsing -resume: %s in %s: a resume keeps the recording as measured; restore the file, judge the recording as it is with -replay=%s (it says what was edited), or start a new run with a new -record directory (without -resume)",
-			c, dir, dir))
-	}
-	return errs
 }
 
 func devNumber(d plan.Drive) string { return match.DevNumber(d) }

@@ -292,6 +292,7 @@ func (b *builder) replay() []error {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return []error{fmt.Errorf("parsing -replay: %w", err)}
 	}
+	escapeRecorded(&info)
 	if info.Format > record.Format {
 		return []error{fmt.Errorf("parsing -replay: %s has format %d, newer than this drivequal reads (%d): replay it with the drivequal that recorded it", path, info.Format, record.Format)}
 	}
@@ -535,4 +536,22 @@ func (s *Suite) steadyWarnings() []string {
 		}
 	}
 	return nil
+}
+
+// escapeRecorded escapes the control characters (report.Escape) of the
+// names a recording gives that are printed in the test log, the
+// testcases' attributes and junit.xml: its host's, its drives' and its
+// tools' versions.
+func escapeRecorded(info *record.Run) {
+	h := &info.Host
+	for _, f := range []*string{&h.Hostname, &h.MachineID, &h.ProductSerial, &h.Kernel, &h.CPUModel, &h.FioVersion, &h.NvmeVersion,
+		&info.FioVersion, &info.SpecName, &info.SpecFile, &info.BootID} {
+		*f = report.Escape(*f)
+	}
+	for i := range info.Drives {
+		d := &info.Drives[i]
+		for _, f := range []*string{&d.Path, &d.Model, &d.Serial, &d.Firmware, &d.Capacity} {
+			*f = report.Escape(*f)
+		}
+	}
 }

@@ -170,6 +170,11 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 	// A drive's failure outranks what the cell says for itself (see
 	// verdict.Precede), live, replayed and resumed alike.
 	j = verdict.PrecedeDrives(j, cell, s.Drives, s.driveFailures())
+	// A figure the recording overflowed (a latency mean of +Inf) is the
+	// cell's failure, never a number the report cannot hold.
+	if report.FailNonFinite(&j.Result) {
+		j.Message, j.Figure = j.Result.Error, false
+	}
 	if j.Figure {
 		key := cell.Capacity.Name + "/" + cell.Workload.Name
 		if cell.Kind == report.KindScaling {

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -247,15 +249,36 @@ func TestJSONEmpty(t *testing.T) {
 	}
 }
 
+// A figure JSON cannot carry (a latency mean a recording overflowed to
+// +Inf) fails its result and the report is still written whole: before,
+// JSON failed and no results.json, summary.md or junit.xml was written.
 func TestJSONNotFinite(t *testing.T) {
 	r := fixedRun()
 	r.Results[3].Ratio = r.Results[3].Actual / 0
-	_, err := r.JSON()
-	if err == nil {
-		t.Fatal("JSON() with an infinite ratio succeeded")
+	r.Results[3].PerDrive = append(r.Results[3].PerDrive, DriveResult{Path: "/dev/nvme9n1", Actual: math.NaN()})
+	other := r.Results[2]
+	js, err := r.JSON()
+	if err != nil {
+		t.Fatalf("JSON() with an infinite ratio = %v, want the report", err)
 	}
-	if !strings.Contains(err.Error(), r.Results[3].Test) {
-		t.Errorf("JSON() error %q does not name the result %s", err, r.Results[3].Test)
+	var back Run
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+	got := back.Results[3]
+	if got.Verdict != Fail || got.Cause != CauseBadRecording || got.Ratio != 0 {
+		t.Errorf("result %s: verdict %s, cause %q, ratio %v; want fail, %q, 0", got.Test, got.Verdict, got.Cause, got.Ratio, CauseBadRecording)
+	}
+	for _, want := range []string{"ratio +Inf", "per_drive[", "].actual NaN"} {
+		if !strings.Contains(got.Error, want) {
+			t.Errorf("result %s: error %q does not name %q", got.Test, got.Error, want)
+		}
+	}
+	if !reflect.DeepEqual(back.Results[2], other) {
+		t.Errorf("result %s changed: %+v, want %+v", other.Test, back.Results[2], other)
+	}
+	if sum := string(r.Summary()); !strings.Contains(sum, "ratio +Inf") {
+		t.Errorf("summary.md does not say the figure is not a number:\n%s", sum)
 	}
 }
 

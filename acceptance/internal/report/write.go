@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,10 +99,13 @@ func (r *Run) Write(dir string) error {
 
 // JSON returns the run as indented JSON with a trailing newline: the content
 // of results.json. Missing drive and result lists are written as [], not
-// null. It fails when a number cannot be represented (NaN or ±Inf).
+// null. A number JSON cannot carry (NaN, ±Inf: a figure a recording
+// overflowed) fails the result holding it (FailNonFinite), in r too, so
+// that summary.md and junit.xml, written from r after it, say the same;
+// elsewhere it is written as 0.
 func (r *Run) JSON() ([]byte, error) {
-	if err := checkFinite(r.Results); err != nil {
-		return nil, fmt.Errorf("encoding results: %w", err)
+	for i := range r.Results {
+		FailNonFinite(&r.Results[i])
 	}
 	out := *r
 	if out.Drives == nil {
@@ -112,6 +114,7 @@ func (r *Run) JSON() ([]byte, error) {
 	if out.Results == nil {
 		out.Results = []Result{}
 	}
+	Finite(&out)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
@@ -120,29 +123,4 @@ func (r *Run) JSON() ([]byte, error) {
 		return nil, fmt.Errorf("encoding results: %w", err)
 	}
 	return buf.Bytes(), nil
-}
-
-// checkFinite names the first result holding a number JSON cannot carry.
-func checkFinite(results []Result) error {
-	for _, res := range results {
-		fields := []struct {
-			name string
-			v    float64
-		}{
-			{"spec", res.Spec}, {"expected", res.Expected}, {"actual", res.Actual},
-			{"ratio", res.Ratio}, {"tolerance", res.Tolerance}, {"spread", res.Spread},
-			{"p99_us", res.P99Us}, {"p99_9_us", res.P999Us},
-		}
-		for _, f := range fields {
-			if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
-				return fmt.Errorf("result %s: %s is %v", res.Test, f.name, f.v)
-			}
-		}
-		for _, d := range res.PerDrive {
-			if math.IsNaN(d.Actual) || math.IsInf(d.Actual, 0) || math.IsNaN(d.Ratio) || math.IsInf(d.Ratio, 0) {
-				return fmt.Errorf("result %s: drive %s: actual %v, ratio %v", res.Test, d.Path, d.Actual, d.Ratio)
-			}
-		}
-	}
-	return nil
 }

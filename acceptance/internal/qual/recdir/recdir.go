@@ -113,3 +113,32 @@ func HasRecordings(dir string) bool {
 	}
 	return found
 }
+
+// Edited is what a resume of the recording in dir refuses because its
+// files were edited since they were recorded (a resume would keep them as
+// measured), run.json among them and a run.json without its sha256
+// beside it; and, as warnings, the files that are gone: what needs them
+// is measured or read again (a cell whose recording is missing, a verify
+// pass that does not read).
+func Edited(dir string, prior record.Run) (refused []error, warnings []string) {
+	changed, err := record.Check(dir, prior)
+	if err != nil {
+		refused = append(refused, fmt.Errorf("parsing -resume: %w", err))
+	}
+	for _, c := range changed {
+		switch {
+		case c.Path == record.SumFile:
+			// Refused below, saying why an edit cannot be told.
+		case c.Missing:
+			warnings = append(warnings, fmt.Sprintf("%s: %s: what needs it is measured again", dir, c))
+		default:
+			refused = append(refused, fmt.Errorf("parsing -resume: %s in %s: a resume keeps the recording as measured; restore the file, judge the recording as it is with -replay=%s (it says what was edited), or start a new run with a new -record directory (without -resume)",
+				c, dir, dir))
+		}
+	}
+	if _, kept, err := record.CheckRun(dir); err == nil && !kept {
+		refused = append(refused, fmt.Errorf("parsing -resume: %s has no %s beside it: it was recorded by a drivequal that did not keep run.json's sha256, or the file was removed, so an edit of run.json cannot be told; judge the recording with -replay=%s, or start a new run with a new -record directory (without -resume)",
+			filepath.Join(dir, "run.json"), record.SumFile, dir))
+	}
+	return refused, warnings
+}
