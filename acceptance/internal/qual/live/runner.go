@@ -151,7 +151,7 @@ func (r *Runner) Start(info record.Run) error {
 	if err := r.rec.Update(func(i *record.Run) { *i = info }); err != nil {
 		return err
 	}
-	r.Monitor.resumed(r.Resume.Dir)
+	r.Monitor.resumed(r.Resume.Dir, r.Resume.Prior.Host.NvmeVersion)
 	if err := r.facts.recordSetupWarnings(r.Monitor); err != nil {
 		return err
 	}

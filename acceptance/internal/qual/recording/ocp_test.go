@@ -33,26 +33,26 @@ func TestReadOCPFromARecording(t *testing.T) {
 			return nil, errors.New("not recorded")
 		}
 	}
-	if o := readOCP(files(nil)); o.Read || o.Skip != "" {
+	if o := readOCP(files(nil), "2.3"); o.Read || o.Skip != "" {
 		t.Errorf("a recording without C0 reads: %+v, want no OCP checks at all", o)
 	}
-	o := readOCP(files(map[string][]byte{"c0-before": []byte(`{"error":"ERROR : OCP : Failure reading the C0 Log Page, ret = 16386"}`)}))
+	o := readOCP(files(map[string][]byte{"c0-before": []byte(`{"error":"ERROR : OCP : Failure reading the C0 Log Page, ret = 16386"}`)}), "2.3")
 	if o.Read || !strings.HasPrefix(o.Skip, "no OCP C0 log (ERROR : OCP : Failure reading the C0 Log Page") {
 		t.Errorf("a drive without C0: %+v", o)
 	}
-	o = readOCP(files(map[string][]byte{"c0-before": fixture(t, "ocp-smart-add-log-v2.3-autoval-values.json")}))
+	o = readOCP(files(map[string][]byte{"c0-before": fixture(t, "ocp-smart-add-log-v2.3-autoval-values.json")}), "2.3")
 	if o.Read || !strings.Contains(o.Skip, "stopped before the end") {
 		t.Errorf("no C0 after the run: %+v", o)
 	}
 	o = readOCP(files(map[string][]byte{"c0-before": fixture(t, "ocp-smart-add-log-v2.3-autoval-values.json"),
-		"c0-after": fixture(t, "ocp-smart-add-log-v2.3-worn.json")}))
+		"c0-after": fixture(t, "ocp-smart-add-log-v2.3-worn.json")}), "2.3")
 	if !o.Read || o.Skip != "" || o.Before.BadUserNANDBlocks != 0 || o.Last.BadUserNANDBlocks != 3 {
 		t.Errorf("both recorded: %+v", o)
 	}
 	// C0 given on receipt and not after the run: recorded as an "error"
 	// object, it fails the drive in a replay as it did live.
 	o = readOCP(files(map[string][]byte{"c0-before": fixture(t, "ocp-smart-add-log-v2.3-autoval-values.json"),
-		"c0-after": []byte(`{"error":"the OCP C0 log read on receipt could not be read after the run: signal: killed"}`)}))
+		"c0-after": []byte(`{"error":"the OCP C0 log read on receipt could not be read after the run: signal: killed"}`)}), "2.3")
 	if o.Lost != "the OCP C0 log read on receipt could not be read after the run: signal: killed" || o.Skip != "" || o.Read {
 		t.Errorf("C0 lost after the run: %+v", o)
 	}
@@ -69,5 +69,25 @@ func TestReadOCPFromARecording(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no ocp check: %+v", checks)
+	}
+}
+
+// A replay reads the C0 logs by the nvme-cli version the run recorded:
+// nvme-cli 2.3 printed the 5 end-to-end errors a drive detected as
+// "End to end corrected errors", and the replay fails the drive for
+// them as the live run did.
+func TestReadOCPByTheRecordedNVMeCLIVersion(t *testing.T) {
+	files := map[string][]byte{"c0-before": fixture(t, "ocp-smart-add-log-v2.3-autoval-values.json"),
+		"c0-after": fixture(t, "ocp-smart-add-log-v2.3-e2e-detected.json")}
+	o := readOCP(func(what string) ([]byte, error) { return files[what], nil }, "2.3")
+	if !o.Read || o.Last.EndToEndDetected != 5 || o.Last.EndToEndCorrected != 0 {
+		t.Fatalf("replayed C0 of nvme-cli 2.3: %+v, want detected 5, corrected 0", o)
+	}
+	drives := []plan.Drive{{Info: device.Info{Path: "/dev/nvme0n1", Block: true}}}
+	_, checks := verdict.Health(drives, []evidence.DriveHealth{{OCP: o}}, specs.DefaultHealth())
+	for _, c := range checks {
+		if c.Check == "ocp_end_to_end_errors" && c.Verdict != report.Fail {
+			t.Errorf("%+v, want failed", c)
+		}
 	}
 }
