@@ -8,8 +8,12 @@
 package specs
 
 import (
+	"fmt"
 	pathpkg "path"
+	"regexp"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Metric is the unit a workload is judged in.
@@ -42,9 +46,10 @@ type Spec struct {
 
 	Model  string
 	Source string
-	// Models are globs (path.Match) over the identify-controller model
-	// number of the drives the spec is for ("SOLIDIGM SB5PH27X*"); nil:
-	// any model. See MatchesModel.
+	// Models are globs over the identify-controller model number of the
+	// drives the spec is for ("SOLIDIGM SB5PH27X*"), in path.Match's
+	// syntax except that * and ? match "/" too (see MatchModel); nil: any
+	// model. See MatchesModel.
 	Models []string
 	// Endurance is the drive's rated endurance ([endurance]); zero: not
 	// stated.
@@ -224,17 +229,76 @@ func (e Endurance) RatedBytes(capacity uint64) (float64, bool) {
 }
 
 // MatchesModel reports whether model (id-ctrl "mn", trimmed) matches one
-// of the spec's model patterns; a spec without any matches every model.
+// of the spec's model patterns (MatchModel); a spec without any matches
+// every model.
 func (s *Spec) MatchesModel(model string) bool {
 	if len(s.Models) == 0 {
 		return true
 	}
 	for _, p := range s.Models {
-		if ok, _ := pathpkg.Match(p, model); ok {
+		if ok, _ := MatchModel(p, model); ok {
 			return true
 		}
 	}
 	return false
+}
+
+// MatchModel reports whether model matches the glob pattern: path.Match's
+// syntax (* any characters, ? one, [abc] and [^a-z] a set, \ quotes the
+// next character), except that * and ? match any character, "/" too: a
+// model number is not a path, and some vendors' have a "/" in them. The
+// only error is path.ErrBadPattern, for a malformed pattern.
+func MatchModel(pattern, model string) (bool, error) {
+	if _, err := pathpkg.Match(pattern, ""); err != nil {
+		return false, err
+	}
+	var re strings.Builder
+	re.WriteString(`^(?s:`)
+	quote := func(r rune) { fmt.Fprintf(&re, `\x{%x}`, r) }
+	for i := 0; i < len(pattern); {
+		r, n := utf8.DecodeRuneInString(pattern[i:])
+		i += n
+		switch r {
+		case '*':
+			re.WriteString(`.*`)
+		case '?':
+			re.WriteString(`.`)
+		case '\\':
+			r, n = utf8.DecodeRuneInString(pattern[i:])
+			i += n
+			quote(r)
+		case '[':
+			re.WriteString(`[`)
+			if i < len(pattern) && pattern[i] == '^' {
+				re.WriteString(`^`)
+				i++
+			}
+			// Ranges lo or lo-hi up to "]"; path.Match has checked the
+			// syntax.
+			for pattern[i] != ']' {
+				for k := 0; ; k++ {
+					r, n = utf8.DecodeRuneInString(pattern[i:])
+					if r == '\\' {
+						i += n
+						r, n = utf8.DecodeRuneInString(pattern[i:])
+					}
+					i += n
+					quote(r)
+					if k > 0 || pattern[i] != '-' {
+						break
+					}
+					re.WriteString(`-`)
+					i++
+				}
+			}
+			i++
+			re.WriteString(`]`)
+		default:
+			quote(r)
+		}
+	}
+	re.WriteString(`)$`)
+	return regexp.MustCompile(re.String()).MatchString(model), nil
 }
 
 // Receipt is what a drive may show of its past when it arrives: the
