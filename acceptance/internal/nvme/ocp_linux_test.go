@@ -100,6 +100,7 @@ var printedOCP = []struct {
 	{"2.3", "ocp-smart-add-log-v2.3-autoval-values.json", c0Log(autovalC0, c0GUID), []string{"smart-add-log"}, false, &autovalC0, nil},
 	{"2.3", "ocp-smart-add-log-v2.3-worn.json", c0Log(wornC0, c0GUID), []string{"smart-add-log"}, false, &wornC0, nil},
 	{"2.3", "ocp-smart-add-log-v2.3-e2e-detected.json", c0Log(detectedC0, c0GUID), []string{"smart-add-log"}, false, &detectedC0, nil},
+	{"2.3", "ocp-smart-add-log-v2.3-system-blocks-not-reported.json", c0Log(unreportedC0, c0GUID), []string{"smart-add-log"}, false, &unreportedC0, nil},
 	{"2.3", "ocp-smart-add-log-v2.3-no-c0.stderr", nil, []string{"smart-add-log"}, true, nil, nil},
 	{"2.3", "ocp-smart-add-log-v2.3-unknown-guid.stderr", c0Log(autovalC0, c3GUID), []string{"smart-add-log"}, true, nil, nil},
 	{"2.3", "ocp-latency-monitor-log-v2.3-inactive.json", c3Log(OCPLatency{}), []string{"latency-monitor-log"}, false, nil, ptr(printedBefore25(OCPLatency{}))},

@@ -20,6 +20,7 @@ func TestParseOCPSmartEveryFixture(t *testing.T) {
 		{"ocp-smart-add-log-v2.3-autoval-values.json", "2.3"}:             autovalC0,
 		{"ocp-smart-add-log-v2.3-worn.json", "2.3"}:                       wornC0,
 		{"ocp-smart-add-log-v2.3-e2e-detected.json", "2.3"}:               detectedC0,
+		{"ocp-smart-add-log-v2.3-system-blocks-not-reported.json", "2.3"}: unreportedC0,
 		{"ocp-smart-add-log-v2.4-worn.json", "2.4"}:                       wornC0,
 		{"ocp-smart-add-log-v2.5-e2e-detected.json", "2.5"}:               detectedC0,
 		{"ocp-smart-add-log-v2.11-worn.json", "2.11"}:                     wornC0,

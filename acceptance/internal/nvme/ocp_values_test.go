@@ -29,6 +29,10 @@ var activeC3 = OCPLatency{FeatureStatus: 1, Active: [4]LatencyBucket{{Read: 9000
 // could not correct, and corrected none.
 var detectedC0 = func() OCPSmart { o := autovalC0; o.EndToEndDetected = 5; return o }()
 
+// unreportedC0 is the autoval drive reporting Bad system nand blocks as
+// all ones in their 48 bits, "not valid", as a KIOXIA CD8 does.
+var unreportedC0 = func() OCPSmart { o := autovalC0; o.BadSystemNANDBlocks = 0xFFFFFFFFFFFF; return o }()
+
 // readWriteTrimC3 is an enabled latency monitor whose bucket 0 counted
 // 1,000 reads, 200 writes and 3 trims.
 var readWriteTrimC3 = OCPLatency{FeatureStatus: 1, Active: [4]LatencyBucket{{Read: 1000, Write: 200, Trim: 3}}}

@@ -91,3 +91,42 @@ func TestReadOCPByTheRecordedNVMeCLIVersion(t *testing.T) {
 		}
 	}
 }
+
+// A drive that reports Bad system nand blocks as all ones (a KIOXIA CD8's
+// 0xFFFFFFFFFFFF, as nvme-cli 2.3 printed it from such a page) is not
+// judged on them: results.json and summary.md say the drive does not
+// report them, never 281,474,976,710,655 blocks, and its other C0 checks
+// stand.
+func TestUnreportedC0FieldInTheReport(t *testing.T) {
+	c0 := fixture(t, "ocp-smart-add-log-v2.3-system-blocks-not-reported.json")
+	files := map[string][]byte{"c0-before": c0, "c0-after": c0}
+	o := readOCP(func(what string) ([]byte, error) { return files[what], nil }, "2.3")
+	drives := []plan.Drive{{Info: device.Info{Path: "/dev/nvme0n1", Block: true}}}
+	_, checks := verdict.Health(drives, []evidence.DriveHealth{{OCP: o}}, specs.DefaultHealth())
+	run := report.Run{Health: checks}
+	js, err := run.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "Bad system nand blocks - Raw: not reported by the drive (all ones: 0xffffffffffff before and after); not judged"
+	for name, out := range map[string]string{"results.json": string(js), "summary.md": string(run.Summary())} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s does not say %q:\n%s", name, want, out)
+		}
+		if strings.Contains(out, "281474976710655") || strings.Contains(out, "281,474,976,710,655") {
+			t.Errorf("%s counts all ones as bad blocks:\n%s", name, out)
+		}
+	}
+	for _, c := range checks {
+		switch c.Check {
+		case "ocp_bad_system_blocks":
+			if c.Verdict != report.Skip {
+				t.Errorf("%+v, want skipped", c)
+			}
+		case "ocp_bad_user_blocks", "ocp_end_to_end_errors":
+			if c.Verdict != report.Pass {
+				t.Errorf("%+v, want judged and passed", c)
+			}
+		}
+	}
+}
