@@ -535,7 +535,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// modelPatterns returns a list of model-number globs (path.Match syntax),
+// modelPatterns returns a list of model-number globs (modelglob.Match),
 // each checked to be a valid pattern no longer than id-ctrl's 40
 // characters of mn.
 func (t table) modelPatterns(v value) []string {

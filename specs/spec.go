@@ -8,7 +8,7 @@
 package specs
 
 import (
-	pathpkg "path"
+	"github.com/drivequal/drivequal/specs/modelglob"
 	"time"
 )
 
@@ -42,9 +42,10 @@ type Spec struct {
 
 	Model  string
 	Source string
-	// Models are globs (path.Match) over the identify-controller model
-	// number of the drives the spec is for ("SOLIDIGM SB5PH27X*"); nil:
-	// any model. See MatchesModel.
+	// Models are globs over the identify-controller model number of the
+	// drives the spec is for ("SOLIDIGM SB5PH27X*"), in path.Match's
+	// syntax except that * and ? match "/" too (see modelglob.Match); nil: any
+	// model. See MatchesModel.
 	Models []string
 	// Endurance is the drive's rated endurance ([endurance]); zero: not
 	// stated.
@@ -224,13 +225,14 @@ func (e Endurance) RatedBytes(capacity uint64) (float64, bool) {
 }
 
 // MatchesModel reports whether model (id-ctrl "mn", trimmed) matches one
-// of the spec's model patterns; a spec without any matches every model.
+// of the spec's model patterns (modelglob.Match); a spec without any matches
+// every model.
 func (s *Spec) MatchesModel(model string) bool {
 	if len(s.Models) == 0 {
 		return true
 	}
 	for _, p := range s.Models {
-		if ok, _ := pathpkg.Match(p, model); ok {
+		if ok, _ := modelglob.Match(p, model); ok {
 			return true
 		}
 	}

@@ -3,6 +3,8 @@ package device
 import (
 	"fmt"
 	"strings"
+
+	"github.com/drivequal/drivequal/acceptance/internal/units"
 )
 
 // Capacity is one capacity of a spec.
@@ -72,4 +74,39 @@ func MatchCapacity(size int64, caps []Capacity) (string, error) {
 	}
 	return "", fmt.Errorf("size %d bytes (%.2f GB) %s of %s; give -capacity=NAME to say which it is",
 		size, float64(size)/1e9, what, strings.Join(list, ", "))
+}
+
+// CheckForced says whether a drive of size bytes may be judged as
+// capacity c, which the user named (-capacity), of a spec with the
+// capacities caps. A drive smaller than c beyond CapacityTolerance is
+// refused: its cells and preconditioning, sized for c, would run past its
+// end, and its figures are another drive's. The error gives its size, c's
+// bytes and the fix: the spec's capacity of its size (or one no larger),
+// or a spec with a capacity of this size. A larger drive may be judged as
+// a smaller capacity (a namespace kept small on purpose, a test of
+// another size): warn says its figures are not comparable with the spec's.
+func CheckForced(size int64, c Capacity, caps []Capacity) (warn string, err error) {
+	switch {
+	case Comparable(size, c.Bytes):
+		return "", nil
+	case size > c.Bytes:
+		return fmt.Sprintf("holds %s bytes, not the %s bytes of %s: its figures are not comparable with the spec's",
+			units.Thousands(float64(size)), units.Thousands(float64(c.Bytes)), c.Name), nil
+	}
+	fix := fmt.Sprintf("give a spec with a capacity of %s bytes", units.Thousands(float64(size)))
+	if name, err := MatchCapacity(size, caps); err == nil {
+		fix = fmt.Sprintf("give -capacity=%s, the spec's capacity of this size, or leave -capacity out", name)
+	} else {
+		var smaller []string
+		for _, o := range caps {
+			if o.Bytes < size {
+				smaller = append(smaller, "-capacity="+o.Name)
+			}
+		}
+		if len(smaller) > 0 {
+			fix += fmt.Sprintf(", or judge it as a smaller capacity (%s; its figures are then not comparable with the spec's)", strings.Join(smaller, ", "))
+		}
+	}
+	return "", fmt.Errorf("holds %s bytes (%.2f GB), fewer than the %s bytes of %s it is to be judged as: a drive smaller than its capacity is refused, as its cells would reach past its end; %s",
+		units.Thousands(float64(size)), float64(size)/1e9, units.Thousands(float64(c.Bytes)), c.Name, fix)
 }

@@ -92,3 +92,40 @@ func TestComparable(t *testing.T) {
 		}
 	}
 }
+
+type checkForcedTest struct {
+	name string
+	size int64
+	cap  Capacity
+	warn string // in the warning; "" for none
+	err  string // in the error; "" for none
+}
+
+var checkForcedTests = []checkForcedTest{
+	{"its own capacity", 1_920_383_410_176, ps1010[0], "", ""},
+	{"within 0.5 % below", 1_920_383_410_176 - 9_000_000_000, ps1010[0], "", ""},
+	// A 3.84 TB drive judged as 1.92TB: allowed, as today, with a warning.
+	{"larger than its capacity", 3_840_755_982_336, ps1010[0], "holds 3,840,755,982,336 bytes, not the 1,920,383,410,176 bytes of 1.92TB: its figures are not comparable", ""},
+	// A 1.92 TB drive named as 3.84TB: refused, with the right -capacity.
+	{"smaller, of another capacity", 1_920_383_410_176, ps1010[1], "",
+		"holds 1,920,383,410,176 bytes (1920.38 GB), fewer than the 3,840,755,982,336 bytes of 3.84TB it is to be judged as: a drive smaller than its capacity is refused, as its cells would reach past its end; give -capacity=1.92TB, the spec's capacity of this size, or leave -capacity out"},
+	// A 1.6 TB namespace named as 1.92TB: no capacity of its size.
+	{"smaller, of no capacity", 1_600_321_314_816, ps1010[0], "", "give a spec with a capacity of 1,600,321,314,816 bytes"},
+	// A 2.5 TB drive named as 3.84TB: a smaller capacity is offered.
+	{"smaller, between two", 2_500_000_000_000, ps1010[1], "",
+		"give a spec with a capacity of 2,500,000,000,000 bytes, or judge it as a smaller capacity (-capacity=1.92TB; its figures are then not comparable with the spec's)"},
+	// A 1 GiB loop device named as 1.92TB.
+	{"loop device", 1 << 30, ps1010[0], "", "holds 1,073,741,824 bytes (1.07 GB), fewer than the 1,920,383,410,176 bytes of 1.92TB"},
+}
+
+func TestCheckForced(t *testing.T) {
+	for _, tt := range checkForcedTests {
+		warn, err := CheckForced(tt.size, tt.cap, ps1010)
+		if (tt.warn == "") != (warn == "") || !strings.Contains(warn, tt.warn) {
+			t.Errorf("%s: CheckForced(%d, %s) warns %q, want %q", tt.name, tt.size, tt.cap.Name, warn, tt.warn)
+		}
+		if (tt.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("%s: CheckForced(%d, %s) = %v, want an error containing %q", tt.name, tt.size, tt.cap.Name, err, tt.err)
+		}
+	}
+}

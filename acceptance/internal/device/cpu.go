@@ -1,71 +1,9 @@
 package device
 
 import (
-	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/device/cpulist"
 	"slices"
-	"strconv"
-	"strings"
 )
-
-// ParseCPUList parses a kernel CPU list ("0-3,8", as in
-// /sys/devices/system/cpu/online and local_cpulist) into sorted CPU numbers
-// without duplicates. Surrounding white space is ignored; an empty list is
-// nil.
-func ParseCPUList(s string) ([]int, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, nil
-	}
-	var cpus []int
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(strings.TrimSpace(lo))
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("parsing CPU list %q: bad CPU %q", s, part)
-		}
-		b := a
-		if isRange {
-			b, err = strconv.Atoi(strings.TrimSpace(hi))
-			if err != nil || b < a {
-				return nil, fmt.Errorf("parsing CPU list %q: bad range %q", s, part)
-			}
-		}
-		if b-a > 1<<16 {
-			return nil, fmt.Errorf("parsing CPU list %q: range %q too large", s, part)
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-		}
-	}
-	slices.Sort(cpus)
-	return slices.Compact(cpus), nil
-}
-
-// FormatCPUList formats CPU numbers as a kernel CPU list ("0-3,8"), the form
-// fio's cpus_allowed takes. The input need not be sorted.
-func FormatCPUList(cpus []int) string {
-	c := slices.Clone(cpus)
-	slices.Sort(c)
-	c = slices.Compact(c)
-	var b strings.Builder
-	for i := 0; i < len(c); {
-		j := i
-		for j+1 < len(c) && c[j+1] == c[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(c[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(c[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
 
 // Place returns a cpus_allowed list for each drive, in the drives' order.
 //
@@ -109,7 +47,7 @@ func Place(drives []Info, online []int) []string {
 				cpus = slices.Compact(local)
 			}
 		}
-		key := FormatCPUList(cpus)
+		key := cpulist.Format(cpus)
 		g, ok := groups[key]
 		if !ok {
 			g = &group{cpus: cpus}
@@ -121,7 +59,7 @@ func Place(drives []Info, online []int) []string {
 	for _, key := range order {
 		g := groups[key]
 		for k, chunk := range split(g.cpus, len(g.drives)) {
-			out[g.drives[k]] = FormatCPUList(chunk)
+			out[g.drives[k]] = cpulist.Format(chunk)
 		}
 	}
 	return out

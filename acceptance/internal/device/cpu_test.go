@@ -1,77 +1,10 @@
 package device
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-type parseCPUListTest struct {
-	in   string
-	want []int
-}
-
-var parseCPUListTests = []parseCPUListTest{
-	{"", nil},
-	{"\n", nil},
-	{"0", []int{0}},
-	{"0-3,8\n", []int{0, 1, 2, 3, 8}},
-	{"8,0-2", []int{0, 1, 2, 8}},
-	{"0-1,1-2", []int{0, 1, 2}},
-	{" 4 - 5 , 7 ", []int{4, 5, 7}},
-}
-
-var parseCPUListErrors = []string{"a", "3-1", "-1", "0,,1", "1-", "0-99999999"}
-
-func TestParseCPUList(t *testing.T) {
-	for _, tt := range parseCPUListTests {
-		got, err := ParseCPUList(tt.in)
-		if err != nil {
-			t.Errorf("ParseCPUList(%q): %v", tt.in, err)
-			continue
-		}
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("ParseCPUList(%q) = %v, want %v", tt.in, got, tt.want)
-		}
-	}
-	for _, in := range parseCPUListErrors {
-		if got, err := ParseCPUList(in); err == nil {
-			t.Errorf("ParseCPUList(%q) = %v, want error", in, got)
-		}
-	}
-}
-
-type formatCPUListTest struct {
-	in   []int
-	want string
-}
-
-var formatCPUListTests = []formatCPUListTest{
-	{nil, ""},
-	{[]int{5}, "5"},
-	{[]int{0, 1, 2, 3, 8}, "0-3,8"},
-	{[]int{8, 3, 2, 1, 0, 3}, "0-3,8"},
-	{[]int{0, 2, 4}, "0,2,4"},
-	{[]int{0, 1, 3, 4, 6}, "0-1,3-4,6"},
-}
-
-func TestFormatCPUList(t *testing.T) {
-	for _, tt := range formatCPUListTests {
-		if got := FormatCPUList(tt.in); got != tt.want {
-			t.Errorf("FormatCPUList(%v) = %q, want %q", tt.in, got, tt.want)
-		}
-		// Formatting then parsing gives back the sorted set.
-		back, err := ParseCPUList(FormatCPUList(tt.in))
-		if err != nil {
-			t.Errorf("ParseCPUList(FormatCPUList(%v)): %v", tt.in, err)
-		}
-		want := slices.Compact(slices.Sorted(slices.Values(tt.in)))
-		if !slices.Equal(back, want) {
-			t.Errorf("ParseCPUList(FormatCPUList(%v)) = %v, want %v", tt.in, back, want)
-		}
-	}
-}
 
 func onNode(node int, cpus []int) Info { return Info{NUMANode: node, LocalCPUs: cpus} }
 

@@ -25,6 +25,7 @@ package device
 
 import (
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/device/cpulist"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -132,7 +133,7 @@ func (s System) OnlineCPUs() ([]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading online CPUs: %w", err)
 	}
-	cpus, err := ParseCPUList(l)
+	cpus, err := cpulist.Parse(l)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

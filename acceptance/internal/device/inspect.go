@@ -3,6 +3,7 @@ package device
 import (
 	"errors"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/device/cpulist"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -356,13 +357,13 @@ func (r inspection) identity(dir string) {
 		}
 		info.NUMANode = int(node)
 		if l, err := readString(filepath.Join(d, "local_cpulist")); err == nil {
-			if cpus, err := ParseCPUList(l); err == nil {
+			if cpus, err := cpulist.Parse(l); err == nil {
 				info.LocalCPUs = cpus
 			}
 		}
 		if info.LocalCPUs == nil && node >= 0 {
 			if l, err := readString(r.sys.p(fmt.Sprintf("/sys/devices/system/node/node%d/cpulist", node))); err == nil {
-				if cpus, err := ParseCPUList(l); err == nil {
+				if cpus, err := cpulist.Parse(l); err == nil {
 					info.LocalCPUs = cpus
 				}
 			}

@@ -52,7 +52,7 @@ func benchTarget(b *testing.B) (string, []string) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	if err := os.Truncate(file, 256<<20); err != nil {
+	if err := os.Truncate(file, 1<<30); err != nil { // the spec's 1GiB
 		b.Fatal(err)
 	}
 	return file, []string{"-spec=" + testdataFile(b, "loop.toml"), "-drives=" + file, "-capacity=1GiB", "-destructive",

@@ -35,7 +35,7 @@ func TestFleetOfTwoHosts(t *testing.T) {
 	var readIOPS, seqMBps []float64
 	for _, h := range []string{"host-a", "host-b"} {
 		// On a tmpfs: at memory speed, and unmoved by the machine's disk.
-		dev := testenv.TmpfsLoop(t, 256<<20, 257<<20)
+		dev := testenv.TmpfsLoop(t, 1<<30, 1<<30+1<<20) // the spec's 1GiB
 		r := runSuiteIn(t, []string{"DRIVEQUAL_HOSTNAME=" + h}, run, "-spec="+loopSpec(t), "-drives="+dev, "-destructive", "-capacity=1GiB")
 		noFioLeft(t)
 		res := r.results(t)

@@ -13,15 +13,22 @@ import (
 // system NAND blocks, uncorrectable reads, end-to-end detected errors and
 // incomplete shutdowns than allowed (0 by default), and the capacitor's
 // health not below its minimum. Each check is named "ocp_<field>" and its
-// message names nvme-cli's field and both values.
+// message names nvme-cli's field and both values. A field the drive does
+// not report (all ones, see nvme.OCPSmart.Reported) in either reading is
+// skipped, saying so: never judged as that many blocks or errors.
 func JudgeOCP(before, after nvme.OCPSmart, rules specs.OCPHealth) []Check {
-	u := func(v uint64) nvme.Uint128 { return nvme.Uint128{Lo: v} }
+	field := func(name, printed string, v func(nvme.OCPSmart) uint64, maxIncrease uint64) Check {
+		if c, ok := unreported(name, printed, before, after, v); ok {
+			return c
+		}
+		return counter(name, printed, nvme.Uint128{Lo: v(before)}, nvme.Uint128{Lo: v(after)}, maxIncrease)
+	}
 	checks := []Check{
-		counter("ocp_bad_user_blocks", "Bad user nand blocks - Raw", u(before.BadUserNANDBlocks), u(after.BadUserNANDBlocks), rules.BadUserBlocksMaxIncrease),
-		counter("ocp_bad_system_blocks", "Bad system nand blocks - Raw", u(before.BadSystemNANDBlocks), u(after.BadSystemNANDBlocks), rules.BadSystemBlocksMaxIncrease),
-		counter("ocp_uncorrectable_reads", "Uncorrectable read error count", u(before.UncorrectableReads), u(after.UncorrectableReads), rules.UncorrectableReadsMaxIncrease),
-		counter("ocp_end_to_end_errors", "End to end detected errors", u(before.EndToEndDetected), u(after.EndToEndDetected), rules.EndToEndErrorsMaxIncrease),
-		counter("ocp_incomplete_shutdowns", "Incomplete shutdowns", u(before.IncompleteShutdowns), u(after.IncompleteShutdowns), rules.IncompleteShutdownsMaxIncrease),
+		field("ocp_bad_user_blocks", "Bad user nand blocks - Raw", func(o nvme.OCPSmart) uint64 { return o.BadUserNANDBlocks }, rules.BadUserBlocksMaxIncrease),
+		field("ocp_bad_system_blocks", "Bad system nand blocks - Raw", func(o nvme.OCPSmart) uint64 { return o.BadSystemNANDBlocks }, rules.BadSystemBlocksMaxIncrease),
+		field("ocp_uncorrectable_reads", "Uncorrectable read error count", func(o nvme.OCPSmart) uint64 { return o.UncorrectableReads }, rules.UncorrectableReadsMaxIncrease),
+		field("ocp_end_to_end_errors", "End to end detected errors", func(o nvme.OCPSmart) uint64 { return o.EndToEndDetected }, rules.EndToEndErrorsMaxIncrease),
+		field("ocp_incomplete_shutdowns", "Incomplete shutdowns", func(o nvme.OCPSmart) uint64 { return o.IncompleteShutdowns }, rules.IncompleteShutdownsMaxIncrease),
 	}
 	c := Check{Name: "ocp_capacitor_health"}
 	switch h := after.CapacitorHealth; {
@@ -38,6 +45,25 @@ func JudgeOCP(before, after nvme.OCPSmart, rules specs.OCPHealth) []Check {
 		c.Message = fmt.Sprintf("Capacitor health: %d %% before, %d %% after, limit %d %%", before.CapacitorHealth, h, rules.CapacitorHealthMin)
 	}
 	return append(checks, c)
+}
+
+// unreported is the skipped check of a field the drive did not report
+// (all ones) in either reading; ok is false when it reported both.
+func unreported(name, printed string, before, after nvme.OCPSmart, v func(nvme.OCPSmart) uint64) (Check, bool) {
+	b, a := before.Reported(printed), after.Reported(printed)
+	var when string
+	switch {
+	case b && a:
+		return Check{}, false
+	case !b && !a:
+		when = fmt.Sprintf("%#x before and after", v(after))
+	case !b:
+		when = fmt.Sprintf("%#x before, %d after", v(before), v(after))
+	default:
+		when = fmt.Sprintf("%d before, %#x after", v(before), v(after))
+	}
+	return Check{Name: name, Verdict: Skip,
+		Message: fmt.Sprintf("%s: not reported by the drive (all ones: %s); not judged", printed, when)}, true
 }
 
 // ThrottledOCP says whether the C0 log's thermal throttling event count
@@ -72,6 +98,8 @@ func WriteAmplification(c0Before, c0After nvme.OCPSmart, before, after nvme.Smar
 	host := new(big.Int).Sub(nvme.DataUnitBytes(after.DataUnitsWritten), nvme.DataUnitBytes(before.DataUnitsWritten))
 	w := WAF{MediaBytes: media, HostBytes: host}
 	switch {
+	case !c0Before.Reported("Physical media units written") || !c0After.Reported("Physical media units written"):
+		w.Note = "no WAF: C0 Physical media units written not reported by the drive (all ones)"
 	case host.Sign() <= 0:
 		w.Note = fmt.Sprintf("no WAF: SMART data_units_written did not move (%s → %s)", before.DataUnitsWritten, after.DataUnitsWritten)
 	case media.Sign() <= 0:

@@ -1,6 +1,8 @@
 package health
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,5 +109,78 @@ func TestThrottledOCPCountsIntoTheHeatRule(t *testing.T) {
 	}
 	if _, ok := ThrottledOCP(b, b, specs.DefaultHealth()); ok {
 		t.Error("no new event")
+	}
+}
+
+// A C0 field of all ones is "not valid" in the OCP specification: a
+// KIOXIA CD8 reports Bad system nand blocks as 0xFFFFFFFFFFFF. It is not
+// 281,474,976,710,655 bad blocks: the check says the drive does not
+// report it, and is not judged.
+func TestJudgeOCPSkipsAFieldTheDriveDoesNotReport(t *testing.T) {
+	rules := specs.DefaultHealth().OCP
+	cd8 := nvme.OCPSmart{BadSystemNANDBlocks: 0xFFFFFFFFFFFF, CapacitorHealth: 100}
+	grown := cd8
+	grown.BadUserNANDBlocks = 1
+	for _, tt := range []struct {
+		name          string
+		before, after nvme.OCPSmart
+		want          string
+	}{
+		{"all ones before and after", cd8, cd8, "0xffffffffffff before and after"},
+		{"reported on receipt, not after", nvme.OCPSmart{BadSystemNANDBlocks: 2, CapacitorHealth: 100}, cd8, "2 before, 0xffffffffffff after"},
+	} {
+		var sys, user Check
+		for _, c := range JudgeOCP(tt.before, tt.after, rules) {
+			switch c.Name {
+			case "ocp_bad_system_blocks":
+				sys = c
+			case "ocp_bad_user_blocks":
+				user = c
+			}
+		}
+		if sys.Verdict != Skip || !strings.Contains(sys.Message, "Bad system nand blocks - Raw: not reported by the drive (all ones: "+tt.want+")") {
+			t.Errorf("%s: %+v, want skipped as not reported by the drive", tt.name, sys)
+		}
+		if user.Verdict != Pass {
+			t.Errorf("%s: ocp_bad_user_blocks %+v, still judged", tt.name, user)
+		}
+	}
+	for _, c := range JudgeOCP(cd8, grown, rules) {
+		if c.Name == "ocp_bad_user_blocks" && c.Verdict != Fail {
+			t.Errorf("a grown bad user block beside the unreported field: %+v, want failed", c)
+		}
+	}
+	allOnes := nvme.OCPSmart{PhysicalMediaWritten: nvme.Uint128{Hi: ^uint64(0), Lo: ^uint64(0)}}
+	w := WriteAmplification(allOnes, allOnes, nvme.SmartLog{}, nvme.SmartLog{DataUnitsWritten: nvme.Uint128{Lo: 10}})
+	if !strings.Contains(w.Note, "not reported by the drive") {
+		t.Errorf("WAF of an all-ones media counter: %+v, want no figure, saying why", w)
+	}
+}
+
+// nvme-cli 2.3 (Debian 12's) prints a C0 page whose drive detected 5
+// end-to-end errors and corrected none as "End to end corrected
+// errors":5 (fixtures/nvme, printed through the shim): read by the
+// version `nvme version` gave, ocp_end_to_end_errors fails.
+func TestEndToEndErrorsFailOnNVMeCLI23(t *testing.T) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("..", "..", "..", "fixtures", "nvme", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	v, err := nvme.ParseVersion(read("version-2.3.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err1 := nvme.ParseOCPSmart(read("ocp-smart-add-log-v2.3-autoval-values.json"), v)
+	after, err2 := nvme.ParseOCPSmart(read("ocp-smart-add-log-v2.3-e2e-detected.json"), v)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	for _, c := range JudgeOCP(before, after, specs.DefaultHealth().OCP) {
+		if c.Name == "ocp_end_to_end_errors" && (c.Verdict != Fail || !strings.Contains(c.Message, "End to end detected errors: 0 before, 5 after")) {
+			t.Errorf("nvme-cli %s: %+v, want failed: 0 before, 5 after", v, c)
+		}
 	}
 }

@@ -8,12 +8,12 @@ package judge
 
 import (
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/device/cpulist"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/report/drivenames"
 	"github.com/drivequal/drivequal/acceptance/internal/stats"
@@ -425,7 +425,7 @@ func DrivesCPU(out *fiojob.Output, paths, cpus []string, numJobs int) []report.D
 		// More jobs than CPUs: split hands each job one of them in turn,
 		// so two jobs that share a pegged CPU read about 50 % each, and
 		// only their sum says the CPUs had nothing left.
-		if list, err := device.ParseCPUList(d.CPUs); err == nil && len(list) > 0 && d.Jobs > len(list) {
+		if list, err := cpulist.Parse(d.CPUs); err == nil && len(list) > 0 && d.Jobs > len(list) {
 			d.SharePct = d.MeanPct * float64(d.Jobs) / float64(len(list))
 		}
 		res = append(res, d)

@@ -77,45 +77,81 @@ type OCPSmart struct {
 const OCPSmartGUID = "afd514c97c6f4f9ca4f2bfea2810afc5"
 
 // ocpKey is one field of OCPSmart under its keys in each key set; the
-// first that is present is read.
+// first that is present is read. bits is its width in the page (the OCP
+// specification's): a field of all ones in that width is not reported
+// by the drive (see Reported); 0 for a field whose all-ones value means
+// something else (Capacitor health's 65535: no capacitor) or is not a
+// count.
 type ocpKey struct {
 	names []string
+	bits  int
 	u64   *uint64
 	u128  *Uint128
 }
 
 func (o *OCPSmart) keys() []ocpKey {
-	k := func(p *uint64, names ...string) ocpKey { return ocpKey{names: names, u64: p} }
+	k := func(p *uint64, bits int, names ...string) ocpKey { return ocpKey{names: names, bits: bits, u64: p} }
 	return []ocpKey{
-		{names: []string{"Physical media units written", "physical_media_units_written"}, u128: &o.PhysicalMediaWritten},
-		{names: []string{"Physical media units read", "physical_media_units_read"}, u128: &o.PhysicalMediaRead},
-		k(&o.BadUserNANDBlocks, "Bad user nand blocks - Raw", "bad_user_nand_blocks_raw"),
-		k(&o.BadUserNANDNormalized, "Bad user nand blocks - Normalized", "bad_user_nand_blocks_normalized"),
-		k(&o.BadSystemNANDBlocks, "Bad system nand blocks - Raw", "bad_system_nand_blocks_raw"),
-		k(&o.BadSystemNANDNormalized, "Bad system nand blocks - Normalized", "bad_system_nand_blocks_normalized"),
-		k(&o.XORRecoveries, "XOR recovery count", "xor_recovery_count"),
-		k(&o.UncorrectableReads, "Uncorrectable read error count", "uncorrectable_read_errors"),
-		k(&o.SoftECCErrors, "Soft ecc error count", "soft_ecc_error_count"),
-		k(&o.EndToEndCorrected, "End to end corrected errors", "end_to_end_corrected_errors"),
-		k(&o.EndToEndDetected, "End to end detected errors", "end_to_end_detected_errors"),
-		k(&o.SystemDataPercentUsed, "System data percent used", "system_data_percent_used"),
-		k(&o.RefreshCount, "Refresh counts", "refresh_count"),
-		k(&o.MaxEraseCount, "Max User data erase counts", "max_user_data_erase_count"),
-		k(&o.MinEraseCount, "Min User data erase counts", "min_user_data_erase_count"),
-		k(&o.ThermalThrottlingEvents, "Number of Thermal throttling events", "thermal_throttling_events"),
-		k(&o.ThrottlingStatus, "Current throttling status", "current_throttling_status"),
-		k(&o.PCIeCorrectableErrors, "PCIe correctable error count", "pcie_correctable_errors"),
-		k(&o.IncompleteShutdowns, "Incomplete shutdowns", "incomplete_shutdowns"),
-		k(&o.PercentFreeBlocks, "Percent free blocks", "percent_free_blocks"),
-		k(&o.CapacitorHealth, "Capacitor health", "capacitor_health"),
-		k(&o.UnalignedIO, "Unaligned I/O", "unaligned_io"),
-		k(&o.SecurityVersion, "Security Version Number", "security_version_number"),
-		k(&o.NUSE, "NUSE - Namespace utilization", "nuse_namespace_utilization"),
-		{names: []string{"PLP start count", "plp_start_count"}, u128: &o.PLPStartCount},
-		{names: []string{"Endurance estimate", "endurance_estimate"}, u128: &o.EnduranceEstimate},
-		k(&o.LogPageVersion, "Log page version", "log_page_version"),
-		k(&o.NVMeErrataVersion, "NVMe Errata Version", "NVMe Base Errata Version", "nvme_base_errata_version"),
+		{names: []string{"Physical media units written", "physical_media_units_written"}, bits: 128, u128: &o.PhysicalMediaWritten},
+		{names: []string{"Physical media units read", "physical_media_units_read"}, bits: 128, u128: &o.PhysicalMediaRead},
+		k(&o.BadUserNANDBlocks, 48, "Bad user nand blocks - Raw", "bad_user_nand_blocks_raw"),
+		k(&o.BadUserNANDNormalized, 16, "Bad user nand blocks - Normalized", "bad_user_nand_blocks_normalized"),
+		k(&o.BadSystemNANDBlocks, 48, "Bad system nand blocks - Raw", "bad_system_nand_blocks_raw"),
+		k(&o.BadSystemNANDNormalized, 16, "Bad system nand blocks - Normalized", "bad_system_nand_blocks_normalized"),
+		k(&o.XORRecoveries, 64, "XOR recovery count", "xor_recovery_count"),
+		k(&o.UncorrectableReads, 64, "Uncorrectable read error count", "uncorrectable_read_errors"),
+		k(&o.SoftECCErrors, 64, "Soft ecc error count", "soft_ecc_error_count"),
+		k(&o.EndToEndCorrected, 32, "End to end corrected errors", "end_to_end_corrected_errors"),
+		k(&o.EndToEndDetected, 32, "End to end detected errors", "end_to_end_detected_errors"),
+		k(&o.SystemDataPercentUsed, 8, "System data percent used", "system_data_percent_used"),
+		k(&o.RefreshCount, 56, "Refresh counts", "refresh_count"),
+		k(&o.MaxEraseCount, 32, "Max User data erase counts", "max_user_data_erase_count"),
+		k(&o.MinEraseCount, 32, "Min User data erase counts", "min_user_data_erase_count"),
+		k(&o.ThermalThrottlingEvents, 8, "Number of Thermal throttling events", "thermal_throttling_events"),
+		k(&o.ThrottlingStatus, 8, "Current throttling status", "current_throttling_status"),
+		k(&o.PCIeCorrectableErrors, 64, "PCIe correctable error count", "pcie_correctable_errors"),
+		k(&o.IncompleteShutdowns, 32, "Incomplete shutdowns", "incomplete_shutdowns"),
+		k(&o.PercentFreeBlocks, 8, "Percent free blocks", "percent_free_blocks"),
+		k(&o.CapacitorHealth, 0, "Capacitor health", "capacitor_health"),
+		k(&o.UnalignedIO, 64, "Unaligned I/O", "unaligned_io"),
+		k(&o.SecurityVersion, 0, "Security Version Number", "security_version_number"),
+		k(&o.NUSE, 64, "NUSE - Namespace utilization", "nuse_namespace_utilization"),
+		{names: []string{"PLP start count", "plp_start_count"}, bits: 128, u128: &o.PLPStartCount},
+		{names: []string{"Endurance estimate", "endurance_estimate"}, bits: 128, u128: &o.EnduranceEstimate},
+		k(&o.LogPageVersion, 0, "Log page version", "log_page_version"),
+		k(&o.NVMeErrataVersion, 0, "NVMe Errata Version", "NVMe Base Errata Version", "nvme_base_errata_version"),
 	}
+}
+
+// Reported reports whether the drive reported the field printed as name
+// (its first key, "Bad system nand blocks - Raw"): the OCP specification
+// has a field of all ones in its width mean "not valid", as a KIOXIA CD8
+// reports Bad system nand blocks (0xFFFFFFFFFFFF, 281,474,976,710,655).
+// A field with no such meaning (Capacitor health, whose 65535 says there
+// is no capacitor), or an unknown name, is reported.
+func (o OCPSmart) Reported(name string) bool {
+	for _, k := range o.keys() {
+		if k.names[0] != name || k.bits == 0 {
+			continue
+		}
+		if k.u128 != nil {
+			return *k.u128 != Uint128{Hi: ^uint64(0), Lo: ^uint64(0)}
+		}
+		return *k.u64 != ^uint64(0)>>(64-k.bits)
+	}
+	return true
+}
+
+// Unreported are the fields (by their first key) the drive did not
+// report (see Reported), in the page's order.
+func (o OCPSmart) Unreported() []string {
+	var out []string
+	for _, k := range o.keys() {
+		if !o.Reported(k.names[0]) {
+			out = append(out, k.names[0])
+		}
+	}
+	return out
 }
 
 // ocpRequired are the fields a C0 output must have (by their first key):
@@ -138,11 +174,19 @@ type NoOCPLog struct {
 
 func (e *NoOCPLog) Error() string { return "no OCP " + e.Log + " log (" + e.Why + ")" }
 
-// ParseOCPSmart parses `nvme ocp smart-add-log -o json` of any nvme-cli
-// version (see OCPSmart). An output that says the drive has no C0 log (a
+// ParseOCPSmart parses `nvme ocp smart-add-log -o json` as nvme-cli
+// version printed it (see OCPSmart; version as `nvme version` gives it,
+// "" when not known). An output that says the drive has no C0 log (a
 // JSON "error" field, nvme-cli 3's way of printing its errors under -o
 // json) is a *NoOCPLog.
-func ParseOCPSmart(out []byte) (OCPSmart, error) {
+//
+// nvme-cli before 2.4 printed the end-to-end error counts each under
+// the other's name: the OCP specification has Detected Errors at bytes
+// 75:72 and Corrected Errors at 79:76, and plugins/ocp/ocp-nvme.c up to
+// v2.3 read "End to end corrected errors" from byte 72 (SCAO_EECE = 72,
+// SCAO_EEDC = 76); v2.4's ocp-smart-extended-log.c swapped the offsets.
+// Such an output is read back into the specification's fields.
+func ParseOCPSmart(out []byte, version string) (OCPSmart, error) {
 	m, err := decodeObject(out)
 	if err != nil {
 		return OCPSmart{}, err
@@ -167,6 +211,10 @@ func ParseOCPSmart(out []byte) (OCPSmart, error) {
 			continue
 		}
 		switch {
+		case k.u64 != nil && k.bits == 32:
+			// nvme-cli up to v2.3 printed 32-bit fields through
+			// json_object_new_int: 2^31 and above came out negative.
+			*k.u64 = uint64(f.u32(name))
 		case k.u64 != nil:
 			*k.u64 = f.u64(name)
 		default:
@@ -187,6 +235,9 @@ func ParseOCPSmart(out []byte) (OCPSmart, error) {
 			o.GUID = f.str(n)
 		}
 	}
+	if f.has("End to end detected errors") && c0EndToEndSwapped(version, m) {
+		o.EndToEndDetected, o.EndToEndCorrected = o.EndToEndCorrected, o.EndToEndDetected
+	}
 	if err := errors.Join(f.errs...); err != nil {
 		return o, err
 	}
@@ -194,6 +245,18 @@ func ParseOCPSmart(out []byte) (OCPSmart, error) {
 		return o, &NoOCPLog{Log: "C0", Why: fmt.Sprintf("log page GUID %s is not the OCP C0 GUID 0x%s", o.GUID, OCPSmartGUID)}
 	}
 	return o, nil
+}
+
+// c0EndToEndSwapped reports whether nvme-cli version v printed the C0
+// end-to-end error counts under each other's names (before 2.4). When
+// the version is not known, the output tells: up to v2.3 the 128-bit
+// "PLP start count" is a quoted string, from v2.4 a bare number.
+func c0EndToEndSwapped(v string, m map[string]any) bool {
+	if ma, mi, ok := parseVersion(v); ok {
+		return ma < 2 || ma == 2 && mi < 4
+	}
+	_, quoted := m["PLP start count"].(string)
+	return quoted
 }
 
 // sameGUID compares a printed GUID with want (lowercase hex digits).
@@ -226,16 +289,23 @@ func OCPArgs(sub, dev, v string) []string {
 // versionAtLeast reports whether nvme-cli version v ("2.3", "2.12.1",
 // "3.0-rc1") is major.minor or later; an unreadable version is not.
 func versionAtLeast(v string, major, minor int) bool {
+	ma, mi, ok := parseVersion(v)
+	return ok && (ma > major || ma == major && mi >= minor)
+}
+
+// parseVersion reads the major and minor numbers of nvme-cli version v;
+// ok is false when v is not one ("", "git").
+func parseVersion(v string) (major, minor int, ok bool) {
 	parts := strings.FieldsFunc(v, func(r rune) bool { return r == '.' || r == '-' || r == '+' })
 	if len(parts) < 2 {
-		return false
+		return 0, 0, false
 	}
 	ma, err1 := strconv.Atoi(parts[0])
 	mi, err2 := strconv.Atoi(parts[1])
 	if err1 != nil || err2 != nil {
-		return false
+		return 0, 0, false
 	}
-	return ma > major || ma == major && mi >= minor
+	return ma, mi, true
 }
 
 // noOCP reads what nvme-cli printed when it could not read an OCP log
@@ -289,7 +359,7 @@ func (c CLI) OCPSmartLog(ctx context.Context, dev, version string) (o OCPSmart, 
 		}
 		return OCPSmart{}, out, fmt.Errorf("reading the OCP C0 log of %s: %w", dev, err)
 	}
-	o, err = ParseOCPSmart(out)
+	o, err = ParseOCPSmart(out, version)
 	var no *NoOCPLog
 	if err != nil && !errors.As(err, &no) {
 		err = fmt.Errorf("reading the OCP C0 log of %s: nvme ocp smart-add-log output: %w", dev, err)
@@ -299,7 +369,8 @@ func (c CLI) OCPSmartLog(ctx context.Context, dev, version string) (o OCPSmart, 
 
 // OCPLatency is what drivequal reads of the OCP latency monitor log, log
 // page C3h (`nvme ocp latency-monitor-log DEV -o json`; the same keys from
-// v2.2 to v3.0): its feature status and the active bucket counters.
+// v2.2 to v3.0, which meant other counters before v2.5: see
+// ParseOCPLatency): its feature status and the active bucket counters.
 type OCPLatency struct {
 	// FeatureStatus is "Feature Status"; 0 means the latency monitor is
 	// not enabled, and the counters do not move.
@@ -307,6 +378,9 @@ type OCPLatency struct {
 	// Active are "Active Bucket Counter: Bucket 0" to "... 3": commands
 	// whose latency fell in each bucket, by operation.
 	Active [4]LatencyBucket
+	// NoRead is set when the nvme-cli that printed the log did not print
+	// the Read counters (before v2.5): each bucket's Read is 0, not known.
+	NoRead bool
 }
 
 // LatencyBucket is one bucket's counters.
@@ -315,8 +389,22 @@ type LatencyBucket struct{ Read, Write, Trim uint64 }
 // Enabled reports whether the latency monitor is enabled.
 func (l OCPLatency) Enabled() bool { return l.FeatureStatus != 0 }
 
-// ParseOCPLatency parses `nvme ocp latency-monitor-log -o json`.
-func ParseOCPLatency(out []byte) (OCPLatency, error) {
+// ParseOCPLatency parses `nvme ocp latency-monitor-log -o json` as
+// nvme-cli version printed it ("" when not known).
+//
+// The OCP specification lays each active bucket counter out as four
+// dwords: reserved (bytes 35:32 of bucket 0), Trim (39:36), Write (43:40)
+// and Read (47:44). nvme-cli up to v2.4 printed dwords 0, 1 and 2 as
+// "Read", "Write" and "Trim" (plugins/ocp/ocp-nvme.c,
+// ocp_print_C3_log_json: operation {"Read", "Write", "Trim"},
+// active_bucket_counter[i][j]): its "Read" is the reserved dword, its
+// "Write" the Trim count, its "Trim" the Write count, and the Read count
+// is not printed at all. v2.5 on print dword j+1 under {"Trim", "Write",
+// "Read"}, as the specification lays them. An older output is read back
+// into the specification's fields, with NoRead set. When the version is
+// not known, the output tells: up to v2.4 it has the key "Active Lantency
+// Minimum Window" (so spelled), from v2.5 "Active Latency Minimum Window".
+func ParseOCPLatency(out []byte, version string) (OCPLatency, error) {
 	m, err := decodeObject(out)
 	if err != nil {
 		return OCPLatency{}, err
@@ -327,6 +415,11 @@ func ParseOCPLatency(out []byte) (OCPLatency, error) {
 	f := &fields{m: m}
 	f.require("Feature Status")
 	l := OCPLatency{FeatureStatus: f.u64("Feature Status")}
+	if ma, mi, ok := parseVersion(version); ok {
+		l.NoRead = ma < 2 || ma == 2 && mi < 5
+	} else {
+		l.NoRead = f.has("Active Lantency Minimum Window")
+	}
 	for i := range l.Active {
 		key := fmt.Sprintf("Active Bucket Counter: Bucket %d", i)
 		b, ok := m[key].(map[string]any)
@@ -336,7 +429,13 @@ func ParseOCPLatency(out []byte) (OCPLatency, error) {
 		}
 		sub := &fields{m: b}
 		sub.require("Read", "Write", "Trim")
-		l.Active[i] = LatencyBucket{Read: sub.u64("Read"), Write: sub.u64("Write"), Trim: sub.u64("Trim")}
+		// 32-bit counters, which nvme-cli up to v2.3 printed signed.
+		r, w, t := uint64(sub.u32("Read")), uint64(sub.u32("Write")), uint64(sub.u32("Trim"))
+		if l.NoRead {
+			l.Active[i] = LatencyBucket{Write: t, Trim: w}
+		} else {
+			l.Active[i] = LatencyBucket{Read: r, Write: w, Trim: t}
+		}
 		for _, e := range sub.errs {
 			f.errs = append(f.errs, fmt.Errorf("%q: %w", key, e))
 		}
@@ -353,7 +452,7 @@ func (c CLI) OCPLatencyLog(ctx context.Context, dev, version string) (l OCPLaten
 		}
 		return OCPLatency{}, out, fmt.Errorf("reading the OCP C3 log of %s: %w", dev, err)
 	}
-	l, err = ParseOCPLatency(out)
+	l, err = ParseOCPLatency(out, version)
 	var no *NoOCPLog
 	if err != nil && !errors.As(err, &no) {
 		err = fmt.Errorf("reading the OCP C3 log of %s: nvme ocp latency-monitor-log output: %w", dev, err)

@@ -2,33 +2,51 @@ package nvme
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
 
+// ocpFixture is an OCP output in fixtures/nvme, the nvme-cli version
+// that printed it (as `nvme version` gives it; "" for the real one,
+// whose version is inferred) and what it holds.
+type ocpFixture struct {
+	file, version string
+}
+
 func TestParseOCPSmartEveryFixture(t *testing.T) {
-	cases := map[string]OCPSmart{
-		"ocp-smart-add-log-autoval-ssd.json":         autovalC0,
-		"ocp-smart-add-log-v2.3-autoval-values.json": autovalC0,
-		"ocp-smart-add-log-v2.3-worn.json":           wornC0,
-		"ocp-smart-add-log-v2.4-worn.json":           wornC0,
-		"ocp-smart-add-log-v2.11-worn.json":          wornC0,
-		"ocp-smart-add-log-v3.0-worn.json":           wornC0,
+	cases := map[ocpFixture]OCPSmart{
+		{"ocp-smart-add-log-autoval-ssd.json", ""}:                        autovalC0,
+		{"ocp-smart-add-log-v2.3-autoval-values.json", "2.3"}:             autovalC0,
+		{"ocp-smart-add-log-v2.3-worn.json", "2.3"}:                       wornC0,
+		{"ocp-smart-add-log-v2.3-e2e-detected.json", "2.3"}:               detectedC0,
+		{"ocp-smart-add-log-v2.3-system-blocks-not-reported.json", "2.3"}: unreportedC0,
+		{"ocp-smart-add-log-v2.4-worn.json", "2.4"}:                       wornC0,
+		{"ocp-smart-add-log-v2.5-e2e-detected.json", "2.5"}:               detectedC0,
+		{"ocp-smart-add-log-v2.11-worn.json", "2.11"}:                     wornC0,
+		{"ocp-smart-add-log-v2.16-e2e-detected.json", "2.16"}:             detectedC0,
+		{"ocp-smart-add-log-v2.16-format-2-e2e-detected.json", "2.16"}:    detectedC0,
+		{"ocp-smart-add-log-v2.16-format-2-e2e-detected.json", "3.0-rc1"}: detectedC0,
+		{"ocp-smart-add-log-v3.0-worn.json", "3.0"}:                       wornC0,
 	}
 	noC0 := map[string]string{
 		"ocp-smart-add-log-v3.0-error.json": "Failure reading the C0 Log Page",
 	}
 	var files []string
 	for f, want := range cases {
-		files = append(files, f)
-		got, err := ParseOCPSmart(readFixture(t, f))
+		files = append(files, f.file)
+		got, err := ParseOCPSmart(readFixture(t, f.file), f.version)
 		if err != nil || got != want {
-			t.Errorf("%s: ParseOCPSmart = %+v, %v; want %+v", f, got, err, want)
+			t.Errorf("%s: ParseOCPSmart(nvme-cli %q) = %+v, %v; want %+v", f.file, f.version, got, err, want)
+		}
+		// Without the version, the output itself says how it is laid out.
+		if got, err := ParseOCPSmart(readFixture(t, f.file), ""); err != nil || got != want {
+			t.Errorf("%s: ParseOCPSmart(version not known) = %+v, %v; want %+v", f.file, got, err, want)
 		}
 	}
 	for f, why := range noC0 {
 		files = append(files, f)
-		_, err := ParseOCPSmart(readFixture(t, f))
+		_, err := ParseOCPSmart(readFixture(t, f), "3.0")
 		var no *NoOCPLog
 		if !errors.As(err, &no) || !strings.Contains(err.Error(), why) || !strings.HasPrefix(err.Error(), "no OCP C0 log (") {
 			t.Errorf("%s: ParseOCPSmart error = %v; want a *NoOCPLog saying %q", f, err, why)
@@ -49,23 +67,68 @@ func TestParseOCPSmartEveryFixture(t *testing.T) {
 	checkCovered(t, "ocp-smart-add-log-*", files)
 }
 
+// nvme-cli 2.3 (Debian 12's, read from what its `nvme version` printed)
+// prints a C0 page that detected 5 end-to-end errors and corrected none
+// as "End to end corrected errors":5: read by its version, it is 5
+// detected.
+func TestParseOCPSmartReadsEndToEndErrorsByVersion(t *testing.T) {
+	v, err := ParseVersion(readFixture(t, "version-2.3.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := readFixture(t, "ocp-smart-add-log-v2.3-e2e-detected.json")
+	if !strings.Contains(string(out), `"End to end corrected errors":5`) {
+		t.Fatalf("nvme-cli 2.3 printed no \"End to end corrected errors\":5 for the page of 5 detected errors:\n%s", out)
+	}
+	got, err := ParseOCPSmart(out, v)
+	if err != nil || got.EndToEndDetected != 5 || got.EndToEndCorrected != 0 {
+		t.Errorf("ParseOCPSmart(nvme-cli %s) = detected %d, corrected %d, %v; want 5, 0", v, got.EndToEndDetected, got.EndToEndCorrected, err)
+	}
+}
+
 func TestParseOCPLatencyEveryFixture(t *testing.T) {
-	cases := map[string]OCPLatency{
-		"ocp-latency-monitor-log-v2.3-inactive.json": {},
-		"ocp-latency-monitor-log-v2.3-active.json":   activeC3,
+	cases := map[ocpFixture]OCPLatency{
+		{"ocp-latency-monitor-log-v2.3-inactive.json", "2.3"}:          printedBefore25(OCPLatency{}),
+		{"ocp-latency-monitor-log-v2.3-active.json", "2.3"}:            printedBefore25(activeC3),
+		{"ocp-latency-monitor-log-v2.3-read-write-trim.json", "2.3"}:   printedBefore25(readWriteTrimC3),
+		{"ocp-latency-monitor-log-v2.5-read-write-trim.json", "2.5"}:   readWriteTrimC3,
+		{"ocp-latency-monitor-log-v2.16-read-write-trim.json", "2.16"}: readWriteTrimC3,
 	}
 	var files []string
 	for f, want := range cases {
-		files = append(files, f)
-		got, err := ParseOCPLatency(readFixture(t, f))
-		if err != nil || got != want {
-			t.Errorf("%s: ParseOCPLatency = %+v, %v; want %+v", f, got, err, want)
-		}
-		if got.Enabled() != (want.FeatureStatus != 0) {
-			t.Errorf("%s: Enabled() = %v", f, got.Enabled())
+		files = append(files, f.file)
+		for _, v := range []string{f.version, ""} {
+			got, err := ParseOCPLatency(readFixture(t, f.file), v)
+			if err != nil || got != want {
+				t.Errorf("%s: ParseOCPLatency(nvme-cli %q) = %+v, %v; want %+v", f.file, v, got, err, want)
+			}
+			if got.Enabled() != (want.FeatureStatus != 0) {
+				t.Errorf("%s: Enabled() = %v", f.file, got.Enabled())
+			}
 		}
 	}
 	checkCovered(t, "ocp-latency-monitor-log-*", files)
+}
+
+// An all-ones field is one the drive does not report: a KIOXIA CD8's Bad
+// system nand blocks, 0xFFFFFFFFFFFF in its 48 bits.
+func TestOCPSmartAllOnesIsNotReported(t *testing.T) {
+	o := autovalC0
+	o.BadSystemNANDBlocks = 0xFFFFFFFFFFFF
+	o.EndToEndDetected = 0xFFFFFFFF
+	o.PhysicalMediaRead = Uint128{Hi: ^uint64(0), Lo: ^uint64(0)}
+	o.CapacitorHealth = 0xFFFF // no capacitor: reported, its own meaning
+	want := []string{"Physical media units read", "Bad system nand blocks - Raw", "End to end detected errors"}
+	if got := o.Unreported(); !slices.Equal(got, want) {
+		t.Errorf("Unreported() = %q, want %q", got, want)
+	}
+	if got := autovalC0.Unreported(); len(got) != 0 {
+		t.Errorf("Unreported() of the autoval drive = %q, want none", got)
+	}
+	o.BadSystemNANDBlocks = 0xFFFFFFFFFFFE
+	if !o.Reported("Bad system nand blocks - Raw") {
+		t.Error("0xFFFFFFFFFFFE is a count")
+	}
 }
 
 func TestParseOCPSmartRefusesWhatIsNotC0(t *testing.T) {
@@ -75,7 +138,7 @@ func TestParseOCPSmartRefusesWhatIsNotC0(t *testing.T) {
 		"not a number":  {strings.Replace(string(mustFixture(t, "ocp-smart-add-log-v2.4-worn.json")), `"Capacitor health":40`, `"Capacitor health":"x"`, 1), `"Capacitor health"`},
 		"hi missing":    {strings.Replace(string(mustFixture(t, "ocp-smart-add-log-v2.4-worn.json")), `"hi":1,`, ``, 1), `"hi" is missing`},
 	} {
-		_, err := ParseOCPSmart([]byte(tt.in))
+		_, err := ParseOCPSmart([]byte(tt.in), "2.4")
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want one containing %q", name, err, tt.want)
 		}

@@ -24,3 +24,25 @@ var wornC0 = OCPSmart{
 
 // activeC3 is an enabled latency monitor with counts in its buckets.
 var activeC3 = OCPLatency{FeatureStatus: 1, Active: [4]LatencyBucket{{Read: 9000, Write: 4000, Trim: 1}, {Read: 90, Write: 40}, {Read: 2, Write: 1}, {}}}
+
+// detectedC0 is the autoval drive having detected 5 end-to-end errors it
+// could not correct, and corrected none.
+var detectedC0 = func() OCPSmart { o := autovalC0; o.EndToEndDetected = 5; return o }()
+
+// unreportedC0 is the autoval drive reporting Bad system nand blocks as
+// all ones in their 48 bits, "not valid", as a KIOXIA CD8 does.
+var unreportedC0 = func() OCPSmart { o := autovalC0; o.BadSystemNANDBlocks = 0xFFFFFFFFFFFF; return o }()
+
+// readWriteTrimC3 is an enabled latency monitor whose bucket 0 counted
+// 1,000 reads, 200 writes and 3 trims.
+var readWriteTrimC3 = OCPLatency{FeatureStatus: 1, Active: [4]LatencyBucket{{Read: 1000, Write: 200, Trim: 3}}}
+
+// printedBefore25 is what nvme-cli before 2.5 lets be read of l: no Read
+// counts.
+func printedBefore25(l OCPLatency) OCPLatency {
+	for i := range l.Active {
+		l.Active[i].Read = 0
+	}
+	l.NoRead = true
+	return l
+}

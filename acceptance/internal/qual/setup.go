@@ -191,9 +191,16 @@ func (b *builder) drives(ctx context.Context) []error {
 			}
 			d.Capacity = name
 		default:
-			if c, ok := s.Spec.Capacity(cfg.Capacity); ok && !device.Comparable(info.Size, c.Bytes) {
-				s.Warnings = append(s.Warnings, fmt.Sprintf("%s holds %s bytes, not the %s bytes of %s: its figures are not comparable with the spec's",
-					p, report.Thousands(float64(info.Size)), report.Thousands(float64(c.Bytes)), c.Name))
+			// -capacity names a capacity: a drive smaller than it is
+			// refused, a larger one warned about (device.CheckForced).
+			if c, ok := s.Spec.Capacity(cfg.Capacity); ok {
+				warn, err := device.CheckForced(info.Size, device.Capacity{Name: c.Name, Bytes: c.Bytes}, deviceCapacities(s.Spec))
+				switch {
+				case err != nil:
+					errs = append(errs, fmt.Errorf("parsing -capacity: %s: %w", p, err))
+				case warn != "":
+					s.Warnings = append(s.Warnings, p+" "+warn)
+				}
 			}
 		}
 		s.Drives = append(s.Drives, d)

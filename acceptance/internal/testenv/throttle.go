@@ -47,7 +47,8 @@ func WriteThrottle(t testing.TB, dev string, iops int) Throttle {
 	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
 		t.Fatalf("%s is not a block device", dev)
 	}
-	majMin := fmt.Sprintf("%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev))
+	rdev := uint64(st.Rdev) // int32 on macOS, where the package must build
+	majMin := fmt.Sprintf("%d:%d", unix.Major(rdev), unix.Minor(rdev))
 
 	v1, v2 := cgroupMounts()
 	var th Throttle
@@ -152,27 +153,4 @@ func (th Throttle) remove(t testing.TB) {
 	if err := os.Remove(th.dir); err != nil {
 		t.Errorf("removing the cgroup %s: %v", th.dir, err)
 	}
-}
-
-// cgroupMounts finds where the cgroup v1 blkio hierarchy and the cgroup v2
-// hierarchy are mounted, "" for one that is not, at the places systemd
-// and the distributions mount them: /sys/fs/cgroup/blkio for v1's blkio,
-// and /sys/fs/cgroup (v2 alone) or /sys/fs/cgroup/unified (beside v1)
-// for v2.
-func cgroupMounts() (v1blkio, v2 string) {
-	is := func(dir string, magic int64) bool {
-		var fs unix.Statfs_t
-		return unix.Statfs(dir, &fs) == nil && int64(fs.Type) == magic
-	}
-	if dir := "/sys/fs/cgroup/blkio"; is(dir, unix.CGROUP_SUPER_MAGIC) {
-		if _, err := os.Stat(filepath.Join(dir, "blkio.throttle.write_iops_device")); err == nil {
-			v1blkio = dir
-		}
-	}
-	for _, dir := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
-		if is(dir, unix.CGROUP2_SUPER_MAGIC) {
-			return v1blkio, dir
-		}
-	}
-	return v1blkio, ""
 }

@@ -273,10 +273,11 @@ func (m *Monitor) receipt() []evidence.Received {
 
 // resumed takes the logs read on receipt from the interrupted run
 // recorded in dir: the receipt inspection and the health checks after the
-// run judge against them.
-func (m *Monitor) resumed(dir string) {
+// run judge against them. nvmeVersion is the nvme-cli version that run
+// recorded, which its OCP logs are read by.
+func (m *Monitor) resumed(dir, nvmeVersion string) {
 	for i := range m.health {
-		m.resumedOCP(dir, i)
+		m.resumedOCP(dir, nvmeVersion, i)
 		data, err := os.ReadFile(recording.HealthFile(dir, i, "before"))
 		if err != nil {
 			continue

@@ -33,7 +33,7 @@ func TestAResumedRunKeepsTheLogReadOnReceipt(t *testing.T) {
 	drives := []plan.Drive{{Info: device.Info{Path: "/dev/nvme0n1", Block: true}}}
 	m := NewMonitor(nvme.CLI{}, drives, specs.Health{}, nil)
 	m.raw["0.before"] = resumed // as ReadHealth read it when the run was resumed
-	m.resumed(dir)
+	m.resumed(dir, "2.3")
 	want, err := nvme.ParseSmartLog(received)
 	require.NoError(t, err)
 	require.Equal(t, want, m.all()[0].Before, "judged against the log read on receipt")

@@ -49,13 +49,14 @@ func (m *Monitor) dropOCPOfSkipped() {
 
 // resumedOCP takes drive i's C0 log as read on receipt from the
 // interrupted run recorded in dir, as resumed does its SMART log: the C0
-// checks after the run judge the whole run.
-func (m *Monitor) resumedOCP(dir string, i int) {
+// checks after the run judge the whole run. version is the nvme-cli
+// version that run recorded (the one that printed the log).
+func (m *Monitor) resumedOCP(dir, version string, i int) {
 	data, err := os.ReadFile(recording.HealthFile(dir, i, "c0-before"))
 	if err != nil {
 		return
 	}
-	c0, err := nvme.ParseOCPSmart(data)
+	c0, err := nvme.ParseOCPSmart(data, version)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err == nil && m.ocp.C0(i) {

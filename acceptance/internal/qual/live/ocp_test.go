@@ -36,7 +36,7 @@ func TestResumedRunKeepsTheC0ReadOnReceipt(t *testing.T) {
 	m.ocp.HasC0(0)
 	// What this run read on receipt: the drive as it is now, worn.
 	m.health[0].OCP.Before = nvme.OCPSmart{BadUserNANDBlocks: 3}
-	m.resumedOCP(dir, 0)
+	m.resumedOCP(dir, "2.3", 0)
 	if got := m.health[0].OCP.Before.BadUserNANDBlocks; got != 0 {
 		t.Errorf("the resumed run judges from %d bad blocks, want the interrupted run's receipt, 0", got)
 	}

@@ -153,7 +153,7 @@ func (r *Runner) Start(info record.Run) error {
 		return err
 	}
 	samples{r}.setup()
-	r.Monitor.resumed(r.Resume.Dir)
+	r.Monitor.resumed(r.Resume.Dir, r.Resume.Prior.Host.NvmeVersion)
 	if err := r.facts.recordSetupWarnings(r.Monitor); err != nil {
 		return err
 	}

@@ -363,7 +363,7 @@ func (r *Reader) Health(context.Context) ([]evidence.DriveHealth, string) {
 		if id, err := read("id-ctrl"); err == nil {
 			h.Ctrl, _ = nvme.ParseIDCtrl(id)
 		}
-		h.OCP = readOCP(read)
+		h.OCP = readOCP(read, r.Info.Host.NvmeVersion)
 	}
 	return out, ""
 }

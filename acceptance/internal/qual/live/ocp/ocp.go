@@ -256,12 +256,36 @@ func (o *Logs) latencyOver(d int, before, after Reading) string {
 	if !ok1 || !ok2 {
 		return "latency monitor (C3) not read around the cell"
 	}
-	var parts []string
-	for i := range a.Active {
-		x, y := b.Active[i], a.Active[i]
-		parts = append(parts, fmt.Sprintf("bucket %d: read +%d, write +%d, trim +%d", i, y.Read-x.Read, y.Write-x.Write, y.Trim-x.Trim))
+	return LatencyOver(b, a)
+}
+
+// LatencyOver says what a latency monitor counted between two readings,
+// bucket by bucket: each counter's increase; "n/a" for the Read counts
+// an nvme-cli before 2.5 does not print; "reset by the drive" for a
+// counter that went down (the drive clears its active buckets when their
+// timer expires), never a difference wrapped around 2^64.
+func LatencyOver(before, after nvme.OCPLatency) string {
+	rise := func(x, y uint64, unknown bool) string {
+		switch {
+		case unknown:
+			return "n/a"
+		case y < x:
+			return fmt.Sprintf("reset by the drive (%d → %d)", x, y)
+		}
+		return fmt.Sprintf("+%d", y-x)
 	}
-	return "latency monitor (C3) active buckets: " + strings.Join(parts, "; ")
+	noRead := before.NoRead || after.NoRead
+	var parts []string
+	for i := range after.Active {
+		x, y := before.Active[i], after.Active[i]
+		parts = append(parts, fmt.Sprintf("bucket %d: read %s, write %s, trim %s", i,
+			rise(x.Read, y.Read, noRead), rise(x.Write, y.Write, false), rise(x.Trim, y.Trim, false)))
+	}
+	s := "latency monitor (C3) active buckets: " + strings.Join(parts, "; ")
+	if noRead {
+		s += " (read n/a: nvme-cli before 2.5 does not print the Read counters)"
+	}
+	return s
 }
 
 // StepWrites reports whether a preparation step writes to its drives.

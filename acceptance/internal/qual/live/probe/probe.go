@@ -4,6 +4,7 @@
 package probe
 
 import (
+	"github.com/drivequal/drivequal/acceptance/internal/device/cpulist"
 	"maps"
 	"slices"
 	"time"
@@ -124,7 +125,7 @@ func (h Host) AllowedCPUs(job fiojob.Job) []int {
 		if t.CPUs == "" {
 			return slices.Clone(h.Online)
 		}
-		cpus, err := device.ParseCPUList(t.CPUs)
+		cpus, err := cpulist.Parse(t.CPUs)
 		if err != nil {
 			return nil
 		}
@@ -155,5 +156,5 @@ func CPUUse(cpus []int, before, after host.CPUTimes) record.CPU {
 	if !ok {
 		busy = -1
 	}
-	return record.CPU{CPUs: device.FormatCPUList(cpus), N: len(cpus), Busy: busy}
+	return record.CPU{CPUs: cpulist.Format(cpus), N: len(cpus), Busy: busy}
 }
