@@ -287,20 +287,39 @@ func (r *Runner) execStep(ctx context.Context, st *plan.Step, logf func(string, 
 	if len(drives) == 0 {
 		return "every drive of the step failed earlier"
 	}
-	if len(drives) != len(st.Drives) {
-		*st = r.Planner.Narrow(*st, drives)
-	}
-	if ctx.Err() != nil {
-		return "the run was stopped"
-	}
-	if st.Kind == plan.StepPurge {
-		st.Drives = PurgeReach(r.Drives, st.Drives, st.Purge, r.Ctrls)
+	planned := *st
+	for {
+		*st = planned
+		if len(drives) != len(planned.Drives) {
+			*st = r.Planner.Narrow(planned, drives)
+		}
+		if ctx.Err() != nil {
+			return "the run was stopped"
+		}
+		if st.Kind == plan.StepPurge {
+			st.Drives = PurgeReach(r.Drives, st.Drives, st.Purge, r.Ctrls)
+		}
+		changed, err := r.drives.recheck(st.Drives)
+		if err == nil {
+			break
+		}
+		// A drive that is no longer the one set up (pulled, replaced) is
+		// left out and the step goes on with the others: a good drive
+		// never fails because its neighbour vanished. The step stops
+		// only when no drive is left, or when the changed drive is one
+		// it reaches without being given it (a format's other
+		// namespaces).
+		r.drives.reset(changed)
+		rest := slices.DeleteFunc(slices.Clone(drives), func(d int) bool { return slices.Contains(changed, d) })
+		if len(rest) == 0 || len(rest) == len(drives) {
+			r.lines.progress(logf, "%s", r.lines.stepLine(*st))
+			r.drives.reset(st.Drives)
+			return fmt.Sprintf("before %s: %v", st.Name, err)
+		}
+		logf("before step %d (%s): %v: it goes on without %s", st.N, st.Name, err, r.lines.drivesLine(changed))
+		drives = rest
 	}
 	r.lines.progress(logf, "%s", r.lines.stepLine(*st))
-	if err := r.drives.recheck(st.Drives); err != nil {
-		r.drives.reset(st.Drives)
-		return fmt.Sprintf("before %s: %v", st.Name, err)
-	}
 	return r.prepare(ctx, st, logf)
 }
 
@@ -435,7 +454,7 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 				r.execStep(ctx, &top, logf)
 			}
 		}
-		if err := r.drives.recheck(st.Drives); err != nil {
+		if _, err := r.drives.recheck(st.Drives); err != nil {
 			return notRun(err.Error(), report.CauseDriveChanged, err.Error())
 		}
 	}

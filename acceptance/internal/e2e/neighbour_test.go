@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+)
+
+// pullingFio puts testdata/fio-pull.sh first in PATH as "fio": it runs
+// the real fio for every step, and removes node once a fill's fio has
+// ended. The node is put back when t ends, so that the loop device can
+// be detached.
+func pullingFio(t *testing.T, node string) []string {
+	t.Helper()
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(node, &st))
+	t.Cleanup(func() {
+		if _, err := os.Stat(node); errors.Is(err, fs.ErrNotExist) {
+			if err := unix.Mknod(node, unix.S_IFBLK|0o660, int(st.Rdev)); err != nil {
+				t.Errorf("restoring %s: %v", node, err)
+			}
+		}
+	})
+	real, err := exec.LookPath("fio")
+	require.NoError(t, err)
+	real, err = filepath.Abs(real)
+	require.NoError(t, err)
+	script, err := os.ReadFile(filepath.Join("testdata", "fio-pull.sh"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fio"), script, 0o755))
+	return []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH"), "PULL_REAL=" + real, "PULL_NODE=" + node}
+}
+
+// A good drive never fails because its neighbour vanished: of two drives
+// filled together, the second loses its device node once the fill has
+// ended (as a drive pulled right after its last write), before the
+// read-back of both. The survivor is still read back, passes, and its
+// cells are measured; the neighbour's cells fail saying it disappeared,
+// and nothing of the survivor is in run.json's failures.
+func TestNeighbourPulledAfterTheFillSurvivorReadBack(t *testing.T) {
+	good := newLoop(t, safetySize)
+	gone := newLoop(t, safetySize)
+	r := runSuiteIn(t, pullingFio(t, gone), nil, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+good+","+gone, "-destructive")
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code, "a drive vanished: the run is not qualified")
+	got := byTest(r.results(t))
+	integrity := "TestIntegrity/" + filepath.Base(good)
+	assert.Contains(t, r.Stdout, "--- PASS: "+integrity, "the survivor is read back and passes")
+	for _, test := range []string{"TestSingleDrive/64MiB/128KB_Sequential_Write", "TestSingleDrive/64MiB/128KB_Sequential_Read"} {
+		assert.Equal(t, report.Pass, got[test].Verdict, "%s, on the survivor: %s", test, got[test].Error)
+	}
+	for _, test := range []string{"TestScaling/2_drives/128KB_Sequential_Write", "TestScaling/2_drives/128KB_Sequential_Read"} {
+		assert.Equal(t, report.Fail, got[test].Verdict, test)
+		assert.Equal(t, report.CauseDriveChanged, got[test].Cause, test)
+		assert.Contains(t, got[test].Error, gone, test)
+	}
+	run, ok := readRun(filepath.Join(r.Report, "raw"))
+	require.True(t, ok)
+	for _, f := range run.Failures {
+		assert.NotEqual(t, good, f.Path, "a failure of the survivor in run.json: %+v", f)
+	}
+	if t.Failed() {
+		t.Logf("stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	}
+}
