@@ -13,13 +13,15 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // pullingFio puts testdata/fio-pull.sh first in PATH as "fio": it runs
-// the real fio for every step, and removes node once a fill's fio has
-// ended. The node is put back when t ends, so that the loop device can
-// be detached.
-func pullingFio(t *testing.T, node string) []string {
+// the real fio for every step, and removes node (a loop device over img)
+// during the step named by during ("fill" or "readback"; see the script).
+// The node is put back when t ends, so that the loop device can be
+// detached.
+func pullingFio(t *testing.T, node, img, during string) []string {
 	t.Helper()
 	var st unix.Stat_t
 	require.NoError(t, unix.Stat(node, &st))
@@ -38,7 +40,8 @@ func pullingFio(t *testing.T, node string) []string {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "fio"), script, 0o755))
-	return []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH"), "PULL_REAL=" + real, "PULL_NODE=" + node}
+	return []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH"), "PULL_REAL=" + real,
+		"PULL_NODE=" + node, "PULL_IMG=" + img, "PULL_DURING=" + during}
 }
 
 // A good drive never fails because its neighbour vanished: of two drives
@@ -50,7 +53,7 @@ func pullingFio(t *testing.T, node string) []string {
 func TestNeighbourPulledAfterTheFillSurvivorReadBack(t *testing.T) {
 	good := newLoop(t, safetySize)
 	gone := newLoop(t, safetySize)
-	r := runSuiteIn(t, pullingFio(t, gone), nil, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+good+","+gone, "-destructive")
+	r := runSuiteIn(t, pullingFio(t, gone, "", "fill"), nil, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+good+","+gone, "-destructive")
 	noFioLeft(t)
 	assert.NotEqual(t, 0, r.Code, "a drive vanished: the run is not qualified")
 	got := byTest(r.results(t))
@@ -68,6 +71,41 @@ func TestNeighbourPulledAfterTheFillSurvivorReadBack(t *testing.T) {
 	require.True(t, ok)
 	for _, f := range run.Failures {
 		assert.NotEqual(t, good, f.Path, "a failure of the survivor in run.json: %+v", f)
+	}
+	if t.Failed() {
+		t.Logf("stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	}
+}
+
+// A drive pulled during the read-back of two drives: its capacity drops
+// to 0 (as the kernel sets a removed namespace's), so each read of it
+// completes with no bytes and no error, and fio compares buffers no read
+// filled ("returned zeros"); its node is gone by the end of the pass.
+// The survivor's read-back passes; the pulled drive fails as disappeared
+// during the verify pass, and run.json holds that, not a mismatch of its
+// media, nor any failure of the survivor.
+func TestNeighbourPulledDuringTheReadBack(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	good := newLoop(t, safetySize)
+	img := filepath.Join(t.TempDir(), "pulled.img")
+	require.NoError(t, os.WriteFile(img, nil, 0o644))
+	require.NoError(t, os.Truncate(img, safetySize))
+	gone := testenv.Attach(t, img, "--direct-io=on")
+	r := runSuiteIn(t, pullingFio(t, gone, img, "readback"), nil, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+good+","+gone, "-destructive")
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code, "a drive vanished: the run is not qualified")
+	assert.Contains(t, r.Stdout, "--- PASS: TestIntegrity/"+filepath.Base(good), "the survivor's read-back passes")
+	assert.Contains(t, r.Stdout, gone+" disappeared during verify pass")
+	got := byTest(r.results(t))
+	for _, test := range []string{"TestSingleDrive/64MiB/128KB_Sequential_Write", "TestSingleDrive/64MiB/128KB_Sequential_Read"} {
+		assert.Equal(t, report.Pass, got[test].Verdict, "%s, on the survivor: %s", test, got[test].Error)
+	}
+	run, ok := readRun(filepath.Join(r.Report, "raw"))
+	require.True(t, ok)
+	require.NotEmpty(t, run.Failures, "the pulled drive's failure is recorded")
+	for _, f := range run.Failures {
+		assert.NotEqual(t, good, f.Path, "a failure of the survivor in run.json: %+v", f)
+		assert.Equal(t, report.CauseDriveChanged, f.Cause, "the pulled drive failed as disappeared, not as a mismatch: %+v", f)
 	}
 	if t.Failed() {
 		t.Logf("stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
