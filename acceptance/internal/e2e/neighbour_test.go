@@ -18,7 +18,8 @@ import (
 
 // pullingFio puts testdata/fio-pull.sh first in PATH as "fio": it runs
 // the real fio for every step, and removes node (a loop device over img)
-// during the step named by during ("fill" or "readback"; see the script).
+// during the step named by during ("after-fill" or "readback"; see the
+// script).
 // The node is put back when t ends, so that the loop device can be
 // detached.
 func pullingFio(t *testing.T, node, img, during string) []string {
@@ -53,7 +54,7 @@ func pullingFio(t *testing.T, node, img, during string) []string {
 func TestNeighbourPulledAfterTheFillSurvivorReadBack(t *testing.T) {
 	good := newLoop(t, safetySize)
 	gone := newLoop(t, safetySize)
-	r := runSuiteIn(t, pullingFio(t, gone, "", "fill"), nil, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+good+","+gone, "-destructive")
+	r := runSuiteIn(t, pullingFio(t, gone, "", "after-fill"), nil, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+good+","+gone, "-destructive")
 	noFioLeft(t)
 	assert.NotEqual(t, 0, r.Code, "a drive vanished: the run is not qualified")
 	got := byTest(r.results(t))
@@ -78,12 +79,15 @@ func TestNeighbourPulledAfterTheFillSurvivorReadBack(t *testing.T) {
 }
 
 // A drive pulled during the read-back of two drives: its capacity drops
-// to 0 (as the kernel sets a removed namespace's), so each read of it
-// completes with no bytes and no error, and fio compares buffers no read
-// filled ("returned zeros"); its node is gone by the end of the pass.
-// The survivor's read-back passes; the pulled drive fails as disappeared
-// during the verify pass, and run.json holds that, not a mismatch of its
-// media, nor any failure of the survivor.
+// to 0 (as the kernel sets a removed namespace's), so its reads from then
+// on fail (those in flight on a loop device) or complete with no bytes
+// (fio then compares buffers no read filled, "returned zeros", as the
+// QEMU guest's NVMe namespaces do); its node is gone by the end of the
+// pass. The survivor's
+// read-back passes and its cells are measured; the pulled drive fails as
+// disappeared during the step, and run.json holds that, not a failure of
+// its media (a preparation error, a read-back error or mismatch), nor any
+// failure of the survivor.
 func TestNeighbourPulledDuringTheReadBack(t *testing.T) {
 	testenv.MustHaveLoop(t)
 	good := newLoop(t, safetySize)
@@ -105,7 +109,7 @@ func TestNeighbourPulledDuringTheReadBack(t *testing.T) {
 	require.NotEmpty(t, run.Failures, "the pulled drive's failure is recorded")
 	for _, f := range run.Failures {
 		assert.NotEqual(t, good, f.Path, "a failure of the survivor in run.json: %+v", f)
-		assert.Equal(t, report.CauseDriveChanged, f.Cause, "the pulled drive failed as disappeared, not as a mismatch: %+v", f)
+		assert.Equal(t, report.CauseDriveChanged, f.Cause, "the pulled drive failed as disappeared, not as its media: %+v", f)
 	}
 	if t.Failed() {
 		t.Logf("stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)

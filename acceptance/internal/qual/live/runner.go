@@ -370,7 +370,12 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 				r.drives.applied(done, time.Now())
 			}
 			if named(prepErr) {
-				r.facts.failDrives(failed, report.CausePreparation, *st, err)
+				// A drive that vanished during the step is recorded as
+				// disappeared (vanished): what fio made of its removal
+				// (ENOSPC or EIO once its capacity is 0) is no failure of
+				// its media.
+				own := slices.DeleteFunc(slices.Clone(failed), func(d int) bool { return r.drives.changed(d) != "" })
+				r.facts.failDrives(own, report.CausePreparation, *st, err)
 			} else {
 				// fio named no drive (it did not start, its report did not
 				// parse, or this host could not write what fio reported:
