@@ -33,7 +33,10 @@ func init() {
 		machine:    machineMultipath,
 		imageBytes: mpBytes,
 		optional:   []string{"nvmet", "nvmet_tcp", "nvme_tcp"},
-		tests:      []string{"TestGuestMultipathHead", "TestGuestNVMeTCP", "TestGuestPulledMidStep"},
+		tests:      []string{"TestGuestMultipathHead", "TestGuestNVMeTCP", "TestGuestPulledMidStep", "TestGuestNeighbourPulled"},
+		// Each further try of TestGuestNeighbourPulled (two runs of the
+		// suite) takes about a minute and a half under TCG.
+		timeout: 14*time.Minute + time.Duration(pullTries()-1)*3*time.Minute,
 	})
 }
 

@@ -417,6 +417,10 @@ func (h host) boot(t *testing.T, c config, work string, tests []string) bool {
 	for _, n := range tests {
 		runs = append(runs, shellQuote("-test.run=^"+n+"$"))
 	}
+	timeout := c.timeout
+	if timeout == 0 {
+		timeout = 14 * time.Minute
+	}
 	// The guest runs both binaries from its tmpfs: each run of the suite
 	// would otherwise read it again over 9p.
 	script := fmt.Sprintf(`set -e
@@ -429,15 +433,11 @@ export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test 
 set +e
 status=0
 for run in %s; do
-  /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=12m "$run" || status=1
+  /tmp/drivequal-bin/nvmevm.test -test.v=true -test.count=1 -test.timeout=%s "$run" || status=1
 done
 exit $status
-`, shellQuote(h.suite), shellQuote(h.bin), shellQuote(h.bin), shellQuote(h.wd), envGuest, envSuite, envWork, shellQuote(work), envConfig, shellQuote(c.name), envMissing, shellQuote(strings.Join(missing, ";")), shellQuote(h.nvme), passed(), strings.Join(runs, " "))
+`, shellQuote(h.suite), shellQuote(h.bin), shellQuote(h.bin), shellQuote(h.wd), envGuest, envSuite, envWork, shellQuote(work), envConfig, shellQuote(c.name), envMissing, shellQuote(strings.Join(missing, ";")), shellQuote(h.nvme), passed(), strings.Join(runs, " "), timeout-2*time.Minute)
 
-	timeout := c.timeout
-	if timeout == 0 {
-		timeout = 14 * time.Minute
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	served := serveRequests(ctx, t, work, m.QMP)
@@ -487,8 +487,9 @@ exit $status
 
 // passedOn are the host's variables a guest test reads as the host's
 // tests do: DRIVEQUAL_REQUIRE_LOOP=1 makes a skip (a kernel module the
-// guest lacks) a failure in the guest too.
-var passedOn = []string{"DRIVEQUAL_REQUIRE_LOOP", "DRIVEQUAL_QEMU_COMPARE"}
+// guest lacks) a failure in the guest too; DRIVEQUAL_QEMU_PULL_TRIES
+// repeats TestGuestNeighbourPulled's pulls.
+var passedOn = []string{"DRIVEQUAL_REQUIRE_LOOP", "DRIVEQUAL_QEMU_COMPARE", envPullTries}
 
 // passed is passedOn as the host has them, for the guest's export line.
 func passed() string {

@@ -290,20 +290,39 @@ func (r *Runner) execStep(ctx context.Context, st *plan.Step, logf func(string, 
 	if len(drives) == 0 {
 		return "every drive of the step failed earlier"
 	}
-	if len(drives) != len(st.Drives) {
-		*st = r.Planner.Narrow(*st, drives)
-	}
-	if ctx.Err() != nil {
-		return "the run was stopped"
-	}
-	if st.Kind == plan.StepPurge {
-		st.Drives = PurgeReach(r.Drives, st.Drives, st.Purge, r.Ctrls)
+	planned := *st
+	for {
+		*st = planned
+		if len(drives) != len(planned.Drives) {
+			*st = r.Planner.Narrow(planned, drives)
+		}
+		if ctx.Err() != nil {
+			return "the run was stopped"
+		}
+		if st.Kind == plan.StepPurge {
+			st.Drives = PurgeReach(r.Drives, st.Drives, st.Purge, r.Ctrls)
+		}
+		changed, err := r.drives.recheck(st.Drives)
+		if err == nil {
+			break
+		}
+		// A drive that is no longer the one set up (pulled, replaced) is
+		// left out and the step goes on with the others: a good drive
+		// never fails because its neighbour vanished. The step stops
+		// only when no drive is left, or when the changed drive is one
+		// it reaches without being given it (a format's other
+		// namespaces).
+		r.drives.reset(changed)
+		rest := slices.DeleteFunc(slices.Clone(drives), func(d int) bool { return slices.Contains(changed, d) })
+		if len(rest) == 0 || len(rest) == len(drives) {
+			r.lines.progress(logf, "%s", r.lines.stepLine(*st))
+			r.drives.reset(st.Drives)
+			return fmt.Sprintf("before %s: %v", st.Name, err)
+		}
+		logf("before step %d (%s): %v: it goes on without %s", st.N, st.Name, err, r.lines.drivesLine(changed))
+		drives = rest
 	}
 	r.lines.progress(logf, "%s", r.lines.stepLine(*st))
-	if err := r.drives.recheck(st.Drives); err != nil {
-		r.drives.reset(st.Drives)
-		return fmt.Sprintf("before %s: %v", st.Name, err)
-	}
 	return r.prepare(ctx, st, logf)
 }
 
@@ -355,7 +374,12 @@ func (r *Runner) prepare(ctx context.Context, st *plan.Step, logf func(string, .
 				r.drives.applied(done, time.Now())
 			}
 			if named(prepErr) {
-				r.facts.failDrives(failed, report.CausePreparation, *st, err)
+				// A drive that vanished during the step is recorded as
+				// disappeared (vanished): what fio made of its removal
+				// (ENOSPC or EIO once its capacity is 0) is no failure of
+				// its media.
+				own := slices.DeleteFunc(slices.Clone(failed), func(d int) bool { return r.drives.changed(d) != "" })
+				r.facts.failDrives(own, report.CausePreparation, *st, err)
 			} else {
 				// fio named no drive (it did not start, its report did not
 				// parse, or this host could not write what fio reported:
@@ -439,7 +463,7 @@ func (r *Runner) measure(ctx context.Context, st plan.Step, logf func(string, ..
 				r.execStep(ctx, &top, logf)
 			}
 		}
-		if err := r.drives.recheck(st.Drives); err != nil {
+		if _, err := r.drives.recheck(st.Drives); err != nil {
 			return notRun(err.Error(), report.CauseDriveChanged, err.Error())
 		}
 	}

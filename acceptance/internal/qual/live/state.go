@@ -166,19 +166,24 @@ func (s *drives) present(drives []int) []int {
 }
 
 // recheck makes sure each drive is still the one set up (device number,
-// serial and size), before anything is written to it.
-func (s *drives) recheck(drives []int) error {
+// serial and size), before anything is written to it. Each drive that is
+// not is marked broken and listed in changed; err says why the first is
+// not.
+func (s *drives) recheck(drives []int) (changed []int, err error) {
 	if s.guard == nil {
-		return nil
+		return nil, nil
 	}
 	for _, d := range drives {
-		if err := s.guard.Recheck(s.list[d].Info); err != nil {
-			err = &DriveChangedError{Err: err}
-			s.markBroken([]int{d}, report.CauseDriveChanged, "its identity check", err)
-			return err
+		if cerr := s.guard.Recheck(s.list[d].Info); cerr != nil {
+			cerr = &DriveChangedError{Err: cerr}
+			s.markBroken([]int{d}, report.CauseDriveChanged, "its identity check", cerr)
+			changed = append(changed, d)
+			if err == nil {
+				err = cerr
+			}
 		}
 	}
-	return nil
+	return changed, err
 }
 
 // idle lists those of drives that have written nothing for longer than limit.

@@ -79,7 +79,20 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 	r.readBacks = append(r.readBacks, rb)
 	r.mu.Unlock()
 	r.readBack(rb)
+	// A drive that vanished during the pass (pulled): once its capacity
+	// drops to 0, each read of it completes with no bytes and no error,
+	// and fio compares a buffer the read never filled (zeros, or the data
+	// of a block read before): what it names is no evidence of the
+	// drive's media. The drive fails as disappeared (recorded by
+	// vanished), not as a mismatch.
+	r.drives.vanished(st.Drives, "during "+st.Name)
 	for _, d := range verdict.ReadBack(rb, r.Drives) {
+		if d.Verdict == report.Fail && d.Drive >= 0 {
+			if gone := r.drives.changed(d.Drive); gone != "" {
+				logf("step %d: %s; what fio read of it is no evidence: %s", st.N, gone, d.Message)
+				continue
+			}
+		}
 		switch d.Verdict {
 		case report.Pass:
 			logf("step %d: %s", st.N, d.Message)

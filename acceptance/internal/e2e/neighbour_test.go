@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
+)
+
+// pullingFio puts testdata/fio-pull.sh first in PATH as "fio": it runs
+// the real fio for every step, and removes node (a loop device over img)
+// during the step named by during ("after-fill" or "readback"; see the
+// script).
+// The node is put back when t ends, so that the loop device can be
+// detached.
+func pullingFio(t *testing.T, node, img, during string) []string {
+	t.Helper()
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(node, &st))
+	t.Cleanup(func() {
+		if _, err := os.Stat(node); errors.Is(err, fs.ErrNotExist) {
+			if err := unix.Mknod(node, unix.S_IFBLK|0o660, int(st.Rdev)); err != nil {
+				t.Errorf("restoring %s: %v", node, err)
+			}
+		}
+	})
+	real, err := exec.LookPath("fio")
+	require.NoError(t, err)
+	real, err = filepath.Abs(real)
+	require.NoError(t, err)
+	script, err := os.ReadFile(filepath.Join("testdata", "fio-pull.sh"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fio"), script, 0o755))
+	return []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH"), "PULL_REAL=" + real,
+		"PULL_NODE=" + node, "PULL_IMG=" + img, "PULL_DURING=" + during}
+}
+
+// A good drive never fails because its neighbour vanished: of two drives
+// filled together, the second loses its device node once the fill has
+// ended (as a drive pulled right after its last write), before the
+// read-back of both. The survivor is still read back, passes, and its
+// cells are measured; the neighbour's cells fail saying it disappeared,
+// and nothing of the survivor is in run.json's failures.
+func TestNeighbourPulledAfterTheFillSurvivorReadBack(t *testing.T) {
+	good := newLoop(t, safetySize)
+	gone := newLoop(t, safetySize)
+	r := runSuiteIn(t, pullingFio(t, gone, "", "after-fill"), nil, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+good+","+gone, "-destructive")
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code, "a drive vanished: the run is not qualified")
+	got := byTest(r.results(t))
+	integrity := "TestIntegrity/" + filepath.Base(good)
+	assert.Contains(t, r.Stdout, "--- PASS: "+integrity, "the survivor is read back and passes")
+	for _, test := range []string{"TestSingleDrive/64MiB/128KB_Sequential_Write", "TestSingleDrive/64MiB/128KB_Sequential_Read"} {
+		assert.Equal(t, report.Pass, got[test].Verdict, "%s, on the survivor: %s", test, got[test].Error)
+	}
+	for _, test := range []string{"TestScaling/2_drives/128KB_Sequential_Write", "TestScaling/2_drives/128KB_Sequential_Read"} {
+		assert.Equal(t, report.Fail, got[test].Verdict, test)
+		assert.Equal(t, report.CauseDriveChanged, got[test].Cause, test)
+		assert.Contains(t, got[test].Error, gone, test)
+	}
+	run, ok := readRun(filepath.Join(r.Report, "raw"))
+	require.True(t, ok)
+	for _, f := range run.Failures {
+		assert.NotEqual(t, good, f.Path, "a failure of the survivor in run.json: %+v", f)
+	}
+	if t.Failed() {
+		t.Logf("stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	}
+}
+
+// A drive pulled during the read-back of two drives: its capacity drops
+// to 0 (as the kernel sets a removed namespace's), so its reads from then
+// on fail (those in flight on a loop device) or complete with no bytes
+// (fio then compares buffers no read filled, "returned zeros", as the
+// QEMU guest's NVMe namespaces do); its node is gone by the end of the
+// pass. The survivor's
+// read-back passes and its cells are measured; the pulled drive fails as
+// disappeared during the step, and run.json holds that, not a failure of
+// its media (a preparation error, a read-back error or mismatch), nor any
+// failure of the survivor.
+func TestNeighbourPulledDuringTheReadBack(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	good := newLoop(t, safetySize)
+	img := filepath.Join(t.TempDir(), "pulled.img")
+	require.NoError(t, os.WriteFile(img, nil, 0o644))
+	require.NoError(t, os.Truncate(img, safetySize))
+	gone := testenv.Attach(t, img, "--direct-io=on")
+	r := runSuiteIn(t, pullingFio(t, gone, img, "readback"), nil, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+good+","+gone, "-destructive")
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code, "a drive vanished: the run is not qualified")
+	assert.Contains(t, r.Stdout, "--- PASS: TestIntegrity/"+filepath.Base(good), "the survivor's read-back passes")
+	assert.Contains(t, r.Stdout, gone+" disappeared during verify pass")
+	got := byTest(r.results(t))
+	for _, test := range []string{"TestSingleDrive/64MiB/128KB_Sequential_Write", "TestSingleDrive/64MiB/128KB_Sequential_Read"} {
+		assert.Equal(t, report.Pass, got[test].Verdict, "%s, on the survivor: %s", test, got[test].Error)
+	}
+	run, ok := readRun(filepath.Join(r.Report, "raw"))
+	require.True(t, ok)
+	require.NotEmpty(t, run.Failures, "the pulled drive's failure is recorded")
+	for _, f := range run.Failures {
+		assert.NotEqual(t, good, f.Path, "a failure of the survivor in run.json: %+v", f)
+		assert.Equal(t, report.CauseDriveChanged, f.Cause, "the pulled drive failed as disappeared, not as its media: %+v", f)
+	}
+	if t.Failed() {
+		t.Logf("stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	}
+}
