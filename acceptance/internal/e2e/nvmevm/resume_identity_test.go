@@ -329,8 +329,8 @@ func TestGuestDisksSwappedRefused(t *testing.T) {
 // what the controller reports, whatever the kernel keeps of it). A run on
 // drive A is killed as it starts its cell; -resume given A is refused
 // naming A and B, which is not given but reports everything A does: the
-// run could have been on either. Given both, it is refused naming both.
-// Neither drive, nor the recording, changes.
+// run could have been on either. Given both, it is refused naming both
+// too. Neither drive, nor the recording, changes.
 func TestGuestSameSerialRefused(t *testing.T) {
 	guest(t)
 	start := time.Now()
@@ -351,9 +351,11 @@ func TestGuestSameSerialRefused(t *testing.T) {
 	same := "serial " + serialTwin + " namespace 1"
 	refusedResume(t, alone, raw, rec,
 		a+" and "+b+" (on this machine, not given) both report the serial and namespace of drive 1 of the interrupted run in "+raw+" ("+same+") and nothing that tells them apart")
+	// Given both: the kernel gives the two namespaces one wwid (vendor,
+	// serial, model and namespace ID, for want of an ID), on which the
+	// safety checks refuse them before the drives are matched.
 	both := suiteAt(t, rep, nil, append(identityArgs(t, a+","+b), "-resume")...)
-	refusedResume(t, both, raw, rec,
-		a+" and "+b+" report the same serial and namespace ("+same+") and nothing that tells them apart")
+	refusedResume(t, both, raw, rec, "drivequal: refusing to run", a, b)
 	unchanged(t, before, a, b)
 	t.Logf("whole scenario: %s", time.Since(start).Round(100*time.Millisecond))
 }
