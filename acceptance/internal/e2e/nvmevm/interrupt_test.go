@@ -37,6 +37,9 @@ import (
 //	                      nvme2 DQBADRD01 32 MiB, reads of badSector fail until a flush
 //	                      nvme3 DQWARNMID 40 MiB, critical warning set over QMP mid-run
 //	                      nvme4 DQPEER001 48 MiB, their neighbour
+//	                      nvme5, nvme6 DQTWIN001 16 MiB each, one serial,
+//	                      no NGUID, EUI-64 or UUID; two SCSI disks of 16 MiB
+//	                      (resume_identity_test.go)
 //	the reboot            A's and B's images again, their controllers in each
 //	                      other's PCI slot: nvme0 is DQSWAP00B, nvme1 DQSWAP00A
 //
@@ -66,7 +69,10 @@ const (
 func init() {
 	configs = append(configs,
 		config{name: "interrupted", machine: func(images string) qemu.Machine { return interruptedMachine(images, false) },
-			tests: []string{"TestGuestSwappedReboot", "TestGuestReadBackMediaError", "TestGuestCriticalWarningMidRun"},
+			// The SCSI disks of TestGuestDisksSwappedRefused.
+			optional: []string{"sd_mod", "virtio_scsi"},
+			tests: []string{"TestGuestSwappedReboot", "TestGuestReadBackMediaError", "TestGuestCriticalWarningMidRun",
+				"TestGuestDisksSwappedRefused", "TestGuestSameSerialRefused"},
 			reboot: &config{name: "interrupted-rebooted", machine: func(images string) qemu.Machine { return interruptedMachine(images, true) },
 				tests: []string{"TestGuestSwappedRebootResumed"}}},
 	)
@@ -149,11 +155,12 @@ func interruptedMachine(images string, rebooted bool) qemu.Machine {
 	}
 	img := func(name string) string { return filepath.Join(images, name+".raw") }
 	m.Controllers = append(m.Controllers, qemu.Controller{ID: "bad", Serial: serialBad}, qemu.Controller{ID: "warnmid", Serial: serialWarn2}, qemu.Controller{ID: "peer", Serial: serialPeer})
-	return withNamespaces(m, append(ns,
+	m, twins := withIdentityDrives(m, images)
+	return withNamespaces(m, append(append(ns,
 		sizedNamespace{qemu.Namespace{Controller: "bad", NSID: 1, Image: img("bad"), EUI64: 0x0011223344550021, UUID: nsUUID(0x21), Blkdebug: rules}, 32 << 20},
 		sizedNamespace{qemu.Namespace{Controller: "warnmid", NSID: 1, Image: img("warnmid"), EUI64: 0x0011223344550022, UUID: nsUUID(0x22)}, 40 << 20},
 		sizedNamespace{qemu.Namespace{Controller: "peer", NSID: 1, Image: img("peer"), EUI64: 0x0011223344550023, UUID: nsUUID(0x23)}, 48 << 20},
-	))
+	), twins...))
 }
 
 // mountPersist mounts the swapped boots' state directory at persistDir.
