@@ -87,11 +87,11 @@ func (b *fioBins) UnmarshalJSON(data []byte) error {
 		key := data[i+1 : i+1+end]
 		ns, err := parseCount(key)
 		if err != nil {
-			return fmt.Errorf("clat_ns bin %q is not an integer", key)
+			return fmt.Errorf("clat_ns bin %s is not an integer", Quote(string(key)))
 		}
 		i = skipSpace(data, i+end+2)
 		if i >= len(data) || data[i] != ':' {
-			return fmt.Errorf("clat_ns bins: missing ':' after %q", key)
+			return fmt.Errorf("clat_ns bins: missing ':' after %s", Quote(string(key)))
 		}
 		i = skipSpace(data, i+1)
 		j := i
@@ -100,7 +100,7 @@ func (b *fioBins) UnmarshalJSON(data []byte) error {
 		}
 		c, err := parseCount(data[i:j])
 		if err != nil {
-			return fmt.Errorf("clat_ns bin %q: count %q is not an integer", key, data[i:j])
+			return fmt.Errorf("clat_ns bin %s: count %s is not an integer", Quote(string(key)), Quote(string(data[i:j])))
 		}
 		b.ns = append(b.ns, ns)
 		b.count = append(b.count, c)
@@ -232,7 +232,7 @@ func Parse(data []byte) (*Output, error) {
 			if len(notes) == 0 {
 				return nil, errors.New("fio printed no JSON object: the output is empty")
 			}
-			return nil, fmt.Errorf("fio printed no JSON object; its output begins %q", notes[0])
+			return nil, fmt.Errorf("fio printed no JSON object; its output begins %s", Quote(notes[0]))
 		}
 		v = fioOutput{}
 		if err := json.Unmarshal(sanitize(last), &v); err != nil {
@@ -271,7 +271,7 @@ func Parse(data []byte) (*Output, error) {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("fio JSON object at line %d: job %q: %v", lastLine, j.JobName, err)
+			return nil, fmt.Errorf("fio JSON object at line %d: job %s: %v", lastLine, Quote(j.JobName), err)
 		}
 		out.Jobs = append(out.Jobs, jr)
 	}

@@ -75,7 +75,7 @@ func (b *builder) loadResume() []error {
 	s := b.s
 	dir := s.Cfg.Record
 	path := filepath.Join(dir, "run.json")
-	data, err := os.ReadFile(path)
+	data, err := record.ReadFile(dir, "run.json")
 	if errors.Is(err, os.ErrNotExist) {
 		return []error{fmt.Errorf("parsing -resume: %s does not exist: there is no recorded run to resume in %s; give the -record directory of the interrupted run, or drop -resume to start a new run", path, dir)}
 	}
@@ -320,7 +320,7 @@ func (z *resumeState) incomplete(test string) string {
 			return "it shares the recording of " + o + ", which is " + why
 		}
 	}
-	data, err := os.ReadFile(record.Base(z.dir, owner) + record.OutputExt)
+	data, err := record.ReadFile(z.dir, owner+record.OutputExt)
 	if err != nil {
 		return "its recording is missing (" + err.Error() + ")"
 	}
@@ -408,7 +408,7 @@ func (z *resumeState) info(s *Suite) record.Run {
 func passTime(dir string, v record.Verify) string {
 	base := strings.TrimSuffix(filepath.Join(dir, filepath.FromSlash(v.Raw)), record.OutputExt)
 	for _, p := range []string{base + record.OutputExt, base + record.StderrExt} {
-		if fi, err := os.Stat(p); err == nil {
+		if fi, err := os.Lstat(p); err == nil {
 			return fi.ModTime().UTC().Format(time.RFC3339)
 		}
 	}

@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
@@ -51,7 +50,7 @@ func (m *Monitor) dropOCPOfSkipped() {
 // interrupted run recorded in dir, as resumed does its SMART log: the C0
 // checks after the run judge the whole run.
 func (m *Monitor) resumedOCP(dir string, i int) {
-	data, err := os.ReadFile(recording.HealthFile(dir, i, "c0-before"))
+	data, err := recording.ReadHealth(dir, i, "c0-before")
 	if err != nil {
 		return
 	}
