@@ -116,12 +116,13 @@ func Clean(rel string) (string, error) {
 // refused, a *RefusedError. size is the file's size when opened; read
 // it through Read, which stops at limit even if it grows.
 func Open(dir, rel string, limit int64) (f *os.File, size int64, err error) {
-	full := filepath.Join(dir, filepath.FromSlash(rel))
 	clean, err := Clean(rel)
 	if err != nil {
-		return nil, 0, &RefusedError{Path: full, Why: err.Error()}
+		// Named as the recording gives it: joined, it would name
+		// another file.
+		return nil, 0, &RefusedError{Path: dir, Why: err.Error()}
 	}
-	full = filepath.Join(dir, filepath.FromSlash(clean))
+	full := filepath.Join(dir, filepath.FromSlash(clean))
 	f, err = openBeneath(dir, clean)
 	if err != nil {
 		var r *RefusedError

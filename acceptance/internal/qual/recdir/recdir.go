@@ -80,7 +80,7 @@ func CheckFiles(dir string, info record.Run) (c *hashes.Check, warnings []string
 	}
 	for _, ch := range changed {
 		c.Edited = append(c.Edited, ch.String())
-		if ch.Refused != "" {
+		if ch.Refused != "" || ch.Missing {
 			warnings = append(warnings, fmt.Sprintf("%s: %s; it is not read, and what needs it fails", dir, ch))
 			continue
 		}
