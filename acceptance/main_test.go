@@ -86,7 +86,7 @@ func qualify(m *testing.M) int {
 	}
 	// A replay's too: the files of its recording edited since they were
 	// recorded, said before any verdict.
-	for _, w := range s.Warnings {
+	for _, w := range s.AllWarnings() {
 		fmt.Fprintln(os.Stderr, "drivequal: warning:", w)
 	}
 	if cfg.Live() {

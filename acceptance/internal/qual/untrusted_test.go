@@ -1,7 +1,12 @@
 package qual
 
 import (
+	"context"
 	"encoding/json"
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/fiojob"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,6 +103,7 @@ func TestReplaySaysEditedEvidence(t *testing.T) {
 	summary := string(s.Report.Summary())
 	assert.Contains(t, summary, "**256MiB: QUALIFIED** ("+want+")")
 	assert.Contains(t, summary, cellRR+".json (edited after recording")
+	assert.Contains(t, summary, "were edited after recording")
 	assert.NotContains(t, summary, "Every one of")
 	x, err := junit.Marshal(s.Report, s.Cfg.Report)
 	require.NoError(t, err)
@@ -119,3 +125,38 @@ func hasWarning(ws []string, sub string) bool {
 func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
 
 func mkfifo(path string) error { return syscall.Mkfifo(path, 0o644) }
+
+// In a fleet replay, a host whose recording was edited is named on the
+// terminal too (its warnings were its own suite's, never printed).
+func TestFleetReplayNamesEditedHost(t *testing.T) {
+	good, bad := hashed(t), hashed(t)
+	for _, d := range []string{good, bad} {
+		editRecorded(t, d, func(r *record.Run) { r.Host.Hostname = filepath.Base(filepath.Dir(d)) })
+	}
+	path := record.Base(bad, cellRR) + record.OutputExt
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, append(data, '\n'), 0o644))
+	cfg := &cmdline.Config{Spec: "solidigm-d7-ps1010", Replay: good, Replays: []string{good, bad}, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
+	r, errs := Setup(context.Background(), cfg, 0, device.System{}, fiojob.Runner{})
+	require.Empty(t, errs)
+	require.True(t, r.Fleet)
+	var named []string
+	for _, w := range r.AllWarnings() {
+		if strings.Contains(w, cellRR+".json (edited after recording") {
+			named = append(named, w)
+		}
+	}
+	require.Len(t, named, 1, "warnings: %v", r.AllWarnings())
+	assert.True(t, strings.HasPrefix(named[0], r.Members[1].Name+": "), named[0])
+}
+
+func editRecorded(t *testing.T, dir string, edit func(*record.Run)) {
+	t.Helper()
+	var info record.Run
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &info))
+	edit(&info)
+	writeJSON(t, filepath.Join(dir, "run.json"), info)
+}

@@ -73,7 +73,7 @@ func (c *Check) Line() string {
 	case len(c.Edited) > 0 || len(c.Unvouched) > 0:
 		var b strings.Builder
 		if len(c.Edited) > 0 {
-			fmt.Fprintf(&b, "**%d of the %d files of the recording were edited, removed or refused after recording**, and were judged as they are now (a refused file is not read; its cell fails): %s.\n", len(c.Edited), c.Files, strings.Join(c.Edited, "; "))
+			fmt.Fprintf(&b, "**%d of the %d files of the recording were edited after recording** (changed, removed, or refused: not a regular file inside the recording, or above its size limit), and were judged as they are now; what needs a file removed or refused fails: %s.\n", len(c.Edited), c.Files, strings.Join(c.Edited, "; "))
 		}
 		if len(c.Unvouched) > 0 {
 			fmt.Fprintf(&b, "**%d file%s judged that run.json holds no sha256 of**: whether %s edited cannot be told: %s.\n", len(c.Unvouched), plural(len(c.Unvouched)), map[bool]string{true: "it was", false: "they were"}[len(c.Unvouched) == 1], strings.Join(c.Unvouched, "; "))
