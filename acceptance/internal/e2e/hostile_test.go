@@ -72,7 +72,7 @@ var hostileCases = []hostileCase{
 		// and quoted, it would be a report of gigabytes.
 		require.NoError(t, os.WriteFile(p, bytes.TrimRight(data, "\n"), 0o644))
 		require.NoError(t, os.Truncate(p, 2<<30))
-	}, []string{hostileRead + ".json: holds 2147483648 bytes, above the 64 MiB a recording's fio output may hold"}},
+	}, []string{hostileRead + ".json: holds 2147483648 bytes, above the 256 MiB a recording's fio output may hold"}},
 	{"shared climbs out of the recording", func(t *testing.T, dir, outside string) {
 		editRun(t, dir, func(m map[string]any) {
 			m["shared"].(map[string]any)["TestScaling/1_drives/128KB_Sequential_Read"] = "../" + filepath.Base(outside) + "/canary"

@@ -18,9 +18,11 @@ import (
 // opened with Open, within the limit of what the file is (LimitOf).
 const (
 	// MaxOutput is the most bytes of a fio output (<test>.json, and a
-	// verify pass's under prepare/): a 60 s json+ cell of 24 drives
-	// with its status reports is about 17 MB.
-	MaxOutput int64 = 64 << 20
+	// verify pass's under prepare/): a 61 s json+ cell of 24 drives with
+	// its two status reports is about 17 MB, and each status report (one
+	// every 30 s) adds about 5.5 MB for 24 drives, so this holds a
+	// 24-drive cell of about 20 minutes.
+	MaxOutput int64 = 256 << 20
 	// MaxRunJSON is the most bytes of run.json: the spec's text, every
 	// file's sha256 and every steady-state round, a few MB in a long run.
 	MaxRunJSON int64 = 64 << 20
