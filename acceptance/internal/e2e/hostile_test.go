@@ -47,23 +47,26 @@ type hostileCase struct {
 	name string
 	edit func(t *testing.T, dir, outside string)
 	want []string
+	// refused says the replay is refused before it judges anything:
+	// exit 2, no report.
+	refused bool
 }
 
 var hostileCases = []hostileCase{
 	{"cell output is a symlink to /proc/self/environ", func(t *testing.T, dir, _ string) {
 		replaceWithSymlink(t, dir, hostileRead+".json", "/proc/self/environ")
-	}, []string{hostileRead + ".json: is a symlink (to \"/proc/self/environ\")"}},
+	}, []string{hostileRead + ".json: is a symlink (to \"/proc/self/environ\")"}, false},
 	{"cell output is a symlink to a file outside", func(t *testing.T, dir, outside string) {
 		replaceWithSymlink(t, dir, hostileRead+".json", filepath.Join(outside, "canary.json"))
-	}, []string{hostileRead + ".json: is a symlink"}},
+	}, []string{hostileRead + ".json: is a symlink"}, false},
 	{"cell output is a FIFO", func(t *testing.T, dir, _ string) {
 		p := filepath.Join(dir, filepath.FromSlash(hostileRead)+".json")
 		require.NoError(t, os.Remove(p))
 		require.NoError(t, syscall.Mkfifo(p, 0o644))
-	}, []string{hostileRead + ".json: is a FIFO, not a regular file"}},
+	}, []string{hostileRead + ".json: is a FIFO, not a regular file"}, false},
 	{"cell output is a symlink to /dev/zero", func(t *testing.T, dir, _ string) {
 		replaceWithSymlink(t, dir, hostileRead+".json", "/dev/zero")
-	}, []string{hostileRead + ".json: is a symlink (to \"/dev/zero\")"}},
+	}, []string{hostileRead + ".json: is a symlink (to \"/dev/zero\")"}, false},
 	{"cell output is a 2 GiB sparse file", func(t *testing.T, dir, _ string) {
 		p := filepath.Join(dir, filepath.FromSlash(hostileRead)+".json")
 		data, err := os.ReadFile(p)
@@ -72,27 +75,27 @@ var hostileCases = []hostileCase{
 		// and quoted, it would be a report of gigabytes.
 		require.NoError(t, os.WriteFile(p, bytes.TrimRight(data, "\n"), 0o644))
 		require.NoError(t, os.Truncate(p, 2<<30))
-	}, []string{hostileRead + ".json: holds 2147483648 bytes, above the 256 MiB a recording's fio output may hold"}},
+	}, []string{hostileRead + ".json: holds 2147483648 bytes, above the 256 MiB a recording's fio output may hold"}, false},
 	{"shared climbs out of the recording", func(t *testing.T, dir, outside string) {
 		editRun(t, dir, func(m map[string]any) {
 			m["shared"].(map[string]any)["TestScaling/1_drives/128KB_Sequential_Read"] = "../" + filepath.Base(outside) + "/canary"
 		})
-	}, []string{"climbs out of the recording", "canary.json"}},
+	}, []string{"climbs out of the recording", "canary.json"}, false},
 	{"shared is an absolute path", func(t *testing.T, dir, outside string) {
 		editRun(t, dir, func(m map[string]any) {
 			m["shared"].(map[string]any)["TestScaling/1_drives/128KB_Sequential_Read"] = filepath.Join(outside, "canary")
 		})
-	}, []string{"is an absolute path, outside the recording", "canary.json"}},
+	}, []string{"is an absolute path, outside the recording", "canary.json"}, false},
 	{"verify raw climbs out of the recording", func(t *testing.T, dir, outside string) {
 		editRun(t, dir, func(m map[string]any) {
 			m["verify"].([]any)[0].(map[string]any)["raw"] = "../" + filepath.Base(outside) + "/canary.json"
 		})
-	}, []string{"the verify pass's recording does not read", "climbs out of the recording"}},
+	}, []string{"the verify pass's recording does not read", "climbs out of the recording"}, false},
 	{"verify raw is an absolute path", func(t *testing.T, dir, outside string) {
 		editRun(t, dir, func(m map[string]any) {
 			m["verify"].([]any)[0].(map[string]any)["raw"] = filepath.Join(outside, "canary.json")
 		})
-	}, []string{"the verify pass's recording does not read", "is an absolute path, outside the recording"}},
+	}, []string{"the verify pass's recording does not read", "is an absolute path, outside the recording"}, false},
 	{"capacity name climbs out of the recording", func(t *testing.T, dir, outside string) {
 		// The recorded spec's capacity is named so that its cells'
 		// outputs would be read from beside the recording, where valid
@@ -120,10 +123,19 @@ var hostileCases = []hostileCase{
 			p := filepath.Join(outside, filepath.Base(w)+".json")
 			require.NoError(t, os.WriteFile(p, data, 0o644))
 		}
-	}, []string{"climbs out of the recording", "128KB_Sequential_Read.json"}},
+	}, []string{"climbs out of the recording", "128KB_Sequential_Read.json"}, false},
+	{"run.json is a FIFO", func(t *testing.T, dir, _ string) {
+		p := filepath.Join(dir, "run.json")
+		require.NoError(t, os.Remove(p))
+		require.NoError(t, syscall.Mkfifo(p, 0o644))
+	}, []string{"parsing -replay: " + "%DIR%/run.json: is a FIFO, not a regular file"}, true},
+	{"run.json is a symlink to a run.json outside", func(t *testing.T, dir, outside string) {
+		require.NoError(t, os.Rename(filepath.Join(dir, "run.json"), filepath.Join(outside, "run.json")))
+		require.NoError(t, os.Symlink(filepath.Join(outside, "run.json"), filepath.Join(dir, "run.json")))
+	}, []string{"parsing -replay: " + "%DIR%/run.json: is a symlink"}, true},
 	{"cell output missing", func(t *testing.T, dir, _ string) {
 		require.NoError(t, os.Remove(filepath.Join(dir, filepath.FromSlash(hostileRead)+".json")))
-	}, []string{"recorded output missing: " + "%DIR%/" + hostileRead + ".json"}},
+	}, []string{"recorded output missing: " + "%DIR%/" + hostileRead + ".json"}, false},
 }
 
 // A replay of each hostile recording exits non-zero with an error that
@@ -157,6 +169,11 @@ func TestHostileRecordings(t *testing.T) {
 				assert.Contains(t, out, strings.ReplaceAll(w, "%DIR%", dir), "the replay says what it refused, naming the file")
 			}
 			assert.NotContains(t, out, "fatal error: runtime: out of memory")
+			if c.refused {
+				assert.Equal(t, 2, r.Code, "refused before any cell")
+				assert.NoFileExists(t, filepath.Join(r.Report, "results.json"))
+				return
+			}
 			for _, f := range []string{"results.json", "summary.md", "junit.xml"} {
 				assert.FileExists(t, filepath.Join(r.Report, f), "the replay writes its report")
 			}

@@ -141,11 +141,11 @@ func Open(dir, rel string, limit int64) (f *os.File, size int64, err error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, &RefusedError{Path: full, Why: "is a " + kind(fi.Mode()) + ", not a regular file: a recording holds only regular files"}
+		return nil, 0, &RefusedError{Path: full, Why: "is a " + kind(fi.Mode()) + ", not a regular file: a recording holds only regular files; put the file as recorded in its place"}
 	}
 	if fi.Size() > limit {
 		f.Close()
-		return nil, 0, &RefusedError{Path: full, Why: fmt.Sprintf("holds %d bytes, above the %s a recording's %s may hold", fi.Size(), bytesText(limit), what(clean))}
+		return nil, 0, &RefusedError{Path: full, Why: fmt.Sprintf("holds %d bytes, above the %s a recording's %s may hold: it is not read (see docs/results.md, What a replay opens)", fi.Size(), bytesText(limit), what(clean))}
 	}
 	return f, fi.Size(), nil
 }

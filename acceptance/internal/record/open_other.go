@@ -20,7 +20,7 @@ func openBeneath(dir, rel string) (*os.File, error) {
 			return nil, err
 		}
 		if fi.Mode()&os.ModeSymlink != 0 {
-			return nil, &RefusedError{Why: "is a symlink, not a regular file: a recording holds only regular files, and a replay follows no symlink"}
+			return nil, &RefusedError{Why: "is a symlink, not a regular file: a recording holds only regular files, and a replay follows no symlink; copy the file itself into the recording"}
 		}
 		if i == len(parts)-1 && !fi.Mode().IsRegular() {
 			return nil, &RefusedError{Why: "is a " + kind(fi.Mode()) + ", not a regular file: a recording holds only regular files"}

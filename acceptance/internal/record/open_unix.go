@@ -66,9 +66,9 @@ func describe(fd int, name string, last bool, err error) string {
 	case unix.S_IFLNK:
 		target := make([]byte, 256)
 		if n, err := unix.Readlinkat(fd, name, target); err == nil {
-			return "is a symlink (to " + fiojob.Quote(string(target[:n])) + "), not a regular file: a recording holds only regular files, and a replay follows no symlink"
+			return "is a symlink (to " + fiojob.Quote(string(target[:n])) + "), not a regular file: a recording holds only regular files, and a replay follows no symlink; copy the file itself into the recording"
 		}
-		return "is a symlink, not a regular file: a recording holds only regular files, and a replay follows no symlink"
+		return "is a symlink, not a regular file: a recording holds only regular files, and a replay follows no symlink; copy the file itself into the recording"
 	case unix.S_IFSOCK:
 		return "is a socket, not a regular file: a recording holds only regular files"
 	case unix.S_IFREG:
