@@ -57,6 +57,10 @@ type fioBins struct {
 	ns, count []int64
 }
 
+// maxBins is how many latency bins fio keeps per direction
+// (FIO_IO_U_PLAT_NR: 29 groups of 64).
+const maxBins = 29 * 64
+
 func (b *fioBins) UnmarshalJSON(data []byte) error {
 	// data is one valid JSON value (encoding/json checked it).
 	if bytes.Equal(data, []byte("null")) {
@@ -67,8 +71,15 @@ func (b *fioBins) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("clat_ns bins is not an object")
 	}
 	i++
-	// One bin a comma, and one more: the slices grow once.
-	if n := bytes.Count(data, []byte{','}) + 1; cap(b.ns) < n {
+	// One bin a comma, and one more: the slices grow once. fio has
+	// maxBins latency bins, and prints those that counted an I/O: more
+	// is not fio's output, and would cost a recording's judge 16 bytes
+	// of memory for every 6 bytes of it.
+	n := bytes.Count(data, []byte{','}) + 1
+	if n > maxBins {
+		return fmt.Errorf("clat_ns bins: %d entries, more than the %d latency bins fio has", n, maxBins)
+	}
+	if cap(b.ns) < n {
 		b.ns, b.count = make([]int64, 0, n), make([]int64, 0, n)
 	}
 	for {
@@ -223,9 +234,17 @@ func Parse(data []byte) (*Output, error) {
 	// exact way, scanObject and encoding/json, so that what it returns
 	// and its errors are theirs.
 	notes, last, lastLine, err := split(data, true)
+	if err == nil {
+		if err := tooManyJobs(last, lastLine); err != nil {
+			return nil, err
+		}
+	}
 	var v fioOutput
 	if err != nil || last == nil || gojson.Unmarshal(sanitize(last), &v) != nil {
 		if notes, last, lastLine, err = split(data, false); err != nil {
+			return nil, err
+		}
+		if err := tooManyJobs(last, lastLine); err != nil {
 			return nil, err
 		}
 		if last == nil {
@@ -276,6 +295,19 @@ func Parse(data []byte) (*Output, error) {
 		out.Jobs = append(out.Jobs, jr)
 	}
 	return out, nil
+}
+
+// maxJobs is the most jobs one fio runs (its REAL_MAX_JOBS).
+const maxJobs = 4096
+
+// tooManyJobs refuses a report (at line) of more jobs than fio runs:
+// not fio's output, and each job decoded takes a kilobyte or more, so a
+// recording's few bytes a job would exhaust its judge's memory.
+func tooManyJobs(report []byte, line int) error {
+	if n := bytes.Count(report, []byte(`"jobname"`)); n > maxJobs {
+		return fmt.Errorf("fio JSON object at line %d: %d jobs, more than the %d fio runs at most", line, n, maxJobs)
+	}
+	return nil
 }
 
 func (d *fioDir) direction() (Direction, error) {

@@ -75,7 +75,19 @@ var hostileCases = []hostileCase{
 		// and quoted, it would be a report of gigabytes.
 		require.NoError(t, os.WriteFile(p, bytes.TrimRight(data, "\n"), 0o644))
 		require.NoError(t, os.Truncate(p, 2<<30))
-	}, []string{hostileRead + ".json: holds 2147483648 bytes, above the 256 MiB a recording's fio output may hold"}, false},
+	}, []string{hostileRead + ".json: holds 2147483648 bytes, above the 64 MiB a recording's fio output may hold"}, false},
+	{"cell output of 2.2 million jobs just under the size limit", func(t *testing.T, dir, _ string) {
+		// 29 bytes a job, a kilobyte and more each decoded: 64 MB
+		// exhausted 4 GiB.
+		p := filepath.Join(dir, filepath.FromSlash(hostileRead)+".json")
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		i := bytes.Index(data, []byte(`"jobs" : [`))
+		require.GreaterOrEqual(t, i, 0)
+		i += len(`"jobs" : [`)
+		jobs := bytes.Repeat([]byte(`{"jobname":"j","groupid":0},`+"\n"), 2_200_000)
+		require.NoError(t, os.WriteFile(p, append(append(append([]byte(nil), data[:i]...), jobs...), data[i:]...), 0o644))
+	}, []string{hostileRead + ".json: fio JSON object at line 1: 2200001 jobs, more than the 4096 fio runs at most"}, false},
 	{"shared climbs out of the recording", func(t *testing.T, dir, outside string) {
 		editRun(t, dir, func(m map[string]any) {
 			m["shared"].(map[string]any)["TestScaling/1_drives/128KB_Sequential_Read"] = "../" + filepath.Base(outside) + "/canary"

@@ -21,8 +21,10 @@ const (
 	// verify pass's under prepare/): a 61 s json+ cell of 24 drives with
 	// its two status reports is about 17 MB, and each status report (one
 	// every 30 s) adds about 5.5 MB for 24 drives, so this holds a
-	// 24-drive cell of about 20 minutes.
-	MaxOutput int64 = 256 << 20
+	// 24-drive cell of about 5 minutes. Parsed, a fio output takes up to
+	// about ten times its size: 256 MiB of hostile JSON did not fit the
+	// 4 GiB of address space a replay is tested in.
+	MaxOutput int64 = 64 << 20
 	// MaxRunJSON is the most bytes of run.json: the spec's text, every
 	// file's sha256 and every steady-state round, a few MB in a long run.
 	MaxRunJSON int64 = 64 << 20

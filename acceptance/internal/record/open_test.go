@@ -50,7 +50,7 @@ var openCases = []openCase{
 	{"2 GiB sparse", func(t *testing.T, dir, _ string) {
 		write(t, filepath.Join(dir, "a.json"), "{")
 		require.NoError(t, os.Truncate(filepath.Join(dir, "a.json"), 2<<30))
-	}, "a.json", MaxOutput, "holds 2147483648 bytes, above the 256 MiB a recording's fio output may hold"},
+	}, "a.json", MaxOutput, "holds 2147483648 bytes, above the 64 MiB a recording's fio output may hold"},
 	{"one byte over", func(t *testing.T, dir, _ string) { write(t, filepath.Join(dir, "a.json"), "12345678901") }, "a.json", 10, "holds 11 bytes, above the 10 bytes"},
 	{"dot dot", func(*testing.T, string, string) {}, "T/../../canary", 10, "climbs out of the recording"},
 	{"absolute", func(*testing.T, string, string) {}, "/etc/passwd", 10, "is an absolute path"},
