@@ -84,10 +84,12 @@ func qualify(m *testing.M) int {
 		s.PrintPlan(operator())
 		return 0
 	}
+	// A replay's too: the files of its recording edited since they were
+	// recorded, said before any verdict.
+	for _, w := range s.AllWarnings() {
+		fmt.Fprintln(os.Stderr, "drivequal: warning:", w)
+	}
 	if cfg.Live() {
-		for _, w := range s.Warnings {
-			fmt.Fprintln(os.Stderr, "drivequal: warning:", w)
-		}
 		if line := s.ResumeLine(); line != "" {
 			fmt.Fprintln(operator(), "drivequal:", line)
 		}

@@ -40,9 +40,9 @@ func Aggregate(jobs []JobResult) Result {
 		write.add(j.Write)
 		r.CPUSeconds += j.CPUSeconds
 		if j.Error != 0 {
-			who := fmt.Sprintf("job %q", j.Name)
+			who := "job " + Quote(j.Name)
 			if j.Hostname != "" {
-				who += " on " + j.Hostname
+				who += " on " + Clip(j.Hostname)
 			}
 			r.Errors = append(r.Errors, fmt.Sprintf("%s: errno %d (%s)", who, j.Error, syscall.Errno(j.Error).Error()))
 		}

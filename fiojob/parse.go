@@ -57,6 +57,10 @@ type fioBins struct {
 	ns, count []int64
 }
 
+// maxBins is how many latency bins fio keeps per direction
+// (FIO_IO_U_PLAT_NR: 29 groups of 64).
+const maxBins = 29 * 64
+
 func (b *fioBins) UnmarshalJSON(data []byte) error {
 	// data is one valid JSON value (encoding/json checked it).
 	if bytes.Equal(data, []byte("null")) {
@@ -67,8 +71,15 @@ func (b *fioBins) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("clat_ns bins is not an object")
 	}
 	i++
-	// One bin a comma, and one more: the slices grow once.
-	if n := bytes.Count(data, []byte{','}) + 1; cap(b.ns) < n {
+	// One bin a comma, and one more: the slices grow once. fio has
+	// maxBins latency bins, and prints those that counted an I/O: more
+	// is not fio's output, and would cost a recording's judge 16 bytes
+	// of memory for every 6 bytes of it.
+	n := bytes.Count(data, []byte{','}) + 1
+	if n > maxBins {
+		return fmt.Errorf("clat_ns bins: %d entries, more than the %d latency bins fio has", n, maxBins)
+	}
+	if cap(b.ns) < n {
 		b.ns, b.count = make([]int64, 0, n), make([]int64, 0, n)
 	}
 	for {
@@ -87,11 +98,11 @@ func (b *fioBins) UnmarshalJSON(data []byte) error {
 		key := data[i+1 : i+1+end]
 		ns, err := parseCount(key)
 		if err != nil {
-			return fmt.Errorf("clat_ns bin %q is not an integer", key)
+			return fmt.Errorf("clat_ns bin %s is not an integer", Quote(string(key)))
 		}
 		i = skipSpace(data, i+end+2)
 		if i >= len(data) || data[i] != ':' {
-			return fmt.Errorf("clat_ns bins: missing ':' after %q", key)
+			return fmt.Errorf("clat_ns bins: missing ':' after %s", Quote(string(key)))
 		}
 		i = skipSpace(data, i+1)
 		j := i
@@ -100,7 +111,7 @@ func (b *fioBins) UnmarshalJSON(data []byte) error {
 		}
 		c, err := parseCount(data[i:j])
 		if err != nil {
-			return fmt.Errorf("clat_ns bin %q: count %q is not an integer", key, data[i:j])
+			return fmt.Errorf("clat_ns bin %s: count %s is not an integer", Quote(string(key)), Quote(string(data[i:j])))
 		}
 		b.ns = append(b.ns, ns)
 		b.count = append(b.count, c)
@@ -223,16 +234,24 @@ func Parse(data []byte) (*Output, error) {
 	// exact way, scanObject and encoding/json, so that what it returns
 	// and its errors are theirs.
 	notes, last, lastLine, err := split(data, true)
+	if err == nil {
+		if err := tooManyJobs(last, lastLine); err != nil {
+			return nil, err
+		}
+	}
 	var v fioOutput
 	if err != nil || last == nil || gojson.Unmarshal(sanitize(last), &v) != nil {
 		if notes, last, lastLine, err = split(data, false); err != nil {
+			return nil, err
+		}
+		if err := tooManyJobs(last, lastLine); err != nil {
 			return nil, err
 		}
 		if last == nil {
 			if len(notes) == 0 {
 				return nil, errors.New("fio printed no JSON object: the output is empty")
 			}
-			return nil, fmt.Errorf("fio printed no JSON object; its output begins %q", notes[0])
+			return nil, fmt.Errorf("fio printed no JSON object; its output begins %s", Quote(notes[0]))
 		}
 		v = fioOutput{}
 		if err := json.Unmarshal(sanitize(last), &v); err != nil {
@@ -271,11 +290,24 @@ func Parse(data []byte) (*Output, error) {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("fio JSON object at line %d: job %q: %v", lastLine, j.JobName, err)
+			return nil, fmt.Errorf("fio JSON object at line %d: job %s: %v", lastLine, Quote(j.JobName), err)
 		}
 		out.Jobs = append(out.Jobs, jr)
 	}
 	return out, nil
+}
+
+// maxJobs is the most jobs one fio runs (its REAL_MAX_JOBS).
+const maxJobs = 4096
+
+// tooManyJobs refuses a report (at line) of more jobs than fio runs:
+// not fio's output, and each job decoded takes a kilobyte or more, so a
+// recording's few bytes a job would exhaust its judge's memory.
+func tooManyJobs(report []byte, line int) error {
+	if n := bytes.Count(report, []byte(`"jobname"`)); n > maxJobs {
+		return fmt.Errorf("fio JSON object at line %d: %d jobs, more than the %d fio runs at most", line, n, maxJobs)
+	}
+	return nil
 }
 
 func (d *fioDir) direction() (Direction, error) {

@@ -296,7 +296,7 @@ func Judge(stdout, stderr []byte, runErr string, interrupted bool, drives []Driv
 			// that happens to read is no second chance.
 			e := ioErrsOf(ioErrs, d, targets)
 			r.Verdict = Fail
-			r.Message = fmt.Sprintf("%s: the verify pass failed before it was stopped: fio printed %s", d.Path, e[0])
+			r.Message = fmt.Sprintf("%s: the verify pass failed before it was stopped: fio printed %s", d.Path, fiojob.Clip(e[0]))
 			if len(e) > 1 {
 				r.Message += fmt.Sprintf(" (%d I/O errors reported)", len(e))
 			}
@@ -377,7 +377,7 @@ func fioSaid(notes []string, stderr []byte) string {
 	var said []string
 	for _, l := range append(append([]string(nil), notes...), strings.Split(string(stderr), "\n")...) {
 		if strings.HasPrefix(l, "fio:") || strings.Contains(l, "err=") {
-			said = append(said, strings.TrimSpace(l))
+			said = append(said, fiojob.Clip(strings.TrimSpace(l)))
 		}
 	}
 	if len(said) > 3 {

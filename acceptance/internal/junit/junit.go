@@ -183,7 +183,11 @@ func suite(r *report.Run, reportDir string) xmlSuite {
 		}
 	}
 	for _, g := range r.Gates() {
-		s.Cases = append(s.Cases, gateCase(g))
+		tc := gateCase(g)
+		if e := r.Recording.Evidence(); e != "" {
+			tc.SystemOut = text(string(tc.SystemOut) + clean(oneLine("evidence: "+e)) + "\n")
+		}
+		s.Cases = append(s.Cases, tc)
 	}
 	s.Tests = len(s.Cases)
 	for _, c := range s.Cases {
@@ -220,17 +224,27 @@ func properties(r *report.Run) []xmlProp {
 		add("reconstructed", "true")
 		add("reconstructed_from", r.ReconstructedFrom)
 	}
+	if c := r.Recording; c != nil {
+		// A replay of a recording some of whose files are not as
+		// recorded: which, and that the verdict stands on them.
+		add("recording_edited", strings.Join(c.Edited, "; "))
+		add("recording_unvouched", strings.Join(c.Unvouched, "; "))
+		add("evidence", c.Evidence())
+	}
 	add("any_model", r.AnyModel)
 	if j := r.JudgedBy; j != nil {
 		add("judged_by", j.Model)
 		add("judged_by_file", j.File)
 		add("judged_by_sha256", j.SHA256)
 	}
-	if all := r.Overall(); all.Reason == "" {
-		add("verdict", all.Verdict)
-	} else {
-		add("verdict", all.Verdict+": "+all.Reason)
+	verdict := r.Overall().Verdict
+	if all := r.Overall(); all.Reason != "" {
+		verdict += ": " + all.Reason
 	}
+	if e := r.Recording.Evidence(); e != "" {
+		verdict += " (" + e + ")"
+	}
+	add("verdict", verdict)
 	return out
 }
 

@@ -1,8 +1,6 @@
 package qual
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -76,32 +74,11 @@ func resumeFix(dir string) string {
 func (b *builder) loadResume() []error {
 	s := b.s
 	dir := s.Cfg.Record
-	path := filepath.Join(dir, "run.json")
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return []error{fmt.Errorf("parsing -resume: %s does not exist: there is no recorded run to resume in %s; give the -record directory of the interrupted run, or drop -resume to start a new run", path, dir)}
+	prior, errs := recdir.Resumable(dir)
+	if errs != nil {
+		return errs
 	}
-	if err != nil {
-		return []error{fmt.Errorf("parsing -resume: %w", err)}
-	}
-	var prior record.Run
-	notOurs := func(why string) []error {
-		return []error{fmt.Errorf("parsing -resume: %s is not a drivequal recording of a live run (%s): give the -record directory of the interrupted run, or drop -resume and use a new -record directory", path, why)}
-	}
-	if err := json.Unmarshal(data, &prior); err != nil {
-		return notOurs(err.Error())
-	}
-	switch {
-	case prior.Format != record.Format:
-		return notOurs(fmt.Sprintf("format %d, this drivequal writes %d", prior.Format, record.Format))
-	case prior.Mode != "record":
-		return notOurs(fmt.Sprintf("mode %q, not \"record\"", prior.Mode))
-	case prior.Reconstructed:
-		return notOurs("it was reconstructed from published figures, not measured")
-	case prior.SpecSHA256 == "" || len(prior.Drives) == 0:
-		return notOurs("it names no spec sha256 or no drives")
-	}
-	var errs []error
+	notOurs := func(why string) []error { return []error{recdir.NotOurs(dir, why)} }
 	fix := resumeFix(dir)
 	if sum := s.Spec.SHA256(); sum != prior.SpecSHA256 {
 		errs = append(errs, fmt.Errorf("parsing -spec: %s (sha256 %s…) is not the spec the interrupted run in %s was made with (%s, sha256 %s…): the spec changed; %s",
@@ -307,7 +284,7 @@ func (z *resumeState) incomplete(test string) string {
 			return "it shares the recording of " + o + ", which is " + why
 		}
 	}
-	data, err := os.ReadFile(record.Base(z.dir, owner) + record.OutputExt)
+	data, err := record.ReadFile(z.dir, owner+record.OutputExt)
 	if err != nil {
 		return "its recording is missing (" + err.Error() + ")"
 	}
@@ -403,7 +380,7 @@ func (z *resumeState) info(s *Suite) record.Run {
 func passTime(dir string, v record.Verify) string {
 	base := strings.TrimSuffix(filepath.Join(dir, filepath.FromSlash(v.Raw)), record.OutputExt)
 	for _, p := range []string{base + record.OutputExt, base + record.StderrExt} {
-		if fi, err := os.Stat(p); err == nil {
+		if fi, err := os.Lstat(p); err == nil {
 			return fi.ModTime().UTC().Format(time.RFC3339)
 		}
 	}

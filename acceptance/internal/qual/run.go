@@ -49,6 +49,22 @@ func only(s *Suite) *Run {
 	return &Run{Cfg: s.Cfg, Spec: s.Spec, Members: []Member{{Suite: s}}, Report: s.Report, Warnings: s.Warnings, out: s.out}
 }
 
+// AllWarnings are the run's warnings and, in a fleet replay, each host's
+// (a host's recording with files edited since it was recorded among
+// them), named after the host.
+func (r *Run) AllWarnings() []string {
+	out := append([]string(nil), r.Warnings...)
+	if !r.Fleet {
+		return out
+	}
+	for _, m := range r.Members {
+		for _, w := range m.Suite.Warnings {
+			out = append(out, m.Name+": "+w)
+		}
+	}
+	return out
+}
+
 // Start is called once every check has passed, before the first cell: a
 // live run writes run.json into the record directory, so that a replay of
 // it knows the drives, the fio version and the preconditioning.

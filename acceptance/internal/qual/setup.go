@@ -292,7 +292,7 @@ func (b *builder) replay() []error {
 	}
 	info := record.Run{Precondition: plan.Full}
 	path := filepath.Join(cfg.Replay, "run.json")
-	if data, err := os.ReadFile(path); err == nil {
+	if data, err := record.ReadFile(cfg.Replay, "run.json"); err == nil {
 		if err := json.Unmarshal(data, &info); err != nil {
 			return []error{fmt.Errorf("parsing -replay: %s: %v: fix or remove the file", path, err)}
 		}

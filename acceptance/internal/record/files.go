@@ -26,16 +26,29 @@ func PrepareDir(n int) string {
 	return filepath.Join("prepare", fmt.Sprintf("resume-%d", n))
 }
 
-// Hash is the sha256 (hex) of the file at path.
+// Hash is the sha256 (hex) of the regular file at path, of at most
+// MaxPrepare bytes (a symlink, a FIFO or a device is refused).
 func Hash(path string) (string, error) {
-	f, err := os.Open(path)
+	return hashIn(filepath.Dir(path), filepath.Base(path), MaxPrepare)
+}
+
+// HashIn is the sha256 (hex) of the file rel names in the recording dir,
+// opened as Open allows, within its limit (LimitOf).
+func HashIn(dir, rel string) (string, error) { return hashIn(dir, rel, LimitOf(rel)) }
+
+func hashIn(dir, rel string, limit int64) (string, error) {
+	f, _, err := Open(dir, rel, limit)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+	n, err := io.Copy(h, io.LimitReader(f, limit+1))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	if n > limit {
+		return "", &RefusedError{Path: f.Name(), Why: fmt.Sprintf("grew past the %s a recording's file may hold while it was hashed", bytesText(limit))}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
@@ -56,7 +69,7 @@ func TestFiles(dir, test string) []string {
 func HashFiles(dir string, rels []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, rel := range rels {
-		sum, err := Hash(filepath.Join(dir, filepath.FromSlash(rel)))
+		sum, err := HashIn(dir, rel)
 		if err != nil {
 			return nil, fmt.Errorf("hashing %s for run.json: %w", rel, err)
 		}
@@ -99,15 +112,21 @@ func Unhashed(dir, sub string, files map[string]string, skip ...string) []string
 // recorded.
 type Changed struct {
 	Path string // relative to the recording, with slashes
-	// Missing says the file is gone; otherwise it was edited: Sum is its
-	// sha256 now, Want what run.json recorded.
+	// Missing says the file is gone; Refused, why it is not read (a
+	// symlink, a FIFO, a device, above its size limit, a path outside
+	// the recording); otherwise it was edited: Sum is its sha256 now,
+	// Want what run.json recorded.
 	Missing   bool
+	Refused   string
 	Sum, Want string
 }
 
 func (c Changed) String() string {
 	if c.Missing {
 		return c.Path + " (missing since it was recorded)"
+	}
+	if c.Refused != "" {
+		return c.Path + " (refused: " + c.Refused + ")"
 	}
 	return fmt.Sprintf("%s (edited after recording: sha256 %s…, recorded %s…)", c.Path, short(c.Sum), short(c.Want))
 }
@@ -121,8 +140,9 @@ func short(s string) string {
 
 // Check compares every file run lists a sha256 of with the file in dir
 // now, and run.json with the sha256 kept beside it (run.json.sha256),
-// and returns those that differ, in path order; an error only when a
-// file cannot be read for another reason than being gone. A run.json
+// and returns those that differ, in path order: gone, refused (see Open:
+// outside the recording, not a regular file, too large) or edited; an
+// error only when a file cannot be read for another reason. A run.json
 // without a sum file is listed only when it was written by a drivequal
 // that keeps one (it records data samples): the sum file is missing.
 func Check(dir string, run Run) ([]Changed, error) {
@@ -134,12 +154,11 @@ func Check(dir string, run Run) ([]Changed, error) {
 	var out []Changed
 	var errs []error
 	for _, p := range paths {
-		if strings.Contains(p, "..") || filepath.IsAbs(p) {
-			errs = append(errs, fmt.Errorf("%s: run.json lists %q, outside the recording", filepath.Join(dir, "run.json"), p))
-			continue
-		}
-		sum, err := Hash(filepath.Join(dir, filepath.FromSlash(p)))
+		sum, err := HashIn(dir, p)
+		var refused *RefusedError
 		switch {
+		case errors.As(err, &refused):
+			out = append(out, Changed{Path: p, Refused: refused.Why, Want: run.Files[p]})
 		case errors.Is(err, os.ErrNotExist):
 			out = append(out, Changed{Path: p, Missing: true, Want: run.Files[p]})
 		case err != nil:

@@ -37,8 +37,11 @@ func TestCheck(t *testing.T) {
 	assert.Regexp(t, `^TestSingleDrive/64MiB/4KB_Random_Read.json \(edited after recording: sha256 [0-9a-f]{12}…, recorded [0-9a-f]{12}…\)$`, changed[0].String())
 	assert.Equal(t, test+".stderr (missing since it was recorded)", changed[1].String())
 
-	_, err = Check(dir, Run{Files: map[string]string{"../etc/passwd": "x"}})
-	assert.ErrorContains(t, err, "outside the recording")
+	changed, err = Check(dir, Run{Files: map[string]string{"../etc/passwd": "x", "/etc/passwd": "y"}})
+	require.NoError(t, err)
+	require.Len(t, changed, 2)
+	assert.Contains(t, changed[1].String(), `/etc/passwd (refused: "/etc/passwd" is an absolute path, outside the recording)`)
+	assert.Contains(t, changed[0].String(), `../etc/passwd (refused: "../etc/passwd" climbs out of the recording (..))`)
 }
 
 // A live run's recording is unfinished until it is marked finished; a

@@ -226,18 +226,19 @@ type VerifyDrive struct {
 }
 
 // ReadVerify reads a recorded verify pass from dir: fio's stdout and
-// stderr, and how fio failed when it did (nil when it exited 0).
+// stderr, and how fio failed when it did (nil when it exited 0). Each is
+// read as Open allows (inside dir, a regular file, within its limit).
 func ReadVerify(dir string, v Verify) (stdout, stderr []byte, failure *Failure, err error) {
-	base := strings.TrimSuffix(filepath.Join(dir, filepath.FromSlash(v.Raw)), OutputExt)
-	stdout, err = os.ReadFile(base + OutputExt)
+	base := strings.TrimSuffix(v.Raw, OutputExt)
+	stdout, err = ReadFileLimit(dir, base+OutputExt, MaxOutput)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	stderr, err = os.ReadFile(base + StderrExt)
+	stderr, err = ReadFile(dir, base+StderrExt)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil, err
 	}
-	data, err := os.ReadFile(base + StatusExt)
+	data, err := ReadFile(dir, base+StatusExt)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return stdout, stderr, nil, nil
@@ -246,7 +247,7 @@ func ReadVerify(dir string, v Verify) (stdout, stderr []byte, failure *Failure, 
 	}
 	failure = &Failure{}
 	if err := json.Unmarshal(data, failure); err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %w", base+StatusExt, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, filepath.FromSlash(base+StatusExt)), err)
 	}
 	return stdout, stderr, failure, nil
 }
@@ -318,11 +319,11 @@ func WriteJSON(dir, test, ext string, v any) error {
 	return report.WriteFileAtomic(path, append(data, '\n'))
 }
 
-// ReadJSON reads test's sidecar ext in dir into v; found is false when
-// there is none.
+// ReadJSON reads test's sidecar ext in dir into v, as Open allows;
+// found is false when there is none.
 func ReadJSON(dir, test, ext string, v any) (found bool, err error) {
 	path := Base(dir, test) + ext
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(dir, test+ext)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

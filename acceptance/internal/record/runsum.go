@@ -57,7 +57,9 @@ func WriteRun(dir string, data, prev []byte) error {
 // found is false when there is no such file (a recording made before it
 // was kept, or one whose sum file was removed).
 func RunSums(dir string) (sums []string, found bool, err error) {
-	data, err := os.ReadFile(filepath.Join(dir, SumFile))
+	// A few lines of "<sha256>  run.json"; read as every recorded file is
+	// (Open: a regular file inside the recording, within a limit).
+	data, err := ReadFileLimit(dir, SumFile, 64<<10)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
 	}
@@ -67,7 +69,11 @@ func RunSums(dir string) (sums []string, found bool, err error) {
 	for line := range strings.Lines(string(data)) {
 		sum, name, ok := strings.Cut(strings.TrimSpace(line), "  ")
 		if !ok || name != RunFile {
-			return nil, true, fmt.Errorf("%s: %q is not \"<sha256>  %s\"", filepath.Join(dir, SumFile), strings.TrimSpace(line), RunFile)
+			line = strings.TrimSpace(line)
+			if len(line) > 200 {
+				line = line[:200] + "…"
+			}
+			return nil, true, fmt.Errorf("%s: %q is not \"<sha256>  %s\"", filepath.Join(dir, SumFile), line, RunFile)
 		}
 		sums = append(sums, sum)
 	}
@@ -83,7 +89,7 @@ func CheckRun(dir string) (c *Changed, kept bool, err error) {
 	if err != nil || !kept {
 		return nil, kept, err
 	}
-	data, err := os.ReadFile(filepath.Join(dir, RunFile))
+	data, err := ReadFile(dir, RunFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return &Changed{Path: RunFile, Missing: true, Want: strings.Join(sums, ",")}, true, nil
 	}

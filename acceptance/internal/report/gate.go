@@ -187,12 +187,23 @@ func firstLine(s string) string {
 	return s
 }
 
-// Measured says what the run's figures are: "" for measured drives, else
-// "replay of figures reconstructed from <source>; no drive was measured".
+// Measured says what the run's figures are: "" for measured drives as
+// recorded; "replay of figures reconstructed from <source>; no drive was
+// measured"; and, for a replay of a recording whose files are not as it
+// recorded them, that it was judged from edited evidence and which files
+// (hashes.Check.Evidence).
 func (r *Run) Measured() string {
+	e := r.Recording.Evidence()
 	if !r.Reconstructed {
-		return ""
+		return e
 	}
+	if e != "" {
+		return r.reconstructed() + "; " + e
+	}
+	return r.reconstructed()
+}
+
+func (r *Run) reconstructed() string {
 	from := r.ReconstructedFrom
 	if from == "" {
 		from = r.Source

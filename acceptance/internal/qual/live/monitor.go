@@ -278,7 +278,7 @@ func (m *Monitor) receipt() []evidence.Received {
 func (m *Monitor) resumed(dir, nvmeVersion string) {
 	for i := range m.health {
 		m.resumedOCP(dir, nvmeVersion, i)
-		data, err := os.ReadFile(recording.HealthFile(dir, i, "before"))
+		data, err := recording.ReadHealth(dir, i, "before")
 		if err != nil {
 			continue
 		}

@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
@@ -52,7 +51,7 @@ func (m *Monitor) dropOCPOfSkipped() {
 // checks after the run judge the whole run. version is the nvme-cli
 // version that run recorded (the one that printed the log).
 func (m *Monitor) resumedOCP(dir, version string, i int) {
-	data, err := os.ReadFile(recording.HealthFile(dir, i, "c0-before"))
+	data, err := recording.ReadHealth(dir, i, "c0-before")
 	if err != nil {
 		return
 	}

@@ -1,8 +1,7 @@
 package live
 
 import (
-	"fmt"
-	"math"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/steadyrec"
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
@@ -27,7 +26,7 @@ func (r *Runner) judgeSteady(st plan.Step, prep Prepared, track *steady.Tracker,
 			// that held within the last window's span of the stop.
 			res, source = st.Rule.Hold(steady.LogRounds(prep.Logs[i], st.Job.LogInterval, st.Round)), "fio iops log"
 		}
-		rec := steadyRecord(st, r.Drives[d].Path, res, source)
+		rec := steadyrec.Record(st, r.Drives[d].Path, res, source)
 		if r.Resume != nil {
 			// A resume's plan numbers its steps from 1 again.
 			rec.Resume = r.rec.Resumptions()
@@ -40,47 +39,11 @@ func (r *Runner) judgeSteady(st plan.Step, prep Prepared, track *steady.Tracker,
 		r.drives.steady(d, rec, st.Kind == plan.StepRandom)
 		r.Sink.Steady(rec)
 		recs = append(recs, rec)
-		logf("step %d: %s: %s", st.N, r.Drives[d].Path, windowText(res))
+		logf("step %d: %s: %s", st.N, r.Drives[d].Path, steadyrec.Window(res))
 	}
 	if err := r.rec.Update(func(i *record.Run) { i.Steady = append(i.Steady, recs...) }); err != nil {
 		logf("%s: %v", r.Record, err)
 	}
-}
-
-// windowText is res's verdict with the rounds of its window: "rounds 1-5
-// of 6: steady state reached: ...", and for a drive not steady whose
-// latest holding window is too old, which one it was.
-func windowText(res steady.Result) string {
-	v := res.Verdict
-	if v.Note != "" {
-		return v.String()
-	}
-	text := fmt.Sprintf("rounds %d-%d of %d: %s", v.First+1, v.First+v.Rule.Window, len(res.Rounds), v)
-	if res.At == 0 && res.Held > 0 {
-		text += fmt.Sprintf(" (its last window that held, rounds %d-%d, is more than %d rounds before the stop)",
-			res.Held-v.Rule.Window+1, res.Held, v.Rule.Window-1)
-	}
-	return text
-}
-
-// steadyRecord is res as the report keeps it.
-func steadyRecord(st plan.Step, drive string, res steady.Result, source string) report.Steady {
-	v := res.Verdict
-	rec := report.Steady{Step: st.N, Name: st.Name, Kind: st.Kind.String(), Twin: st.Twin.Name, Drive: drive,
-		Attained: v.Attained, BoundSeconds: st.Est.Seconds(), RoundSeconds: st.Round.Seconds(), Rounds: len(res.Rounds),
-		Window: v.Rule.Window, Mean: v.Mean, RangePct: 100 * v.RelRange(), RangeLimitPct: 100 * v.Rule.MaxRange,
-		ExcursionPct: 100 * v.RelExcursion(), ExcursionLimitPct: 100 * v.Rule.MaxExcursion, Source: source, Note: v.Note}
-	if v.Note == "" {
-		rec.FirstRound, rec.LastRound = v.First+1, v.First+v.Rule.Window
-	}
-	rec.StopRound, rec.HeldRound = res.Stop(), res.Held
-	rec.RoundIOPS = make([]*float64, len(res.Rounds))
-	for k, x := range res.Rounds {
-		if !math.IsNaN(x) {
-			rec.RoundIOPS[k] = &x
-		}
-	}
-	return rec
 }
 
 // watch follows a running step: progress lines at most every

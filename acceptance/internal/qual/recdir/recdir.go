@@ -19,7 +19,7 @@ import (
 // ReadPrior reads the run.json in dir; found is false when there is none.
 func ReadPrior(dir string) (prior record.Run, found bool, err error) {
 	path := filepath.Join(dir, "run.json")
-	data, err := os.ReadFile(path)
+	data, err := record.ReadFile(dir, "run.json")
 	if errors.Is(err, os.ErrNotExist) {
 		return prior, false, nil
 	}
@@ -80,16 +80,44 @@ func CheckFiles(dir string, info record.Run) (c *hashes.Check, warnings []string
 	}
 	for _, ch := range changed {
 		c.Edited = append(c.Edited, ch.String())
+		if ch.Refused != "" || ch.Missing {
+			warnings = append(warnings, fmt.Sprintf("%s: %s; it is not read, and what needs it fails", dir, ch))
+			continue
+		}
 		warnings = append(warnings, fmt.Sprintf("%s: %s; it is judged as it is now", dir, ch))
 	}
+	for _, u := range Unvouched(dir, info) {
+		c.Unvouched = append(c.Unvouched, u)
+		warnings = append(warnings, fmt.Sprintf("%s: %s", dir, u))
+	}
 	return c, warnings
+}
+
+// Unvouched lists the files a replay of the recording in dir judges that
+// its run.json (info) holds no sha256 of: the stderr of a verify pass
+// killed before fio printed its report (its output is not there), which
+// fio streamed while the run was killed, so it was never hashed; each as
+// "<path> (why)".
+func Unvouched(dir string, info record.Run) []string {
+	var out []string
+	for _, v := range info.Verify {
+		if !v.Running || record.Exists(dir, v.Raw) {
+			continue
+		}
+		rel := strings.TrimSuffix(v.Raw, record.OutputExt) + record.StderrExt
+		if _, ok := info.Files[rel]; ok || !record.Exists(dir, rel) {
+			continue
+		}
+		out = append(out, rel+" (the stderr of a verify pass killed before fio printed its report, which run.json holds no sha256 of: whether it was edited cannot be told)")
+	}
+	return out
 }
 
 // HasVerify reports whether dir's run.json lists a verify pass: a run
 // whose drives all failed the read-back measured nothing, and its
 // recording is still the evidence of TestIntegrity.
 func HasVerify(dir string) bool {
-	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	data, err := record.ReadFile(dir, "run.json")
 	if err != nil {
 		return false
 	}
@@ -141,4 +169,44 @@ func Edited(dir string, prior record.Run) (refused []error, warnings []string) {
 			filepath.Join(dir, "run.json"), record.SumFile, dir))
 	}
 	return refused, warnings
+}
+
+// Resumable reads the run.json in dir that a resume continues, and
+// refuses it, saying why, when there is none or it is not a drivequal
+// recording of a live run (another format, a replay's, a reconstruction,
+// no spec or no drives).
+func Resumable(dir string) (prior record.Run, errs []error) {
+	path := filepath.Join(dir, "run.json")
+	data, err := record.ReadFile(dir, "run.json")
+	if errors.Is(err, os.ErrNotExist) {
+		return prior, []error{fmt.Errorf("parsing -resume: %s does not exist: there is no recorded run to resume in %s; give the -record directory of the interrupted run, or drop -resume to start a new run", path, dir)}
+	}
+	if err != nil {
+		return prior, []error{fmt.Errorf("parsing -resume: %w", err)}
+	}
+	why := ""
+	if err := json.Unmarshal(data, &prior); err != nil {
+		why = err.Error()
+	}
+	switch {
+	case why != "":
+	case prior.Format != record.Format:
+		why = fmt.Sprintf("format %d, this drivequal writes %d", prior.Format, record.Format)
+	case prior.Mode != "record":
+		why = fmt.Sprintf("mode %q, not \"record\"", prior.Mode)
+	case prior.Reconstructed:
+		why = "it was reconstructed from published figures, not measured"
+	case prior.SpecSHA256 == "" || len(prior.Drives) == 0:
+		why = "it names no spec sha256 or no drives"
+	}
+	if why != "" {
+		return prior, []error{NotOurs(dir, why)}
+	}
+	return prior, nil
+}
+
+// NotOurs is the refusal of a resume of the recording in dir, whose
+// run.json is not a drivequal recording of a live run, for why.
+func NotOurs(dir, why string) error {
+	return fmt.Errorf("parsing -resume: %s is not a drivequal recording of a live run (%s): give the -record directory of the interrupted run, or drop -resume and use a new -record directory", filepath.Join(dir, "run.json"), why)
 }

@@ -79,8 +79,7 @@ func (r *Reader) Has(test string) bool {
 	if len(r.Info.Tests) > 0 {
 		return slices.Contains(r.Info.Tests, test)
 	}
-	_, err := os.Stat(r.files().RawPath(test))
-	return err == nil
+	return record.Exists(r.Dir, r.files().owner(test)+record.OutputExt)
 }
 
 func (r *Reader) files() Files { return Files{Dir: r.Dir, Shared: r.Info.Shared} }
@@ -112,6 +111,11 @@ func (r *Reader) Cell(ctx context.Context, cell plan.Cell, _ func(string, ...any
 	if errors.Is(m.RunErr, record.ErrNotRecorded) {
 		if why, cause := r.unusable(cell); why != "" {
 			return evidence.NotMeasured(why, cause)
+		}
+		if slices.Contains(r.Info.Tests, cell.Test) {
+			// run.json lists the cell as measured: its output is
+			// evidence that is gone, never a cell to leave out.
+			return evidence.NotMeasured(fmt.Sprintf("recorded output missing: %s, which run.json lists among the cells the run measured, is not there", m.Raw), report.CauseNotRecorded)
 		}
 		return &evidence.Measured{Skip: m.RunErr.Error()}
 	}
@@ -206,21 +210,40 @@ func Read(_ context.Context, f Files, cell plan.Cell, job fiojob.Job) *evidence.
 	if m.RunErr != nil && errors.Is(m.RunErr, record.ErrNotRecorded) {
 		return m
 	}
+	if errors.Is(m.RunErr, record.ErrRefused) {
+		// Not a regular file inside the recording, or too large: not
+		// read, and the cell is not judged from it.
+		return evidence.NotMeasured(m.RunErr.Error(), report.CauseBadRecording)
+	}
 	var st []report.Steady
 	if _, err := record.ReadJSON(f.Dir, cell.Test, record.SteadyExt, &st); err != nil {
 		m.NotRun, m.Cause = err.Error(), report.CauseBadRecording
 	}
 	m.Steady = st
-	_, _ = record.ReadJSON(f.Dir, cell.Test, record.OCPExt, &m.WAF)
+	var refused []string
+	sidecar := func(err error) bool {
+		if errors.Is(err, record.ErrRefused) {
+			refused = append(refused, err.Error())
+		}
+		return err == nil
+	}
+	_, err := record.ReadJSON(f.Dir, cell.Test, record.OCPExt, &m.WAF)
+	sidecar(err)
 	var t record.Thermal
-	if found, err := record.ReadJSON(f.Dir, cell.Test, record.ThermalExt, &t); found && err == nil {
+	if found, err := record.ReadJSON(f.Dir, cell.Test, record.ThermalExt, &t); sidecar(err) && found {
 		m.Thermal, m.Hot = t.Throttled, t.CriticalWarning
 	}
 	var l record.Link
-	if found, err := record.ReadJSON(f.Dir, cell.Test, record.LinkExt, &l); found && err == nil {
+	if found, err := record.ReadJSON(f.Dir, cell.Test, record.LinkExt, &l); sidecar(err) && found {
 		m.Link, m.LinkUnknown, m.Shared, m.Fabric = l.Degraded, l.Unknown, l.Shared, l.Fabric
 	}
-	_, _ = record.ReadJSON(f.Dir, f.owner(cell.Test), record.CPUExt, &m.CPU)
+	_, err = record.ReadJSON(f.Dir, f.owner(cell.Test), record.CPUExt, &m.CPU)
+	sidecar(err)
+	if len(refused) > 0 && m.NotRun == "" {
+		// A sidecar that is no regular file of the recording may hide
+		// what the live run judged the cell by (a throttle, a link).
+		m.NotRun, m.Cause = strings.Join(refused, "; "), report.CauseBadRecording
+	}
 	return m
 }
 
@@ -228,7 +251,7 @@ func Read(_ context.Context, f Files, cell plan.Cell, job fiojob.Job) *evidence.
 // failure (<test>.status.json beside it) replays with the same failure.
 func measure(f Files, test string) ([]byte, error) {
 	path := f.RawPath(test)
-	data, err := readBuffered(path)
+	data, err := readBuffered(f.Dir, f.owner(test)+record.OutputExt)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s does not exist", record.ErrNotRecorded, path)
 	}
@@ -249,27 +272,30 @@ func measure(f Files, test string) ([]byte, error) {
 // cost a third of its CPU time in the kernel.
 var buffers sync.Pool // of *[]byte
 
-// readBuffered is os.ReadFile of path into a buffer of buffers when one
-// is large enough.
-func readBuffered(path string) ([]byte, error) {
-	f, err := os.Open(path)
+// readBuffered reads the fio output rel names in the recording dir, as
+// record.Open allows and within record.MaxOutput bytes, into a buffer of
+// buffers when one is large enough.
+func readBuffered(dir, rel string) ([]byte, error) {
+	f, size, err := record.Open(dir, rel, record.MaxOutput)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	size := 0
-	if fi, err := f.Stat(); err == nil && fi.Size() < 1<<40 {
-		size = int(fi.Size())
-	}
 	var buf []byte
-	if p, ok := buffers.Get().(*[]byte); ok && cap(*p) > size {
+	if p, ok := buffers.Get().(*[]byte); ok && cap(*p) > int(size) {
 		buf = (*p)[:0]
 	} else {
 		buf = make([]byte, 0, size+512)
 	}
+	// One byte past the limit says the file grew past it since it was
+	// opened.
+	r := io.LimitReader(f, record.MaxOutput+1)
 	for {
-		n, err := f.Read(buf[len(buf):cap(buf)])
+		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > record.MaxOutput {
+			return nil, &record.RefusedError{Path: f.Name(), Why: fmt.Sprintf("grew past the %d bytes a recording's fio output may hold while it was read", record.MaxOutput)}
+		}
 		if err != nil {
 			if err == io.EOF {
 				err = nil
@@ -305,7 +331,16 @@ func (r *Reader) ReadBacks(context.Context, func(string, ...any)) ([]evidence.Re
 // HealthFile is where a recorded run keeps nvme-cli's output for drive i:
 // health/<i>.<what>.json (what: id-ctrl, before, after).
 func HealthFile(dir string, i int, what string) string {
-	return filepath.Join(dir, "health", fmt.Sprintf("%d.%s.json", i, what))
+	return filepath.Join(dir, filepath.FromSlash(HealthRel(i, what)))
+}
+
+// HealthRel is HealthFile relative to the recording, with slashes.
+func HealthRel(i int, what string) string { return fmt.Sprintf("health/%d.%s.json", i, what) }
+
+// ReadHealth reads drive i's nvme-cli output what from the recording in
+// dir, as record.Open allows.
+func ReadHealth(dir string, i int, what string) ([]byte, error) {
+	return record.ReadFile(dir, HealthRel(i, what))
 }
 
 // noHealth says why the recording has no health logs to judge; "" when
@@ -314,7 +349,7 @@ func (r *Reader) noHealth() string {
 	if len(r.Info.HealthSkips) > 0 {
 		return ""
 	}
-	if _, err := os.Stat(filepath.Join(r.Dir, "health")); err != nil {
+	if fi, err := os.Lstat(filepath.Join(r.Dir, "health")); err != nil || !fi.IsDir() {
 		return "the recording holds no health logs (" + r.Dir + " has no health/ directory): it was recorded without them, or reconstructed"
 	}
 	return ""
@@ -337,7 +372,7 @@ func (r *Reader) Health(context.Context) ([]evidence.DriveHealth, string) {
 	out := make([]evidence.DriveHealth, len(r.Drives))
 	for i, d := range r.Drives {
 		h := &out[i]
-		read := func(what string) ([]byte, error) { return os.ReadFile(HealthFile(r.Dir, i, what)) }
+		read := func(what string) ([]byte, error) { return ReadHealth(r.Dir, i, what) }
 		if i < len(r.Info.HealthLost) && r.Info.HealthLost[i] != "" {
 			// Lost mid-run: it fails, as it did live.
 			h.Lost = r.Info.HealthLost[i]
@@ -376,7 +411,7 @@ func (r *Reader) Receipt() ([]evidence.Received, string) {
 	}
 	out := make([]evidence.Received, len(r.Drives))
 	for i, d := range r.Drives {
-		data, err := os.ReadFile(HealthFile(r.Dir, i, "before"))
+		data, err := ReadHealth(r.Dir, i, "before")
 		if err != nil {
 			out[i].Skip = r.skipOf(i)
 			continue

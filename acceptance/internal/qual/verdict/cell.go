@@ -335,7 +335,7 @@ func FioFailure(name string, runErr error, out *fiojob.Output) string {
 		var said []string
 		for _, n := range out.Notes {
 			if strings.HasPrefix(n, "fio:") || strings.HasPrefix(n, "note:") || strings.Contains(n, "err=") {
-				said = append(said, n)
+				said = append(said, fiojob.Clip(n))
 			}
 		}
 		if len(said) > 3 {

@@ -45,8 +45,12 @@ func ReadBack(rb evidence.ReadBack, drives []plan.Drive) []ReadBackDrive {
 		// Listed as it started, and no output: the run was killed while
 		// fio read the drives back. What fio wrote to its stderr until
 		// then still names a mismatch it saw; nothing else is judged.
-		stderr, _ = os.ReadFile(strings.TrimSuffix(raw, record.OutputExt) + record.StderrExt)
+		var serr error
+		stderr, serr = record.ReadFile(rb.Dir, strings.TrimSuffix(rec.Raw, record.OutputExt)+record.StderrExt)
 		stdout, err = nil, nil
+		if serr != nil && !errors.Is(serr, os.ErrNotExist) {
+			err = serr // refused: a symlink, a FIFO, too large
+		}
 		failure = &record.Failure{Interrupted: true, Message: "the run was killed during the verify pass, before fio printed its report"}
 	}
 	var results []integrity.Result

@@ -1,0 +1,48 @@
+package recdir
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+)
+
+// A verify pass killed before fio printed its report is judged from its
+// streamed stderr, which the live run could not hash: the replay names
+// it as unvouched evidence, until run.json vouches for it.
+func TestCheckFilesNamesAKilledPassStderr(t *testing.T) {
+	dir := t.TempDir()
+	const raw = "prepare/003-verify_pass.json"
+	const stderr = "prepare/003-verify_pass.stderr"
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "prepare"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "prepare", "003-verify_pass.fio"), []byte("[job]\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.FromSlash(stderr)), []byte("fio: verify type mismatch\n"), 0o644))
+	sums, err := record.HashFiles(dir, []string{"prepare/003-verify_pass.fio"})
+	require.NoError(t, err)
+	info := record.Run{Format: record.Format, Mode: "record", Files: sums,
+		Verify: []record.Verify{{Step: 3, Name: "verify pass", Raw: raw, Running: true}}}
+
+	c, warnings := CheckFiles(dir, info)
+	require.Len(t, c.Unvouched, 1)
+	assert.Contains(t, c.Unvouched[0], stderr+" (the stderr of a verify pass killed before fio printed its report")
+	assert.Contains(t, c.Evidence(), "judged from 1 file run.json vouches for by no sha256 ("+stderr+")")
+	assert.Contains(t, c.Line(), "whether it was edited cannot be told")
+	assert.Len(t, warnings, 1)
+
+	// Vouched for by its sha256, it is checked like every file.
+	info.Files[stderr] = "0000"
+	c, _ = CheckFiles(dir, info)
+	assert.Empty(t, c.Unvouched)
+	require.Len(t, c.Edited, 1)
+	assert.Contains(t, c.Edited[0], stderr+" (edited after recording")
+
+	// A pass whose output is on disk is judged from it, not its stderr.
+	delete(info.Files, stderr)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.FromSlash(raw)), []byte("{}"), 0o644))
+	c, _ = CheckFiles(dir, info)
+	assert.Empty(t, c.Unvouched)
+}
