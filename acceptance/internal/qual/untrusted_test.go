@@ -3,12 +3,16 @@ package qual
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"github.com/drivequal/drivequal/fiojob"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -130,9 +134,21 @@ func mkfifo(path string) error { return syscall.Mkfifo(path, 0o644) }
 // terminal too (its warnings were its own suite's, never printed).
 func TestFleetReplayNamesEditedHost(t *testing.T) {
 	good, bad := hashed(t), hashed(t)
-	for _, d := range []string{good, bad} {
-		editRecorded(t, d, func(r *record.Run) { r.Host.Hostname = filepath.Base(filepath.Dir(d)) })
+	// Two hosts' runs, not copies of one (a fleet refuses those): each
+	// its own hostname and machine.
+	for k, d := range []string{good, bad} {
+		editRecorded(t, d, func(r *record.Run) {
+			r.Host.Hostname, r.Host.MachineID = fmt.Sprintf("host-%d", k), fmt.Sprintf("%032x", k+1)
+		})
 	}
+	// ... and its own fio outputs: good's started a second later (fio's
+	// timestamp_ms), hashed again as recorded.
+	retimeOutputs(t, good)
+	editRecorded(t, good, func(r *record.Run) {
+		var err error
+		r.Files, err = record.HashFiles(good, record.TestFiles(good, cellRR))
+		require.NoError(t, err)
+	})
 	path := record.Base(bad, cellRR) + record.OutputExt
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -159,4 +175,31 @@ func editRecorded(t *testing.T, dir string, edit func(*record.Run)) {
 	require.NoError(t, json.Unmarshal(data, &info))
 	edit(&info)
 	writeJSON(t, filepath.Join(dir, "run.json"), info)
+}
+
+// retimeOutputs moves every fio output in the recording dir a second
+// later (its timestamp_ms): the figures of another run, not a copy.
+func retimeOutputs(t *testing.T, dir string) {
+	t.Helper()
+	re := regexp.MustCompile(`"timestamp_ms" : ([0-9]+)`)
+	n := 0
+	require.NoError(t, filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(path, record.OutputExt) || filepath.Base(path) == "run.json" {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		edited := re.ReplaceAllStringFunc(string(data), func(m string) string {
+			ms, err := strconv.ParseInt(re.FindStringSubmatch(m)[1], 10, 64)
+			require.NoError(t, err)
+			return `"timestamp_ms" : ` + strconv.FormatInt(ms+1000, 10)
+		})
+		if edited != string(data) {
+			n++
+		}
+		return os.WriteFile(path, []byte(edited), 0o644)
+	}))
+	require.NotZero(t, n, "no fio output in %s has a timestamp_ms", dir)
 }
