@@ -42,7 +42,8 @@ func detach(t *testing.T, dev string) {
 
 // deletedLoop attaches a new sparse image of size bytes and deletes the
 // image, as a CI job that cleans up after attaching does: the loop
-// device has no backing file anyone can name, and so no identity.
+// device has no backing file anyone can name, and is known only by its
+// file's device and inode, which the data check must confirm.
 func deletedLoop(t *testing.T, name string, size int64) string {
 	t.Helper()
 	testenv.MustHaveLoop(t)
@@ -75,33 +76,76 @@ func resumeArgs(t *testing.T, rep, drives string) []string {
 	return []string{"-spec=" + testdataFile(t, "resume.toml"), "-drives=" + drives, "-destructive", "-runtime=1s", "-report=" + rep, "-resume"}
 }
 
+// writingMark is the step run.json in raw marks drive d as being
+// written by; "" when none, or before run.json reads.
+func writingMark(raw string, d int) string {
+	data, err := os.ReadFile(filepath.Join(raw, record.RunFile))
+	if err != nil {
+		return ""
+	}
+	var r record.Run
+	if json.Unmarshal(data, &r) != nil || r.Samples == nil || d >= len(r.Samples.Drives) {
+		return ""
+	}
+	return r.Samples.Drives[d].Writing
+}
+
 // Reproduction 1 of "a resume never writes a drive it did not record":
-// an image attached and deleted (the loop device reports no identity),
-// the run killed once run.json lists a cell, the device detached and
-// another deleted image attached at the same loop number. Matched by
-// path and device number alone, the other image is refused: its data is
-// not what the run left (or, killed while a step was writing it, an
-// anonymous drive cannot be told by its data), and the resume writes
-// nothing to it and changes nothing in the recording.
+// an image attached and deleted (as a CI job that cleans up after
+// attaching does: the kernel still names its file's device and inode,
+// but its inode generation and birth time can no longer be read), the
+// run killed while a step writes it, the device detached and another
+// image created where the first was (ext4 and XFS hand the freed inode
+// to it), attached at the same loop number and deleted. Its device and
+// inode are the recorded ones, so its identity cannot tell it from the
+// recorded image, and a step was writing that one, so its data cannot
+// either: the resume is refused, writes nothing to the other image and
+// changes nothing in the recording.
 func TestResumeRefusesAnotherDeletedImageAtTheSameLoopNumber(t *testing.T) {
 	t.Parallel()
-	dev := deletedLoop(t, "a.img", safetySize)
+	testenv.MustHaveLoop(t)
+	dir := t.TempDir()
+	img := sparseImage(t, dir, "a.img", safetySize)
+	fi, err := os.Stat(img)
+	require.NoError(t, err)
+	inode := identity.Of(img, fi).Inode
+	out, err := exec.Command("flock", "-w", "60", testenv.LosetupLock, "losetup", "--direct-io=on", "-f", "--show", img).CombinedOutput()
+	if err != nil {
+		testenv.Skipf(t, "losetup -f %s: %v: %s", img, err, out)
+	}
+	dev := strings.TrimSpace(string(out))
+	t.Cleanup(func() { _ = exec.Command("losetup", "-d", dev).Run() })
+	require.NoError(t, os.Remove(img))
+
 	rep := filepath.Join(t.TempDir(), "report")
 	raw := filepath.Join(rep, "raw")
-	killedAfterACell(t, rep, dev)
+	var mark string
+	start, killed := sigkillWhen(func() bool {
+		mark = writingMark(raw, 0)
+		return strings.Contains(mark, " precondition: ")
+	}, 3*time.Minute, "no random preconditioning began within 3 min")
+	r := runSuiteCtx(context.Background(), t, start, nil, []string{"-test.run=" + resumeRun}, "-spec="+testdataFile(t, "resume.toml"),
+		"-drives="+dev, "-destructive", "-runtime=1s", "-report="+rep)
+	require.NoError(t, <-killed, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	require.Equal(t, -1, r.Code, "the suite ended by SIGKILL")
+	noFioLeft(t)
+	require.Equal(t, mark, writingMark(raw, 0), "killed while run.json marks the drive as being written")
 
 	detach(t, dev)
-	other := sparseImage(t, t.TempDir(), "b.img", safetySize)
+	other := sparseImage(t, dir, "b.img", safetySize)
+	fi, err = os.Stat(other)
+	require.NoError(t, err)
+	if got := identity.Of(other, fi).Inode; got != inode {
+		testenv.Skipf(t, "the file system gave the new image inode %d, not the deleted image's %d: its identity tells it apart, nothing to reproduce", got, inode)
+	}
 	attachAt(t, other, dev)
 	require.NoError(t, os.Remove(other))
 	devBefore, recording := deviceSum(t, dev), sums(t, raw, "")
 	res := runSuite(t, []string{"-test.run=" + resumeRun}, resumeArgs(t, rep, dev)...)
 	noFioLeft(t)
 	require.Equal(t, 2, res.Code, "stdout:\n%s\nstderr:\n%s", res.Stdout, res.Stderr)
-	assert.Contains(t, res.Stderr, "parsing -resume: "+dev+" (drive 1 of the interrupted run in "+raw+") ")
-	byData := strings.Contains(res.Stderr, "does not hold what the interrupted run left on it: the 128 KiB block at byte offset 0 (region 1 of the 32 sampled) holds zeros now, was other data")
-	whileWriting := strings.Contains(res.Stderr, "reports nothing that tells it from another drive (it was matched by its path and device number alone), and the interrupted run was writing it (")
-	assert.True(t, byData || whileWriting, "refused by its data, or as an anonymous drive a step was writing:\n%s", res.Stderr)
+	assert.Contains(t, res.Stderr, "parsing -resume: "+dev+" (drive 1 of the interrupted run in "+raw+") is known only by its file's device and inode")
+	assert.Contains(t, res.Stderr, ", and the interrupted run was writing it ("+mark+")")
 	assert.NotContains(t, res.Stdout, "=== RUN", "no subtest may start after a refusal")
 	assert.Equal(t, devBefore, deviceSum(t, dev), "a refused resume writes nothing to the other image")
 	assert.Equal(t, recording, sums(t, raw, ""), "a refused resume changes nothing in the recording")

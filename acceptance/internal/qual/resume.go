@@ -102,7 +102,7 @@ func (b *builder) loadResume() []error {
 	s.Warnings = append(s.Warnings, warnings...)
 	if b.matched != nil {
 		// Before any recorded state of a drive is trusted: its data.
-		errs = append(errs, datacheck.Refusals(prior, datacheck.Read(prior, s.Drives, b.matched.ByPosition), dir, fix)...)
+		errs = append(errs, datacheck.Refusals(prior, datacheck.Read(prior, s.Drives, b.matched.Unconfirmed), dir, fix)...)
 	}
 	if a, b := fioMajor(s.Report.FioVersion), fioMajor(prior.FioVersion); a != b {
 		errs = append(errs, fmt.Errorf("parsing -resume: fio here is %s, the interrupted run in %s used %s: a different major version measures differently; %s", s.Report.FioVersion, dir, prior.FioVersion, fix))

@@ -44,6 +44,18 @@ func (f FileID) Recreated(was FileID) string {
 	return strings.Join(diff, "; ")
 }
 
+// TellsRecreated reports whether f and was, a file now and the file
+// recorded at its device and inode, carry what tells a file from the
+// next one given the same inode: both an inode generation, or both a
+// birth time. When they do not (a deleted file, whose generation and
+// birth time can no longer be read at a path; a file system that keeps
+// neither, such as NFSv3), the device and inode alone say only which
+// inode it is, not which file: a file deleted and created again may have
+// been given it.
+func (f FileID) TellsRecreated(was FileID) bool {
+	return f.Generation != 0 && was.Generation != 0 || f.Born != "" && was.Born != ""
+}
+
 // IsZero reports whether the file is unknown.
 func (f FileID) IsZero() bool { return f.Dev == "" && f.Inode == 0 }
 

@@ -11,9 +11,12 @@
 // records is disqualified, never written again, and its identity
 // decides. When a step was writing it,
 // the sample cannot match, and its identifiers alone decide: a drive
-// that reports none (matched by its path and device number only) is
-// refused, as is one whose recorded sample holds only zeros, which any
-// blank drive also holds.
+// whose identity does not say it is the recorded drive (one that reports
+// nothing, matched by its path and device number only; a loop device or
+// file known only by a device and inode that a file created since may
+// have been given) is refused, and so is such a drive, however it was
+// left, whose recorded sample holds only zeros, which any blank drive
+// also holds.
 package datacheck
 
 import (
@@ -29,10 +32,13 @@ import (
 type Drive struct {
 	Index int
 	Path  string
-	// ByPosition says the drive reports nothing that tells it from
-	// another (no identity key), and was matched to the recorded drive by
-	// its path and device number alone, within the boot that recorded it.
-	ByPosition bool
+	// Unconfirmed says why the drive's identity does not say it is the
+	// recorded drive ("" when it does): it reports nothing that tells it
+	// from another and was matched by its path and device number alone,
+	// within the boot that recorded it, or it is known only by a file's
+	// device and inode, which a file created since may have been given
+	// (match.Match.Unconfirmed). Its data must say it.
+	Unconfirmed string
 	// Now is its sample read now, Err why it did not read; both zero
 	// when it was not read (Needed said no).
 	Now sample.Print
@@ -41,10 +47,10 @@ type Drive struct {
 
 // Needed reports whether recorded drive i's data must be read to judge
 // it: not when its identity decides (a step was writing it, or it is
-// disqualified).
-func Needed(prior record.Run, i int, byPosition bool) bool {
+// disqualified) and says it is the recorded drive (confirmed).
+func Needed(prior record.Run, i int, confirmed bool) bool {
 	rec := entry(prior, i)
-	return rec == nil || byPosition || rec.Writing == "" && !failed(prior, i)
+	return rec == nil || !confirmed || rec.Writing == "" && !failed(prior, i)
 }
 
 // failed reports whether run.json records a failure of drive i: the
@@ -81,13 +87,12 @@ func Refusals(prior record.Run, drives []Drive, dir, fix string) []error {
 func judge(prior record.Run, d Drive) string {
 	rec := entry(prior, d.Index)
 	was, ok := prior.Samples.Print(d.Index)
-	anonymous := "reports nothing that tells it from another drive (it was matched by its path and device number alone)"
 	switch {
 	case rec == nil:
 		return "has no data sample in run.json (recorded by a drivequal that did not keep one): what it holds cannot be checked"
-	case rec.Writing != "" && d.ByPosition:
-		return fmt.Sprintf("%s, and the interrupted run was writing it (%s): its data cannot say whether it is the drive the run wrote, so nothing recorded of it is trusted; a fresh run is the fix", anonymous, rec.Writing)
-	case rec.Writing != "" || failed(prior, d.Index) && !d.ByPosition:
+	case rec.Writing != "" && d.Unconfirmed != "":
+		return fmt.Sprintf("%s, and the interrupted run was writing it (%s): its data cannot say whether it is the drive the run wrote, so nothing recorded of it is trusted; a fresh run is the fix", d.Unconfirmed, rec.Writing)
+	case rec.Writing != "" || failed(prior, d.Index) && d.Unconfirmed == "":
 		return "" // its identity decides
 	case !ok:
 		return fmt.Sprintf("has no data sample in run.json: it did not read after %s (%s)", orSetup(rec.After), rec.Error)
@@ -97,8 +102,8 @@ func judge(prior record.Run, d Drive) string {
 	if diff := sample.Compare(was, d.Now); diff != nil {
 		return fmt.Sprintf("does not hold what the interrupted run left on it: %s; nothing was writing it when the run stopped (its sample was read after %s, %s), so it is not the recorded drive as it was left (another device at its path, or the drive changed since): give the drive the run measured", diff, orSetup(rec.After), wrote(rec.Wrote))
 	}
-	if d.ByPosition && was.Zeros() {
-		return fmt.Sprintf("%s, and its recorded sample holds only zeros, as any blank drive does: its data cannot tell it from another drive", anonymous)
+	if d.Unconfirmed != "" && was.Zeros() {
+		return fmt.Sprintf("%s, and its recorded sample holds only zeros, as any blank drive does: its data cannot tell it from another drive", d.Unconfirmed)
 	}
 	return ""
 }
@@ -118,13 +123,16 @@ func wrote(step string) string {
 }
 
 // Read reads the sample of each drive whose data the check needs
-// (Needed), drives[i] being recorded drive i; byPosition says which
-// were matched by path and device number alone.
-func Read(prior record.Run, drives []plan.Drive, byPosition []bool) []Drive {
+// (Needed), drives[i] being recorded drive i; unconfirmed[i] says why
+// its identity does not say it is the recorded drive, "" when it does.
+func Read(prior record.Run, drives []plan.Drive, unconfirmed []string) []Drive {
 	out := make([]Drive, len(drives))
 	for i, d := range drives {
-		out[i] = Drive{Index: i, Path: d.Path, ByPosition: i < len(byPosition) && byPosition[i]}
-		if Needed(prior, i, out[i].ByPosition) {
+		out[i] = Drive{Index: i, Path: d.Path}
+		if i < len(unconfirmed) {
+			out[i].Unconfirmed = unconfirmed[i]
+		}
+		if Needed(prior, i, out[i].Unconfirmed == "") {
 			out[i].Now, out[i].Err = sample.Read(d.Path, d.Size, d.Block)
 		}
 	}

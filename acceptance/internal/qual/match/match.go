@@ -50,6 +50,14 @@ type Match struct {
 	// holds is what the run left on it) before any recorded state of it
 	// is trusted, or the resume is refused.
 	ByPosition []bool
+	// Unconfirmed[i] says why recorded drive i's identity does not say
+	// it is the recorded drive, "" when it does: a drive matched by
+	// position (ByPosition), or a loop device or file known only by its
+	// file's device and inode (identity.FileID.TellsRecreated), which
+	// the file system gives the next file created once the file is
+	// deleted. As for ByPosition, the data check must confirm it before
+	// any recorded state of it is trusted, or the resume is refused.
+	Unconfirmed []string
 	// Lines say, for each recorded drive, which given path it is.
 	Lines []string
 	// Warnings say what the operator should know of a matched drive.
@@ -123,6 +131,7 @@ func drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match,
 	sameBoot := boot != "" && boot == prior.BootID
 	m.Order = make([]int, len(recorded))
 	m.ByPosition = make([]bool, len(recorded))
+	m.Unconfirmed = make([]string, len(recorded))
 	for i := range m.Order {
 		m.Order[i] = -1
 	}
@@ -155,6 +164,7 @@ func drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match,
 				continue
 			}
 			m.ByPosition[i] = true
+			m.Unconfirmed[i] = "reports nothing that tells it from another drive (it was matched by its path and device number alone)"
 		} else {
 			var err error
 			if i, err = byIdentity(d, id, prior, sameBoot, dir, fix); err != nil {
@@ -169,6 +179,9 @@ func drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match,
 				errs = append(errs, fmt.Errorf("parsing -drives: %s is not the drive %d the interrupted run in %s measured: its file has the recorded inode but is another file (%s): it was deleted and created again since, and holds none of what the run wrote; %s",
 					d.Path, i+1, dir, recreated, fix))
 				continue
+			}
+			if !id.File.TellsRecreated(recorded[i].File) {
+				m.Unconfirmed[i] = fmt.Sprintf("is known only by its file's device and inode (%s), which the file system gives the next file created once that file is deleted: neither an inode generation nor a birth time of both the recorded file and this one could be read (a deleted image, a file system that keeps neither), so its identity cannot tell it from a file created since at that inode", id.File)
 			}
 		}
 		if m.Order[i] >= 0 {

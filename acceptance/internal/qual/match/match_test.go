@@ -316,12 +316,28 @@ func TestDrivesRecreatedImage(t *testing.T) {
 	require.NotEmpty(t, errs)
 	assert.Contains(t, errs[0].Error(), "(created 2026-12-02T03:30:00.5Z, was 2026-12-02T01:00:00.715102707Z)")
 
-	// A recording without either (a file system that keeps neither)
-	// matches by device and inode, as before.
+	// A recording without either (a file system that keeps neither, an
+	// image deleted once attached) matches by device and inode, but
+	// only provisionally: that inode may be another file's now, and the
+	// data check must confirm it (Unconfirmed). b, whose generation and
+	// birth time both sides know, is confirmed by its identity.
 	prior.Identities[0].File.Born = ""
 	m, errs := Drives([]plan.Drive{loop(3, "/t/b.img", b), loop(2, "/t/a.img", blank)}, prior, "boot-2", "raw", "FIX")
 	require.Empty(t, errs, errText(errs))
 	assert.Equal(t, []int{1, 0}, m.Order)
+	assert.Equal(t, []bool{false, false}, m.ByPosition, "matched by its file's device and inode, not by position")
+	require.Len(t, m.Unconfirmed, 2)
+	assert.Equal(t, "is known only by its file's device and inode (inode 100 on device 254:0), which the file system gives the next file created once that file is deleted: neither an inode generation nor a birth time of both the recorded file and this one could be read (a deleted image, a file system that keeps neither), so its identity cannot tell it from a file created since at that inode", m.Unconfirmed[0])
+	assert.Empty(t, m.Unconfirmed[1], "its generation and birth time say it is the recorded file")
+
+	// The recorded file, deleted since (its generation and birth time no
+	// longer read): the same.
+	prior.Identities[0].File.Generation, prior.Identities[0].File.Born = a.Generation, a.Born
+	deleted := identity.FileID{Dev: a.Dev, Inode: a.Inode}
+	m, errs = Drives([]plan.Drive{loop(2, "/t/a.img (deleted)", deleted), loop(3, "/t/b.img", b)}, prior, "boot-2", "raw", "FIX")
+	require.Empty(t, errs, errText(errs))
+	assert.Contains(t, m.Unconfirmed[0], "is known only by its file's device and inode")
+	assert.Empty(t, m.Unconfirmed[1])
 }
 
 // A namespace that reports no NGUID, EUI-64 or UUID and a serial of
@@ -385,6 +401,7 @@ func TestDrivesByPosition(t *testing.T) {
 	require.Empty(t, errs, errText(errs))
 	assert.Equal(t, []int{1, 0}, m.Order)
 	assert.Equal(t, []bool{true, false}, m.ByPosition)
+	assert.Equal(t, []string{"reports nothing that tells it from another drive (it was matched by its path and device number alone)", ""}, m.Unconfirmed)
 
 	_, errs = Drives([]plan.Drive{qemuNVMe(0, "", ""), qemuNVMe(1, "QEMU0001", "")}, prior, "boot-2", "raw", "FIX")
 	require.Len(t, errs, 2, errText(errs))
