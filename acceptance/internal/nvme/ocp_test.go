@@ -86,6 +86,38 @@ func TestParseOCPSmartReadsEndToEndErrorsByVersion(t *testing.T) {
 	}
 }
 
+// A recording may hold an output another nvme-cli printed than the one
+// its run.json names: a resume after an update from 2.3 to 2.5 keeps the
+// interrupted run's c0-before (printed by 2.3) in a run.json that names
+// 2.5, and a replay reads it with 2.5. What nvme-cli printed says how it
+// is laid out, whatever the version given: 5 detected end-to-end errors
+// and read counts 1000 are read as such either way, in the live resumed
+// run and in its replay alike.
+func TestParseOCPReadsTheLayoutPrintedNotTheVersionNamed(t *testing.T) {
+	for _, tt := range []struct{ file, version string }{
+		{"ocp-smart-add-log-v2.3-e2e-detected.json", "2.5"},
+		{"ocp-smart-add-log-v2.5-e2e-detected.json", "2.3"},
+	} {
+		got, err := ParseOCPSmart(readFixture(t, tt.file), tt.version)
+		if err != nil || got != detectedC0 {
+			t.Errorf("%s: ParseOCPSmart(nvme-cli %q) = detected %d, corrected %d, %v; want detected 5, corrected 0",
+				tt.file, tt.version, got.EndToEndDetected, got.EndToEndCorrected, err)
+		}
+	}
+	for _, tt := range []struct {
+		file, version string
+		want          OCPLatency
+	}{
+		{"ocp-latency-monitor-log-v2.3-read-write-trim.json", "2.5", printedBefore25(readWriteTrimC3)},
+		{"ocp-latency-monitor-log-v2.5-read-write-trim.json", "2.3", readWriteTrimC3},
+	} {
+		got, err := ParseOCPLatency(readFixture(t, tt.file), tt.version)
+		if err != nil || got != tt.want {
+			t.Errorf("%s: ParseOCPLatency(nvme-cli %q) = %+v, %v; want %+v", tt.file, tt.version, got, err, tt.want)
+		}
+	}
+}
+
 func TestParseOCPLatencyEveryFixture(t *testing.T) {
 	cases := map[ocpFixture]OCPLatency{
 		{"ocp-latency-monitor-log-v2.3-inactive.json", "2.3"}:          printedBefore25(OCPLatency{}),
