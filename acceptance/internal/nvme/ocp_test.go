@@ -163,6 +163,55 @@ func TestOCPSmartAllOnesIsNotReported(t *testing.T) {
 	}
 }
 
+// Each judged or reported C0 count is "not reported" when all ones in its
+// width in the OCP specification's page, and a count one below that is a
+// count: the widths here are the specification's byte ranges, written
+// out apart from the parser's table.
+func TestOCPSmartAllOnesAtEachFieldsWidth(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		bytes string // the field's bytes in the page
+		bits  int
+		set   func(*OCPSmart, uint64)
+	}{
+		{"Bad user nand blocks - Raw", "37:32", 48, func(o *OCPSmart, v uint64) { o.BadUserNANDBlocks = v }},
+		{"Bad user nand blocks - Normalized", "39:38", 16, func(o *OCPSmart, v uint64) { o.BadUserNANDNormalized = v }},
+		{"Bad system nand blocks - Raw", "45:40", 48, func(o *OCPSmart, v uint64) { o.BadSystemNANDBlocks = v }},
+		{"XOR recovery count", "55:48", 64, func(o *OCPSmart, v uint64) { o.XORRecoveries = v }},
+		{"Uncorrectable read error count", "63:56", 64, func(o *OCPSmart, v uint64) { o.UncorrectableReads = v }},
+		{"Soft ecc error count", "71:64", 64, func(o *OCPSmart, v uint64) { o.SoftECCErrors = v }},
+		{"End to end corrected errors", "79:76", 32, func(o *OCPSmart, v uint64) { o.EndToEndCorrected = v }},
+		{"End to end detected errors", "75:72", 32, func(o *OCPSmart, v uint64) { o.EndToEndDetected = v }},
+		{"System data percent used", "80", 8, func(o *OCPSmart, v uint64) { o.SystemDataPercentUsed = v }},
+		{"Refresh counts", "87:81", 56, func(o *OCPSmart, v uint64) { o.RefreshCount = v }},
+		{"Max User data erase counts", "91:88", 32, func(o *OCPSmart, v uint64) { o.MaxEraseCount = v }},
+		{"Min User data erase counts", "95:92", 32, func(o *OCPSmart, v uint64) { o.MinEraseCount = v }},
+		{"Number of Thermal throttling events", "96", 8, func(o *OCPSmart, v uint64) { o.ThermalThrottlingEvents = v }},
+		{"PCIe correctable error count", "111:104", 64, func(o *OCPSmart, v uint64) { o.PCIeCorrectableErrors = v }},
+		{"Incomplete shutdowns", "115:112", 32, func(o *OCPSmart, v uint64) { o.IncompleteShutdowns = v }},
+		{"Percent free blocks", "120", 8, func(o *OCPSmart, v uint64) { o.PercentFreeBlocks = v }},
+		{"Unaligned I/O", "143:136", 64, func(o *OCPSmart, v uint64) { o.UnalignedIO = v }},
+		{"NUSE - Namespace utilization", "159:152", 64, func(o *OCPSmart, v uint64) { o.NUSE = v }},
+	} {
+		ones := ^uint64(0) >> (64 - tt.bits)
+		o := autovalC0
+		tt.set(&o, ones)
+		if o.Reported(tt.name) || !slices.Contains(o.Unreported(), tt.name) {
+			t.Errorf("%s (bytes %s) = %#x: Reported = true, want not reported", tt.name, tt.bytes, ones)
+		}
+		tt.set(&o, ones-1)
+		if !o.Reported(tt.name) {
+			t.Errorf("%s (bytes %s) = %#x: Reported = false, want a count", tt.name, tt.bytes, ones-1)
+		}
+	}
+	// nvme-cli 2.3 prints a 32-bit field through json_object_new_int:
+	// all ones is -1, still not reported.
+	out := strings.Replace(string(readFixture(t, "ocp-smart-add-log-v2.3-autoval-values.json")), `"Incomplete shutdowns":0`, `"Incomplete shutdowns":-1`, 1)
+	if o, err := ParseOCPSmart([]byte(out), "2.3"); err != nil || o.Reported("Incomplete shutdowns") {
+		t.Errorf(`nvme-cli 2.3's "Incomplete shutdowns":-1: ParseOCPSmart = %d, %v; want 0xffffffff, not reported`, o.IncompleteShutdowns, err)
+	}
+}
+
 func TestParseOCPSmartRefusesWhatIsNotC0(t *testing.T) {
 	for name, tt := range map[string]struct{ in, want string }{
 		"missing field": {`{"Log page GUID":"0x` + OCPSmartGUID + `"}`, `"Physical media units written" (or "physical_media_units_written") is missing`},
