@@ -36,6 +36,19 @@ var matchModelTests = []matchModelTest{
 	{"[^/]*", "ACME/1", true}, // the class excludes the first character only
 	{"[^A]*", "ACME/1", false},
 	{"ACME[/]1", "ACME/1", true},
+	{`ACME\/1`, "ACME/1", true},
+	// A range with "/" in it or at an end keeps its meaning: "+" to "/"
+	// is + , - . /; "/" to "9" is / and the digits.
+	{"ACME[+-/]1", "ACME/1", true},
+	{"ACME[+-/]1", "ACME.1", true},
+	{"ACME[+-/]1", "ACMEZ1", false},
+	{"ACME[/-9]1", "ACME51", true},
+	{"ACME[/-9]1", "ACME/1", true},
+	{"ACME[/-9]1", "ACMEA1", false},
+	{"ACME[^/-9]1", "ACME51", false},
+	{"ACME[^/-9]1", "ACMEA1", true},
+	{"ACME[a-c/]1", "ACME/1", true},
+	{`ACME[\]-\^]1`, "ACME^1", true},
 }
 
 func TestMatch(t *testing.T) {

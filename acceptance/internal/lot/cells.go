@@ -84,25 +84,39 @@ func drivesOwnCause(cause string) bool {
 }
 
 // notSteadyDrives is, for a scaling step inconclusive because drives of
-// it did not reach steady state (why is report.CauseNotSteady), the
-// drives its steady-state evidence names not steady: only their figures
-// are not their own, and every other drive's figure of the step counts.
-// It is nil, every drive's figure set aside, for any other why and for a
-// step whose evidence names none of its drives (a recording without
-// per-drive steady-state records).
-func notSteadyDrives(r report.Result, why string) map[string]bool {
+// it did not reach steady state (why is report.CauseNotSteady), which of
+// its per-drive entries its steady-state evidence names not steady: only
+// their figures are not their own, and every other drive's figure of the
+// step counts. A record names a drive by its serial when both give one
+// (a cell kept by a resume after a reboot has its steady-state records
+// from before it, under the paths the drives had then, which may be a
+// neighbour's now), else by its path. It is nil, every drive's figure
+// set aside, for any other why and for a step whose evidence names none
+// of its drives (a recording without per-drive steady-state records).
+func notSteadyDrives(r report.Result, why string) func(report.DriveResult) bool {
 	if why != report.CauseNotSteady {
 		return nil
 	}
-	out := map[string]bool{}
+	paths, serials, all := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, st := range r.Steady {
 		if !st.Attained {
-			out[st.Drive] = true
+			all[st.Drive] = true
+			if st.Serial != "" {
+				serials[st.Serial] = true
+			} else {
+				paths[st.Drive] = true
+			}
 		}
 	}
+	unsettled := func(d report.DriveResult) bool {
+		if d.Serial == "" {
+			return all[d.Path]
+		}
+		return serials[d.Serial] || paths[d.Path]
+	}
 	for _, d := range r.PerDrive {
-		if out[d.Path] {
-			return out
+		if unsettled(d) {
+			return unsettled
 		}
 	}
 	return nil
@@ -228,7 +242,7 @@ func JudgeCell(src []report.Result, drives []report.Drive, rule Rule, preconditi
 					unmeasured = append(unmeasured, d.Path+" in "+r.Test)
 					continue
 				}
-				if why != "" && (unsettled == nil || unsettled[d.Path]) {
+				if why != "" && (unsettled == nil || unsettled(d)) {
 					l.Missing = append(l.Missing, d.Path+" in "+r.Test+" ("+why+")")
 					n++
 					continue

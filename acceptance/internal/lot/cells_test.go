@@ -608,6 +608,32 @@ func TestCellsOneDriveNotSteadyOfTwentyFour(t *testing.T) {
 	assert.Contains(t, c.Message, "1 drive whose figure is not the drive's own (1 drive of "+test+" (not steady))")
 }
 
+// A resume after a reboot keeps a 2-drive step measured before it: its
+// steady-state records name the drives by the paths they had then, and
+// the two swapped kernel names at boot (serial SA, not steady, was
+// nvme0n1 and is nvme1n1 now). The drive that never settled is told by
+// its serial: its figure is set aside, its neighbour's counts, never the
+// other way round.
+func TestCellsNotSteadyDriveFollowsItsSerialAcrossRenumbering(t *testing.T) {
+	const test = "TestScaling/2_drives/4KB_Random_Write"
+	r := report.Result{Test: test, Kind: report.KindScaling, Capacity: "1.92TB", Workload: "4KB Random Write", Drives: 2,
+		Metric: "iops", Spec: 150000, Expected: 2 * 150000, Tolerance: 0.1, Verdict: report.Inconclusive, Cause: report.CauseNotSteady,
+		PerDrive: []report.DriveResult{
+			{Path: "/dev/nvme0n1", Serial: "SB", Actual: 161000, Verdict: report.Pass},
+			{Path: "/dev/nvme1n1", Serial: "SA", Actual: 90000, Verdict: report.Fail},
+		},
+		Steady: []report.Steady{
+			{Step: 3, Kind: "precondition", Drive: "/dev/nvme0n1", Serial: "SA", Attained: false, Window: 5, StopRound: 25},
+			{Step: 3, Kind: "precondition", Drive: "/dev/nvme1n1", Serial: "SB", Attained: true, Window: 5, StopRound: 25},
+		}}
+	c := JudgeCell([]report.Result{r}, nil, rule95, Preconditions{"": "full"})
+	require.Len(t, c.Result.Lot.Figures, 1, c.Message)
+	assert.Equal(t, "/dev/nvme0n1", c.Result.Lot.Figures[0].Drive, "the steady drive (SB) gives its figure")
+	assert.Equal(t, 161000.0, c.Result.Lot.Figures[0].Value)
+	require.Len(t, c.Result.Lot.Missing, 1)
+	assert.Equal(t, "/dev/nvme1n1 in "+test+" ("+report.CauseNotSteady+")", c.Result.Lot.Missing[0])
+}
+
 // A scaling step in which one drive of 24 failed an I/O (its per-drive
 // entry names the drive's failure, verdict.PrecedeDrives) counts that
 // drive as one of the lot's failures, not as a drive without a figure:

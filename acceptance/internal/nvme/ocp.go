@@ -2,6 +2,7 @@ package nvme
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -185,7 +186,8 @@ func (e *NoOCPLog) Error() string { return "no OCP " + e.Log + " log (" + e.Why 
 // 75:72 and Corrected Errors at 79:76, and plugins/ocp/ocp-nvme.c up to
 // v2.3 read "End to end corrected errors" from byte 72 (SCAO_EECE = 72,
 // SCAO_EEDC = 76); v2.4's ocp-smart-extended-log.c swapped the offsets.
-// Such an output is read back into the specification's fields.
+// Such an output is read back into the specification's fields; which
+// layout it is, the output tells (c0EndToEndSwapped), before version.
 func ParseOCPSmart(out []byte, version string) (OCPSmart, error) {
 	m, err := decodeObject(out)
 	if err != nil {
@@ -247,16 +249,24 @@ func ParseOCPSmart(out []byte, version string) (OCPSmart, error) {
 	return o, nil
 }
 
-// c0EndToEndSwapped reports whether nvme-cli version v printed the C0
-// end-to-end error counts under each other's names (before 2.4). When
-// the version is not known, the output tells: up to v2.3 the 128-bit
-// "PLP start count" is a quoted string, from v2.4 a bare number.
+// c0EndToEndSwapped reports whether the nvme-cli that printed m printed
+// the C0 end-to-end error counts under each other's names (before 2.4).
+// The output itself tells, and is believed first: up to v2.3 the 128-bit
+// "PLP start count" (printed by every version) is a quoted string, from
+// v2.4 a bare number. A version v names another nvme-cli than the one
+// that printed m when a resume after an nvme-cli update carries the
+// interrupted run's c0-before into a run.json naming the new version, or
+// when a distribution's version string is not its source's; it decides
+// only an output without that key.
 func c0EndToEndSwapped(v string, m map[string]any) bool {
-	if ma, mi, ok := parseVersion(v); ok {
-		return ma < 2 || ma == 2 && mi < 4
+	switch m["PLP start count"].(type) {
+	case string:
+		return true
+	case json.Number:
+		return false
 	}
-	_, quoted := m["PLP start count"].(string)
-	return quoted
+	ma, mi, ok := parseVersion(v)
+	return ok && (ma < 2 || ma == 2 && mi < 4)
 }
 
 // sameGUID compares a printed GUID with want (lowercase hex digits).
@@ -401,9 +411,10 @@ func (l OCPLatency) Enabled() bool { return l.FeatureStatus != 0 }
 // "Write" the Trim count, its "Trim" the Write count, and the Read count
 // is not printed at all. v2.5 on print dword j+1 under {"Trim", "Write",
 // "Read"}, as the specification lays them. An older output is read back
-// into the specification's fields, with NoRead set. When the version is
-// not known, the output tells: up to v2.4 it has the key "Active Lantency
-// Minimum Window" (so spelled), from v2.5 "Active Latency Minimum Window".
+// into the specification's fields, with NoRead set. The output tells
+// which it is, and is believed before the version: up to v2.4 it has the
+// key "Active Lantency Minimum Window" (so spelled), from v2.5 "Active
+// Latency Minimum Window".
 func ParseOCPLatency(out []byte, version string) (OCPLatency, error) {
 	m, err := decodeObject(out)
 	if err != nil {
@@ -415,10 +426,17 @@ func ParseOCPLatency(out []byte, version string) (OCPLatency, error) {
 	f := &fields{m: m}
 	f.require("Feature Status")
 	l := OCPLatency{FeatureStatus: f.u64("Feature Status")}
-	if ma, mi, ok := parseVersion(version); ok {
-		l.NoRead = ma < 2 || ma == 2 && mi < 5
-	} else {
-		l.NoRead = f.has("Active Lantency Minimum Window")
+	// The output tells first (see c0EndToEndSwapped for why not the
+	// version): every version prints the minimum window's key, misspelt
+	// up to v2.4.
+	switch {
+	case f.has("Active Lantency Minimum Window"):
+		l.NoRead = true
+	case f.has("Active Latency Minimum Window"):
+		l.NoRead = false
+	default:
+		ma, mi, ok := parseVersion(version)
+		l.NoRead = ok && (ma < 2 || ma == 2 && mi < 5)
 	}
 	for i := range l.Active {
 		key := fmt.Sprintf("Active Bucket Counter: Bucket %d", i)

@@ -86,6 +86,38 @@ func TestParseOCPSmartReadsEndToEndErrorsByVersion(t *testing.T) {
 	}
 }
 
+// A recording may hold an output another nvme-cli printed than the one
+// its run.json names: a resume after an update from 2.3 to 2.5 keeps the
+// interrupted run's c0-before (printed by 2.3) in a run.json that names
+// 2.5, and a replay reads it with 2.5. What nvme-cli printed says how it
+// is laid out, whatever the version given: 5 detected end-to-end errors
+// and read counts 1000 are read as such either way, in the live resumed
+// run and in its replay alike.
+func TestParseOCPReadsTheLayoutPrintedNotTheVersionNamed(t *testing.T) {
+	for _, tt := range []struct{ file, version string }{
+		{"ocp-smart-add-log-v2.3-e2e-detected.json", "2.5"},
+		{"ocp-smart-add-log-v2.5-e2e-detected.json", "2.3"},
+	} {
+		got, err := ParseOCPSmart(readFixture(t, tt.file), tt.version)
+		if err != nil || got != detectedC0 {
+			t.Errorf("%s: ParseOCPSmart(nvme-cli %q) = detected %d, corrected %d, %v; want detected 5, corrected 0",
+				tt.file, tt.version, got.EndToEndDetected, got.EndToEndCorrected, err)
+		}
+	}
+	for _, tt := range []struct {
+		file, version string
+		want          OCPLatency
+	}{
+		{"ocp-latency-monitor-log-v2.3-read-write-trim.json", "2.5", printedBefore25(readWriteTrimC3)},
+		{"ocp-latency-monitor-log-v2.5-read-write-trim.json", "2.3", readWriteTrimC3},
+	} {
+		got, err := ParseOCPLatency(readFixture(t, tt.file), tt.version)
+		if err != nil || got != tt.want {
+			t.Errorf("%s: ParseOCPLatency(nvme-cli %q) = %+v, %v; want %+v", tt.file, tt.version, got, err, tt.want)
+		}
+	}
+}
+
 func TestParseOCPLatencyEveryFixture(t *testing.T) {
 	cases := map[ocpFixture]OCPLatency{
 		{"ocp-latency-monitor-log-v2.3-inactive.json", "2.3"}:          printedBefore25(OCPLatency{}),
@@ -128,6 +160,55 @@ func TestOCPSmartAllOnesIsNotReported(t *testing.T) {
 	o.BadSystemNANDBlocks = 0xFFFFFFFFFFFE
 	if !o.Reported("Bad system nand blocks - Raw") {
 		t.Error("0xFFFFFFFFFFFE is a count")
+	}
+}
+
+// Each judged or reported C0 count is "not reported" when all ones in its
+// width in the OCP specification's page, and a count one below that is a
+// count: the widths here are the specification's byte ranges, written
+// out apart from the parser's table.
+func TestOCPSmartAllOnesAtEachFieldsWidth(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		bytes string // the field's bytes in the page
+		bits  int
+		set   func(*OCPSmart, uint64)
+	}{
+		{"Bad user nand blocks - Raw", "37:32", 48, func(o *OCPSmart, v uint64) { o.BadUserNANDBlocks = v }},
+		{"Bad user nand blocks - Normalized", "39:38", 16, func(o *OCPSmart, v uint64) { o.BadUserNANDNormalized = v }},
+		{"Bad system nand blocks - Raw", "45:40", 48, func(o *OCPSmart, v uint64) { o.BadSystemNANDBlocks = v }},
+		{"XOR recovery count", "55:48", 64, func(o *OCPSmart, v uint64) { o.XORRecoveries = v }},
+		{"Uncorrectable read error count", "63:56", 64, func(o *OCPSmart, v uint64) { o.UncorrectableReads = v }},
+		{"Soft ecc error count", "71:64", 64, func(o *OCPSmart, v uint64) { o.SoftECCErrors = v }},
+		{"End to end corrected errors", "79:76", 32, func(o *OCPSmart, v uint64) { o.EndToEndCorrected = v }},
+		{"End to end detected errors", "75:72", 32, func(o *OCPSmart, v uint64) { o.EndToEndDetected = v }},
+		{"System data percent used", "80", 8, func(o *OCPSmart, v uint64) { o.SystemDataPercentUsed = v }},
+		{"Refresh counts", "87:81", 56, func(o *OCPSmart, v uint64) { o.RefreshCount = v }},
+		{"Max User data erase counts", "91:88", 32, func(o *OCPSmart, v uint64) { o.MaxEraseCount = v }},
+		{"Min User data erase counts", "95:92", 32, func(o *OCPSmart, v uint64) { o.MinEraseCount = v }},
+		{"Number of Thermal throttling events", "96", 8, func(o *OCPSmart, v uint64) { o.ThermalThrottlingEvents = v }},
+		{"PCIe correctable error count", "111:104", 64, func(o *OCPSmart, v uint64) { o.PCIeCorrectableErrors = v }},
+		{"Incomplete shutdowns", "115:112", 32, func(o *OCPSmart, v uint64) { o.IncompleteShutdowns = v }},
+		{"Percent free blocks", "120", 8, func(o *OCPSmart, v uint64) { o.PercentFreeBlocks = v }},
+		{"Unaligned I/O", "143:136", 64, func(o *OCPSmart, v uint64) { o.UnalignedIO = v }},
+		{"NUSE - Namespace utilization", "159:152", 64, func(o *OCPSmart, v uint64) { o.NUSE = v }},
+	} {
+		ones := ^uint64(0) >> (64 - tt.bits)
+		o := autovalC0
+		tt.set(&o, ones)
+		if o.Reported(tt.name) || !slices.Contains(o.Unreported(), tt.name) {
+			t.Errorf("%s (bytes %s) = %#x: Reported = true, want not reported", tt.name, tt.bytes, ones)
+		}
+		tt.set(&o, ones-1)
+		if !o.Reported(tt.name) {
+			t.Errorf("%s (bytes %s) = %#x: Reported = false, want a count", tt.name, tt.bytes, ones-1)
+		}
+	}
+	// nvme-cli 2.3 prints a 32-bit field through json_object_new_int:
+	// all ones is -1, still not reported.
+	out := strings.Replace(string(readFixture(t, "ocp-smart-add-log-v2.3-autoval-values.json")), `"Incomplete shutdowns":0`, `"Incomplete shutdowns":-1`, 1)
+	if o, err := ParseOCPSmart([]byte(out), "2.3"); err != nil || o.Reported("Incomplete shutdowns") {
+		t.Errorf(`nvme-cli 2.3's "Incomplete shutdowns":-1: ParseOCPSmart = %d, %v; want 0xffffffff, not reported`, o.IncompleteShutdowns, err)
 	}
 }
 

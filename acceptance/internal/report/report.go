@@ -166,6 +166,9 @@ type Steady struct {
 	Kind  string `json:"kind"`  // "precondition" or "top-up"
 	Twin  string `json:"twin"`  // the write workload that preconditioned
 	Drive string `json:"drive"` // the drive's path
+	// Serial is the drive's serial number, which names it when a resume
+	// after a reboot finds it at another path ("" in older recordings).
+	Serial string `json:"serial,omitempty"`
 
 	// Resume is the resumption whose plan ran the step (1 for the first
 	// -resume, whose plan numbers its steps from 1 again); 0 for the run

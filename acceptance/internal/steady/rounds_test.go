@@ -286,6 +286,29 @@ func TestTrackerRecentWindowCounts(t *testing.T) {
 	}
 }
 
+// The recorded verdict (Rule.Hold) and the stop (the Tracker) draw the
+// same line: a drive whose last holding window ended at round 5 is
+// steady at a stop 4 rounds later (Window − 1: the window overlaps the
+// last 5 rounds) and not steady at a stop 5 rounds later, at every stop
+// in between and after alike.
+func TestHoldAndTrackerAgreeAtTheWindowsAge(t *testing.T) {
+	swing := []float64{1000, 1000, 1000, 1000, 1000, 400, 1600, 400, 1600, 400, 1600, 400}
+	for stop := 5; stop <= len(swing); stop++ {
+		res := DefaultRule.Hold(swing[:stop])
+		want := stop-5 <= DefaultRule.Window-1
+		if got := res.At > 0; got != want || res.Held != 5 {
+			t.Errorf("Hold(%d rounds) = steady at %d (held at %d), want steady %v (held at 5)", stop, res.At, res.Held, want)
+		}
+		tr := NewTracker(DefaultRule, time.Minute, 1)
+		for _, p := range reports([][]float64{swing[:stop]}, time.Minute, 6, 0) {
+			tr.Report(p)
+		}
+		if got := tr.Steady(); got != want || len(tr.Results()[0].Rounds) != stop {
+			t.Errorf("Tracker after %d rounds: Steady() = %v, want %v", stop, got, want)
+		}
+	}
+}
+
 // A report that goes back in runtime or I/Os (fio restarting its
 // counters), and a group that is no drive of the step, change nothing.
 func TestTrackerIgnoresWhatItCannotUse(t *testing.T) {

@@ -26,7 +26,7 @@ func (r *Runner) judgeSteady(st plan.Step, prep Prepared, track *steady.Tracker,
 			// that held within the last window's span of the stop.
 			res, source = st.Rule.Hold(steady.LogRounds(prep.Logs[i], st.Job.LogInterval, st.Round)), "fio iops log"
 		}
-		rec := steadyrec.Record(st, r.Drives[d].Path, res, source)
+		rec := steadyrec.Record(st, r.Drives[d], res, source)
 		if r.Resume != nil {
 			// A resume's plan numbers its steps from 1 again.
 			rec.Resume = r.rec.Resumptions()

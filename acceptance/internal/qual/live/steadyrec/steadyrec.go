@@ -27,11 +27,13 @@ func Window(res steady.Result) string {
 	return text
 }
 
-// Record is res, the steady-state verdict of a drive in step st, as the
-// report keeps it; source says what its rounds were read from.
-func Record(st plan.Step, drive string, res steady.Result, source string) report.Steady {
+// Record is res, the steady-state verdict of drive in step st, as the
+// report keeps it, naming the drive by its path and serial (a resume
+// after a reboot may find it at another path, even a neighbour's);
+// source says what its rounds were read from.
+func Record(st plan.Step, drive plan.Drive, res steady.Result, source string) report.Steady {
 	v := res.Verdict
-	rec := report.Steady{Step: st.N, Name: st.Name, Kind: st.Kind.String(), Twin: st.Twin.Name, Drive: drive,
+	rec := report.Steady{Step: st.N, Name: st.Name, Kind: st.Kind.String(), Twin: st.Twin.Name, Drive: drive.Path, Serial: drive.Serial,
 		Attained: v.Attained, BoundSeconds: st.Est.Seconds(), RoundSeconds: st.Round.Seconds(), Rounds: len(res.Rounds),
 		Window: v.Rule.Window, Mean: v.Mean, RangePct: 100 * v.RelRange(), RangeLimitPct: 100 * v.Rule.MaxRange,
 		ExcursionPct: 100 * v.RelExcursion(), ExcursionLimitPct: 100 * v.Rule.MaxExcursion, Source: source, Note: v.Note}
