@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,10 +20,11 @@ import (
 // The second of two drives answers the 2-drive read with I/O errors at
 // once (its image cut to half its size just before the cell), while fio's
 // job on the first drive reads on for the cell's 20 s. The run is killed
-// there, after fio named the I/O error on its stderr and before fio
-// ended: the error is the drive's failure all the same, in run.json
-// before the kill, and the resume (the drive reading again) keeps it
-// failed rather than measuring the cell again as though nothing happened.
+// there, 3 s after fio named the I/O error on its stderr and long before
+// fio ended: the error is the drive's failure all the same, in run.json
+// before the kill, and the resume (the drive reading again, every block
+// as the fill left it) keeps it failed rather than measuring the cell
+// again as though nothing happened.
 func TestCellIOErrorKilledBeforeFioEndsStaysFailed(t *testing.T) {
 	good := newLoop(t, safetySize)
 	bad, img := imageLoop(t, safetySize)
@@ -36,12 +38,13 @@ func TestCellIOErrorKilledBeforeFioEndsStaysFailed(t *testing.T) {
 	saved := filepath.Join(t.TempDir(), "saved.img")
 	env := corruptingFio(t, img, "CORRUPT_CELL="+ioErrorCell, "CORRUPT_TRUNCATE="+strconv.Itoa(safetySize/2), "CORRUPT_SAVE="+saved)
 	stderrFile := filepath.Join(raw, filepath.FromSlash(ioErrorCell)+record.StderrExt)
-	killWhen(t, raw, func(r record.Run) bool {
-		if len(r.Failures) > 0 {
-			return true
+	var named time.Time
+	killWhen(t, raw, func(record.Run) bool {
+		// A few seconds after fio named the error (the cell runs 20 s).
+		if data, _ := os.ReadFile(stderrFile); named.IsZero() && strings.Contains(string(data), "io_u error") {
+			named = time.Now()
 		}
-		data, _ := os.ReadFile(stderrFile)
-		return strings.Contains(string(data), "io_u error")
+		return !named.IsZero() && time.Since(named) > 3*time.Second
 	}, env, only, args...)
 
 	data, err := os.ReadFile(stderrFile)

@@ -74,15 +74,12 @@ func (r *facts) failDrives(drives []int, cause string, st plan.Step, err error) 
 	}
 }
 
-// ioErrors records each of found, an I/O error (verdict.DriveIOErrors)
-// fio's jobs of the measurement of owner met on a drive still there (one
-// pulled is said to have vanished), as that drive's failure, read from
-// fio's stderr as fio wrote it or from its output when it ended: its
-// remaining cells fail at once, a resume keeps it disqualified and a
-// replay fails its cells from run.json.
+// ioErrors records each of found, an I/O error of the measurement of owner
+// (fio's stderr, or its output), as its drive's failure, unless the drive
+// is gone or changed (pulled: its capacity 0, then its node gone).
 func (r *facts) ioErrors(owner plan.Cell, found []verdict.DriveIOError, logf func(string, ...any)) {
 	for _, f := range found {
-		if r.drives.guard == nil || r.drives.sys.Gone(r.list[f.Drive].Info) == "" {
+		if r.drives.guard == nil || r.drives.sys.Recheck(r.list[f.Drive].Info) == nil {
 			r.disqualify(f.Drive, report.CauseIOError, "a measurement ("+owner.Test+")", owner.Test, f.Message)
 			logf("%s: %s", owner.Test, f.Message)
 		}

@@ -537,12 +537,14 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	start := time.Now()
 	raw := r.Exec.RawPath(owner.Test)
 	watch := r.watch(st, start, nil, logf)
-	if watch == nil {
-		watch = &Watch{}
+	lines, named := verdict.NewStderrIOErrors(r.facts.list, st.Drives), sync.WaitGroup{}
+	watch.Stderr = func(line string) { // a pulled drive's I/Os fail before it is gone: judged a second later
+		if found := lines.Next(line); len(found) > 0 {
+			named.Go(func() { time.Sleep(time.Second); r.facts.ioErrors(owner, found, logf) })
+		}
 	}
-	lines := verdict.NewStderrIOErrors(r.facts.list, st.Drives)
-	watch.Stderr = func(line string) { r.facts.ioErrors(owner, lines.Next(line), logf) }
 	stdout, runErr := r.Exec.Measure(ctx, owner.Test, st.Job, watch)
+	named.Wait()
 	if why := r.drives.vanished(st.Drives, "during "+owner.Test); why != "" {
 		// What fio made of a missing device ("you need to specify
 		// size=", errno 22) is not the drive's figure, nor fio's fault.
