@@ -73,4 +73,8 @@ func TestCellIOErrorKilledBeforeFioEndsStaysFailed(t *testing.T) {
 	x := byTest(res.results(t))[ioErrorCell]
 	assert.Equal(t, report.Fail, x.Verdict, x.Error)
 	assert.Equal(t, report.CauseIOError, x.Cause, x.Error)
+
+	rp := runSuite(t, nil, "-replay="+raw)
+	assert.NotEqual(t, 0, rp.Code, "a replay")
+	assert.Equal(t, report.CauseIOError, byTest(rp.results(t))[ioErrorCell].Cause, "a replay")
 }
