@@ -72,6 +72,39 @@ type Runner struct {
 	// (a file, so that what fio said is on disk if this process is killed
 	// before fio ends). Run still returns all of stderr.
 	Stderr io.Writer
+	// StderrLine, when not nil, is given each line of fio's stderr
+	// (without its newline) as fio ends it, before Stderr receives it:
+	// what it records of a line is recorded before the line is on disk.
+	StderrLine func(line string)
+}
+
+// lineWriter gives each whole line written to it to line, then passes
+// what it was written on to next.
+type lineWriter struct {
+	next    io.Writer
+	line    func(string)
+	partial []byte
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			break
+		}
+		l.line(string(l.partial[:i]))
+		l.partial = l.partial[i+1:]
+	}
+	return l.next.Write(p)
+}
+
+// flush gives line the last line when fio ended it without a newline.
+func (l *lineWriter) flush() {
+	if len(l.partial) > 0 {
+		l.line(string(l.partial))
+		l.partial = nil
+	}
 }
 
 func (r Runner) binary() string {

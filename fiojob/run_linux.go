@@ -28,6 +28,11 @@ func (r Runner) run(ctx context.Context, bin string, args []string, watch bool) 
 	if r.Stderr != nil && watch {
 		cmd.Stderr = io.MultiWriter(&errBuf, r.Stderr)
 	}
+	var lines *lineWriter
+	if r.StderrLine != nil && watch {
+		lines = &lineWriter{next: cmd.Stderr, line: r.StderrLine}
+		cmd.Stderr = lines
+	}
 	// Pdeathsig: fio dies with this process (with the thread that forks it;
 	// see Runner and the LockOSThread below).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -63,6 +68,9 @@ func (r Runner) run(ctx context.Context, bin string, args []string, watch bool) 
 		r.Started(pgid)
 	}
 	waitErr := cmd.Wait()
+	if lines != nil {
+		lines.flush()
+	}
 	// exec only kills the leader after WaitDelay; finish the group and any
 	// job process that left it, none of which may outlive Run.
 	_ = killGroup(pgid, unix.SIGKILL)

@@ -17,7 +17,9 @@
 # With $CORRUPT_CELL set as well (a cell's test name,
 # "TestScaling/2_drives/128KB_Sequential_Read"), the image is cut to
 # $CORRUPT_TRUNCATE just before that cell's measurement instead, not before
-# the read-back: the cell's reads past it fail with EIO mid-cell.
+# the read-back: the cell's reads past it fail with EIO mid-cell; with
+# $CORRUPT_SAVE set as well, the whole image is first copied to that file,
+# so that a test can give the drive its data back (an intermittent error).
 # With $CORRUPT_HOLD set (seconds), a read-back's fio runs to its end with
 # its stderr passed on as it writes it, and this script then prints fio's
 # stdout and waits that long before it exits (with status 0), as a long
@@ -33,7 +35,10 @@ fi
 for arg; do job=$arg; done
 if [ -n "${CORRUPT_CELL:-}" ]; then
 	case "$job" in
-	*/"$CORRUPT_CELL.fio") truncate -s "$CORRUPT_TRUNCATE" "$CORRUPT_IMG" || exit 99 ;;
+	*/"$CORRUPT_CELL.fio")
+		if [ -n "${CORRUPT_SAVE:-}" ]; then cp "$CORRUPT_IMG" "$CORRUPT_SAVE" || exit 99; fi
+		truncate -s "$CORRUPT_TRUNCATE" "$CORRUPT_IMG" || exit 99
+		;;
 	esac
 elif [ -n "${CORRUPT_IMG:-}" ] && [ -f "$job" ] && grep -qx 'rw=read' "$job" && grep -q '^verify_pattern=' "$job"; then
 	if [ -n "${CORRUPT_TRUNCATE:-}" ]; then

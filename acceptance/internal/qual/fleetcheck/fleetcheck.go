@@ -190,13 +190,20 @@ func fileSHA256(p string) string {
 
 // driveIDs is what tells each of info's drives from every other: its
 // recorded identity (NGUID, EUI-64, UUID; a loop device's or file's
-// inode) and its serial with its model.
+// inode, on its machine) and its serial with its model. A file's device
+// and inode tell it only from the files of its own machine: identical
+// test machines (CI runners from one image) give their images the same
+// numbers, so the machine-id, where recorded, is part of its key.
 func driveIDs(info record.Run) []fleet.DriveID {
 	var ids []fleet.DriveID
 	for i, d := range info.Drives {
 		id := fleet.DriveID{Path: d.Path}
 		if i < len(info.Identities) {
-			id.Keys = append(id.Keys, info.Identities[i].Key())
+			key := info.Identities[i].Key()
+			if k := info.Identities[i].Kind; (k == "loop" || k == "file") && key != "" && info.Host.MachineID != "" {
+				key += " of machine " + info.Host.MachineID
+			}
+			id.Keys = append(id.Keys, key)
 		}
 		if d.Serial != "" {
 			id.Keys = append(id.Keys, fmt.Sprintf("serial %s model %s", d.Serial, d.Model))

@@ -45,6 +45,8 @@ type Executor interface {
 type Watch struct {
 	Interval time.Duration
 	Report   func(fiojob.Progress) (stop bool)
+	// Stderr, when set, is fiojob.Runner's StderrLine, whatever Interval is.
+	Stderr func(line string)
 }
 
 // Prepared is what a preparation step leaves to judge it by.
@@ -121,6 +123,9 @@ func (l *Fio) run(ctx context.Context, base string, job fiojob.Job, watch *Watch
 	}
 	stream := &bestEffort{w: errFile}
 	runner.Stderr = stream
+	if watch != nil {
+		runner.StderrLine = watch.Stderr
+	}
 	runCtx := ctx
 	var (
 		stop    atomic.Bool

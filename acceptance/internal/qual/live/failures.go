@@ -3,9 +3,6 @@ package live
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
@@ -16,7 +13,6 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
-	"github.com/drivequal/drivequal/fiojob"
 )
 
 // A drive's failures are facts of the run: each is written to run.json
@@ -78,24 +74,15 @@ func (r *facts) failDrives(drives []int, cause string, st plan.Step, err error) 
 	}
 }
 
-// ioErrors records, as each drive's failure, the I/O errors (EIO, a
-// medium error, ...: verdict.DriveIOErrors) that fio's jobs of the
-// measurement st of owner met on it, naming the drive whose jobs failed
-// (fio's drive group i is the step's drive i): its remaining cells fail
-// at once, a resume keeps it disqualified and a replay fails its cells
-// from run.json, as for a read-back's I/O error. Output that does not
-// parse, or whose groups are not the step's drives, names no drive.
-func (r *facts) ioErrors(st plan.Step, owner plan.Cell, stdout []byte, logf func(string, ...any)) {
-	out, err := fiojob.Parse(stdout)
-	if err != nil || len(out.Groups()) != len(st.Drives) {
-		return
-	}
-	found := verdict.DriveIOErrors(out)
-	for _, i := range slices.Sorted(maps.Keys(found)) {
-		d := st.Drives[i]
-		msg := "fio's jobs on " + r.list[d].Path + " failed: " + strings.Join(found[i], "; ")
-		r.disqualify(d, report.CauseIOError, "a measurement ("+owner.Test+")", owner.Test, msg)
-		logf("%s: %s", owner.Test, msg)
+// ioErrors records each of found, an I/O error of the measurement of owner
+// (fio's stderr, or its output), as its drive's failure, unless the drive
+// is gone or changed (pulled: its capacity 0, then its node gone).
+func (r *facts) ioErrors(owner plan.Cell, found []verdict.DriveIOError, logf func(string, ...any)) {
+	for _, f := range found {
+		if r.drives.guard == nil || r.drives.sys.Recheck(r.list[f.Drive].Info) == nil {
+			r.disqualify(f.Drive, report.CauseIOError, "a measurement ("+owner.Test+")", owner.Test, f.Message)
+			logf("%s: %s", owner.Test, f.Message)
+		}
 	}
 }
 

@@ -536,7 +536,15 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	ocpBefore := r.Monitor.readOCP(ctx, st.Drives, true)
 	start := time.Now()
 	raw := r.Exec.RawPath(owner.Test)
-	stdout, runErr := r.Exec.Measure(ctx, owner.Test, st.Job, r.watch(st, start, nil, logf))
+	watch := r.watch(st, start, nil, logf)
+	lines, named := verdict.NewStderrIOErrors(r.facts.list, st.Drives), sync.WaitGroup{}
+	watch.Stderr = func(line string) { // a pulled drive's I/Os fail before it is gone: judged a second later
+		if found := lines.Next(line); len(found) > 0 {
+			named.Go(func() { time.Sleep(time.Second); r.facts.ioErrors(owner, found, logf) })
+		}
+	}
+	stdout, runErr := r.Exec.Measure(ctx, owner.Test, st.Job, watch)
+	named.Wait()
 	if why := r.drives.vanished(st.Drives, "during "+owner.Test); why != "" {
 		// What fio made of a missing device ("you need to specify
 		// size=", errno 22) is not the drive's figure, nor fio's fault.
@@ -546,7 +554,7 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	}
 	// An I/O error fio's jobs met on a drive is the drive's failure:
 	// recorded before anything else is read from or written to it.
-	r.facts.ioErrors(st, owner, stdout, logf)
+	r.facts.ioErrors(owner, verdict.MeasurementIOErrors(r.facts.list, st.Drives, stdout), logf)
 	after := r.Monitor.snapshot(ctx, r.drives.present(st.Drives))
 	if why := r.warned(after, "after "+owner.Test); why != "" {
 		logf("%s", why)

@@ -50,13 +50,14 @@ func (r *Runner) judgeSteady(st plan.Step, prep Prepared, track *steady.Tracker,
 // progress.Every (on the terminal and through logf, into the subtest's log
 // and so its JUnit), and for random steps track, fed every status report,
 // which stops the step once every drive has a recent window of its own that
-// holds the steady-state rule (steady.Rule.Hold).
+// holds the steady-state rule (steady.Rule.Hold); a short step's has no
+// Interval (no status reports).
 func (r *Runner) watch(st plan.Step, start time.Time, track *steady.Tracker, logf func(string, ...any)) *Watch {
 	interval := progress.Every
 	if track != nil {
 		interval = min(interval, steady.ReportEvery(st.Round))
 	} else if st.Est <= progress.Min {
-		return nil
+		return &Watch{}
 	}
 	last := start
 	return &Watch{Interval: interval, Report: func(p fiojob.Progress) bool {
