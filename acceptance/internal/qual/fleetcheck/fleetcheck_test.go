@@ -44,6 +44,15 @@ func loops(n int, dev string, inode uint64) []drive {
 	return ds
 }
 
+func nvmes(nguid string) []drive {
+	var ds []drive
+	for i := range 3 {
+		ds = append(ds, drive{path: "/dev/nvme" + string(rune('0'+i)) + "n1", kind: "nvme", nguid: nguid + string(rune('0'+i)),
+			serial: "PHAX" + nguid + string(rune('0'+i)), model: "SOLIDIGM SB5PH27X019T"})
+	}
+	return ds
+}
+
 type checkTest struct {
 	name  string
 	hosts []host
@@ -62,6 +71,17 @@ var checkTests = []checkTest{
 		{"runner-a", "m-a", "b-1", loops(3, "252:1", 131075)},
 		{"runner-a", "m-a", "b-2", loops(3, "252:1", 131075)},
 	}, "a drive in two runs: drive loop inode 131075 on device 252:1 on machine m-a is in"},
+	// A 24-bay host qualifies a batch, the drives are hot-swapped for the
+	// next batch without a reboot, and it runs again: the same paths in
+	// one boot, other drives.
+	{"one boot, the same paths, drives swapped", []host{
+		{"bay24", "m", "b", nvmes("aa")},
+		{"bay24", "m", "b", nvmes("bb")},
+	}, ""},
+	{"one boot, the same drives", []host{
+		{"bay24", "m", "b", nvmes("aa")},
+		{"bay24", "m", "b", nvmes("aa")},
+	}, "one machine, one boot, the same drives"},
 }
 
 func TestCheckDistinctDrives(t *testing.T) {
