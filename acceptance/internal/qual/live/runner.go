@@ -536,7 +536,11 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	ocpBefore := r.Monitor.readOCP(ctx, st.Drives, true)
 	start := time.Now()
 	raw := r.Exec.RawPath(owner.Test)
-	stdout, runErr := r.Exec.Measure(ctx, owner.Test, st.Job, r.watch(st, start, nil, logf))
+	w := r.watch(st, start, nil, logf)
+	if w != nil {
+		w.Interval = cellReportEvery(w.Interval, st.Est)
+	}
+	stdout, runErr := r.Exec.Measure(ctx, owner.Test, st.Job, w)
 	if why := r.drives.vanished(st.Drives, "during "+owner.Test); why != "" {
 		// What fio made of a missing device ("you need to specify
 		// size=", errno 22) is not the drive's figure, nor fio's fault.
