@@ -14,6 +14,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/fleetcheck"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
 	"github.com/drivequal/drivequal/fiojob"
 )
 
@@ -86,7 +87,33 @@ func setupFleet(ctx context.Context, cfg *cmdline.Config) (*Run, []error) {
 			top.Report.SteadyState = append(top.Report.SteadyState, st)
 		}
 	}
+	top.Report.Recording = editedHosts(top.Members)
 	return top, nil
+}
+
+// editedHosts is the fleet's hosts' edited and unvouched files, each
+// named with its host, so that the fleet's verdict line, summary.md and
+// junit.xml say it was judged from edited evidence as a host's would;
+// nil when every host's files are as recorded (or none says).
+func editedHosts(members []Member) *hashes.Check {
+	var all hashes.Check
+	for _, m := range members {
+		c := m.Suite.Report.Recording
+		if c == nil {
+			continue
+		}
+		all.Files += c.Files
+		for _, e := range c.Edited {
+			all.Edited = append(all.Edited, m.Name+": "+e)
+		}
+		for _, e := range c.Unvouched {
+			all.Unvouched = append(all.Unvouched, m.Name+": "+e)
+		}
+	}
+	if len(all.Edited)+len(all.Unvouched) == 0 {
+		return nil
+	}
+	return &all
 }
 
 // fleetRuns is the members as the fleet package judges them.
