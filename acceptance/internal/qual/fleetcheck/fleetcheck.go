@@ -213,8 +213,15 @@ func driveIDs(info record.Run) []fleet.DriveID {
 // file from another only on one machine, and runners cloned from one
 // image create their test images at the same inodes of the same device
 // numbers. Without a machine-id or hostname the key stays as it is.
+//
+// A key that is only what a vendor wrote (a serial with its namespace ID,
+// for a drive reporting no NGUID, EUI-64 or UUID) carries the model too:
+// two vendors may write the same serial.
 func machineLocal(info record.Run, ident identity.Identity) string {
 	k := ident.Key()
+	if ids := ident.Identifiers(); len(ids) > 0 && !ids[0].Unique {
+		return k + " model " + ident.Model
+	}
 	if k == "" || ident.Kind != "loop" && ident.Kind != "file" {
 		return k
 	}

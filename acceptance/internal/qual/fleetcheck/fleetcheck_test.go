@@ -44,6 +44,11 @@ func loops(n int, dev string, inode uint64) []drive {
 	return ds
 }
 
+// serialOnly is a drive that reports no NGUID, EUI-64 or UUID.
+func serialOnly(serial, model string) []drive {
+	return []drive{{path: "/dev/nvme0n1", kind: "nvme", serial: serial, model: model}}
+}
+
 func nvmes(nguid string) []drive {
 	var ds []drive
 	for i := range 3 {
@@ -82,6 +87,16 @@ var checkTests = []checkTest{
 		{"bay24", "m", "b", nvmes("aa")},
 		{"bay24", "m", "b", nvmes("aa")},
 	}, "one machine, one boot, the same drives"},
+	// Two vendors' drives of one serial, neither reporting an NGUID,
+	// EUI-64 or UUID: serial and model tell them apart.
+	{"one serial, two vendors", []host{
+		{"a", "m-a", "b-a", serialOnly("S1234", "VENDORA X1")},
+		{"b", "m-b", "b-b", serialOnly("S1234", "VENDORB Y2")},
+	}, ""},
+	{"one serial, one model", []host{
+		{"a", "m-a", "b-a", serialOnly("S1234", "VENDORA X1")},
+		{"b", "m-b", "b-b", serialOnly("S1234", "VENDORA X1")},
+	}, "a drive in two runs: drive serial S1234 namespace 1 model VENDORA X1 is in"},
 }
 
 func TestCheckDistinctDrives(t *testing.T) {
