@@ -168,3 +168,23 @@ func globEscape(s string) string {
 	}
 	return b.String()
 }
+
+// ReadIOPSLogs reads each target's IOPS logs, one series per job; nil when a
+// target has none or one does not read.
+func ReadIOPSLogs(targets []Target) [][][]Sample {
+	out := make([][][]Sample, len(targets))
+	for i, t := range targets {
+		files, err := IOPSLogFiles(t.IOPSLog)
+		if err != nil {
+			return nil
+		}
+		for _, f := range files {
+			samples, err := ReadIOPSLog(f)
+			if err != nil {
+				return nil
+			}
+			out[i] = append(out[i], samples)
+		}
+	}
+	return out
+}

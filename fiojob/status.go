@@ -158,3 +158,12 @@ func rateSince(g, before Result) Rate {
 	}
 	return r
 }
+
+// StatusInterval writes d for fio's --status-interval: whole seconds, or
+// milliseconds.
+func StatusInterval(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprint(int64(d / time.Second))
+	}
+	return fmt.Sprintf("%dms", max(d.Milliseconds(), 1))
+}

@@ -91,8 +91,10 @@ func Distinct(recs []Recording) error {
 		return fmt.Sprintf("%s hold the same fio output %s (sha256 %s), which no two runs print; judge the run once", strings.Join(dirs, ", "), file, short(sum))
 	})
 	// One machine in one boot may record several runs of other drives
-	// (drives swapped between runs); on the same drive paths they are
-	// one run, or its drives measured twice.
+	// (a 24-bay host's batch hot-swapped for the next between runs); on
+	// the same drives they are one run, or its drives measured twice. A
+	// drive is what tells it (its first key), its path only when nothing
+	// does: the same paths in one boot may be other drives.
 	same("one machine, one boot, the same drives", func(r Recording) []string {
 		if copies[r.Dir] || r.MachineID == "" || r.BootID == "" || len(r.Drives) == 0 {
 			return nil
@@ -100,6 +102,9 @@ func Distinct(recs []Recording) error {
 		paths := make([]string, len(r.Drives))
 		for i, d := range r.Drives {
 			paths[i] = d.Path
+			if len(d.Keys) > 0 && d.Keys[0] != "" {
+				paths[i] = d.Keys[0]
+			}
 		}
 		slices.Sort(paths)
 		return []string{r.MachineID + "\x00" + r.BootID + "\x00" + strings.Join(paths, ", ")}

@@ -14,6 +14,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/fleetcheck"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
 	"github.com/drivequal/drivequal/fiojob"
 )
 
@@ -86,7 +87,18 @@ func setupFleet(ctx context.Context, cfg *cmdline.Config) (*Run, []error) {
 			top.Report.SteadyState = append(top.Report.SteadyState, st)
 		}
 	}
+	top.Report.Recording = editedHosts(top.Members)
 	return top, nil
+}
+
+// editedHosts is the fleet's hosts' edited and unvouched files, each
+// named with its host (hashes.Join).
+func editedHosts(members []Member) *hashes.Check {
+	hosts, checks := make([]string, len(members)), make([]*hashes.Check, len(members))
+	for i, m := range members {
+		hosts[i], checks[i] = m.Name, m.Suite.Report.Recording
+	}
+	return hashes.Join(hosts, checks)
 }
 
 // fleetRuns is the members as the fleet package judges them.

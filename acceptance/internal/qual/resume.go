@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -121,8 +120,6 @@ func (b *builder) loadResume() []error {
 	return nil
 }
 
-func devNumber(d plan.Drive) string { return match.DevNumber(d) }
-
 func runtimeFlag(d time.Duration) string {
 	if d <= 0 {
 		return ""
@@ -191,7 +188,7 @@ func (b *builder) resumePlan() {
 					if _, recorded := z.prior.FailureOf(d); !recorded {
 						z.found = append(z.found, record.DriveFailure{Drive: d, Path: r.Path, Cause: r.Cause,
 							Step: "the verify pass (" + verdict.IntegrityTest(r.Path) + ")", Message: r.Message,
-							At: passTime(z.dir, v), Resume: v.Resume})
+							At: recdir.PassTime(z.dir, v), Resume: v.Resume})
 					}
 				}
 			}
@@ -295,7 +292,7 @@ func (z *resumeState) incomplete(test string) string {
 		return "its status does not read (" + err.Error() + ")"
 	case found && f.Interrupted:
 		return "its measurement was interrupted (" + f.Message + ")"
-	case found && killed(f.Message):
+	case found && verdict.Killed(f.Message):
 		return "its fio was killed mid-measurement (" + f.Message + "): an interruption, not the drive's verdict"
 	case found:
 		return ""
@@ -305,11 +302,6 @@ func (z *resumeState) incomplete(test string) string {
 	}
 	return ""
 }
-
-// killed reports whether a recorded fio failure is fio stopped by a
-// signal from outside (the OOM killer, an operator's kill): fiojob's
-// ExitError words for a signal, not a job's errors.
-func killed(msg string) bool { return verdict.Killed(msg) }
 
 // info is run.json of the resumed run: what the interrupted run
 // recorded (the kept cells, verify passes, steady-state records, health
@@ -356,7 +348,7 @@ func (z *resumeState) info(s *Suite) record.Run {
 	info.Devices = make([]string, len(s.Drives))
 	info.LBASizes = make([]int, len(s.Drives))
 	for i, d := range s.Drives {
-		info.Devices[i] = devNumber(d)
+		info.Devices[i] = match.DevNumber(d)
 		info.LBASizes[i] = d.LogicalBlockSize
 	}
 	res := report.Resumption{At: time.Now().UTC().Format(time.RFC3339), Redone: z.redone,
@@ -372,19 +364,6 @@ func (z *resumeState) info(s *Suite) record.Run {
 	info.Resumptions = append(slices.Clone(info.Resumptions), res)
 	info.Failures = append(slices.Clone(info.Failures), z.found...)
 	return info
-}
-
-// passTime is when the recorded verify pass v last wrote its output (its
-// report, else its streamed stderr: a pass killed before fio ended),
-// RFC 3339 in UTC; now if neither is on disk.
-func passTime(dir string, v record.Verify) string {
-	base := strings.TrimSuffix(filepath.Join(dir, filepath.FromSlash(v.Raw)), record.OutputExt)
-	for _, p := range []string{base + record.OutputExt, base + record.StderrExt} {
-		if fi, err := os.Lstat(p); err == nil {
-			return fi.ModTime().UTC().Format(time.RFC3339)
-		}
-	}
-	return time.Now().UTC().Format(time.RFC3339)
 }
 
 // printResume writes, for -dry-run -resume, what the recording keeps,

@@ -145,7 +145,7 @@ func (s *Suite) runInfo() record.Run {
 	info.Devices = make([]string, len(s.Drives))
 	info.LBASizes = make([]int, len(s.Drives))
 	for i, d := range s.Drives {
-		info.Devices[i] = devNumber(d)
+		info.Devices[i] = match.DevNumber(d)
 		info.LBASizes[i] = d.LogicalBlockSize
 	}
 	info.Runtime = runtimeFlag(s.Cfg.Runtime)

@@ -165,6 +165,11 @@ func TestFleetReplayNamesEditedHost(t *testing.T) {
 	}
 	require.Len(t, named, 1, "warnings: %v", r.AllWarnings())
 	assert.True(t, strings.HasPrefix(named[0], r.Members[1].Name+": "), named[0])
+	// The fleet's own verdict line and summary.md, which the judge job
+	// publishes and exits by, say it too, naming the host.
+	want := "judged from edited evidence: 1 of the 4 files of the recording were edited, removed or refused since it was recorded (" + r.Members[1].Name + ": "
+	assert.Contains(t, r.Report.ClosingLine(), want)
+	assert.Contains(t, string(r.Report.Summary()), "were edited after recording")
 }
 
 func editRecorded(t *testing.T, dir string, edit func(*record.Run)) {

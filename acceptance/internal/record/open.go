@@ -19,9 +19,10 @@ import (
 const (
 	// MaxOutput is the most bytes of a fio output (<test>.json, and a
 	// verify pass's under prepare/): a 61 s json+ cell of 24 drives with
-	// its two status reports is about 17 MB, and each status report (one
-	// every 30 s) adds about 5.5 MB for 24 drives, so this holds a
-	// 24-drive cell of about 5 minutes. Parsed, a fio output takes up to
+	// its two status reports is about 17 MB, and each status report adds
+	// about 5.5 MB for 24 drives; a live cell prints at most
+	// live.MaxCellReports of them, so this holds a 24-drive cell of any
+	// length. Parsed, a fio output takes up to
 	// about ten times its size: 256 MiB of hostile JSON did not fit the
 	// 4 GiB of address space a replay is tested in.
 	MaxOutput int64 = 64 << 20

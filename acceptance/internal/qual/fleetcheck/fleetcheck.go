@@ -5,6 +5,7 @@
 package fleetcheck
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device/identity"
 	"github.com/drivequal/drivequal/acceptance/internal/fleet"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -190,20 +192,13 @@ func fileSHA256(p string) string {
 
 // driveIDs is what tells each of info's drives from every other: its
 // recorded identity (NGUID, EUI-64, UUID; a loop device's or file's
-// inode, on its machine) and its serial with its model. A file's device
-// and inode tell it only from the files of its own machine: identical
-// test machines (CI runners from one image) give their images the same
-// numbers, so the machine-id, where recorded, is part of its key.
+// inode on its machine) and its serial with its model.
 func driveIDs(info record.Run) []fleet.DriveID {
 	var ids []fleet.DriveID
 	for i, d := range info.Drives {
 		id := fleet.DriveID{Path: d.Path}
 		if i < len(info.Identities) {
-			key := info.Identities[i].Key()
-			if k := info.Identities[i].Kind; (k == "loop" || k == "file") && key != "" && info.Host.MachineID != "" {
-				key += " of machine " + info.Host.MachineID
-			}
-			id.Keys = append(id.Keys, key)
+			id.Keys = append(id.Keys, machineLocal(info, info.Identities[i]))
 		}
 		if d.Serial != "" {
 			id.Keys = append(id.Keys, fmt.Sprintf("serial %s model %s", d.Serial, d.Model))
@@ -211,6 +206,29 @@ func driveIDs(info record.Run) []fleet.DriveID {
 		ids = append(ids, id)
 	}
 	return ids
+}
+
+// machineLocal is ident's key, qualified by the machine it was recorded
+// on when it is a loop device's or file's device and inode: those tell a
+// file from another only on one machine, and runners cloned from one
+// image create their test images at the same inodes of the same device
+// numbers. Without a machine-id or hostname the key stays as it is.
+//
+// A key that is only what a vendor wrote (a serial with its namespace ID,
+// for a drive reporting no NGUID, EUI-64 or UUID) carries the model too:
+// two vendors may write the same serial.
+func machineLocal(info record.Run, ident identity.Identity) string {
+	k := ident.Key()
+	if ids := ident.Identifiers(); len(ids) > 0 && !ids[0].Unique {
+		return k + " model " + ident.Model
+	}
+	if k == "" || ident.Kind != "loop" && ident.Kind != "file" {
+		return k
+	}
+	if m := cmp.Or(info.Host.MachineID, info.Host.Hostname); m != "" {
+		return k + " on machine " + m
+	}
+	return k
 }
 
 // Unique returns name, or name with sep and the first number from 2 that

@@ -136,7 +136,7 @@ func (l *Fio) run(ctx context.Context, base string, job fiojob.Job, watch *Watch
 		var cancel context.CancelFunc
 		runCtx, cancel = context.WithCancel(ctx)
 		defer cancel()
-		runner.Args = append(slices.Clone(runner.Args), "--status-interval="+statusInterval(watch.Interval))
+		runner.Args = append(slices.Clone(runner.Args), "--status-interval="+fiojob.StatusInterval(watch.Interval))
 		var pr *io.PipeReader
 		pr, pw = io.Pipe()
 		runner.Watch = pw
@@ -188,15 +188,6 @@ func (l *Fio) run(ctx context.Context, base string, job fiojob.Job, watch *Watch
 		return stdout, stopped, err
 	}
 	return stdout, stopped, runErr
-}
-
-// statusInterval writes d for fio's --status-interval: whole seconds, or
-// milliseconds.
-func statusInterval(d time.Duration) string {
-	if d%time.Second == 0 {
-		return fmt.Sprint(int64(d / time.Second))
-	}
-	return fmt.Sprintf("%dms", max(d.Milliseconds(), 1))
 }
 
 // Prepare implements Executor. A step that logs IOPS (Job.LogInterval)
@@ -261,29 +252,9 @@ func (l *Fio) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, lo
 		return prep, fmt.Errorf("%s: %w", base+".json", err)
 	}
 	if job.LogInterval > 0 {
-		prep.Logs = readLogs(job.Targets)
+		prep.Logs = fiojob.ReadIOPSLogs(job.Targets)
 	}
 	return prep, nil
-}
-
-// readLogs reads each target's IOPS logs, one series per job; nil when a
-// target has none or one does not read.
-func readLogs(targets []fiojob.Target) [][][]fiojob.Sample {
-	out := make([][][]fiojob.Sample, len(targets))
-	for i, t := range targets {
-		files, err := fiojob.IOPSLogFiles(t.IOPSLog)
-		if err != nil {
-			return nil
-		}
-		for _, f := range files {
-			samples, err := fiojob.ReadIOPSLog(f)
-			if err != nil {
-				return nil
-			}
-			out[i] = append(out[i], samples)
-		}
-	}
-	return out
 }
 
 // Slug is s as one file name: letters, digits, "-" and "." kept, every

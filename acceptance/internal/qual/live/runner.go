@@ -537,6 +537,9 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 	start := time.Now()
 	raw := r.Exec.RawPath(owner.Test)
 	watch := r.watch(st, start, nil, logf)
+	if watch.Interval > 0 {
+		watch.Interval = cellReportEvery(watch.Interval, st.Est)
+	}
 	lines, named := verdict.NewStderrIOErrors(r.facts.list, st.Drives), sync.WaitGroup{}
 	watch.Stderr = func(line string) { // a pulled drive's I/Os fail before it is gone: judged a second later
 		if found := lines.Next(line); len(found) > 0 {

@@ -46,6 +46,23 @@ func (r *Runner) judgeSteady(st plan.Step, prep Prepared, track *steady.Tracker,
 	}
 }
 
+// MaxCellReports is the most status reports fio prints during a
+// measurement cell, its final report aside. Each is in the cell's
+// recorded output, byte for byte, and a replay reads that output only up
+// to record.MaxOutput: a json+ report of a 24-drive, 8-job cell is about
+// 5.4 MB (measured, fio 3.33 on 24 loop devices, randrw 70/30), so one
+// every 30 s would make a cell longer than about 5 minutes a recording
+// its own replay refuses.
+const MaxCellReports = 4
+
+// cellReportEvery is how often fio reports its status during a
+// measurement cell of est: every, or less often, so that the cell prints
+// at most MaxCellReports.
+func cellReportEvery(every, est time.Duration) time.Duration {
+	n := time.Duration(MaxCellReports)
+	return max(every, (est+n-1)/n)
+}
+
 // watch follows a running step: progress lines at most every
 // progress.Every (on the terminal and through logf, into the subtest's log
 // and so its JUnit), and for random steps track, fed every status report,

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
@@ -209,4 +210,17 @@ func Resumable(dir string) (prior record.Run, errs []error) {
 // run.json is not a drivequal recording of a live run, for why.
 func NotOurs(dir, why string) error {
 	return fmt.Errorf("parsing -resume: %s is not a drivequal recording of a live run (%s): give the -record directory of the interrupted run, or drop -resume and use a new -record directory", filepath.Join(dir, "run.json"), why)
+}
+
+// PassTime is when the recorded verify pass v last wrote its output (its
+// report, else its streamed stderr: a pass killed before fio ended),
+// RFC 3339 in UTC; now if neither is on disk.
+func PassTime(dir string, v record.Verify) string {
+	base := strings.TrimSuffix(filepath.Join(dir, filepath.FromSlash(v.Raw)), record.OutputExt)
+	for _, p := range []string{base + record.OutputExt, base + record.StderrExt} {
+		if fi, err := os.Lstat(p); err == nil {
+			return fi.ModTime().UTC().Format(time.RFC3339)
+		}
+	}
+	return time.Now().UTC().Format(time.RFC3339)
 }

@@ -82,3 +82,28 @@ func (c *Check) Line() string {
 	}
 	return fmt.Sprintf("Every one of the %d files of the recording is as recorded (sha256).\n", c.Files)
 }
+
+// Join is the checks of a fleet's hosts (checks[i] of hosts[i]; nil where
+// a host's says nothing) as one: each edited and unvouched file named with
+// its host, so that the fleet's verdict line, summary.md and junit.xml say
+// it was judged from edited evidence as a host's would; nil when every
+// host's files are as recorded.
+func Join(hosts []string, checks []*Check) *Check {
+	var all Check
+	for i, c := range checks {
+		if c == nil {
+			continue
+		}
+		all.Files += c.Files
+		for _, e := range c.Edited {
+			all.Edited = append(all.Edited, hosts[i]+": "+e)
+		}
+		for _, e := range c.Unvouched {
+			all.Unvouched = append(all.Unvouched, hosts[i]+": "+e)
+		}
+	}
+	if len(all.Edited)+len(all.Unvouched) == 0 {
+		return nil
+	}
+	return &all
+}
