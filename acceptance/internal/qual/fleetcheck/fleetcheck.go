@@ -217,11 +217,19 @@ func Unique(name, sep string, taken map[string]bool) string {
 	return u
 }
 
+// MaxSlug is the most bytes of a host's slug: a directory name may be
+// 255, and a recording's hostname is as long as its runner made it.
+const MaxSlug = 64
+
 // HostSlug is a host's name as one directory name under hosts/: letters,
-// digits, "-" and "." kept, anything else "_", never "", "." or ".." nor
-// hidden.
+// digits, "-" and "." kept, anything else "_", at most MaxSlug bytes
+// (Unique tells two names alike that far apart), never "", "." or ".."
+// nor hidden.
 func HostSlug(name string) string {
 	s := live.Slug(name)
+	if len(s) > MaxSlug {
+		s = s[:MaxSlug] // ASCII: Slug keeps no other byte
+	}
 	if strings.Trim(s, ".") == "" || strings.HasPrefix(s, ".") {
 		s = "host" + s
 	}
