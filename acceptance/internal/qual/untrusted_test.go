@@ -57,6 +57,20 @@ func TestReplayMissingOutputFails(t *testing.T) {
 	assert.NotEqual(t, report.Qualified, s.Report.Overall().Verdict)
 }
 
+// A cell whose output run.json holds a sha256 of fails "recorded output
+// missing" when the output is gone, also when run.json's tests no longer
+// list it; it was left out, and the run passed without it.
+func TestReplayMissingHashedOutputFails(t *testing.T) {
+	dir := hashed(t)
+	rewriteRun(t, dir, func(r *record.Run) { r.Tests = nil })
+	require.NoError(t, os.Remove(record.Base(dir, cellRR)+record.OutputExt))
+	o, s := replayCell(t, dir)
+	require.Equal(t, report.Fail, o.Result.Verdict, o.Message)
+	assert.Equal(t, report.CauseNotRecorded, o.Result.Cause)
+	assert.Contains(t, o.Result.Error, "recorded output missing: "+filepath.Join(dir, filepath.FromSlash(cellRR))+".json")
+	assert.NotEqual(t, report.Qualified, s.Report.Overall().Verdict)
+}
+
 // A cell output that is a symlink to a file outside the recording is
 // not read: the cell fails as a bad recording naming the file, and
 // nothing of the file reaches the report.
