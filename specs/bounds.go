@@ -22,6 +22,11 @@ const (
 	MaxCapacities = 64
 	// MaxStepDrives is the most drives one scaling step measures at once.
 	MaxStepDrives = 1024
+	// MaxCells is the most cells a spec plans: its workloads times its
+	// capacities and scaling steps (the brief's spec plans 96). Each
+	// cell's result rewrites the reports, so a run's report writing
+	// grows with the square of its cells.
+	MaxCells = 1024
 	// MaxScalingSteps is the most drive counts [scaling] drives lists.
 	MaxScalingSteps = 64
 	// MaxNumJobs is fio's own limit on jobs (FIO_MAX_JOBS).

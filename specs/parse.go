@@ -315,5 +315,20 @@ func (p *parser) checkCounts() bool {
 	t := table{p: p, raw: p.raw}
 	many := tooMany(t, t.get("workload"), MaxWorkloads, "workloads")
 	many = tooMany(t, t.get("capacity"), MaxCapacities, "capacities") || many
-	return !many
+	if many {
+		return false
+	}
+	nw, nc := len(rawElems(t.get("workload").v)), len(rawElems(t.get("capacity").v))
+	steps := 0
+	if sc, ok := t.get("scaling").v.(map[string]any); ok {
+		if d, ok := sc["drives"].([]any); ok {
+			steps = len(d)
+		}
+	}
+	if cells := nw * (nc + steps); cells > MaxCells {
+		line := t.p.lines[path("workload", index(0))]
+		t.p.addf(line, "", "%d workloads at %d capacities and %d scaling steps are %d cells, more than the %d a spec may plan", nw, nc, steps, cells, MaxCells)
+		return false
+	}
+	return true
 }
