@@ -2,6 +2,7 @@ package specs
 
 import (
 	"fmt"
+	"github.com/drivequal/drivequal/specs/internal/keylines"
 	"time"
 	"unicode"
 )
@@ -22,6 +23,11 @@ const (
 	MaxCapacities = 64
 	// MaxStepDrives is the most drives one scaling step measures at once.
 	MaxStepDrives = 1024
+	// MaxCells is the most cells a spec plans: its workloads times its
+	// capacities and scaling steps (the brief's spec plans 96). Each
+	// cell's result rewrites the reports, so a run's report writing
+	// grows with the square of its cells.
+	MaxCells = 1024
 	// MaxScalingSteps is the most drive counts [scaling] drives lists.
 	MaxScalingSteps = 64
 	// MaxNumJobs is fio's own limit on jobs (FIO_MAX_JOBS).
@@ -82,7 +88,7 @@ func tooMany(t table, v value, max int, what string) bool {
 	if n <= max {
 		return false
 	}
-	line := t.p.lines[path(v.key, index(max))]
+	line := t.p.lines[keylines.Path(v.key, keylines.Index(max))]
 	t.p.addf(line, "", "%d %s, more than the %d a spec may hold", n, what, max)
 	return true
 }

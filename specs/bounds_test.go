@@ -162,3 +162,31 @@ func TestPreconditionChainsLinear(t *testing.T) {
 		t.Errorf("first problem = %q, want %q", got, want)
 	}
 }
+
+// A spec that plans more cells than MaxCells (workloads times capacities
+// and scaling steps, each within its own bound) is refused at its first
+// workload: 256 workloads at 64 capacities planned 16,384 cells, whose
+// replay rewrote its reports after each cell and had not ended after
+// minutes. Four workloads at 256 cells' worth of capacities load.
+func TestTooManyCells(t *testing.T) {
+	spec := func(workloads, capacities int) string {
+		var b strings.Builder
+		b.WriteString("model = \"m\"\nsource = \"s\"\n[method]\nruntime = \"1s\"\n")
+		for i := 0; i < workloads; i++ {
+			fmt.Fprintf(&b, "[[workload]]\nname = \"r%d\"\nrw = \"randread\"\nbs = 4096\niodepth = 1\nnumjobs = 1\nmetric = \"iops\"\n", i)
+		}
+		for c := 0; c < capacities; c++ {
+			fmt.Fprintf(&b, "[[capacity]]\nname = \"c%d\"\nbytes = %d\n[capacity.spec]\n\"r0\" = 1\n", c, 1000000+c)
+		}
+		return b.String()
+	}
+	text := spec(MaxWorkloads, MaxCapacities)
+	_, err := Parse("cells.toml", []byte(text))
+	want := fmt.Sprintf("cells.toml:%d: 256 workloads at 64 capacities and 0 scaling steps are 16384 cells, more than the 1024 a spec may plan", lineOf(t, text, `name = "r0"`)-1)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Parse(256 workloads at 64 capacities) = %v, want %q", err, want)
+	}
+	if _, err := Parse("cells.toml", []byte(spec(16, MaxCapacities))); err != nil {
+		t.Errorf("Parse(16 workloads at 64 capacities) = %v, want nil", err)
+	}
+}

@@ -2,6 +2,7 @@ package specs
 
 import (
 	"fmt"
+	"github.com/drivequal/drivequal/specs/internal/keylines"
 	"math"
 	pathpkg "path"
 	"regexp"
@@ -28,7 +29,7 @@ var steadyStateRE = regexp.MustCompile(`^(iops|iops_slope|bw|bw_slope):([0-9]+(\
 type table struct {
 	p     *parser
 	where string
-	path  []string       // keyLines path of the table
+	path  []string       // keylines.Lines path of the table
 	raw   map[string]any // nil when the table is absent
 }
 
@@ -59,12 +60,12 @@ func (t table) named(v value, name, where string) table {
 
 func (t table) line(key string) int {
 	if key != "" {
-		if l := t.p.lines[path(append(t.path[:len(t.path):len(t.path)], key)...)]; l > 0 {
+		if l := t.p.lines[keylines.Path(append(t.path[:len(t.path):len(t.path)], key)...)]; l > 0 {
 			return l
 		}
 	}
 	if len(t.path) > 0 {
-		return t.p.lines[path(t.path...)]
+		return t.p.lines[keylines.Path(t.path...)]
 	}
 	return 0
 }
@@ -327,7 +328,7 @@ func (p *parser) checkWorkloads(ws []Workload) {
 		if w.Precondition == "" {
 			continue
 		}
-		t := table{p: p, where: p.elemWhere("workload", i), path: []string{"workload", index(i)}}
+		t := table{p: p, where: p.elemWhere("workload", i), path: []string{"workload", keylines.Index(i)}}
 		if w.RW != "" && w.IsWriteOnly() {
 			t.errorf("precondition", "precondition is only for read and mixed workloads; a write-only workload preconditions itself")
 			continue
@@ -376,7 +377,7 @@ func (p *parser) checkWorkloads(ws []Workload) {
 					break
 				}
 			}
-			t := table{p: p, where: p.elemWhere("workload", j), path: []string{"workload", index(j)}}
+			t := table{p: p, where: p.elemWhere("workload", j), path: []string{"workload", keylines.Index(j)}}
 			t.errorf("precondition", "precondition loops: %s", strings.Join(quoteAll(chain), " -> "))
 		}
 	}

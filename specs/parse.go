@@ -3,6 +3,7 @@ package specs
 import (
 	"errors"
 	"fmt"
+	"github.com/drivequal/drivequal/specs/internal/keylines"
 	"path/filepath"
 	"strings"
 	"time"
@@ -73,7 +74,7 @@ func Parse(file string, data []byte) (*Spec, error) {
 type parser struct {
 	file  string
 	raw   map[string]any // the document, decoded once
-	lines keyLines
+	lines keylines.Lines
 	spec  *Spec // the spec converted so far, for keys naming other parts of it
 	errs  ErrorList
 }
@@ -91,8 +92,8 @@ func (p *parser) parse(data []byte) *Spec {
 		p.decodeError(err)
 		return nil
 	}
-	var keys []located
-	keys, p.lines = locateKeys(data, md)
+	var keys []keylines.Located
+	keys, p.lines = keylines.Locate(data, md)
 	p.checkKeys(keys)
 	if !p.checkShape(specSchema, p.raw, nil, -1) || !p.checkCounts() {
 		return nil
@@ -114,24 +115,24 @@ func (p *parser) decodeError(err error) {
 
 // checkKeys reports every key not in specSchema. Keys under an unknown key
 // are not reported again; keys under a leaf are left to its type check.
-func (p *parser) checkKeys(keys []located) {
+func (p *parser) checkKeys(keys []keylines.Located) {
 	reported := map[string]bool{}
 	for _, l := range keys {
 		node := specSchema
-		for depth, piece := range l.key {
+		for depth, piece := range l.Key {
 			child, ok := node.keys[piece]
 			if !ok {
 				child, ok = node.keys["*"]
 			}
 			if !ok {
-				full := l.path(depth + 1)
+				full := l.Path(depth + 1)
 				if !reported[full] {
 					reported[full] = true
 					msg := fmt.Sprintf("unknown key %q", piece)
 					if s := suggest(piece, node); s != "" {
 						msg += fmt.Sprintf("; did you mean %q?", s)
 					}
-					p.addf(l.line, p.where(l.key[:depth], l.elem), "%s", msg)
+					p.addf(l.Line, p.where(l.Key[:depth], l.Elem), "%s", msg)
 				}
 				break
 			}
@@ -272,8 +273,8 @@ func (p *parser) checkShape(node *schema, m map[string]any, k toml.Key, elem int
 				if name == "*" {
 					shape = fmt.Sprintf(shape, n)
 				}
-				l := located{key: key, elem: elem}
-				p.addf(p.lines[l.path(len(key))], where, "%s, got %s", shape, typeName(v))
+				l := keylines.Located{Key: key, Elem: elem}
+				p.addf(p.lines[l.Path(len(key))], where, "%s, got %s", shape, typeName(v))
 				continue
 			}
 			for i, e := range elems {
@@ -315,5 +316,20 @@ func (p *parser) checkCounts() bool {
 	t := table{p: p, raw: p.raw}
 	many := tooMany(t, t.get("workload"), MaxWorkloads, "workloads")
 	many = tooMany(t, t.get("capacity"), MaxCapacities, "capacities") || many
-	return !many
+	if many {
+		return false
+	}
+	nw, nc := len(rawElems(t.get("workload").v)), len(rawElems(t.get("capacity").v))
+	steps := 0
+	if sc, ok := t.get("scaling").v.(map[string]any); ok {
+		if d, ok := sc["drives"].([]any); ok {
+			steps = len(d)
+		}
+	}
+	if cells := nw * (nc + steps); cells > MaxCells {
+		line := t.p.lines[keylines.Path("workload", keylines.Index(0))]
+		t.p.addf(line, "", "%d workloads at %d capacities and %d scaling steps are %d cells, more than the %d a spec may plan", nw, nc, steps, cells, MaxCells)
+		return false
+	}
+	return true
 }

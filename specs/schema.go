@@ -2,6 +2,7 @@ package specs
 
 import (
 	"fmt"
+	"github.com/drivequal/drivequal/specs/internal/keylines"
 	"math"
 	"strings"
 
@@ -84,7 +85,7 @@ func (fs fields[T]) convert(t table, out *T) {
 func elems[T any](t table, v value, fs fields[T], first func(line int) T) []T {
 	var out []T
 	for i, m := range rawElems(v.v) {
-		et := table{p: t.p, where: t.p.elemWhere(v.key, i), path: []string{v.key, index(i)}, raw: m}
+		et := table{p: t.p, where: t.p.elemWhere(v.key, i), path: []string{v.key, keylines.Index(i)}, raw: m}
 		e := first(et.line(""))
 		fs.convert(et, &e)
 		out = append(out, e)

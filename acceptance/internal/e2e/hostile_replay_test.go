@@ -59,6 +59,14 @@ var hostileCases = []hostileCase{
 	{"cell output is a symlink to a file outside", func(t *testing.T, dir, outside string) {
 		replaceWithSymlink(t, dir, hostileRead+".json", filepath.Join(outside, "canary.json"))
 	}, []string{hostileRead + ".json: is a symlink"}, false},
+	{"cell output is a hard link to a file outside", func(t *testing.T, dir, outside string) {
+		// The canary's first line is not JSON: read, it was quoted into
+		// the cell's error in every report.
+		p := filepath.Join(dir, filepath.FromSlash(hostileRead)+".json")
+		require.NoError(t, os.Remove(p))
+		require.NoError(t, os.WriteFile(filepath.Join(outside, "shadow"), []byte(canaryFile+":19000:0:99999:7:::\n"), 0o600))
+		require.NoError(t, os.Link(filepath.Join(outside, "shadow"), p))
+	}, []string{hostileRead + ".json: has 2 hard links"}, false},
 	{"cell output is a FIFO", func(t *testing.T, dir, _ string) {
 		p := filepath.Join(dir, filepath.FromSlash(hostileRead)+".json")
 		require.NoError(t, os.Remove(p))

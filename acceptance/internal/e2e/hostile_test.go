@@ -195,13 +195,17 @@ func TestJudgeFleetScriptLeavesOutAHostileHost(t *testing.T) {
 		require.NoError(t, os.Rename(hostileCopy(t, h, func(*record.Run) {}), raw))
 		retimed(t, raw, h, i+1)
 	}
+	// stor-d's recording is a symlink to stor-a's: followed, stor-a's run
+	// was judged twice, and the fleet was refused as holding a copy.
+	require.NoError(t, os.MkdirAll(filepath.Join(recordings, "drivequal-stor-d"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(recordings, "drivequal-stor-a", "raw"), filepath.Join(recordings, "drivequal-stor-d", "raw")))
 	hostile := filepath.Join(recordings, "drivequal-stor-c", "raw", "run.json")
 	data, err := os.ReadFile(hostile)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(hostile, []byte(strings.Replace(string(data), `drives    = [1, 6]`, `drives    = [2147483647]`, 1)), 0o644))
 
 	report := filepath.Join(t.TempDir(), "fleet-report")
-	cmd := exec.Command(filepath.Join(acceptanceDir, "..", ".ci", "judge-fleet"), recordings, report, "stor-a", "stor-b", "stor-c")
+	cmd := exec.Command(filepath.Join(acceptanceDir, "..", ".ci", "judge-fleet"), recordings, report, "stor-a", "stor-b", "stor-c", "stor-d")
 	cmd.Dir = acceptanceDir
 	cmd.Env = append(os.Environ(), marker(t), "SUITE="+suiteBin+" -test.count=1")
 	out, err := cmd.CombinedOutput()
@@ -221,6 +225,7 @@ func TestJudgeFleetScriptLeavesOutAHostileHost(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, `^stor-c: refused \(exit 2\):`, string(refused))
 	assert.Regexp(t, refusal, string(refused))
+	assert.Contains(t, string(refused), "stor-d: refused: "+filepath.Join(recordings, "drivequal-stor-d", "raw")+" is a symlink")
 	summary, err := os.ReadFile(filepath.Join(report, "summary.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(summary), "## Hosts left out of the fleet")

@@ -156,9 +156,14 @@ func TestFleetChecksSpecsBeforeOutputs(t *testing.T) {
 // Host directories are named by a slug unique across the fleet: hosts
 // "vm", "vm" and "vm#2" (which go test would see as the second "vm") get
 // three reports, and "..", "." and "" land under hosts/, never above it.
+// A name longer than a directory name may be (255 bytes) is cut, and two
+// such names alike in their first 64 bytes still get two directories:
+// before, the fleet's report directory could not be made and no report
+// of any host was written.
 func TestFleetHostDirectoriesAreUnique(t *testing.T) {
 	var dirs []string
-	for i, name := range []string{"vm", "vm", "vm#2", "..", ".", ""} {
+	long := strings.Repeat("a", 300)
+	for i, name := range []string{"vm", "vm", "vm#2", "..", ".", "", long + "1", long + "2"} {
 		dir := lotCopy(t, "h"+string(rune('a'+i)))
 		anotherRun(t, dir, name, i+1)
 		dirs = append(dirs, dir)
@@ -173,6 +178,8 @@ func TestFleetHostDirectoriesAreUnique(t *testing.T) {
 		assert.False(t, strings.Contains(rel, "/") || rel == "." || rel == ".." || strings.HasPrefix(rel, "."), "host %q: report in hosts/%s", m.Name, rel)
 		assert.False(t, seen[rel], "host %q: hosts/%s is another host's", m.Name, rel)
 		assert.False(t, names[m.Name], "host name %q twice", m.Name)
+		assert.LessOrEqual(t, len(rel), 80, "host %q: hosts/%s", m.Name, rel)
+		assert.NoError(t, os.MkdirAll(m.Suite.Cfg.Report, 0o755))
 		seen[rel], names[m.Name] = true, true
 	}
 	assert.Len(t, seen, len(dirs))

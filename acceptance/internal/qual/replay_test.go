@@ -72,7 +72,7 @@ func recordedRun(t *testing.T, attained bool) string {
 	info := record.Run{Format: record.Format, Spec: "Loop device", SpecName: "loop", SpecFile: "loop.toml", SpecText: notSteadySpec,
 		Mode: "record", FioVersion: "fio-3.33", Precondition: plan.Full,
 		Drives: []report.Drive{{Path: "/dev/loop7", Bytes: 268435456, Capacity: "256MiB", NUMANode: -1}},
-		Tests:  []string{test}, Steady: []report.Steady{rec}}
+		Tests:  []string{test}, Steady: []report.Steady{rec}, Finished: "2026-01-01T00:00:00Z"}
 	writeJSON(t, filepath.Join(dir, "run.json"), info)
 	out, err := os.ReadFile(filepath.Join(moduleRoot(t), "fixtures", "fio", "randread-8jobs-group.json"))
 	require.NoError(t, err)

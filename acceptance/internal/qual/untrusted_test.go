@@ -57,6 +57,50 @@ func TestReplayMissingOutputFails(t *testing.T) {
 	assert.NotEqual(t, report.Qualified, s.Report.Overall().Verdict)
 }
 
+// A cell whose output run.json holds a sha256 of fails "recorded output
+// missing" when the output is gone, also when run.json's tests no longer
+// list it; it was left out, and the run passed without it.
+func TestReplayMissingHashedOutputFails(t *testing.T) {
+	dir := hashed(t)
+	rewriteRun(t, dir, func(r *record.Run) { r.Tests = nil })
+	require.NoError(t, os.Remove(record.Base(dir, cellRR)+record.OutputExt))
+	o, s := replayCell(t, dir)
+	require.Equal(t, report.Fail, o.Result.Verdict, o.Message)
+	assert.Equal(t, report.CauseNotRecorded, o.Result.Cause)
+	assert.Contains(t, o.Result.Error, "recorded output missing: "+filepath.Join(dir, filepath.FromSlash(cellRR))+".json")
+	assert.NotEqual(t, report.Qualified, s.Report.Overall().Verdict)
+}
+
+// A recording of a run that was interrupted (run.json without
+// "finished") replays its unreached cells as failed "not recorded", and
+// is not QUALIFIED; they were left out, and the part of the run that
+// was recorded passed as if whole.
+func TestReplayInterruptedRunFailsUnreachedCells(t *testing.T) {
+	dir := recordedRun(t, true)
+	rewriteRun(t, dir, func(r *record.Run) { r.Finished = "" })
+	cfg := &cmdline.Config{Spec: "solidigm-d7-ps1010", Replay: dir, Report: t.TempDir(), Root: moduleRoot(t), Precondition: plan.Full}
+	s, errs := setupOne(t, cfg)
+	require.Empty(t, errs)
+	cells := s.SingleCells()
+	require.Len(t, cells, 1)
+	require.Len(t, cells[0].Cells, 2, "both cells the recorded spec plans")
+	var failed int
+	for _, c := range cells[0].Cells {
+		o, err := s.Run(context.Background(), c, t.Logf)
+		require.NoError(t, err)
+		if c.Test == cellRR {
+			assert.Equal(t, report.Pass, o.Result.Verdict, o.Message)
+			continue
+		}
+		failed++
+		assert.Equal(t, report.Fail, o.Result.Verdict, o.Message)
+		assert.Equal(t, report.CauseNotRecorded, o.Result.Cause)
+		assert.Contains(t, o.Result.Error, `has no "finished": it was interrupted`)
+	}
+	assert.Equal(t, 1, failed)
+	assert.NotEqual(t, report.Qualified, s.Report.Overall().Verdict)
+}
+
 // A cell output that is a symlink to a file outside the recording is
 // not read: the cell fails as a bad recording naming the file, and
 // nothing of the file reaches the report.

@@ -116,7 +116,8 @@ func Clean(rel string) (string, error) {
 // is a regular file inside dir of at most limit bytes: rel is checked
 // with Clean, every component below dir is opened without following a
 // symlink, and the opened file must be regular (no FIFO, which is opened
-// without blocking, no device, no socket). A file that is not there
+// without blocking, no device, no socket) with one link (no hard link to
+// a file outside). A file that is not there
 // gives an error for which errors.Is(err, fs.ErrNotExist) holds; one
 // refused, a *RefusedError. size is the file's size when opened; read
 // it through Read, which stops at limit even if it grows.
@@ -145,6 +146,14 @@ func Open(dir, rel string, limit int64) (f *os.File, size int64, err error) {
 	if !fi.Mode().IsRegular() {
 		f.Close()
 		return nil, 0, &RefusedError{Path: full, Why: "is a " + kind(fi.Mode()) + ", not a regular file: a recording holds only regular files; put the file as recorded in its place"}
+	}
+	if n := links(fi); n > 1 {
+		// O_NOFOLLOW does not see a hard link: the same file may be one
+		// outside the recording (the judge's own), and what is read of
+		// it is quoted into the report. drivequal never links a
+		// recording's files.
+		f.Close()
+		return nil, 0, &RefusedError{Path: full, Why: fmt.Sprintf("has %d hard links: a recording's files are its own, and one linked may be a file outside it; copy the recording (cp, not a hard link)", n)}
 	}
 	if fi.Size() > limit {
 		f.Close()

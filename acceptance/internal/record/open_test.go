@@ -38,6 +38,11 @@ var openCases = []openCase{
 	{"symlinked directory", func(t *testing.T, dir, outside string) {
 		symlink(t, filepath.Dir(outside), filepath.Join(dir, "T"))
 	}, "T/" + "canary", 10, "its directory T is a symlink"},
+	{"hard link to a file outside", func(t *testing.T, dir, outside string) {
+		// O_NOFOLLOW does not see a hard link: the canary would be read,
+		// and its first line quoted in the cell's error.
+		require.NoError(t, os.Link(outside, filepath.Join(dir, "a.json")))
+	}, "a.json", 10, "a.json: has 2 hard links"},
 	{"FIFO", func(t *testing.T, dir, _ string) {
 		require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "a.json"), 0o644))
 	}, "a.json", 10, "a.json: is a FIFO, not a regular file"},

@@ -4,9 +4,11 @@ package record
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -77,4 +79,12 @@ func describe(fd int, name string, last bool, err error) string {
 		}
 	}
 	return ""
+}
+
+// links is how many hard links the file fi describes has.
+func links(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
 }

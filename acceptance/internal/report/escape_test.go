@@ -7,6 +7,11 @@ var escapeTests = []struct{ in, want string }{
 	{"loop\n::error title=x::forged", `loop\n::error title=x::forged`},
 	{"a\r\x1b[2Jb\u0085c\x00", `a\r\x1b[2Jb\u0085c\x00`},
 	{"über", "über"},
+	// Format characters that reorder or hide text (a bidi override makes
+	// "vm\u202egnp.exe" read as "vmexe.png"), and the line separators.
+	{"vm\u202egnp.exe\u202c", `vm\u202egnp.exe\u202c`},
+	{"a\u2066b\u2069\u200bc\ufeff", `a\u2066b\u2069\u200bc\ufeff`},
+	{"a\u2028b\u2029c", `a\u2028b\u2029c`},
 }
 
 func TestEscape(t *testing.T) {

@@ -157,7 +157,7 @@ func outputSums(dir string, info record.Run) map[string]string {
 		}
 		sum, ok := info.Files[rel]
 		if !ok {
-			sum = fileSHA256(filepath.Join(dir, filepath.FromSlash(rel)))
+			sum = fileSHA256(dir, rel)
 		}
 		if sum != "" && sum != emptySHA256 {
 			out[rel] = sum
@@ -166,23 +166,17 @@ func outputSums(dir string, info record.Run) map[string]string {
 	return out
 }
 
-// fileSHA256 is the sha256 of the regular file at p, "" when it is not
-// one or does not read.
-func fileSHA256(p string) string {
-	// Not a FIFO (an open would wait for a writer), not a symlink, not
-	// past what a cell's output may be: those are refused when the
-	// member's outputs are read.
-	if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() || st.Size() > maxOutputHash {
-		return ""
-	}
-	f, err := os.OpenFile(p, os.O_RDONLY|noFollow|nonBlock, 0)
+// fileSHA256 is the sha256 of the file rel names in the recording dir,
+// as record.Open allows it (a regular file inside dir, no symlinked
+// directory on the way, no FIFO, within maxOutputHash bytes): "" when it
+// is not one or does not read. Those are refused when the member's
+// outputs are read.
+func fileSHA256(dir, rel string) string {
+	f, _, err := record.Open(dir, rel, maxOutputHash)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return ""
-	}
 	h := sha256.New()
 	if _, err := io.Copy(h, io.LimitReader(f, maxOutputHash)); err != nil {
 		return ""
@@ -242,11 +236,19 @@ func Unique(name, sep string, taken map[string]bool) string {
 	return u
 }
 
+// MaxSlug is the most bytes of a host's slug: a directory name may be
+// 255, and a recording's hostname is as long as its runner made it.
+const MaxSlug = 64
+
 // HostSlug is a host's name as one directory name under hosts/: letters,
-// digits, "-" and "." kept, anything else "_", never "", "." or ".." nor
-// hidden.
+// digits, "-" and "." kept, anything else "_", at most MaxSlug bytes
+// (Unique tells two names alike that far apart), never "", "." or ".."
+// nor hidden.
 func HostSlug(name string) string {
 	s := live.Slug(name)
+	if len(s) > MaxSlug {
+		s = s[:MaxSlug] // ASCII: Slug keeps no other byte
+	}
 	if strings.Trim(s, ".") == "" || strings.HasPrefix(s, ".") {
 		s = "host" + s
 	}

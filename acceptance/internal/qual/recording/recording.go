@@ -76,10 +76,32 @@ func (r *Reader) Has(test string) bool {
 	if slices.Contains(r.Info.Unmeasured, test) {
 		return true // failed unmeasured: the replay fails it the same way
 	}
+	if r.listed(test) || r.unfinished() {
+		return true
+	}
 	if len(r.Info.Tests) > 0 {
-		return slices.Contains(r.Info.Tests, test)
+		return false
 	}
 	return record.Exists(r.Dir, r.files().owner(test)+record.OutputExt)
+}
+
+// unfinished reports whether the recording is of a live run that did
+// not run to its end (from format 3, run.json says "finished" when it
+// did): every cell the spec plans is listed, and one it did not reach
+// fails, so that an interrupted run never replays as a whole one.
+func (r *Reader) unfinished() bool {
+	return r.Info.Format >= 3 && r.Info.Mode == "record" && !r.Info.Reconstructed && r.Info.Finished == ""
+}
+
+// listed reports whether run.json says test was measured: listed in its
+// tests, or its output among the files it holds a sha256 of (a run.json
+// whose tests lost the cell still has it there).
+func (r *Reader) listed(test string) bool {
+	if slices.Contains(r.Info.Tests, test) {
+		return true
+	}
+	_, ok := r.Info.Files[r.files().owner(test)+record.OutputExt]
+	return ok
 }
 
 func (r *Reader) files() Files { return Files{Dir: r.Dir, Shared: r.Info.Shared} }
@@ -112,10 +134,14 @@ func (r *Reader) Cell(ctx context.Context, cell plan.Cell, _ func(string, ...any
 		if why, cause := r.unusable(cell); why != "" {
 			return evidence.NotMeasured(why, cause)
 		}
-		if slices.Contains(r.Info.Tests, cell.Test) {
-			// run.json lists the cell as measured: its output is
-			// evidence that is gone, never a cell to leave out.
+		if r.listed(cell.Test) {
+			// run.json lists the cell as measured (or holds its
+			// output's sha256): its output is evidence that is gone,
+			// never a cell to leave out.
 			return evidence.NotMeasured(fmt.Sprintf("recorded output missing: %s, which run.json lists among the cells the run measured, is not there", m.Raw), report.CauseNotRecorded)
+		}
+		if r.unfinished() {
+			return evidence.NotMeasured(fmt.Sprintf("not recorded: the run ended before this cell (%s has no \"finished\": it was interrupted), and %s is not there; resume the run (-resume) to measure it", filepath.Join(r.Dir, "run.json"), m.Raw), report.CauseNotRecorded)
 		}
 		return &evidence.Measured{Skip: m.RunErr.Error()}
 	}

@@ -1,4 +1,6 @@
-package specs
+// Package keylines finds the line each key of a TOML document is defined
+// on, which the toml package does not say.
+package keylines
 
 import (
 	"sort"
@@ -11,58 +13,58 @@ import (
 // The toml package reports where a syntax error is but not where each key
 // is defined: MetaData keeps key positions unexported (BurntSushi/toml
 // #462), and keyed by dotted key, so each [[workload]] element's keys
-// overwrite the previous element's. So keyLines finds the keys again in
+// overwrite the previous element's. So Lines finds the keys again in
 // the text. md.Keys lists
 // them in document order; each is looked for after the previous one, as a
 // key token (bare or quoted, outside comments and values) followed by "=",
 // "." or "]". Keys under a top-level array of tables ([[workload]]) get the
 // element's index as an extra path piece, "#0", "#1", ..., so that
-// path("workload", "#1", "iodepth") is the second workload's iodepth.
+// Path("workload", "#1", "iodepth") is the second workload's iodepth.
 
-// keyLines maps a key path (see path) to the 1-based line it is defined on.
-type keyLines map[string]int
+// Lines maps a key path (see path) to the 1-based line it is defined on.
+type Lines map[string]int
 
-// path joins key pieces into a keyLines key.
-func path(pieces ...string) string { return strings.Join(pieces, "\x1f") }
+// path joins key pieces into a Lines key.
+func Path(pieces ...string) string { return strings.Join(pieces, "\x1f") }
 
 // index is the path piece of the i-th element of an array of tables.
-func index(i int) string { return "#" + strconv.Itoa(i) }
+func Index(i int) string { return "#" + strconv.Itoa(i) }
 
-// located is one key of the document: where it is and, for a key under a
+// Located is one key of the document: where it is and, for a key under a
 // top-level array of tables, which element it belongs to (-1 otherwise).
-type located struct {
-	key  toml.Key
-	elem int
-	line int
+type Located struct {
+	Key  toml.Key
+	Elem int
+	Line int
 }
 
-// path returns the keyLines path of the first n pieces of l.key.
-func (l located) path(n int) string {
-	pieces := []string(l.key[:n])
-	if l.elem >= 0 && n > 0 {
-		pieces = append([]string{pieces[0], index(l.elem)}, pieces[1:]...)
+// path returns the Lines path of the first n pieces of l.Key.
+func (l Located) Path(n int) string {
+	pieces := []string(l.Key[:n])
+	if l.Elem >= 0 && n > 0 {
+		pieces = append([]string{pieces[0], Index(l.Elem)}, pieces[1:]...)
 	}
-	return path(pieces...)
+	return Path(pieces...)
 }
 
-// locateKeys finds every key of md in data, in document order, and returns
+// Locate finds every key of md in data, in document order, and returns
 // them with a map from key path to line.
-func locateKeys(data []byte, md toml.MetaData) ([]located, keyLines) {
+func Locate(data []byte, md toml.MetaData) ([]Located, Lines) {
 	s := keyScanner{src: string(data)}
 	for i, c := range []byte(s.src) {
 		if c == '\n' {
 			s.newlines = append(s.newlines, i)
 		}
 	}
-	var all []located
-	lines := keyLines{}
+	var all []Located
+	lines := Lines{}
 	elem := map[string]int{}             // current element of each top-level array
 	seen := map[string]map[string]bool{} // keys seen in that element
 	for _, k := range md.Keys() {
 		if len(k) == 0 {
 			continue
 		}
-		l := located{key: k, elem: -1}
+		l := Located{Key: k, Elem: -1}
 		if isArrayOfTables(md, k[0]) {
 			i, started := elem[k[0]]
 			switch {
@@ -78,7 +80,7 @@ func locateKeys(data []byte, md toml.MetaData) ([]located, keyLines) {
 				if seen[k[0]] == nil {
 					seen[k[0]] = map[string]bool{}
 				}
-				rest := path(k[1:]...)
+				rest := Path(k[1:]...)
 				if seen[k[0]][rest] {
 					i++
 					seen[k[0]] = map[string]bool{}
@@ -86,21 +88,21 @@ func locateKeys(data []byte, md toml.MetaData) ([]located, keyLines) {
 				seen[k[0]][rest] = true
 			}
 			elem[k[0]] = i
-			l.elem = i
+			l.Elem = i
 		}
-		l.line = s.find(k[len(k)-1])
+		l.Line = s.find(k[len(k)-1])
 		all = append(all, l)
 		if len(k) == 1 && md.Type(k...) != "ArrayHash" {
-			l.elem = -1 // the whole inline array, not one element
+			l.Elem = -1 // the whole inline array, not one element
 		}
-		if p := l.path(len(k)); l.line > 0 && lines[p] == 0 {
-			lines[p] = l.line
+		if p := l.Path(len(k)); l.Line > 0 && lines[p] == 0 {
+			lines[p] = l.Line
 		}
-		if len(k) == 1 && l.line > 0 && lines[k[0]] == 0 {
-			lines[k[0]] = l.line // an array of tables is where it starts
+		if len(k) == 1 && l.Line > 0 && lines[k[0]] == 0 {
+			lines[k[0]] = l.Line // an array of tables is where it starts
 		}
-		if len(k) > 1 && l.elem >= 0 && l.line > 0 && lines[l.path(1)] == 0 {
-			lines[l.path(1)] = l.line // an inline table is where its first key is
+		if len(k) > 1 && l.Elem >= 0 && l.Line > 0 && lines[l.Path(1)] == 0 {
+			lines[l.Path(1)] = l.Line // an inline table is where its first key is
 		}
 	}
 	return all, lines
