@@ -53,7 +53,7 @@ func (r *Runner) judgeSteady(st plan.Step, prep Prepared, track *steady.Tracker,
 // 5.4 MB (measured, fio 3.33 on 24 loop devices, randrw 70/30), so one
 // every 30 s would make a cell longer than about 5 minutes a recording
 // its own replay refuses.
-const MaxCellReports = 4
+const MaxCellReports = 6
 
 // cellReportEvery is how often fio reports its status during a
 // measurement cell of est: every, or less often, so that the cell prints
