@@ -216,6 +216,7 @@ func TestRefusesActiveSwap(t *testing.T) {
 	dev := guardedLoop(t)
 	command(t, "", "mkswap", "-q", dev)
 	before := testenv.SHA256(t, dev)
+	out := swappedOut(t)
 	command(t, "", "swapon", "--priority=0", dev)
 	on := true
 	swapoff := func() {
@@ -233,14 +234,33 @@ func TestRefusesActiveSwap(t *testing.T) {
 	assertRefused(t, r, dev+": is active swap: "+dev, "swapoff "+dev)
 
 	// The kernel may page out to the swap by itself; the hash is only
-	// comparable when it did not.
+	// comparable when it did not. "Used" in /proc/swaps falls back to 0
+	// once the pages are read back in; the pages the kernel ever swapped
+	// out (pswpout) do not.
 	used := swapUsed(t, dev)
 	swapoff()
-	if used > 0 {
-		t.Logf("the kernel swapped %d KiB out to %s during the test: its hash is not comparable", used, dev)
+	if n := swappedOut(t) - out; used > 0 || n > 0 {
+		t.Logf("the kernel swapped out to %s during the test (%d KiB in use at the end, %d pages written): its hash is not comparable", dev, used, n)
 		return
 	}
 	assert.Equal(t, before, testenv.SHA256(t, dev), "%s changed", dev)
+}
+
+// swappedOut is the number of pages the kernel has swapped out since it
+// booted (/proc/vmstat pswpout), to any swap.
+func swappedOut(t *testing.T) int {
+	t.Helper()
+	data, err := os.ReadFile("/proc/vmstat")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "pswpout" {
+			n, err := strconv.Atoi(f[1])
+			require.NoError(t, err, line)
+			return n
+		}
+	}
+	t.Fatalf("/proc/vmstat has no pswpout:\n%s", data)
+	return 0
 }
 
 // swapUsed is the "Used" column of /proc/swaps for dev, in KiB.

@@ -33,9 +33,11 @@ func pullTries() int {
 
 // neighbourBps is the bytes per second (reads and writes) QEMU lets
 // through to each drive of TestGuestNeighbourPulled: a 16 MiB fill or
-// read-back takes about 4 s, so that the neighbour is pulled while the
-// survivor is still being written or read, whatever the host's load.
-const neighbourBps = 4_000_000
+// read-back takes about 8 s, so that the neighbour is pulled while the
+// survivor is still being written or read, whatever the host's load (at
+// 4 MB/s, 4 s, a loaded host's guest once saw fio on both drives too late
+// to pull mid-step).
+const neighbourBps = 2_000_000
 
 // hotAdd hot-adds an NVMe controller (QMP device_add) whose namespace is
 // a fresh mpBytes image, throttled to neighbourBps, and returns its
@@ -135,9 +137,9 @@ func neighbourPulled(t *testing.T, survivor, id, serial, during string) {
 		for i := 0; i < 300 && !(fioHas(survivor) && fioHas(nbr)); i++ {
 			time.Sleep(100 * time.Millisecond)
 		}
-		time.Sleep(time.Second)
+		time.Sleep(300 * time.Millisecond)
 		if !fioHas(survivor) {
-			pullErr = fmt.Errorf("fio no longer had %s open a second into the %s: the step is too short to pull its neighbour mid-step", survivor, step)
+			pullErr = fmt.Errorf("fio no longer had %s open 0.3 s into the %s: the step is too short to pull its neighbour mid-step", survivor, step)
 			return
 		}
 		pulledAt = time.Now()
