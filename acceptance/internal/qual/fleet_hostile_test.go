@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,18 +52,9 @@ var lotOutputs = []string{lotRead, lotWrite, "TestSingleDrive/32MiB/128KB_Sequen
 // (machine-id k) named hostname. The figures are the copy's.
 func anotherRun(t *testing.T, dir, hostname string, k int) {
 	t.Helper()
-	re := regexp.MustCompile(`"timestamp_ms" : ([0-9]+)`)
 	for _, test := range lotOutputs {
 		path := filepath.Join(dir, filepath.FromSlash(test)+".json")
-		data, err := os.ReadFile(path)
-		require.NoError(t, err)
-		edited := re.ReplaceAllStringFunc(string(data), func(m string) string {
-			n, err := strconv.ParseInt(re.FindStringSubmatch(m)[1], 10, 64)
-			require.NoError(t, err)
-			return `"timestamp_ms" : ` + strconv.FormatInt(n+int64(k)*1000, 10)
-		})
-		require.NotEqual(t, string(data), edited, "%s has no timestamp_ms", path)
-		require.NoError(t, os.WriteFile(path, []byte(edited), 0o644))
+		require.True(t, retime(t, path, time.Duration(k)*time.Second), "%s has no timestamp_ms", path)
 	}
 	rewriteRun(t, dir, func(r *record.Run) { r.Host.Hostname, r.Host.MachineID = hostname, fmt.Sprintf("%032x", k) })
 }
@@ -222,4 +214,22 @@ func TestNonFiniteFigureIsTheCellsError(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(junit), "actual +Inf")
 	assert.NotEqual(t, report.Qualified, back.Overall().Verdict)
+}
+
+// timestampMS is where a fio output says when it started.
+var timestampMS = regexp.MustCompile(`"timestamp_ms" : ([0-9]+)`)
+
+// retime moves the fio output at path by d (its timestamp_ms): the
+// figures of another run, not a copy; false when it has no timestamp_ms.
+func retime(t *testing.T, path string, d time.Duration) bool {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	edited := timestampMS.ReplaceAllStringFunc(string(data), func(m string) string {
+		ms, err := strconv.ParseInt(timestampMS.FindStringSubmatch(m)[1], 10, 64)
+		require.NoError(t, err)
+		return `"timestamp_ms" : ` + strconv.FormatInt(ms+d.Milliseconds(), 10)
+	})
+	require.NoError(t, os.WriteFile(path, []byte(edited), 0o644))
+	return edited != string(data)
 }
