@@ -19,6 +19,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/qual"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/page"
 	"github.com/drivequal/drivequal/fiojob"
 )
 
@@ -125,7 +126,7 @@ func qualify(m *testing.M) int {
 	}
 	summary, err := os.ReadFile(filepath.Join(cfg.Report, "summary.md"))
 	if err == nil {
-		fmt.Fprintf(operator(), "\n%s\nreport: %s\n", summary, cfg.Report)
+		fmt.Fprintf(operator(), "\n%s\nreport: %s\npage: %s\n", summary, cfg.Report, filepath.Join(cfg.Report, page.File))
 	}
 	if ctx.Err() != nil {
 		closing += fmt.Sprintf(" (the run was stopped: %s)", stopReason(ctx.Err()))

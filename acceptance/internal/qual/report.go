@@ -11,11 +11,12 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/junit"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/page"
 	"github.com/drivequal/drivequal/specs"
 )
 
 // reporter owns a run's report: what the verdicts, steps and checks add
-// to it, and results.json, summary.md, the charts and junit.xml written
+// to it, and results.json, summary.md, the charts, index.html and junit.xml written
 // from it in the -report directory, rewritten as results come so that an
 // interrupted run keeps every finished one.
 type reporter struct {
@@ -131,6 +132,9 @@ func (r *reporter) writeLocked() error {
 	}
 	r.written, r.wroteOnce = state, true
 	if err := r.run.Write(r.dir); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if err := page.Write(r.dir, r.run); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	if err := junit.Write(r.dir, r.run); err != nil {

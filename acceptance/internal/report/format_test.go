@@ -260,8 +260,8 @@ func TestSummaryFleet(t *testing.T) {
 
 func TestSummaryNoResults(t *testing.T) {
 	s := string((&Run{Spec: "Acme X1", Mode: "live"}).Summary())
-	if !strings.HasPrefix(s, "# drivequal: Acme X1\n") {
-		t.Errorf("summary does not open with the title:\n%s", s)
+	if !strings.HasPrefix(s, "**INCONCLUSIVE**: no test has been judged yet; next: wait for the run to finish; if it has, its log says why it stopped.\n\n# drivequal: Acme X1\n") {
+		t.Errorf("summary does not open with the bottom line and the title:\n%s", s)
 	}
 	if strings.Contains(s, "## Scaling") || strings.Contains(s, "QUALIFIED") {
 		t.Errorf("summary of a run without results has verdicts or a scaling section:\n%s", s)

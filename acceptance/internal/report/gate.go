@@ -1,8 +1,11 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report/bottomline"
 )
 
 // ScalingGate is the name of the gate over every scaling step; HealthGate
@@ -15,26 +18,8 @@ const (
 	FleetGate   = "fleet"
 )
 
-// Gate is the verdict on one part of a run: one capacity's single-drive
-// cells (with its drives' TestIntegrity), every scaling step, or every
-// fleet, baseline, lot, receipt or health result.
-type Gate struct {
-	Name    string // a capacity ("1.92TB"), or ScalingGate
-	Verdict string // Qualified, NotQualified or CapacityInconclusive
-	// Reason says in one line why the verdict is not Qualified; "" when it is.
-	Reason string
-	// Counts of the cells judged.
-	Cells, Passed, Failed, Inconclusive int
-}
-
-// String is the gate as the run's closing line gives it:
-// "NOT QUALIFIED: 1.92TB: 2 of 8 cells failed: 4KB Random Read: actual ...".
-func (g Gate) String() string {
-	if g.Reason == "" {
-		return g.Verdict + ": " + g.Name
-	}
-	return g.Verdict + ": " + g.Name + ": " + g.Reason
-}
+// Gate is the verdict on one part of a run (bottomline.Gate).
+type Gate = bottomline.Gate
 
 // Gates returns the verdict on each capacity whose single-drive cells ran,
 // in the run's capacity order, then on the scaling steps, the fleet, the
@@ -162,13 +147,31 @@ func gateOf(name string, rs []Result, precondition string) Gate {
 	case g.Failed > 0:
 		g.Verdict = NotQualified
 		g.Reason = fmt.Sprintf("%d of %d cells failed; first: %s", g.Failed, g.Cells, firstLine(firstFail.Error))
+		g.Cause, g.Subject = firstFail.Cause, subject(*firstFail)
 	case g.Inconclusive > 0:
 		g.Verdict = CapacityInconclusive
 		g.Reason = fmt.Sprintf("%d of %d cells inconclusive; first: %s", g.Inconclusive, g.Cells, inconclusiveReason(*firstUnsure, precondition))
+		g.Cause, g.Subject = firstUnsure.Cause, subject(*firstUnsure)
 	default:
 		g.Verdict = Qualified
 	}
 	return g
+}
+
+// subject names a cell in a sentence: "4KB Random Read", "4KB Random
+// Read at 24 drives".
+func subject(res Result) string {
+	if res.Kind == KindScaling {
+		return fmt.Sprintf("%s at %s", res.Workload, CountOf(res.Drives, 0))
+	}
+	return res.Workload
+}
+
+// BottomLine is the run's decision, its reason in plain words and the
+// next step (bottomline.Of): summary.md's first line, index.html's top.
+func (r *Run) BottomLine() bottomline.Line {
+	return bottomline.Of(bottomline.Input{Gates: r.Gates(), Precondition: r.Precondition,
+		Reconstructed: r.Reconstructed, From: cmp.Or(r.ReconstructedFrom, r.Source), Evidence: r.Recording.Evidence()})
 }
 
 // inconclusiveReason says why res proves nothing, and what to do about it.

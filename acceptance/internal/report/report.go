@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
+	"github.com/drivequal/drivequal/acceptance/internal/report/bottomline"
 	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
 	"github.com/drivequal/drivequal/acceptance/internal/report/waf"
 )
@@ -34,9 +35,9 @@ const (
 
 // Verdicts of a gate (a capacity, or the scaling steps), as Gates returns them.
 const (
-	Qualified            = "QUALIFIED"
-	NotQualified         = "NOT QUALIFIED"
-	CapacityInconclusive = "INCONCLUSIVE"
+	Qualified            = bottomline.Qualified
+	NotQualified         = bottomline.NotQualified
+	CapacityInconclusive = bottomline.Inconclusive
 )
 
 // DefaultDriveTolerance is the fraction below the median per-drive actual

@@ -47,11 +47,12 @@ type summary struct {
 	rank  map[string]int // each workload's place in the tables (workloadRank)
 }
 
-// writeHead writes the verdict per gate, which spec judged the run, how
+// writeHead writes the bottom line, the verdict per gate, which spec judged the run, how
 // it was made and where the spec's figures come from.
 func (s *summary) writeHead() {
 	r, b := s.r, &s.b
-	fmt.Fprintf(b, "# drivequal: %s\n\n", orDash(r.Spec))
+	l := r.BottomLine()
+	fmt.Fprintf(b, "**%s**: %s; next: %s.\n\n# drivequal: %s\n\n", l.Decision, cell(l.Reason), cell(l.Next), orDash(r.Spec))
 	gates := r.Gates()
 	if len(gates) == 0 {
 		b.WriteString("No results yet.\n\n")

@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // The colours of drivequal's charts: MeasuredColor for what fio
@@ -100,18 +101,35 @@ func RowsSVG(p *plot.Plot, lo, hi float64, labels []string, rowHeight float64) (
 // styles given (such as a y label); set per plot, never through
 // gonum/plot's global default font.
 func SVG(p *plot.Plot, w, h vg.Length, extra ...*text.Style) ([]byte, error) {
+	return svgIn(p, w, h, 0, extra...)
+}
+
+// svgIn renders p as SVG does, inside a margin of m each side of w × h.
+func svgIn(p *plot.Plot, w, h, m vg.Length, extra ...*text.Style) ([]byte, error) {
 	for _, st := range append([]*text.Style{
 		&p.Title.TextStyle, &p.X.Label.TextStyle,
 		&p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle,
 	}, extra...) {
 		st.Font.Variant = "Sans"
 	}
-	wt, err := p.WriterTo(w, h, "svg")
-	if err != nil {
-		return nil, err
+	if m == 0 {
+		wt, err := p.WriterTo(w, h, "svg")
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		if _, err := wt.WriteTo(&buf); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
 	}
+	c := vgsvg.New(w, h)
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	p.Draw(draw.Crop(dc, m, -m, m, -m))
 	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
+	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

@@ -161,7 +161,9 @@ func Scaling(workload, metric string, steps []Step) ([]byte, error) {
 	p.Legend.YOffs = vg.Points(-6)
 	p.Legend.TextStyle.Font.Size = vg.Points(10)
 
-	return SVG(p, chartWidth, chartHeight, &p.Y.Label.TextStyle, &lab.style)
+	// A margin keeps the title and the y label inside the picture where
+	// a browser's font runs a little larger than gonum/plot measures.
+	return svgIn(p, chartWidth, chartHeight, vg.Points(4), &p.Y.Label.TextStyle, &lab.style)
 }
 
 // dedupTicks drops ticks repeating an earlier value (a drive count run twice).
@@ -180,7 +182,7 @@ func dedupTicks(ticks []plot.Tick) []plot.Tick {
 // pointLabels writes each point's value next to it, at the first of a few
 // places around the point (below right first: on a rising line that is
 // clear of it) where the label stays inside the plot area and touches
-// neither a line, a point, nor a label already drawn; a label with no such
+// neither a line, a point, the legend nor a label already drawn; a label with no such
 // place is left out. The last point (most drives) is labelled first, then
 // the first, then the rest from left to right.
 type pointLabels struct {
@@ -220,7 +222,11 @@ func (l *pointLabels) Plot(c draw.Canvas, p *plot.Plot) {
 			}
 		}
 	}
-	var placed []vg.Rectangle
+	// The legend, drawn over the data area before its padding (a glyph's
+	// radius each side), is kept clear with that padding to spare.
+	lg := legendRect(&p.Legend, c)
+	margin := l.radius + vg.Points(4)
+	placed := []vg.Rectangle{{Min: vg.Point{X: lg.Min.X - margin, Y: lg.Min.Y - margin}, Max: vg.Point{X: lg.Max.X + margin, Y: lg.Max.Y + margin}}}
 	for _, xy := range l.xys {
 		pt := toCanvas(xy)
 		r := l.radius + vg.Points(1)
@@ -280,4 +286,28 @@ func overlapsAny(r vg.Rectangle, rs []vg.Rectangle) bool {
 		}
 	}
 	return false
+}
+
+// legendRect is where l draws on c (gonum/plot's Legend.Rectangle gives
+// its size, but swaps left for right and leaves the offsets out).
+func legendRect(l *plot.Legend, c draw.Canvas) vg.Rectangle {
+	size := l.Rectangle(c)
+	w := size.Max.X - size.Min.X + l.TextStyle.Rectangle(" ").Max.X
+	h := size.Max.Y - size.Min.Y + l.TextStyle.FontExtents().Descent
+	var r vg.Rectangle
+	if l.Left {
+		r.Min.X = c.Min.X + l.XOffs
+		r.Max.X = r.Min.X + w
+	} else {
+		r.Max.X = c.Max.X + l.XOffs
+		r.Min.X = r.Max.X - w
+	}
+	if l.Top {
+		r.Max.Y = c.Max.Y + l.YOffs
+		r.Min.Y = r.Max.Y - h
+	} else {
+		r.Min.Y = c.Min.Y + l.YOffs
+		r.Max.Y = r.Min.Y + h
+	}
+	return r
 }
