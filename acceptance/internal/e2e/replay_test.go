@@ -17,7 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/brief"
+	"github.com/drivequal/drivequal/acceptance/internal/browser"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/page"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -91,6 +93,19 @@ func TestDefaultReplayReproducesTheBrief(t *testing.T) {
 	}
 	charts, _ := filepath.Glob(filepath.Join(r.Report, "charts", "*.svg"))
 	assert.Len(t, charts, 8)
+	// index.html beside summary.md, its path on the terminal; in
+	// Chromium it reads QUALIFIED first, the four capacities on the first
+	// screen, with nothing fetched and no error.
+	pagePath := filepath.Join(r.Report, page.File)
+	assert.Contains(t, r.Stdout, "\npage: "+pagePath+"\n")
+	got := browser.Open(t, browser.Launch(t), pagePath)
+	assert.Empty(t, got.Problems())
+	assert.Equal(t, report.Qualified, got.Decision.Text)
+	assert.True(t, got.Decision.OnScreen() && got.Gates.OnScreen(), "the decision and the verdicts are in the first screen")
+	for _, c := range []string{"1.92TB", "3.84TB", "7.68TB", "15.36TB"} {
+		assert.Contains(t, got.Gates.Text, c+"QUALIFIED")
+	}
+	assert.Len(t, got.Charts, 8)
 	rr := byTest["TestScaling/24_drives/8KB_Random_Read"]
 	assert.Contains(t, rr.Error+scalingSection(string(summary), "8KB Random Read"), "below linear",
 		"8KB Random Read passes within tolerance but is reported below linear")
