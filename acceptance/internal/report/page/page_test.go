@@ -157,3 +157,34 @@ func TestMarkdown(t *testing.T) {
 		t.Errorf("title %q; html:\n%s", secs[1].title, got)
 	}
 }
+
+// A smoke test (a replay of a -precondition=quick recording) says in the
+// first line of summary.md and at the top of the page that nothing was
+// qualified and what to run instead.
+func TestRenderSmokeTest(t *testing.T) {
+	data, err := os.ReadFile("testdata/quick.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Run
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	md := r.Summary()
+	first, _, _ := strings.Cut(string(md), "\n")
+	const smoke = "smoke test only: the drives were not preconditioned, so nothing can be qualified"
+	if !strings.HasPrefix(first, "**INCONCLUSIVE**: "+smoke) || !strings.HasSuffix(first, "; next: run without -precondition=quick.") {
+		t.Errorf("summary.md opens with\n%s", first)
+	}
+	got := string(Render(&r, md, chartsOf(t, &r)))
+	for _, want := range []string{
+		`<p class="decision" id="decision">INCONCLUSIVE</p>`,
+		`<p class="reason" id="reason">S` + smoke[1:],
+		`<p class="next" id="next"><strong>Next:</strong> run without -precondition=quick</p>`,
+		`<th>1.92TB</th><td><span class="badge inconclusive">INCONCLUSIVE</span></td><td>Not qualified by a smoke test: the drives were not preconditioned</td>`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+}
