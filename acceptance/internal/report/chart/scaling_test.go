@@ -81,3 +81,24 @@ func TestScalingLabelsClearOfLegend(t *testing.T) {
 		}
 	}
 }
+
+// A scaling run at every drive count from 1 to 24: no two texts of the
+// chart overlap (a point's value with no room is left out).
+func TestScalingEveryCountLegible(t *testing.T) {
+	var steps []Step
+	for n := 1; n <= 24; n++ {
+		steps = append(steps, Step{Drives: n, Expected: float64(n) * 2.35e6, Actual: float64(n) * 2.35e6 * (1 - 0.004*float64(n))})
+	}
+	svg, err := Scaling("4KB Random Read", "iops", steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := texts(t, svg)
+	for i, a := range all {
+		for _, b := range all[i+1:] {
+			if a.minX < b.maxX && b.minX < a.maxX && a.minY < b.maxY && b.minY < a.maxY {
+				t.Errorf("%q %+v overlaps %q %+v", a.s, a, b.s, b)
+			}
+		}
+	}
+}
