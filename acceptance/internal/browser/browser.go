@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -105,10 +106,13 @@ type Page struct {
 	Errors, Requests []string
 	// Screenshots are the files of its first screen and its first chart.
 	Screenshots []string
+	// Printed is the page's layout as printed (CSS media print).
+	Printed *Page
 }
 
 // Problems are what a reader would trip on: an error, a request, a
-// chart not shown, a chart's text outside its picture or over another.
+// chart not shown (on the screen or printed), a chart's text outside its
+// picture or over another.
 func (p Page) Problems() []string {
 	var out []string
 	for _, e := range p.Errors {
@@ -116,6 +120,16 @@ func (p Page) Problems() []string {
 	}
 	for _, u := range p.Requests {
 		out = append(out, "the page asked for "+u)
+	}
+	if pr := p.Printed; pr != nil {
+		if !pr.Decision.Visible() || !pr.Reason.Visible() || len(pr.Charts) != len(p.Charts) {
+			out = append(out, fmt.Sprintf("printed, the page loses its bottom line or charts: %+v, %+v, %d of %d charts", pr.Decision, pr.Reason, len(pr.Charts), len(p.Charts)))
+		}
+		for _, c := range pr.Charts {
+			if !c.Box.Visible() {
+				out = append(out, fmt.Sprintf("printed, chart %s is not visible: %+v", c.Name, c.Box))
+			}
+		}
 	}
 	for _, c := range p.Charts {
 		if !c.Box.Visible() {
@@ -220,6 +234,15 @@ func Open(t *testing.T, b context.Context, path string) Page {
 		}
 		shots["first-chart.png"] = chart
 	}
+	// As printed: the print styles keep the bottom line and every chart.
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "print"}); err != nil {
+		t.Fatal(err)
+	}
+	printed, err := chromedp.Run(ctx, chromedp.Evaluate[Page](layout))
+	if err != nil {
+		t.Fatalf("reading the printed layout of %s: %v", path, err)
+	}
+	boxes.Printed = &printed
 	art := t.ArtifactDir()
 	for _, name := range []string{"first-screen.png", "first-chart.png"} {
 		if img, ok := shots[name]; ok {
