@@ -99,6 +99,12 @@ type Run struct {
 	// Baseline lists the earlier runs this run was compared with
 	// (-baseline=DIR,...), each with the spec that judged it.
 	Baseline []BaselineRun `json:"baseline,omitempty"`
+	// OverTime lists the charts over time and of latency drawn so far
+	// (package overtime), in summary.md's order; OverTimeMissing counts
+	// the cells judged whose recording holds no per-second log. Neither
+	// is in results.json: the charts are files of the report.
+	OverTime        []ChartLink `json:"-"`
+	OverTimeMissing int         `json:"-"`
 }
 
 // Host is one member run of a fleet replay.

@@ -30,6 +30,7 @@ func (r *Run) Summary() []byte {
 		s.writeCapacity(c)
 	}
 	s.writeScaling()
+	s.writeOverTime()
 	s.writeFleet()
 	s.writeBaseline()
 	s.writeLot()
