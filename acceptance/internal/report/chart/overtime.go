@@ -109,7 +109,7 @@ func WSAT(h Heading, what string, drives []Series, byBytes bool) ([]byte, error)
 	for _, d := range drives {
 		p := plot.New()
 		p.X.Label.Text, p.Y.Label.Text = xlabel, "IOPS"
-		p.Y.Min = 0
+		p.Y.Min, p.Y.Tick.Marker = 0, countTicks{}
 		x := func(k int) float64 {
 			if byBytes {
 				return d.Written[k] / 1e9
@@ -211,6 +211,24 @@ func window(p *plot.Plot, x0, x1 float64, w Window) error {
 	return nil
 }
 
+// countTicks are gonum's default ticks, each major one labelled as a
+// count with thousands separators ("25,000", not "25000.00").
+type countTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (countTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = units(ts[i].Value)
+			if hi-lo < 10 {
+				ts[i].Label = strconv.FormatFloat(ts[i].Value, 'f', -1, 64)
+			}
+		}
+	}
+	return ts
+}
+
 // units writes v with thousands separators, no decimals.
 func units(v float64) string {
 	s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
@@ -254,7 +272,7 @@ func Consistency(h Heading, what, unit string, drives []Series, outlier int, mea
 	p := plot.New()
 	p.Title.Text = h.Title(what)
 	p.X.Label.Text, p.Y.Label.Text = "seconds", unit
-	p.Y.Min = 0
+	p.Y.Min, p.Y.Tick.Marker = 0, countTicks{}
 	maxX, maxY := 0.0, math.Max(mean, spec)
 	for _, d := range drives {
 		for k, v := range d.Values {
