@@ -157,7 +157,14 @@ func WSAT(h Heading, what string, drives []Series, byBytes bool) ([]byte, error)
 		legend(p)
 		return SVG(p, chartWidth, chartHeight, &p.Y.Label.TextStyle)
 	}
-	plots[0].Legend.Top = true
+	// One scale for every panel: the drives compare at a glance.
+	top := 0.0
+	for _, p := range plots {
+		top = math.Max(top, p.Y.Max)
+	}
+	for _, p := range plots {
+		p.Y.Max = top
+	}
 	return Tiles(h.Title(what), plots, 4)
 }
 
