@@ -359,6 +359,8 @@ func (d *Drawer) Judged(s Suite, raw string, res report.Result, total func() fio
 		}
 	}
 	s.Report.OverTime = Sorted(s.Report.OverTime)
+	h := d.Heading
+	s.Report.ChartHeading = &h
 	s.Report.OverTimeMissing += missing
 }
 

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
+	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
 	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
 	"github.com/drivequal/drivequal/acceptance/internal/report/waf"
 )
@@ -105,6 +106,9 @@ type Run struct {
 	// is in results.json: the charts are files of the report.
 	OverTime        []ChartLink `json:"-"`
 	OverTimeMissing int         `json:"-"`
+	// ChartHeading, once a cell is judged, is what every chart's title
+	// names besides what it draws: the model, the run's date and mode.
+	ChartHeading *chart.Heading `json:"-"`
 }
 
 // Host is one member run of a fleet replay.
