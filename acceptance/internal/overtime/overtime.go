@@ -43,8 +43,11 @@ type Drawer struct {
 
 	mu    sync.Mutex
 	steps map[string]bool // prepare logs drawn, by path
-	// judging holds Judged: one cell's charts at a time.
+	// judging holds Judged: one cell's charts at a time; links are the
+	// charts drawn so far, missing the cells without a per-second log.
 	judging sync.Mutex
+	links   []Link
+	missing int
 }
 
 // Cell is what a judged cell's charts are drawn from.
@@ -67,9 +70,9 @@ func chartFile(kind, name string) string {
 // Cell draws c's consistency chart (from its per-second log) and its
 // latency exceedance chart, and returns their links; a chart whose
 // evidence the recording lacks is not drawn, and none is an error.
-func (d *Drawer) Cell(c Cell) ([]report.ChartLink, error) {
+func (d *Drawer) Cell(c Cell) ([]Link, error) {
 	res := c.Result
-	var links []report.ChartLink
+	var links []Link
 	var errs []error
 	what := res.Capacity + ", " + res.Workload
 	if res.Kind == report.KindScaling {
@@ -95,7 +98,7 @@ func (d *Drawer) Cell(c Cell) ([]report.ChartLink, error) {
 	return links, errors.Join(errs...)
 }
 
-func (d *Drawer) consistency(c Cell, what string, logs *timelog.Logs) (report.ChartLink, error) {
+func (d *Drawer) consistency(c Cell, what string, logs *timelog.Logs) (Link, error) {
 	res := c.Result
 	unit, mbps := "IOPS", res.Metric == string(specs.MBps)
 	if mbps {
@@ -118,7 +121,7 @@ func (d *Drawer) consistency(c Cell, what string, logs *timelog.Logs) (report.Ch
 		drives = append(drives, s)
 	}
 	if len(drives) == 0 {
-		return report.ChartLink{}, nil
+		return Link{}, nil
 	}
 	n := float64(max(len(drives), 1))
 	mean, spec := res.Actual/n, res.Spec
@@ -134,15 +137,15 @@ func (d *Drawer) consistency(c Cell, what string, logs *timelog.Logs) (report.Ch
 	}
 	svg, err := chart.Consistency(d.Heading, what+": "+unit+" a second", unit, drives, outlier, mean, max(spec, 0))
 	if err != nil {
-		return report.ChartLink{}, fmt.Errorf("consistency chart of %s: %w", res.Test, err)
+		return Link{}, fmt.Errorf("consistency chart of %s: %w", res.Test, err)
 	}
 	file := chartFile("consistency", res.Test)
-	return report.ChartLink{Title: what + ": " + unit + " a second", File: file}, report.WriteFileAtomic(filepath.Join(d.Report, file), svg)
+	return Link{Title: what + ": " + unit + " a second", File: file}, report.WriteFileAtomic(filepath.Join(d.Report, file), svg)
 }
 
 // latency draws the cell's exceedance chart from its bins, or from its
 // percentiles when fio gave none.
-func (d *Drawer) latency(c Cell, what string) (report.ChartLink, error) {
+func (d *Drawer) latency(c Cell, what string) (Link, error) {
 	res := c.Result
 	var dirs []chart.Latency
 	for _, dir := range []struct {
@@ -170,15 +173,15 @@ func (d *Drawer) latency(c Cell, what string) (report.ChartLink, error) {
 		dirs = append(dirs, l)
 	}
 	if len(dirs) == 0 {
-		return report.ChartLink{}, nil
+		return Link{}, nil
 	}
 	title := what + ": latency exceedance"
 	svg, err := chart.Exceedance(d.Heading, title, dirs)
 	if err != nil {
-		return report.ChartLink{}, fmt.Errorf("latency chart of %s: %w", res.Test, err)
+		return Link{}, fmt.Errorf("latency chart of %s: %w", res.Test, err)
 	}
 	file := chartFile("latency", res.Test)
-	return report.ChartLink{Title: title, File: file}, report.WriteFileAtomic(filepath.Join(d.Report, file), svg)
+	return Link{Title: title, File: file}, report.WriteFileAtomic(filepath.Join(d.Report, file), svg)
 }
 
 // percentile is the percentile of a QoS key of direction dir
@@ -199,7 +202,7 @@ func percentile(key, dir string) (float64, bool) {
 // Steps draws the write saturation charts (against time and against
 // bytes written) of each preconditioning step of steady whose log the
 // recording holds and that is not drawn yet, and returns their links.
-func (d *Drawer) Steps(steady []report.Steady) ([]report.ChartLink, error) {
+func (d *Drawer) Steps(steady []report.Steady) ([]Link, error) {
 	type key struct{ resume, step int }
 	var order []key
 	by := map[key][]report.Steady{}
@@ -210,7 +213,7 @@ func (d *Drawer) Steps(steady []report.Steady) ([]report.ChartLink, error) {
 		}
 		by[k] = append(by[k], s)
 	}
-	var links []report.ChartLink
+	var links []Link
 	var errs []error
 	for _, k := range order {
 		rel, ok := stepLog(d.Record, k.resume, k.step)
@@ -246,7 +249,7 @@ func stepLog(dir string, resume, n int) (string, bool) {
 	return sub + "/" + filepath.Base(m[0]), true
 }
 
-func (d *Drawer) step(rel string, recs []report.Steady) ([]report.ChartLink, error) {
+func (d *Drawer) step(rel string, recs []report.Steady) ([]Link, error) {
 	logs, err := timelog.Read(d.Record, rel)
 	if err != nil {
 		return nil, err
@@ -282,7 +285,7 @@ func (d *Drawer) step(rel string, recs []report.Steady) ([]report.ChartLink, err
 		kind = r.Kind
 	}
 	what := fmt.Sprintf("step %d, %s, %s", r.Step, kind, r.Twin)
-	var links []report.ChartLink
+	var links []Link
 	for _, v := range []struct {
 		kind, what string
 		bytes      bool
@@ -295,16 +298,16 @@ func (d *Drawer) step(rel string, recs []report.Steady) ([]report.ChartLink, err
 		if err := report.WriteFileAtomic(filepath.Join(d.Report, file), svg); err != nil {
 			return links, err
 		}
-		links = append(links, report.ChartLink{Title: v.what, File: file})
+		links = append(links, Link{Title: v.what, File: file})
 	}
 	return links, nil
 }
 
 // Sorted is links in the order summary.md lists them: the steps' first,
 // then the cells', each in the order drawn.
-func Sorted(links []report.ChartLink) []report.ChartLink {
+func Sorted(links []Link) []Link {
 	out := slices.Clone(links)
-	slices.SortStableFunc(out, func(a, b report.ChartLink) int {
+	slices.SortStableFunc(out, func(a, b Link) int {
 		return boolInt(!strings.Contains(a.File, "/wsat-")) - boolInt(!strings.Contains(b.File, "/wsat-"))
 	})
 	return out
@@ -351,17 +354,42 @@ func (d *Drawer) Judged(s Suite, raw string, res report.Result, total func() fio
 	if err != nil {
 		logf("charts: %v", err)
 	}
-	s.Lock.Lock()
-	defer s.Lock.Unlock()
 	for _, l := range links {
-		if !slices.Contains(s.Report.OverTime, l) {
-			s.Report.OverTime = append(s.Report.OverTime, l)
+		if !slices.Contains(d.links, l) {
+			d.links = append(d.links, l)
 		}
 	}
-	s.Report.OverTime = Sorted(s.Report.OverTime)
+	d.links, d.missing = Sorted(d.links), d.missing+missing
+	section := Section(d.links, d.missing)
+	s.Lock.Lock()
+	defer s.Lock.Unlock()
 	h := d.Heading
-	s.Report.ChartHeading = &h
-	s.Report.OverTimeMissing += missing
+	s.Report.OverTime, s.Report.ChartHeading = section, &h
+}
+
+// Link is a chart summary.md links: its title, and its file relative
+// to the report directory.
+type Link struct{ Title, File string }
+
+// Section is summary.md's "Over time and latency": how many cells
+// (missing) have no per-second log to draw over time, and each chart as
+// an image link; "" when there is neither.
+func Section(links []Link, missing int) string {
+	if len(links) == 0 && missing == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Over time and latency\n\n")
+	switch {
+	case missing == 1:
+		b.WriteString("Charts over time absent for 1 cell: the recording holds no per-second log of it (recorded before drivequal kept them, or fio wrote none).\n\n")
+	case missing > 1:
+		fmt.Fprintf(&b, "Charts over time absent for %d cells: the recording holds no per-second log of them (recorded before drivequal kept them, or fio wrote none).\n\n", missing)
+	}
+	for _, l := range links {
+		fmt.Fprintf(&b, "![%s](%s)\n\n", strings.NewReplacer("[", "(", "]", ")").Replace(l.Title), l.File)
+	}
+	return b.String()
 }
 
 // HeadingOf is the heading of a run's charts: the spec's model, the

@@ -100,14 +100,11 @@ type Run struct {
 	// Baseline lists the earlier runs this run was compared with
 	// (-baseline=DIR,...), each with the spec that judged it.
 	Baseline []BaselineRun `json:"baseline,omitempty"`
-	// OverTime lists the charts over time and of latency drawn so far
-	// (package overtime), in summary.md's order; OverTimeMissing counts
-	// the cells judged whose recording holds no per-second log. Neither
-	// is in results.json: the charts are files of the report.
-	OverTime        []ChartLink `json:"-"`
-	OverTimeMissing int         `json:"-"`
-	// ChartHeading, once a cell is judged, is what every chart's title
-	// names besides what it draws: the model, the run's date and mode.
+	// OverTime is summary.md's section of the charts over time and of
+	// latency drawn so far, as package overtime words it; ChartHeading,
+	// once a cell is judged, what every chart's title names besides what
+	// it draws. Neither is in results.json.
+	OverTime     string         `json:"-"`
 	ChartHeading *chart.Heading `json:"-"`
 }
 
