@@ -18,6 +18,10 @@ type Target struct {
 	// each of its jobs' IOPS, averaged over Job.LogInterval, to
 	// IOPSLog_iops.N.log (see IOPSLogFiles).
 	IOPSLog string
+	// BWLog, when set, is the target's write_bw_log prefix: fio writes
+	// each of its jobs' bandwidth (KiB/s), averaged over Job.LogInterval,
+	// to BWLog_bw.N.log (see LogFiles).
+	BWLog string
 }
 
 // Job is one fio run: a workload applied to one or more targets at once.

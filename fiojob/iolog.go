@@ -121,8 +121,13 @@ func ReadIOPSLog(path string) ([]Sample, error) {
 // A job file that gives each target its own prefix (write_iops_log in the
 // target's section) gets each target's logs, and so each drive's, from one
 // call.
-func IOPSLogFiles(prefix string) ([]string, error) {
-	matches, err := filepath.Glob(globEscape(prefix) + "_iops.*.log")
+func IOPSLogFiles(prefix string) ([]string, error) { return LogFiles(prefix, "iops") }
+
+// LogFiles lists the logs of kind ("iops", "bw", "lat", "clat", "slat")
+// fio wrote for the prefix given to its write_<kind>_log, as IOPSLogFiles
+// lists the IOPS logs.
+func LogFiles(prefix, kind string) ([]string, error) {
+	matches, err := filepath.Glob(globEscape(prefix) + "_" + kind + ".*.log")
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +138,7 @@ func IOPSLogFiles(prefix string) ([]string, error) {
 	var logs []numbered
 	for _, m := range matches {
 		// Glob cleans the directory part ("./a" → "a"), so compare names.
-		mid := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), filepath.Base(prefix)+"_iops."), ".log")
+		mid := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m), filepath.Base(prefix)+"_"+kind+"."), ".log")
 		n, err := strconv.Atoi(mid)
 		if err != nil || n < 1 {
 			continue // not a job number: another prefix's file
@@ -145,13 +150,13 @@ func IOPSLogFiles(prefix string) ([]string, error) {
 	for i, l := range logs {
 		out[i] = l.path
 	}
-	if single := prefix + "_iops.log"; len(out) == 0 {
+	if single := prefix + "_" + kind + ".log"; len(out) == 0 {
 		if _, err := os.Stat(single); err == nil {
 			out = append(out, single)
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no fio IOPS log %s_iops.N.log or %s_iops.log", prefix, prefix)
+		return nil, fmt.Errorf("no fio %s log %s_%s.N.log or %s_%s.log", kind, prefix, kind, prefix, kind)
 	}
 	return out, nil
 }

@@ -214,6 +214,9 @@ func (j Job) Validate() error {
 		if strings.ContainsAny(t.IOPSLog, "\n\r:") {
 			bad("target %d (%s): iops log %q holds a line break or a ':'", i, t.Path, t.IOPSLog)
 		}
+		if strings.ContainsAny(t.BWLog, "\n\r:") {
+			bad("target %d (%s): bandwidth log %q holds a line break or a ':'", i, t.Path, t.BWLog)
+		}
 		if strings.ContainsAny(t.CPUs, "\n\r") {
 			bad("target %d (%s): cpus %q holds a line break", i, t.Path, t.CPUs)
 		}
@@ -352,6 +355,9 @@ func (j Job) File() string {
 			}
 			if t.IOPSLog != "" {
 				kv("write_iops_log", t.IOPSLog)
+			}
+			if t.BWLog != "" {
+				kv("write_bw_log", t.BWLog)
 			}
 			if t.CPUs != "" {
 				kv("cpus_allowed", t.CPUs)

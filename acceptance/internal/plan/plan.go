@@ -558,12 +558,15 @@ func (p *Planner) TopUp(drives []int, twin specs.Workload) Step {
 }
 
 // randomWrites is twin's random writes on drives for at most rt, logging
-// IOPS per round.
+// IOPS and bandwidth a second.
 func (p *Planner) randomWrites(drives []int, twin specs.Workload, rt, round time.Duration) Step {
 	job := fiojob.RandomPrecondition(p.Targets(drives), twin.BS, rt, "", 0)
 	job.IOEngine = p.Spec.Method.IOEngine
 	job.Direct = p.Spec.Method.Direct
-	job.LogInterval = round
+	// One sample a second (a shorter round's own length): the rounds are
+	// summed from them (steady.LogRounds), and the recording keeps them
+	// for the step's charts of IOPS against time and bytes written.
+	job.LogInterval = min(round, time.Second)
 	var bytes int64
 	for _, d := range drives {
 		if c, ok := p.Spec.Capacity(p.Drives[d].Capacity); ok {

@@ -1,6 +1,7 @@
 package qual
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/overtime"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
@@ -152,6 +154,9 @@ func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []e
 func newSuite(cfg *cmdline.Config, spec *specs.Spec) *Suite {
 	s := &Suite{Cfg: cfg, Spec: spec, Precondition: cfg.Precondition, Report: &report.Run{Precondition: cfg.Precondition}, single: map[string]float64{}}
 	s.out = &reporter{run: s.Report, dir: cfg.Report, dryRun: cfg.DryRun}
+	if !cfg.DryRun {
+		s.charts = &overtime.Drawer{Dir: func() string { return cmp.Or(cfg.Replay, cfg.Record) }, Report: cfg.Report}
+	}
 	s.readBacks = &ledger{out: s.out}
 	s.useSpec(spec, true)
 	return s

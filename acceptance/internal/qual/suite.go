@@ -9,6 +9,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/overtime"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
@@ -58,6 +59,7 @@ type Suite struct {
 	// -record directory.
 	replacing string
 	out       *reporter
+	charts    *overtime.Drawer // nil in a dry run
 
 	mu     sync.Mutex
 	single map[string]float64 // "capacity/workload" → single-drive actual
@@ -135,7 +137,7 @@ func (s *Suite) start() error {
 // runInfo is run.json of a new live run, before its first cell.
 func (s *Suite) runInfo() record.Run {
 	info := record.Run{Format: record.Format, Spec: s.Spec.Model, SpecName: s.Spec.Name, SpecFile: s.Spec.File,
-		SpecSHA256: s.Spec.SHA256(), SpecText: string(s.Spec.Text), Mode: "record",
+		SpecSHA256: s.Spec.SHA256(), SpecText: string(s.Spec.Text), Mode: "record", Started: s.Report.Started,
 		FioVersion: s.Report.FioVersion, Precondition: s.Precondition, Drives: s.Report.Drives,
 		AnyModel: s.Report.AnyModel}
 	if s.Report.Host != nil {
@@ -192,6 +194,13 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 	}
 	if version == "" {
 		version = s.Report.FioVersion
+	}
+	if s.charts != nil && s.out.fleet == nil && m.NotRun == "" {
+		paths := make([]string, len(cell.Drives))
+		for i, d := range cell.Drives {
+			paths[i] = s.Drives[d].Path
+		}
+		s.charts.Judged(overtime.Suite{Report: s.Report, Lock: &s.out.mu, Recorded: func() record.Run { return s.recorded }}, m.Raw, j.Result, m.Total, paths, logf)
 	}
 	err := s.out.add(j.Result)
 	o := s.outcome(j.Result, cell, version)

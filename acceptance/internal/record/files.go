@@ -15,7 +15,7 @@ import (
 
 // Exts are the extensions of a test's files: its fio output, job file,
 // stderr and every sidecar.
-var Exts = []string{OutputExt, JobExt, StderrExt, StatusExt, SteadyExt, ThermalExt, LinkExt, CPUExt, OCPExt}
+var Exts = []string{OutputExt, JobExt, StderrExt, StatusExt, SteadyExt, ThermalExt, LinkExt, CPUExt, OCPExt, LogExt}
 
 // PrepareDir is where the preparation records of resumption n (0: the
 // run itself) are kept, relative to the recording's directory.

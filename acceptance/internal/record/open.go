@@ -40,6 +40,12 @@ const (
 	// IOPS logs and status reports of hours of preconditioning): they are
 	// only hashed, a buffer at a time.
 	MaxPrepare int64 = 1 << 30
+	// MaxLog is the most bytes of a cell's or a step's packed per-second
+	// logs (LogExt), compressed: a 24-drive random step of 30 minutes
+	// packs into about 2 MB (see docs/results.md, Recorded size); this
+	// holds a day of it. What it decompresses to has its own limit
+	// (timelog.MaxText).
+	MaxLog int64 = 256 << 20
 )
 
 // LimitOf is the most bytes the file rel (relative to a recording, with
@@ -52,6 +58,8 @@ func LimitOf(rel string) int64 {
 		return MaxStderr
 	case strings.HasPrefix(rel, "health/"):
 		return MaxSidecar
+	case strings.HasSuffix(rel, LogExt):
+		return MaxLog
 	case strings.HasSuffix(rel, OutputExt) && !hasSidecarExt(rel):
 		if strings.HasPrefix(rel, "prepare/") {
 			// A random preconditioning's status reports, one a round for
@@ -239,6 +247,8 @@ func what(rel string) string {
 		return "fio stderr"
 	case strings.HasPrefix(rel, "health/"):
 		return "health log"
+	case l == MaxLog:
+		return "fio log"
 	case l == MaxOutput:
 		return "fio output"
 	case l == MaxPrepare:

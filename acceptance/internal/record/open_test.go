@@ -112,6 +112,8 @@ func TestLimitOf(t *testing.T) {
 		"prepare/003-verify_pass.json":                       MaxPrepare,
 		"prepare/003-verify_pass.stderr":                     MaxStderr,
 		"prepare/008-random.drive0_iops.1.log":               MaxPrepare,
+		"prepare/008-random.log.gz":                          MaxLog,
+		"TestScaling/24_drives/4KB_Random_Read.log.gz":       MaxLog,
 	} {
 		if got := LimitOf(rel); got != want {
 			t.Errorf("LimitOf(%q) = %d, want %d", rel, got, want)

@@ -58,7 +58,10 @@ type Run struct {
 	SpecSHA256 string `json:"spec_sha256,omitempty"`
 	SpecText   string `json:"spec_text,omitempty"`
 
-	Mode         string `json:"mode"`
+	Mode string `json:"mode"`
+	// Started is when the run started (RFC 3339): the date its charts
+	// name. Absent in recordings made before it.
+	Started      string `json:"started,omitempty"`
 	FioVersion   string `json:"fio_version"`
 	Precondition string `json:"precondition"`
 	// Reconstructed says no drive was measured: the outputs were built from
@@ -288,6 +291,10 @@ const (
 	// OCPExt is a cell's write amplification and latency monitor
 	// readings ([]waf.WAF).
 	OCPExt = ".ocp.json"
+	// LogExt is fio's per-second IOPS and bandwidth logs of a cell or of
+	// a preparation step (prepare/NNN-name.log.gz), packed into one gzip
+	// file (package timelog).
+	LogExt = ".log.gz"
 )
 
 // Base is the path of test's files in dir without an extension:

@@ -17,7 +17,11 @@ func (r *Run) Charts() (map[string][]byte, error) {
 		if !chart.AnyMeasured(steps) {
 			continue
 		}
-		svg, err := chart.Scaling(g.workload, g.rows[0].Metric, steps)
+		title := g.workload
+		if r.ChartHeading != nil {
+			title = r.ChartHeading.Title(title)
+		}
+		svg, err := chart.Scaling(title, g.rows[0].Metric, steps)
 		if err != nil {
 			return nil, fmt.Errorf("chart for %q: %w", g.workload, err)
 		}

@@ -162,3 +162,20 @@ func BenchmarkSummary(b *testing.B) {
 		r.Summary()
 	}
 }
+
+// Once the run's charts have a heading, a scaling chart's title names
+// the model, the run's date and its mode under the workload.
+func TestChartsHeading(t *testing.T) {
+	r := fixedRun()
+	r.ChartHeading = &chart.Heading{Model: "D7-PS1010", Date: "2026-12-03", Mode: "live"}
+	charts, err := r.Charts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := parseSVG(t, "4KB_Random_Read.svg", charts["4KB_Random_Read.svg"])
+	for _, text := range []string{"4KB Random Read", "D7-PS1010 · 2026-12-03 · live"} {
+		if !slices.Contains(doc.texts, text) {
+			t.Errorf("4KB_Random_Read.svg: no text %q in %q", text, doc.texts)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/report/bottomline"
+	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
 	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
 	"github.com/drivequal/drivequal/acceptance/internal/report/waf"
 )
@@ -100,6 +101,12 @@ type Run struct {
 	// Baseline lists the earlier runs this run was compared with
 	// (-baseline=DIR,...), each with the spec that judged it.
 	Baseline []BaselineRun `json:"baseline,omitempty"`
+	// OverTime is summary.md's section of the charts over time and of
+	// latency drawn so far, as package overtime words it; ChartHeading,
+	// once a cell is judged, what every chart's title names besides what
+	// it draws. Neither is in results.json.
+	OverTime     string         `json:"-"`
+	ChartHeading *chart.Heading `json:"-"`
 }
 
 // Host is one member run of a fleet replay.

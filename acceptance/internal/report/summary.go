@@ -30,6 +30,7 @@ func (r *Run) Summary() []byte {
 		s.writeCapacity(c)
 	}
 	s.writeScaling()
+	s.b.WriteString(r.OverTime)
 	s.writeFleet()
 	s.writeBaseline()
 	s.writeLot()

@@ -1,6 +1,8 @@
 package defaultround
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -168,11 +170,21 @@ func TestDefaultRound(t *testing.T) {
 				t.Fatalf("results %+v, want the random write cell PASS:\n%s", run.Results, out)
 			}
 
+			charts := overTimeCharts(t, record, filepath.Join(dir, "live"))
+
 			suiterun.Run(t, bin, 15*time.Minute, "-replay="+record, "-report="+filepath.Join(dir, "replay"))
 			replayed := suiterun.Results(t, filepath.Join(dir, "replay"))
 			if c := cellOf(replayed); c == nil || c.Verdict != report.Pass ||
 				len(replayed.SteadyState) != 1 || replayed.SteadyState[0].LastRound != st.LastRound {
 				t.Errorf("replay: results %+v, steady state %+v; want the live run's", replayed.Results, replayed.SteadyState)
+			}
+			// The replay draws the very charts the live run drew, from
+			// the recording alone.
+			for name, want := range charts {
+				got, err := os.ReadFile(filepath.Join(dir, "replay", filepath.FromSlash(name)))
+				if err != nil || !bytes.Equal(got, want) {
+					t.Errorf("replay's %s (%v) is not the live run's, byte for byte", name, err)
+				}
 			}
 		})
 	}
@@ -198,4 +210,69 @@ func roundIOPS(st report.Steady) []float64 {
 		out = append(out, float64(int64(*x)))
 	}
 	return out
+}
+
+// overTimeCharts checks what a live run keeps and draws over time: the
+// preconditioning's and the cell's per-second logs packed in the
+// recording (fio's own log files gone), each listed with its sha256 in
+// run.json; the write saturation charts (against time and bytes
+// written) with the steady window drawn, the cell's consistency and
+// latency charts, each linked from summary.md. It returns the charts by
+// path in the report.
+func overTimeCharts(t *testing.T, record, reportDir string) map[string][]byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(record, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		Files map[string]string `json:"files"`
+	}
+	if err := json.Unmarshal(data, &info); err != nil {
+		t.Fatal(err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(record, "prepare", "*.log.gz"))
+	if len(logs) != 1 {
+		t.Errorf("prepare/ holds %d packed logs, want the random preconditioning's: %v", len(logs), logs)
+	}
+	for _, l := range append(logs, filepath.Join(record, "TestSingleDrive", "128MiB", "4KB_Random_Write.log.gz")) {
+		rel, _ := filepath.Rel(record, l)
+		if _, err := os.Stat(l); err != nil || info.Files[filepath.ToSlash(rel)] == "" {
+			t.Errorf("%s: %v, sha256 in run.json %q; want it recorded and listed", rel, err, info.Files[filepath.ToSlash(rel)])
+		}
+	}
+	if raw, _ := filepath.Glob(filepath.Join(record, "*", "*_iops.*.log")); len(raw) > 0 {
+		t.Errorf("fio's own logs left beside the packed ones: %v", raw)
+	}
+	if raw, _ := filepath.Glob(filepath.Join(record, "TestSingleDrive", "128MiB", "*.log")); len(raw) > 0 {
+		t.Errorf("fio's own logs left beside the packed ones: %v", raw)
+	}
+	summary, err := os.ReadFile(filepath.Join(reportDir, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts := map[string][]byte{}
+	for _, pattern := range []string{"wsat-time-*.svg", "wsat-written-*.svg", "consistency-TestSingleDrive-128MiB-4KB_Random_Write.svg", "latency-TestSingleDrive-128MiB-4KB_Random_Write.svg"} {
+		files, _ := filepath.Glob(filepath.Join(reportDir, "charts", pattern))
+		if len(files) != 1 {
+			t.Errorf("charts/%s: %d files, want 1", pattern, len(files))
+			continue
+		}
+		svg, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := "charts/" + filepath.Base(files[0])
+		charts[name] = svg
+		if !strings.Contains(string(summary), "]("+name+")") {
+			t.Errorf("summary.md does not link %s", name)
+		}
+		if !strings.Contains(string(svg), "Loop device (steady state)") || !strings.Contains(string(svg), "live") {
+			t.Errorf("%s: its title does not name the model and the mode", name)
+		}
+		if strings.HasPrefix(filepath.Base(name), "wsat-") && (!strings.Contains(string(svg), "steady window") || !strings.Contains(string(svg), "range limit")) {
+			t.Errorf("%s draws no steady window with its limits", name)
+		}
+	}
+	return charts
 }

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/timelog"
 	"github.com/drivequal/drivequal/fiojob"
 )
 
@@ -91,9 +93,14 @@ func (l *Fio) RawPath(test string) string {
 }
 
 // Measure implements Executor.
+// Each target logs its IOPS and bandwidth a second, packed into
+// <test>.log.gz once fio ends (timelog.Pack).
 func (l *Fio) Measure(ctx context.Context, test string, job fiojob.Job, watch *Watch) ([]byte, error) {
-	stdout, _, err := l.run(ctx, strings.TrimSuffix(l.RawPath(test), ".json"), job, watch, "")
-	return stdout, err
+	base := strings.TrimSuffix(l.RawPath(test), ".json")
+	job.LogInterval, job.Targets = cmp.Or(job.LogInterval, timelog.Interval), timelog.Logged(job.Targets, base)
+	stdout, _, err := l.run(ctx, base, job, watch, "")
+	_, perr := timelog.Pack(base+record.LogExt, job.Targets, job.LogInterval)
+	return stdout, errors.Join(err, perr)
 }
 
 // run runs job, recorded as base.fio, base.json, base.stderr and, when fio
@@ -191,7 +198,8 @@ func (l *Fio) run(ctx context.Context, base string, job fiojob.Job, watch *Watch
 }
 
 // Prepare implements Executor. A step that logs IOPS (Job.LogInterval)
-// logs each target to prepare/NNN-name.driveI and returns its rounds.
+// logs each target's IOPS and bandwidth to prepare/NNN-name.driveI,
+// returns its IOPS logs and keeps both packed as prepare/NNN-name.log.gz.
 func (l *Fio) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, logf func(string, ...any), watch *Watch) (Prepared, error) {
 	if st.Kind == plan.StepPurge {
 		var infos []device.Info
@@ -210,16 +218,18 @@ func (l *Fio) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, lo
 	base := l.prepareBase(st)
 	job := st.Job
 	if job.LogInterval > 0 {
-		job.Targets = slices.Clone(job.Targets)
-		for i := range job.Targets {
-			job.Targets[i].IOPSLog = base + "." + fiojob.SectionName(i)
-		}
+		job.Targets = timelog.Logged(job.Targets, base)
 	}
 	// Nothing judges a preparation step's latency: its status reports
 	// (six a round in a random step) and final report are recorded as
 	// fio's plain json, without json+'s bins (see record.PrepareFormat).
 	stdout, stopped, runErr := l.run(ctx, base, job, watch, record.PrepareFormat)
 	prep := Prepared{Stopped: stopped}
+	// A failed step's logs are kept too: they are evidence.
+	logs, perr := timelog.ReadAndPack(base+record.LogExt, job)
+	if perr != nil {
+		logf("%v", perr)
+	}
 	if st.Kind == plan.StepVerify {
 		// A mismatch is the drive's verdict, not a failed step: the suite
 		// judges each drive from the recording (see Runner.verifyStep).
@@ -251,9 +261,7 @@ func (l *Fio) Prepare(ctx context.Context, st plan.Step, drives []plan.Drive, lo
 	if err != nil {
 		return prep, fmt.Errorf("%s: %w", base+".json", err)
 	}
-	if job.LogInterval > 0 {
-		prep.Logs = fiojob.ReadIOPSLogs(job.Targets)
-	}
+	prep.Logs = logs
 	return prep, nil
 }
 
