@@ -1,0 +1,65 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/purgeproof/kept"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
+)
+
+// -purge-after on a 64 MiB loop device, selecting TestIntegrity and
+// TestPurge so that nothing overwrites the fill: the suite discards
+// (the spec's purge), fills and reads back the drive, then purges it
+// again and reads it back, all of it real. TestPurge passes with every
+// sector of the drive read back as zeros after every one held the fill
+// before; the dry run shows the step; a replay of the recording judges
+// the same verdict from purge.json.
+func TestPurgeAfterDiscardReadsBack(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	dev := newLoop(t, safetySize)
+	spec := testdataFile(t, "integrity.toml")
+	sel := []string{"-test.run=TestIntegrity|TestPurge"}
+
+	dry := runSuite(t, sel, "-spec="+spec, "-drives="+dev, "-purge-after", "-dry-run")
+	require.Equal(t, 0, dry.Code, dry.Stderr)
+	assert.Regexp(t, `purge-proof +`+dev+` +purge \(discard\) again, read back \(sample, 0\.1 GB a drive before and after\)`, dry.Stdout)
+	assert.Contains(t, dry.Stdout, "sends:\n  discard "+dev+" (BLKDISCARD)")
+
+	raw := filepath.Join(t.TempDir(), "raw")
+	r := runSuite(t, sel, "-spec="+spec, "-drives="+dev, "-destructive", "-purge-after", "-record="+raw)
+	noFioLeft(t)
+	noPanic(t, r)
+	require.Equal(t, 0, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	name := "TestPurge/" + strings.TrimPrefix(dev, "/dev/")
+	res := byTest(r.results(t))
+	require.Contains(t, res, name)
+	p := res[name]
+	assert.Equal(t, report.Pass, p.Verdict, p.Error)
+	assert.Equal(t, report.KindPurge, p.Kind)
+	require.NotNil(t, p.Purge)
+	assert.Equal(t, "discard "+dev+" (BLKDISCARD)", p.Purge.Command)
+	assert.Equal(t, "zeros", p.Purge.Promise)
+	assert.Equal(t, int64(safetySize), p.Purge.BytesRead)
+	assert.Equal(t, int64(safetySize/512), p.Purge.FillBefore, "before the purge, every sector held the fill")
+	assert.Zero(t, p.Purge.Bad)
+	summary, err := os.ReadFile(filepath.Join(r.Report, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "## Purge proven\n\n- **PASS**: "+dev+": after `discard "+dev)
+	data, err := os.ReadFile(filepath.Join(raw, kept.File))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"verdict": "pass"`)
+
+	rep := runSuite(t, nil, "-replay="+raw)
+	require.Equal(t, 0, rep.Code, rep.Stderr)
+	again := byTest(rep.results(t))[name]
+	require.NotNil(t, again.Purge)
+	assert.Equal(t, p.Purge.Message, again.Purge.Message, "the replay judges the recorded verdict")
+	assert.Contains(t, rep.Stdout, "--- PASS: TestPurge/"+strings.TrimPrefix(dev, "/dev/"))
+}
