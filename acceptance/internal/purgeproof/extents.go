@@ -57,12 +57,28 @@ type Extent struct {
 	Off, Len int64
 }
 
+// Sampling is what a sample reads: Edge bytes at each end, and between
+// them evenly spaced extents of Extent bytes adding up to at least Share
+// of the capacity. Sizes are multiples of 4 KiB.
+type Sampling struct {
+	Edge, Extent int64
+	Share        float64
+}
+
+// DefaultSampling is the sample TestPurge reads: the first and last GiB,
+// and 1 MiB extents adding up to 1 %.
+var DefaultSampling = Sampling{Edge: Edge, Extent: ExtentBytes, Share: Share}
+
+// Extents is what the read-back of a drive of size bytes reads with
+// DefaultSampling (see Sampling.Extents).
+func Extents(size int64, mode string) []Extent { return DefaultSampling.Extents(size, mode) }
+
 // Extents is what the read-back of a drive of size bytes reads, in
 // ascending order: the whole drive with Full; with Sample the first and
-// last GiB and, between them, evenly spaced 1 MiB extents adding up to at
+// last Edge bytes and, between them, evenly spaced extents adding up to at
 // least Share of size. A drive too small to hold them apart is read whole.
 // Offsets are multiples of 4 KiB; the last extent ends at size.
-func Extents(size int64, mode string) []Extent {
+func (s Sampling) Extents(size int64, mode string) []Extent {
 	if size <= 0 {
 		return nil
 	}
@@ -70,18 +86,18 @@ func Extents(size int64, mode string) []Extent {
 	if mode == Full {
 		return whole
 	}
-	n := (int64(float64(size)*Share) + ExtentBytes - 1) / ExtentBytes
-	lastStart := (size - Edge) &^ (align - 1)
-	mid := lastStart - Edge
-	if mid < 2*n*ExtentBytes {
+	n := (int64(float64(size)*s.Share) + s.Extent - 1) / s.Extent
+	lastStart := (size - s.Edge) &^ (align - 1)
+	mid := lastStart - s.Edge
+	if n <= 0 || mid < 2*n*s.Extent {
 		return whole
 	}
-	out := []Extent{{0, Edge}}
+	out := []Extent{{0, s.Edge}}
 	step := mid / n
 	for i := int64(0); i < n; i++ {
 		// Centred in each of n equal slices of the middle.
-		off := (Edge + i*step + (step-ExtentBytes)/2) &^ (align - 1)
-		out = append(out, Extent{off, ExtentBytes})
+		off := (s.Edge + i*step + (step-s.Extent)/2) &^ (align - 1)
+		out = append(out, Extent{off, s.Extent})
 	}
 	return append(out, Extent{lastStart, size - lastStart})
 }

@@ -43,6 +43,8 @@ type Input struct {
 	Runner    purge.Runner
 	Discarder purge.Discarder
 	Fills     Fills
+	// Sampling is what Sample reads; zero: DefaultSampling.
+	Sampling Sampling
 }
 
 // Result is one drive's TestPurge verdict, as results.json and the
@@ -98,6 +100,9 @@ func Prove(ctx context.Context, in Input, logf func(string, ...any)) []Result {
 		logf = func(string, ...any) {}
 	}
 	start := time.Now()
+	if in.Sampling == (Sampling{}) {
+		in.Sampling = DefaultSampling
+	}
 	n := len(in.Targets)
 	before := make([]Tally, n)
 	hashes := make([]map[int64]uint64, n)
@@ -107,7 +112,7 @@ func Prove(ctx context.Context, in Input, logf func(string, ...any)) []Result {
 		before[i] = Tally{Sector: sector(t)}
 		hashes[i] = map[int64]uint64{}
 		var mu sync.Mutex
-		_, preErr[i] = Read(ctx, device(t), Extents(t.Size, Sample), func(off int64, b []byte) {
+		_, preErr[i] = Read(ctx, device(t), in.Sampling.Extents(t.Size, Sample), func(off int64, b []byte) {
 			var u Tally = Tally{Sector: sector(t)}
 			u.Add(off, b, Promise{}, in.Fills, false)
 			h := maphash.Bytes(seed, b)
@@ -155,7 +160,7 @@ func Prove(ctx context.Context, in Input, logf func(string, ...any)) []Result {
 		}
 		after := Tally{Sector: sector(t)}
 		var mu sync.Mutex
-		read, err := Read(ctx, device(t), Extents(t.Size, in.Mode), func(off int64, b []byte) {
+		read, err := Read(ctx, device(t), in.Sampling.Extents(t.Size, in.Mode), func(off int64, b []byte) {
 			u := Tally{Sector: sector(t)}
 			mu.Lock()
 			h, had := hashes[i][off]
@@ -166,7 +171,7 @@ func Prove(ctx context.Context, in Input, logf func(string, ...any)) []Result {
 			mu.Unlock()
 		})
 		r.BytesRead, r.Sectors, r.Bad, r.LBAs = read, after.Sectors, after.Bad(), after.LBAs(8)
-		what := fmt.Sprintf("after `%s` (which promises %s), %s read back (%s)", r.Command, r.Promise, gb(read), describe(t.Size, in.Mode))
+		what := fmt.Sprintf("after `%s` (which promises %s), %s read back (%s)", r.Command, r.Promise, gb(read), describe(in.Sampling, t.Size, in.Mode))
 		held := fmt.Sprintf("before the purge, %d of the %d sectors sampled held the fill's pattern (%d this run's)", r.FillBefore, before[i].Sectors, before[i].Ours)
 		switch {
 		case err != nil:
@@ -186,12 +191,22 @@ func Prove(ctx context.Context, in Input, logf func(string, ...any)) []Result {
 }
 
 // describe says what mode reads of a drive of size bytes.
-func describe(size int64, mode string) string {
-	e := Extents(size, mode)
+func describe(s Sampling, size int64, mode string) string {
+	e := s.Extents(size, mode)
 	if len(e) == 1 {
 		return "the whole drive"
 	}
-	return fmt.Sprintf("the first and last GiB and %d evenly spaced extents of 1 MiB", len(e)-2)
+	return fmt.Sprintf("the first and last %s and %d evenly spaced extents of %s", bytesName(s.Edge), len(e)-2, bytesName(s.Extent))
+}
+
+func bytesName(b int64) string {
+	switch {
+	case b%GiB == 0:
+		return fmt.Sprintf("%d GiB", b/GiB)
+	case b%MiB == 0:
+		return fmt.Sprintf("%d MiB", b/MiB)
+	}
+	return fmt.Sprintf("%d KiB", b>>10)
 }
 
 func gb(b int64) string { return fmt.Sprintf("%.2f GB", float64(b)/1e9) }

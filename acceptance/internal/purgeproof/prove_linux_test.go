@@ -146,3 +146,54 @@ func TestProveCryptoErase(t *testing.T) {
 		})
 	}
 }
+
+// The sample and the whole drive differ: one 4 KiB block of the fill,
+// planted between the sample's extents and left by a format that erases
+// nothing, passes the sample and fails the full read-back, which names
+// its LBAs. The sample is scaled to a 64 MiB loop device (1 MiB at each
+// end, 64 KiB extents adding to 1 %); TestExtents checks the default's
+// shape at real capacities.
+func TestProveSampleAndFull(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	const size = loopSize
+	sampling := Sampling{Edge: MiB, Extent: 64 << 10, Share: Share}
+	const at = MiB + 64<<10 // between the first MiB and the first spaced extent
+	ext := sampling.Extents(size, Sample)
+	if len(ext) < 3 {
+		t.Fatalf("the scaled sample is the whole drive: %v", ext)
+	}
+	for _, e := range ext {
+		if at < e.Off+e.Len && at+4096 > e.Off {
+			t.Fatalf("the planted block at %d is in the sample's extent %v", at, e)
+		}
+	}
+	dev := testenv.Loop(t, size)
+	f, err := os.OpenFile(dev, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(fillBlock(fillID, 0)[:4096], at); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cli := standIn(t, `[ "$1" = format ] && exit 0; exit 1`)
+	for _, c := range []struct {
+		mode    string
+		verdict string
+		bytes   int64
+	}{{Sample, Pass, Bytes(ext)}, {Full, Fail, size}} {
+		s := purge.Step{Kind: purge.FormatNVM, Device: dev, Targets: []string{dev}}
+		in := Input{Mode: c.mode, Targets: []Target{{Path: dev, Size: size, Sector: 512}}, Steps: []purge.Step{s},
+			Runner: purge.Runner{NVMe: cli}, Fills: Fills{fillID}, Sampling: sampling}
+		r := Prove(context.Background(), in, t.Logf)[0]
+		t.Log(r.Message)
+		if r.Verdict != c.verdict || r.BytesRead != c.bytes {
+			t.Errorf("%s: verdict %s after reading %d bytes, want %s after %d", c.mode, r.Verdict, r.BytesRead, c.verdict, c.bytes)
+		}
+		if c.mode == Full && !strings.Contains(r.Message, fmt.Sprintf("LBAs %d-%d", at/512, (at+4096)/512-1)) {
+			t.Errorf("full: message %q does not name the planted block's LBAs", r.Message)
+		}
+	}
+}
