@@ -19,8 +19,9 @@ import (
 // (the spec's purge), fills and reads back the drive, then purges it
 // again and reads it back, all of it real. TestPurge passes with every
 // sector of the drive read back as zeros after every one held the fill
-// before; the dry run shows the step; a replay of the recording judges
-// the same verdict from purge.json.
+// before; the dry run shows the step; a -resume of the recording keeps
+// the verdict without purging again, and a replay judges the same verdict
+// from purge.json.
 func TestPurgeAfterDiscardReadsBack(t *testing.T) {
 	testenv.MustHaveLoop(t)
 	dev := newLoop(t, safetySize)
@@ -59,6 +60,19 @@ func TestPurgeAfterDiscardReadsBack(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(raw, kept.File))
 	require.NoError(t, err)
 	assert.Contains(t, string(data), `"verdict": "pass"`)
+
+	// A resume keeps the verdict: the drive is not purged again (its
+	// read-back is redone, since the purge wrote it), and purge.json is
+	// as the run left it.
+	res2 := runSuite(t, sel, "-spec="+spec, "-drives="+dev, "-destructive", "-purge-after", "-record="+raw, "-resume")
+	noFioLeft(t)
+	require.Equal(t, 0, res2.Code, "stdout:\n%s\nstderr:\n%s", res2.Stdout, res2.Stderr)
+	kept2 := byTest(res2.results(t))[name]
+	require.NotNil(t, kept2.Purge)
+	assert.Equal(t, p.Purge.Message, kept2.Purge.Message, "the resume keeps the recorded verdict")
+	after, err := os.ReadFile(filepath.Join(raw, kept.File))
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(after), "the resume purged the drive again")
 
 	rep := runSuite(t, nil, "-replay="+raw)
 	require.Equal(t, 0, rep.Code, rep.Stderr)

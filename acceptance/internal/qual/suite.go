@@ -281,7 +281,7 @@ func (s *Suite) close() error {
 // JudgePurge is each drive's TestPurge verdict of s (package purgerun),
 // each added to the report; why says why there is none.
 func JudgePurge(ctx context.Context, s *Suite, logf func(string, ...any)) ([]purgeproof.Result, string) {
-	in := purgerun.In{Drives: s.Drives, Plan: s.Plan, Record: s.Cfg.Record, Resumed: s.resume != nil, Ctrls: s.ctrls, Discarder: s.guard, Reader: s.reader}
+	in := purgerun.In{Drives: s.Drives, Plan: s.Plan, Record: s.Cfg.Record, Resumed: s.resume != nil, Ctrls: s.ctrls, Discarder: s.guard, Reader: s.reader, Writing: func(st plan.Step) { live.PurgingAtTheEnd(s.runner, st) }}
 	rs, why := purgerun.Judge(ctx, in, logf)
 	for _, r := range rs {
 		s.out.add(purgerun.Report(r, s.Drives))

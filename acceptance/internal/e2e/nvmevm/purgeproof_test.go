@@ -15,7 +15,8 @@ import (
 // TestPurge passes. Then with a stand-in for `nvme format` alone, which
 // exits 0 and erases nothing (every other command is the real nvme-cli):
 // the read-back finds the fill and TestPurge fails, naming the command
-// and the LBAs. The fill, the read-backs and every other command are real.
+// and the LBAs, and a replay of its recording fails it the same way. The
+// fill, the read-backs and every other command are real.
 func TestGuestPurgeProven(t *testing.T) {
 	guest(t)
 	args, dev := formatPurgeArgs(t)
@@ -39,7 +40,8 @@ func TestGuestPurgeProven(t *testing.T) {
 	if err := os.WriteFile(liar, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	lied := runSuite(t, []string{"DRIVEQUAL_NVME_REAL=" + liar}, args...)
+	rec := filepath.Join(t.TempDir(), "raw")
+	lied := runSuite(t, []string{"DRIVEQUAL_NVME_REAL=" + liar}, append(args, "-record="+rec)...)
 	if lied.Code == 0 {
 		t.Errorf("a format that erases nothing: exit 0\n%s", lied.output())
 	}
@@ -47,4 +49,11 @@ func TestGuestPurgeProven(t *testing.T) {
 	if !strings.Contains(lied.Stdout, "NOT QUALIFIED") {
 		t.Errorf("the capacity is not NOT QUALIFIED:\n%s", lied.Stdout)
 	}
+
+	// A replay of that recording fails it the same way, from purge.json.
+	replay := runSuite(t, nil, "-replay="+rec)
+	if replay.Code == 0 {
+		t.Errorf("replay of the failed purge: exit 0\n%s", replay.output())
+	}
+	mustContain(t, replay.Stdout, "--- FAIL: "+name, "the purge did not erase: after `nvme "+format+"`", "this run's fill: LBAs 0-")
 }

@@ -53,6 +53,9 @@ type In struct {
 	// Discarder discards through the descriptors the run holds.
 	Discarder purge.Discarder
 	NVMe      nvme.CLI
+	// Writing, when set, is told the purge step before it writes (a live
+	// run's run.json marks the drives written: see live.PurgingAtTheEnd).
+	Writing func(plan.Step)
 }
 
 // Judge is each drive's TestPurge verdict, in the order of the drives; why
@@ -111,9 +114,15 @@ func prove(ctx context.Context, in In, st plan.Step, drives []int, logf func(str
 	if len(drives) == 0 {
 		return nil
 	}
+	reach := live.PurgeReach(in.Drives, drives, st.Purge, in.Ctrls)
 	var infos []device.Info
-	for _, d := range live.PurgeReach(in.Drives, drives, st.Purge, in.Ctrls) {
+	for _, d := range reach {
 		infos = append(infos, in.Drives[d].Info)
+	}
+	if in.Writing != nil {
+		marked := st
+		marked.Drives = reach
+		in.Writing(marked)
 	}
 	steps, errs := purge.Plan(infos, st.Purge, in.Ctrls)
 	pin := purgeproof.Input{Mode: st.Proof, Steps: steps, Runner: purge.Runner{NVMe: in.NVMe}, Discarder: in.Discarder, Fills: fills(in.Plan)}
