@@ -192,6 +192,33 @@ func healthOf(t *testing.T, s *qual.Suite) {
 	checkDrives(t, drives)
 }
 
+// TestPurge proves the purge at the end of the run (-purge-after, or the
+// spec's [purge] verify): each drive, still holding the run's fill where
+// the cells left it, is purged once more and read back, a sample or the
+// whole drive. TestPurge/<drive> fails, naming the command and the LBAs,
+// when a block of the fill remains or a read returns other than what the
+// purge promises (zeros, the DLFEAT value, or for a crypto erase anything
+// but the old data), or when the purge itself failed; the drive's
+// capacity is then NOT QUALIFIED. It runs after TestHealth, which judges
+// the drives as the cells left them.
+func TestPurge(t *testing.T) {
+	eachRun(t, func(t *testing.T, s *qual.Suite) {
+		rs, why := qual.JudgePurge(runCtx, s, t.Logf)
+		if why != "" {
+			t.Skip(why)
+		}
+		for _, r := range rs {
+			t.Run(verdict.IntegrityName(r.Drive), func(t *testing.T) {
+				if r.Verdict != report.Pass {
+					t.Error(r.Message)
+					return
+				}
+				t.Log(r.Message)
+			})
+		}
+	})
+}
+
 // TestVerdict is the gate, judged last: TestVerdict/<gate> for each
 // capacity tested, then scaling, fleet, receipt and health, each passing
 // only when QUALIFIED, so that go test's own PASS and FAIL lines agree with

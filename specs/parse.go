@@ -13,8 +13,11 @@ import (
 
 // Defaults for keys a spec may leave out.
 const (
-	DefaultIOEngine            = "libaio"
-	DefaultPurge               = "format"
+	DefaultIOEngine = "libaio"
+	DefaultPurge    = "format"
+	// DefaultPurgeVerify: no purge at the end of the run unless
+	// -purge-after asks for one.
+	DefaultPurgeVerify         = PurgeVerifyNone
 	DefaultFillPasses          = 2
 	DefaultRandomRuntime       = 30 * time.Minute
 	DefaultSteadyStateDuration = 300 * time.Second

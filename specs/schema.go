@@ -197,6 +197,13 @@ var specKeys = fields[Spec]{
 				s.Baseline.LatencyTolerance = s.Baseline.Tolerance
 			}
 		}},
+	{key: "purge", sub: purgeKeys.inTable("purge must be a table ([purge])"),
+		conv: func(t table, v value, s *Spec) {
+			s.Purge.Verify = DefaultPurgeVerify
+			if v.set {
+				purgeKeys.convert(t.sub(v, "purge"), &s.Purge)
+			}
+		}},
 	{key: "lot", sub: lotKeys.inTable("lot must be a table ([lot])"),
 		conv: func(t table, v value, s *Spec) {
 			if v.set {
@@ -204,6 +211,14 @@ var specKeys = fields[Spec]{
 				lotKeys.convert(t.sub(v, "lot"), s.Lot)
 			}
 		}},
+}
+
+// purgeKeys fill the [purge] table: the purge at the end of the run and
+// its read-back (TestPurge).
+var purgeKeys = fields[Purge]{
+	{key: "verify", conv: func(t table, v value, p *Purge) {
+		p.Verify, _ = t.oneOf(v, DefaultPurgeVerify, PurgeVerifyNone, PurgeVerifySample, PurgeVerifyFull)
+	}},
 }
 
 // lotKeys fill a Lot: coverage and confidence are needed, a rule has no

@@ -64,7 +64,26 @@ type Spec struct {
 	// Lot is the [lot] rule: what the drives measured must show about
 	// the lot they come from; nil without a [lot] table (no lot judgment).
 	Lot *Lot
+	// Purge is the [purge] table: the purge at the end of the run, read
+	// back (TestPurge).
+	Purge Purge
 }
+
+// Purge is the [purge] table.
+type Purge struct {
+	// Verify is how the purge at the end of the run is read back:
+	// "none" (no such purge unless -purge-after asks), "sample" (the first
+	// and last GiB and 1 MiB extents adding to 1 % of the capacity) or
+	// "full" (every byte).
+	Verify string
+}
+
+// Purge read-backs ([purge] verify).
+const (
+	PurgeVerifyNone   = "none"
+	PurgeVerifySample = "sample"
+	PurgeVerifyFull   = "full"
+)
 
 // Method is how every workload is measured unless the workload overrides it.
 type Method struct {

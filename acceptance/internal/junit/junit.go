@@ -420,8 +420,8 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 	line(&b, "kind", res.Kind)
 	line(&b, "capacity", res.Capacity)
 	line(&b, "workload", res.Workload)
-	if res.Kind != report.KindIntegrity {
-		// A verify pass has no figure: its lines are below.
+	if res.Kind != report.KindIntegrity && res.Kind != report.KindPurge {
+		// A verify pass or a purge has no figure: its lines are below.
 		line(&b, "metric", res.Metric)
 		line(&b, "unit", units.Unit(res.Metric))
 		line(&b, "spec", num(res.Spec))
@@ -464,8 +464,19 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 			line(&b, "fio", in.Fio)
 		}
 	}
+	if p := res.Purge; p != nil {
+		line(&b, "drive", p.Drive)
+		line(&b, "command", p.Command)
+		line(&b, "promise", p.Promise)
+		line(&b, "read back", p.ReadBack)
+		line(&b, "bytes read", strconv.FormatInt(p.BytesRead, 10))
+		line(&b, "sectors read", strconv.FormatInt(p.Sectors, 10))
+		line(&b, "sectors bad", strconv.FormatInt(p.Bad, 10))
+		line(&b, "lbas", strings.Join(p.LBAs, ", "))
+		line(&b, "fill sectors before", strconv.FormatInt(p.FillBefore, 10))
+	}
 	// A TestBaseline cell's drives are those of the result it compares.
-	if res.Kind != report.KindScaling && res.Kind != report.KindBaseline && res.Kind != report.KindIntegrity && res.Kind != report.KindLot {
+	if res.Kind != report.KindScaling && res.Kind != report.KindBaseline && res.Kind != report.KindIntegrity && res.Kind != report.KindLot && res.Kind != report.KindPurge {
 		if d, ok := singleDrive(r, res); ok {
 			line(&b, "drive", d.Path)
 			line(&b, "model", d.Model)

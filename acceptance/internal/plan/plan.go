@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/purgeproof"
 	"github.com/drivequal/drivequal/acceptance/internal/steady"
 	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
@@ -70,10 +71,14 @@ const (
 	// compares it with the fill's pattern (fiojob.VerifyPass), before
 	// anything overwrites them.
 	StepVerify
+	// StepPurgeProof purges every drive once more at the end of the run
+	// and reads it back (TestPurge, purgeproof): last in the plan, run by
+	// TestPurge rather than by the cells.
+	StepPurgeProof
 )
 
 func (k StepKind) String() string {
-	return [...]string{"purge", "fill", "precondition", "top-up", "measure", "verify"}[k]
+	return [...]string{"purge", "fill", "precondition", "top-up", "measure", "verify", "purge-proof"}[k]
 }
 
 // Step is one step of the plan: a preparation of some drives or one fio
@@ -84,11 +89,13 @@ type Step struct {
 	Kind   StepKind
 	Name   string
 	Drives []int
-	Job    fiojob.Job    // every kind but StepPurge
-	Purge  string        // StepPurge: the spec's method
-	Est    time.Duration // estimated duration; for StepRandom and StepTopUp its bound
-	Bytes  int64         // estimated bytes written per drive
-	State  string        // the state the drives reach
+	Job    fiojob.Job // every kind but StepPurge
+	Purge  string     // StepPurge, StepPurgeProof: the purge method
+	// Proof is a StepPurgeProof's read-back: purgeproof.Sample or Full.
+	Proof string
+	Est   time.Duration // estimated duration; for StepRandom and StepTopUp its bound
+	Bytes int64         // estimated bytes written per drive
+	State string        // the state the drives reach
 	// Twin is the write twin of a StepRandom or StepTopUp.
 	Twin specs.Workload
 	// Rule and Round are the steady-state rule a StepRandom or StepTopUp
@@ -382,6 +389,41 @@ func (p *Planner) AddVerify(pl *Plan, drives []int) {
 			pl.Bytes[d] += st.Bytes
 		}
 	}
+}
+
+// AddPurgeProof appends to pl the purge at the end of the run of every
+// drive, read back as mode says (purgeproof.Sample or Full; "" adds
+// nothing): the spec's purge method (format when it is none), estimated as
+// the purge before the fill plus reading the sample before it and mode's
+// extents after it at the capacity's sequential-read rate, the drives at
+// once.
+func (p *Planner) AddPurgeProof(pl *Plan, mode string) {
+	if mode == "" || len(p.Drives) == 0 {
+		return
+	}
+	method := p.Spec.Precondition.Purge
+	if method == "none" || method == "" {
+		method = "format"
+	}
+	var drives []int
+	var read time.Duration
+	var bytes int64
+	for d, dr := range p.Drives {
+		if dr.Placeholder {
+			continue
+		}
+		drives = append(drives, d)
+		read = max(read, purgeproof.ReadTime(dr.Size, mode, p.seqRate(dr.Capacity, "read")))
+		bytes = max(bytes, purgeproof.Bytes(purgeproof.Extents(dr.Size, purgeproof.Sample))+purgeproof.Bytes(purgeproof.Extents(dr.Size, mode)))
+	}
+	if len(drives) == 0 {
+		return
+	}
+	st := Step{Kind: StepPurgeProof, N: len(pl.Steps) + 1, Drives: drives, Purge: method, Proof: mode,
+		Est:  p.purgeEstimate(drives, method) + read,
+		Name: fmt.Sprintf("purge (%s) again, read back (%s, %.1f GB a drive before and after): none of the fill may remain", method, mode, float64(bytes)/1e9)}
+	pl.Steps = append(pl.Steps, st)
+	pl.Total += st.Est
 }
 
 // prepare returns the preparation steps that bring drives (given their

@@ -16,6 +16,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/purgeproof"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
@@ -257,4 +258,32 @@ func TestSuggestTimeout(t *testing.T) {
 			t.Errorf("suggestTimeout(%s) = %s, want %s", tt.est, got, tt.want)
 		}
 	}
+}
+
+// The built-in plan on 24 × 1.92 TB drives takes 2 h 33 min 40 s, and
+// -purge-after adds only its last step: a format (30 s) and the sample
+// read before and after it at the capacity's sequential-read figure
+// (14,500 MB/s), all drives at once.
+func TestPurgeAfterEstimate(t *testing.T) {
+	s, _ := builtinSuite(t, 24)
+	replan(s)
+	require.Equal(t, 2*time.Hour+33*time.Minute+40*time.Second, s.Plan.Total.Round(time.Second))
+	without := s.Plan
+
+	s.Cfg.PurgeAfter = true
+	replan(s)
+	last := s.Plan.Steps[len(s.Plan.Steps)-1]
+	require.Equal(t, plan.StepPurgeProof, last.Kind, last.Name)
+	require.Equal(t, len(without.Steps)+1, len(s.Plan.Steps))
+	require.Len(t, last.Drives, 24)
+	read := purgeproof.ReadTime(1_920_383_410_176, purgeproof.Sample, 14_500e6)
+	require.Equal(t, 30*time.Second+read, last.Est)
+	require.Equal(t, without.Total+last.Est, s.Plan.Total)
+	t.Logf("-purge-after adds %s (read-back %s) to %s: %s", last.Est, read, without.Total, s.Plan.Total)
+
+	s.Spec.Purge.Verify = purgeproof.Full
+	replan(s)
+	last = s.Plan.Steps[len(s.Plan.Steps)-1]
+	require.Equal(t, purgeproof.Full, last.Proof)
+	t.Logf("[purge] verify = \"full\" adds %s", last.Est)
 }

@@ -47,7 +47,7 @@ func (s *Suite) PrintPlan(w io.Writer) {
 		fmt.Fprintln(w, l)
 	}
 	for _, st := range s.Plan.Steps {
-		if st.Kind != plan.StepPurge {
+		if st.Kind != plan.StepPurge && st.Kind != plan.StepPurgeProof {
 			continue
 		}
 		// What the purge sends to each block device, and every namespace
@@ -68,7 +68,7 @@ func (s *Suite) PrintPlan(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nfio job files:")
 	for _, st := range s.Plan.Steps {
-		if st.Kind == plan.StepPurge {
+		if st.Kind == plan.StepPurge || st.Kind == plan.StepPurgeProof {
 			continue
 		}
 		fmt.Fprintf(w, "# step %d, %s: %s\n%s\n", st.N, st.Kind, st.Name, st.Job.File())

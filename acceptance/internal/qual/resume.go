@@ -15,6 +15,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/purgerun"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recdir"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -240,6 +241,8 @@ func (b *builder) resumePlan() {
 		fresh.AddVerify(&fp, s.verifyDrives())
 		s.Planner.AddVerify(&s.Plan, unverified)
 	}
+	fresh.AddPurgeProof(&fp, purgerun.Mode(s.Cfg, s.Spec, s.Drives))
+	s.Planner.AddPurgeProof(&s.Plan, purgerun.Mode(s.Cfg, s.Spec, s.Drives))
 	z.fresh = fp.Total
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/models"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/purgerun"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recdir"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
@@ -397,6 +398,7 @@ func (b *builder) plan() {
 	if s.Precondition != plan.None && s.Spec.Precondition.FillPasses > 0 {
 		s.Planner.AddVerify(&s.Plan, s.verifyDrives())
 	}
+	s.Planner.AddPurgeProof(&s.Plan, purgerun.Mode(s.Cfg, s.Spec, s.Drives))
 	s.Warnings = append(s.Warnings, s.steadyWarnings()...)
 	if s.resume != nil {
 		b.resumePlan()

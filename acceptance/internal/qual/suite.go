@@ -12,9 +12,11 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/overtime"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
+	"github.com/drivequal/drivequal/acceptance/internal/purgeproof"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/purgerun"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -283,6 +285,17 @@ func (s *Suite) close() error {
 	err := s.guard.Close()
 	s.guard = nil
 	return err
+}
+
+// JudgePurge is each drive's TestPurge verdict of s (package purgerun),
+// each added to the report; why says why there is none.
+func JudgePurge(ctx context.Context, s *Suite, logf func(string, ...any)) ([]purgeproof.Result, string) {
+	in := purgerun.In{Drives: s.Drives, Plan: s.Plan, Record: s.Cfg.Record, Resumed: s.resume != nil, Ctrls: s.ctrls, Discarder: s.guard, Reader: s.reader, Writing: func(st plan.Step) { live.PurgingAtTheEnd(s.runner, st) }}
+	rs, why := purgerun.Judge(ctx, in, logf)
+	for _, r := range rs {
+		s.out.add(purgerun.Report(r, s.Drives))
+	}
+	return rs, why
 }
 
 // purgeCommands returns what the purge step st sends, exactly as the run

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
+	"github.com/drivequal/drivequal/acceptance/internal/purgeproof"
 	"github.com/drivequal/drivequal/acceptance/internal/report/bottomline"
 	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
 	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
@@ -32,6 +33,7 @@ const (
 	// KindIntegrity is one drive's verify pass: every block the fill wrote
 	// read back and checked. It counts in its capacity's gate.
 	KindIntegrity = "integrity"
+	KindPurge     = "purge" // TestPurge: a drive's purge at the end, read back; counts in its capacity's gate
 )
 
 // Verdicts of a gate (a capacity, or the scaling steps), as Gates returns them.
@@ -271,6 +273,7 @@ const (
 	// error (an I/O, medium, protection or target error, a timeout, no
 	// space): the drive is disqualified as for a failed read-back.
 	CauseIOError = "i/o error"
+	CausePurge   = "purge not proven" // the purge at the end failed, or its read-back found the fill or data it does not promise
 )
 
 // NotTheDrivesCauses are the causes of an inconclusive result whose
@@ -469,6 +472,8 @@ type Result struct {
 	Integrity *Integrity `json:"integrity,omitempty"`
 	// Lot is a TestLot cell's judgment of the lot (KindLot).
 	Lot *LotResult `json:"lot,omitempty"`
+	// Purge is a TestPurge drive's purge and read-back (KindPurge).
+	Purge *purgeproof.Result `json:"purge,omitempty"`
 }
 
 // Integrity is one drive's verify pass: the bytes read back and checked,

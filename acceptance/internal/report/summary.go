@@ -24,6 +24,7 @@ func (r *Run) Summary() []byte {
 	s.writeHead()
 	s.writeDrives()
 	s.writeIntegrity()
+	s.writePurge()
 	s.writeSteady()
 	s.writeWAF()
 	for _, c := range r.testedCapacities() {
@@ -104,6 +105,17 @@ func (s *summary) writeHead() {
 		fmt.Fprintf(b, "Spec figures: %s.\n", strings.TrimSuffix(cell(r.Source), "."))
 	}
 	b.WriteString("\n")
+}
+
+// writePurge writes one line per drive's purge at the end, read back.
+func (s *summary) writePurge() {
+	head := "## Purge proven\n\n"
+	for _, res := range s.r.Results {
+		if res.Kind == KindPurge && res.Purge != nil {
+			fmt.Fprintf(&s.b, "%s- **%s**: %s\n\n", head, strings.ToUpper(res.Verdict), res.Purge.Message)
+			head = ""
+		}
+	}
 }
 
 // writeIntegrity writes one line per drive's verify pass: every block
@@ -339,7 +351,7 @@ func (s *summary) writeCapacity(capacity string) {
 	r, b, notes, rank := s.r, &s.b, &s.notes, s.rank
 	var rows []Result
 	for _, res := range r.Results {
-		if res.Capacity == capacity && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline && res.Kind != KindIntegrity && res.Kind != KindLot {
+		if res.Capacity == capacity && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline && res.Kind != KindIntegrity && res.Kind != KindLot && res.Kind != KindPurge {
 			rows = append(rows, res)
 		}
 	}

@@ -137,7 +137,7 @@ var configs = []config{{
 	// The SCSI and SATA disks of TestGuestDiskIdentity.
 	optional: []string{"sd_mod", "virtio_scsi", "ahci"},
 	tests: []string{
-		"TestGuestFormatPurge", "TestGuestCriticalWarningRefused", "TestGuestPurgeReachesTheSubsystem",
+		"TestGuestFormatPurge", "TestGuestPurgeProven", "TestGuestCriticalWarningRefused", "TestGuestPurgeReachesTheSubsystem",
 		"TestGuestSameNamespaceTwoPaths", "TestGuestZonedRefused", "TestGuestGenericCharDevice", "TestGuestByIDGlob",
 		"TestGuestQMP", "TestGuestIdentity", "TestGuestDiskIdentity", "TestGuestModelRefused", "TestGuestAnyModel",
 	},

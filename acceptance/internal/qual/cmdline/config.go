@@ -50,6 +50,9 @@ type Flags struct {
 	// Overwrite starts a new run in a -record directory that holds an
 	// unfinished one (refused without it).
 	Overwrite bool
+	// PurgeAfter purges every drive once more at the end of the run and
+	// reads it back (TestPurge).
+	PurgeAfter bool
 	// Set names the flags given on the command line (see Given); a replay
 	// refuses the ones that only a live run uses, and judges with the
 	// recorded spec unless -spec is among them.
@@ -64,7 +67,7 @@ func (f *Flags) Given(fs *flag.FlagSet) {
 
 // liveOnly are the flags that change how drives are measured, which a
 // replay cannot honour: it judges what was recorded.
-var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling", "resume", "any-model", "overwrite"}
+var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling", "resume", "any-model", "overwrite", "purge-after"}
 
 // Register defines the flags of DESIGN.md on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
@@ -83,6 +86,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Resume, "resume", false, "continue the interrupted run recorded in -record: keep the cells recorded whole, judge them again, and measure the rest after rebuilding the drives' state")
 	fs.BoolVar(&f.AnyModel, "any-model", false, "judge NVMe drives whose model matches none of the spec's models against it anyway (the report says so)")
 	fs.BoolVar(&f.Overwrite, "overwrite", false, "start a new run in a -record directory that holds an unfinished run (refused without it: -resume continues that run)")
+	fs.BoolVar(&f.PurgeAfter, "purge-after", false, "at the end of the run, purge every drive once more (the decommissioning purge) and read it back: no block of the run's fill may remain (TestPurge; the spec's [purge] verify says sample or full)")
 	fs.StringVar(&f.Baseline, "baseline", "", "compare every cell with the same cell of the runs recorded in `DIR[,DIR...]` (e.g. the current firmware's or another vendor's), judged as a replay; a median drop beyond the spec's [baseline] tolerance fails as regressed")
 }
 
@@ -113,6 +117,8 @@ type Config struct {
 	// Overwrite lets a new run replace an unfinished one recorded in
 	// Record.
 	Overwrite bool
+	// PurgeAfter purges every drive at the end and reads it back.
+	PurgeAfter bool
 	// SpecGiven says -spec was given: a replay then judges with it rather
 	// than with the spec recorded in run.json.
 	SpecGiven bool
@@ -319,6 +325,7 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 		Resume:         f.Resume,
 		AnyModel:       f.AnyModel,
 		Overwrite:      f.Overwrite,
+		PurgeAfter:     f.PurgeAfter,
 		SpecGiven:      f.Set["spec"],
 		Root:           root,
 	}

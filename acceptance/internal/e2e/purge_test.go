@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/purgeproof/kept"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
+)
+
+// -purge-after on a 64 MiB loop device, selecting TestIntegrity and
+// TestPurge so that nothing overwrites the fill: the suite discards
+// (the spec's purge), fills and reads back the drive, then purges it
+// again and reads it back, all of it real. TestPurge passes with every
+// sector of the drive read back as zeros after every one held the fill
+// before; the dry run shows the step; a -resume of the recording keeps
+// the verdict without purging again, and a replay judges the same verdict
+// from purge.json.
+func TestPurgeAfterDiscardReadsBack(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	dev := newLoop(t, safetySize)
+	spec := testdataFile(t, "integrity.toml")
+	sel := []string{"-test.run=TestIntegrity|TestPurge"}
+
+	dry := runSuite(t, sel, "-spec="+spec, "-drives="+dev, "-purge-after", "-dry-run")
+	require.Equal(t, 0, dry.Code, dry.Stderr)
+	assert.Regexp(t, `purge-proof +`+dev+` +purge \(discard\) again, read back \(sample, 0\.1 GB a drive before and after\)`, dry.Stdout)
+	assert.Contains(t, dry.Stdout, "sends:\n  discard "+dev+" (BLKDISCARD)")
+
+	raw := filepath.Join(t.TempDir(), "raw")
+	r := runSuite(t, sel, "-spec="+spec, "-drives="+dev, "-destructive", "-purge-after", "-record="+raw)
+	noFioLeft(t)
+	noPanic(t, r)
+	require.Equal(t, 0, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	name := "TestPurge/" + strings.TrimPrefix(dev, "/dev/")
+	res := byTest(r.results(t))
+	require.Contains(t, res, name)
+	p := res[name]
+	assert.Equal(t, report.Pass, p.Verdict, p.Error)
+	assert.Equal(t, report.KindPurge, p.Kind)
+	require.NotNil(t, p.Purge)
+	assert.Equal(t, "discard "+dev+" (BLKDISCARD)", p.Purge.Command)
+	assert.Equal(t, "zeros", p.Purge.Promise)
+	assert.Equal(t, int64(safetySize), p.Purge.BytesRead)
+	assert.Equal(t, int64(safetySize/512), p.Purge.FillBefore, "before the purge, every sector held the fill")
+	assert.Zero(t, p.Purge.Bad)
+	summary, err := os.ReadFile(filepath.Join(r.Report, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "## Purge proven\n\n- **PASS**: "+dev+": after `discard "+dev)
+	junit, err := os.ReadFile(filepath.Join(r.Report, "junit.xml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(junit), `classname="TestPurge"`)
+	assert.Contains(t, string(junit), "command: discard "+dev+" (BLKDISCARD)\npromise: zeros")
+	data, err := os.ReadFile(filepath.Join(raw, kept.File))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"verdict": "pass"`)
+
+	// A resume keeps the verdict: the drive is not purged again (its
+	// read-back is redone, since the purge wrote it), and purge.json is
+	// as the run left it.
+	res2 := runSuite(t, sel, "-spec="+spec, "-drives="+dev, "-destructive", "-purge-after", "-record="+raw, "-resume")
+	noFioLeft(t)
+	require.Equal(t, 0, res2.Code, "stdout:\n%s\nstderr:\n%s", res2.Stdout, res2.Stderr)
+	kept2 := byTest(res2.results(t))[name]
+	require.NotNil(t, kept2.Purge)
+	assert.Equal(t, p.Purge.Message, kept2.Purge.Message, "the resume keeps the recorded verdict")
+	after, err := os.ReadFile(filepath.Join(raw, kept.File))
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(after), "the resume purged the drive again")
+
+	rep := runSuite(t, nil, "-replay="+raw)
+	require.Equal(t, 0, rep.Code, rep.Stderr)
+	again := byTest(rep.results(t))[name]
+	require.NotNil(t, again.Purge)
+	assert.Equal(t, p.Purge.Message, again.Purge.Message, "the replay judges the recorded verdict")
+	assert.Contains(t, rep.Stdout, "--- PASS: TestPurge/"+strings.TrimPrefix(dev, "/dev/"))
+}

@@ -1,0 +1,5 @@
+package purgeproof
+
+import "golang.org/x/sys/unix"
+
+const oDirect = unix.O_DIRECT

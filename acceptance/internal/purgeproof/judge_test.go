@@ -1,0 +1,96 @@
+package purgeproof
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"reflect"
+	"testing"
+
+	"github.com/drivequal/drivequal/acceptance/internal/purge"
+	"github.com/drivequal/drivequal/fiojob"
+)
+
+// fillBlock is a 128 KiB block as the fill writes it at off: fio's
+// verify_pattern (magic, id, offset) repeated from the block's start.
+func fillBlock(id uint64, off int64) []byte {
+	rep, _ := hex.DecodeString(fiojob.PatternMagic)
+	rep = binary.BigEndian.AppendUint64(rep, id)
+	rep = binary.LittleEndian.AppendUint64(rep, uint64(off))
+	b := make([]byte, 128<<10)
+	for i := 0; i < len(b); i += len(rep) {
+		copy(b[i:], rep)
+	}
+	return b
+}
+
+type promiseCase struct {
+	name   string
+	step   purge.Step
+	dlfeat int
+	loop   bool
+	want   Promise
+}
+
+var promiseCases = []promiseCase{
+	{"format", purge.Step{Kind: purge.FormatNVM}, 0, false, Promise{}},
+	{"format, DLFEAT reads 0xff", purge.Step{Kind: purge.FormatNVM}, 0x0a, false, Promise{Byte: 0xff}},
+	{"format, DLFEAT reads zeros", purge.Step{Kind: purge.FormatNVM}, 0x09, false, Promise{}},
+	{"sanitize block erase", purge.Step{Kind: purge.SanitizeNVM, SanAct: purge.SanActBlockErase}, 2, false, Promise{Byte: 0xff}},
+	{"sanitize crypto erase", purge.Step{Kind: purge.SanitizeNVM, SanAct: purge.SanActCryptoErase}, 1, false, Promise{Changed: true}},
+	{"discard of a loop device", purge.Step{Kind: purge.DiscardBlocks}, 0, true, Promise{}},
+	{"discard, DLFEAT silent", purge.Step{Kind: purge.DiscardBlocks}, 0, false, Promise{Changed: true}},
+	{"discard, DLFEAT reads zeros", purge.Step{Kind: purge.DiscardBlocks}, 1, false, Promise{}},
+	{"punch hole", purge.Step{Kind: purge.PunchHole}, 0, false, Promise{}},
+}
+
+func TestPromiseOf(t *testing.T) {
+	for _, c := range promiseCases {
+		if got := PromiseOf(c.step, c.dlfeat, c.loop); got != c.want {
+			t.Errorf("%s: PromiseOf = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestTally reads 2 × 128 KiB at byte offset 1 MiB in sectors of 512
+// bytes: what each holds against each promise.
+func TestTally(t *testing.T) {
+	const off, id = 1 << 20, 0x1122334455660002
+	fills := Fills{0x1122334455660001}
+	zeros := make([]byte, 256<<10)
+	ones := make([]byte, 256<<10)
+	for i := range ones {
+		ones[i] = 0xff
+	}
+	ours := append(fillBlock(id, off), fillBlock(id, off+128<<10)...)
+	other := append(fillBlock(0x99, off), fillBlock(0x99, off+128<<10)...)
+	half := append(make([]byte, 128<<10), fillBlock(id, off+128<<10)...)
+	for _, c := range []struct {
+		name      string
+		b         []byte
+		p         Promise
+		unchanged bool
+		want      Tally
+		lbas      []string
+	}{
+		{"zeros, promised", zeros, Promise{}, false, Tally{Sectors: 512}, nil},
+		{"0xff, promised zeros", ones, Promise{}, false, Tally{Sectors: 512, Other: 512}, []string{"2048-2559"}},
+		{"0xff, promised", ones, Promise{Byte: 0xff}, false, Tally{Sectors: 512}, nil},
+		{"this run's fill", ours, Promise{}, false, Tally{Sectors: 512, Ours: 512}, []string{"2048-2559"}},
+		{"another fill", other, Promise{Changed: true}, false, Tally{Sectors: 512, Fill: 512}, []string{"2048-2559"}},
+		{"half left", half, Promise{}, false, Tally{Sectors: 512, Ours: 256}, []string{"2304-2559"}},
+		{"crypto erase, new data", ones, Promise{Changed: true}, false, Tally{Sectors: 512}, nil},
+		{"crypto erase, unchanged", ones, Promise{Changed: true}, true, Tally{Sectors: 512, Unchanged: 512}, []string{"2048-2559"}},
+		{"crypto erase, zeros unchanged", zeros, Promise{Changed: true}, true, Tally{Sectors: 512}, nil},
+	} {
+		got := Tally{Sector: 512}
+		got.Add(off, c.b, c.p, fills, c.unchanged)
+		lbas := got.LBAs(8)
+		got.bad, got.Sector = nil, 0
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: Tally = %+v, want %+v", c.name, got, c.want)
+		}
+		if !reflect.DeepEqual(lbas, c.lbas) {
+			t.Errorf("%s: LBAs = %q, want %q", c.name, lbas, c.lbas)
+		}
+	}
+}
