@@ -64,6 +64,8 @@ type Spec struct {
 	// Lot is the [lot] rule: what the drives measured must show about
 	// the lot they come from; nil without a [lot] table (no lot judgment).
 	Lot *Lot
+	// PowerLoss is the [power_loss] test; nil without the table.
+	PowerLoss *PowerLoss
 }
 
 // Method is how every workload is measured unless the workload overrides it.

@@ -161,17 +161,17 @@ const (
 	Other     Found = "other data"
 )
 
-// Check says what got holds, where w was written with tag; before is
-// what the range held before the cycle (nil: not known). On Misplaced,
-// from is the offset whose write came back.
-func Check(got []byte, w Write, tag uint32, before []byte) (f Found, from int64) {
+// Check says what got holds, where w was written with tag; before says
+// whether bytes are what the range held before the cycle (nil: not
+// known). On Misplaced, from is the offset whose write came back.
+func Check(got []byte, w Write, tag uint32, before func([]byte) bool) (f Found, from int64) {
 	want := Expected(tag, w.Offset, len(got))
 	switch {
 	case bytes.Equal(got, want):
 		return Intact, 0
 	case allZero(got):
 		return Zeros, 0
-	case before != nil && bytes.Equal(got, before):
+	case before != nil && before(got):
 		return Old, 0
 	}
 	if len(got) >= 12 && binary.BigEndian.Uint32(got[:4]) == tag {

@@ -71,7 +71,7 @@ func TestPromiseRule(t *testing.T) {
 func TestCheck(t *testing.T) {
 	const tag, prev = 0x1234abcd, 0x99990001
 	w := Write{8192, 4096}
-	before := Expected(prev, 8192, 4096)
+	before := func(b []byte) bool { return string(b) == string(Expected(prev, 8192, 4096)) }
 	for _, tt := range []struct {
 		name string
 		got  []byte
@@ -83,10 +83,14 @@ func TestCheck(t *testing.T) {
 		{"the earlier cycle's write", Expected(prev, 8192, 4096), Old, 0},
 		{"another write's data", Expected(tag, 40960, 4096), Misplaced, 40960},
 		{"foreign", []byte(strings.Repeat("x", 4096)), Other, 0},
+		{"what the drive held before", []byte(strings.Repeat("y", 4096)), Old, 0},
 	} {
 		b := before
 		if tt.name == "the earlier cycle's write" {
 			b = nil // known by its own pattern, without a snapshot
+		}
+		if tt.name == "foreign" || tt.name == "what the drive held before" {
+			b = func(got []byte) bool { return string(got) == strings.Repeat("y", 4096) }
 		}
 		f, from := Check(tt.got, w, tag, b)
 		if f != tt.want || from != tt.from {

@@ -37,6 +37,8 @@ type Counter struct {
 type Cycle struct {
 	Drive string `json:"drive"`
 	Cycle int    `json:"cycle"`
+	// Tag is the cycle's pattern tag (eight hex digits).
+	Tag string `json:"tag"`
 	// Method is how power was cut ("command: ...", "slot 3").
 	Method string `json:"method"`
 	// NotReturned, when set, says how the drive did not come back: not

@@ -50,6 +50,9 @@ type Flags struct {
 	// Overwrite starts a new run in a -record directory that holds an
 	// unfinished one (refused without it).
 	Overwrite bool
+	// PowerCut and PowerRestore are the commands that cut and restore a
+	// drive's power for TestPowerLoss (see PowerCommand).
+	PowerCut, PowerRestore string
 	// Set names the flags given on the command line (see Given); a replay
 	// refuses the ones that only a live run uses, and judges with the
 	// recorded spec unless -spec is among them.
@@ -64,7 +67,7 @@ func (f *Flags) Given(fs *flag.FlagSet) {
 
 // liveOnly are the flags that change how drives are measured, which a
 // replay cannot honour: it judges what was recorded.
-var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling", "resume", "any-model", "overwrite"}
+var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling", "resume", "any-model", "overwrite", "power-cut", "power-restore"}
 
 // Register defines the flags of DESIGN.md on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
@@ -83,6 +86,8 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Resume, "resume", false, "continue the interrupted run recorded in -record: keep the cells recorded whole, judge them again, and measure the rest after rebuilding the drives' state")
 	fs.BoolVar(&f.AnyModel, "any-model", false, "judge NVMe drives whose model matches none of the spec's models against it anyway (the report says so)")
 	fs.BoolVar(&f.Overwrite, "overwrite", false, "start a new run in a -record directory that holds an unfinished run (refused without it: -resume continues that run)")
+	fs.StringVar(&f.PowerCut, "power-cut", "", "`CMD` (run by sh) that cuts one drive's power for TestPowerLoss, with {path}, {serial}, {slot} and {name} replaced by the drive's (needs -destructive and -power-restore)")
+	fs.StringVar(&f.PowerRestore, "power-restore", "", "`CMD` (run by sh) that restores the drive's power after -power-cut, with the same placeholders")
 	fs.StringVar(&f.Baseline, "baseline", "", "compare every cell with the same cell of the runs recorded in `DIR[,DIR...]` (e.g. the current firmware's or another vendor's), judged as a replay; a median drop beyond the spec's [baseline] tolerance fails as regressed")
 }
 
@@ -113,6 +118,10 @@ type Config struct {
 	// Overwrite lets a new run replace an unfinished one recorded in
 	// Record.
 	Overwrite bool
+	// PowerCut and PowerRestore are -power-cut and -power-restore: the
+	// commands that cut and restore one drive's power, placeholders
+	// unexpanded ("" without them).
+	PowerCut, PowerRestore string
 	// SpecGiven says -spec was given: a replay then judges with it rather
 	// than with the spec recorded in run.json.
 	SpecGiven bool
@@ -319,11 +328,16 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 		Resume:         f.Resume,
 		AnyModel:       f.AnyModel,
 		Overwrite:      f.Overwrite,
+		PowerCut:       f.PowerCut,
+		PowerRestore:   f.PowerRestore,
 		SpecGiven:      f.Set["spec"],
 		Root:           root,
 	}
 	if strings.ContainsRune(c.Spec, filepath.Separator) || strings.HasSuffix(c.Spec, ".toml") {
 		c.Spec = resolveInput(root, c.Spec)
+	}
+	for _, p := range powerProblems(f) {
+		bad(p[0], "%s", p[1])
 	}
 	if f.Resume && f.Overwrite {
 		bad("overwrite", "given with -resume: -resume continues the run recorded in -record, -overwrite starts a new one there; give one of them")
