@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -52,14 +53,11 @@ type Config struct {
 // Job is fio's job file for d: the first half of the test's size
 // written sequentially and the second half at random, each job with one
 // write in flight, a flush after every FlushEvery writes and its
-// completed writes logged one a line; it runs for twice cut_after, so
-// the cut comes while it writes.
+// completed writes logged one a line; it runs for twice cut_after and 5
+// s more, so the cut comes while it writes.
 func Job(c Config, path string) string {
 	half := c.Test.Size / 2 / c.Test.BS * c.Test.BS
-	runtime := 2 * c.Test.CutAfter
-	if runtime < c.Test.CutAfter+2*time.Second {
-		runtime = c.Test.CutAfter + 2*time.Second
-	}
+	runtime := 2*c.Test.CutAfter + 5*time.Second
 	var b strings.Builder
 	fmt.Fprintf(&b, "[global]\nfilename=%s\nioengine=psync\ndirect=1\niodepth=1\nbs=%d\nfsync=%d\nend_fsync=1\n", path, c.Test.BS, c.Test.FlushEvery)
 	fmt.Fprintf(&b, "verify=pattern\nverify_pattern=%s\ndo_verify=0\nverify_state_save=0\n", powerloss.Pattern(c.Tag))
@@ -99,7 +97,11 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 		out.Error = fmt.Sprintf("%s: fio did not start: %v", d.Path, fio.err)
 		return out
 	}
-	logf("%s: cycle %d: fio writes pattern %08x; power is cut in %s", d.Name, k, c.Tag, c.Test.CutAfter)
+	logf("%s: cycle %d: fio writes pattern %08x; power is cut %s after its first flushed writes", d.Name, k, c.Tag, c.Test.CutAfter)
+	// On a loaded host fio's first writes and flushes may take seconds:
+	// the cut's time counts from when the kernel has seen the writes of a
+	// flush interval or two, where it counts them.
+	firstWrites(d.Path, int64(2*c.Test.FlushEvery+4), fio.done, c.Test.CutAfter+30*time.Second)
 	select {
 	case <-fio.done:
 		out.Error = fmt.Sprintf("%s: fio ended before the cut (%v): see %s", d.Path, fio.wait, filepath.Join(c.Dir, "fio.stderr"))
@@ -380,4 +382,46 @@ func aligned(n int64) []byte {
 		off = 0
 	}
 	return b[off : off+int(n)]
+}
+
+// firstWrites waits until the kernel has completed n writes to the block
+// device at path (/sys/block/NAME/stat), done is closed or timeout
+// passes; it returns at once for a target the kernel keeps no count of.
+func firstWrites(path string, n int64, done <-chan struct{}, timeout time.Duration) {
+	start, ok := writesDone(path)
+	if !ok {
+		return
+	}
+	deadline := time.After(timeout)
+	for {
+		if now, ok := writesDone(path); !ok || now-start >= n {
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-deadline:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// writesDone is the count of writes the kernel completed to the block
+// device at path (the fifth field of /sys/block/NAME/stat).
+func writesDone(path string) (int64, bool) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return 0, false
+	}
+	data, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(real), "stat"))
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 5 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(f[4], 10, 64)
+	return n, err == nil
 }
