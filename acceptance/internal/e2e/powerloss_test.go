@@ -85,17 +85,19 @@ func TestPowerLossKept(t *testing.T) {
 	assert.Contains(t, r.Stdout, "no evidence the cut happened: "+dev+" is not an NVMe drive nvme-cli reads")
 }
 
-// A cut command that does nothing, on a drive whose count of unsafe
-// shutdowns the stand-in nvme-cli serves (it moves only with a real cut),
-// is INCONCLUSIVE, never a pass.
+// A cut command that does nothing, on a drive whose counts of unsafe
+// shutdowns (SMART) and incomplete shutdowns (OCP C0) the stand-in
+// nvme-cli serves (they move only with a real cut), is INCONCLUSIVE,
+// never a pass, naming both counts.
 func TestPowerLossCutDidNothing(t *testing.T) {
 	t.Parallel()
 	dev := newLoop(t, 64<<20)
-	env := healthLogs(t, "", []string{})
+	env := ocpStandin(t)
 	r := runSuiteIn(t, env, powerLossOnly, powerLossArgs(dev, filepath.Join(t.TempDir(), "report"), "true")...)
 	noFioLeft(t)
 	assert.Contains(t, r.Stdout, "--- SKIP: TestPowerLoss/"+strings.TrimPrefix(dev, "/dev/")+"/cycle_1", r.Stdout+r.Stderr)
 	assert.Contains(t, r.Stdout, "INCONCLUSIVE: the drive did not see a power loss: check the cut command (unsafe shutdowns stayed at")
+	assert.Contains(t, r.Stdout, "OCP incomplete shutdowns stayed at")
 	checks := powerLossChecks(t, r)
 	require.Len(t, checks, 1)
 	assert.Equal(t, report.Inconclusive, checks[0].Verdict)

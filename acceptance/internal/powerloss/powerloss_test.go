@@ -135,6 +135,8 @@ var judgeTests = []struct {
 	{"kept, counters rose", Cycle{Acknowledged: 10, Counters: []Counter{{"unsafe shutdowns", 4, 5}}}, Pass, []string{"all 10", "4 → 5"}},
 	{"kept, counters still", Cycle{Acknowledged: 10, Counters: []Counter{{"unsafe shutdowns", 4, 4}}}, Inconclusive,
 		[]string{"the drive did not see a power loss: check the cut command", "stayed at 4"}},
+	{"kept, one counter of two still", Cycle{Acknowledged: 10, Counters: []Counter{{"unsafe shutdowns", 4, 5}, {"OCP incomplete shutdowns", 2, 2}}}, Inconclusive,
+		[]string{"the drive did not see a power loss", "OCP incomplete shutdowns stayed at 2"}},
 	{"kept, no counters", Cycle{Acknowledged: 10, NoCounters: "a loop device keeps no count of power losses"}, Pass,
 		[]string{"no evidence the cut happened", "loop device", "judged on its data alone"}},
 	{"nothing acknowledged", Cycle{Completed: 7, Rule: Flushed.String()}, Inconclusive, []string{"no write was acknowledged"}},

@@ -78,7 +78,7 @@ type Verdict struct {
 
 // Judge judges c: a drive that did not return, or lost an acknowledged
 // write, fails; one that kept them all passes when its counters rose (or
-// it has none, which is said), and is inconclusive when they did not
+// it has none, which is said), and is inconclusive when one did not
 // (the cut may not have happened) or when nothing was acknowledged.
 func Judge(c Cycle) Verdict {
 	switch {
@@ -109,7 +109,7 @@ func Judge(c Cycle) Verdict {
 			still = append(still, fmt.Sprintf("%s stayed at %d", k.Name, k.After))
 		}
 	}
-	if len(rose) == 0 {
+	if len(still) > 0 {
 		return Verdict{Inconclusive, "the drive did not see a power loss: check the cut command (" + strings.Join(still, ", ") + "); " + kept}
 	}
 	return Verdict{Pass, kept + "; the drive saw the power loss (" + strings.Join(rose, ", ") + ")"}

@@ -269,7 +269,13 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 			return nil, "its SMART log does not read: " + err.Error()
 		}
 		n, _ := l.UnsafeShutdowns.Uint64()
-		return []powerloss.Counter{{Name: "unsafe shutdowns", Before: n}}, ""
+		out := []powerloss.Counter{{Name: "unsafe shutdowns", Before: n}}
+		// The OCP C0 log's count too, where the drive keeps the log.
+		v, _ := t.NVMe.Version(ctx)
+		if c0, _, err := t.NVMe.OCPSmartLog(ctx, d.Path, v); err == nil && c0.Reported("Incomplete shutdowns") {
+			out = append(out, powerloss.Counter{Name: "OCP incomplete shutdowns", Before: c0.IncompleteShutdowns})
+		}
+		return out, ""
 	}
 	return cd
 }
