@@ -178,9 +178,11 @@ func TestLot(t *testing.T) {
 // the same identity within the spec's [power_loss] ready_within, and
 // reads back every write it acknowledged: TestPowerLoss/<drive>/cycle_<k>
 // fails naming the first lost range and what came back, or "did not
-// return"; it is INCONCLUSIVE when the drive's count of unsafe shutdowns
-// did not rise. It needs the spec's [power_loss] and -power-cut and
-// -power-restore (with -destructive); it runs after every cell.
+// return"; it is INCONCLUSIVE when a count of power losses the drive
+// keeps (SMART unsafe shutdowns, OCP C0 incomplete shutdowns) did not
+// rise. It needs the spec's [power_loss] and -power-cut=CMD with
+// -power-restore=CMD, or -power-cut=slot (with -destructive); it runs
+// after every cell.
 func TestPowerLoss(t *testing.T) { eachRun(t, powerLossOf) }
 
 func powerLossOf(t *testing.T, s *qual.Suite) {

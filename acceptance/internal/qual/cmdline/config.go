@@ -86,7 +86,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Resume, "resume", false, "continue the interrupted run recorded in -record: keep the cells recorded whole, judge them again, and measure the rest after rebuilding the drives' state")
 	fs.BoolVar(&f.AnyModel, "any-model", false, "judge NVMe drives whose model matches none of the spec's models against it anyway (the report says so)")
 	fs.BoolVar(&f.Overwrite, "overwrite", false, "start a new run in a -record directory that holds an unfinished run (refused without it: -resume continues that run)")
-	fs.StringVar(&f.PowerCut, "power-cut", "", "`CMD` (run by sh) that cuts one drive's power for TestPowerLoss, with {path}, {serial}, {slot} and {name} replaced by the drive's (needs -destructive and -power-restore)")
+	fs.StringVar(&f.PowerCut, "power-cut", "", "`CMD` (run by sh) that cuts one drive's power for TestPowerLoss, with {path}, {serial}, {slot} and {name} replaced by the drive's (needs -destructive and -power-restore); slot: power off the drive's own PCIe slot")
 	fs.StringVar(&f.PowerRestore, "power-restore", "", "`CMD` (run by sh) that restores the drive's power after -power-cut, with the same placeholders")
 	fs.StringVar(&f.Baseline, "baseline", "", "compare every cell with the same cell of the runs recorded in `DIR[,DIR...]` (e.g. the current firmware's or another vendor's), judged as a replay; a median drop beyond the spec's [baseline] tolerance fails as regressed")
 }

@@ -42,10 +42,13 @@ func powerProblems(f *Flags) [][2]string {
 		}
 	}
 	cut, restore := f.Set["power-cut"], f.Set["power-restore"]
+	slot := strings.TrimSpace(f.PowerCut) == "slot"
 	switch {
 	case f.Drives == "":
 		// A replay refuses both as live-only flags.
-	case cut && !restore:
+	case slot && restore:
+		out = append(out, [2]string{"power-restore", "given with -power-cut=slot, which restores the slot's power itself: drop -power-restore"})
+	case cut && !restore && !slot:
 		out = append(out, [2]string{"power-cut", "given without -power-restore: give the command that brings the drive's power back"})
 	case restore && !cut:
 		out = append(out, [2]string{"power-restore", "given without -power-cut: give the command that cuts the drive's power"})

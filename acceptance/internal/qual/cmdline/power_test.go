@@ -33,6 +33,11 @@ var powerTests = []validateTest{
 	{"unknown placeholder", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Destructive: true,
 		PowerCut: "cut {dev}", PowerRestore: "r", Set: set("power-cut", "power-restore")},
 		[]string{"parsing -power-cut: {dev} is not a placeholder: use {path}, {serial}, {slot}, {name}"}},
+	{"slot cut", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Destructive: true,
+		PowerCut: "slot", Set: set("power-cut")}, nil},
+	{"slot cut with a restore command", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Destructive: true,
+		PowerCut: "slot", PowerRestore: "r", Set: set("power-cut", "power-restore")},
+		[]string{"parsing -power-restore: given with -power-cut=slot, which restores the slot's power itself"}},
 	{"cut in a replay", Flags{Spec: "x", Precondition: "full", PowerCut: "cut", PowerRestore: "r", Set: set("power-cut", "power-restore")},
 		[]string{"parsing -power-cut", "parsing -power-restore"}},
 }

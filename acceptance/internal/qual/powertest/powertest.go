@@ -14,8 +14,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device/slot"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
@@ -37,7 +39,12 @@ const Dir = "powerloss"
 type Drive struct {
 	Path, Name string
 	LBA        int64
+	// Ctrl is its NVMe controller's kernel name ("nvme0"; "" for none).
+	Ctrl string
 }
+
+// Slot is -power-cut's value that cuts each drive's own PCIe slot.
+const Slot = "slot"
 
 // Test is a run's power-loss test.
 type Test struct {
@@ -58,12 +65,14 @@ type Test struct {
 	// Add gives the report each drive's cycles, judged.
 	Add  func([]report.HealthCheck)
 	NVMe nvme.CLI
+	// Sysfs is where sysfs is mounted ("/sys"), for the drives' slots.
+	Sysfs string
 }
 
 // New is the power-loss test of a run judging with spec: live or a
 // replay of the recording files lists; add gives the report its checks.
 func New(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive, live bool, files map[string]string, add func([]report.HealthCheck)) *Test {
-	t := &Test{Spec: spec.PowerLoss, SpecFile: spec.File, Cfg: cfg, Live: live, Dir: cfg.Record, Files: files, Add: add}
+	t := &Test{Spec: spec.PowerLoss, SpecFile: spec.File, Cfg: cfg, Live: live, Dir: cfg.Record, Files: files, Add: add, Sysfs: "/sys"}
 	if !live {
 		t.Dir = cfg.Replay
 	}
@@ -72,18 +81,39 @@ func New(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive, live bool, 
 		if name == "" {
 			name = filepath.Base(d.Path)
 		}
-		t.Drives = append(t.Drives, Drive{Path: d.Path, Name: name, LBA: int64(d.LogicalBlockSize)})
+		t.Drives = append(t.Drives, Drive{Path: d.Path, Name: name, LBA: int64(d.LogicalBlockSize), Ctrl: d.Controller})
 	}
 	return t
 }
 
-// Problems are the reasons a live run is refused: a cut command without
-// a [power_loss] table to say what to do.
+// Problems are the reasons a live run is refused: a cut without a
+// [power_loss] table to say what to do, or a drive's slot cut that would
+// take down anything not given (another namespace, another controller, a
+// switch's other port) or that no slot with a power controller holds.
 func (t *Test) Problems() []error {
-	if !t.Live || t.Cfg.PowerCut == "" || t.Spec != nil {
+	switch {
+	case !t.Live || t.Cfg.PowerCut == "":
+		return nil
+	case t.Spec == nil:
+		return []error{fmt.Errorf("parsing -power-cut: spec %s has no [power_loss] table: add one (cycles, plp, ready_within) to test power loss, or drop -power-cut", t.SpecFile)}
+	case t.Cfg.PowerCut != Slot:
 		return nil
 	}
-	return []error{fmt.Errorf("parsing -power-cut: spec %s has no [power_loss] table: add one (cycles, plp, ready_within) to test power loss, or drop -power-cut", t.SpecFile)}
+	var given []string
+	for _, d := range t.Drives {
+		given = append(given, d.Name)
+	}
+	var errs []error
+	for _, d := range t.Drives {
+		s, ok, err := slot.Of(t.Sysfs, d.Ctrl)
+		switch {
+		case d.Ctrl == "" || err != nil || !ok:
+			errs = append(errs, fmt.Errorf("parsing -power-cut: %s: no PCIe slot with a power controller holds it (%s/bus/pci/slots/*/power): give -power-cut=CMD and -power-restore=CMD", d.Path, t.Sysfs))
+		case len(s.Others(t.Sysfs, given)) > 0:
+			errs = append(errs, fmt.Errorf("parsing -power-cut: %s: slot %s also holds %s, which its power cut would take down: give them too, or cut with -power-cut=CMD", d.Path, s.Name, strings.Join(s.Others(t.Sysfs, given), ", ")))
+		}
+	}
+	return errs
 }
 
 // Skip says why TestPowerLoss judges nothing ("" when it does).
@@ -123,7 +153,7 @@ func (t *Test) Print(w io.Writer) {
 	}
 	for _, d := range t.Drives {
 		v := t.values(d)
-		fmt.Fprintf(w, "  %s: cut: %s\n  %s  restore: %s\n", d.Path, cmdline.PowerCommand(t.Cfg.PowerCut, v), spaces(len(d.Path)), cmdline.PowerCommand(t.Cfg.PowerRestore, v))
+		fmt.Fprintf(w, "  %s: cut: %s\n  %s  restore: %s\n", d.Path, t.command(t.Cfg.PowerCut, "0", v), spaces(len(d.Path)), t.command(t.Cfg.PowerRestore, "1", v))
 		fmt.Fprintf(w, "  %s  data at risk: the first %s (bytes 0 to %d), written with a flush every %d writes of %d bytes; whatever the drive's cache holds at the cut\n",
 			spaces(len(d.Path)), mib(p.Size), p.Size, p.FlushEvery, p.BS)
 	}
@@ -136,6 +166,9 @@ func spaces(n int) string { return fmt.Sprintf("%*s", n, "") }
 // values are the placeholders' values for d.
 func (t *Test) values(d Drive) map[string]string {
 	v := map[string]string{"path": d.Path, "name": d.Name}
+	if s, ok, err := slot.Of(t.Sysfs, d.Ctrl); d.Ctrl != "" && ok && err == nil {
+		v["slot"] = s.Name
+	}
 	if c, err := t.NVMe.IDCtrl(context.Background(), d.Path); err == nil {
 		v["serial"] = c.Serial
 	}
@@ -234,12 +267,21 @@ func (t *Test) cycle(ctx context.Context, d Drive, k int, logf func(string, ...a
 	return c, true, err
 }
 
+// command is the cut or restore command: the user's, or for a slot cut
+// the value written to the slot's power file.
+func (t *Test) command(user, power string, v map[string]string) string {
+	if t.Cfg.PowerCut != Slot {
+		return cmdline.PowerCommand(user, v)
+	}
+	return cmdline.PowerCommand("echo "+power+" > {path}", map[string]string{"path": filepath.Join(t.Sysfs, "bus", "pci", "slots", v["slot"], "power")})
+}
+
 func (t *Test) config(d Drive, k int) cycle.Config {
 	v := t.values(d)
 	var tag [4]byte
 	_, _ = rand.Read(tag[:])
 	return cycle.Config{
-		Cut: cmdline.PowerCommand(t.Cfg.PowerCut, v), Restore: cmdline.PowerCommand(t.Cfg.PowerRestore, v),
+		Cut: t.command(t.Cfg.PowerCut, "0", v), Restore: t.command(t.Cfg.PowerRestore, "1", v),
 		Test: *t.Spec, Dir: filepath.Join(t.Dir, Dir, d.Name, fmt.Sprintf("cycle_%d", k)), Tag: binary.BigEndian.Uint32(tag[:]),
 	}
 }
