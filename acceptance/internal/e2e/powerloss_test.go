@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -56,7 +57,7 @@ func TestPowerLossLostWrites(t *testing.T) {
 	checks := powerLossChecks(t, r)
 	require.Len(t, checks, 1)
 	assert.Equal(t, report.Fail, checks[0].Verdict)
-	assert.Equal(t, "power_loss/cycle_1", checks[0].Check)
+	assert.Equal(t, "cycle_1", checks[0].Check)
 	assert.Contains(t, r.Stdout, "NOT QUALIFIED: power_loss")
 
 	replay := runSuite(t, powerLossOnly, "-replay="+filepath.Join(rep, "raw"), "-spec="+filepath.Join("internal", "e2e", "testdata", "powerloss.toml"))
@@ -102,6 +103,10 @@ func TestPowerLossCutDidNothing(t *testing.T) {
 	require.Len(t, checks, 1)
 	assert.Equal(t, report.Inconclusive, checks[0].Verdict)
 	assert.Contains(t, r.Stdout, "INCONCLUSIVE: power_loss")
+	junit, err := os.ReadFile(filepath.Join(r.Report, "junit.xml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(junit), `name="`+strings.TrimPrefix(dev, "/dev/")+`/cycle_1" classname="TestPowerLoss"`)
+	assert.Contains(t, string(junit), `<skipped message="INCONCLUSIVE: the drive did not see a power loss`)
 }
 
 // Without -destructive a cut is refused before anything is written, the

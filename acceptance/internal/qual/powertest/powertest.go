@@ -217,7 +217,7 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 			}
 			j := Judged{c, powerloss.Judge(c)}
 			dc.Cycles = append(dc.Cycles, j)
-			checks = append(checks, report.HealthCheck{Drive: d.Path, Check: fmt.Sprintf("power_loss/cycle_%d", k), Verdict: j.Verdict.Verdict, Message: j.Message})
+			checks = append(checks, report.HealthCheck{Drive: d.Path, Check: fmt.Sprintf("cycle_%d", k), Verdict: j.Verdict.Verdict, Message: j.Message})
 		}
 		out = append(out, dc)
 	}
