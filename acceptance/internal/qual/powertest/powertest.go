@@ -51,8 +51,11 @@ type Test struct {
 	// Spec is the spec's [power_loss] (nil: none) and SpecFile the spec.
 	Spec     *specs.PowerLoss
 	SpecFile string
-	Cfg      *cmdline.Config
-	Drives   []Drive
+	// Health is the spec's [health], whose allowance of new OCP
+	// incomplete shutdowns the cuts raise (see Run).
+	Health *specs.Health
+	Cfg    *cmdline.Config
+	Drives []Drive
 	// Live says the run cuts the drives' power; else a replay reads the
 	// recording in Dir, trusting only the files Files lists.
 	Live  bool
@@ -72,7 +75,7 @@ type Test struct {
 // New is the power-loss test of a run judging with spec: live or a
 // replay of the recording files lists; add gives the report its checks.
 func New(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive, live bool, files map[string]string, add func([]report.HealthCheck)) *Test {
-	t := &Test{Spec: spec.PowerLoss, SpecFile: spec.File, Cfg: cfg, Live: live, Dir: cfg.Record, Files: files, Add: add, Sysfs: "/sys"}
+	t := &Test{Spec: spec.PowerLoss, SpecFile: spec.File, Health: &spec.Health, Cfg: cfg, Live: live, Dir: cfg.Record, Files: files, Add: add, Sysfs: "/sys"}
 	if !live {
 		t.Dir = cfg.Replay
 	}
@@ -227,6 +230,16 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 		}
 	}
 	t.Add(checks)
+	// Each cut is an incomplete shutdown the drive must count (the
+	// evidence the cut happened): TestHealth, judged after, allows them
+	// on top of the spec's own allowance.
+	most := 0
+	for _, dc := range out {
+		most = max(most, len(dc.Cycles))
+	}
+	if t.Health != nil {
+		t.Health.OCP.IncompleteShutdownsMaxIncrease += uint64(most)
+	}
 	return out, ""
 }
 

@@ -2,7 +2,9 @@ package powertest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 	"github.com/drivequal/drivequal/specs"
 )
@@ -76,5 +79,57 @@ func TestNoPowerLossTable(t *testing.T) {
 	errs := pt.Problems()
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "parsing -power-cut: spec my.toml has no [power_loss] table") {
 		t.Errorf("Problems = %v", errs)
+	}
+}
+
+// A replay judges each recorded cycle again, reading only the files
+// run.json lists, and the cycles' cuts raise TestHealth's allowance of
+// new OCP incomplete shutdowns.
+func TestReplayJudgesRecordedCycles(t *testing.T) {
+	dir := t.TempDir()
+	cycles := []string{
+		`{"drive": "/dev/nvme0n1", "cycle": 1, "acknowledged": 10, "counters": [{"name": "unsafe shutdowns", "before": 4, "after": 5}]}`,
+		`{"drive": "/dev/nvme0n1", "cycle": 2, "acknowledged": 10, "lost_writes": 2, "lba_bytes": 512, "lost": [{"offset": 4096, "length": 8192, "found": "old data"}]}`,
+	}
+	files := map[string]string{}
+	for i, c := range cycles {
+		rel := fmt.Sprintf("powerloss/nvme0n1/cycle_%d.json", i+1)
+		if err := os.MkdirAll(filepath.Join(dir, "powerloss", "nvme0n1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files[rel] = "listed"
+	}
+	health := specs.Health{OCP: specs.OCPHealth{IncompleteShutdownsMaxIncrease: 1}}
+	var got []report.HealthCheck
+	pt := &Test{Cfg: &cmdline.Config{}, Dir: dir, Files: files, Health: &health, Drives: []Drive{ns("nvme0n1", "nvme0")},
+		Spec: &specs.PowerLoss{Cycles: 3}, Add: func(c []report.HealthCheck) { got = c }}
+	drives, why := pt.Run(context.Background(), t.Logf)
+	if why != "" || len(drives) != 1 {
+		t.Fatalf("Run = %v, %q", drives, why)
+	}
+	d := drives[0]
+	if len(d.Cycles) != 2 || d.Cycles[0].Verdict.Verdict != report.Pass || d.Cycles[1].Verdict.Verdict != report.Fail {
+		t.Errorf("cycles = %+v, want a pass and a fail", d.Cycles)
+	}
+	if !strings.Contains(d.Cycles[1].Message, "LBA 8, 16 blocks (8192 bytes at offset 4096), came back as old data") {
+		t.Errorf("cycle 2: %s", d.Cycles[1].Message)
+	}
+	if d.Skip != "the recording holds no power-loss cycle 3 of /dev/nvme0n1" {
+		t.Errorf("Skip = %q", d.Skip)
+	}
+	if len(got) != 2 || got[1].Check != "cycle_2" || got[1].Verdict != report.Fail {
+		t.Errorf("report checks = %+v", got)
+	}
+	if health.OCP.IncompleteShutdownsMaxIncrease != 3 {
+		t.Errorf("incomplete shutdowns allowed = %d, want 1 + 2 cuts", health.OCP.IncompleteShutdownsMaxIncrease)
+	}
+	// A cycle file run.json does not list is not trusted.
+	delete(files, "powerloss/nvme0n1/cycle_2.json")
+	drives, _ = pt.Run(context.Background(), t.Logf)
+	if len(drives[0].Cycles) != 1 {
+		t.Errorf("an unlisted cycle was judged: %+v", drives[0].Cycles)
 	}
 }
