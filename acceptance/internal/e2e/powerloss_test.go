@@ -131,5 +131,12 @@ func TestPowerLossRefusedAndDryRun(t *testing.T) {
 	assert.Contains(t, dry.Stdout, dev+": cut: blockdev --setro '"+dev+"'")
 	assert.Contains(t, dry.Stdout, "restore: blockdev --setrw '"+dev+"'")
 	assert.Contains(t, dry.Stdout, "data at risk: the first 8 MiB")
-	assert.Equal(t, before, testenv.SHA256(t, dev), "a refused run and a dry run leave the device byte for byte unchanged")
+	// 1 cycle: fio's 2 × 1 s + 5 s, ready within 5 s, 8 MiB read twice.
+	assert.Contains(t, dry.Stdout, "cut 1s after fio's first flushed writes; ≤ 14s)")
+	// A loop device is in no PCIe slot: a slot cut is refused.
+	slot := runSuite(t, powerLossOnly, "-spec="+filepath.Join("internal", "e2e", "testdata", "powerloss.toml"), "-drives="+dev, "-destructive",
+		"-report="+filepath.Join(t.TempDir(), "report"), "-power-cut=slot")
+	assert.NotEqual(t, 0, slot.Code)
+	assert.Contains(t, slot.Stderr, "parsing -power-cut: "+dev+": no PCIe slot with a power controller holds it")
+		assert.Equal(t, before, testenv.SHA256(t, dev), "a refused run and a dry run leave the device byte for byte unchanged")
 }

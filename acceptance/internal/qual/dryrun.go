@@ -89,5 +89,5 @@ func (s *Suite) PrintPlan(w io.Writer) {
 	}
 	PowerLoss(s).Print(w)
 	dryrun.Bytes(w, s.Drives, e.Bytes)
-	fmt.Fprintf(w, "estimated duration: %s\n", e.Total.Round(time.Second))
+	fmt.Fprintf(w, "estimated duration: %s\n", (e.Total + PowerLoss(s).Estimate()).Round(time.Second))
 }

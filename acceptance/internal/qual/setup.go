@@ -136,7 +136,7 @@ func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []e
 		errs = append(errs, err)
 	}
 	if b.live && timeout > 0 {
-		if est := s.Estimate().Total; est > timeout {
+		if est := s.Estimate().Total + PowerLoss(s).Estimate(); est > timeout {
 			err := fmt.Errorf("parsing -timeout: the plan takes about %s but -timeout is %s: run with -timeout=%s",
 				est.Round(time.Second), timeout, suggestTimeout(est))
 			if cfg.DryRun {

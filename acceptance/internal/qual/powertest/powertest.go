@@ -130,14 +130,15 @@ func (t *Test) Skip() string {
 	return ""
 }
 
-// Estimate bounds the test's duration: each cycle writes for up to twice
-// cut_after, waits up to ready_within, and reads its data twice.
+// Estimate is the test's duration: each cycle writes for up to fio's
+// runtime (twice cut_after and 5 s), waits up to ready_within, and reads
+// its data twice (at 200 MiB/s).
 func (t *Test) Estimate() time.Duration {
 	if t.Skip() != "" || !t.Live {
 		return 0
 	}
 	p := t.Spec
-	per := 2*p.CutAfter + p.ReadyWithin + 2*time.Duration(p.Size/(200<<20)+1)*time.Second
+	per := 2*p.CutAfter + 5*time.Second + p.ReadyWithin + 2*time.Duration(p.Size/(200<<20)+1)*time.Second
 	return time.Duration(len(t.Drives)*p.Cycles) * per
 }
 
@@ -148,7 +149,7 @@ func (t *Test) Print(w io.Writer) {
 		return
 	}
 	p := t.Spec
-	fmt.Fprintf(w, "\npower loss (TestPowerLoss, %d cycle(s) a drive, plp %v, ready within %s, cut %s after fio starts; ≤ %s):\n",
+	fmt.Fprintf(w, "\npower loss (TestPowerLoss, %d cycle(s) a drive, plp %v, ready within %s, cut %s after fio's first flushed writes; ≤ %s):\n",
 		p.Cycles, p.PLP, p.ReadyWithin, p.CutAfter, t.Estimate().Round(time.Second))
 	if t.Cfg.PowerCut == "" {
 		fmt.Fprintln(w, "  not run: "+t.Skip())
