@@ -138,5 +138,5 @@ func TestPowerLossRefusedAndDryRun(t *testing.T) {
 		"-report="+filepath.Join(t.TempDir(), "report"), "-power-cut=slot")
 	assert.NotEqual(t, 0, slot.Code)
 	assert.Contains(t, slot.Stderr, "parsing -power-cut: "+dev+": no PCIe slot with a power controller holds it")
-		assert.Equal(t, before, testenv.SHA256(t, dev), "a refused run and a dry run leave the device byte for byte unchanged")
+	assert.Equal(t, before, testenv.SHA256(t, dev), "a refused run and a dry run leave the device byte for byte unchanged")
 }
