@@ -139,6 +139,8 @@ var judgeTests = []struct {
 		[]string{"the drive did not see a power loss", "OCP incomplete shutdowns stayed at 2"}},
 	{"kept, no counters", Cycle{Acknowledged: 10, NoCounters: "a loop device keeps no count of power losses"}, Pass,
 		[]string{"no evidence the cut happened", "loop device", "judged on its data alone"}},
+	{"the cut command failed", Cycle{NotRun: "the cut command failed (exit status 1): see cut.log"}, Inconclusive, []string{"not judged: the cut command failed"}},
+	{"data does not read", Cycle{Acknowledged: 3, Error: "/dev/nvme1n1: reading back: offset 0: input/output error"}, Fail, []string{"input/output error"}},
 	{"nothing acknowledged", Cycle{Completed: 7, Rule: Flushed.String()}, Inconclusive, []string{"no write was acknowledged"}},
 	{"lost beats still counters", Cycle{Acknowledged: 10, LostWrites: 1, Lost: []Lost{{0, 4096, Old, 0}},
 		Counters: []Counter{{"unsafe shutdowns", 4, 4}}}, Fail, []string{"old data"}},

@@ -62,9 +62,12 @@ type Cycle struct {
 	Counters []Counter `json:"counters,omitempty"`
 	// NoCounters says why there are none.
 	NoCounters string `json:"no_counters,omitempty"`
-	// Error, when set, says what stopped the cycle before its data
-	// could be judged (fio or the cut command failing).
-	Error string `json:"error,omitempty"`
+	// NotRun, when set, says what kept the cycle from testing the drive
+	// (fio or the cut command failing, the run stopped): nothing is
+	// judged. Error says why the drive's data did not read back after it
+	// returned.
+	NotRun string `json:"not_run,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // MaxRanges is how many lost ranges a cycle keeps.
@@ -76,14 +79,17 @@ type Verdict struct {
 	Message string
 }
 
-// Judge judges c: a drive that did not return, or lost an acknowledged
-// write, fails; one that kept them all passes when its counters rose (or
+// Judge judges c: a drive that did not return, whose data did not read,
+// or that lost an acknowledged write, fails; a cycle that did not run is
+// inconclusive; one that kept them all passes when its counters rose (or
 // it has none, which is said), and is inconclusive when one did not
 // (the cut may not have happened) or when nothing was acknowledged.
 func Judge(c Cycle) Verdict {
 	switch {
 	case c.NotReturned != "":
 		return Verdict{Fail, "did not return after the power cut: " + c.NotReturned}
+	case c.NotRun != "":
+		return Verdict{Inconclusive, "not judged: " + c.NotRun}
 	case c.Error != "":
 		return Verdict{Fail, c.Error}
 	case c.LostWrites > 0:

@@ -73,28 +73,28 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	rule, why := d.Promise.Rule()
 	out := powerloss.Cycle{Drive: d.Path, Cycle: k, Method: "command: " + c.Cut, Rule: rule.String(), RuleWhy: why, LBA: d.LBA, Tag: fmt.Sprintf("%08x", c.Tag)}
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
-		out.Error = err.Error()
+		out.NotRun = err.Error()
 		return out
 	}
 	before, noCounters := d.Counters(ctx)
 	id, err := d.Identity(ctx)
 	if err != nil {
-		out.Error = fmt.Sprintf("%s: reading its identity before the cut: %v", d.Path, err)
+		out.NotRun = fmt.Sprintf("%s: reading its identity before the cut: %v", d.Path, err)
 		return out
 	}
 	snap, err := snapshot(d.Path, c.Test.Size, c.Test.BS)
 	if err != nil {
-		out.Error = fmt.Sprintf("%s: reading what it held before the cycle: %v", d.Path, err)
+		out.NotRun = fmt.Sprintf("%s: reading what it held before the cycle: %v", d.Path, err)
 		return out
 	}
 	job := filepath.Join(c.Dir, "job.fio")
 	if err := os.WriteFile(job, []byte(Job(c, d.Path)), 0o644); err != nil {
-		out.Error = err.Error()
+		out.NotRun = err.Error()
 		return out
 	}
 	fio := startFio(ctx, c, job)
 	if fio.err != nil {
-		out.Error = fmt.Sprintf("%s: fio did not start: %v", d.Path, fio.err)
+		out.NotRun = fmt.Sprintf("%s: fio did not start: %v", d.Path, fio.err)
 		return out
 	}
 	logf("%s: cycle %d: fio writes pattern %08x; power is cut %s after its first flushed writes", d.Name, k, c.Tag, c.Test.CutAfter)
@@ -104,12 +104,12 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	firstWrites(d.Path, int64(2*c.Test.FlushEvery+4), fio.done, c.Test.CutAfter+30*time.Second)
 	select {
 	case <-fio.done:
-		out.Error = fmt.Sprintf("%s: fio ended before the cut (%v): see %s", d.Path, fio.wait, filepath.Join(c.Dir, "fio.stderr"))
+		out.NotRun = fmt.Sprintf("%s: fio ended before the cut (%v): see %s", d.Path, fio.wait, filepath.Join(c.Dir, "fio.stderr"))
 		return out
 	case <-time.After(c.Test.CutAfter):
 	case <-ctx.Done():
 		fio.stop()
-		out.Error = "the run was stopped before the cut"
+		out.NotRun = "the run was stopped before the cut"
 		return out
 	}
 	cutErr := command(ctx, c.Cut, filepath.Join(c.Dir, "cut.log"))
@@ -124,7 +124,7 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	restoreErr := command(ctx, c.Restore, filepath.Join(c.Dir, "restore.log"))
 	switch {
 	case cutErr != nil:
-		out.Error = fmt.Sprintf("the cut command failed (%v): see %s", cutErr, filepath.Join(c.Dir, "cut.log"))
+		out.NotRun = fmt.Sprintf("the cut command failed (%v): see %s", cutErr, filepath.Join(c.Dir, "cut.log"))
 		return out
 	case restoreErr != nil:
 		out.NotReturned = fmt.Sprintf("the restore command failed (%v): see %s", restoreErr, filepath.Join(c.Dir, "restore.log"))
@@ -141,7 +141,7 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	}
 	jobs, err := ledger(c)
 	if err != nil {
-		out.Error = fmt.Sprintf("%s: reading fio's log of completed writes: %v", d.Path, err)
+		out.NotRun = fmt.Sprintf("%s: reading fio's log of completed writes: %v", d.Path, err)
 		return out
 	}
 	var acked []powerloss.Write
