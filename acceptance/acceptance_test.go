@@ -173,6 +173,44 @@ func TestLot(t *testing.T) {
 	}
 }
 
+// TestPowerLoss cuts each drive's power while fio writes a pattern unique
+// to the run and cycle, restores it, waits for the drive to return with
+// the same identity within the spec's [power_loss] ready_within, and
+// reads back every write it acknowledged: TestPowerLoss/<drive>/cycle_<k>
+// fails naming the first lost range and what came back, or "did not
+// return"; it is INCONCLUSIVE when a count of power losses the drive
+// keeps (SMART unsafe shutdowns, OCP C0 incomplete shutdowns) did not
+// rise. It needs the spec's [power_loss] and -power-cut=CMD with
+// -power-restore=CMD, or -power-cut=slot (with -destructive); it runs
+// after every cell.
+func TestPowerLoss(t *testing.T) { eachRun(t, powerLossOf) }
+
+func powerLossOf(t *testing.T, s *qual.Suite) {
+	drives, why := qual.PowerLoss(s).Run(runCtx, t.Logf)
+	if why != "" {
+		t.Skip(why)
+	}
+	for _, d := range drives {
+		t.Run(d.Name, func(t *testing.T) {
+			for _, c := range d.Cycles {
+				t.Run(fmt.Sprintf("cycle_%d", c.Cycle.Cycle), func(t *testing.T) {
+					switch c.Verdict.Verdict {
+					case report.Pass:
+						t.Log(c.Message)
+					case report.Inconclusive:
+						t.Skip("INCONCLUSIVE: " + c.Message)
+					default:
+						t.Error(c.Message)
+					}
+				})
+			}
+			if d.Skip != "" {
+				t.Skip(d.Skip)
+			}
+		})
+	}
+}
+
 // TestHealth judges each drive's health after the run against its health
 // before it (nvme-cli's SMART log) and the spec's [health] rules:
 // TestHealth/<drive>/<check>. A drive nvme-cli cannot read (a loop device,

@@ -211,6 +211,14 @@ var specKeys = fields[Spec]{
 				lotKeys.convert(t.sub(v, "lot"), s.Lot)
 			}
 		}},
+	{key: "power_loss", sub: powerLossKeys.inTable("power_loss must be a table ([power_loss])"),
+		conv: func(t table, v value, s *Spec) {
+			if v.set {
+				pt := t.sub(v, "power_loss")
+				s.PowerLoss = &PowerLoss{Line: pt.line("")}
+				powerLossKeys.convert(pt, s.PowerLoss)
+			}
+		}},
 }
 
 // purgeKeys fill the [purge] table: the purge at the end of the run and

@@ -67,6 +67,8 @@ type Spec struct {
 	// Purge is the [purge] table: the purge at the end of the run, read
 	// back (TestPurge).
 	Purge Purge
+	// PowerLoss is the [power_loss] test; nil without the table.
+	PowerLoss *PowerLoss
 }
 
 // Purge is the [purge] table.

@@ -18,8 +18,9 @@
 //     one neither. A message is at most MaxMessage characters (Short); the
 //     whole text is the failure's body and system-out's "error:" line.
 //     Every cell's figures are in <system-out> as "key: value" lines;
-//   - one testcase per receipt or health check (classname "TestReceipt" or
-//     "TestHealth", name "<drive>/<check>");
+//   - one testcase per receipt or health check or power-loss cycle
+//     (classname "TestReceipt", "TestHealth" or "TestPowerLoss", name
+//     "<drive>/<check>");
 //   - then one testcase per gate (Verdict/<capacity>, Verdict/scaling, and
 //     fleet, baseline, lot, receipt, health when the run has them) that
 //     passes only when the gate is QUALIFIED, so a run that did not qualify
@@ -175,11 +176,16 @@ func suite(r *report.Run, reportDir string) xmlSuite {
 	for _, k := range []struct {
 		class  string
 		checks []report.HealthCheck
-	}{{"TestReceipt", r.Receipt}, {"TestHealth", r.Health}} {
+	}{{"TestReceipt", r.Receipt}, {"TestHealth", r.Health}, {"TestPowerLoss", r.PowerLoss}} {
 		for _, c := range k.checks {
-			if c.Check != "" {
-				s.Cases = append(s.Cases, checkCase(k.class, c))
+			if c.Check == "" {
+				continue
 			}
+			tc := checkCase(k.class, c)
+			if c.Verdict == report.Inconclusive && k.class == "TestPowerLoss" {
+				tc.Skipped = &xmlSkipped{Message: Short(clean("INCONCLUSIVE: " + c.Message))}
+			}
+			s.Cases = append(s.Cases, tc)
 		}
 	}
 	for _, g := range r.Gates() {

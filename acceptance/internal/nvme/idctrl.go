@@ -34,7 +34,13 @@ type Controller struct {
 	TNVMCap Uint128
 	// NN is the maximum number of namespaces the controller supports.
 	NN uint32
+	// VWC is the Volatile Write Cache byte ("vwc"); bit 0: present.
+	VWC uint8
 }
+
+// VolatileWriteCache reports VWC bit 0: the controller has a volatile
+// write cache, whose writes a power loss may take unless flushed.
+func (c Controller) VolatileWriteCache() bool { return c.VWC&1 != 0 }
 
 // FormatSupported reports OACS bit 1: the controller does Format NVM.
 func (c Controller) FormatSupported() bool { return c.OACS&(1<<1) != 0 }
@@ -82,6 +88,7 @@ func ParseIDCtrl(out []byte) (Controller, error) {
 		CCTemp:   int(f.int("cctemp", 0, 0xffff)),
 		TNVMCap:  f.u128("tnvmcap"),
 		NN:       f.u32("nn"),
+		VWC:      uint8(f.int("vwc", 0, 0xff)),
 	}
 	if err := errors.Join(f.errs...); err != nil {
 		return c, err

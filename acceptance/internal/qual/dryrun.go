@@ -9,6 +9,9 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/dryrun"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/powertest"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
 
 // Estimate is the plan's duration and bytes written, step by step.
@@ -23,6 +26,17 @@ type Estimate struct {
 // total duration and bytes written per drive.
 func (s *Suite) Estimate() Estimate {
 	return Estimate{Total: s.Plan.Total, Bytes: s.Plan.Bytes, Lines: dryrun.Steps(s.Drives, s.Plan.Steps)}
+}
+
+// PowerLoss is the run's power-loss test (TestPowerLoss).
+func PowerLoss(s *Suite) *powertest.Test {
+	t := powertest.New(s.Cfg, s.Spec, s.Drives, s.runner != nil, s.recorded.Files, func(c []report.HealthCheck) {
+		s.out.checks(func(r *report.Run) *[]report.HealthCheck { return &r.PowerLoss }, c)
+	})
+	if s.runner != nil {
+		t.Rec = live.Recorder(s.runner)
+	}
+	return t
 }
 
 // PrintPlan writes the dry run: each drive's identity, every step with its
@@ -73,6 +87,7 @@ func (s *Suite) PrintPlan(w io.Writer) {
 		}
 		fmt.Fprintf(w, "# step %d, %s: %s\n%s\n", st.N, st.Kind, st.Name, st.Job.File())
 	}
+	PowerLoss(s).Print(w)
 	dryrun.Bytes(w, s.Drives, e.Bytes)
-	fmt.Fprintf(w, "estimated duration: %s\n", e.Total.Round(time.Second))
+	fmt.Fprintf(w, "estimated duration: %s\n", (e.Total + PowerLoss(s).Estimate()).Round(time.Second))
 }

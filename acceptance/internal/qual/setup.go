@@ -23,6 +23,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/models"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/powertest"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/purgerun"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recdir"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
@@ -133,11 +134,12 @@ func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []e
 		return nil, errs
 	}
 	b.plan()
+	errs = append(errs, PowerLoss(s).Problems()...)
 	if err := b.checkScaling(); err != nil {
 		errs = append(errs, err)
 	}
 	if b.live && timeout > 0 {
-		if est := s.Estimate().Total; est > timeout {
+		if est := s.Estimate().Total + PowerLoss(s).Estimate(); est > timeout {
 			err := fmt.Errorf("parsing -timeout: the plan takes about %s but -timeout is %s: run with -timeout=%s",
 				est.Round(time.Second), timeout, suggestTimeout(est))
 			if cfg.DryRun {
@@ -293,8 +295,8 @@ func (b *builder) replay() []error {
 	if st, err := os.Stat(cfg.Replay); err != nil || !st.IsDir() {
 		return nil // -replay's own check has said so
 	}
-	if !recdir.HasRecordings(cfg.Replay) && !recdir.HasVerify(cfg.Replay) {
-		return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs (no TestSingleDrive/**.json or TestScaling/**.json, no verify pass in run.json): give a directory written by -record", cfg.Replay)}
+	if !recdir.HasRecordings(cfg.Replay) && !recdir.HasVerify(cfg.Replay) && !record.Exists(cfg.Replay, powertest.Dir+"/") {
+		return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs (no TestSingleDrive/**.json or TestScaling/**.json, no verify pass in run.json, no power-loss cycle): give a directory written by -record", cfg.Replay)}
 	}
 	info := record.Run{Precondition: plan.Full}
 	path := filepath.Join(cfg.Replay, "run.json")

@@ -12,10 +12,11 @@ import (
 // of the gate over every drive's health checks, ReceiptGate over their
 // receipt inspections, FleetGate over a fleet replay's TestFleet cells.
 const (
-	ScalingGate = "scaling"
-	HealthGate  = "health"
-	ReceiptGate = "receipt"
-	FleetGate   = "fleet"
+	ScalingGate   = "scaling"
+	HealthGate    = "health"
+	ReceiptGate   = "receipt"
+	FleetGate     = "fleet"
+	PowerLossGate = "power_loss"
 )
 
 // Gate is the verdict on one part of a run (bottomline.Gate).
@@ -55,6 +56,14 @@ func (r *Run) Gates() []Gate {
 		gates = append(gates, g)
 	}
 	if g, ok := checksGate(HealthGate, r.Health); ok {
+		gates = append(gates, g)
+	}
+	if g, _ := checksGate(PowerLossGate, r.PowerLoss); len(r.PowerLoss) > 0 {
+		for _, h := range r.PowerLoss {
+			if h.Verdict == Inconclusive && g.Verdict == Qualified {
+				g.Verdict, g.Reason = CapacityInconclusive, h.Drive+" "+h.Check+": "+h.Message
+			}
+		}
 		gates = append(gates, g)
 	}
 	return gates

@@ -96,6 +96,8 @@ type Run struct {
 	// arrived, before anything was written, against the spec's [receipt]
 	// limits; or why it was not read.
 	Receipt []HealthCheck `json:"receipt,omitempty"`
+	// PowerLoss holds every drive's power-loss cycles, judged.
+	PowerLoss []HealthCheck `json:"power_loss,omitempty"`
 	// Host is the machine the run was recorded on; Hosts, in a fleet
 	// replay, every member run's host, in the order given.
 	Host  *host.Info `json:"host,omitempty"`

@@ -53,6 +53,9 @@ type Flags struct {
 	// PurgeAfter purges every drive once more at the end of the run and
 	// reads it back (TestPurge).
 	PurgeAfter bool
+	// PowerCut and PowerRestore are the commands that cut and restore a
+	// drive's power for TestPowerLoss (see PowerCommand).
+	PowerCut, PowerRestore string
 	// Set names the flags given on the command line (see Given); a replay
 	// refuses the ones that only a live run uses, and judges with the
 	// recorded spec unless -spec is among them.
@@ -67,7 +70,7 @@ func (f *Flags) Given(fs *flag.FlagSet) {
 
 // liveOnly are the flags that change how drives are measured, which a
 // replay cannot honour: it judges what was recorded.
-var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling", "resume", "any-model", "overwrite", "purge-after"}
+var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling", "resume", "any-model", "overwrite", "purge-after", "power-cut", "power-restore"}
 
 // Register defines the flags of DESIGN.md on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
@@ -87,6 +90,8 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.AnyModel, "any-model", false, "judge NVMe drives whose model matches none of the spec's models against it anyway (the report says so)")
 	fs.BoolVar(&f.Overwrite, "overwrite", false, "start a new run in a -record directory that holds an unfinished run (refused without it: -resume continues that run)")
 	fs.BoolVar(&f.PurgeAfter, "purge-after", false, "at the end of the run, purge every drive once more (the decommissioning purge) and read it back: no block of the run's fill may remain (TestPurge; the spec's [purge] verify says sample or full)")
+	fs.StringVar(&f.PowerCut, "power-cut", "", "`CMD` (run by sh) that cuts one drive's power for TestPowerLoss, with {path}, {serial}, {slot} and {name} replaced by the drive's (needs -destructive and -power-restore); slot: power off the drive's own PCIe slot")
+	fs.StringVar(&f.PowerRestore, "power-restore", "", "`CMD` (run by sh) that restores the drive's power after -power-cut, with the same placeholders")
 	fs.StringVar(&f.Baseline, "baseline", "", "compare every cell with the same cell of the runs recorded in `DIR[,DIR...]` (e.g. the current firmware's or another vendor's), judged as a replay; a median drop beyond the spec's [baseline] tolerance fails as regressed")
 }
 
@@ -119,6 +124,10 @@ type Config struct {
 	Overwrite bool
 	// PurgeAfter purges every drive at the end and reads it back.
 	PurgeAfter bool
+	// PowerCut and PowerRestore are -power-cut and -power-restore: the
+	// commands that cut and restore one drive's power, placeholders
+	// unexpanded ("" without them).
+	PowerCut, PowerRestore string
 	// SpecGiven says -spec was given: a replay then judges with it rather
 	// than with the spec recorded in run.json.
 	SpecGiven bool
@@ -326,11 +335,16 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 		AnyModel:       f.AnyModel,
 		Overwrite:      f.Overwrite,
 		PurgeAfter:     f.PurgeAfter,
+		PowerCut:       f.PowerCut,
+		PowerRestore:   f.PowerRestore,
 		SpecGiven:      f.Set["spec"],
 		Root:           root,
 	}
 	if strings.ContainsRune(c.Spec, filepath.Separator) || strings.HasSuffix(c.Spec, ".toml") {
 		c.Spec = resolveInput(root, c.Spec)
+	}
+	for _, p := range powerProblems(f) {
+		bad(p[0], "%s", p[1])
 	}
 	if f.Resume && f.Overwrite {
 		bad("overwrite", "given with -resume: -resume continues the run recorded in -record, -overwrite starts a new one there; give one of them")

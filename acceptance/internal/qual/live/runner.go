@@ -163,6 +163,9 @@ func (r *Runner) Start(info record.Run) error {
 	return r.rec.Landed("health", false)
 }
 
+// Recorder is r's run.json, for a test that writes beside the plan.
+func Recorder(r *Runner) *runjson.Recorder { return r.rec }
+
 // Finish marks the recording as a run that ran to its end: a new run in
 // its directory may replace it. An interrupted run is not marked.
 func (r *Runner) Finish() error {

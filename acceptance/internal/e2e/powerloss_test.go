@@ -1,0 +1,142 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
+)
+
+// The power-loss tests cut a loop device's "power" with the user's
+// commands: `blockdev --setro` makes it refuse writes at once, as a drive
+// that lost power does, and `blockdev --setrw` restores it.
+
+var powerLossOnly = []string{"-test.run=TestPowerLoss"}
+
+func backFile(t *testing.T, dev string) string {
+	t.Helper()
+	out, err := exec.Command("losetup", "-n", "-O", "BACK-FILE", dev).Output()
+	require.NoError(t, err)
+	t.Cleanup(func() { exec.Command("blockdev", "--setrw", dev).Run() })
+	return strings.TrimSpace(string(out))
+}
+
+func powerLossArgs(dev, rep, cut string) []string {
+	return []string{"-spec=" + filepath.Join("internal", "e2e", "testdata", "powerloss.toml"), "-drives=" + dev, "-destructive",
+		"-report=" + rep, "-power-cut=" + cut, "-power-restore=blockdev --setrw {path}"}
+}
+
+func powerLossChecks(t *testing.T, r result) []report.HealthCheck {
+	t.Helper()
+	return r.results(t).PowerLoss
+}
+
+// A cut that also zeroes the first 64 KiB of the image (writes the device
+// had acknowledged and flushed) fails, naming LBA 0 and zeros; the failed
+// cycle stays failed through -replay and through -resume, which does not
+// cut again.
+func TestPowerLossLostWrites(t *testing.T) {
+	t.Parallel()
+	dev := newLoop(t, 64<<20)
+	img := backFile(t, dev)
+	rep := filepath.Join(t.TempDir(), "report")
+	args := powerLossArgs(dev, rep, "blockdev --setro {path}; dd if=/dev/zero of="+img+" bs=64k count=1 conv=notrunc,fsync status=none")
+	r := runSuite(t, powerLossOnly, args...)
+	noFioLeft(t)
+	name := strings.TrimPrefix(dev, "/dev/")
+	assert.NotEqual(t, 0, r.Code)
+	require.Contains(t, r.Stdout, "--- FAIL: TestPowerLoss/"+name+"/cycle_1", r.Stdout+r.Stderr)
+	assert.Contains(t, r.Stdout, "first lost range: LBA 0, 128 blocks (65536 bytes at offset 0), came back as zeros")
+	checks := powerLossChecks(t, r)
+	require.Len(t, checks, 1)
+	assert.Equal(t, report.Fail, checks[0].Verdict)
+	assert.Equal(t, "cycle_1", checks[0].Check)
+	assert.Contains(t, r.Stdout, "NOT QUALIFIED: power_loss")
+
+	replay := runSuite(t, powerLossOnly, "-replay="+filepath.Join(rep, "raw"), "-spec="+filepath.Join("internal", "e2e", "testdata", "powerloss.toml"))
+	assert.NotEqual(t, 0, replay.Code)
+	assert.Contains(t, replay.Stdout, "--- FAIL: TestPowerLoss/"+name+"/cycle_1", replay.Stdout+replay.Stderr)
+	assert.Contains(t, replay.Stdout, "came back as zeros")
+
+	// The resumed run's cut would lose nothing: the recorded cycle is kept.
+	resumed := runSuite(t, powerLossOnly, append(powerLossArgs(dev, rep, "blockdev --setro {path}"), "-resume")...)
+	assert.NotEqual(t, 0, resumed.Code)
+	assert.Contains(t, resumed.Stdout, "--- FAIL: TestPowerLoss/"+name+"/cycle_1", resumed.Stdout+resumed.Stderr)
+	assert.Contains(t, resumed.Stdout, "came back as zeros")
+	assert.NotContains(t, resumed.Stdout, "power cut (", "a resume cuts no cycle recorded whole")
+}
+
+// The same cut without the zeroing loses nothing and passes, saying a
+// loop device gives no evidence the cut happened.
+func TestPowerLossKept(t *testing.T) {
+	t.Parallel()
+	dev := newLoop(t, 64<<20)
+	backFile(t, dev)
+	r := runSuite(t, powerLossOnly, powerLossArgs(dev, filepath.Join(t.TempDir(), "report"), "blockdev --setro {path}")...)
+	noFioLeft(t)
+	assert.Equal(t, 0, r.Code, r.Stdout+r.Stderr)
+	assert.Contains(t, r.Stdout, "--- PASS: TestPowerLoss/"+strings.TrimPrefix(dev, "/dev/")+"/cycle_1")
+	assert.Contains(t, r.Stdout, "no evidence the cut happened: "+dev+" is not an NVMe drive nvme-cli reads")
+}
+
+// A cut command that does nothing, on a drive whose counts of unsafe
+// shutdowns (SMART) and incomplete shutdowns (OCP C0) the stand-in
+// nvme-cli serves (they move only with a real cut), is INCONCLUSIVE,
+// never a pass, naming both counts.
+func TestPowerLossCutDidNothing(t *testing.T) {
+	t.Parallel()
+	dev := newLoop(t, 64<<20)
+	env := ocpStandin(t)
+	r := runSuiteIn(t, env, powerLossOnly, powerLossArgs(dev, filepath.Join(t.TempDir(), "report"), "true")...)
+	noFioLeft(t)
+	assert.Contains(t, r.Stdout, "--- SKIP: TestPowerLoss/"+strings.TrimPrefix(dev, "/dev/")+"/cycle_1", r.Stdout+r.Stderr)
+	assert.Contains(t, r.Stdout, "INCONCLUSIVE: the drive did not see a power loss: check the cut command (unsafe shutdowns stayed at")
+	assert.Contains(t, r.Stdout, "OCP incomplete shutdowns stayed at")
+	checks := powerLossChecks(t, r)
+	require.Len(t, checks, 1)
+	assert.Equal(t, report.Inconclusive, checks[0].Verdict)
+	assert.Contains(t, r.Stdout, "INCONCLUSIVE: power_loss")
+	junit, err := os.ReadFile(filepath.Join(r.Report, "junit.xml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(junit), `name="`+strings.TrimPrefix(dev, "/dev/")+`/cycle_1" classname="TestPowerLoss"`)
+	assert.Contains(t, string(junit), `<skipped message="INCONCLUSIVE: the drive did not see a power loss`)
+}
+
+// Without -destructive a cut is refused before anything is written, the
+// device byte for byte unchanged; the dry run prints each drive's cut and
+// restore commands and the data at risk.
+func TestPowerLossRefusedAndDryRun(t *testing.T) {
+	t.Parallel()
+	dev := newLoop(t, 64<<20)
+	before := testenv.SHA256(t, dev)
+	args := powerLossArgs(dev, filepath.Join(t.TempDir(), "report"), "blockdev --setro {path}")
+	var noDestructive []string
+	for _, a := range args {
+		if a != "-destructive" {
+			noDestructive = append(noDestructive, a)
+		}
+	}
+	r := runSuite(t, powerLossOnly, noDestructive...)
+	assert.NotEqual(t, 0, r.Code)
+	assert.Contains(t, r.Stderr, "parsing -power-cut: cuts the drives' power while fio writes to them: give -destructive")
+	dry := runSuite(t, powerLossOnly, append(noDestructive, "-dry-run")...)
+	assert.Equal(t, 0, dry.Code, dry.Stdout+dry.Stderr)
+	assert.Contains(t, dry.Stdout, dev+": cut: blockdev --setro '"+dev+"'")
+	assert.Contains(t, dry.Stdout, "restore: blockdev --setrw '"+dev+"'")
+	assert.Contains(t, dry.Stdout, "data at risk: the first 8 MiB")
+	// 1 cycle: fio's 2 × 1 s + 5 s, ready within 5 s, 8 MiB read twice.
+	assert.Contains(t, dry.Stdout, "cut 1s after fio's first flushed writes; ≤ 14s)")
+	// A loop device is in no PCIe slot: a slot cut is refused.
+	slot := runSuite(t, powerLossOnly, "-spec="+filepath.Join("internal", "e2e", "testdata", "powerloss.toml"), "-drives="+dev, "-destructive",
+		"-report="+filepath.Join(t.TempDir(), "report"), "-power-cut=slot")
+	assert.NotEqual(t, 0, slot.Code)
+	assert.Contains(t, slot.Stderr, "parsing -power-cut: "+dev+": no PCIe slot with a power controller holds it")
+	assert.Equal(t, before, testenv.SHA256(t, dev), "a refused run and a dry run leave the device byte for byte unchanged")
+}

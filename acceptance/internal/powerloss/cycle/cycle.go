@@ -1,0 +1,427 @@
+// Package cycle runs one power-loss cycle on a drive: fio writes the
+// cycle's pattern (one sequential and one random job, each with one write
+// in flight and a flush every few writes), the user's command cuts the
+// drive's power while it writes, the restore command brings it back, the
+// drive is awaited with the same identity, and every write the drive
+// acknowledged is read back; package powerloss judges what is found.
+package cycle
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// Drive is the drive a cycle cuts.
+type Drive struct {
+	Path, Name string
+	// LBA is its logical block size in bytes.
+	LBA     int64
+	Promise powerloss.Promise
+	// Counters reads its counts of power losses; none (and why) when it
+	// keeps none nvme-cli can read.
+	Counters func(ctx context.Context) ([]powerloss.Counter, string)
+	// Identity is what identifies it now (its NVMe serial, or its size
+	// for a target without one).
+	Identity func(ctx context.Context) (string, error)
+}
+
+// Config is how a cycle runs.
+type Config struct {
+	// Cut and Restore are the commands, placeholders replaced, run by sh.
+	Cut, Restore string
+	Test         specs.PowerLoss
+	// Dir is where fio's job file, output and per-I/O logs go.
+	Dir string
+	// Tag is the cycle's pattern tag, unique to the run and cycle.
+	Tag uint32
+	// Fio is fio's binary ("" for fio on PATH).
+	Fio string
+}
+
+// Job is fio's job file for d: the first half of the test's size
+// written sequentially and the second half at random, each job with one
+// write in flight, a flush after every FlushEvery writes and its
+// completed writes logged one a line; it runs for twice cut_after and 5
+// s more, so the cut comes while it writes.
+func Job(c Config, path string) string {
+	half := c.Test.Size / 2 / c.Test.BS * c.Test.BS
+	runtime := 2*c.Test.CutAfter + 5*time.Second
+	var b strings.Builder
+	fmt.Fprintf(&b, "[global]\nfilename=%s\nioengine=psync\ndirect=1\niodepth=1\nbs=%d\nfsync=%d\nend_fsync=1\n", path, c.Test.BS, c.Test.FlushEvery)
+	fmt.Fprintf(&b, "verify=pattern\nverify_pattern=%s\ndo_verify=0\nverify_state_save=0\n", powerloss.Pattern(c.Tag))
+	fmt.Fprintf(&b, "log_avg_msec=0\nlog_offset=1\ntime_based=1\nruntime=%dms\n", runtime.Milliseconds())
+	for i, j := range []struct{ name, rw string }{{"sequential", "write"}, {"random", "randwrite"}} {
+		fmt.Fprintf(&b, "\n[%s]\nrw=%s\noffset=%d\nsize=%d\nwrite_lat_log=%s\n", j.name, j.rw, int64(i)*half, half, filepath.Join(c.Dir, j.name))
+	}
+	return b.String()
+}
+
+// Run runs cycle k on d and returns what it observed.
+func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any)) powerloss.Cycle {
+	rule, why := d.Promise.Rule()
+	out := powerloss.Cycle{Drive: d.Path, Cycle: k, Method: "command: " + c.Cut, Rule: rule.String(), RuleWhy: why, LBA: d.LBA, Tag: fmt.Sprintf("%08x", c.Tag)}
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		out.NotRun = err.Error()
+		return out
+	}
+	before, noCounters := d.Counters(ctx)
+	id, err := d.Identity(ctx)
+	if err != nil {
+		out.NotRun = fmt.Sprintf("%s: reading its identity before the cut: %v", d.Path, err)
+		return out
+	}
+	snap, err := snapshot(d.Path, c.Test.Size, c.Test.BS)
+	if err != nil {
+		out.NotRun = fmt.Sprintf("%s: reading what it held before the cycle: %v", d.Path, err)
+		return out
+	}
+	job := filepath.Join(c.Dir, "job.fio")
+	if err := os.WriteFile(job, []byte(Job(c, d.Path)), 0o644); err != nil {
+		out.NotRun = err.Error()
+		return out
+	}
+	fio := startFio(ctx, c, job)
+	if fio.err != nil {
+		out.NotRun = fmt.Sprintf("%s: fio did not start: %v", d.Path, fio.err)
+		return out
+	}
+	logf("%s: cycle %d: fio writes pattern %08x; power is cut %s after its first flushed writes", d.Name, k, c.Tag, c.Test.CutAfter)
+	// On a loaded host fio's first writes and flushes may take seconds:
+	// the cut's time counts from when the kernel has seen the writes of a
+	// flush interval or two, where it counts them.
+	firstWrites(d.Path, int64(2*c.Test.FlushEvery+4), fio.done, c.Test.CutAfter+30*time.Second)
+	select {
+	case <-fio.done:
+		out.NotRun = fmt.Sprintf("%s: fio ended before the cut (%v): see %s", d.Path, fio.wait, filepath.Join(c.Dir, "fio.stderr"))
+		return out
+	case <-time.After(c.Test.CutAfter):
+	case <-ctx.Done():
+		fio.stop()
+		out.NotRun = "the run was stopped before the cut"
+		return out
+	}
+	cutErr := command(ctx, c.Cut, filepath.Join(c.Dir, "cut.log"))
+	logf("%s: cycle %d: power cut (%s)", d.Name, k, c.Cut)
+	// fio's writes fail once the power is gone; a drive whose power the
+	// command did not cut is written until fio's runtime ends.
+	select {
+	case <-fio.done:
+	case <-time.After(2*c.Test.CutAfter + c.Test.ReadyWithin + 30*time.Second):
+		fio.stop()
+	}
+	restoreErr := command(ctx, c.Restore, filepath.Join(c.Dir, "restore.log"))
+	switch {
+	case cutErr != nil:
+		out.NotRun = fmt.Sprintf("the cut command failed (%v): see %s", cutErr, filepath.Join(c.Dir, "cut.log"))
+		return out
+	case restoreErr != nil:
+		out.NotReturned = fmt.Sprintf("the restore command failed (%v): see %s", restoreErr, filepath.Join(c.Dir, "restore.log"))
+		return out
+	}
+	if why := await(ctx, d, id, c.Test.ReadyWithin); why != "" {
+		out.NotReturned = why
+		return out
+	}
+	logf("%s: cycle %d: back with the same identity; reading back its acknowledged writes", d.Name, k)
+	out.Counters, out.NoCounters = nil, noCounters
+	if after, _ := d.Counters(ctx); len(before) > 0 {
+		out.Counters = pair(before, after)
+	}
+	jobs, err := ledger(c)
+	if err != nil {
+		out.NotRun = fmt.Sprintf("%s: reading fio's log of completed writes: %v", d.Path, err)
+		return out
+	}
+	var acked []powerloss.Write
+	for _, j := range jobs {
+		out.Completed += len(j.Writes)
+		acked = append(acked, j.Acknowledged(rule)...)
+	}
+	out.Acknowledged = len(acked)
+	lost, n, err := readBack(d.Path, acked, c.Tag, snap, c.Test.BS)
+	if err != nil {
+		out.Error = fmt.Sprintf("%s: reading back: %v", d.Path, err)
+		return out
+	}
+	out.LostWrites, out.Lost = n, powerloss.Ranges(lost)
+	return out
+}
+
+// pair is each counter read before with its reading after (a counter
+// that no longer reads is left out).
+func pair(before, after []powerloss.Counter) []powerloss.Counter {
+	var out []powerloss.Counter
+	for _, b := range before {
+		for _, a := range after {
+			if a.Name == b.Name {
+				out = append(out, powerloss.Counter{Name: b.Name, Before: b.Before, After: a.Before})
+			}
+		}
+	}
+	return out
+}
+
+type fioProc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	wait error
+	err  error
+}
+
+func (f *fioProc) stop() {
+	_ = f.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-f.done:
+	case <-time.After(10 * time.Second):
+		_ = f.cmd.Process.Kill()
+		<-f.done
+	}
+}
+
+func startFio(ctx context.Context, c Config, job string) *fioProc {
+	bin := c.Fio
+	if bin == "" {
+		bin = "fio"
+	}
+	cmd := exec.CommandContext(ctx, bin, "--output-format=json", "--output="+filepath.Join(c.Dir, "fio.json"), job)
+	cmd.Dir = c.Dir
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
+	setpgid(cmd)
+	stderr, err := os.Create(filepath.Join(c.Dir, "fio.stderr"))
+	if err != nil {
+		return &fioProc{err: err}
+	}
+	cmd.Stderr = stderr
+	f := &fioProc{cmd: cmd, done: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		stderr.Close()
+		return &fioProc{err: err}
+	}
+	go func() {
+		f.wait = cmd.Wait()
+		stderr.Close()
+		close(f.done)
+	}()
+	return f
+}
+
+// command runs cmd by sh, its output in logPath, within a minute.
+func command(ctx context.Context, cmd, logPath string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "sh", "-c", cmd).CombinedOutput()
+	_ = os.WriteFile(logPath, append([]byte("$ "+cmd+"\n"), out...), 0o644)
+	if err != nil {
+		if t := strings.TrimSpace(string(out)); t != "" {
+			return fmt.Errorf("%w: %s", err, lastLine(t))
+		}
+	}
+	return err
+}
+
+func lastLine(s string) string { return s[strings.LastIndexByte(s, '\n')+1:] }
+
+// await waits up to within for d to open and identify as id; it says
+// how it did not.
+func await(ctx context.Context, d Drive, id string, within time.Duration) string {
+	deadline := time.Now().Add(within)
+	last := "it did not open"
+	for {
+		if f, err := os.Open(d.Path); err == nil {
+			f.Close()
+			now, err := d.Identity(ctx)
+			switch {
+			case err != nil:
+				last = "it did not identify: " + err.Error()
+			case now != id:
+				return fmt.Sprintf("%s came back as another drive (%s, was %s)", d.Path, now, id)
+			default:
+				return ""
+			}
+		} else {
+			last = err.Error()
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Sprintf("%s was not back within ready_within %s (%s)", d.Path, within, last)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// fioOut is what is read of fio's JSON output: each job's error.
+type fioOut struct {
+	Jobs []struct {
+		Name  string `json:"jobname"`
+		Error int    `json:"error"`
+	} `json:"jobs"`
+}
+
+// ledger reads each job's completed writes from its per-I/O log, and
+// whether it finished (fio's JSON output says no error: its end_fsync
+// completed).
+func ledger(c Config) ([]powerloss.Job, error) {
+	var fo fioOut
+	if data, err := os.ReadFile(filepath.Join(c.Dir, "fio.json")); err == nil {
+		// fio prints its errors before the JSON on the same stream.
+		if i := strings.IndexByte(string(data), '{'); i >= 0 {
+			_ = json.Unmarshal(data[i:], &fo)
+		}
+	}
+	var jobs []powerloss.Job
+	for _, name := range []string{"sequential", "random"} {
+		logs, _ := filepath.Glob(filepath.Join(c.Dir, name+"_lat.*.log"))
+		if len(logs) != 1 {
+			return nil, fmt.Errorf("job %s: want one per-I/O log %s_lat.N.log in %s, found %d", name, name, c.Dir, len(logs))
+		}
+		f, err := os.Open(logs[0])
+		if err != nil {
+			return nil, err
+		}
+		w, err := powerloss.ParseLatLog(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", logs[0], err)
+		}
+		j := powerloss.Job{Writes: w, FlushEvery: c.Test.FlushEvery}
+		for _, r := range fo.Jobs {
+			if r.Name == name && r.Error == 0 {
+				j.Finished = true
+			}
+		}
+		jobs = append(jobs, j)
+		// The clat and slat logs repeat it.
+		for _, kind := range []string{"clat", "slat"} {
+			more, _ := filepath.Glob(filepath.Join(c.Dir, name+"_"+kind+".*.log"))
+			for _, m := range more {
+				_ = os.Remove(m)
+			}
+		}
+	}
+	return jobs, nil
+}
+
+// snapshot is the FNV-64 hash of each bs block of the first size bytes
+// of path, read directly.
+func snapshot(path string, size, bs int64) ([]uint64, error) {
+	f, err := openDirect(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := aligned(bs)
+	out := make([]uint64, size/bs)
+	for i := range out {
+		if _, err := f.ReadAt(buf, int64(i)*bs); err != nil {
+			return nil, err
+		}
+		h := fnv.New64a()
+		h.Write(buf)
+		out[i] = h.Sum64()
+	}
+	return out, nil
+}
+
+// readBack reads each acknowledged write once and says what came back
+// where it did not read back intact, with how many writes were lost.
+func readBack(path string, acked []powerloss.Write, tag uint32, snap []uint64, bs int64) ([]powerloss.Lost, int, error) {
+	f, err := openDirect(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	seen := map[int64]bool{}
+	var lost []powerloss.Lost
+	buf := aligned(bs)
+	for _, w := range acked {
+		if seen[w.Offset] {
+			continue
+		}
+		seen[w.Offset] = true
+		got := buf
+		if w.Len != bs {
+			got = aligned(w.Len)
+		}
+		if _, err := f.ReadAt(got, w.Offset); err != nil {
+			return nil, 0, fmt.Errorf("offset %d: %w", w.Offset, err)
+		}
+		same := func(b []byte) bool {
+			i := w.Offset / bs
+			if w.Len != bs || i >= int64(len(snap)) {
+				return false
+			}
+			h := fnv.New64a()
+			h.Write(b)
+			return h.Sum64() == snap[i]
+		}
+		if found, from := powerloss.Check(got, w, tag, same); found != powerloss.Intact {
+			lost = append(lost, powerloss.Lost{Offset: w.Offset, Len: w.Len, Found: found, From: from})
+		}
+	}
+	return lost, len(lost), nil
+}
+
+// aligned is an n-byte buffer aligned for direct I/O.
+func aligned(n int64) []byte {
+	const align = 4096
+	b := make([]byte, n+align)
+	off := int(uintptr(align) - uintptr(unsafe.Pointer(&b[0]))%align)
+	if off == align {
+		off = 0
+	}
+	return b[off : off+int(n)]
+}
+
+// firstWrites waits until the kernel has completed n writes to the block
+// device at path (/sys/block/NAME/stat), done is closed or timeout
+// passes; it returns at once for a target the kernel keeps no count of.
+func firstWrites(path string, n int64, done <-chan struct{}, timeout time.Duration) {
+	start, ok := writesDone(path)
+	if !ok {
+		return
+	}
+	deadline := time.After(timeout)
+	for {
+		if now, ok := writesDone(path); !ok || now-start >= n {
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-deadline:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// writesDone is the count of writes the kernel completed to the block
+// device at path (the fifth field of /sys/block/NAME/stat).
+func writesDone(path string) (int64, bool) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return 0, false
+	}
+	data, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(real), "stat"))
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 5 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(f[4], 10, 64)
+	return n, err == nil
+}

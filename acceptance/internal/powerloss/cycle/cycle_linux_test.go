@@ -1,0 +1,133 @@
+package cycle
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// loopDrive is a loop device over a fresh image, as a cycle's drive with
+// the counters given (none: nil).
+func loopDrive(t *testing.T, counters func() []powerloss.Counter) (Drive, string) {
+	testenv.MustHaveFio(t)
+	testenv.MustHaveLoop(t)
+	dev := testenv.Loop(t, 16<<20)
+	out, err := exec.Command("losetup", "-n", "-O", "BACK-FILE", dev).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := strings.TrimSpace(string(out))
+	t.Cleanup(func() { exec.Command("blockdev", "--setrw", dev).Run() })
+	d := Drive{Path: dev, Name: strings.TrimPrefix(dev, "/dev/"), LBA: 512,
+		Counters: func(context.Context) ([]powerloss.Counter, string) {
+			if counters == nil {
+				return nil, "a loop device keeps no count of power losses"
+			}
+			return counters(), ""
+		},
+		Identity: func(context.Context) (string, error) {
+			f, err := os.Open(dev)
+			if err != nil {
+				return "", err
+			}
+			defer f.Close()
+			n, err := f.Seek(0, 2)
+			return fmt.Sprintf("%d bytes", n), err
+		}}
+	return d, img
+}
+
+func config(t *testing.T, cut, restore string) Config {
+	return Config{Cut: cut, Restore: restore, Dir: t.TempDir(), Tag: 0x5eed0001,
+		Test: specs.PowerLoss{Cycles: 1, ReadyWithin: 5 * time.Second, CutAfter: time.Second, Size: 8 << 20, BS: 4096, FlushEvery: 4}}
+}
+
+// A cut that makes the device refuse writes (fio's writes fail at once,
+// as when a drive loses power) and zeroes the first 64 KiB of its image
+// (flushed writes the drive lost) fails, naming LBA 0 and zeros; the
+// same cut without the zeroing loses nothing and passes, saying a loop
+// device gives no evidence the cut happened.
+func TestCycleOnLoop(t *testing.T) {
+	for _, tt := range []struct {
+		name, extra string
+		verdict     string
+		says        []string
+	}{
+		{"lost", "; dd if=/dev/zero of=%s bs=64k count=1 conv=notrunc,fsync status=none", powerloss.Fail,
+			[]string{"acknowledged writes lost", "first lost range: LBA 0, 128 blocks (65536 bytes at offset 0), came back as zeros"}},
+		{"kept", "", powerloss.Pass, []string{"acknowledged writes read back intact", "no evidence the cut happened: a loop device keeps no count"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, img := loopDrive(t, nil)
+			extra := tt.extra
+			if extra != "" {
+				extra = fmt.Sprintf(extra, img)
+			}
+			c := config(t, "blockdev --setro "+d.Path+extra, "blockdev --setrw "+d.Path)
+			got := Run(context.Background(), d, c, 1, t.Logf)
+			v := powerloss.Judge(got)
+			t.Logf("%+v\n%s: %s", got, v.Verdict, v.Message)
+			if v.Verdict != tt.verdict {
+				t.Fatalf("verdict %s (%s), want %s", v.Verdict, v.Message, tt.verdict)
+			}
+			for _, s := range tt.says {
+				if !strings.Contains(v.Message, s) {
+					t.Errorf("message %q does not say %q", v.Message, s)
+				}
+			}
+			if got.Acknowledged == 0 || got.Acknowledged >= got.Completed {
+				t.Errorf("acknowledged %d of %d completed: a loop device (no vwc) is held to the flushed writes, some of them", got.Acknowledged, got.Completed)
+			}
+		})
+	}
+}
+
+// A cut command that does nothing, on a drive whose count of power losses
+// can be read and does not move, is inconclusive; with plp the drive is
+// held to every completed write, all of them kept.
+func TestCycleCutDidNothing(t *testing.T) {
+	d, _ := loopDrive(t, func() []powerloss.Counter { return []powerloss.Counter{{Name: "unsafe shutdowns", Before: 7}} })
+	d.Promise.PLP = true
+	got := Run(context.Background(), d, config(t, "true", "true"), 1, t.Logf)
+	v := powerloss.Judge(got)
+	if v.Verdict != powerloss.Inconclusive || !strings.Contains(v.Message, "the drive did not see a power loss: check the cut command (unsafe shutdowns stayed at 7)") {
+		t.Errorf("Judge = %s: %s, want inconclusive naming the counter", v.Verdict, v.Message)
+	}
+	if got.Acknowledged != got.Completed || got.Completed == 0 {
+		t.Errorf("acknowledged %d of %d completed, want all (plp)", got.Acknowledged, got.Completed)
+	}
+}
+
+// A drive that does not come back within ready_within fails "did not
+// return".
+func TestCycleDidNotReturn(t *testing.T) {
+	d, _ := loopDrive(t, nil)
+	gone := false
+	id := d.Identity
+	d.Identity = func(ctx context.Context) (string, error) {
+		if gone {
+			return "another drive", nil
+		}
+		return id(ctx)
+	}
+	c := config(t, "blockdev --setro "+d.Path, "blockdev --setrw "+d.Path)
+	c.Test.ReadyWithin = time.Second
+	c.Restore = "blockdev --setrw " + d.Path
+	got := Run(context.Background(), d, c, 1, func(format string, args ...any) {
+		if strings.Contains(format, "power cut") {
+			gone = true
+		}
+	})
+	v := powerloss.Judge(got)
+	if v.Verdict != powerloss.Fail || !strings.Contains(v.Message, "did not return after the power cut") || !strings.Contains(v.Message, "came back as another drive") {
+		t.Errorf("Judge = %s: %s, want a fail: did not return", v.Verdict, v.Message)
+	}
+}

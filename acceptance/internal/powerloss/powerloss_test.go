@@ -1,0 +1,175 @@
+package powerloss
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseLatLog(t *testing.T) {
+	// As fio 3.33 wrote it (write_lat_log, log_avg_msec=0, log_offset=1).
+	log := "0, 525558, 1, 4096, 1011712, 0\n1, 704607, 1, 4096, 12419072, 0\n2, 100, 0, 4096, 0, 0\n"
+	got, err := ParseLatLog(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Write{{1011712, 4096}, {12419072, 4096}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("ParseLatLog = %v, want %v (reads left out)", got, want)
+	}
+	if _, err := ParseLatLog(strings.NewReader("0, 5, 1, 4096\n")); err == nil || !strings.Contains(err.Error(), "log_offset=1") {
+		t.Errorf("ParseLatLog(no offset) error = %v, want one naming log_offset=1", err)
+	}
+}
+
+func writes(n int) []Write {
+	var w []Write
+	for i := range n {
+		w = append(w, Write{int64(i) * 4096, 4096})
+	}
+	return w
+}
+
+var acknowledgedTests = []struct {
+	name string
+	job  Job
+	rule Rule
+	want int
+}{
+	{"completed: every write", Job{Writes: writes(21), FlushEvery: 8}, Completed, 21},
+	{"flushed: before the last flush a later write proves", Job{Writes: writes(21), FlushEvery: 8}, Flushed, 16},
+	{"flushed: the flush after the 16th unproven", Job{Writes: writes(16), FlushEvery: 8}, Flushed, 8},
+	{"flushed: the 17th write proves the flush after the 16th", Job{Writes: writes(17), FlushEvery: 8}, Flushed, 16},
+	{"flushed: before the first flush, none", Job{Writes: writes(8), FlushEvery: 8}, Flushed, 0},
+	{"flushed: a job that finished flushed everything", Job{Writes: writes(5), FlushEvery: 8, Finished: true}, Flushed, 5},
+	{"flushed: no writes", Job{FlushEvery: 8}, Flushed, 0},
+}
+
+func TestAcknowledged(t *testing.T) {
+	for _, tt := range acknowledgedTests {
+		if got := len(tt.job.Acknowledged(tt.rule)); got != tt.want {
+			t.Errorf("%s: len(Acknowledged) = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestPromiseRule(t *testing.T) {
+	for _, tt := range []struct {
+		p    Promise
+		want Rule
+	}{
+		{Promise{PLP: true, VWC: true, VWCKnown: true}, Completed},
+		{Promise{VWCKnown: true}, Completed},
+		{Promise{VWC: true, VWCKnown: true}, Flushed},
+		{Promise{}, Flushed},
+	} {
+		if got, _ := tt.p.Rule(); got != tt.want {
+			t.Errorf("%+v.Rule() = %v, want %v", tt.p, got, tt.want)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	const tag, prev = 0x1234abcd, 0x99990001
+	w := Write{8192, 4096}
+	before := func(b []byte) bool { return string(b) == string(Expected(prev, 8192, 4096)) }
+	for _, tt := range []struct {
+		name string
+		got  []byte
+		want Found
+		from int64
+	}{
+		{"intact", Expected(tag, 8192, 4096), Intact, 0},
+		{"zeros", make([]byte, 4096), Zeros, 0},
+		{"the earlier cycle's write", Expected(prev, 8192, 4096), Old, 0},
+		{"another write's data", Expected(tag, 40960, 4096), Misplaced, 40960},
+		{"foreign", []byte(strings.Repeat("x", 4096)), Other, 0},
+		{"what the drive held before", []byte(strings.Repeat("y", 4096)), Old, 0},
+	} {
+		b := before
+		if tt.name == "the earlier cycle's write" {
+			b = nil // known by its own pattern, without a snapshot
+		}
+		if tt.name == "foreign" || tt.name == "what the drive held before" {
+			b = func(got []byte) bool { return string(got) == strings.Repeat("y", 4096) }
+		}
+		f, from := Check(tt.got, w, tag, b)
+		if f != tt.want || from != tt.from {
+			t.Errorf("Check(%s) = %q, %d, want %q, %d", tt.name, f, from, tt.want, tt.from)
+		}
+	}
+}
+
+func TestExpectedMatchesFio(t *testing.T) {
+	// fio 3.33, verify_pattern=0xdeadbeef%o, a 4 KiB write at 7311360:
+	// deadbeef 00906f0000000000 repeated.
+	got := Expected(0xdeadbeef, 7311360, 24)
+	want := "deadbeef00906f0000000000deadbeef00906f0000000000"
+	if h := hex(got); h != want {
+		t.Errorf("Expected = %s, want %s", h, want)
+	}
+}
+
+func hex(b []byte) string {
+	const digits = "0123456789abcdef"
+	var s strings.Builder
+	for _, c := range b {
+		s.WriteByte(digits[c>>4])
+		s.WriteByte(digits[c&15])
+	}
+	return s.String()
+}
+
+var judgeTests = []struct {
+	name    string
+	c       Cycle
+	verdict string
+	says    []string
+}{
+	{"did not return", Cycle{NotReturned: "/dev/nvme1n1 did not reappear within 30s", Acknowledged: 5}, Fail, []string{"did not return", "within 30s"}},
+	{"lost zeros", Cycle{Acknowledged: 100, LostWrites: 3, LBA: 512, Rule: Completed.String(),
+		Lost: []Lost{{Offset: 4096, Len: 12288, Found: Zeros}}}, Fail,
+		[]string{"3 of 100 acknowledged writes lost", "LBA 8, 24 blocks", "zeros"}},
+	{"lost to another write", Cycle{Acknowledged: 10, LostWrites: 1, LBA: 4096,
+		Lost: []Lost{{Offset: 4096, Len: 4096, Found: Misplaced, From: 81920}}}, Fail,
+		[]string{"another write's data", "the write to LBA 20"}},
+	{"kept, counters rose", Cycle{Acknowledged: 10, Counters: []Counter{{"unsafe shutdowns", 4, 5}}}, Pass, []string{"all 10", "4 → 5"}},
+	{"kept, counters still", Cycle{Acknowledged: 10, Counters: []Counter{{"unsafe shutdowns", 4, 4}}}, Inconclusive,
+		[]string{"the drive did not see a power loss: check the cut command", "stayed at 4"}},
+	{"kept, one counter of two still", Cycle{Acknowledged: 10, Counters: []Counter{{"unsafe shutdowns", 4, 5}, {"OCP incomplete shutdowns", 2, 2}}}, Inconclusive,
+		[]string{"the drive did not see a power loss", "OCP incomplete shutdowns stayed at 2"}},
+	{"kept, no counters", Cycle{Acknowledged: 10, NoCounters: "a loop device keeps no count of power losses"}, Pass,
+		[]string{"no evidence the cut happened", "loop device", "judged on its data alone"}},
+	{"the cut command failed", Cycle{NotRun: "the cut command failed (exit status 1): see cut.log"}, Inconclusive, []string{"not judged: the cut command failed"}},
+	{"data does not read", Cycle{Acknowledged: 3, Error: "/dev/nvme1n1: reading back: offset 0: input/output error"}, Fail, []string{"input/output error"}},
+	{"nothing acknowledged", Cycle{Completed: 7, Rule: Flushed.String()}, Inconclusive, []string{"no write was acknowledged"}},
+	{"lost beats still counters", Cycle{Acknowledged: 10, LostWrites: 1, Lost: []Lost{{0, 4096, Old, 0}},
+		Counters: []Counter{{"unsafe shutdowns", 4, 4}}}, Fail, []string{"old data"}},
+}
+
+func TestJudge(t *testing.T) {
+	for _, tt := range judgeTests {
+		v := Judge(tt.c)
+		if v.Verdict != tt.verdict {
+			t.Errorf("%s: Judge = %s (%s), want %s", tt.name, v.Verdict, v.Message, tt.verdict)
+		}
+		for _, s := range tt.says {
+			if !strings.Contains(v.Message, s) {
+				t.Errorf("%s: Judge's message %q does not say %q", tt.name, v.Message, s)
+			}
+		}
+	}
+}
+
+func TestRanges(t *testing.T) {
+	lost := []Lost{{8192, 4096, Zeros, 0}, {0, 4096, Zeros, 0}, {4096, 4096, Zeros, 0}, {12288, 4096, Old, 0}, {65536, 4096, Zeros, 0}}
+	got := Ranges(lost)
+	want := []Lost{{0, 12288, Zeros, 0}, {12288, 4096, Old, 0}, {65536, 4096, Zeros, 0}}
+	if len(got) != len(want) {
+		t.Fatalf("Ranges = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("Ranges[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+}

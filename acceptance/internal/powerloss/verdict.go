@@ -1,0 +1,158 @@
+package powerloss
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Verdicts of a cycle, as the report spells them.
+const (
+	Pass         = "pass"
+	Fail         = "fail"
+	Inconclusive = "inconclusive"
+)
+
+// Lost is a run of acknowledged writes, adjacent on the drive, that did
+// not read back: its byte offset and length, what came back, and for
+// Misplaced the offset whose write came back.
+type Lost struct {
+	Offset int64 `json:"offset"`
+	Len    int64 `json:"length"`
+	Found  Found `json:"found"`
+	From   int64 `json:"from,omitempty"`
+}
+
+// Counter is one of the drive's counts of power losses (SMART unsafe
+// shutdowns, OCP C0 incomplete shutdowns or PLP start count) before and
+// after the cycle.
+type Counter struct {
+	Name   string `json:"name"`
+	Before uint64 `json:"before"`
+	After  uint64 `json:"after"`
+}
+
+// Cycle is what a power-loss cycle observed: everything its verdict is
+// judged from, recorded as is for a replay to judge again.
+type Cycle struct {
+	Drive string `json:"drive"`
+	Cycle int    `json:"cycle"`
+	// Tag is the cycle's pattern tag (eight hex digits).
+	Tag string `json:"tag"`
+	// Method is how power was cut ("command: ...", "slot 3").
+	Method string `json:"method"`
+	// NotReturned, when set, says how the drive did not come back: not
+	// within ready_within, or as another drive.
+	NotReturned string `json:"not_returned,omitempty"`
+	// Rule is what the drive was held to, and RuleWhy why.
+	Rule    string `json:"rule"`
+	RuleWhy string `json:"rule_why"`
+	// Completed counts the writes fio completed, Acknowledged those the
+	// rule holds the drive to, LostWrites those of them that did not
+	// read back.
+	Completed    int `json:"completed"`
+	Acknowledged int `json:"acknowledged"`
+	LostWrites   int `json:"lost_writes"`
+	// Lost are the first ranges lost, by offset (at most MaxRanges).
+	Lost []Lost `json:"lost,omitempty"`
+	// LBA is the drive's logical block size in bytes.
+	LBA int64 `json:"lba_bytes"`
+	// Counters are the drive's counts of power losses it could be read
+	// (none: a loop device, or a controller that keeps none).
+	Counters []Counter `json:"counters,omitempty"`
+	// NoCounters says why there are none.
+	NoCounters string `json:"no_counters,omitempty"`
+	// NotRun, when set, says what kept the cycle from testing the drive
+	// (fio or the cut command failing, the run stopped): nothing is
+	// judged. Error says why the drive's data did not read back after it
+	// returned.
+	NotRun string `json:"not_run,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// MaxRanges is how many lost ranges a cycle keeps.
+const MaxRanges = 16
+
+// Verdict is a cycle judged.
+type Verdict struct {
+	Verdict string
+	Message string
+}
+
+// Judge judges c: a drive that did not return, whose data did not read,
+// or that lost an acknowledged write, fails; a cycle that did not run is
+// inconclusive; one that kept them all passes when its counters rose (or
+// it has none, which is said), and is inconclusive when one did not
+// (the cut may not have happened) or when nothing was acknowledged.
+func Judge(c Cycle) Verdict {
+	switch {
+	case c.NotReturned != "":
+		return Verdict{Fail, "did not return after the power cut: " + c.NotReturned}
+	case c.NotRun != "":
+		return Verdict{Inconclusive, "not judged: " + c.NotRun}
+	case c.Error != "":
+		return Verdict{Fail, c.Error}
+	case c.LostWrites > 0:
+		first := c.Lost[0]
+		return Verdict{Fail, fmt.Sprintf("%d of %d acknowledged writes lost (%s: %s); first lost range: %s",
+			c.LostWrites, c.Acknowledged, c.Rule, c.RuleWhy, first.describe(c.LBA))}
+	case c.Acknowledged == 0:
+		return Verdict{Inconclusive, fmt.Sprintf("no write was acknowledged before the cut (%s, %d completed): nothing to verify; cut later (cut_after) or flush more often (flush_every)", c.Rule, c.Completed)}
+	}
+	kept := fmt.Sprintf("all %d acknowledged writes read back intact (%s: %s)", c.Acknowledged, c.Rule, c.RuleWhy)
+	if len(c.Counters) == 0 {
+		why := c.NoCounters
+		if why == "" {
+			why = "the drive keeps no count of power losses"
+		}
+		return Verdict{Pass, kept + "; no evidence the cut happened: " + why + ", judged on its data alone"}
+	}
+	var rose, still []string
+	for _, k := range c.Counters {
+		if k.After > k.Before {
+			rose = append(rose, fmt.Sprintf("%s %d → %d", k.Name, k.Before, k.After))
+		} else {
+			still = append(still, fmt.Sprintf("%s stayed at %d", k.Name, k.After))
+		}
+	}
+	if len(still) > 0 {
+		return Verdict{Inconclusive, "the drive did not see a power loss: check the cut command (" + strings.Join(still, ", ") + "); " + kept}
+	}
+	return Verdict{Pass, kept + "; the drive saw the power loss (" + strings.Join(rose, ", ") + ")"}
+}
+
+func (l Lost) describe(lba int64) string {
+	if lba <= 0 {
+		lba = 512
+	}
+	s := fmt.Sprintf("LBA %d, %d blocks (%d bytes at offset %d), came back as %s", l.Offset/lba, l.Len/lba, l.Len, l.Offset, l.Found)
+	if l.Found == Misplaced {
+		s += fmt.Sprintf(" (the write to LBA %d)", l.From/lba)
+	}
+	return s
+}
+
+// Ranges merges lost writes, each with what came back, into ranges of
+// adjacent writes that came back as the same thing, by offset, the first
+// MaxRanges of them.
+func Ranges(lost []Lost) []Lost {
+	sorted := append([]Lost(nil), lost...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Offset < sorted[j].Offset })
+	var out []Lost
+	for _, l := range sorted {
+		if n := len(out); n > 0 {
+			last := &out[n-1]
+			if l.Offset <= last.Offset+last.Len && l.Found == last.Found && l.Found != Misplaced {
+				if end := l.Offset + l.Len; end > last.Offset+last.Len {
+					last.Len = end - last.Offset
+				}
+				continue
+			}
+		}
+		if len(out) == MaxRanges {
+			break
+		}
+		out = append(out, l)
+	}
+	return out
+}

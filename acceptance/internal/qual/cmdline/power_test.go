@@ -1,0 +1,65 @@
+package cmdline
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func set(names ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+var powerTests = []validateTest{
+	{"cut and restore with -destructive", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Destructive: true,
+		PowerCut: "cut {path} {serial}", PowerRestore: "restore {slot} {name}", Set: set("power-cut", "power-restore")}, nil},
+	{"cut without -destructive", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a",
+		PowerCut: "cut {path}", PowerRestore: "restore {path}", Set: set("power-cut", "power-restore")},
+		[]string{"parsing -power-cut: cuts the drives' power while fio writes to them: give -destructive"}},
+	{"cut in a dry run without -destructive", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", DryRun: true,
+		PowerCut: "cut {path}", PowerRestore: "restore {path}", Set: set("power-cut", "power-restore")}, nil},
+	{"cut without restore", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Destructive: true,
+		PowerCut: "cut {path}", Set: set("power-cut")}, []string{"parsing -power-cut: given without -power-restore"}},
+	{"restore without cut", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Destructive: true,
+		PowerRestore: "restore {path}", Set: set("power-restore")}, []string{"parsing -power-restore: given without -power-cut"}},
+	{"empty cut", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Destructive: true,
+		PowerCut: " ", PowerRestore: "r", Set: set("power-cut", "power-restore")}, []string{"parsing -power-cut: empty"}},
+	{"unknown placeholder", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Destructive: true,
+		PowerCut: "cut {dev}", PowerRestore: "r", Set: set("power-cut", "power-restore")},
+		[]string{"parsing -power-cut: {dev} is not a placeholder: use {path}, {serial}, {slot}, {name}"}},
+	{"slot cut", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Destructive: true,
+		PowerCut: "slot", Set: set("power-cut")}, nil},
+	{"slot cut with a restore command", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Destructive: true,
+		PowerCut: "slot", PowerRestore: "r", Set: set("power-cut", "power-restore")},
+		[]string{"parsing -power-restore: given with -power-cut=slot, which restores the slot's power itself"}},
+	{"cut in a replay", Flags{Spec: "x", Precondition: "full", PowerCut: "cut", PowerRestore: "r", Set: set("power-cut", "power-restore")},
+		[]string{"parsing -power-cut", "parsing -power-restore"}},
+}
+
+func TestValidatePower(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range powerTests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.flags.Report = filepath.Join(dir, "report")
+			_, errs := tt.flags.Validate(dir)
+			require.Len(t, errs, len(tt.want), "Validate(%+v) = %v", tt.flags, errs)
+			for i, want := range tt.want {
+				assert.Contains(t, errs[i].Error(), want)
+			}
+		})
+	}
+}
+
+func TestPowerCommand(t *testing.T) {
+	got := PowerCommand("cut --dev {path} --sn {serial} {slot}{name}", map[string]string{"path": "/dev/loop0", "serial": "it's", "name": "loop0"})
+	want := `cut --dev '/dev/loop0' --sn 'it'\''s' '''loop0'`
+	if got != want {
+		t.Errorf("PowerCommand = %s, want %s", got, want)
+	}
+}

@@ -1,0 +1,347 @@
+// Package powertest is a run's power-loss test (TestPowerLoss): its
+// refusals and dry-run lines, its cycles run on the drives (package
+// powerloss/cycle) or read back from a recording, each judged by package
+// powerloss into the report.
+package powertest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/device/slot"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
+	"github.com/drivequal/drivequal/acceptance/internal/powerloss/cycle"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/runjson"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/specs"
+)
+
+// Dir is where a recording keeps the cycles, relative to it:
+// powerloss/<drive>/cycle_<k>.json with fio's job, output and per-I/O
+// logs and the commands' output in powerloss/<drive>/cycle_<k>/.
+const Dir = "powerloss"
+
+// Drive is a drive of the run: its path as given, its name in test
+// names, and its logical block size.
+type Drive struct {
+	Path, Name string
+	LBA        int64
+	// Ctrl is its NVMe controller's kernel name ("nvme0"; "" for none).
+	Ctrl string
+}
+
+// Slot is -power-cut's value that cuts each drive's own PCIe slot.
+const Slot = "slot"
+
+// Test is a run's power-loss test.
+type Test struct {
+	// Spec is the spec's [power_loss] (nil: none) and SpecFile the spec.
+	Spec     *specs.PowerLoss
+	SpecFile string
+	// Health is the spec's [health], whose allowance of new OCP
+	// incomplete shutdowns the cuts raise (see Run).
+	Health *specs.Health
+	Cfg    *cmdline.Config
+	Drives []Drive
+	// Live says the run cuts the drives' power; else a replay reads the
+	// recording in Dir, trusting only the files Files lists.
+	Live  bool
+	Dir   string
+	Files map[string]string
+	// Rec is a live run's run.json: the files written under Dir are
+	// listed in it, and each drive marked as written by the test, so that
+	// a resume trusts it by its identity, not its data.
+	Rec *runjson.Recorder
+	// Add gives the report each drive's cycles, judged.
+	Add  func([]report.HealthCheck)
+	NVMe nvme.CLI
+	// Sysfs is where sysfs is mounted ("/sys"), for the drives' slots.
+	Sysfs string
+}
+
+// New is the power-loss test of a run judging with spec: live or a
+// replay of the recording files lists; add gives the report its checks.
+func New(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive, live bool, files map[string]string, add func([]report.HealthCheck)) *Test {
+	t := &Test{Spec: spec.PowerLoss, SpecFile: spec.File, Health: &spec.Health, Cfg: cfg, Live: live, Dir: cfg.Record, Files: files, Add: add, Sysfs: "/sys"}
+	if !live {
+		t.Dir = cfg.Replay
+	}
+	for _, d := range drives {
+		name := d.Name
+		if name == "" {
+			name = filepath.Base(d.Path)
+		}
+		t.Drives = append(t.Drives, Drive{Path: d.Path, Name: name, LBA: int64(d.LogicalBlockSize), Ctrl: d.Controller})
+	}
+	return t
+}
+
+// Problems are the reasons a live run is refused: a cut without a
+// [power_loss] table to say what to do, or a drive's slot cut that would
+// take down anything not given (another namespace, another controller, a
+// switch's other port) or that no slot with a power controller holds.
+func (t *Test) Problems() []error {
+	switch {
+	case !t.Live || t.Cfg.PowerCut == "":
+		return nil
+	case t.Spec == nil:
+		return []error{fmt.Errorf("parsing -power-cut: spec %s has no [power_loss] table: add one (cycles, plp, ready_within) to test power loss, or drop -power-cut", t.SpecFile)}
+	case t.Cfg.PowerCut != Slot:
+		return nil
+	}
+	var given []string
+	for _, d := range t.Drives {
+		given = append(given, d.Name)
+	}
+	var errs []error
+	for _, d := range t.Drives {
+		s, ok, err := slot.Of(t.Sysfs, d.Ctrl)
+		switch {
+		case d.Ctrl == "" || err != nil || !ok:
+			errs = append(errs, fmt.Errorf("parsing -power-cut: %s: no PCIe slot with a power controller holds it (%s/bus/pci/slots/*/power): give -power-cut=CMD and -power-restore=CMD", d.Path, t.Sysfs))
+		case len(s.Others(t.Sysfs, given)) > 0:
+			errs = append(errs, fmt.Errorf("parsing -power-cut: %s: slot %s also holds %s, which its power cut would take down: give them too, or cut with -power-cut=CMD", d.Path, s.Name, strings.Join(s.Others(t.Sysfs, given), ", ")))
+		}
+	}
+	return errs
+}
+
+// Skip says why TestPowerLoss judges nothing ("" when it does).
+func (t *Test) Skip() string {
+	switch {
+	case t.Spec == nil:
+		return "no [power_loss] table in the spec: add one (cycles, plp, ready_within) and give -power-cut and -power-restore to test power-loss protection"
+	case t.Live && t.Cfg.PowerCut == "":
+		return "no cut method: give -power-cut=CMD and -power-restore=CMD (with -destructive) to cut each drive's power while fio writes"
+	}
+	return ""
+}
+
+// Estimate is the test's duration: each cycle writes for up to fio's
+// runtime (twice cut_after and 5 s), waits up to ready_within, and reads
+// its data twice (at 200 MiB/s).
+func (t *Test) Estimate() time.Duration {
+	if t.Skip() != "" || !t.Live {
+		return 0
+	}
+	p := t.Spec
+	per := 2*p.CutAfter + 5*time.Second + p.ReadyWithin + 2*time.Duration(p.Size/(200<<20)+1)*time.Second
+	return time.Duration(len(t.Drives)*p.Cycles) * per
+}
+
+// Print writes the dry run's lines: each drive's cut method and the data
+// at risk.
+func (t *Test) Print(w io.Writer) {
+	if t.Spec == nil {
+		return
+	}
+	p := t.Spec
+	fmt.Fprintf(w, "\npower loss (TestPowerLoss, %d cycle(s) a drive, plp %v, ready within %s, cut %s after fio's first flushed writes; ≤ %s):\n",
+		p.Cycles, p.PLP, p.ReadyWithin, p.CutAfter, t.Estimate().Round(time.Second))
+	if t.Cfg.PowerCut == "" {
+		fmt.Fprintln(w, "  not run: "+t.Skip())
+		return
+	}
+	for _, d := range t.Drives {
+		v := t.values(d)
+		fmt.Fprintf(w, "  %s: cut: %s\n  %s  restore: %s\n", d.Path, t.command(t.Cfg.PowerCut, "0", v), spaces(len(d.Path)), t.command(t.Cfg.PowerRestore, "1", v))
+		fmt.Fprintf(w, "  %s  data at risk: the first %s (bytes 0 to %d), written with a flush every %d writes of %d bytes; whatever the drive's cache holds at the cut\n",
+			spaces(len(d.Path)), mib(p.Size), p.Size, p.FlushEvery, p.BS)
+	}
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
+
+func spaces(n int) string { return fmt.Sprintf("%*s", n, "") }
+
+// values are the placeholders' values for d.
+func (t *Test) values(d Drive) map[string]string {
+	v := map[string]string{"path": d.Path, "name": d.Name}
+	if s, ok, err := slot.Of(t.Sysfs, d.Ctrl); d.Ctrl != "" && ok && err == nil {
+		v["slot"] = s.Name
+	}
+	if c, err := t.NVMe.IDCtrl(context.Background(), d.Path); err == nil {
+		v["serial"] = c.Serial
+	}
+	return v
+}
+
+// Drive is one drive's cycles, judged, or why it has none.
+type DriveCycles struct {
+	Name   string
+	Skip   string
+	Cycles []Judged
+}
+
+// Judged is a cycle and its verdict.
+type Judged struct {
+	powerloss.Cycle
+	powerloss.Verdict
+}
+
+// Run runs each drive's cycles (a live run; a resumed run keeps each
+// cycle recorded whole) or reads them from the recording, judges them
+// and gives them to the report.
+func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycles, string) {
+	if why := t.Skip(); why != "" {
+		return nil, why
+	}
+	var out []DriveCycles
+	var checks []report.HealthCheck
+	for i, d := range t.Drives {
+		dc := DriveCycles{Name: d.Name}
+		if t.Live && t.Rec != nil {
+			n := len(t.Drives)
+			if err := t.Rec.Update(func(r *record.Run) { r.Sample(i, n).Writing = "the power-loss test" }); err != nil {
+				return nil, fmt.Sprintf("not run: marking %s as written in run.json: %v", d.Path, err)
+			}
+		}
+		for k := 1; k <= t.Spec.Cycles; k++ {
+			c, found, err := t.cycle(ctx, d, k, logf)
+			if err != nil {
+				dc.Skip = err.Error()
+				break
+			}
+			if !found {
+				dc.Skip = fmt.Sprintf("the recording holds no power-loss cycle %d of %s", k, d.Path)
+				break
+			}
+			j := Judged{c, powerloss.Judge(c)}
+			dc.Cycles = append(dc.Cycles, j)
+			checks = append(checks, report.HealthCheck{Drive: d.Path, Check: fmt.Sprintf("cycle_%d", k), Verdict: j.Verdict.Verdict, Message: j.Message})
+		}
+		out = append(out, dc)
+	}
+	if t.Live && t.Rec != nil {
+		if err := t.Rec.Landed(Dir, true); err != nil {
+			logf("listing the power-loss cycles in run.json: %v", err)
+		}
+	}
+	t.Add(checks)
+	// Each cut is an incomplete shutdown the drive must count (the
+	// evidence the cut happened): TestHealth, judged after, allows them
+	// on top of the spec's own allowance.
+	most := 0
+	for _, dc := range out {
+		most = max(most, len(dc.Cycles))
+	}
+	if t.Health != nil {
+		t.Health.OCP.IncompleteShutdownsMaxIncrease += uint64(most)
+	}
+	return out, ""
+}
+
+// cycle is d's cycle k: recorded already (a resume, or a replay), or run
+// now and recorded.
+func (t *Test) cycle(ctx context.Context, d Drive, k int, logf func(string, ...any)) (powerloss.Cycle, bool, error) {
+	rel := path.Join(Dir, d.Name, fmt.Sprintf("cycle_%d.json", k))
+	var c powerloss.Cycle
+	if !t.Live || t.Cfg.Resume {
+		if _, listed := t.Files[rel]; listed || t.Live && record.Exists(t.Dir, rel) {
+			data, err := record.ReadFile(t.Dir, rel)
+			if err != nil {
+				return c, false, err
+			}
+			if err := json.Unmarshal(data, &c); err != nil {
+				return c, false, fmt.Errorf("%s: %w", rel, err)
+			}
+			return c, true, nil
+		}
+		if !t.Live {
+			return c, false, nil
+		}
+	}
+	if k == 1 && !t.Cfg.Resume {
+		// An earlier run's cycles in this recording are not this run's.
+		if err := os.RemoveAll(filepath.Join(t.Dir, Dir, d.Name)); err != nil {
+			return c, false, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return c, false, fmt.Errorf("not run: the run was stopped (%v)", err)
+	}
+	c = cycle.Run(ctx, t.target(ctx, d), t.config(d, k), k, logf)
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(t.Dir, filepath.FromSlash(rel)), data, 0o644)
+	}
+	return c, true, err
+}
+
+// command is the cut or restore command: the user's, or for a slot cut
+// the value written to the slot's power file.
+func (t *Test) command(user, power string, v map[string]string) string {
+	if t.Cfg.PowerCut != Slot {
+		return cmdline.PowerCommand(user, v)
+	}
+	return cmdline.PowerCommand("echo "+power+" > {path}", map[string]string{"path": filepath.Join(t.Sysfs, "bus", "pci", "slots", v["slot"], "power")})
+}
+
+func (t *Test) config(d Drive, k int) cycle.Config {
+	v := t.values(d)
+	var tag [4]byte
+	_, _ = rand.Read(tag[:])
+	return cycle.Config{
+		Cut: t.command(t.Cfg.PowerCut, "0", v), Restore: t.command(t.Cfg.PowerRestore, "1", v),
+		Test: *t.Spec, Dir: filepath.Join(t.Dir, Dir, d.Name, fmt.Sprintf("cycle_%d", k)), Tag: binary.BigEndian.Uint32(tag[:]),
+	}
+}
+
+// target is d as a cycle sees it: an NVMe drive nvme-cli identifies is
+// known by its serial, held to its promise by its vwc, and counts its
+// unsafe shutdowns; any other target by its size, with no count.
+func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
+	cd := cycle.Drive{Path: d.Path, Name: d.Name, LBA: d.LBA}
+	cd.Promise.PLP = t.Spec.PLP
+	ctrl, err := t.NVMe.IDCtrl(ctx, d.Path)
+	if err != nil {
+		cd.Identity = func(context.Context) (string, error) { return sizeOf(d.Path) }
+		cd.Counters = func(context.Context) ([]powerloss.Counter, string) {
+			return nil, d.Path + " is not an NVMe drive nvme-cli reads (a loop device or a file): it keeps no count of power losses"
+		}
+		return cd
+	}
+	cd.Promise.VWC, cd.Promise.VWCKnown = ctrl.VolatileWriteCache(), true
+	cd.Identity = func(ctx context.Context) (string, error) {
+		c, err := t.NVMe.IDCtrl(ctx, d.Path)
+		return "serial " + c.Serial, err
+	}
+	cd.Counters = func(ctx context.Context) ([]powerloss.Counter, string) {
+		l, err := t.NVMe.SmartLog(ctx, d.Path)
+		if err != nil {
+			return nil, "its SMART log does not read: " + err.Error()
+		}
+		n, _ := l.UnsafeShutdowns.Uint64()
+		out := []powerloss.Counter{{Name: "unsafe shutdowns", Before: n}}
+		// The OCP C0 log's count too, where the drive keeps the log.
+		v, _ := t.NVMe.Version(ctx)
+		if c0, _, err := t.NVMe.OCPSmartLog(ctx, d.Path, v); err == nil && c0.Reported("Incomplete shutdowns") {
+			out = append(out, powerloss.Counter{Name: "OCP incomplete shutdowns", Before: c0.IncompleteShutdowns})
+		}
+		return out, ""
+	}
+	return cd
+}
+
+func sizeOf(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	n, err := f.Seek(0, io.SeekEnd)
+	return fmt.Sprintf("%d bytes", n), err
+}
