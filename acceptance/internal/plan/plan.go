@@ -662,6 +662,8 @@ func (p *Planner) Measure(cell Cell) fiojob.Job {
 		Runtime:   p.MeasureRuntime(w),
 		RampTime:  p.rampTime(),
 		Targets:   p.Targets(cell.Drives),
+		BSSplit:   specs.FioBSSplit(w.BSSplit), RateIOPS: int64(w.RateIOPS), ThinkTime: w.ThinkTime,
+		BufferCompressPercentage: w.BufferCompressPercentage,
 	}
 }
 
