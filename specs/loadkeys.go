@@ -3,26 +3,11 @@ package specs
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/drivequal/drivequal/specs/bssplit"
 )
-
-// BSShare is one block size of a bssplit and its share of the I/Os.
-type BSShare struct {
-	BS  int64 // bytes, a multiple of 512
-	Pct int   // percent of the I/Os, 1..100
-}
-
-// FioBSSplit is bssplit as fio's job file takes it, sizes in bytes
-// ("4096/60:65536/40"); "" for none.
-func FioBSSplit(ss []BSShare) string {
-	parts := make([]string, len(ss))
-	for i, s := range ss {
-		parts[i] = fmt.Sprintf("%d/%d", s.BS, s.Pct)
-	}
-	return strings.Join(parts, ":")
-}
 
 // AtLatency is a [capacity.at_latency."NAME"] target: the highest IOPS
 // among workload NAME's sweep points whose latency percentile is within
@@ -43,7 +28,7 @@ func (w Workload) Sweeps() bool { return len(w.SweepIODepth)+len(w.SweepRateIOPS
 // keys, each checked here and written to the job file as fio names it,
 // and the sweeps of the workload's load (latency at load).
 var loadKeys = fields[Workload]{
-	{key: "bssplit", conv: bssplit},
+	{key: "bssplit", conv: bssplitKey},
 	{key: "rate_iops", conv: func(t table, v value, w *Workload) {
 		setInt(t, v, &w.RateIOPS, 0, 1, math.MaxInt32)
 	}},
@@ -84,52 +69,15 @@ var loadKeys = fields[Workload]{
 	}},
 }
 
-// bssplit converts fio's bssplit: sizes (a multiple of 512 bytes) and
-// integer shares that add up to 100, one list for every direction.
-func bssplit(t table, v value, w *Workload) {
-	s, ok := t.str(v, "")
-	if !ok || !v.set {
-		return
-	}
-	bad := func(format string, args ...any) {
-		t.errorf(v.key, "bssplit %q: %s; write it like \"4k/60:16k/30:128k/10\" (sizes a multiple of 512, shares adding up to 100)", s, fmt.Sprintf(format, args...))
-	}
-	if strings.Contains(s, ",") {
-		bad("per-direction lists (commas) are not supported")
-		return
-	}
-	parts := strings.Split(s, ":")
-	if len(parts) > 64 {
-		bad("%d sizes, more than fio's 64", len(parts))
-		return
-	}
-	var out []BSShare
-	sum := 0
-	for _, p := range parts {
-		size, share, found := strings.Cut(p, "/")
-		bs, err := ParseBlockSize(size)
-		pct, perr := strconv.Atoi(strings.TrimSpace(share))
-		switch {
-		case !found:
-			bad("%q has no /share", p)
-		case err != nil:
-			bad("size %q: %v", size, err)
-		case bs <= 0 || bs%512 != 0:
-			bad("size %q is %d bytes, not a multiple of 512", size, bs)
-		case perr != nil || pct < 1 || pct > 100:
-			bad("share %q of %s must be a whole percentage 1..100", share, size)
-		default:
-			out = append(out, BSShare{BS: bs, Pct: pct})
-			sum += pct
-			continue
+// bssplitKey converts fio's bssplit (package bssplit).
+func bssplitKey(t table, v value, w *Workload) {
+	if s, ok := t.str(v, ""); ok && v.set {
+		shares, err := bssplit.Parse(s, ParseBlockSize)
+		if err != nil {
+			t.errorf(v.key, "bssplit %q: %v; write it like \"4k/60:16k/30:128k/10\" (sizes a multiple of 512, shares adding up to 100)", s, err)
 		}
-		return
+		w.BSSplit = shares
 	}
-	if sum != 100 {
-		bad("shares add up to %d, not 100", sum)
-		return
-	}
-	w.BSSplit = out
 }
 
 // sweepList is a sweep's points: a non-empty, strictly ascending list of

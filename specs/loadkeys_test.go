@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/drivequal/drivequal/specs/bssplit"
 )
 
 // TestLoadLatencySpec loads a spec with every application key and a
@@ -19,9 +21,9 @@ func TestLoadLatencySpec(t *testing.T) {
 		t.Errorf("sweeps = %v, %v; want [1 2 4 8 16 32], [500 1000 4000]", rr.SweepIODepth, rr.SweepRateIOPS)
 	}
 	mix, _ := s.Workload("App Mix")
-	want := []BSShare{{4096, 60}, {16384, 30}, {131072, 10}}
-	if !cmp.Equal(mix.BSSplit, want) || FioBSSplit(mix.BSSplit) != "4096/60:16384/30:131072/10" {
-		t.Errorf("bssplit = %v (%q), want %v", mix.BSSplit, FioBSSplit(mix.BSSplit), want)
+	want := []bssplit.Share{{BS: 4096, Pct: 60}, {BS: 16384, Pct: 30}, {BS: 131072, Pct: 10}}
+	if !cmp.Equal(mix.BSSplit, want) || bssplit.Fio(mix.BSSplit) != "4096/60:16384/30:131072/10" {
+		t.Errorf("bssplit = %v (%q), want %v", mix.BSSplit, bssplit.Fio(mix.BSSplit), want)
 	}
 	if mix.RW != "randtrimwrite" || mix.RateIOPS != 250 || mix.ThinkTime != 100*time.Microsecond || mix.BufferCompressPercentage != 50 {
 		t.Errorf("App Mix = rw %q rate_iops %d thinktime %v compress %d; want randtrimwrite 250 100µs 50", mix.RW, mix.RateIOPS, mix.ThinkTime, mix.BufferCompressPercentage)

@@ -8,6 +8,7 @@
 package specs
 
 import (
+	"github.com/drivequal/drivequal/specs/bssplit"
 	"github.com/drivequal/drivequal/specs/modelglob"
 	"time"
 )
@@ -122,7 +123,7 @@ type Workload struct {
 	// Runtime overrides Method.Runtime for this workload when non-zero.
 	Runtime time.Duration
 	// BSSplit is fio's bssplit, issued instead of BS; nil: BS alone.
-	BSSplit []BSShare
+	BSSplit []bssplit.Share
 	// RateIOPS is fio's rate_iops, per job; 0: no cap.
 	RateIOPS int
 	// ThinkTime is fio's thinktime; 0: none.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
+	"github.com/drivequal/drivequal/acceptance/internal/report/sweepfields"
 	"github.com/drivequal/drivequal/acceptance/internal/report/waf"
 )
 
@@ -30,6 +31,8 @@ const (
 	// KindIntegrity is one drive's verify pass: every block the fill wrote
 	// read back and checked. It counts in its capacity's gate.
 	KindIntegrity = "integrity"
+	// KindSweep is one point of a latency-at-load sweep; KindLatency its TestLatency target.
+	KindSweep, KindLatency = "sweep", "latency"
 )
 
 // Verdicts of a gate (a capacity, or the scaling steps), as Gates returns them.
@@ -130,6 +133,7 @@ type Latency struct {
 	// P99999 needs 100,000 samples to differ from the maximum.
 	P99999 float64 `json:"p99_999_us"`
 	Max    float64 `json:"max_us"`
+	Mean   float64 `json:"mean_us,omitempty"` // fio's mean total latency (lat); sweep points only
 }
 
 // Percentile is the latency at p (50, 99, 99.9, 99.99, 99.999; 100 is
@@ -460,7 +464,8 @@ type Result struct {
 	// Integrity is what a verify pass found on the drive (KindIntegrity).
 	Integrity *Integrity `json:"integrity,omitempty"`
 	// Lot is a TestLot cell's judgment of the lot (KindLot).
-	Lot *LotResult `json:"lot,omitempty"`
+	Lot               *LotResult `json:"lot,omitempty"`
+	sweepfields.Point            // a KindSweep point's load
 }
 
 // Integrity is one drive's verify pass: the bytes read back and checked,

@@ -29,6 +29,10 @@ func (r *Run) Summary() []byte {
 	for _, c := range r.testedCapacities() {
 		s.writeCapacity(c)
 	}
+	for _, f := range Sections {
+		md, _ := f(r)
+		s.b.WriteString(md)
+	}
 	s.writeScaling()
 	s.writeFleet()
 	s.writeBaseline()
@@ -337,7 +341,7 @@ func (s *summary) writeCapacity(capacity string) {
 	r, b, notes, rank := s.r, &s.b, &s.notes, s.rank
 	var rows []Result
 	for _, res := range r.Results {
-		if res.Capacity == capacity && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline && res.Kind != KindIntegrity && res.Kind != KindLot {
+		if res.Capacity == capacity && res.Kind != KindSweep && res.Kind != KindLatency && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline && res.Kind != KindIntegrity && res.Kind != KindLot {
 			rows = append(rows, res)
 		}
 	}
