@@ -31,6 +31,13 @@ var loadKeys = fields[Workload]{
 	{key: "bssplit", conv: bssplitKey},
 	{key: "rate_iops", conv: func(t table, v value, w *Workload) {
 		setInt(t, v, &w.RateIOPS, 0, 1, math.MaxInt32)
+		// Checked here, once rw and numjobs are read: the run holds its
+		// drives exclusively (O_EXCL), so the kernel cannot claim one to
+		// trim it and invalidates each trimmed range's page cache instead,
+		// which fails with EBUSY when two jobs trim at once.
+		if strings.Contains(w.RW, "trim") && w.NumJobs > 1 {
+			t.errorf("numjobs", "numjobs = %d: rw %q trims, and trims from more than one job fail (EBUSY) on a drive the run holds exclusively; use numjobs = 1 and a deeper iodepth", w.NumJobs, w.RW)
+		}
 	}},
 	{key: "thinktime", conv: func(t table, v value, w *Workload) {
 		if d, ok := t.duration(v, 0, false); ok && v.set {

@@ -48,6 +48,7 @@ var badTests = []badTest{
 		{16, `workload "Mix": thinktime "1500ns" must be whole microseconds`},
 		{17, `workload "Mix": buffer_compress_percentage is the written data's compressibility; workload rw "randread" writes no data`},
 		{19, `workload "Mix": sweep_rate_iops 2001 is not a multiple of numjobs = 8`},
+		{26, `workload "Trim": numjobs = 2: rw "randtrim" trims, and trims from more than one job fail (EBUSY)`},
 		{28, `workload "Trim": bssplit "4k/50:1000/50": size "1000" is 1000 bytes, not a multiple of 512`},
 		{29, `workload "Trim": rate_iops must be >= 1, got 0`},
 		{30, `workload "Trim": buffer_compress_percentage is the written data's compressibility; workload rw "randtrim" writes no data`},

@@ -44,12 +44,19 @@ var judgeTests = []judgeTest{
 	{"no point within the bound", []report.Result{point(1, 500, 3000)}, 100, 0, report.Fail, 0, "no point within it; min_iops 100"},
 	{"a saturated open-loop point is no latency figure", []report.Result{open(1000, 1000, 800), open(4000, 2000, 1000)},
 		1800, 0, report.Fail, 1000, "1,000 IOPS (1,000 IOPS asked)"},
-	{"a host-bound point with more IOPS leaves a miss inconclusive",
+	{"a throttled point with more IOPS leaves a miss inconclusive",
 		[]report.Result{point(1, 500, 900), with(point(4, 1900, 2000), func(p *report.Result) {
-			p.Verdict, p.Cause, p.Error = report.Inconclusive, report.CauseHostBound, "host-bound"
-		})}, 1800, 0, report.Inconclusive, 500, "not judged by: iodepth 4 (1,900 IOPS): host-bound"},
-	{"a host-bound point does not undo a pass",
+			p.Verdict, p.Cause, p.Error = report.Inconclusive, report.CauseThrottled, "throttled"
+		})}, 1800, 0, report.Inconclusive, 500, "not judged by: iodepth 4 (1,900 IOPS): throttled"},
+	{"an inconclusive point does not undo a pass",
 		[]report.Result{point(1, 1900, 900), with(point(4, 2500, 2000), func(p *report.Result) { p.Verdict = report.Inconclusive })},
+		1800, 0, report.Pass, 1900, ""},
+	{"a host-bound point counts, but leaves a miss inconclusive",
+		[]report.Result{point(1, 1000, 900), with(point(4, 1500, 2000), func(p *report.Result) {
+			p.Cause, p.Error = report.CauseHostBound, "host-bound"
+		})}, 1800, 0, report.Inconclusive, 1500, "1,500 IOPS (iodepth 4)"},
+	{"a host-bound point that meets the target passes it",
+		[]report.Result{with(point(4, 1900, 2000), func(p *report.Result) { p.Cause, p.Error = report.CauseHostBound, "host-bound" })},
 		1800, 0, report.Pass, 1900, ""},
 	{"a failed point fails the target", []report.Result{point(1, 1900, 900), with(point(4, 0, 0), func(p *report.Result) {
 		p.Verdict, p.Error, p.Read = report.Fail, "RR: fio failed", nil
@@ -84,6 +91,25 @@ func TestJudgeMonotone(t *testing.T) {
 		after, _ := Judge("T", specs.Capacity{}, specs.Workload{}, at, append(base[:1:1], point(2, iops, 2000)), 0)
 		if rank[after.Verdict] < rank[before.Verdict] || after.Actual < before.Actual {
 			t.Errorf("adding a point of %v IOPS within the bound: %s (%v) → %s (%v)", iops, before.Verdict, before.Actual, after.Verdict, after.Actual)
+		}
+	}
+}
+
+func TestSaturated(t *testing.T) {
+	for _, tt := range []struct {
+		achieved, rate, secs float64
+		want                 bool
+	}{
+		{1000, 1000, 2, false},
+		{985, 1000, 2, false},     // 30 short of 2,000: within 3 × √2000 = 134
+		{930, 1000, 2, true},      // 140 short
+		{2000, 4000, 2, true},     // the throttle's rate, half what was asked
+		{990_000, 1e6, 60, false}, // exactly 99 %
+		{985_000, 1e6, 60, true},  // 900,000 short of 60 M: far beyond √60 M
+		{0, 1000, 0, true},
+	} {
+		if got := Saturated(tt.achieved, tt.rate, tt.secs); got != tt.want {
+			t.Errorf("Saturated(%v, %v, %v) = %v, want %v", tt.achieved, tt.rate, tt.secs, got, tt.want)
 		}
 	}
 }

@@ -80,7 +80,7 @@ func Render(r *report.Run) (string, map[string][]byte) {
 			switch {
 			case p.Saturated:
 				note = fmt.Sprintf("saturated: %s of %s IOPS asked (< %g %%), not a latency figure", report.Thousands(p.Actual), report.Thousands(p.RateIOPS), HoldShare*100)
-			case p.Verdict != report.Pass:
+			case p.Verdict != report.Pass || p.Error != "":
 				note = strings.ToUpper(p.Verdict) + ": " + strings.ReplaceAll(p.Error, "|", "\\|")
 			}
 			dirs := 0
