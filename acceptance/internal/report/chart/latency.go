@@ -3,6 +3,7 @@ package chart
 import (
 	"image/color"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -103,7 +104,7 @@ func Latency(title string, pts []LatencyPoint, t LatencyTarget, knee int) ([]byt
 		}
 		l.Color = FlaggedColor
 		p.Add(l)
-		p.Legend.Add("min_iops "+shortValue(t.MinIOPS/1e3)+" k", l)
+		p.Legend.Add("min_iops "+strconv.FormatFloat(t.MinIOPS, 'f', 0, 64)+" IOPS", l)
 	}
 	if knee >= 0 && knee < len(pts) && pts[knee].Us[1] > 0 {
 		sc, err := plotter.NewScatter(plotter.XYs{{X: pts[knee].IOPS, Y: pts[knee].Us[1]}})
