@@ -117,21 +117,25 @@ func TestLatencyAtLoad(t *testing.T) {
 	}
 }
 
-// A workload with bssplit, a trim mix, rate_iops, thinktime and
-// buffer_compress_percentage runs on a loop device, and the job file fio
+// Workloads with bssplit, trims, rate_iops, thinktime and
+// buffer_compress_percentage run on a loop device, and the job file fio
 // ran holds each key as fio names it.
 func TestApplicationKeys(t *testing.T) {
 	testenv.MustHaveFio(t)
 	dev := newLoop(t, 64<<20)
 	rec := filepath.Join(t.TempDir(), "rec")
-	r := runSuite(t, []string{"-test.run=TestSingleDrive/64MiB/App_Mix$"}, "-spec="+testdataFile(t, "appkeys.toml"),
+	r := runSuite(t, []string{"-test.run=TestSingleDrive/64MiB/App_"}, "-spec="+testdataFile(t, "appkeys.toml"),
 		"-drives="+dev, "-capacity=64MiB", "-destructive", "-record="+rec)
 	noFioLeft(t)
-	require.Equal(t, report.Pass, r.verdicts(t)["TestSingleDrive/64MiB/App_Mix"], "stdout:\n%s", r.Stdout)
-	job, err := os.ReadFile(filepath.Join(rec, "TestSingleDrive", "64MiB", "App_Mix.fio"))
-	require.NoError(t, err)
-	for _, line := range []string{"rw=randtrimwrite", "bssplit=4096/60:16384/30:131072/10", "rate_iops=200",
-		"thinktime=100", "buffer_compress_percentage=50"} {
-		assert.Contains(t, strings.Split(string(job), "\n"), line, "the job file:\n%s", job)
+	for name, lines := range map[string][]string{
+		"App_Trims":  {"rw=randtrim", "bssplit=4096/60:16384/30:131072/10", "rate_iops=200", "thinktime=100"},
+		"App_Writes": {"rw=randwrite", "bssplit=4096/50:65536/50", "rate_iops=100", "buffer_compress_percentage=50"},
+	} {
+		assert.Equal(t, report.Pass, r.verdicts(t)["TestSingleDrive/64MiB/"+name], "%s: stdout:\n%s", name, r.Stdout)
+		job, err := os.ReadFile(filepath.Join(rec, "TestSingleDrive", "64MiB", name+".fio"))
+		require.NoError(t, err)
+		for _, line := range lines {
+			assert.Contains(t, strings.Split(string(job), "\n"), line, "%s: the job file:\n%s", name, job)
+		}
 	}
 }
