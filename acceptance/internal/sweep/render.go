@@ -68,8 +68,8 @@ func Render(r *report.Run) (string, map[string][]byte) {
 		fmt.Fprintf(&b, "### %s, %s\n\n", c.capacity, c.workload)
 		if t := c.target; t != nil {
 			row := t.Error
-			if row == "" {
-				row = fmt.Sprintf("IOPS at the bound %s ≥ min_iops %s", report.Thousands(t.Actual), report.Thousands(t.Spec))
+			if _, bound := boundOf(t); row == "" {
+				row = fmt.Sprintf("IOPS at %s: %s ≥ min_iops %s", bound, report.Thousands(t.Actual), report.Thousands(t.Spec))
 			}
 			fmt.Fprintf(&b, "**%s** (`%s`): %s\n\n", strings.ToUpper(t.Verdict), t.Test, row)
 		}
@@ -80,8 +80,10 @@ func Render(r *report.Run) (string, map[string][]byte) {
 			switch {
 			case p.Saturated:
 				note = fmt.Sprintf("saturated: %s of %s IOPS asked (< %g %%), not a latency figure", report.Thousands(p.Actual), report.Thousands(p.RateIOPS), HoldShare*100)
-			case p.Verdict != report.Pass || p.Error != "":
+			case p.Verdict != report.Pass:
 				note = strings.ToUpper(p.Verdict) + ": " + strings.ReplaceAll(p.Error, "|", "\\|")
+			case p.Error != "":
+				note = p.Cause + ": " + strings.ReplaceAll(p.Error, "|", "\\|")
 			}
 			dirs := 0
 			for _, d := range []struct {

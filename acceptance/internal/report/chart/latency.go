@@ -69,7 +69,7 @@ func Latency(title string, pts []LatencyPoint, t LatencyTarget, knee int) ([]byt
 		lo, hi = 1, 10
 	}
 	p.X.Min, p.X.Max = 0, maxX*1.08+1
-	p.Y.Min, p.Y.Max = lo/1.5, hi*1.5
+	p.Y.Min, p.Y.Max = lo/1.5, hi*60 // room above the curves for the legend
 	for i, name := range LatencyPercentiles {
 		var xys plotter.XYs
 		for _, pt := range pts {
@@ -119,5 +119,6 @@ func Latency(title string, pts []LatencyPoint, t LatencyTarget, knee int) ([]byt
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(10), vg.Points(-6)
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	return SVG(p, chartWidth, chartHeight, &p.Y.Label.TextStyle)
+	p.Legend.Padding = vg.Points(2)
+	return SVG(p, chartWidth, chartHeight*5/4, &p.Y.Label.TextStyle)
 }
