@@ -98,6 +98,36 @@ func scaling(t *testing.T, s *qual.Suite) {
 	}
 }
 
+// TestLatency judges latency at load: each workload with a sweep
+// (sweep_iodepth, sweep_rate_iops) is measured at each of its points, as a
+// cell is, and TestLatency/<capacity>/<workload> judges the capacity's
+// [capacity.at_latency] target: the highest IOPS among the points within
+// its latency bound must reach its min_iops. Every point is a property.
+func TestLatency(t *testing.T) { eachRun(t, latency) }
+
+func latency(t *testing.T, s *qual.Suite) {
+	targets := qual.LatencyTargets(s)
+	if len(targets) == 0 {
+		t.Skipf("no sweep to judge: no workload of spec %s has sweep_iodepth or sweep_rate_iops at a capacity of the drives", s.Spec.Name)
+	}
+	for _, cc := range targets {
+		t.Run(cc.Name, func(t *testing.T) {
+			for _, tg := range cc.Targets {
+				t.Run(subtestName(tg.Test), func(t *testing.T) {
+					if err := runCtx.Err(); err != nil {
+						t.Fatalf("%s: not run: the run was stopped (%v)", tg.Workload.Name, stopReason(err))
+					}
+					o, err := qual.RunLatency(runCtx, s, tg, t.Logf)
+					if err != nil {
+						t.Error(err)
+					}
+					report1(t, o)
+				})
+			}
+		})
+	}
+}
+
 // TestFleet judges the hosts of a fleet replay (-replay=DIR1,DIR2,...) as
 // one population: TestFleet/<capacity>/<workload> passes when every
 // host's drive meets the spec and the drives agree within the fleet
@@ -330,6 +360,12 @@ func judge(t *testing.T, s *qual.Suite, cell plan.Cell) {
 	if err != nil {
 		t.Error(err)
 	}
+	report1(t, o)
+}
+
+// report1 reports a judged cell's outcome: its properties, then its
+// verdict row.
+func report1(t *testing.T, o qual.Outcome) {
 	if o.Skip != "" {
 		t.Skip(o.Skip)
 	}

@@ -15,7 +15,8 @@ import (
 //     the jobs, and Result.Runtime the longest of any direction;
 //   - a direction's IOPS is Σ total_ios / its runtime in seconds, and its
 //     BWBytes Σ io_bytes / its runtime (bytes per second);
-//   - Result.IOPS and Result.BytesPerSec add read and write (trim is left out);
+//   - Result.IOPS adds read, write and trim (a trim workload's trims are its
+//     I/Os); Result.BytesPerSec adds read and write (a trim moves no data);
 //   - CPUSeconds, the jobs' user and system CPU time, is summed;
 //   - the mean latency is weighted by each job's sample count, and the
 //     percentiles come from the merged json+ bins, never from averaging
@@ -29,7 +30,7 @@ import (
 // fio's own figure for one job and for a group_reporting group.
 func Aggregate(jobs []JobResult) Result {
 	r := Result{Jobs: len(jobs), GroupID: -1}
-	var read, write dirAcc
+	var read, write, trim dirAcc
 	for i, j := range jobs {
 		if i == 0 {
 			r.GroupID = j.GroupID
@@ -38,6 +39,7 @@ func Aggregate(jobs []JobResult) Result {
 		}
 		read.add(j.Read)
 		write.add(j.Write)
+		trim.add(j.Trim)
 		r.CPUSeconds += j.CPUSeconds
 		if j.Error != 0 {
 			who := "job " + Quote(j.Name)
@@ -47,9 +49,9 @@ func Aggregate(jobs []JobResult) Result {
 			r.Errors = append(r.Errors, fmt.Sprintf("%s: errno %d (%s)", who, j.Error, syscall.Errno(j.Error).Error()))
 		}
 	}
-	r.Read, r.Write = read.result(), write.result()
-	r.Runtime = time.Duration(max(r.Read.RuntimeMs, r.Write.RuntimeMs)) * time.Millisecond
-	r.IOPS = r.Read.IOPS + r.Write.IOPS
+	r.Read, r.Write, r.Trim = read.result(), write.result(), trim.result()
+	r.Runtime = time.Duration(max(r.Read.RuntimeMs, r.Write.RuntimeMs, r.Trim.RuntimeMs)) * time.Millisecond
+	r.IOPS = r.Read.IOPS + r.Write.IOPS + r.Trim.IOPS
 	r.BytesPerSec = r.Read.BWBytes + r.Write.BWBytes
 	return r
 }

@@ -36,6 +36,21 @@ type Job struct {
 	RWMixRead int // read percentage for mixed patterns; -1 unset
 	IOEngine  string
 	Direct    bool
+	// BSSplit is fio's bssplit ("4096/50:65536/50", sizes in bytes),
+	// issued instead of BS when set; empty: BS only.
+	BSSplit string
+	// RateIOPS caps each job at this many IOPS (fio rate_iops, per job);
+	// 0: no cap. RateProcess is fio's rate_process ("poisson" for an
+	// open-loop arrival process); empty: fio's default (linear).
+	RateIOPS    int64
+	RateProcess string
+	// ThinkTime is fio's thinktime: each job stalls this long after an
+	// I/O completes before issuing the next; written in microseconds.
+	ThinkTime time.Duration
+	// BufferCompressPercentage is fio's buffer_compress_percentage: the
+	// share (%) of each written buffer fio fills with a fixed pattern so
+	// that it compresses to that level; 0: fio's default (random data).
+	BufferCompressPercentage int
 	// Runtime and RampTime make the job time_based when Runtime > 0.
 	Runtime  time.Duration
 	RampTime time.Duration
@@ -135,11 +150,14 @@ type Result struct {
 	GroupID int
 	Read    Direction
 	Write   Direction
+	// Trim is the trims of a trim workload (rw randtrim, trimwrite, ...).
+	Trim Direction
 	// Runtime is the longest runtime of the jobs aggregated.
 	Runtime time.Duration
 	// CPUSeconds is the user and system CPU time of the jobs aggregated.
 	CPUSeconds float64
-	// IOPS is read + write I/Os per second.
+	// IOPS is read + write + trim I/Os per second (fio reports trims only
+	// for a workload that trims).
 	IOPS float64
 	// BytesPerSec is read + write bytes per second.
 	BytesPerSec float64

@@ -134,8 +134,12 @@ func RandomPrecondition(targets []Target, bs int64, runtime time.Duration, stead
 var validRW = map[string]bool{
 	"read": true, "write": true, "trim": true,
 	"randread": true, "randwrite": true, "randtrim": true,
-	"rw": true, "readwrite": true, "randrw": true, "trimwrite": true,
+	"rw": true, "readwrite": true, "randrw": true, "trimwrite": true, "randtrimwrite": true,
 }
+
+// IsTrim reports whether fio's rw pattern rw trims (trim, randtrim,
+// trimwrite, randtrimwrite).
+func IsTrim(rw string) bool { return strings.Contains(rw, "trim") }
 
 // IsMixed reports whether fio's rw pattern rw reads and writes in one job
 // (rw, readwrite or randrw), so that rwmixread applies.
@@ -154,7 +158,13 @@ func (j Job) Validate() error {
 		errs = append(errs, fmt.Errorf("job %q: "+format, append([]any{j.Name}, args...)...))
 	}
 	if !validRW[j.RW] {
-		bad("rw %q is not one of read, write, trim, randread, randwrite, randtrim, rw, readwrite, randrw, trimwrite", j.RW)
+		bad("rw %q is not one of read, write, trim, randread, randwrite, randtrim, rw, readwrite, randrw, trimwrite, randtrimwrite", j.RW)
+	}
+	if j.RateIOPS < 0 || j.ThinkTime < 0 || j.BufferCompressPercentage < 0 || j.BufferCompressPercentage > 100 {
+		bad("rate_iops and thinktime must not be negative, buffer_compress_percentage must be 0..100")
+	}
+	if strings.ContainsAny(j.BSSplit+j.RateProcess, "\n\r ") {
+		bad("bssplit and rate_process must be one word")
 	}
 	if j.BS <= 0 {
 		bad("bs must be > 0, got %d", j.BS)
@@ -263,6 +273,22 @@ func (j Job) File() string {
 	kv("numjobs", strconv.Itoa(j.NumJobs))
 	if IsMixed(j.RW) && j.RWMixRead >= 0 {
 		kv("rwmixread", strconv.Itoa(j.RWMixRead))
+	}
+	if j.BSSplit != "" {
+		kv("bssplit", j.BSSplit)
+	}
+	if j.RateIOPS > 0 {
+		kv("rate_iops", strconv.FormatInt(j.RateIOPS, 10))
+		if j.RateProcess != "" {
+			kv("rate_process", j.RateProcess)
+		}
+	}
+	if j.ThinkTime > 0 {
+		// fio reads a thinktime without a unit as microseconds.
+		kv("thinktime", strconv.FormatInt(max(j.ThinkTime.Microseconds(), 1), 10))
+	}
+	if j.BufferCompressPercentage > 0 {
+		kv("buffer_compress_percentage", strconv.Itoa(j.BufferCompressPercentage))
 	}
 	if isRandom(j.RW) {
 		// Every block may be hit any number of times, and each run draws
@@ -417,7 +443,8 @@ func (j Job) sections(t Target) []section {
 // logical block, is written and read in whole logical blocks.
 func TailBS(tail int64) int64 { return tail & -tail }
 
-// Writes reports whether the job writes.
+// Writes reports whether the job changes what the targets hold: it writes
+// or trims.
 func (j Job) Writes() bool { return j.RW != "read" && j.RW != "randread" }
 
 // EscapeFilename escapes path for fio's filename=, where an unescaped ':'

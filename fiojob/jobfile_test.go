@@ -52,6 +52,16 @@ var fileTests = []fileTest{
 		Name: "smoke", RW: "randwrite", BS: 8192, IODepth: 1, NumJobs: 2, RWMixRead: -1,
 		Loops: 3, Targets: []Target{{Path: "data.img", Size: 64 << 20}},
 	}},
+	{"application-keys", Job{
+		Name: "App Mix", RW: "randtrimwrite", BS: 4096, BSSplit: "4096/60:16384/30:131072/10", IODepth: 16, NumJobs: 4,
+		RWMixRead: -1, IOEngine: "libaio", Direct: true, RateIOPS: 2500, ThinkTime: 150 * time.Microsecond,
+		BufferCompressPercentage: 50, Runtime: 10 * time.Second, Targets: nvme[:1],
+	}},
+	{"open-loop-point", Job{
+		Name: "4KB Random Read", RW: "randread", BS: 4096, IODepth: 64, NumJobs: 8,
+		RWMixRead: -1, IOEngine: "libaio", Direct: true, RateIOPS: 12500, RateProcess: "poisson",
+		Runtime: 60 * time.Second, Targets: nvme[:1],
+	}},
 	{"fill", Fill(idema, 2, 0x0123456789abcdef)},
 	{"verify", VerifyPass(Fill(idema, 2, 0x0123456789abcdef), 8)},
 	{"precondition", RandomPrecondition(nvme, 4096, 30*time.Minute, "iops_slope:0.3%", 10*time.Minute)},

@@ -553,3 +553,23 @@ func TestCPUPct(t *testing.T) {
 		}
 	}
 }
+
+// TestAggregateTrims checks that a trim workload's trims are its I/Os:
+// Result.IOPS counts them, Result.BytesPerSec (data moved) does not.
+func TestAggregateTrims(t *testing.T) {
+	jobs := []JobResult{
+		{Name: "a", Write: Direction{TotalIOs: 1000, IOBytes: 4096000, RuntimeMs: 1000},
+			Trim: Direction{TotalIOs: 3000, IOBytes: 3000 * 4096, RuntimeMs: 1000}},
+		{Name: "b", Trim: Direction{TotalIOs: 1000, IOBytes: 1000 * 4096, RuntimeMs: 2000}},
+	}
+	r := Aggregate(jobs)
+	if r.Trim.TotalIOs != 4000 || r.Trim.IOPS != 2000 {
+		t.Errorf("Aggregate().Trim = %d I/Os at %v IOPS, want 4000 at 2000", r.Trim.TotalIOs, r.Trim.IOPS)
+	}
+	if r.IOPS != 3000 || r.BytesPerSec != 4096000 {
+		t.Errorf("Aggregate() = %v IOPS, %v B/s; want 3000 (1000 writes + 2000 trims), 4096000 (writes only)", r.IOPS, r.BytesPerSec)
+	}
+	if r.Runtime.Seconds() != 2 {
+		t.Errorf("Aggregate().Runtime = %v, want 2s (the trims' longest)", r.Runtime)
+	}
+}

@@ -13,8 +13,9 @@ import (
 	"time"
 )
 
-// fio's rw patterns a workload may use; trim patterns are not measured.
-var rwPatterns = []string{"read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"}
+// fio's rw patterns a workload may use.
+var rwPatterns = []string{"read", "write", "randread", "randwrite", "rw", "readwrite", "randrw",
+	"trim", "randtrim", "trimwrite", "randtrimwrite"}
 
 // Purge methods.
 var purgeMethods = []string{"format", "sanitize", "discard", "none"}

@@ -107,7 +107,7 @@ func qos(ct table, v value, listed map[string]any) map[string][]LatencyLimit {
 // noDirection says why w can have no latency limits for dir ("read" or
 // "write"); "" when it can.
 func noDirection(w Workload, dir string) string {
-	if w.RW == "" || dir == "read" && w.Reads() || dir == "write" && w.Writes() {
+	if w.RW == "" || dir == "read" && w.Reads() || dir == "write" && w.WritesData() {
 		return "" // an invalid rw is reported on its own
 	}
 	other := map[string]string{"read": "write", "write": "read"}[dir]

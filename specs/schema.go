@@ -411,7 +411,7 @@ var receiptKeys = fields[Receipt]{
 }
 
 // workloadKeys fill a Workload that starts with RWMixRead -1 and its Line.
-var workloadKeys = fields[Workload]{
+var workloadKeys = append(fields[Workload]{
 	{key: "name", required: true, conv: func(t table, v value, w *Workload) {
 		if n, ok := t.nonEmpty(v); ok && printable(t, v, n) {
 			w.Name = n
@@ -423,8 +423,6 @@ var workloadKeys = fields[Workload]{
 		case !ok:
 		case contains(rwPatterns, rw):
 			w.RW = rw
-		case strings.Contains(rw, "trim"):
-			t.errorf(v.key, "rw %q: trim patterns are not supported; use one of %s", rw, strings.Join(rwPatterns, ", "))
 		default:
 			t.errorf(v.key, "rw %q is not one of fio's patterns %s", rw, strings.Join(rwPatterns, ", "))
 		}
@@ -455,7 +453,7 @@ var workloadKeys = fields[Workload]{
 		}
 	}},
 	{key: "runtime", conv: func(t table, v value, w *Workload) { w.Runtime, _ = t.duration(v, 0, false) }},
-}
+}, loadKeys...)
 
 // capacityKeys fill a Capacity that starts with its Line.
 var capacityKeys = fields[Capacity]{
@@ -477,6 +475,8 @@ var capacityKeys = fields[Capacity]{
 				c.QoS = qos(t, v, listed)
 			}
 		}},
+	{key: "at_latency", sub: anyName(atLatencySchema, `at_latency must be a table of workloads ([capacity.at_latency."NAME"])`),
+		conv: func(t table, v value, c *Capacity) { c.AtLatency = atLatency(t, v) }},
 }
 
 // specValues converts [capacity.spec]: a workload name → its spec value.

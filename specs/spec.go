@@ -8,6 +8,7 @@
 package specs
 
 import (
+	"github.com/drivequal/drivequal/specs/bssplit"
 	"github.com/drivequal/drivequal/specs/modelglob"
 	"time"
 )
@@ -142,6 +143,20 @@ type Workload struct {
 	Precondition string
 	// Runtime overrides Method.Runtime for this workload when non-zero.
 	Runtime time.Duration
+	// BSSplit is fio's bssplit, issued instead of BS; nil: BS alone.
+	BSSplit []bssplit.Share
+	// RateIOPS is fio's rate_iops, per job; 0: no cap.
+	RateIOPS int
+	// ThinkTime is fio's thinktime; 0: none.
+	ThinkTime time.Duration
+	// BufferCompressPercentage is fio's buffer_compress_percentage; 0:
+	// fio's random (incompressible) data.
+	BufferCompressPercentage int
+	// SweepIODepth are closed-loop sweep points (iodepth per job);
+	// SweepRateIOPS open-loop ones (total IOPS over the jobs, Poisson
+	// arrivals). Both nil: no sweep.
+	SweepIODepth  []int
+	SweepRateIOPS []int64
 	// Line is the line of the workload's [[workload]] header in File, for messages.
 	Line int
 }
@@ -158,6 +173,9 @@ type Capacity struct {
 	// ([capacity.qos."NAME"]), read limits first, then by percentile. Only
 	// workloads in Spec have limits; nil when there are none.
 	QoS map[string][]LatencyLimit
+	// AtLatency maps a workload name to its latency-at-load target at this
+	// capacity ([capacity.at_latency."NAME"]); nil when there is none.
+	AtLatency map[string]AtLatency
 	// Line is the line of the capacity's [[capacity]] header in File, for messages.
 	Line int
 }

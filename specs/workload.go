@@ -28,10 +28,9 @@ func (s *Spec) Capacity(name string) (Capacity, bool) {
 // IsWriteOnly reports whether w only writes (rw is write or randwrite).
 func (w Workload) IsWriteOnly() bool { return w.RW == "write" || w.RW == "randwrite" }
 
-// IsRandom reports whether w's offsets are random (randread, randwrite, randrw).
-func (w Workload) IsRandom() bool {
-	return w.RW == "randread" || w.RW == "randwrite" || w.RW == "randrw"
-}
+// IsRandom reports whether w's offsets are random (randread, randwrite,
+// randrw, randtrim, randtrimwrite).
+func (w Workload) IsRandom() bool { return strings.HasPrefix(w.RW, "rand") }
 
 // RuntimeOr returns w.Runtime if it is set (> 0), else d.
 func (w Workload) RuntimeOr(d time.Duration) time.Duration {
@@ -119,11 +118,14 @@ func (w Workload) Reads() bool {
 	return false
 }
 
-// Writes reports whether measuring w writes to the drive: a write-only
-// workload, or a mixed one with less than 100 % reads.
+// WritesData reports whether measuring w writes data (not only trims).
+func (w Workload) WritesData() bool { return w.Writes() && w.RW != "trim" && w.RW != "randtrim" }
+
+// Writes reports whether measuring w changes what the drive holds: a
+// write-only or trim workload, or a mixed one with less than 100 % reads.
 func (w Workload) Writes() bool {
 	switch w.RW {
-	case "write", "randwrite":
+	case "write", "randwrite", "trim", "randtrim", "trimwrite", "randtrimwrite":
 		return true
 	case "rw", "readwrite", "randrw":
 		return w.RWMixRead < 100

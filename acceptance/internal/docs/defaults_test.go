@@ -45,6 +45,7 @@ bs      = "4k"
 iodepth = 32
 numjobs = 8
 metric  = "iops"
+sweep_iodepth = [1, 2]
 #@workload
 
 [[workload]]
@@ -65,6 +66,10 @@ bytes = 1_920_383_410_176
 [capacity.qos."4KB Random Read"]
 read_p99_us = 250
 #@capacity.qos.*
+[capacity.at_latency."4KB Random Read"]
+read_p99_us = 250
+min_iops = 1000
+#@capacity.at_latency.*
 
 [scaling]
 capacity = "1.92TB"

@@ -171,6 +171,9 @@ func suite(r *report.Run, reportDir string) xmlSuite {
 		s.Properties = &xmlProps{Props: props}
 	}
 	for _, res := range r.Results {
+		if res.Kind == report.KindSweep {
+			continue // a point is its TestLatency testcase's figures
+		}
 		s.Cases = append(s.Cases, cellCase(r, res, reportDir))
 	}
 	for _, k := range []struct {
@@ -436,6 +439,9 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 		line(&b, "ratio", num(res.Ratio))
 		line(&b, "tolerance", num(res.Tolerance))
 		line(&b, "drives", strconv.Itoa(res.Drives))
+	}
+	if res.Kind == report.KindLatency {
+		sweepPoints(&b, r, res)
 	}
 	line(&b, "precondition", r.Precondition)
 	line(&b, "fio version", r.FioVersion)
@@ -725,4 +731,30 @@ func isXMLChar(r rune) bool {
 		r >= 0x20 && r <= 0xD7FF ||
 		r >= 0xE000 && r <= 0xFFFD ||
 		r >= 0x10000 && r <= 0x10FFFF
+}
+
+// sweepPoints writes a TestLatency testcase's points, one line each:
+// "point iodepth_8: 1995 IOPS, read p99 1234 µs, mean 4010 µs".
+func sweepPoints(b *strings.Builder, r *report.Run, target report.Result) {
+	for _, p := range r.Results {
+		if p.Kind != report.KindSweep || !strings.HasPrefix(p.Test, target.Test+"/") {
+			continue
+		}
+		v := num(p.Actual) + " IOPS"
+		for _, d := range []struct {
+			name string
+			l    *report.Latency
+		}{{"read", p.Read}, {"write", p.Write}} {
+			if d.l != nil {
+				v += fmt.Sprintf(", %s p50 %s µs, p99 %s µs, p99.99 %s µs, max %s µs, mean %s µs", d.name, num(d.l.P50), num(d.l.P99), num(d.l.P9999), num(d.l.Max), num(d.l.Mean))
+			}
+		}
+		if p.Saturated {
+			v += ", saturated"
+		}
+		if p.Verdict != report.Pass {
+			v += ", " + p.Verdict + ": " + p.Error
+		}
+		line(b, "point "+p.Test[len(target.Test)+1:], v)
+	}
 }

@@ -147,7 +147,7 @@ func (d *Drawer) consistency(c Cell, what string, logs *timelog.Logs) (Link, err
 // percentiles when fio gave none.
 func (d *Drawer) latency(c Cell, what string) (Link, error) {
 	res := c.Result
-	var dirs []chart.Latency
+	var dirs []chart.Distribution
 	for _, dir := range []struct {
 		name string
 		fio  fiojob.Direction
@@ -156,7 +156,7 @@ func (d *Drawer) latency(c Cell, what string) (Link, error) {
 		if dir.fio.TotalIOs == 0 && dir.pct == nil {
 			continue
 		}
-		l := chart.Latency{Dir: dir.name}
+		l := chart.Distribution{Dir: dir.name}
 		switch {
 		case len(dir.fio.Bins) > 0:
 			l.Bins = dir.fio.Bins

@@ -19,6 +19,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/steady"
 	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
+	"github.com/drivequal/drivequal/specs/bssplit"
 )
 
 // Drive is one target as the suite sees it.
@@ -48,6 +49,9 @@ type Cell struct {
 	// Skip, when set, says why the cell is not measured (the spec has no
 	// figure for the workload at this capacity).
 	Skip string
+	// OpenLoop (a latency-at-load sweep point) paces the workload's
+	// RateIOPS per job with Poisson arrivals (fio rate_process=poisson).
+	OpenLoop bool
 }
 
 // Preconditioning modes (-precondition).
@@ -695,7 +699,7 @@ func (p *Planner) MeasureRuntime(w specs.Workload) time.Duration {
 // Measure is the fio job that measures cell.
 func (p *Planner) Measure(cell Cell) fiojob.Job {
 	w := cell.Workload
-	return fiojob.Job{
+	job := fiojob.Job{
 		Name:      w.Name,
 		RW:        w.RW,
 		BS:        w.BS,
@@ -707,7 +711,13 @@ func (p *Planner) Measure(cell Cell) fiojob.Job {
 		Runtime:   p.MeasureRuntime(w),
 		RampTime:  p.rampTime(),
 		Targets:   p.Targets(cell.Drives),
+		BSSplit:   bssplit.Fio(w.BSSplit), RateIOPS: int64(w.RateIOPS), ThinkTime: w.ThinkTime,
+		BufferCompressPercentage: w.BufferCompressPercentage,
 	}
+	if cell.OpenLoop {
+		job.RateProcess = "poisson"
+	}
+	return job
 }
 
 // rampTime is the spec's ramp, capped at -runtime when that is given: a

@@ -6,6 +6,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/sweep"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -111,7 +112,7 @@ func (s *Suite) driveSummary() string {
 }
 
 // allCells lists every cell of the run in the order the tests run them:
-// single-drive cells, then scaling.
+// single-drive cells, scaling, then the sweeps' points.
 func (s *Suite) allCells() []plan.Cell {
 	var out []plan.Cell
 	for _, cc := range s.SingleCells() {
@@ -120,7 +121,17 @@ func (s *Suite) allCells() []plan.Cell {
 	for _, st := range s.ScalingCells() {
 		out = append(out, st.Cells...)
 	}
+	for _, cc := range LatencyTargets(s) {
+		for _, tg := range cc.Targets {
+			out = append(out, tg.Points...)
+		}
+	}
 	return out
+}
+
+// LatencyTargets lists TestLatency's sweeps in s (sweep.Targets).
+func LatencyTargets(s *Suite) []sweep.Capacity {
+	return sweep.Targets(s.Spec, s.Planner, s.drivesOf, s.has)
 }
 
 // drivesOf lists the indices of the drives judged as capacity name.

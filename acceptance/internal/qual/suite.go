@@ -21,6 +21,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/sweep"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -208,6 +209,14 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 	o := s.outcome(j.Result, cell, version)
 	o.Message = j.Message
 	return o, err
+}
+
+// RunLatency judges TestLatency's target tg of s from its points'
+// evidence (sweep.Run), each point and the target a result of the report.
+func RunLatency(ctx context.Context, s *Suite, tg sweep.Target, logf func(string, ...any)) (Outcome, error) {
+	j, err := sweep.Run(ctx, tg, verdict.Run{Spec: s.Spec, Precondition: s.Precondition, Drives: s.Drives},
+		func(c plan.Cell) *evidence.Measured { return s.evidence.Cell(ctx, c, logf) }, s.out.add)
+	return Outcome{Result: j.Result, Message: j.Message, Skip: j.Skip, Attrs: j.Attrs}, err
 }
 
 // baseline is one drive's expected value for a scaling cell: the spec, or

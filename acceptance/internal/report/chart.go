@@ -2,10 +2,15 @@ package report
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
 	"github.com/drivequal/drivequal/specs"
 )
+
+// Sections render more of summary.md and charts (file name → SVG) from a
+// run's results, for the packages report cannot import (sweep).
+var Sections []func(*Run) (md string, charts map[string][]byte)
 
 // Charts returns one SVG chart per scaling workload that has a measured
 // result (chart.Scaling), keyed by file name: the workload's subtest name
@@ -26,6 +31,10 @@ func (r *Run) Charts() (map[string][]byte, error) {
 			return nil, fmt.Errorf("chart for %q: %w", g.workload, err)
 		}
 		charts[chartFile(g.workload)] = svg
+	}
+	for _, f := range Sections {
+		_, more := f(r)
+		maps.Copy(charts, more)
 	}
 	return charts, nil
 }

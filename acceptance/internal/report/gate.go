@@ -33,7 +33,7 @@ func (r *Run) Gates() []Gate {
 	for _, c := range r.testedCapacities() {
 		var rs []Result
 		for _, res := range r.Results {
-			if res.Capacity == c && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline && res.Kind != KindLot {
+			if res.Capacity == c && res.Kind != KindSweep && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline && res.Kind != KindLot {
 				rs = append(rs, res)
 			}
 		}

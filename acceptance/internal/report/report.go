@@ -15,6 +15,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/report/bottomline"
 	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
 	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
+	"github.com/drivequal/drivequal/acceptance/internal/report/sweepfields"
 	"github.com/drivequal/drivequal/acceptance/internal/report/waf"
 )
 
@@ -34,6 +35,8 @@ const (
 	// read back and checked. It counts in its capacity's gate.
 	KindIntegrity = "integrity"
 	KindPurge     = "purge" // TestPurge: a drive's purge at the end, read back; counts in its capacity's gate
+	// KindSweep is one point of a latency-at-load sweep; KindLatency its TestLatency target.
+	KindSweep, KindLatency = "sweep", "latency"
 )
 
 // Verdicts of a gate (a capacity, or the scaling steps), as Gates returns them.
@@ -142,6 +145,7 @@ type Latency struct {
 	// P99999 needs 100,000 samples to differ from the maximum.
 	P99999 float64 `json:"p99_999_us"`
 	Max    float64 `json:"max_us"`
+	Mean   float64 `json:"mean_us,omitempty"` // fio's mean total latency (lat); sweep points only
 }
 
 // Percentile is the latency at p (50, 99, 99.9, 99.99, 99.999; 100 is
@@ -475,7 +479,8 @@ type Result struct {
 	// Lot is a TestLot cell's judgment of the lot (KindLot).
 	Lot *LotResult `json:"lot,omitempty"`
 	// Purge is a TestPurge drive's purge and read-back (KindPurge).
-	Purge *purgeproof.Result `json:"purge,omitempty"`
+	Purge             *purgeproof.Result `json:"purge,omitempty"`
+	sweepfields.Point                    // a KindSweep point's load
 }
 
 // Integrity is one drive's verify pass: the bytes read back and checked,

@@ -30,6 +30,10 @@ func (r *Run) Summary() []byte {
 	for _, c := range r.testedCapacities() {
 		s.writeCapacity(c)
 	}
+	for _, f := range Sections {
+		md, _ := f(r)
+		s.b.WriteString(md)
+	}
 	s.writeScaling()
 	s.b.WriteString(r.OverTime)
 	s.writeFleet()
@@ -351,7 +355,7 @@ func (s *summary) writeCapacity(capacity string) {
 	r, b, notes, rank := s.r, &s.b, &s.notes, s.rank
 	var rows []Result
 	for _, res := range r.Results {
-		if res.Capacity == capacity && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline && res.Kind != KindIntegrity && res.Kind != KindLot && res.Kind != KindPurge {
+		if res.Capacity == capacity && res.Kind != KindSweep && res.Kind != KindLatency && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline && res.Kind != KindIntegrity && res.Kind != KindLot && res.Kind != KindPurge {
 			rows = append(rows, res)
 		}
 	}

@@ -30,6 +30,7 @@ type Throttle struct {
 	stat   string // the file that counts its I/O by device
 	majMin string // the device's number, "7:0"
 	v2     bool
+	read   bool // a read throttle (ReadThrottle)
 }
 
 // WriteThrottle makes a cgroup that limits the writes of the processes
@@ -38,6 +39,19 @@ type Throttle struct {
 // cgroup v2's io controller. It is removed when t ends. A machine with
 // neither, or one that refuses the cgroup, skips t saying why (see Skipf).
 func WriteThrottle(t testing.TB, dev string, iops int) Throttle {
+	t.Helper()
+	return ioThrottle(t, dev, iops, false)
+}
+
+// ReadThrottle is WriteThrottle for reads: the processes in its cgroup
+// read dev at most iops times a second (blkio.throttle.read_iops_device,
+// or io.max riops).
+func ReadThrottle(t testing.TB, dev string, iops int) Throttle {
+	t.Helper()
+	return ioThrottle(t, dev, iops, true)
+}
+
+func ioThrottle(t testing.TB, dev string, iops int, read bool) Throttle {
 	t.Helper()
 	MustHaveRoot(t)
 	var st unix.Stat_t
@@ -51,12 +65,16 @@ func WriteThrottle(t testing.TB, dev string, iops int) Throttle {
 	majMin := fmt.Sprintf("%d:%d", unix.Major(rdev), unix.Minor(rdev))
 
 	v1, v2 := cgroupMounts()
-	var th Throttle
+	th := Throttle{read: read}
+	op, v2key := "write", "wiops"
+	if read {
+		op, v2key = "read", "riops"
+	}
 	var line, root, limitFile, statFile string
 	switch {
 	case v1 != "":
 		root = v1
-		limitFile, statFile = "blkio.throttle.write_iops_device", "blkio.throttle.io_serviced"
+		limitFile, statFile = "blkio.throttle."+op+"_iops_device", "blkio.throttle.io_serviced"
 		line = fmt.Sprintf("%s %d", majMin, iops)
 	case v2 != "":
 		root = v2
@@ -75,7 +93,7 @@ func WriteThrottle(t testing.TB, dev string, iops int) Throttle {
 			}
 		}
 		th.v2, limitFile, statFile = true, "io.max", "io.stat"
-		line = fmt.Sprintf("%s wiops=%d", majMin, iops)
+		line = fmt.Sprintf("%s %s=%d", majMin, v2key, iops)
 	default:
 		Skipf(t, "needs a cgroup I/O controller (cgroup v1 blkio or cgroup v2 io) to throttle %s; none is mounted", dev)
 	}
@@ -100,6 +118,12 @@ func (th Throttle) Command(name string, args ...string) *exec.Cmd {
 	return exec.Command("sh", append([]string{"-c", `echo $$ > "$0" && exec "$@"`, th.procs, name}, args...)...)
 }
 
+// Join moves process pid (and the children it starts from then on) into
+// the cgroup.
+func (th Throttle) Join(pid int) error {
+	return os.WriteFile(th.procs, []byte(strconv.Itoa(pid)), 0)
+}
+
 // Limit is what the cgroup's limit file says, for a test to log.
 func (th Throttle) Limit() (string, error) {
 	b, err := os.ReadFile(th.limit)
@@ -107,9 +131,13 @@ func (th Throttle) Limit() (string, error) {
 }
 
 // Writes counts the writes the cgroup's processes have issued to the
-// device: those the throttle saw, so a test proves its I/O went through
-// it.
+// device (its reads, for a ReadThrottle): those the throttle saw, so a
+// test proves its I/O went through it.
 func (th Throttle) Writes() (int64, error) {
+	v1op, v2key := "Write", "wios="
+	if th.read {
+		v1op, v2key = "Read", "rios="
+	}
 	b, err := os.ReadFile(th.stat)
 	if err != nil {
 		return 0, err
@@ -120,11 +148,11 @@ func (th Throttle) Writes() (int64, error) {
 		case th.v2 && len(f) > 1 && f[0] == th.majMin:
 			// 7:0 rbytes=0 wbytes=262144 rios=0 wios=64 dbytes=0 dios=0
 			for _, kv := range f[1:] {
-				if n, ok := strings.CutPrefix(kv, "wios="); ok {
+				if n, ok := strings.CutPrefix(kv, v2key); ok {
 					return strconv.ParseInt(n, 10, 64)
 				}
 			}
-		case !th.v2 && len(f) == 3 && f[0] == th.majMin && f[1] == "Write":
+		case !th.v2 && len(f) == 3 && f[0] == th.majMin && f[1] == v1op:
 			// 7:0 Write 64
 			return strconv.ParseInt(f[2], 10, 64)
 		}

@@ -411,10 +411,10 @@ func thinMean(xys plotter.XYs) plotter.XYs {
 	return out
 }
 
-// Latency is one direction of a cell for an exceedance chart: fio's
+// Distribution is one direction of a cell for an exceedance chart: fio's
 // completion latency bins (ns → count), or, without them, its
 // percentiles (P → µs); and the spec's limits on it.
-type Latency struct {
+type Distribution struct {
 	Dir         string
 	Bins        map[int64]int64
 	Percentiles map[float64]float64
@@ -433,7 +433,7 @@ type LatencyLimit struct {
 // µs, both on log scales, and each QoS limit as a cross at its latency
 // and share (the curve must pass below and left of it): ReferenceColor
 // when the cell met it, FlaggedColor when not.
-func Exceedance(h Heading, what string, dirs []Latency) ([]byte, error) {
+func Exceedance(h Heading, what string, dirs []Distribution) ([]byte, error) {
 	p := plot.New()
 	p.Title.Text = h.Title(what)
 	p.X.Label.Text, p.Y.Label.Text = "completion latency, µs", "share of I/Os slower"
@@ -495,7 +495,7 @@ func Exceedance(h Heading, what string, dirs []Latency) ([]byte, error) {
 // exceedance is d's 1 − CDF as points (µs, share slower), from its bins
 // (a step at each bin) or else its percentiles; the last bin, which no
 // I/O exceeds, is left out of a log scale.
-func exceedance(d Latency) plotter.XYs {
+func exceedance(d Distribution) plotter.XYs {
 	var out plotter.XYs
 	if d.Bins != nil {
 		keys := make([]int64, 0, len(d.Bins))

@@ -112,7 +112,7 @@ func TestExceedance(t *testing.T) {
 		bins[int64(50_000+k*100)] = 1000 - int64(k) // 50 µs to 150 µs
 	}
 	bins[5_000_000] = 1 // one 5 ms outlier
-	svg, err := Exceedance(heading, "1.92TB, 4KB Random Read: latency exceedance", []Latency{
+	svg, err := Exceedance(heading, "1.92TB, 4KB Random Read: latency exceedance", []Distribution{
 		{Dir: "read", Bins: bins, Limits: []LatencyLimit{{Percentile: 99, Us: 200, Pass: true}, {Percentile: 99.999, Us: 1000, Pass: false}}},
 		{Dir: "write", Percentiles: map[float64]float64{50: 20, 99: 80, 99.9: 300}},
 	})
@@ -125,7 +125,7 @@ func TestExceedance(t *testing.T) {
 		}
 	}
 	// The last share before the outlier is its one I/O in all.
-	pts := exceedance(Latency{Bins: bins})
+	pts := exceedance(Distribution{Bins: bins})
 	n := 0.0
 	for _, c := range bins {
 		n += float64(c)
