@@ -184,6 +184,16 @@ func TestReplayThatJudgesNothingFails(t *testing.T) {
 	assert.NotEqual(t, 0, r.Code)
 	assert.Contains(t, r.Stderr, "holds no recorded outputs")
 
+	// -replay=report (the report directory) points at its raw/.
+	report := t.TempDir()
+	cell := filepath.Join(report, "raw", "TestSingleDrive", "1.92TB")
+	require.NoError(t, os.MkdirAll(cell, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(cell, "4KB_Random_Read.json"), []byte("{}"), 0o644))
+	r = runSuite(t, nil, "-replay="+report)
+	assert.NotEqual(t, 0, r.Code)
+	raw := filepath.Join(report, "raw")
+	assert.Contains(t, r.Stderr, "parsing -replay: "+report+" holds no recorded outputs, "+raw+" does: give -replay="+raw)
+
 	r = runSuite(t, []string{"-test.run=TestNoSuchCell"}, "-replay="+fixturesDir(t))
 	assert.NotEqual(t, 0, r.Code)
 	assert.Contains(t, r.Stdout, "drivequal: INCONCLUSIVE: nothing was judged")
