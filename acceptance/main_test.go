@@ -134,6 +134,9 @@ func qualify(m *testing.M) int {
 	// output): on both stdout and stderr it read twice on a terminal or
 	// with 2>&1.
 	fmt.Fprintln(operator(), "drivequal:", closing)
+	if ctx.Err() != nil && cfg.Live() {
+		fmt.Fprintf(operator(), "drivequal: to continue this run, from %s: %s\n", root, cmdline.ResumeCommand(os.Args[1:]))
+	}
 	return code
 }
 

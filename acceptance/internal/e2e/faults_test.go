@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -344,6 +345,8 @@ func testInterrupt(t *testing.T, sig syscall.Signal) {
 	assert.NotContains(t, res, cellRead, "a cell that never ran has no result")
 	assert.Contains(t, r.Stdout, cellRead, "go test says the last cell did not run")
 	assert.Contains(t, r.Stdout, "not run: the run was stopped (interrupted)")
+	// The command that continues it: the same, plus -resume.
+	assert.Regexp(t, `drivequal: to continue this run, from \S+: go test ./acceptance -count=1 -v -run=TestSingleDrive -args -spec=\S+ -drives=`+regexp.QuoteMeta(dev)+` -destructive -precondition=none -report=`+regexp.QuoteMeta(rep)+` -resume\n`, r.Stdout)
 
 	summary, err := os.ReadFile(filepath.Join(rep, "summary.md"))
 	require.NoError(t, err)
