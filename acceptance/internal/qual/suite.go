@@ -123,6 +123,9 @@ func (s *Suite) start() error {
 	if s.resume != nil {
 		info = s.resume.info(s)
 		s.Report.Resumptions = info.Resumptions
+		// Started is the run's first start, which a recording made before
+		// run.json kept it does not say; each resume's is in Resumptions.
+		s.Report.Started = info.Started
 		s.Report.SteadyState = append(slices.Clone(s.resume.prior.Steady), s.Report.SteadyState...)
 	}
 	s.recorded = info
@@ -137,7 +140,7 @@ func (s *Suite) runInfo() record.Run {
 	info := record.Run{Format: record.Format, Spec: s.Spec.Model, SpecName: s.Spec.Name, SpecFile: s.Spec.File,
 		SpecSHA256: s.Spec.SHA256(), SpecText: string(s.Spec.Text), Mode: "record",
 		FioVersion: s.Report.FioVersion, Precondition: s.Precondition, Drives: s.Report.Drives,
-		AnyModel: s.Report.AnyModel}
+		AnyModel: s.Report.AnyModel, Started: s.Report.Started}
 	if s.Report.Host != nil {
 		info.Host = *s.Report.Host
 	}

@@ -107,6 +107,9 @@ type Run struct {
 	// LBASizes is each drive's logical block size in bytes (0 for a
 	// regular file): a namespace formatted to another since was erased.
 	LBASizes []int `json:"lba_sizes,omitempty"`
+	// Started is when the run first started (RFC 3339): a resume keeps
+	// it, and its own start is in its entry of Resumptions.
+	Started string `json:"started,omitempty"`
 	// Resumptions lists each -resume of the run, in order.
 	Resumptions []report.Resumption `json:"resumptions,omitempty"`
 
