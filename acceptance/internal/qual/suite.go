@@ -202,6 +202,14 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 	return o, err
 }
 
+// NotReached records cell as never reached, the run stopped before it
+// (why): an inconclusive result, so that every report lists the cell.
+func (s *Suite) NotReached(ctx context.Context, cell plan.Cell, why string) error {
+	base := verdict.Baseline{PerDrive: cell.Capacity.Spec[cell.Workload.Name]}
+	m := evidence.NotMeasured("never reached: the run was stopped ("+why+") before this cell", report.CauseInterrupted)
+	return s.out.add(verdict.Run{Spec: s.Spec, Precondition: s.Precondition, Drives: s.Drives}.Cell(ctx, cell, m, base).Result)
+}
+
 // baseline is one drive's expected value for a scaling cell: the spec, or
 // the single drive measured in this run.
 func (s *Suite) baseline(cell plan.Cell) (float64, error) {

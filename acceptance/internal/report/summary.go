@@ -348,8 +348,11 @@ func (s *summary) writeCapacity(capacity string) {
 	}
 	sortByWorkload(rows, rank)
 	fmt.Fprintf(b, "## %s\n\n", orDash(cell(capacity)))
-	lat, withWAF := hasLatency(rows), hasWAF(rows)
+	lat, withWAF, withQoS := hasLatency(rows), hasWAF(rows), hasQoS(rows)
 	b.WriteString("| Workload | Spec | Actual | % of Spec | Verdict |")
+	if withQoS {
+		b.WriteString(" QoS (spec limits) |")
+	}
 	if withWAF {
 		b.WriteString(" WAF |")
 	}
@@ -357,6 +360,9 @@ func (s *summary) writeCapacity(capacity string) {
 		b.WriteString(latencyHead)
 	}
 	b.WriteString("\n|---|---:|---:|---:|---|")
+	if withQoS {
+		b.WriteString("---|")
+	}
 	if withWAF {
 		b.WriteString("---:|")
 	}
@@ -373,6 +379,9 @@ func (s *summary) writeCapacity(capacity string) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |",
 			orDash(cell(name)), FormatValue(res.Spec, res.Metric), actualCell(res),
 			percentCell(res, res.Spec), notes.verdict(res))
+		if withQoS {
+			b.WriteString(" " + cell(qosCell(res)) + " |")
+		}
 		if withWAF {
 			b.WriteString(" " + orDash(cell(waf.Cell(res.WAF))) + " |")
 		}
@@ -407,10 +416,10 @@ func latencyCells(res Result) string {
 	for _, p := range []float64{50, 99, 99.9, 99.99, 99.999} {
 		var parts []string
 		if res.Read != nil {
-			parts = append(parts, Thousands(res.Read.Percentile(p)))
+			parts = append(parts, figure(res.Read.Percentile(p)))
 		}
 		if res.Write != nil {
-			parts = append(parts, Thousands(res.Write.Percentile(p)))
+			parts = append(parts, figure(res.Write.Percentile(p)))
 		}
 		v := strings.Join(parts, " / ")
 		if res.Read != nil && res.Write != nil {
@@ -458,8 +467,8 @@ func (s *summary) writeFleet() {
 			}
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s | %s | %s (limit %s) | %s | %s |\n", cell(c.Capacity), cell(c.Workload),
-			FormatValue(c.Spec, c.Metric), c.Drives, FormatValue(c.Min, c.Metric), FormatValue(c.Median, c.Metric), FormatValue(c.Max, c.Metric),
-			fmtPct(c.Spread), fmtPct(c.Tolerance), strings.ToUpper(c.Verdict), orDash(cell(strings.Join(outliers, "; "))))
+			FormatValue(c.Spec, c.Metric), c.Drives, missingIf(c.Drives == 0, FormatValue(c.Min, c.Metric)), missingIf(c.Drives == 0, FormatValue(c.Median, c.Metric)),
+			missingIf(c.Drives == 0, FormatValue(c.Max, c.Metric)), missingIf(c.Drives < 2, fmtPct(c.Spread)), fmtPct(c.Tolerance), strings.ToUpper(c.Verdict), orDash(cell(strings.Join(outliers, "; "))))
 	}
 	b.WriteString("\n![fleet](charts/fleet.svg)\n\n")
 }
@@ -710,10 +719,7 @@ type footnotes struct {
 // verdict returns res's verdict cell, with a footnote reference when res
 // carries an error.
 func (f *footnotes) verdict(res Result) string {
-	v := strings.ToUpper(cell(res.Verdict))
-	if v == "" {
-		v = "-"
-	}
+	v := verdictWords(res)
 	if res.Error == "" {
 		return v
 	}
@@ -735,6 +741,15 @@ func (f *footnotes) flush(b *bytes.Buffer, start int) {
 // unmeasured reports whether an error left res with nothing measured.
 func unmeasured(res Result) bool {
 	return res.Error != "" && res.Actual == 0
+}
+
+// figure is a measured figure with thousands separators, or "-" for 0,
+// which stands for a figure that is missing.
+func figure(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return Thousands(v)
 }
 
 // actualCell is a result's measured value, or "-" when nothing was measured.
