@@ -260,7 +260,7 @@ func judge(t *testing.T, s *qual.Suite, cell plan.Cell) {
 	}
 	if err := runCtx.Err(); err != nil {
 		// Listed as never reached, in every report, not left out.
-		if err := s.NotReached(runCtx, cell, stopReason(err)); err != nil {
+		if err := qual.NotReached(runCtx, s, cell, stopReason(err)); err != nil {
 			t.Error(err)
 		}
 		t.Fatalf("%s: not run: the run was stopped (%v)", cell.Workload.Name, stopReason(err))

@@ -202,9 +202,9 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 	return o, err
 }
 
-// NotReached records cell as never reached, the run stopped before it
+// NotReached records cell of s as never reached, the run stopped before it
 // (why): an inconclusive result, so that every report lists the cell.
-func (s *Suite) NotReached(ctx context.Context, cell plan.Cell, why string) error {
+func NotReached(ctx context.Context, s *Suite, cell plan.Cell, why string) error {
 	base := verdict.Baseline{PerDrive: cell.Capacity.Spec[cell.Workload.Name]}
 	m := evidence.NotMeasured("never reached: the run was stopped ("+why+") before this cell", report.CauseInterrupted)
 	return s.out.add(verdict.Run{Spec: s.Spec, Precondition: s.Precondition, Drives: s.Drives}.Cell(ctx, cell, m, base).Result)
