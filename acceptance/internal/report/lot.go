@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
+	"github.com/drivequal/drivequal/acceptance/internal/report/plain"
 )
 
 // KindLot is a TestLot/<capacity>/<workload> result: what the drives
@@ -171,7 +172,7 @@ func (s *summary) writeLot() {
 			verdict += ": " + lotWhy(res.Error)
 		}
 		fmt.Fprintf(b, "| %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", cell(res.Capacity), cell(res.Workload),
-			l.N, l.Passing, missingIf(l.N == 0, FormatValue(l.Mean, res.Metric)), missingIf(l.N < 2, FormatValue(l.SD, res.Metric)), cell(method), k,
+			l.N, l.Passing, plain.Missing(l.N == 0, FormatValue(l.Mean, res.Metric)), plain.Missing(l.N < 2, FormatValue(l.SD, res.Metric)), cell(method), k,
 			bound, FormatValue(l.PassLine, res.Metric), cell(verdict))
 	}
 	fmt.Fprintf(b, "\n![lot](%s)\n\n", LotChartFile)
@@ -207,13 +208,4 @@ func LotChartSVG(cells []Result) ([]byte, error) {
 		}
 	}
 	return chart.Lot(rows)
-}
-
-// missingIf is v, or "-" when missing says there is no such figure: a
-// mean of no drives is missing, not 0.
-func missingIf(missing bool, v string) string {
-	if missing {
-		return "-"
-	}
-	return v
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
 	"github.com/drivequal/drivequal/acceptance/internal/report/drivenames"
+	"github.com/drivequal/drivequal/acceptance/internal/report/plain"
 	"github.com/drivequal/drivequal/acceptance/internal/report/waf"
 	"github.com/drivequal/drivequal/acceptance/internal/units"
 )
@@ -348,7 +349,7 @@ func (s *summary) writeCapacity(capacity string) {
 	}
 	sortByWorkload(rows, rank)
 	fmt.Fprintf(b, "## %s\n\n", orDash(cell(capacity)))
-	lat, withWAF, withQoS := hasLatency(rows), hasWAF(rows), hasQoS(rows)
+	lat, withWAF, withQoS := hasLatency(rows), hasWAF(rows), slices.ContainsFunc(rows, func(r Result) bool { return len(r.QoS) > 0 })
 	b.WriteString("| Workload | Spec | Actual | % of Spec | Verdict |")
 	if withQoS {
 		b.WriteString(" QoS (spec limits) |")
@@ -380,7 +381,7 @@ func (s *summary) writeCapacity(capacity string) {
 			orDash(cell(name)), FormatValue(res.Spec, res.Metric), actualCell(res),
 			percentCell(res, res.Spec), notes.verdict(res))
 		if withQoS {
-			b.WriteString(" " + cell(qosCell(res)) + " |")
+			b.WriteString(" " + cell(plain.Limits(res.QoS)) + " |")
 		}
 		if withWAF {
 			b.WriteString(" " + orDash(cell(waf.Cell(res.WAF))) + " |")
@@ -416,10 +417,10 @@ func latencyCells(res Result) string {
 	for _, p := range []float64{50, 99, 99.9, 99.99, 99.999} {
 		var parts []string
 		if res.Read != nil {
-			parts = append(parts, figure(res.Read.Percentile(p)))
+			parts = append(parts, plain.Figure(res.Read.Percentile(p)))
 		}
 		if res.Write != nil {
-			parts = append(parts, figure(res.Write.Percentile(p)))
+			parts = append(parts, plain.Figure(res.Write.Percentile(p)))
 		}
 		v := strings.Join(parts, " / ")
 		if res.Read != nil && res.Write != nil {
@@ -467,8 +468,8 @@ func (s *summary) writeFleet() {
 			}
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s | %s | %s (limit %s) | %s | %s |\n", cell(c.Capacity), cell(c.Workload),
-			FormatValue(c.Spec, c.Metric), c.Drives, missingIf(c.Drives == 0, FormatValue(c.Min, c.Metric)), missingIf(c.Drives == 0, FormatValue(c.Median, c.Metric)),
-			missingIf(c.Drives == 0, FormatValue(c.Max, c.Metric)), missingIf(c.Drives < 2, fmtPct(c.Spread)), fmtPct(c.Tolerance), strings.ToUpper(c.Verdict), orDash(cell(strings.Join(outliers, "; "))))
+			FormatValue(c.Spec, c.Metric), c.Drives, plain.Missing(c.Drives == 0, FormatValue(c.Min, c.Metric)), plain.Missing(c.Drives == 0, FormatValue(c.Median, c.Metric)),
+			plain.Missing(c.Drives == 0, FormatValue(c.Max, c.Metric)), plain.Missing(c.Drives < 2, fmtPct(c.Spread)), fmtPct(c.Tolerance), strings.ToUpper(c.Verdict), orDash(cell(strings.Join(outliers, "; "))))
 	}
 	b.WriteString("\n![fleet](charts/fleet.svg)\n\n")
 }
@@ -741,15 +742,6 @@ func (f *footnotes) flush(b *bytes.Buffer, start int) {
 // unmeasured reports whether an error left res with nothing measured.
 func unmeasured(res Result) bool {
 	return res.Error != "" && res.Actual == 0
-}
-
-// figure is a measured figure with thousands separators, or "-" for 0,
-// which stands for a figure that is missing.
-func figure(v float64) string {
-	if v == 0 {
-		return "-"
-	}
-	return Thousands(v)
 }
 
 // actualCell is a result's measured value, or "-" when nothing was measured.
