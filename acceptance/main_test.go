@@ -19,6 +19,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/qual"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/outfiles"
 	"github.com/drivequal/drivequal/fiojob"
 )
 
@@ -83,6 +84,16 @@ func qualify(m *testing.M) int {
 	if cfg.DryRun {
 		s.PrintPlan(operator())
 		return 0
+	}
+	// What an earlier run wrote in the report directory goes (its charts
+	// would read as this run's); recordings kept there stay.
+	removed, err := outfiles.Track(cfg.Report, append(append([]string{cfg.Record, cfg.Replay}, cfg.Replays...), cfg.Baselines...)...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "drivequal:", err)
+		return 2
+	}
+	if len(removed) > 0 {
+		fmt.Fprintf(operator(), "drivequal: removed %d files an earlier run wrote in %s\n", len(removed), cfg.Report)
 	}
 	// A replay's too: the files of its recording edited since they were
 	// recorded, said before any verdict.

@@ -295,3 +295,36 @@ func TestReplayTwentyFourDrives(t *testing.T) {
 		assert.LessOrEqual(t, utf8.RuneCountInString(html.UnescapeString(m[1])), 300, m[1])
 	}
 }
+
+// A run into a -report directory holding an earlier run's files leaves
+// none of them behind (a chart of a workload this run did not judge
+// would read as its own), and removes nothing it did not write: a user's
+// file beside them, and the recording kept under raw/, stay.
+func TestRunRemovesAnEarlierRunsReport(t *testing.T) {
+	rep := filepath.Join(t.TempDir(), "report")
+	first := runSuite(t, nil, "-replay="+fixturesDir(t), "-report="+rep)
+	require.Equal(t, 0, first.Code, first.Stderr)
+	charts, _ := filepath.Glob(filepath.Join(rep, "charts", "*.svg"))
+	require.Len(t, charts, 8, "the brief's scaling charts")
+	mine := filepath.Join(rep, "charts", "my-own.svg")
+	require.NoError(t, os.WriteFile(mine, []byte("<svg/>"), 0o644))
+	recording := filepath.Join(rep, "raw", "run.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(recording), 0o755))
+	require.NoError(t, os.WriteFile(recording, []byte("{}"), 0o644))
+
+	// The second run judges no scaling step: it draws no scaling chart.
+	second := runSuite(t, []string{"-test.run=TestSingleDrive"}, "-replay="+fixturesDir(t), "-report="+rep)
+	require.Equal(t, 0, second.Code, second.Stderr)
+	assert.Contains(t, second.Stdout, "drivequal: removed ")
+	for _, c := range charts {
+		assert.NoFileExists(t, c, "the earlier run's chart")
+	}
+	assert.FileExists(t, mine, "a user's own file stays")
+	assert.FileExists(t, recording, "a recording in the report directory stays")
+	res := second.results(t)
+	for _, r := range res.Results {
+		assert.NotEqual(t, report.KindScaling, r.Kind, "results.json is the second run's")
+	}
+	assert.FileExists(t, filepath.Join(rep, "summary.md"))
+	assert.FileExists(t, filepath.Join(rep, "junit.xml"))
+}
