@@ -201,6 +201,7 @@ func LotChartSVG(cells []Result) ([]byte, error) {
 	for i, c := range cells {
 		rows[i] = chart.LotRow{Capacity: c.Capacity, Workload: c.Workload}
 		if l := c.Lot; l != nil {
+			rows[i].Verdict = l.Verdict
 			rows[i].PassLine, rows[i].Bound, rows[i].Judged, rows[i].Accepted = l.PassLine, l.Bound, l.HasBound(), l.Verdict == LotAccepted
 			for _, f := range l.Figures {
 				rows[i].Figures = append(rows[i].Figures, chart.LotDot{Value: f.Value, Pass: f.Pass})
