@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,9 +93,6 @@ func qualify(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "drivequal:", err)
 		return 2
 	}
-	if len(removed) > 0 {
-		fmt.Fprintf(operator(), "drivequal: removed %d files an earlier run wrote in %s\n", len(removed), cfg.Report)
-	}
 	// A replay's too: the files of its recording edited since they were
 	// recorded, said before any verdict.
 	for _, w := range s.AllWarnings() {
@@ -145,6 +143,10 @@ func qualify(m *testing.M) int {
 	// output): on both stdout and stderr it read twice on a terminal or
 	// with 2>&1.
 	fmt.Fprintln(operator(), "drivequal:", closing)
+	// The earlier run's files this run did not write again, named once.
+	if stale := slices.DeleteFunc(removed, func(f string) bool { return slices.Contains(outfiles.Written(), f) }); len(stale) > 0 {
+		fmt.Fprintf(operator(), "drivequal: removed %d files an earlier run wrote in %s: %s\n", len(stale), cfg.Report, strings.Join(stale, ", "))
+	}
 	if ctx.Err() != nil && cfg.Live() {
 		fmt.Fprintf(operator(), "drivequal: to continue this run, from %s: %s\n", root, cmdline.ResumeCommand(os.Args[1:]))
 	}

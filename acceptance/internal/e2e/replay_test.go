@@ -315,7 +315,7 @@ func TestRunRemovesAnEarlierRunsReport(t *testing.T) {
 	// The second run judges no scaling step: it draws no scaling chart.
 	second := runSuite(t, []string{"-test.run=TestSingleDrive"}, "-replay="+fixturesDir(t), "-report="+rep)
 	require.Equal(t, 0, second.Code, second.Stderr)
-	assert.Contains(t, second.Stdout, "drivequal: removed ")
+	assert.Contains(t, second.Stdout, "drivequal: removed 8 files an earlier run wrote in "+rep+": charts/", "the earlier run's files this run did not write again")
 	for _, c := range charts {
 		assert.NoFileExists(t, c, "the earlier run's chart")
 	}

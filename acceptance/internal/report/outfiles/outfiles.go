@@ -153,6 +153,20 @@ func Track(dir string, exclude ...string) (removed []string, err error) {
 	return removed, err
 }
 
+// Written is the files written into the tracked directory since Track,
+// relative to it, sorted.
+func Written() []string {
+	t := &tracked
+	t.Lock()
+	defer t.Unlock()
+	out := make([]string, 0, len(t.files))
+	for name := range t.files {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Untrack stops listing the files written.
 func Untrack() {
 	t := &tracked
