@@ -22,6 +22,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/report/outfiles"
 	"github.com/drivequal/drivequal/fiojob"
+	"github.com/drivequal/drivequal/specs"
 )
 
 var flags cmdline.Flags
@@ -81,6 +82,16 @@ func qualify(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "  %v\n", e)
 		}
 		return 2
+	}
+	// A misspelt workload in -run selects nothing: said, with the name meant.
+	if s.Spec != nil {
+		var subtests []string
+		for _, w := range s.Spec.Workloads {
+			subtests = append(subtests, specs.SubtestName(w.Name))
+		}
+		for _, w := range cfg.RunWorkloads(subtests, s.Spec.SuggestWorkload) {
+			fmt.Fprintln(os.Stderr, "drivequal: warning:", w)
+		}
 	}
 	if cfg.DryRun {
 		s.PrintPlan(operator())

@@ -88,3 +88,8 @@ func samePieces(a, b []string) bool {
 	}
 	return true
 }
+
+// SuggestWorkload returns the name of the workload of s closest to name
+// (a workload's name or its subtest name, "4KB_Random_Read") when one is
+// close, as a misspelt workload in the spec gets; "" otherwise.
+func (s *Spec) SuggestWorkload(name string) string { return suggestWorkload(s.Workloads, name) }

@@ -197,6 +197,11 @@ func TestReplayThatJudgesNothingFails(t *testing.T) {
 	r = runSuite(t, []string{"-test.run=TestNoSuchCell"}, "-replay="+fixturesDir(t))
 	assert.NotEqual(t, 0, r.Code)
 	assert.Contains(t, r.Stdout, "drivequal: INCONCLUSIVE: nothing was judged")
+
+	// A misspelt workload in -run is said, with the name meant.
+	r = runSuite(t, []string{"-test.run=TestSingleDrive/1.92TB/4KB_Random_Reed"}, "-replay="+fixturesDir(t))
+	assert.NotEqual(t, 0, r.Code)
+	assert.Contains(t, r.Stderr, `drivequal: warning: -run: "4KB_Random_Reed" matches no workload of the spec, so TestSingleDrive/1.92TB/4KB_Random_Reed selects no cell; did you mean "4KB_Random_Read"?`)
 	assert.Contains(t, r.Stdout, "--- FAIL: TestVerdict ", "the gate runs whatever -run selects")
 	assert.NotRegexp(t, `(?m)^PASS$`, r.Stdout)
 }
