@@ -11,9 +11,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Manifest is the file in a report directory that lists, one a line as
@@ -180,6 +183,11 @@ func Untrack() {
 func sweep(dir string, exclude []string) ([]string, error) {
 	data, err := os.ReadFile(filepath.Join(dir, Manifest))
 	if os.IsNotExist(err) {
+		data, err = legacy(dir), nil
+	} else if err == nil {
+		data = append(data, legacy(dir)...)
+	}
+	if data == nil {
 		return nil, nil
 	}
 	if err != nil {
@@ -193,7 +201,7 @@ func sweep(dir string, exclude []string) ([]string, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		sum, name, ok := strings.Cut(sc.Text(), "  ")
-		if !ok || name == "" || filepath.IsAbs(name) {
+		if !ok || name == "" || filepath.IsAbs(name) || slices.Contains(removed, name) {
 			continue
 		}
 		path := filepath.Join(dir, filepath.FromSlash(name))
@@ -212,6 +220,52 @@ func sweep(dir string, exclude []string) ([]string, error) {
 		return removed, err
 	}
 	return removed, nil
+}
+
+// olderSlack is how long after summary.md a file of the run that wrote
+// it may be written (its charts and junit.xml follow it).
+const olderSlack = 2 * time.Minute
+
+var chartLink = regexp.MustCompile(`\]\((charts/[A-Za-z0-9._-]+\.svg)\)`)
+
+// legacy lists, as Manifest lines with the files' sha256, what a run of
+// drivequal that kept no Manifest wrote in dir: its summary.md (which
+// opens "# drivequal: "), results.json and junit.xml, and the charts its
+// summary.md links, each written no later than shortly after summary.md
+// (a user's file written since is not the run's). nil when dir holds no
+// such summary.md or has a Manifest naming it.
+func legacy(dir string) []byte {
+	summary := filepath.Join(dir, "summary.md")
+	fi, err := os.Lstat(summary)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	text, err := os.ReadFile(summary)
+	if err != nil || !bytes.HasPrefix(text, []byte("# drivequal: ")) {
+		return nil
+	}
+	if m, err := os.ReadFile(filepath.Join(dir, Manifest)); err == nil && bytes.Contains(m, []byte("  summary.md\n")) {
+		return nil // listed by the run that wrote it
+	}
+	names := []string{"summary.md", "results.json", "junit.xml"}
+	for _, m := range chartLink.FindAllSubmatch(text, -1) {
+		names = append(names, string(m[1]))
+	}
+	var out bytes.Buffer
+	for _, name := range names {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		f, err := os.Lstat(path)
+		if err != nil || !f.Mode().IsRegular() || f.ModTime().After(fi.ModTime().Add(olderSlack)) {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		sum := sha256.Sum256(data)
+		fmt.Fprintf(&out, "%s  %s\n", hex.EncodeToString(sum[:]), name)
+	}
+	return out.Bytes()
 }
 
 // unchanged reports whether path is a regular file in the directory

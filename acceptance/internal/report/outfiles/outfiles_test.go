@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,4 +90,35 @@ func TestTrackLeavesFilesThroughSymlinks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, removed)
 	assert.FileExists(t, filepath.Join(elsewhere, "a.svg"))
+}
+
+// A report directory written before drivequal kept a list is cleared of
+// what its summary.md proves the run wrote: summary.md, results.json,
+// junit.xml and the charts it links; a chart it does not link, and a
+// file written since, stay.
+func TestTrackRemovesWhatAnUnlistedRunsSummaryLinks(t *testing.T) {
+	t.Cleanup(Untrack)
+	dir := filepath.Join(t.TempDir(), "report")
+	write(t, filepath.Join(dir, "summary.md"), "# drivequal: Solidigm D7-PS1010\n\nChart: [charts/4KB_Random_Read.svg](charts/4KB_Random_Read.svg)\n\n![lot](charts/lot.svg)\n")
+	for _, f := range []string{"results.json", "junit.xml", "charts/4KB_Random_Read.svg", "charts/lot.svg", "charts/mine.svg", "notes.md"} {
+		write(t, filepath.Join(dir, f), f)
+	}
+	later := filepath.Join(dir, "charts", "lot.svg")
+	require.NoError(t, os.Chtimes(later, time.Now().Add(time.Hour), time.Now().Add(time.Hour)))
+
+	removed, err := Track(dir)
+	require.NoError(t, err)
+	slices.Sort(removed)
+	assert.Equal(t, []string{"charts/4KB_Random_Read.svg", "junit.xml", "results.json", "summary.md"}, removed)
+	assert.FileExists(t, filepath.Join(dir, "charts", "mine.svg"), "not linked: not the run's")
+	assert.FileExists(t, filepath.Join(dir, "notes.md"))
+	assert.FileExists(t, later, "written after the run's summary: not the run's")
+
+	// A directory whose summary.md is not drivequal's is left alone.
+	other := filepath.Join(t.TempDir(), "docs")
+	write(t, filepath.Join(other, "summary.md"), "# Our summary\n\n[x](charts/a.svg)\n")
+	write(t, filepath.Join(other, "charts", "a.svg"), "a")
+	removed, err = Track(other)
+	require.NoError(t, err)
+	assert.Empty(t, removed)
 }
