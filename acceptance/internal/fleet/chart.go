@@ -38,7 +38,7 @@ func ChartSVG(cells []Cell) ([]byte, error) {
 	for i, c := range cells {
 		verdicts[i] = c.Verdict
 	}
-	p.Title.Text = "fleet: " + chart.Tally(verdicts) + ": each drive's actual / spec"
+	p.Title.Text = "fleet: " + chart.Tally(verdicts)
 	p.X.Label.Text = "actual / spec"
 	p.Add(plotter.NewGrid())
 

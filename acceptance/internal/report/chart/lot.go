@@ -46,7 +46,7 @@ func Lot(rows []LotRow) ([]byte, error) {
 	for i, l := range rows {
 		verdicts[i] = l.Verdict
 	}
-	p.Title.Text = "lot: " + Tally(verdicts) + ": each drive's figure / pass line, and the tolerance bound"
+	p.Title.Text = "lot: " + Tally(verdicts)
 	p.X.Label.Text = "figure / pass line"
 	p.Add(plotter.NewGrid())
 	n := len(rows)
