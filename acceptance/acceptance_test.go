@@ -354,6 +354,10 @@ func judge(t *testing.T, s *qual.Suite, cell plan.Cell) {
 		t.Skip(cell.Skip)
 	}
 	if err := runCtx.Err(); err != nil {
+		// Listed as never reached, in every report, not left out.
+		if err := qual.NotReached(runCtx, s, cell, stopReason(err)); err != nil {
+			t.Error(err)
+		}
 		t.Fatalf("%s: not run: the run was stopped (%v)", cell.Workload.Name, stopReason(err))
 	}
 	o, err := s.Run(runCtx, cell, t.Logf)

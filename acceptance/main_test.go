@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,8 +20,10 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/qual"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/outfiles"
 	"github.com/drivequal/drivequal/acceptance/internal/report/page"
 	"github.com/drivequal/drivequal/fiojob"
+	"github.com/drivequal/drivequal/specs"
 )
 
 var flags cmdline.Flags
@@ -81,9 +84,26 @@ func qualify(m *testing.M) int {
 		}
 		return 2
 	}
+	// A misspelt workload in -run selects nothing: said, with the name meant.
+	if s.Spec != nil {
+		var subtests []string
+		for _, w := range s.Spec.Workloads {
+			subtests = append(subtests, specs.SubtestName(w.Name))
+		}
+		for _, w := range cfg.RunWorkloads(subtests, s.Spec.SuggestWorkload) {
+			fmt.Fprintln(os.Stderr, "drivequal: warning:", w)
+		}
+	}
 	if cfg.DryRun {
 		s.PrintPlan(operator())
 		return 0
+	}
+	// What an earlier run wrote in the report directory goes (its charts
+	// would read as this run's); recordings kept there stay.
+	removed, err := outfiles.Track(cfg.Report, append(append([]string{cfg.Record, cfg.Replay}, cfg.Replays...), cfg.Baselines...)...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "drivequal:", err)
+		return 2
 	}
 	// A replay's too: the files of its recording edited since they were
 	// recorded, said before any verdict.
@@ -135,6 +155,13 @@ func qualify(m *testing.M) int {
 	// output): on both stdout and stderr it read twice on a terminal or
 	// with 2>&1.
 	fmt.Fprintln(operator(), "drivequal:", closing)
+	// The earlier run's files this run did not write again, named once.
+	if stale := slices.DeleteFunc(removed, func(f string) bool { return slices.Contains(outfiles.Written(), f) }); len(stale) > 0 {
+		fmt.Fprintf(operator(), "drivequal: removed %d files an earlier run wrote in %s: %s\n", len(stale), cfg.Report, strings.Join(stale, ", "))
+	}
+	if ctx.Err() != nil && cfg.Live() {
+		fmt.Fprintf(operator(), "drivequal: to continue this run, from %s: %s\n", root, cmdline.ResumeCommand(os.Args[1:]))
+	}
 	return code
 }
 

@@ -192,7 +192,11 @@ func (t table) number(v value, def float64) (float64, bool) {
 func (t table) tolerance(v value, def float64) (float64, bool) {
 	f, ok := t.number(v, def)
 	if ok && !(f >= 0 && f < 1) {
-		t.errorf(v.key, "%s must be in [0, 1), got %v", v.key, f)
+		hint := ""
+		if f > 1 && f < 100 {
+			hint = fmt.Sprintf("; for %v %% write %v", f, f/100)
+		}
+		t.errorf(v.key, "%s must be a fraction in [0, 1) (0.05 is 5 %%), got %v%s", v.key, f, hint)
 		return 0, false
 	}
 	return f, ok
@@ -336,7 +340,7 @@ func (p *parser) checkWorkloads(ws []Workload) {
 		}
 		j, ok := byName[w.Precondition]
 		if !ok {
-			t.errorf("precondition", "precondition names unknown workload %q", w.Precondition)
+			t.errorf("precondition", "precondition names %s", unknownWorkload(ws, w.Precondition))
 			continue
 		}
 		if !ws[j].IsWriteOnly() {

@@ -132,7 +132,9 @@ func (p *parser) checkKeys(keys []keylines.Located) {
 				if !reported[full] {
 					reported[full] = true
 					msg := fmt.Sprintf("unknown key %q", piece)
-					if s := suggest(piece, node); s != "" {
+					if written, meant := dottedKey(keys, l, depth, node); meant != "" {
+						msg = fmt.Sprintf("unknown key %q: TOML reads the dots in %s as tables; did you mean %q?", written, written, meant)
+					} else if s := suggest(piece, node); s != "" {
 						msg += fmt.Sprintf("; did you mean %q?", s)
 					}
 					p.addf(l.Line, p.where(l.Key[:depth], l.Elem), "%s", msg)

@@ -75,10 +75,11 @@ var badTests = []badTest{
 	{"rwmixread_range", []wantErr{{19, `workload "4KB Random Write": rwmixread must be between 0 and 100, got 170`}}},
 	{"rwmixread_pure", []wantErr{{11, `workload "4KB Random Read": rwmixread is only for mixed patterns`}}},
 	{"metric_bad", []wantErr{{14, `workload "4KB Random Read": metric "IOPS" is not one of iops, MBps`}}},
-	{"method_tolerance", []wantErr{{7, `method: tolerance must be in [0, 1), got 1`}}},
-	{"scaling_tolerance", []wantErr{{34, `scaling: tolerance must be in [0, 1), got -0.1`}}},
-	{"fleet_tolerance", []wantErr{{33, `fleet: tolerance must be in [0, 1), got 1`}}},
-	{"baseline_tolerance", []wantErr{{33, `baseline: tolerance must be in [0, 1), got -0.05`}}},
+	{"method_tolerance", []wantErr{{7, `method: tolerance must be a fraction in [0, 1) (0.05 is 5 %), got 1`}}},
+	{"method_tolerance_percent", []wantErr{{7, `method: tolerance must be a fraction in [0, 1) (0.05 is 5 %), got 5; for 5 % write 0.05`}}},
+	{"scaling_tolerance", []wantErr{{34, `scaling: tolerance must be a fraction in [0, 1) (0.05 is 5 %), got -0.1`}}},
+	{"fleet_tolerance", []wantErr{{33, `fleet: tolerance must be a fraction in [0, 1) (0.05 is 5 %), got 1`}}},
+	{"baseline_tolerance", []wantErr{{33, `baseline: tolerance must be a fraction in [0, 1) (0.05 is 5 %), got -0.05`}}},
 	{"baseline_alpha", []wantErr{{33, `baseline: alpha must be in (0, 1), got 0`}}},
 	{"lot_coverage", []wantErr{{33, `lot: coverage must be in (0, 1) (0.95 is 95 %), got 95`}, {34, `lot: confidence must be in (0, 1) (0.95 is 95 %), got 1`}}},
 	{"lot_missing", []wantErr{{31, `lot: missing required key "confidence"`}, {33, `lot: unknown key "confidense"; did you mean "confidence"?`}}},
@@ -135,10 +136,16 @@ var badTests = []badTest{
 		{32, `capacity "1.92TB": qos."4KB Random Read": read_p99_99_us must be a latency in microseconds > 0, got -5`},
 	}},
 	{"qos_typo", []wantErr{{32, `capacity "1.92TB": qos."4KB Random Read": unknown key "read_p99_9us"; did you mean "read_p99_9_us"?`}}},
+	{"qos_dotted", []wantErr{{32, `capacity "1.92TB": qos."4KB Random Read": unknown key "read_p99.9_us": TOML reads the dots in read_p99.9_us as tables; did you mean "read_p99_9_us"?`}}},
+	{"workload_misspelt", []wantErr{
+		{30, `capacity "1.92TB": spec."4KB Random Reed": unknown workload "4KB Random Reed"; did you mean "4KB Random Read"?`},
+		{31, `capacity "1.92TB": qos."4KB_Random_Read": unknown workload "4KB_Random_Read"; did you mean "4KB Random Read"?`},
+		{37, `scaling override "4kb random write": override names unknown workload "4kb random write"; did you mean "4KB Random Write"?`},
+	}},
 	{"qos_order", []wantErr{{32, `capacity "1.92TB": qos."4KB Random Read": read_p99_99_us = 200 µs is below read_p99_us = 250 µs: a higher percentile's limit cannot be lower`}}},
 	{"qos_empty", []wantErr{{30, `capacity "1.92TB": qos."4KB Random Read": no limits`}}},
 	{"qos_not_table", []wantErr{{31, `capacity "1.92TB": qos."4KB Random Read": limits must be a table ([capacity.qos."4KB Random Read"]), got integer 250`}}},
-	{"precondition_unknown", []wantErr{{15, `workload "4KB Random Read": precondition names unknown workload "4KB Random Writes"`}}},
+	{"precondition_unknown", []wantErr{{15, `workload "4KB Random Read": precondition names unknown workload "4KB Random Writes"; did you mean "4KB Random Write"?`}}},
 	{"precondition_loop", []wantErr{
 		{15, `workload "4KB Random Read": precondition loops: "4KB Random Read" -> "4KB Random Write" -> "4KB Random Read"`},
 		{20, `workload "4KB Random Write": precondition loops: "4KB Random Write" -> "4KB Random Read" -> "4KB Random Write"`},
@@ -155,7 +162,7 @@ var badTests = []badTest{
 	{"several", []wantErr{
 		{0, `missing required key "source"`},
 		{5, `method: runtime "1 minute" is not a duration`},
-		{6, `method: tolerance must be in [0, 1), got 1.5`},
+		{6, `method: tolerance must be a fraction in [0, 1) (0.05 is 5 %), got 1.5`},
 		{9, `precondition: purge "erase" is not one of`},
 		{11, `workload "4KB Random Read": missing required key "iodepth"`},
 		{13, `workload "4KB Random Read": rw "randtrimread" is not one of fio's patterns`},
@@ -169,7 +176,7 @@ var badTests = []badTest{
 		{37, `capacity "3.84TB": spec table is empty`},
 		{40, `scaling: capacity "7.68TB" is not a capacity of this spec ("1.92TB", "3.84TB")`},
 		{41, `scaling: drives must be strictly ascending, got 2 after 2`},
-		{42, `scaling: tolerance must be in [0, 1), got 1`},
+		{42, `scaling: tolerance must be a fraction in [0, 1) (0.05 is 5 %), got 1`},
 		{44, `scaling override "8KB Random Read": override names unknown workload "8KB Random Read"`},
 	}},
 }
@@ -881,6 +888,31 @@ func TestLotMethodDefault(t *testing.T) {
 		}
 		if s.Lot == nil || s.Lot.Method != tt.want {
 			t.Errorf("%q: lot %+v, want method %q", tt.line, s.Lot, tt.want)
+		}
+	}
+}
+
+type suggestWorkloadTest struct {
+	name string
+	want string
+}
+
+var suggestWorkloadTests = []suggestWorkloadTest{
+	{"4KB Random Reed", "4KB Random Read"},
+	{"4KB_Random_Read", "4KB Random Read"},
+	{"4kb random write", "4KB Random Write"},
+	{"4KB Random Mixed Read Wirte 70/30", "4KB Random Mixed Read Write 70/30"},
+	{"8KB Random Read", ""},        // another size: another workload, not a slip
+	{"4KB Random Mixed 60/40", ""}, // other numbers
+	{"Sequential Read", ""},        // far from every name
+	{"4KB Random Read", "4KB Random Read"},
+}
+
+func TestSuggestWorkload(t *testing.T) {
+	ws := []Workload{{Name: "4KB Random Read"}, {Name: "4KB Random Write"}, {Name: "4KB Random Mixed Read Write 70/30"}, {Name: "128KB Sequential Read"}}
+	for _, tt := range suggestWorkloadTests {
+		if got := suggestWorkload(ws, tt.name); got != tt.want {
+			t.Errorf("suggestWorkload(%q) = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -50,7 +50,7 @@ func qos(ct table, v value, listed map[string]any) map[string][]LatencyLimit {
 		t := ct.named(v, name, qosWhere(ct.where, name))
 		w, found := t.p.spec.Workload(name)
 		if !found {
-			t.errorf("", "unknown workload %q", name)
+			t.errorf("", "%s", unknownWorkload(t.p.spec.Workloads, name))
 			continue
 		}
 		if _, ok := listed[name]; !ok {

@@ -493,7 +493,7 @@ func specValues(t table, v value, c *Capacity) {
 		// type is reported at the table's line.
 		key := fmt.Sprintf("spec.%q", name)
 		if _, known := t.p.spec.Workload(name); !known {
-			st.errorf(name, "%s: unknown workload %q", key, name)
+			st.errorf(name, "%s: %s", key, unknownWorkload(t.p.spec.Workloads, name))
 			continue
 		}
 		f, ok := st.number(value{key: key, v: m[name], set: true}, 0)
@@ -537,7 +537,7 @@ func overrides(t table, v value, sc *Scaling) {
 	for _, name := range sortedKeys(m) {
 		ot := t.named(v, name, fmt.Sprintf("scaling override %q", name))
 		if _, found := t.p.spec.Workload(name); !found {
-			ot.errorf("", "override names unknown workload %q", name)
+			ot.errorf("", "override names %s", unknownWorkload(t.p.spec.Workloads, name))
 			continue
 		}
 		var o Override

@@ -132,14 +132,18 @@ func TestInspect(t *testing.T) {
 }
 
 type inspectErrorTest struct {
-	path string
-	want []string // substrings of the error
+	path    string
+	want    []string // substrings of the error
+	notWant []string // and what it must not say
 }
 
 var inspectErrorTests = []inspectErrorTest{
-	{"/dev/nvme42n1", []string{"/dev/nvme42n1: does not exist", "regular file"}},
-	{"/sys", []string{"/sys: is a directory, not a block device or regular file", "give a block device"}},
-	{"", []string{"empty path"}},
+	// A missing device is not to be made as a file in /dev.
+	{"/dev/nvme42n1", []string{"/dev/nvme42n1: no such device", "nvme list", "lsblk"}, []string{"truncate", "regular file"}},
+	{"/dev/../dev/nosuchdrive", []string{"no such device"}, []string{"truncate"}},
+	{"/images/missing.img", []string{"/images/missing.img: does not exist", "truncate -s SIZE /images/missing.img"}, nil},
+	{"/sys", []string{"/sys: is a directory, not a block device or regular file", "give a block device"}, nil},
+	{"", []string{"empty path"}, nil},
 }
 
 func TestInspectErrors(t *testing.T) {
@@ -147,7 +151,7 @@ func TestInspectErrors(t *testing.T) {
 	if err := os.Symlink("nowhere", filepath.Join(sys.Root, "dev", "dangling")); err != nil {
 		t.Fatal(err)
 	}
-	tests := append(inspectErrorTests, inspectErrorTest{"/dev/dangling", []string{"/dev/dangling: is a broken symlink"}})
+	tests := append(inspectErrorTests, inspectErrorTest{"/dev/dangling", []string{"/dev/dangling: is a broken symlink"}, nil})
 	for _, tt := range tests {
 		_, err := sys.Inspect(tt.path)
 		if err == nil {
@@ -157,6 +161,11 @@ func TestInspectErrors(t *testing.T) {
 		for _, w := range tt.want {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("Inspect(%q) = %q, want it to contain %q", tt.path, err, w)
+			}
+		}
+		for _, w := range tt.notWant {
+			if strings.Contains(err.Error(), w) {
+				t.Errorf("Inspect(%q) = %q, want it not to contain %q", tt.path, err, w)
 			}
 		}
 	}

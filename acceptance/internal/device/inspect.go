@@ -148,6 +148,10 @@ func (s System) Inspect(path string) (Info, error) {
 			if _, lerr := os.Lstat(local); lerr == nil {
 				return info, fmt.Errorf("%s: is a broken symlink; give the device it should point to", path)
 			}
+			if inDev(path) {
+				// A file made in /dev would be lost at the next boot and is no drive.
+				return info, fmt.Errorf("%s: no such device; `nvme list` or `lsblk -d -o NAME,MODEL,SIZE` lists this machine's drives: give one as /dev/nvme0n1 or /dev/disk/by-id/...", path)
+			}
 			return info, fmt.Errorf("%s: does not exist; give a block device (/dev/nvme0n1) or an existing regular file (create one with truncate -s SIZE %s)", path, path)
 		}
 		return info, fmt.Errorf("%s: %w", path, err)
@@ -571,4 +575,9 @@ func (r inspection) scsi(dev string) {
 	if w, err := readString(filepath.Join(dev, "wwid")); err == nil {
 		info.WWID = w
 	}
+}
+
+// inDev reports whether path is under /dev, where only devices belong.
+func inDev(path string) bool {
+	return strings.HasPrefix(filepath.Clean(path), "/dev/")
 }

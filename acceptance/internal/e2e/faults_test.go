@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -341,14 +342,24 @@ func testInterrupt(t *testing.T, sig syscall.Signal) {
 	require.True(t, ok, "the interrupted cell is recorded")
 	assert.Equal(t, report.Inconclusive, w.Verdict)
 	assert.Contains(t, w.Error, "4KB Random Write: not finished: the run was interrupted")
-	assert.NotContains(t, res, cellRead, "a cell that never ran has no result")
+	// A cell the run was stopped before is listed as never reached, and
+	// counted: the capacity's gate is not QUALIFIED on the cells it ran.
+	never, ok := res[cellRead]
+	require.True(t, ok, "a cell that never ran is listed")
+	assert.Equal(t, report.Inconclusive, never.Verdict)
+	assert.Equal(t, report.CauseInterrupted, never.Cause)
+	assert.Contains(t, never.Error, "never reached: the run was stopped (interrupted) before this cell")
 	assert.Contains(t, r.Stdout, cellRead, "go test says the last cell did not run")
 	assert.Contains(t, r.Stdout, "not run: the run was stopped (interrupted)")
+	// The command that continues it: the same, plus -resume.
+	assert.Regexp(t, `drivequal: to continue this run, from \S+: go test ./acceptance -count=1 -v -run=TestSingleDrive -args -spec=\S+ -drives=`+regexp.QuoteMeta(dev)+` -destructive -precondition=none -report=`+regexp.QuoteMeta(rep)+` -resume\n`, r.Stdout)
 
 	summary, err := os.ReadFile(filepath.Join(rep, "summary.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(summary), "| 512B Random Read | 100 IOPS | ")
 	assert.NotContains(t, string(summary), "| 512B Random Read | 100 IOPS | - |", "the finished cell has its figure")
+	assert.Regexp(t, `\| 4KB Random Read \| [0-9,]+ IOPS \| - \| - \| NOT REACHED: the run was stopped \[\^\d+\] \|`, string(summary))
+	assert.Contains(t, string(summary), "cells inconclusive", "the gate counts the cell never reached")
 
 	// The recording replays with the same verdicts: the interrupted cell's
 	// partial output does not become a pass.

@@ -199,9 +199,24 @@ func TestReplayThatJudgesNothingFails(t *testing.T) {
 	assert.NotEqual(t, 0, r.Code)
 	assert.Contains(t, r.Stderr, "holds no recorded outputs")
 
+	// -replay=report (the report directory) points at its raw/.
+	report := t.TempDir()
+	cell := filepath.Join(report, "raw", "TestSingleDrive", "1.92TB")
+	require.NoError(t, os.MkdirAll(cell, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(cell, "4KB_Random_Read.json"), []byte("{}"), 0o644))
+	r = runSuite(t, nil, "-replay="+report)
+	assert.NotEqual(t, 0, r.Code)
+	raw := filepath.Join(report, "raw")
+	assert.Contains(t, r.Stderr, "parsing -replay: "+report+" holds no recorded outputs, "+raw+" does: give -replay="+raw)
+
 	r = runSuite(t, []string{"-test.run=TestNoSuchCell"}, "-replay="+fixturesDir(t))
 	assert.NotEqual(t, 0, r.Code)
 	assert.Contains(t, r.Stdout, "drivequal: INCONCLUSIVE: nothing was judged")
+
+	// A misspelt workload in -run is said, with the name meant.
+	r = runSuite(t, []string{"-test.run=TestSingleDrive/1.92TB/4KB_Random_Reed"}, "-replay="+fixturesDir(t))
+	assert.NotEqual(t, 0, r.Code)
+	assert.Contains(t, r.Stderr, `drivequal: warning: -run: "4KB_Random_Reed" matches no workload of the spec, so TestSingleDrive/1.92TB/4KB_Random_Reed selects no cell; did you mean "4KB_Random_Read"?`)
 	assert.Contains(t, r.Stdout, "--- FAIL: TestVerdict ", "the gate runs whatever -run selects")
 	assert.NotRegexp(t, `(?m)^PASS$`, r.Stdout)
 }
@@ -299,4 +314,37 @@ func TestReplayTwentyFourDrives(t *testing.T) {
 	for _, m := range regexp.MustCompile(`message="([^"]*)"`).FindAllStringSubmatch(string(junit), -1) {
 		assert.LessOrEqual(t, utf8.RuneCountInString(html.UnescapeString(m[1])), 300, m[1])
 	}
+}
+
+// A run into a -report directory holding an earlier run's files leaves
+// none of them behind (a chart of a workload this run did not judge
+// would read as its own), and removes nothing it did not write: a user's
+// file beside them, and the recording kept under raw/, stay.
+func TestRunRemovesAnEarlierRunsReport(t *testing.T) {
+	rep := filepath.Join(t.TempDir(), "report")
+	first := runSuite(t, nil, "-replay="+fixturesDir(t), "-report="+rep)
+	require.Equal(t, 0, first.Code, first.Stderr)
+	charts, _ := filepath.Glob(filepath.Join(rep, "charts", "*.svg"))
+	require.Len(t, charts, 8, "the brief's scaling charts")
+	mine := filepath.Join(rep, "charts", "my-own.svg")
+	require.NoError(t, os.WriteFile(mine, []byte("<svg/>"), 0o644))
+	recording := filepath.Join(rep, "raw", "run.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(recording), 0o755))
+	require.NoError(t, os.WriteFile(recording, []byte("{}"), 0o644))
+
+	// The second run judges no scaling step: it draws no scaling chart.
+	second := runSuite(t, []string{"-test.run=TestSingleDrive"}, "-replay="+fixturesDir(t), "-report="+rep)
+	require.Equal(t, 0, second.Code, second.Stderr)
+	assert.Contains(t, second.Stdout, "drivequal: removed 8 files an earlier run wrote in "+rep+": charts/", "the earlier run's files this run did not write again")
+	for _, c := range charts {
+		assert.NoFileExists(t, c, "the earlier run's chart")
+	}
+	assert.FileExists(t, mine, "a user's own file stays")
+	assert.FileExists(t, recording, "a recording in the report directory stays")
+	res := second.results(t)
+	for _, r := range res.Results {
+		assert.NotEqual(t, report.KindScaling, r.Kind, "results.json is the second run's")
+	}
+	assert.FileExists(t, filepath.Join(rep, "summary.md"))
+	assert.FileExists(t, filepath.Join(rep, "junit.xml"))
 }

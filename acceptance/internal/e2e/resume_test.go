@@ -144,6 +144,17 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	summary, err := os.ReadFile(filepath.Join(rep, "summary.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(summary), "Resumed once after an interruption")
+	// Started is the run's first start, before the kill; the resume's own
+	// is listed after it.
+	var rec record.Run
+	data, err := os.ReadFile(filepath.Join(raw, "run.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &rec))
+	require.NotEmpty(t, rec.Started)
+	assert.Equal(t, rec.Started, run.Started, "results.json's start is the run's first")
+	assert.LessOrEqual(t, rec.Started, run.Resumptions[0].At)
+	assert.Contains(t, string(summary), "Started "+rec.Started+", finished ")
+	assert.Contains(t, string(summary), "Resumed once after an interruption: at "+run.Resumptions[0].At)
 	assert.Contains(t, res.Stdout, "drivequal: QUALIFIED")
 	assert.Contains(t, res.Stdout, "drivequal: resuming the run recorded in "+raw+": 2 cells kept from the recording and judged again, 1 to measure")
 

@@ -34,7 +34,11 @@ func ChartSVG(cells []Cell) ([]byte, error) {
 	}
 
 	p := plot.New()
-	p.Title.Text = "fleet: each drive's actual / spec"
+	verdicts := make([]string, len(cells))
+	for i, c := range cells {
+		verdicts[i] = c.Verdict
+	}
+	p.Title.Text = "fleet: " + chart.Tally(verdicts)
 	p.X.Label.Text = "actual / spec"
 	p.Add(plotter.NewGrid())
 
@@ -89,5 +93,5 @@ func ChartSVG(cells []Cell) ([]byte, error) {
 	p.Add(spec)
 	p.Legend.Add("spec", spec)
 
-	return chart.RowsSVG(p, lo, hi, chart.RowLabels(capacity, workload), 0.4)
+	return chart.RowsSVG(p, lo, hi, chart.WithVerdicts(chart.RowLabels(capacity, workload), verdicts), 0.4)
 }

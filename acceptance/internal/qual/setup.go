@@ -296,6 +296,9 @@ func (b *builder) replay() []error {
 		return nil // -replay's own check has said so
 	}
 	if !recdir.HasRecordings(cfg.Replay) && !recdir.HasVerify(cfg.Replay) && !record.Exists(cfg.Replay, powertest.Dir+"/") {
+		if sub := recdir.Within(cfg.Replay); sub != "" {
+			return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs, %s does: give -replay=%s", cfg.Replay, sub, sub)}
+		}
 		return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs (no TestSingleDrive/**.json or TestScaling/**.json, no verify pass in run.json, no power-loss cycle): give a directory written by -record", cfg.Replay)}
 	}
 	info := record.Run{Precondition: plan.Full}

@@ -128,6 +128,9 @@ func (s *Suite) start() error {
 	if s.resume != nil {
 		info = s.resume.info(s)
 		s.Report.Resumptions = info.Resumptions
+		// Started is the run's first start, which a recording made before
+		// run.json kept it does not say; each resume's is in Resumptions.
+		s.Report.Started = info.Started
 		s.Report.SteadyState = append(slices.Clone(s.resume.prior.Steady), s.Report.SteadyState...)
 	}
 	s.recorded = info
@@ -217,6 +220,14 @@ func RunLatency(ctx context.Context, s *Suite, tg sweep.Target, logf func(string
 	j, err := sweep.Run(ctx, tg, verdict.Run{Spec: s.Spec, Precondition: s.Precondition, Drives: s.Drives},
 		func(c plan.Cell) *evidence.Measured { return s.evidence.Cell(ctx, c, logf) }, s.out.add)
 	return Outcome{Result: j.Result, Message: j.Message, Skip: j.Skip, Attrs: j.Attrs}, err
+}
+
+// NotReached records cell of s as never reached, the run stopped before it
+// (why): an inconclusive result, so that every report lists the cell.
+func NotReached(ctx context.Context, s *Suite, cell plan.Cell, why string) error {
+	base := verdict.Baseline{PerDrive: cell.Capacity.Spec[cell.Workload.Name]}
+	m := evidence.NotMeasured("never reached: the run was stopped ("+why+") before this cell", report.CauseInterrupted)
+	return s.out.add(verdict.Run{Spec: s.Spec, Precondition: s.Precondition, Drives: s.Drives}.Cell(ctx, cell, m, base).Result)
 }
 
 // baseline is one drive's expected value for a scaling cell: the spec, or

@@ -58,10 +58,7 @@ type Run struct {
 	SpecSHA256 string `json:"spec_sha256,omitempty"`
 	SpecText   string `json:"spec_text,omitempty"`
 
-	Mode string `json:"mode"`
-	// Started is when the run started (RFC 3339): the date its charts
-	// name. Absent in recordings made before it.
-	Started      string `json:"started,omitempty"`
+	Mode         string `json:"mode"`
 	FioVersion   string `json:"fio_version"`
 	Precondition string `json:"precondition"`
 	// Reconstructed says no drive was measured: the outputs were built from
@@ -110,6 +107,10 @@ type Run struct {
 	// LBASizes is each drive's logical block size in bytes (0 for a
 	// regular file): a namespace formatted to another since was erased.
 	LBASizes []int `json:"lba_sizes,omitempty"`
+	// Started is when the run first started (RFC 3339): a resume keeps
+	// it, and its own start is in its entry of Resumptions. It is the date
+	// the run's charts name; absent in recordings made before it.
+	Started string `json:"started,omitempty"`
 	// Resumptions lists each -resume of the run, in order.
 	Resumptions []report.Resumption `json:"resumptions,omitempty"`
 

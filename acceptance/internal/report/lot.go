@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
+	"github.com/drivequal/drivequal/acceptance/internal/report/plain"
 )
 
 // KindLot is a TestLot/<capacity>/<workload> result: what the drives
@@ -171,7 +172,7 @@ func (s *summary) writeLot() {
 			verdict += ": " + lotWhy(res.Error)
 		}
 		fmt.Fprintf(b, "| %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", cell(res.Capacity), cell(res.Workload),
-			l.N, l.Passing, FormatValue(l.Mean, res.Metric), FormatValue(l.SD, res.Metric), cell(method), k,
+			l.N, l.Passing, plain.Missing(l.N == 0, FormatValue(l.Mean, res.Metric)), plain.Missing(l.N < 2, FormatValue(l.SD, res.Metric)), cell(method), k,
 			bound, FormatValue(l.PassLine, res.Metric), cell(verdict))
 	}
 	fmt.Fprintf(b, "\n![lot](%s)\n\n", LotChartFile)
@@ -200,6 +201,7 @@ func LotChartSVG(cells []Result) ([]byte, error) {
 	for i, c := range cells {
 		rows[i] = chart.LotRow{Capacity: c.Capacity, Workload: c.Workload}
 		if l := c.Lot; l != nil {
+			rows[i].Verdict = l.Verdict
 			rows[i].PassLine, rows[i].Bound, rows[i].Judged, rows[i].Accepted = l.PassLine, l.Bound, l.HasBound(), l.Verdict == LotAccepted
 			for _, f := range l.Figures {
 				rows[i].Figures = append(rows[i].Figures, chart.LotDot{Value: f.Value, Pass: f.Pass})

@@ -15,6 +15,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/report/bottomline"
 	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
 	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
+	"github.com/drivequal/drivequal/acceptance/internal/report/plain"
 	"github.com/drivequal/drivequal/acceptance/internal/report/sweepfields"
 	"github.com/drivequal/drivequal/acceptance/internal/report/waf"
 )
@@ -167,12 +168,7 @@ func (l Latency) Percentile(p float64) float64 {
 }
 
 // QoSCheck is one latency limit of a cell, judged.
-type QoSCheck struct {
-	Key     string  `json:"key"` // the spec's key, "read_p99_99_us"
-	LimitUs float64 `json:"limit_us"`
-	Actual  float64 `json:"actual_us"`
-	Verdict string  `json:"verdict"`
-}
+type QoSCheck = plain.Limit
 
 // Steady is one drive's steady-state verdict in one random preconditioning
 // (or top-up) step, by the SNIA PTS rule on the step's write IOPS per round.

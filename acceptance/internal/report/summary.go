@@ -12,6 +12,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
 	"github.com/drivequal/drivequal/acceptance/internal/report/drivenames"
+	"github.com/drivequal/drivequal/acceptance/internal/report/plain"
 	"github.com/drivequal/drivequal/acceptance/internal/report/waf"
 	"github.com/drivequal/drivequal/acceptance/internal/units"
 )
@@ -366,8 +367,11 @@ func (s *summary) writeCapacity(capacity string) {
 	}
 	sortByWorkload(rows, rank)
 	fmt.Fprintf(b, "## %s\n\n", orDash(cell(capacity)))
-	lat, withWAF := hasLatency(rows), hasWAF(rows)
+	lat, withWAF, withQoS := hasLatency(rows), hasWAF(rows), slices.ContainsFunc(rows, func(r Result) bool { return len(r.QoS) > 0 })
 	b.WriteString("| Workload | Spec | Actual | % of Spec | Verdict |")
+	if withQoS {
+		b.WriteString(" QoS (spec limits) |")
+	}
 	if withWAF {
 		b.WriteString(" WAF |")
 	}
@@ -375,6 +379,9 @@ func (s *summary) writeCapacity(capacity string) {
 		b.WriteString(latencyHead)
 	}
 	b.WriteString("\n|---|---:|---:|---:|---|")
+	if withQoS {
+		b.WriteString("---|")
+	}
 	if withWAF {
 		b.WriteString("---:|")
 	}
@@ -391,6 +398,9 @@ func (s *summary) writeCapacity(capacity string) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |",
 			orDash(cell(name)), FormatValue(res.Spec, res.Metric), actualCell(res),
 			percentCell(res, res.Spec), notes.verdict(res))
+		if withQoS {
+			b.WriteString(" " + cell(plain.Limits(res.QoS)) + " |")
+		}
 		if withWAF {
 			b.WriteString(" " + orDash(cell(waf.Cell(res.WAF))) + " |")
 		}
@@ -425,10 +435,10 @@ func latencyCells(res Result) string {
 	for _, p := range []float64{50, 99, 99.9, 99.99, 99.999} {
 		var parts []string
 		if res.Read != nil {
-			parts = append(parts, Thousands(res.Read.Percentile(p)))
+			parts = append(parts, plain.Figure(res.Read.Percentile(p)))
 		}
 		if res.Write != nil {
-			parts = append(parts, Thousands(res.Write.Percentile(p)))
+			parts = append(parts, plain.Figure(res.Write.Percentile(p)))
 		}
 		v := strings.Join(parts, " / ")
 		if res.Read != nil && res.Write != nil {
@@ -476,8 +486,8 @@ func (s *summary) writeFleet() {
 			}
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s | %s | %s (limit %s) | %s | %s |\n", cell(c.Capacity), cell(c.Workload),
-			FormatValue(c.Spec, c.Metric), c.Drives, FormatValue(c.Min, c.Metric), FormatValue(c.Median, c.Metric), FormatValue(c.Max, c.Metric),
-			fmtPct(c.Spread), fmtPct(c.Tolerance), strings.ToUpper(c.Verdict), orDash(cell(strings.Join(outliers, "; "))))
+			FormatValue(c.Spec, c.Metric), c.Drives, plain.Missing(c.Drives == 0, FormatValue(c.Min, c.Metric)), plain.Missing(c.Drives == 0, FormatValue(c.Median, c.Metric)),
+			plain.Missing(c.Drives == 0, FormatValue(c.Max, c.Metric)), plain.Missing(c.Drives < 2, fmtPct(c.Spread)), fmtPct(c.Tolerance), strings.ToUpper(c.Verdict), orDash(cell(strings.Join(outliers, "; "))))
 	}
 	b.WriteString("\n![fleet](charts/fleet.svg)\n\n")
 }
@@ -728,10 +738,7 @@ type footnotes struct {
 // verdict returns res's verdict cell, with a footnote reference when res
 // carries an error.
 func (f *footnotes) verdict(res Result) string {
-	v := strings.ToUpper(cell(res.Verdict))
-	if v == "" {
-		v = "-"
-	}
+	v := verdictWords(res)
 	if res.Error == "" {
 		return v
 	}

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report/outfiles"
 )
 
 // File names inside a report directory.
@@ -16,50 +17,9 @@ const (
 	ChartsDir   = "charts"
 )
 
-// WriteFileAtomic replaces path with data: it writes a temporary file in the
-// same directory, syncs it, and renames it over path, so a reader sees either
-// the old content or the new one, never a part. The directory is created if
-// missing. The file is left with mode 0644.
-func WriteFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-			err = fmt.Errorf("writing %s: %w", path, err)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	// Make the rename itself durable. Not every file system lets a
-	// directory be synced; the data is already safe, so ignore that.
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
-}
+// WriteFileAtomic replaces path with data atomically, and lists it as
+// the run's when inside the tracked report directory (outfiles.WriteAtomic).
+var WriteFileAtomic = outfiles.WriteAtomic
 
 // Write writes results.json, summary.md and charts/<workload>.svg into dir,
 // each atomically, creating dir if needed. results.json is written first, so

@@ -17,11 +17,11 @@ var placeholderRE = regexp.MustCompile(`\{[a-z]*\}`)
 // (keyed "path", "serial", "slot", "name"), shell-quoted.
 func PowerCommand(cmd string, vals map[string]string) string {
 	return placeholderRE.ReplaceAllStringFunc(cmd, func(p string) string {
-		return shellQuote(vals[strings.Trim(p, "{}")])
+		return quoteWord(vals[strings.Trim(p, "{}")])
 	})
 }
 
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+func quoteWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // powerProblems are the problems of -power-cut and -power-restore, each
 // as the flag and what is wrong with it.

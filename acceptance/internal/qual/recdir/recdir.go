@@ -143,6 +143,25 @@ func HasRecordings(dir string) bool {
 	return found
 }
 
+// Within returns the directory under dir that holds a recording, for a
+// -replay given a directory that holds none: a report directory's raw/
+// (where a run records by default) first, then any directory directly
+// in dir, in name order; "" when none does.
+func Within(dir string) string {
+	sub := filepath.Join(dir, "raw")
+	if HasRecordings(sub) || HasVerify(sub) {
+		return sub
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		sub := filepath.Join(dir, e.Name())
+		if e.IsDir() && (HasRecordings(sub) || HasVerify(sub)) {
+			return sub
+		}
+	}
+	return ""
+}
+
 // Edited is what a resume of the recording in dir refuses because its
 // files were edited since they were recorded (a resume would keep them as
 // measured), run.json among them and a run.json without its sha256

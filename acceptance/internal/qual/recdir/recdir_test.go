@@ -46,3 +46,25 @@ func TestCheckFilesNamesAKilledPassStderr(t *testing.T) {
 	c, _ = CheckFiles(dir, info)
 	assert.Empty(t, c.Unvouched)
 }
+
+// A -replay given a report directory is pointed at the recording in it:
+// its raw/ first, else the first directory that holds one; a user's own
+// directory of other files is not taken for one.
+func TestWithinFindsTheRecordingInAReportDirectory(t *testing.T) {
+	dir := t.TempDir()
+	assert.Equal(t, "", Within(dir), "an empty directory holds no recording")
+
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "charts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "charts", "a.json"), []byte("{}"), 0o644))
+	assert.Equal(t, "", Within(dir), "a directory of other files is no recording")
+
+	other := filepath.Join(dir, "a-run", "TestSingleDrive", "1.92TB")
+	require.NoError(t, os.MkdirAll(other, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(other, "4KB_Random_Read.json"), []byte("{}"), 0o644))
+	assert.Equal(t, filepath.Join(dir, "a-run"), Within(dir))
+
+	raw := filepath.Join(dir, "raw", "TestScaling", "2_drives")
+	require.NoError(t, os.MkdirAll(raw, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(raw, "4KB_Random_Read.json"), []byte("{}"), 0o644))
+	assert.Equal(t, filepath.Join(dir, "raw"), Within(dir), "raw/ is where a run records by default")
+}

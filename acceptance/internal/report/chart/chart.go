@@ -10,7 +10,9 @@ package chart
 
 import (
 	"bytes"
+	"fmt"
 	"image/color"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -79,21 +81,19 @@ func RowLabels(capacity, workload []string) []string {
 	return labels
 }
 
-// RowsSVG lays out a chart of one row per label (the fleet's and the
-// baseline's): x from lo to hi with a margin, the rows bottom to top with
-// a free band above the first for the legend, rowHeight inches a row, and
-// renders it with SVG.
+// RowsSVG lays out a chart of one row per label (the fleet's, the lot's
+// and the baseline's): x from lo to hi with a margin, the rows bottom to
+// top, rowHeight inches a row, and renders it with SVG, the legend in a
+// column right of the plot, off the data.
 func RowsSVG(p *plot.Plot, lo, hi float64, labels []string, rowHeight float64) ([]byte, error) {
 	n := len(labels)
 	pad := (hi - lo) * 0.08
 	p.X.Min, p.X.Max = lo-pad-0.01, hi+pad+0.01
 	p.NominalY(labels...)
-	p.Y.Min, p.Y.Max = -0.6, float64(n)+0.9
+	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
 	p.Title.Padding = vg.Points(8)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), vg.Points(-4)
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	return SVG(p, 7*vg.Inch, 1.5*vg.Inch+vg.Length(n)*vg.Length(rowHeight)*vg.Inch)
+	return svgLegendBeside(p, 7*vg.Inch, 1.2*vg.Inch+vg.Length(n)*vg.Length(rowHeight)*vg.Inch)
 }
 
 // SVG renders p as an SVG of w × h in drivequal's charts' face: sans-serif
@@ -106,12 +106,7 @@ func SVG(p *plot.Plot, w, h vg.Length, extra ...*text.Style) ([]byte, error) {
 
 // svgIn renders p as SVG does, inside a margin of m each side of w × h.
 func svgIn(p *plot.Plot, w, h, m vg.Length, extra ...*text.Style) ([]byte, error) {
-	for _, st := range append([]*text.Style{
-		&p.Title.TextStyle, &p.X.Label.TextStyle,
-		&p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle,
-	}, extra...) {
-		st.Font.Variant = "Sans"
-	}
+	face(p, extra...)
 	if m == 0 {
 		wt, err := p.WriterTo(w, h, "svg")
 		if err != nil {
@@ -133,4 +128,72 @@ func svgIn(p *plot.Plot, w, h, m vg.Length, extra ...*text.Style) ([]byte, error
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// face sets the charts' sans-serif on p's texts and the extra styles.
+func face(p *plot.Plot, extra ...*text.Style) {
+	for _, st := range append([]*text.Style{
+		&p.Title.TextStyle, &p.X.Label.TextStyle,
+		&p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle,
+	}, extra...) {
+		st.Font.Variant = "Sans"
+	}
+}
+
+// svgLegendBeside renders p as SVG, its plot w × h and its legend in a
+// column to the right, below the title, where no figure is drawn.
+func svgLegendBeside(p *plot.Plot, w, h vg.Length) ([]byte, error) {
+	face(p)
+	legend := p.Legend
+	p.Legend = plot.NewLegend()
+	legend.Top, legend.Left = true, true
+	legend.XOffs, legend.YOffs = 0, 0
+	gap := vg.Points(10)
+	lw := legend.Rectangle(draw.New(vgsvg.New(w, h))).Size().X + 2*gap
+	img := vgsvg.New(w+lw, h)
+	c := draw.New(img)
+	p.Draw(draw.Crop(c, 0, -lw, 0, 0))
+	top := p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding + gap
+	legend.Draw(draw.Crop(c, w+gap, 0, 0, -top))
+	p.Legend = legend
+	var buf bytes.Buffer
+	if _, err := img.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WithVerdicts labels each row with its verdict, rows given top to
+// bottom as RowLabels takes them: "4KB Random Read: ACCEPTED".
+func WithVerdicts(labels, verdicts []string) []string {
+	n := len(labels)
+	out := make([]string, n)
+	for i, l := range labels {
+		out[i] = l
+		if v := verdicts[n-1-i]; v != "" {
+			out[i] = l + ": " + strings.ToUpper(v)
+		}
+	}
+	return out
+}
+
+// Tally says how many rows have each verdict, in the order first seen:
+// "2 accepted, 1 rejected".
+func Tally(verdicts []string) string {
+	var order []string
+	count := map[string]int{}
+	for _, v := range verdicts {
+		if v == "" {
+			v = "not judged"
+		}
+		if count[v] == 0 {
+			order = append(order, v)
+		}
+		count[v]++
+	}
+	parts := make([]string, len(order))
+	for i, v := range order {
+		parts[i] = fmt.Sprintf("%d %s", count[v], v)
+	}
+	return strings.Join(parts, ", ")
 }

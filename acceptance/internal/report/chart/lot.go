@@ -19,7 +19,10 @@ type LotRow struct {
 	// had figures); Accepted says the lot was accepted.
 	Bound            float64
 	Judged, Accepted bool
-	Figures          []LotDot
+	// Verdict is the lot's verdict ("accepted", "rejected",
+	// "inconclusive"), shown on its row and counted in the title.
+	Verdict string
+	Figures []LotDot
 }
 
 // LotDot is one drive's figure in a lot row, and whether it meets the
@@ -39,7 +42,11 @@ func Lot(rows []LotRow) ([]byte, error) {
 		return nil, errors.New("lot chart: no cells")
 	}
 	p := plot.New()
-	p.Title.Text = "lot: each drive's figure / pass line, and the tolerance bound"
+	verdicts := make([]string, len(rows))
+	for i, l := range rows {
+		verdicts[i] = l.Verdict
+	}
+	p.Title.Text = "lot: " + Tally(verdicts)
 	p.X.Label.Text = "figure / pass line"
 	p.Add(plotter.NewGrid())
 	n := len(rows)
@@ -101,5 +108,5 @@ func Lot(rows []LotRow) ([]byte, error) {
 	}
 	p.Add(line)
 	p.Legend.Add("pass line", line)
-	return RowsSVG(p, lo, hi, RowLabels(capacity, workload), 0.4)
+	return RowsSVG(p, lo, hi, WithVerdicts(RowLabels(capacity, workload), verdicts), 0.4)
 }

@@ -1,0 +1,124 @@
+package outfiles
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
+}
+
+// A run removes what an earlier run wrote in its report directory, and
+// nothing else: not a user's own file (beside them, or in place of one
+// the earlier run wrote), not its recording under raw/, not a file a
+// hand-edited list names outside the directory.
+func TestTrackRemovesOnlyWhatAnEarlierRunWrote(t *testing.T) {
+	t.Cleanup(Untrack)
+	root := t.TempDir()
+	dir := filepath.Join(root, "report")
+	raw := filepath.Join(dir, "raw")
+	outside := filepath.Join(root, "outside.txt")
+	write(t, outside, "mine")
+
+	// The earlier run: what it writes through WriteAtomic is listed, its
+	// recording (excluded) is not.
+	removed, err := Track(dir, raw)
+	require.NoError(t, err)
+	assert.Empty(t, removed, "a new directory has nothing to remove")
+	for _, f := range []string{"summary.md", "results.json", "charts/4KB_Random_Read.svg", "charts/8KB_Random_Read.svg", "notes.md"} {
+		require.NoError(t, WriteAtomic(filepath.Join(dir, f), []byte("drivequal "+f)))
+	}
+	require.NoError(t, WriteAtomic(filepath.Join(raw, "run.json"), []byte("{}")))
+	list, err := os.ReadFile(filepath.Join(dir, Manifest))
+	require.NoError(t, err)
+	assert.NotContains(t, string(list), "raw/", "a recording is not the report's")
+	assert.Contains(t, string(list), "  charts/4KB_Random_Read.svg\n")
+	Untrack()
+
+	// The user's own files, and one of the run's they replaced.
+	write(t, filepath.Join(dir, "charts", "my-notes.svg"), "mine")
+	write(t, filepath.Join(dir, "README.txt"), "mine")
+	write(t, filepath.Join(dir, "notes.md"), "the user's notes in place of the run's")
+	// A list edited to name files the run did not write there.
+	f, err := os.OpenFile(filepath.Join(dir, Manifest), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("0000  ../outside.txt\n0000  raw/run.json\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	removed, err = Track(dir, raw)
+	require.NoError(t, err)
+	slices.Sort(removed)
+	assert.Equal(t, []string{"charts/4KB_Random_Read.svg", "charts/8KB_Random_Read.svg", "results.json", "summary.md"}, removed)
+	for _, f := range []string{"summary.md", "results.json", "charts/4KB_Random_Read.svg", "charts/8KB_Random_Read.svg", Manifest} {
+		assert.NoFileExists(t, filepath.Join(dir, f), "written by the earlier run")
+	}
+	for _, f := range []string{filepath.Join(dir, "charts", "my-notes.svg"), filepath.Join(dir, "README.txt"), filepath.Join(dir, "notes.md"), filepath.Join(raw, "run.json"), outside} {
+		assert.FileExists(t, f, "not the earlier run's to remove")
+	}
+
+	// The new run lists its own files afresh.
+	require.NoError(t, WriteAtomic(filepath.Join(dir, "summary.md"), []byte("new")))
+	list, err = os.ReadFile(filepath.Join(dir, Manifest))
+	require.NoError(t, err)
+	assert.Equal(t, "11507a0e2f5e69d5dfa40a62a1bd7b6ee57e6bcd85c67c9b8431b36fff21c437  summary.md\n", string(list))
+}
+
+// A file reached through a symbolic link the earlier run's list names is
+// not removed: the link could point anywhere.
+func TestTrackLeavesFilesThroughSymlinks(t *testing.T) {
+	t.Cleanup(Untrack)
+	root := t.TempDir()
+	dir := filepath.Join(root, "report")
+	elsewhere := filepath.Join(root, "elsewhere")
+	_, err := Track(dir)
+	require.NoError(t, err)
+	require.NoError(t, WriteAtomic(filepath.Join(dir, "charts", "a.svg"), []byte("svg")))
+	Untrack()
+	require.NoError(t, os.Rename(filepath.Join(dir, "charts"), elsewhere))
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(dir, "charts")))
+	removed, err := Track(dir)
+	require.NoError(t, err)
+	assert.Empty(t, removed)
+	assert.FileExists(t, filepath.Join(elsewhere, "a.svg"))
+}
+
+// A report directory written before drivequal kept a list is cleared of
+// what its summary.md proves the run wrote: summary.md, results.json,
+// junit.xml and the charts it links; a chart it does not link, and a
+// file written since, stay.
+func TestTrackRemovesWhatAnUnlistedRunsSummaryLinks(t *testing.T) {
+	t.Cleanup(Untrack)
+	dir := filepath.Join(t.TempDir(), "report")
+	write(t, filepath.Join(dir, "summary.md"), "# drivequal: Solidigm D7-PS1010\n\nChart: [charts/4KB_Random_Read.svg](charts/4KB_Random_Read.svg)\n\n![lot](charts/lot.svg)\n")
+	for _, f := range []string{"results.json", "junit.xml", "charts/4KB_Random_Read.svg", "charts/lot.svg", "charts/mine.svg", "notes.md"} {
+		write(t, filepath.Join(dir, f), f)
+	}
+	later := filepath.Join(dir, "charts", "lot.svg")
+	require.NoError(t, os.Chtimes(later, time.Now().Add(time.Hour), time.Now().Add(time.Hour)))
+
+	removed, err := Track(dir)
+	require.NoError(t, err)
+	slices.Sort(removed)
+	assert.Equal(t, []string{"charts/4KB_Random_Read.svg", "junit.xml", "results.json", "summary.md"}, removed)
+	assert.FileExists(t, filepath.Join(dir, "charts", "mine.svg"), "not linked: not the run's")
+	assert.FileExists(t, filepath.Join(dir, "notes.md"))
+	assert.FileExists(t, later, "written after the run's summary: not the run's")
+
+	// A directory whose summary.md is not drivequal's is left alone.
+	other := filepath.Join(t.TempDir(), "docs")
+	write(t, filepath.Join(other, "summary.md"), "# Our summary\n\n[x](charts/a.svg)\n")
+	write(t, filepath.Join(other, "charts", "a.svg"), "a")
+	removed, err = Track(other)
+	require.NoError(t, err)
+	assert.Empty(t, removed)
+}
