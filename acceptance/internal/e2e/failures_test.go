@@ -92,6 +92,8 @@ func stepsOn(t *testing.T, r result, kind, dev string) []string {
 // the read-back as its cause; the first drive qualifies its own cells, and
 // a replay judges the same.
 func TestReadBackIOErrorStaysFailedAfterResume(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	good := newLoop(t, safetySize)
 	bad, img := imageLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
@@ -171,6 +173,8 @@ func lotOf(t *testing.T, run report.Run, workload string) report.Result {
 // QUALIFIED, and TestLot counts the drive as a failing one, not as a drive
 // without a figure. A replay judges the same.
 func TestCellIOErrorStaysFailedAfterResume(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	good := newLoop(t, safetySize)
 	bad, img := imageLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
@@ -238,6 +242,8 @@ func TestCellIOErrorStaysFailedAfterResume(t *testing.T) {
 // disqualified, naming the mismatch, and it is neither filled nor read
 // back again (the fill would overwrite the changed block).
 func TestKillDuringReadBackKeepsTheMismatch(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	dev, img := imageLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
 	raw := filepath.Join(rep, "raw")
@@ -288,6 +294,8 @@ func TestKillDuringReadBackKeepsTheMismatch(t *testing.T) {
 // failed drive again, fails its cells naming the fill error and when it
 // happened, and measures the neighbour's.
 func TestFillErrorIsRecordedPerDriveAndSurvivesResume(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	good := newLoop(t, safetySize)
 	dying := testenv.TmpfsLoop(t, safetySize, 16<<20)
 	rep := filepath.Join(t.TempDir(), "report")
@@ -419,6 +427,8 @@ func TestPeakTemperatureSurvivesAKill(t *testing.T) {
 // "i/o error", the drive's next cell fails unmeasured naming the failure,
 // and a replay of the recording judges both the same.
 func TestCellIOErrorOnAFullDeviceFailsTheDrive(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	dev := testenv.TmpfsLoop(t, safetySize, 8<<20)
 	r := runSuite(t, []string{"-test.run=TestSingleDrive"},
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=1s")

@@ -100,6 +100,8 @@ func alive(pid int) bool {
 // fails naming the signal, its job file and output stay, and the next cell
 // still runs.
 func TestFioKilledDuringMeasurement(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	dev := newLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
 	job := filepath.Join(rep, "raw", filepath.FromSlash(cellWrite)+".fio")
@@ -139,6 +141,8 @@ func TestFioKilledDuringMeasurement(t *testing.T) {
 // sectors is EINVAL. The cell fails with fio's exit status, its error text
 // and errno; the other cells are judged.
 func TestFioIOError(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	dev := newLoop(t, safetySize, "--sector-size", "4096")
 	r := runSuite(t, []string{"-test.run=TestSingleDrive"},
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=1s")
@@ -295,6 +299,8 @@ func TestReplayTruncatedFile(t *testing.T) {
 // Ctrl-C or SIGTERM during a live measurement: the suite stops fio within
 // seconds, keeps the results finished before and writes the report.
 func TestInterruptKeepsResults(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) { testInterrupt(t, sig) })
 	}
@@ -435,6 +441,8 @@ func TestBadFlags(t *testing.T) {
 // changed" naming what is gone, not with what fio made of the missing
 // path ("you need to specify size=", errno 22).
 func TestRemovedDriveIsSaidToDisappear(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	dev := newLoop(t, safetySize)
 	var st unix.Stat_t
 	require.NoError(t, unix.Stat(dev, &st))

@@ -72,6 +72,8 @@ func TestRegularFileTarget(t *testing.T) {
 // A plan longer than go test's -timeout is refused before anything runs,
 // saying which -timeout to use.
 func TestTimeoutTooShortIsRefused(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	testenv.MustHaveFio(t)
 	file := newTargetFile(t, 1<<30)
 	before := testenv.SHA256(t, file)

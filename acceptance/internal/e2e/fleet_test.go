@@ -29,6 +29,8 @@ import (
 //     (logged below), more than any tolerance that still tells a slow
 //     drive.
 func TestFleetOfTwoHosts(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	const read, seq = "TestSingleDrive/1GiB/4KB_Random_Read", "TestSingleDrive/1GiB/128KB_Sequential_Read"
 	run := []string{"-test.run=TestSingleDrive/1GiB/(4KB_Random_Read|128KB_Sequential_Read)$"}
 	var dirs []string

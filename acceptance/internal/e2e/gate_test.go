@@ -22,6 +22,8 @@ import (
 // A drive that fails writes during its fill exits non-zero, and every cell
 // that needed the fill fails quoting fio's I/O error, not as inconclusive.
 func TestDyingDriveFailsTheGate(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	dev := testenv.TmpfsLoop(t, safetySize, 16<<20) // a dying drive
 	r := runSuite(t, []string{"-test.run=TestSingleDrive"}, "-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-runtime=1s")
 	noFioLeft(t)
@@ -66,6 +68,8 @@ func TestQuickPreconditioningIsNotAPass(t *testing.T) {
 // failure of the first run (its status.json) must not replay as the
 // second run's verdict, and the replay judges with the recorded spec.
 func TestRerunIntoSameRecordReplaysTheRerun(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	raw := filepath.Join(t.TempDir(), "raw")
 	sel := []string{"-test.run=TestSingleDrive/64MiB/512B_Random_Read$"}
 
@@ -135,6 +139,8 @@ func TestReplayAgainstEditedSpec(t *testing.T) {
 // A second run on a drive that a first run is measuring is refused, naming
 // the first run, and the first run's figures are its own.
 func TestSecondRunOnHeldDriveIsRefused(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	dev := newLoop(t, safetySize)
 	firstDone := make(chan result, 1)
 	go func() {

@@ -222,6 +222,7 @@ func TestReceiptUsedDrive(t *testing.T) {
 		{"new", `"power_on_hours":12`, report.Pass},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each on its own loop device and health logs
 			log := []string{`"power_on_hours":8766`, tt.hours}
 			env := healthLogs(t, "", log, log, log, log, log, log, log, log, log)
 			dev := newLoop(t, 64<<20)
@@ -289,7 +290,10 @@ var midRunWarningTests = []midRunWarningTest{
 func TestCriticalWarningMidRunStopsThatDrive(t *testing.T) {
 	t.Parallel() // it mostly waits on fio's steady-state rounds
 	for _, tt := range midRunWarningTests {
-		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) { midRunWarning(t, tt) })
+		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {
+			t.Parallel() // each on its own loop devices and health logs
+			midRunWarning(t, tt)
+		})
 	}
 }
 

@@ -50,6 +50,8 @@ func corruptingFio(t *testing.T, img string, extra ...string) []string {
 // drive's cells fail at once while the first drive's are measured; and a
 // replay of the recording fails the same way.
 func TestIntegrityFindsAChangedBlock(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	testenv.MustHaveLoop(t)
 	good := newLoop(t, safetySize)
 	img := filepath.Join(t.TempDir(), "bad.img")
@@ -163,6 +165,8 @@ func imageLoop(t *testing.T, size int64) (dev, img string) {
 // the last 4 KiB of the other changed before the read-back fail it, naming
 // the tail block's offset.
 func TestIntegrityReadsTheTail(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	good := newLoop(t, tailSize)
 	bad, img := imageLoop(t, tailSize)
 	env := corruptingFio(t, img, "CORRUPT_BYTES=4096", "CORRUPT_OFFSET="+strconv.Itoa(tailSize-4096))
@@ -191,6 +195,8 @@ func TestIntegrityReadsTheTail(t *testing.T) {
 // and the recording, which measured nothing, replays the same failure and
 // lists those cells as failed.
 func TestIntegrityRefusesAnEarlierRunsData(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	dev, img := imageLoop(t, tailSize)
 	spec := testdataFile(t, "readback.toml")
 	first := runSuite(t, []string{"-test.run=TestIntegrity|TestVerdict"}, "-spec="+spec, "-drives="+dev, "-destructive")
@@ -240,6 +246,8 @@ func TestIntegrityRefusesAnEarlierRunsData(t *testing.T) {
 // returns the first's, which differs in the pass number at the end of the
 // fill's id. A drive that kept both passes passes.
 func TestIntegrityRefusesAnEarlierPass(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	good := newLoop(t, tailSize)
 	r := runSuite(t, []string{"-test.run=TestIntegrity|TestVerdict"},
 		"-spec="+testdataFile(t, "readback-2-passes.toml"), "-drives="+good, "-destructive")

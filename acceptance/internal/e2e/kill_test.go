@@ -27,6 +27,8 @@ import (
 // started must die with it, not go on writing the drive for the rest of its
 // 60 s runtime.
 func TestSuiteKilledStopsFio(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	dev := newLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
 	job := filepath.Join(rep, "raw", filepath.FromSlash(cellWrite)+".fio")

@@ -26,6 +26,8 @@ import (
 // as the fill left it) keeps it failed rather than measuring the cell
 // again as though nothing happened.
 func TestCellIOErrorKilledBeforeFioEndsStaysFailed(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	good := newLoop(t, safetySize)
 	bad, img := imageLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")

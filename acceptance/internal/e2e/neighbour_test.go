@@ -54,6 +54,8 @@ func pullingFio(t *testing.T, node, img, during string) []string {
 // cells are measured; the neighbour's cells fail saying it disappeared,
 // and nothing of the survivor is in run.json's failures.
 func TestNeighbourPulledAfterTheFillSurvivorReadBack(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	good := newLoop(t, safetySize)
 	gone := newLoop(t, safetySize)
 	r := runSuiteIn(t, pullingFio(t, gone, "", "after-fill"), nil, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+good+","+gone, "-destructive")
@@ -91,6 +93,8 @@ func TestNeighbourPulledAfterTheFillSurvivorReadBack(t *testing.T) {
 // its media (a preparation error, a read-back error or mismatch), nor any
 // failure of the survivor.
 func TestNeighbourPulledDuringTheReadBack(t *testing.T) {
+	// Its checks are of verdicts and recordings, not of speed.
+	t.Parallel()
 	testenv.MustHaveLoop(t)
 	good := newLoop(t, safetySize)
 	img := filepath.Join(t.TempDir(), "pulled.img")

@@ -81,6 +81,10 @@ func TestDefaultRound(t *testing.T) {
 		{"1m", time.Minute, ""}, // the built-in method's round
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			// Each on its own loop device and cgroup, its writes held to
+			// writeIOPS whatever the other does: the 2 s rounds run
+			// during the 1-minute ones, not before them.
+			t.Parallel()
 			dev := testenv.TmpfsLoop(t, 128<<20, 160<<20)
 			throttle := testenv.WriteThrottle(t, dev, writeIOPS)
 			dir := t.TempDir()
