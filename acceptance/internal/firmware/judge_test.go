@@ -47,7 +47,10 @@ func TestJudge(t *testing.T) {
 	}{
 		{"pass", func(o *Observed) {}, ""},
 		{"stall", func(o *Observed) { o.Stall.MaxLatency = 3020 * time.Millisecond }, "I/O stalled 3020 ms (fio: longest completion latency 3020 ms, longest window without a completion 150 ms), over max_stall 1s"},
-		{"old revision", func(o *Observed) { o.After = "OLD1"; o.LogAfter = SlotLog{Active: 1, Slots: map[int]string{1: "OLD1", 2: "NEW2"}} }, "still running OLD1 (id-ctrl fr) after the commit; the slot log's slot 2 holds NEW2"},
+		{"old revision", func(o *Observed) {
+			o.After = "OLD1"
+			o.LogAfter = SlotLog{Active: 1, Slots: map[int]string{1: "OLD1", 2: "NEW2"}}
+		}, "still running OLD1 (id-ctrl fr) after the commit; the slot log's slot 2 holds NEW2"},
 		{"slot log disagrees", func(o *Observed) { o.LogAfter = SlotLog{Active: 1, Slots: map[int]string{1: "OLD1", 2: "NEW2"}} }, "id-ctrl reports NEW2 running, but the slot log's active slot 1 holds OLD1"},
 		{"back", func(o *Observed) { o.Want = "OLD0" }, "running NEW2 after the step, not OLD0"},
 		{"identity", func(o *Observed) { o.IdentityAfter = "m t" }, "identity changed: m s before, m t after"},
