@@ -144,7 +144,13 @@ func TestFirmwareActivationUnderLoad(t *testing.T) {
 	refused := r.run(t, "0.2", nil, "-firmware="+img)
 	assert.NotEqual(t, 0, refused.Code)
 	assert.Contains(t, refused.Stderr, "parsing -firmware: the activation runs under a write load on the drives, which is refused without -destructive: give -destructive")
-	assert.Empty(t, r.sent(t), "nothing sent to the drive")
+	assert.NotContains(t, r.sent(t), "fw-", "no firmware command sent to the drive")
+	assert.Equal(t, before, hashDevice(t, r.dev), "the refused run left the drive unchanged")
+
+	noTable := runSuiteIn(t, r.env, []string{"-test.run=TestFirmware"}, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+r.dev, "-destructive", "-firmware="+img)
+	assert.Equal(t, 2, noTable.Code)
+	assert.Contains(t, noTable.Stderr, "parsing -firmware: "+testdataFile(t, "integrity.toml")+" has no [firmware] table: add one with action, slot and max_stall")
+	assert.NotContains(t, r.sent(t), "fw-", "no firmware command sent to the drive")
 	assert.Equal(t, before, hashDevice(t, r.dev), "the refused run left the drive unchanged")
 
 	dry := r.run(t, "0.2", nil, "-firmware="+img, "-firmware-back="+back, "-dry-run")
