@@ -211,6 +211,15 @@ func TestFirmwareActivationUnderLoad(t *testing.T) {
 	assert.Contains(t, rep.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
 	assert.Contains(t, rep.Stdout, "over max_stall 1s")
 
+	// run.json vouches for firmware.json: a replay of an edited one says so.
+	runJSON, err := os.ReadFile(filepath.Join(raw, "run.json"))
+	require.NoError(t, err)
+	sum := sha256.Sum256(after)
+	assert.Contains(t, string(runJSON), fmt.Sprintf(`"firmware.json": "%x"`, sum))
+	require.NoError(t, os.WriteFile(filepath.Join(raw, fwrun.File), []byte(strings.ReplaceAll(string(after), `"verdict": "fail"`, `"verdict": "pass"`)), 0o644))
+	edited := runSuite(t, nil, "-replay="+raw)
+	assert.Contains(t, edited.Stdout, "firmware.json (edited after recording")
+
 	// The commit leaves the old revision running.
 	require.NoError(t, os.WriteFile(filepath.Join(r.state, "fr"), []byte(r.old), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(r.state, "afi"), []byte("1"), 0o644))

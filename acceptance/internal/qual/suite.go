@@ -306,6 +306,8 @@ func JudgeFirmware(ctx context.Context, s *Suite, logf func(string, ...any)) ([]
 	in := fwrun.In{Drives: s.Drives, Plan: s.Plan, Spec: s.Spec, Record: s.Cfg.Record, Resumed: s.resume != nil, Writing: func(st plan.Step) { live.PurgingAtTheEnd(s.runner, st) }}
 	if s.reader != nil {
 		in.Replay = s.reader.Dir
+	} else {
+		in.RunJSON = live.RunJSON(s.runner)
 	}
 	rs, why := fwrun.Judge(ctx, in, logf)
 	for _, r := range rs {

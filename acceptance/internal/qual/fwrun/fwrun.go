@@ -20,6 +20,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/runjson"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
@@ -88,6 +89,9 @@ type In struct {
 	NVMe           nvme.CLI
 	// Writing, when set, is told each step before it writes its drives.
 	Writing func(plan.Step)
+	// RunJSON, when set, lists firmware.json's sha256 in run.json each
+	// time it is written, so that a replay tells an edited one.
+	RunJSON *runjson.Recorder
 }
 
 // Judge is each drive's steps' verdicts; why says why there are none.
@@ -153,6 +157,8 @@ func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]firmware.Re
 			logf("%s", r.Message)
 			if err := Save(in.Record, []firmware.Result{r}); err != nil {
 				logf("%s: %v", in.Record, err)
+			} else if err := hash(in.RunJSON, in.Record); err != nil {
+				logf("%v", err)
 			}
 			all = append(all, r)
 		}
@@ -174,6 +180,23 @@ func image(in In, st plan.Step) string {
 func Recorded(dir string) bool {
 	rs, err := Load(dir)
 	return err == nil && len(rs) > 0
+}
+
+// hash lists firmware.json's sha256 in run.json's files.
+func hash(rec *runjson.Recorder, dir string) error {
+	if rec == nil {
+		return nil
+	}
+	sums, err := record.HashFiles(dir, []string{File})
+	if err != nil {
+		return err
+	}
+	return rec.Update(func(i *record.Run) {
+		if i.Files == nil {
+			i.Files = map[string]string{}
+		}
+		i.Files[File] = sums[File]
+	})
 }
 
 type stored struct {
