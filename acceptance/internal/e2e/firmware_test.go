@@ -161,6 +161,8 @@ func TestFirmwareActivationUnderLoad(t *testing.T) {
 	ok := r.run(t, "0.2", nil, "-destructive", "-firmware="+img, "-firmware-back="+back, "-record="+filepath.Join(t.TempDir(), "raw"))
 	noFioLeft(t)
 	require.Equal(t, 0, ok.Code, "stdout:\n%s\nstderr:\n%s", ok.Stdout, ok.Stderr)
+	_, err := os.Stat(filepath.Join(acceptanceDir, "local-write-0-verify.state"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the stopped load left fio's verify state in the suite's directory")
 	res := byTest(ok.results(t))
 	for _, step := range []string{"activate", "back"} {
 		got := res["TestFirmware/"+name+"/"+step]

@@ -42,7 +42,8 @@ type Input struct {
 // a checksum and header (verify_backlog, fatal on a mismatch), beside a
 // 4 KiB random reader; each logs the highest completion latency of every
 // 10 ms window that completed I/O, so that a window without completion
-// shows as a gap. It runs until stopped.
+// shows as a gap. It runs until stopped, which leaves no verify state
+// file behind (verify_state_save=0).
 func Job(dev, prefix string) string {
 	return fmt.Sprintf(`[global]
 filename=%s
@@ -59,6 +60,7 @@ rw=randwrite
 verify=crc32c
 verify_backlog=16
 verify_fatal=1
+verify_state_save=0
 write_lat_log=%s-write
 [read]
 rw=randread
@@ -102,6 +104,7 @@ func Step(ctx context.Context, in Input) Result {
 		return fail(err)
 	}
 	fio := exec.CommandContext(ctx, "fio", "--output-format=json", "--output="+prefix+".json", jobFile)
+	fio.Dir = in.Dir
 	fio.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	fio.Cancel = func() error { return syscall.Kill(-fio.Process.Pid, syscall.SIGKILL) }
 	var stderr strings.Builder
