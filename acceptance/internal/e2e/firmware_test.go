@@ -29,7 +29,9 @@ import (
 // 1 read and 1 write a second on the device, then freed; the I/O waits in
 // the block layer on its real path to the loop device, and fio measures
 // it. With $FW_KEEP_OLD set, the commit fills the slot but the old
-// revision keeps running.
+// revision keeps running; with $FW_LOSE_WRITES, the activation loses what
+// the drive held (zeros written over it, as a firmware that drops its
+// write cache would), acknowledged writes included.
 const fwStandIn = `#!/bin/sh
 st="$FW_STATE"
 dev=""
@@ -56,6 +58,7 @@ fw-commit)
 	sleep "$FW_STALL"
 	echo "$FW_MAJMIN 0" > "$FW_CGROUP/blkio.throttle.read_iops_device"
 	echo "$FW_MAJMIN 0" > "$FW_CGROUP/blkio.throttle.write_iops_device"
+	if [ -n "$FW_LOSE_WRITES" ]; then dd if=/dev/zero of="$dev" bs=1M count=64 oflag=direct 2>/dev/null; fi
 	if [ -z "$FW_KEEP_OLD" ]; then cp "$st/slot$slot" "$st/fr"; echo "$slot" > "$st/afi"; fi ;;
 *) exec "$FW_REAL" "$@" ;;
 esac
@@ -230,4 +233,15 @@ func TestFirmwareActivationUnderLoad(t *testing.T) {
 	st := byTest(stuck.results(t))["TestFirmware/"+name+"/activate"]
 	assert.Equal(t, report.Fail, st.Verdict)
 	assert.Contains(t, st.Error, "still running FWOLD001 (id-ctrl fr) after the commit; the slot log's slot 2 holds FWNEW002")
+
+	// The activation loses acknowledged writes: fio's verify finds them.
+	require.NoError(t, os.WriteFile(filepath.Join(r.state, "fr"), []byte(r.old), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(r.state, "afi"), []byte("1"), 0o644))
+	lost := r.run(t, "0.2", []string{"FW_LOSE_WRITES=1"}, "-destructive", "-firmware="+img)
+	assert.NotEqual(t, 0, lost.Code)
+	l := byTest(lost.results(t))["TestFirmware/"+name+"/activate"]
+	require.NotNil(t, l.Firmware)
+	assert.Equal(t, report.Fail, l.Verdict)
+	assert.False(t, l.Firmware.Verified)
+	assert.Contains(t, l.Error, "the load's writes did not all read back: fio job write: error")
 }
