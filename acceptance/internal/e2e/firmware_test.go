@@ -31,7 +31,8 @@ import (
 // it. With $FW_KEEP_OLD set, the commit fills the slot but the old
 // revision keeps running; with $FW_LOSE_WRITES, the activation loses what
 // the drive held (zeros written over it, as a firmware that drops its
-// write cache would), acknowledged writes included.
+// write cache would), acknowledged writes included; with $FW_SLOWER, the
+// drive reads at most 20 times a second after the activation.
 const fwStandIn = `#!/bin/sh
 st="$FW_STATE"
 dev=""
@@ -59,6 +60,7 @@ fw-commit)
 	echo "$FW_MAJMIN 0" > "$FW_CGROUP/blkio.throttle.read_iops_device"
 	echo "$FW_MAJMIN 0" > "$FW_CGROUP/blkio.throttle.write_iops_device"
 	if [ -n "$FW_LOSE_WRITES" ]; then dd if=/dev/zero of="$dev" bs=1M count=64 oflag=direct 2>/dev/null; fi
+	if [ -n "$FW_SLOWER" ]; then echo "$FW_MAJMIN 20" > "$FW_CGROUP/blkio.throttle.read_iops_device"; fi
 	if [ -z "$FW_KEEP_OLD" ]; then cp "$st/slot$slot" "$st/fr"; echo "$slot" > "$st/afi"; fi ;;
 *) exec "$FW_REAL" "$@" ;;
 esac
@@ -110,10 +112,16 @@ func (r *fwRig) image(t *testing.T, rev string) string {
 // run runs the suite's TestFirmware in the rig's cgroup, the stall given.
 func (r *fwRig) run(t *testing.T, stall string, extraEnv []string, args ...string) result {
 	t.Helper()
+	return r.runSel(t, "TestFirmware", stall, extraEnv, args...)
+}
+
+// runSel is run with the tests sel selects.
+func (r *fwRig) runSel(t *testing.T, sel, stall string, extraEnv []string, args ...string) result {
+	t.Helper()
 	env := append(append([]string{"FW_STALL=" + stall}, r.env...), extraEnv...)
 	return runSuiteCtx(t.Context(), t, func(c *exec.Cmd) {
 		require.NoError(t, os.WriteFile(filepath.Join(r.cgroup, "cgroup.procs"), []byte(fmt.Sprint(c.Process.Pid)), 0))
-	}, env, []string{"-test.run=TestFirmware"}, append([]string{"-spec=" + testdataFile(t, "firmware.toml"), "-drives=" + r.dev}, args...)...)
+	}, env, []string{"-test.run=" + sel}, append([]string{"-spec=" + testdataFile(t, "firmware.toml"), "-drives=" + r.dev}, args...)...)
 }
 
 func (r *fwRig) sent(t *testing.T) string {
@@ -244,4 +252,43 @@ func TestFirmwareActivationUnderLoad(t *testing.T) {
 	assert.Equal(t, report.Fail, l.Verdict)
 	assert.False(t, l.Firmware.Verified)
 	assert.Contains(t, l.Error, "the load's writes did not all read back: fio job write: error")
+}
+
+// The run's one cell, measured before the activation, is measured again
+// after it from its recorded job file: within the spec's [baseline]
+// tolerance it passes; a drive that reads 20 times a second after the
+// activation (the stand-in's throttle, left on) fails TestFirmware,
+// naming the cell and both figures.
+func TestFirmwareRemeasured(t *testing.T) {
+	r := newFWRig(t)
+	img := r.image(t, r.new)
+	name := strings.TrimPrefix(r.dev, "/dev/")
+	cell := "TestSingleDrive/64MiB/128KB_Sequential_Read"
+	sel := "TestSingleDrive|TestFirmware"
+
+	ok := r.runSel(t, sel, "0.2", nil, "-destructive", "-firmware="+img)
+	noFioLeft(t)
+	require.Equal(t, 0, ok.Code, "stdout:\n%s\nstderr:\n%s", ok.Stdout, ok.Stderr)
+	got := byTest(ok.results(t))["TestFirmware/"+name+"/activate"]
+	require.NotNil(t, got.Firmware)
+	require.Len(t, got.Firmware.Remeasured, 1)
+	m := got.Firmware.Remeasured[0]
+	t.Logf("%s", m.Text())
+	assert.Equal(t, cell, m.Test)
+	assert.Equal(t, byTest(ok.results(t))[cell].Actual, m.Before)
+	assert.Positive(t, m.After)
+	assert.False(t, m.Regressed)
+
+	require.NoError(t, os.WriteFile(filepath.Join(r.state, "fr"), []byte(r.old), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(r.state, "afi"), []byte("1"), 0o644))
+	slow := r.runSel(t, sel, "0.2", []string{"FW_SLOWER=1"}, "-destructive", "-firmware="+img)
+	noFioLeft(t)
+	assert.NotEqual(t, 0, slow.Code)
+	s := byTest(slow.results(t))["TestFirmware/"+name+"/activate"]
+	require.NotNil(t, s.Firmware)
+	require.Len(t, s.Firmware.Remeasured, 1)
+	t.Logf("%s", s.Firmware.Remeasured[0].Text())
+	assert.True(t, s.Firmware.Remeasured[0].Regressed)
+	assert.Equal(t, report.Fail, s.Verdict)
+	assert.Contains(t, s.Error, "slower after the activation: "+cell+": ")
 }

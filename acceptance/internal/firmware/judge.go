@@ -68,10 +68,13 @@ type Result struct {
 	MaxStallMS   float64 `json:"max_stall_ms"`
 	// IOs is how many I/Os the load completed; Verified says fio read
 	// back every write it checked without an error.
-	IOs      int64  `json:"ios"`
-	Verified bool   `json:"verified"`
-	Verdict  string `json:"verdict"`
-	Message  string `json:"message"`
+	IOs      int64 `json:"ios"`
+	Verified bool  `json:"verified"`
+	// Remeasured are the cells measured again after the activation (one
+	// a drive state), each against its figure before it.
+	Remeasured []Remeasure `json:"remeasured,omitempty"`
+	Verdict    string      `json:"verdict"`
+	Message    string      `json:"message"`
 }
 
 // Name is the step's test name under TestFirmware/<drive>.

@@ -303,7 +303,7 @@ func JudgePurge(ctx context.Context, s *Suite, logf func(string, ...any)) ([]pur
 // JudgeFirmware is each drive's TestFirmware steps of s (package fwrun),
 // each added to the report; why says why there are none.
 func JudgeFirmware(ctx context.Context, s *Suite, logf func(string, ...any)) ([]firmware.Result, string) {
-	in := fwrun.In{Drives: s.Drives, Plan: s.Plan, Spec: s.Spec, Record: s.Cfg.Record, Resumed: s.resume != nil, Writing: func(st plan.Step) { live.PurgingAtTheEnd(s.runner, st) }}
+	in := fwrun.In{Drives: s.Drives, Plan: s.Plan, Spec: s.Spec, Results: s.Report.Results, Record: s.Cfg.Record, Resumed: s.resume != nil, Writing: func(st plan.Step) { live.PurgingAtTheEnd(s.runner, st) }}
 	if s.reader != nil {
 		in.Replay = s.reader.Dir
 	} else {

@@ -89,6 +89,9 @@ type In struct {
 	NVMe           nvme.CLI
 	// Writing, when set, is told each step before it writes its drives.
 	Writing func(plan.Step)
+	// Results are the run's results so far: each drive's cells before the
+	// activation, one a state measured again after it.
+	Results []report.Result
 	// RunJSON, when set, lists firmware.json's sha256 in run.json each
 	// time it is written, so that a replay tells an edited one.
 	RunJSON *runjson.Recorder
@@ -154,6 +157,9 @@ func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]firmware.Re
 			}
 			logf("%s: firmware %s: %s", dr.Path, st.Purge, fin.Image)
 			r := firmware.Step(ctx, fin)
+			if st.Purge == firmware.StepActivate {
+				firmware.AddRemeasured(&r, remeasure(ctx, in, d, fin.Dir))
+			}
 			logf("%s", r.Message)
 			if err := Save(in.Record, []firmware.Result{r}); err != nil {
 				logf("%s: %v", in.Record, err)
@@ -164,6 +170,34 @@ func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]firmware.Re
 		}
 	}
 	return all, ""
+}
+
+// remeasure measures again, after the activation, the first cell of each
+// drive state that drive d was measured alone in, from its recorded job
+// file, against its figure in in.Results.
+func remeasure(ctx context.Context, in In, d int, dir string) []firmware.Remeasure {
+	seen := map[string]bool{}
+	var out []firmware.Remeasure
+	for _, st := range in.Plan.Steps {
+		for _, c := range st.Cells {
+			if st.Kind != plan.StepMeasure || c.Kind != report.KindSingle || len(c.Drives) != 1 || c.Drives[0] != d || seen[c.Need] {
+				continue
+			}
+			i := slices.IndexFunc(in.Results, func(r report.Result) bool { return r.Test == c.Test })
+			if i < 0 || in.Results[i].Actual <= 0 {
+				continue
+			}
+			seen[c.Need] = true
+			m := firmware.Remeasure{Test: c.Test, Metric: in.Results[i].Metric, Before: in.Results[i].Actual, Tolerance: in.Spec.Baseline.Tolerance}
+			var err error
+			if m.After, err = firmware.Measure(ctx, record.Base(in.Record, c.Test)+record.JobExt, m.Metric, filepath.Join(dir, "remeasure")); err != nil {
+				m.Error = err.Error()
+			}
+			m.Compare()
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // image is st's image: the plan's name carries it after the step's name.
