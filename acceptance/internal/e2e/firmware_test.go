@@ -266,6 +266,10 @@ func TestFirmwareRemeasured(t *testing.T) {
 	cell := "TestSingleDrive/64MiB/128KB_Sequential_Read"
 	sel := "TestSingleDrive|TestFirmware"
 
+	dry := r.runSel(t, sel, "0.2", nil, "-firmware="+img, "-dry-run")
+	require.Equal(t, 0, dry.Code, dry.Stderr)
+	assert.Contains(t, dry.Stdout, "I/O stall ≤ 1s; then 1 cell(s), the first of each drive state, measured again")
+
 	ok := r.runSel(t, sel, "0.2", nil, "-destructive", "-firmware="+img)
 	noFioLeft(t)
 	require.Equal(t, 0, ok.Code, "stdout:\n%s\nstderr:\n%s", ok.Stdout, ok.Stderr)

@@ -72,6 +72,18 @@ func Add(pl *plan.Plan, cfg *cmdline.Config, spec *specs.Spec, drives []plan.Dri
 			Est: time.Duration(len(ds)) * (2*Settle + f.MaxStall + 10*time.Second),
 			Name: fmt.Sprintf("firmware %s: %s (%d bytes) to slot %d, %s (commit action %d), under a 4 KiB random read/write load, a drive at a time; I/O stall ≤ %s",
 				step, img, size, f.Slot, f.Action, firmware.CommitAction(f.Action), f.MaxStall)}
+		if step == firmware.StepActivate {
+			var n int
+			for _, d := range ds {
+				for _, m := range remeasured(*pl, d) {
+					st.Est += m.Est
+					n++
+				}
+			}
+			if n > 0 {
+				st.Name += fmt.Sprintf("; then %d cell(s), the first of each drive state, measured again", n)
+			}
+		}
 		pl.Steps = append(pl.Steps, st)
 		pl.Total += st.Est
 	}
@@ -172,30 +184,40 @@ func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]firmware.Re
 	return all, ""
 }
 
+// remeasured are the measure steps of the cells remeasure runs again for
+// drive d: the first single-drive cell of each state it was measured in.
+func remeasured(pl plan.Plan, d int) []plan.Step {
+	seen := map[string]bool{}
+	var out []plan.Step
+	for _, st := range pl.Steps {
+		for _, c := range st.Cells {
+			if st.Kind == plan.StepMeasure && c.Kind == report.KindSingle && len(c.Drives) == 1 && c.Drives[0] == d && !seen[c.Need] {
+				seen[c.Need] = true
+				out = append(out, plan.Step{Est: st.Est, Cells: []plan.Cell{c}})
+			}
+		}
+	}
+	return out
+}
+
 // remeasure measures again, after the activation, the first cell of each
 // drive state that drive d was measured alone in, from its recorded job
 // file, against its figure in in.Results.
 func remeasure(ctx context.Context, in In, d int, dir string) []firmware.Remeasure {
-	seen := map[string]bool{}
 	var out []firmware.Remeasure
-	for _, st := range in.Plan.Steps {
-		for _, c := range st.Cells {
-			if st.Kind != plan.StepMeasure || c.Kind != report.KindSingle || len(c.Drives) != 1 || c.Drives[0] != d || seen[c.Need] {
-				continue
-			}
-			i := slices.IndexFunc(in.Results, func(r report.Result) bool { return r.Test == c.Test })
-			if i < 0 || in.Results[i].Actual <= 0 {
-				continue
-			}
-			seen[c.Need] = true
-			m := firmware.Remeasure{Test: c.Test, Metric: in.Results[i].Metric, Before: in.Results[i].Actual, Tolerance: in.Spec.Baseline.Tolerance}
-			var err error
-			if m.After, err = firmware.Measure(ctx, record.Base(in.Record, c.Test)+record.JobExt, m.Metric, filepath.Join(dir, "remeasure")); err != nil {
-				m.Error = err.Error()
-			}
-			m.Compare()
-			out = append(out, m)
+	for _, st := range remeasured(in.Plan, d) {
+		c := st.Cells[0]
+		i := slices.IndexFunc(in.Results, func(r report.Result) bool { return r.Test == c.Test })
+		if i < 0 || in.Results[i].Actual <= 0 {
+			continue // not measured in this run (kept by a resume, or skipped)
 		}
+		m := firmware.Remeasure{Test: c.Test, Metric: in.Results[i].Metric, Before: in.Results[i].Actual, Tolerance: in.Spec.Baseline.Tolerance}
+		var err error
+		if m.After, err = firmware.Measure(ctx, record.Base(in.Record, c.Test)+record.JobExt, m.Metric, filepath.Join(dir, "remeasure")); err != nil {
+			m.Error = err.Error()
+		}
+		m.Compare()
+		out = append(out, m)
 	}
 	return out
 }
