@@ -260,6 +260,31 @@ func healthOf(t *testing.T, s *qual.Suite) {
 	checkDrives(t, drives)
 }
 
+// TestFirmware activates -firmware's image on each drive under a 4 KiB
+// random read/write load (and -firmware-back's after it):
+// TestFirmware/<drive>/<step> fails when fio saw I/O stall beyond the
+// spec's [firmware] max_stall, the new revision is not the one running
+// (id-ctrl fr and the slot log's active slot), the identity changed, a
+// write did not read back, or the revision is not in [health] firmware;
+// the drive's capacity is then NOT QUALIFIED.
+func TestFirmware(t *testing.T) {
+	eachRun(t, func(t *testing.T, s *qual.Suite) {
+		rs, why := qual.JudgeFirmware(runCtx, s, t.Logf)
+		if why != "" {
+			t.Skip(why)
+		}
+		for _, r := range rs {
+			t.Run(verdict.IntegrityName(r.Drive)+"/"+r.Step, func(t *testing.T) {
+				if r.Verdict != report.Pass {
+					t.Error(r.Message)
+					return
+				}
+				t.Log(r.Message)
+			})
+		}
+	})
+}
+
 // TestPurge proves the purge at the end of the run (-purge-after, or the
 // spec's [purge] verify): each drive, still holding the run's fill where
 // the cells left it, is purged once more and read back, a sample or the

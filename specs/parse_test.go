@@ -84,6 +84,8 @@ var badTests = []badTest{
 	{"lot_coverage", []wantErr{{33, `lot: coverage must be in (0, 1) (0.95 is 95 %), got 95`}, {34, `lot: confidence must be in (0, 1) (0.95 is 95 %), got 1`}}},
 	{"lot_missing", []wantErr{{31, `lot: missing required key "confidence"`}, {33, `lot: unknown key "confidense"; did you mean "confidence"?`}}},
 	{"lot_method", []wantErr{{35, `lot: method "nonparametric" is not one of normal, distribution-free`}}},
+	{"firmware_keys", []wantErr{{33, `firmware: action "activate" is not one of activate-now, replace-at-reset`}, {34, `firmware: slot must be`}, {35, `firmware: max_stall "one second" is not a duration`}}},
+	{"firmware_missing", []wantErr{{22, `firmware: missing required key "max_stall"`}}},
 	{"purge_verify", []wantErr{{34, `purge: verify "partial" is not one of none, sample, full`}}},
 	{"lot_not_table", []wantErr{{4, `lot must be a table ([lot]), got float 0.95`}}},
 	{"fleet_not_table", []wantErr{{4, `fleet must be a table ([fleet]), got float 0.2`}}},
@@ -383,6 +385,7 @@ func TestParseFull(t *testing.T) {
 		Baseline: Baseline{Tolerance: 0.03, LatencyTolerance: 0.25, Alpha: 0.01},
 		Lot:      &Lot{Coverage: 0.99, Confidence: 0.90, Method: LotDistributionFree},
 		Purge:    Purge{Verify: PurgeVerifyFull},
+		Firmware: &Firmware{Action: FirmwareReplaceAtReset, Slot: 2, MaxStall: time.Second},
 	}
 	if diff := cmp.Diff(want, s, cmpopts.IgnoreFields(Spec{}, "Text")); diff != "" {
 		t.Errorf("Load(full.toml) mismatch (-want +got):\n%s", diff)

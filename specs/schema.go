@@ -204,6 +204,13 @@ var specKeys = fields[Spec]{
 				purgeKeys.convert(t.sub(v, "purge"), &s.Purge)
 			}
 		}},
+	{key: "firmware", sub: firmwareKeys.inTable("firmware must be a table ([firmware])"),
+		conv: func(t table, v value, s *Spec) {
+			if v.set {
+				s.Firmware = &Firmware{}
+				firmwareKeys.convert(t.sub(v, "firmware"), s.Firmware)
+			}
+		}},
 	{key: "lot", sub: lotKeys.inTable("lot must be a table ([lot])"),
 		conv: func(t table, v value, s *Spec) {
 			if v.set {
@@ -227,6 +234,19 @@ var purgeKeys = fields[Purge]{
 	{key: "verify", conv: func(t table, v value, p *Purge) {
 		p.Verify, _ = t.oneOf(v, DefaultPurgeVerify, PurgeVerifyNone, PurgeVerifySample, PurgeVerifyFull)
 	}},
+}
+
+// firmwareKeys fill the [firmware] table: the activation under load
+// (TestFirmware). max_stall is required: it is the buyer's bound.
+var firmwareKeys = fields[Firmware]{
+	{key: "action", conv: func(t table, v value, f *Firmware) {
+		f.Action, _ = t.oneOf(v, DefaultFirmwareAction, FirmwareActivateNow, FirmwareReplaceAtReset)
+	}},
+	{key: "slot", conv: func(t table, v value, f *Firmware) {
+		n, _ := t.integer(v, 0, 0, 7)
+		f.Slot = int(n)
+	}},
+	{key: "max_stall", required: true, conv: func(t table, v value, f *Firmware) { f.MaxStall, _ = t.duration(v, 0, false) }},
 }
 
 // lotKeys fill a Lot: coverage and confidence are needed, a rule has no

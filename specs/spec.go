@@ -70,7 +70,29 @@ type Spec struct {
 	Purge Purge
 	// PowerLoss is the [power_loss] test; nil without the table.
 	PowerLoss *PowerLoss
+	// Firmware is the [firmware] table: the activation under load
+	// (TestFirmware, with -firmware); nil without the table.
+	Firmware *Firmware
 }
+
+// Firmware is the [firmware] table.
+type Firmware struct {
+	// Action is the commit: FirmwareActivateNow (commit action 3, no
+	// reset) or FirmwareReplaceAtReset (action 1, then a controller reset).
+	Action string
+	// Slot is the firmware slot written, 1 to 7; 0 lets the controller
+	// choose.
+	Slot int
+	// MaxStall is the longest I/O stall the activation may cause.
+	MaxStall time.Duration
+}
+
+// Firmware commit actions ([firmware] action).
+const (
+	FirmwareActivateNow    = "activate-now"
+	FirmwareReplaceAtReset = "replace-at-reset"
+	DefaultFirmwareAction  = FirmwareActivateNow
+)
 
 // Purge is the [purge] table.
 type Purge struct {

@@ -89,6 +89,10 @@ iodepth = 16
 coverage   = 0.95
 confidence = 0.95
 #@lot
+
+[firmware]
+max_stall = "1s"
+#@firmware
 `
 
 var placeholderRE = regexp.MustCompile(`(?m)^#@.*$`)

@@ -429,7 +429,7 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 	line(&b, "kind", res.Kind)
 	line(&b, "capacity", res.Capacity)
 	line(&b, "workload", res.Workload)
-	if res.Kind != report.KindIntegrity && res.Kind != report.KindPurge {
+	if res.Kind != report.KindIntegrity && res.Kind != report.KindPurge && res.Kind != report.KindFirmware {
 		// A verify pass or a purge has no figure: its lines are below.
 		line(&b, "metric", res.Metric)
 		line(&b, "unit", units.Unit(res.Metric))
@@ -487,8 +487,11 @@ func figures(r *report.Run, res report.Result, reportDir string) string {
 		line(&b, "lbas", strings.Join(p.LBAs, ", "))
 		line(&b, "fill sectors before", strconv.FormatInt(p.FillBefore, 10))
 	}
+	if f := res.Firmware; f != nil {
+		line(&b, "firmware", fmt.Sprintf("%s: %s -> %s, slot %d %s; stall %.0f ms (max %.0f ms); %s", f.Drive, f.Before, f.After, f.Slot, f.Action, f.StallMS, f.MaxStallMS, strings.Join(f.Commands, "; ")))
+	}
 	// A TestBaseline cell's drives are those of the result it compares.
-	if res.Kind != report.KindScaling && res.Kind != report.KindBaseline && res.Kind != report.KindIntegrity && res.Kind != report.KindLot && res.Kind != report.KindPurge {
+	if res.Kind != report.KindScaling && res.Kind != report.KindBaseline && res.Kind != report.KindIntegrity && res.Kind != report.KindLot && res.Kind != report.KindPurge && res.Kind != report.KindFirmware {
 		if d, ok := singleDrive(r, res); ok {
 			line(&b, "drive", d.Path)
 			line(&b, "model", d.Model)

@@ -79,10 +79,13 @@ const (
 	// and reads it back (TestPurge, purgeproof): last in the plan, run by
 	// TestPurge rather than by the cells.
 	StepPurgeProof
+	// StepFirmware is a firmware activation under load (TestFirmware,
+	// package fwrun): its Purge field names the step, activate or back.
+	StepFirmware
 )
 
 func (k StepKind) String() string {
-	return [...]string{"purge", "fill", "precondition", "top-up", "measure", "verify", "purge-proof"}[k]
+	return [...]string{"purge", "fill", "precondition", "top-up", "measure", "verify", "purge-proof", "firmware"}[k]
 }
 
 // Step is one step of the plan: a preparation of some drives or one fio

@@ -82,7 +82,7 @@ func (s *Suite) PrintPlan(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nfio job files:")
 	for _, st := range s.Plan.Steps {
-		if st.Kind == plan.StepPurge || st.Kind == plan.StepPurgeProof {
+		if st.Kind == plan.StepPurge || st.Kind == plan.StepPurgeProof || st.Kind == plan.StepFirmware {
 			continue
 		}
 		fmt.Fprintf(w, "# step %d, %s: %s\n%s\n", st.N, st.Kind, st.Name, st.Job.File())

@@ -13,6 +13,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/datacheck"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/fwrun"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/purgerun"
@@ -241,6 +242,8 @@ func (b *builder) resumePlan() {
 		fresh.AddVerify(&fp, s.verifyDrives())
 		s.Planner.AddVerify(&s.Plan, unverified)
 	}
+	fwrun.Add(&fp, s.Cfg, s.Spec, s.Drives)
+	fwrun.Add(&s.Plan, s.Cfg, s.Spec, s.Drives)
 	fresh.AddPurgeProof(&fp, purgerun.Mode(s.Cfg, s.Spec, s.Drives))
 	s.Planner.AddPurgeProof(&s.Plan, purgerun.Mode(s.Cfg, s.Spec, s.Drives))
 	z.fresh = fp.Total

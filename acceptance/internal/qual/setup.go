@@ -20,6 +20,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/overtime"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/fwrun"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/models"
@@ -110,6 +111,9 @@ func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []e
 	}
 	s := newSuite(cfg, spec)
 	b.s = s
+	if err := fwrun.Check(cfg, spec); err != nil && b.live {
+		errs = append(errs, err)
+	}
 	s.Report.Started = time.Now().UTC().Format(time.RFC3339)
 	if b.live {
 		s.Report.Mode = "live"
@@ -295,11 +299,11 @@ func (b *builder) replay() []error {
 	if st, err := os.Stat(cfg.Replay); err != nil || !st.IsDir() {
 		return nil // -replay's own check has said so
 	}
-	if !recdir.HasRecordings(cfg.Replay) && !recdir.HasVerify(cfg.Replay) && !record.Exists(cfg.Replay, powertest.Dir+"/") {
+	if !recdir.HasRecordings(cfg.Replay) && !recdir.HasVerify(cfg.Replay) && !record.Exists(cfg.Replay, powertest.Dir+"/") && !fwrun.Recorded(cfg.Replay) {
 		if sub := recdir.Within(cfg.Replay); sub != "" {
 			return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs, %s does: give -replay=%s", cfg.Replay, sub, sub)}
 		}
-		return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs (no TestSingleDrive/**.json or TestScaling/**.json, no verify pass in run.json, no power-loss cycle): give a directory written by -record", cfg.Replay)}
+		return []error{fmt.Errorf("parsing -replay: %s holds no recorded outputs (no TestSingleDrive/**.json or TestScaling/**.json, no verify pass in run.json, no power-loss cycle, no %s): give a directory written by -record", cfg.Replay, fwrun.File)}
 	}
 	info := record.Run{Precondition: plan.Full}
 	path := filepath.Join(cfg.Replay, "run.json")
@@ -403,6 +407,7 @@ func (b *builder) plan() {
 	if s.Precondition != plan.None && s.Spec.Precondition.FillPasses > 0 {
 		s.Planner.AddVerify(&s.Plan, s.verifyDrives())
 	}
+	fwrun.Add(&s.Plan, s.Cfg, s.Spec, s.Drives)
 	s.Planner.AddPurgeProof(&s.Plan, purgerun.Mode(s.Cfg, s.Spec, s.Drives))
 	s.Warnings = append(s.Warnings, s.steadyWarnings()...)
 	if s.resume != nil {

@@ -8,12 +8,14 @@ import (
 	"sync"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/firmware"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/overtime"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/purgeproof"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/fwrun"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/purgerun"
@@ -314,6 +316,22 @@ func JudgePurge(ctx context.Context, s *Suite, logf func(string, ...any)) ([]pur
 	rs, why := purgerun.Judge(ctx, in, logf)
 	for _, r := range rs {
 		s.out.add(purgerun.Report(r, s.Drives))
+	}
+	return rs, why
+}
+
+// JudgeFirmware is each drive's TestFirmware steps of s (package fwrun),
+// each added to the report; why says why there are none.
+func JudgeFirmware(ctx context.Context, s *Suite, logf func(string, ...any)) ([]firmware.Result, string) {
+	in := fwrun.In{Drives: s.Drives, Plan: s.Plan, Spec: s.Spec, Results: s.Report.Results, Record: s.Cfg.Record, Resumed: s.resume != nil, Writing: func(st plan.Step) { live.PurgingAtTheEnd(s.runner, st) }}
+	if s.reader != nil {
+		in.Replay = s.reader.Dir
+	} else {
+		in.RunJSON = live.RunJSON(s.runner)
+	}
+	rs, why := fwrun.Judge(ctx, in, logf)
+	for _, r := range rs {
+		s.out.add(fwrun.Report(r, s.Drives))
 	}
 	return rs, why
 }

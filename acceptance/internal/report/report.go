@@ -10,6 +10,7 @@ package report
 import (
 	"slices"
 
+	"github.com/drivequal/drivequal/acceptance/internal/firmware"
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/purgeproof"
 	"github.com/drivequal/drivequal/acceptance/internal/report/bottomline"
@@ -38,6 +39,7 @@ const (
 	KindPurge     = "purge" // TestPurge: a drive's purge at the end, read back; counts in its capacity's gate
 	// KindSweep is one point of a latency-at-load sweep; KindLatency its TestLatency target.
 	KindSweep, KindLatency = "sweep", "latency"
+	KindFirmware           = "firmware" // TestFirmware: a drive's firmware activation under load; counts in its capacity's gate
 )
 
 // Verdicts of a gate (a capacity, or the scaling steps), as Gates returns them.
@@ -274,8 +276,9 @@ const (
 	// CauseIOError: the drive answered an I/O of a measurement with an
 	// error (an I/O, medium, protection or target error, a timeout, no
 	// space): the drive is disqualified as for a failed read-back.
-	CauseIOError = "i/o error"
-	CausePurge   = "purge not proven" // the purge at the end failed, or its read-back found the fill or data it does not promise
+	CauseIOError  = "i/o error"
+	CausePurge    = "purge not proven"    // the purge at the end failed, or its read-back found the fill or data it does not promise
+	CauseFirmware = "firmware activation" // the activation under load stalled I/O beyond max_stall, left another revision running, changed the identity or lost a write
 )
 
 // NotTheDrivesCauses are the causes of an inconclusive result whose
@@ -477,6 +480,8 @@ type Result struct {
 	// Purge is a TestPurge drive's purge and read-back (KindPurge).
 	Purge             *purgeproof.Result `json:"purge,omitempty"`
 	sweepfields.Point                    // a KindSweep point's load
+	// Firmware is a TestFirmware step (KindFirmware).
+	Firmware *firmware.Result `json:"firmware,omitempty"`
 }
 
 // Integrity is one drive's verify pass: the bytes read back and checked,

@@ -26,6 +26,7 @@ func (r *Run) Summary() []byte {
 	s.writeDrives()
 	s.writeIntegrity()
 	s.writePurge()
+	s.writeFirmware()
 	s.writeSteady()
 	s.writeWAF()
 	for _, c := range r.testedCapacities() {
@@ -118,6 +119,17 @@ func (s *summary) writePurge() {
 	for _, res := range s.r.Results {
 		if res.Kind == KindPurge && res.Purge != nil {
 			fmt.Fprintf(&s.b, "%s- **%s**: %s\n\n", head, strings.ToUpper(res.Verdict), res.Purge.Message)
+			head = ""
+		}
+	}
+}
+
+// writeFirmware writes one line per drive's firmware step.
+func (s *summary) writeFirmware() {
+	head := "## Firmware activation under load\n\n"
+	for _, res := range s.r.Results {
+		if res.Kind == KindFirmware && res.Firmware != nil {
+			fmt.Fprintf(&s.b, "%s- **%s** %s: %s\n\n", head, strings.ToUpper(res.Verdict), res.Test, res.Firmware.Message)
 			head = ""
 		}
 	}
@@ -356,7 +368,7 @@ func (s *summary) writeCapacity(capacity string) {
 	r, b, notes, rank := s.r, &s.b, &s.notes, s.rank
 	var rows []Result
 	for _, res := range r.Results {
-		if res.Capacity == capacity && res.Kind != KindSweep && res.Kind != KindLatency && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline && res.Kind != KindIntegrity && res.Kind != KindLot && res.Kind != KindPurge {
+		if res.Capacity == capacity && res.Kind != KindSweep && res.Kind != KindLatency && res.Kind != KindScaling && res.Kind != KindFleet && res.Kind != KindBaseline && res.Kind != KindIntegrity && res.Kind != KindLot && res.Kind != KindPurge && res.Kind != KindFirmware {
 			rows = append(rows, res)
 		}
 	}

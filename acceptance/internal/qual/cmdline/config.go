@@ -56,6 +56,9 @@ type Flags struct {
 	// PowerCut and PowerRestore are the commands that cut and restore a
 	// drive's power for TestPowerLoss (see PowerCommand).
 	PowerCut, PowerRestore string
+	// Firmware and FirmwareBack are the images of TestFirmware: the
+	// activation under load, and the step back.
+	Firmware, FirmwareBack string
 	// Set names the flags given on the command line (see Given); a replay
 	// refuses the ones that only a live run uses, and judges with the
 	// recorded spec unless -spec is among them.
@@ -70,7 +73,7 @@ func (f *Flags) Given(fs *flag.FlagSet) {
 
 // liveOnly are the flags that change how drives are measured, which a
 // replay cannot honour: it judges what was recorded.
-var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling", "resume", "any-model", "overwrite", "purge-after", "power-cut", "power-restore"}
+var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling", "resume", "any-model", "overwrite", "purge-after", "power-cut", "power-restore", "firmware", "firmware-back"}
 
 // Register defines the flags of DESIGN.md on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
@@ -92,6 +95,8 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.PurgeAfter, "purge-after", false, "at the end of the run, purge every drive once more (the decommissioning purge) and read it back: no block of the run's fill may remain (TestPurge; the spec's [purge] verify says sample or full)")
 	fs.StringVar(&f.PowerCut, "power-cut", "", "`CMD` (run by sh) that cuts one drive's power for TestPowerLoss, with {path}, {serial}, {slot} and {name} replaced by the drive's (needs -destructive and -power-restore); slot: power off the drive's own PCIe slot")
 	fs.StringVar(&f.PowerRestore, "power-restore", "", "`CMD` (run by sh) that restores the drive's power after -power-cut, with the same placeholders")
+	fs.StringVar(&f.Firmware, "firmware", "", "download and activate the firmware image `FILE` on every drive under a 4 KiB random read/write load, as the spec's [firmware] says (TestFirmware/<drive>/activate): the I/O stall against max_stall, the new revision running, the identity kept, every acknowledged write read back; needs -destructive")
+	fs.StringVar(&f.FirmwareBack, "firmware-back", "", "after -firmware, download and activate the firmware image `FILE` (the first revision's) the same way (TestFirmware/<drive>/back)")
 	fs.StringVar(&f.Baseline, "baseline", "", "compare every cell with the same cell of the runs recorded in `DIR[,DIR...]` (e.g. the current firmware's or another vendor's), judged as a replay; a median drop beyond the spec's [baseline] tolerance fails as regressed")
 }
 
@@ -128,6 +133,9 @@ type Config struct {
 	// commands that cut and restore one drive's power, placeholders
 	// unexpanded ("" without them).
 	PowerCut, PowerRestore string
+	// Firmware and FirmwareBack are the absolute paths of -firmware and
+	// -firmware-back's images ("" when not given).
+	Firmware, FirmwareBack string
 	// SpecGiven says -spec was given: a replay then judges with it rather
 	// than with the spec recorded in run.json.
 	SpecGiven bool
@@ -346,6 +354,7 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 	for _, p := range powerProblems(f) {
 		bad(p[0], "%s", p[1])
 	}
+	c.Firmware, c.FirmwareBack = f.firmwareImages(root, bad)
 	if f.Resume && f.Overwrite {
 		bad("overwrite", "given with -resume: -resume continues the run recorded in -record, -overwrite starts a new one there; give one of them")
 	}

@@ -67,6 +67,10 @@ func (s samples) setup() {
 	}
 }
 
+// RunJSON is r's run.json, for a test at the end of the run that keeps
+// its own file in the recording (TestFirmware) to list its sha256.
+func RunJSON(r *Runner) *runjson.Recorder { r.init(); return r.facts.rec }
+
 // PurgingAtTheEnd records, before TestPurge's purge writes st's drives,
 // that their read-back and data sample no longer hold (as a purge step
 // does), so that a resume neither refuses them as changed nor trusts them.

@@ -1,0 +1,298 @@
+//go:build linux
+
+package e2e
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/qual/fwrun"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
+)
+
+// fwStandIn is an nvme-cli stand-in for one loop device: id-ctrl,
+// fw-log, fw-download and fw-commit of that device only (QEMU 7.2's
+// emulated controller implements neither Firmware Image Download nor
+// Firmware Commit), everything else the real nvme-cli. Its state (the
+// revision running, each slot's, the active slot) is in files of $FW_STATE.
+// fw-commit stalls the drive's I/O for $FW_STALL seconds with the kernel's
+// blk-throttle: the cgroup the suite (and so its fio) runs in is held to
+// 1 read and 1 write a second on the device, then freed; the I/O waits in
+// the block layer on its real path to the loop device, and fio measures
+// it. With $FW_KEEP_OLD set, the commit fills the slot but the old
+// revision keeps running; with $FW_LOSE_WRITES, the activation loses what
+// the drive held (zeros written over it, as a firmware that drops its
+// write cache would), acknowledged writes included; with $FW_SLOWER, the
+// drive reads at most 20 times a second after the activation.
+const fwStandIn = `#!/bin/sh
+st="$FW_STATE"
+dev=""
+for a in "$@"; do case "$a" in /dev/*) dev="$a";; esac; done
+if [ "$dev" != "$FW_DEV" ]; then exec "$FW_REAL" "$@"; fi
+echo "$*" >> "$st/sent"
+case "$1" in
+id-ctrl)
+	printf '{"vid":7,"mn":"Loop firmware","sn":"LOOPFW1","fr":"%s","oacs":0}\n' "$(cat "$st/fr")" ;;
+fw-log)
+	printf '{"%s":{"Active Firmware Slot (afi)":%s' "$dev" "$(cat "$st/afi")"
+	for s in 1 2 3; do
+		[ -f "$st/slot$s" ] && printf ',"Firmware Rev Slot %s":"1 (%s)"' "$s" "$(cat "$st/slot$s")"
+	done
+	printf '}}\n' ;;
+fw-download)
+	img=""; for a in "$@"; do case "$a" in --fw=*) img="${a#--fw=}";; esac; done
+	cp "$img" "$st/downloaded" ;;
+fw-commit)
+	slot=""; for a in "$@"; do case "$a" in --slot=*) slot="${a#--slot=}";; esac; done
+	head -c 8 "$st/downloaded" > "$st/slot$slot"
+	echo "$FW_MAJMIN 1" > "$FW_CGROUP/blkio.throttle.read_iops_device"
+	echo "$FW_MAJMIN 1" > "$FW_CGROUP/blkio.throttle.write_iops_device"
+	sleep "$FW_STALL"
+	echo "$FW_MAJMIN 0" > "$FW_CGROUP/blkio.throttle.read_iops_device"
+	echo "$FW_MAJMIN 0" > "$FW_CGROUP/blkio.throttle.write_iops_device"
+	if [ -n "$FW_LOSE_WRITES" ]; then dd if=/dev/zero of="$dev" bs=1M count=64 oflag=direct 2>/dev/null; fi
+	if [ -n "$FW_SLOWER" ]; then echo "$FW_MAJMIN 20" > "$FW_CGROUP/blkio.throttle.read_iops_device"; fi
+	if [ -z "$FW_KEEP_OLD" ]; then cp "$st/slot$slot" "$st/fr"; echo "$slot" > "$st/afi"; fi ;;
+*) exec "$FW_REAL" "$@" ;;
+esac
+`
+
+// fwRig is a loop device behind the stand-in, with a blkio cgroup the
+// suite is started in.
+type fwRig struct {
+	dev, bin, state, cgroup, old, new string
+	env                               []string
+}
+
+func newFWRig(t *testing.T) *fwRig {
+	t.Helper()
+	testenv.MustHaveRoot(t)
+	blkio := "/sys/fs/cgroup/blkio"
+	if _, err := os.Stat(filepath.Join(blkio, "blkio.throttle.read_iops_device")); err != nil {
+		testenv.Skipf(t, "needs the cgroup v1 blkio throttle at %s to stall a loop device: %v", blkio, err)
+	}
+	real, err := exec.LookPath("nvme")
+	if err != nil {
+		testenv.Skipf(t, "needs nvme-cli: %v", err)
+	}
+	dev := guardedLoop(t)
+	fi, err := os.Stat("/sys/class/block/" + strings.TrimPrefix(dev, "/dev/") + "/dev")
+	require.NoError(t, err, fi)
+	mm, err := os.ReadFile("/sys/class/block/" + strings.TrimPrefix(dev, "/dev/") + "/dev")
+	require.NoError(t, err)
+	cg, err := os.MkdirTemp(blkio, "drivequal-fw-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.Remove(cg) })
+	r := &fwRig{dev: dev, bin: t.TempDir(), state: t.TempDir(), cgroup: cg, old: "FWOLD001", new: "FWNEW002"}
+	require.NoError(t, os.WriteFile(filepath.Join(r.bin, "nvme"), []byte(fwStandIn), 0o755))
+	for f, v := range map[string]string{"fr": r.old, "afi": "1", "slot1": r.old} {
+		require.NoError(t, os.WriteFile(filepath.Join(r.state, f), []byte(v), 0o644))
+	}
+	r.env = []string{"PATH=" + r.bin + ":" + os.Getenv("PATH"), "FW_STATE=" + r.state, "FW_DEV=" + dev, "FW_REAL=" + real,
+		"FW_CGROUP=" + cg, "FW_MAJMIN=" + strings.TrimSpace(string(mm))}
+	return r
+}
+
+// image writes a firmware image whose first 8 bytes are rev.
+func (r *fwRig) image(t *testing.T, rev string) string {
+	p := filepath.Join(t.TempDir(), rev+".bin")
+	require.NoError(t, os.WriteFile(p, []byte(rev+strings.Repeat("\x00", 4088)), 0o644))
+	return p
+}
+
+// run runs the suite's TestFirmware in the rig's cgroup, the stall given.
+func (r *fwRig) run(t *testing.T, stall string, extraEnv []string, args ...string) result {
+	t.Helper()
+	return r.runSel(t, "TestFirmware", stall, extraEnv, args...)
+}
+
+// runSel is run with the tests sel selects.
+func (r *fwRig) runSel(t *testing.T, sel, stall string, extraEnv []string, args ...string) result {
+	t.Helper()
+	env := append(append([]string{"FW_STALL=" + stall}, r.env...), extraEnv...)
+	return runSuiteCtx(t.Context(), t, func(c *exec.Cmd) {
+		require.NoError(t, os.WriteFile(filepath.Join(r.cgroup, "cgroup.procs"), []byte(fmt.Sprint(c.Process.Pid)), 0))
+	}, env, []string{"-test.run=" + sel}, append([]string{"-spec=" + testdataFile(t, "firmware.toml"), "-drives=" + r.dev}, args...)...)
+}
+
+func (r *fwRig) sent(t *testing.T) string {
+	b, _ := os.ReadFile(filepath.Join(r.state, "sent"))
+	return string(b)
+}
+
+func hashDevice(t *testing.T, dev string) [32]byte {
+	b, err := os.ReadFile(dev)
+	require.NoError(t, err)
+	return sha256.Sum256(b)
+}
+
+// What is real: the loop device and its backing file, the kernel's block
+// layer and its blk-throttle (which holds the I/O), fio and the load it
+// runs with its verify and latency logs, the suite and its report. What is
+// stood in: nvme-cli's id-ctrl, fw-log, fw-download and fw-commit of the
+// loop device, which has no NVMe controller.
+//
+// A 0.2 s stall passes max_stall = "1s" (and the step back passes too); a
+// 3 s stall fails it naming the stall fio measured, within 10 % of 3 s,
+// and a -resume and a -replay keep the failure; a commit that leaves the
+// old revision running fails naming both revisions; without -destructive
+// the run is refused before anything is sent and the drive is unchanged.
+func TestFirmwareActivationUnderLoad(t *testing.T) {
+	r := newFWRig(t)
+	img, back := r.image(t, r.new), r.image(t, r.old)
+	name := strings.TrimPrefix(r.dev, "/dev/")
+
+	before := hashDevice(t, r.dev)
+	refused := r.run(t, "0.2", nil, "-firmware="+img)
+	assert.NotEqual(t, 0, refused.Code)
+	assert.Contains(t, refused.Stderr, "parsing -firmware: the activation runs under a write load on the drives, which is refused without -destructive: give -destructive")
+	assert.NotContains(t, r.sent(t), "fw-", "no firmware command sent to the drive")
+	assert.Equal(t, before, hashDevice(t, r.dev), "the refused run left the drive unchanged")
+
+	noTable := runSuiteIn(t, r.env, []string{"-test.run=TestFirmware"}, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+r.dev, "-destructive", "-firmware="+img)
+	assert.Equal(t, 2, noTable.Code)
+	assert.Contains(t, noTable.Stderr, "parsing -firmware: "+testdataFile(t, "integrity.toml")+" has no [firmware] table: add one with action, slot and max_stall")
+	assert.NotContains(t, r.sent(t), "fw-", "no firmware command sent to the drive")
+	assert.Equal(t, before, hashDevice(t, r.dev), "the refused run left the drive unchanged")
+
+	dry := r.run(t, "0.2", nil, "-firmware="+img, "-firmware-back="+back, "-dry-run")
+	require.Equal(t, 0, dry.Code, dry.Stderr)
+	assert.Contains(t, dry.Stdout, "firmware activate: "+img+" (4096 bytes) to slot 2, activate-now (commit action 3)")
+	assert.Contains(t, dry.Stdout, "firmware back: "+back+" (4096 bytes) to slot 2")
+
+	ok := r.run(t, "0.2", nil, "-destructive", "-firmware="+img, "-firmware-back="+back, "-record="+filepath.Join(t.TempDir(), "raw"))
+	noFioLeft(t)
+	require.Equal(t, 0, ok.Code, "stdout:\n%s\nstderr:\n%s", ok.Stdout, ok.Stderr)
+	_, err := os.Stat(filepath.Join(acceptanceDir, "local-write-0-verify.state"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the stopped load left fio's verify state in the suite's directory")
+	res := byTest(ok.results(t))
+	for _, step := range []string{"activate", "back"} {
+		got := res["TestFirmware/"+name+"/"+step]
+		require.NotNil(t, got.Firmware, step)
+		assert.Equal(t, report.Pass, got.Verdict, got.Error)
+		assert.Equal(t, report.KindFirmware, got.Kind)
+		t.Logf("%s: 0.2 s stall applied, fio measured %.0f ms (latency %.0f ms, gap %.0f ms, %d samples)", step, got.Firmware.StallMS, got.Firmware.MaxLatencyMS, got.Firmware.GapMS, got.Firmware.IOs)
+		assert.InDelta(t, 200, got.Firmware.StallMS, 150, "the stall fio measured")
+		assert.True(t, got.Firmware.Verified)
+	}
+	assert.Equal(t, r.new, res["TestFirmware/"+name+"/activate"].Firmware.After)
+	assert.Equal(t, r.old, res["TestFirmware/"+name+"/back"].Firmware.After)
+	summary, err := os.ReadFile(filepath.Join(ok.Report, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "## Firmware activation under load\n\n- **PASS** TestFirmware/"+name+"/activate: "+r.dev+": FWOLD001 to FWNEW002")
+	junit, err := os.ReadFile(filepath.Join(ok.Report, "junit.xml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(junit), `classname="TestFirmware`)
+
+	// A 3 s stall: FAIL, naming the stall fio measured.
+	require.NoError(t, os.WriteFile(filepath.Join(r.state, "fr"), []byte(r.old), 0o644))
+	raw := filepath.Join(t.TempDir(), "raw")
+	slow := r.run(t, "3", nil, "-destructive", "-firmware="+img, "-record="+raw)
+	noFioLeft(t)
+	assert.NotEqual(t, 0, slow.Code)
+	s := byTest(slow.results(t))["TestFirmware/"+name+"/activate"]
+	require.NotNil(t, s.Firmware)
+	assert.Equal(t, report.Fail, s.Verdict)
+	assert.Equal(t, report.CauseFirmware, s.Cause)
+	t.Logf("3 s stall applied: fio measured %.0f ms (latency %.0f ms, gap %.0f ms)", s.Firmware.StallMS, s.Firmware.MaxLatencyMS, s.Firmware.GapMS)
+	assert.InEpsilon(t, 3000, s.Firmware.StallMS, 0.10, "the stall fio measured is within 10 %% of the 3 s applied")
+	assert.Contains(t, s.Error, fmt.Sprintf("I/O stalled %.0f ms", s.Firmware.StallMS))
+	assert.Contains(t, s.Error, "over max_stall 1s")
+	assert.Contains(t, slow.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
+	kept, err := os.ReadFile(filepath.Join(raw, fwrun.File))
+	require.NoError(t, err)
+
+	// The failure stays: a resume does not activate again, a replay
+	// judges the recorded step.
+	res2 := r.run(t, "0.2", nil, "-destructive", "-firmware="+img, "-record="+raw, "-resume")
+	assert.NotEqual(t, 0, res2.Code)
+	assert.Contains(t, res2.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
+	after, err := os.ReadFile(filepath.Join(raw, fwrun.File))
+	require.NoError(t, err)
+	assert.Equal(t, string(kept), string(after), "the resume kept the recorded step")
+	rep := runSuite(t, nil, "-replay="+raw)
+	assert.Equal(t, 1, rep.Code, rep.Stderr)
+	assert.Contains(t, rep.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
+	assert.Contains(t, rep.Stdout, "over max_stall 1s")
+
+	// run.json vouches for firmware.json: a replay of an edited one says so.
+	runJSON, err := os.ReadFile(filepath.Join(raw, "run.json"))
+	require.NoError(t, err)
+	sum := sha256.Sum256(after)
+	assert.Contains(t, string(runJSON), fmt.Sprintf(`"firmware.json": "%x"`, sum))
+	require.NoError(t, os.WriteFile(filepath.Join(raw, fwrun.File), []byte(strings.ReplaceAll(string(after), `"verdict": "fail"`, `"verdict": "pass"`)), 0o644))
+	edited := runSuite(t, nil, "-replay="+raw)
+	assert.Contains(t, edited.Stdout, "firmware.json (edited after recording")
+
+	// The commit leaves the old revision running.
+	require.NoError(t, os.WriteFile(filepath.Join(r.state, "fr"), []byte(r.old), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(r.state, "afi"), []byte("1"), 0o644))
+	stuck := r.run(t, "0.2", []string{"FW_KEEP_OLD=1"}, "-destructive", "-firmware="+img)
+	assert.NotEqual(t, 0, stuck.Code)
+	st := byTest(stuck.results(t))["TestFirmware/"+name+"/activate"]
+	assert.Equal(t, report.Fail, st.Verdict)
+	assert.Contains(t, st.Error, "still running FWOLD001 (id-ctrl fr) after the commit; the slot log's slot 2 holds FWNEW002")
+
+	// The activation loses acknowledged writes: fio's verify finds them.
+	require.NoError(t, os.WriteFile(filepath.Join(r.state, "fr"), []byte(r.old), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(r.state, "afi"), []byte("1"), 0o644))
+	lost := r.run(t, "0.2", []string{"FW_LOSE_WRITES=1"}, "-destructive", "-firmware="+img)
+	assert.NotEqual(t, 0, lost.Code)
+	l := byTest(lost.results(t))["TestFirmware/"+name+"/activate"]
+	require.NotNil(t, l.Firmware)
+	assert.Equal(t, report.Fail, l.Verdict)
+	assert.False(t, l.Firmware.Verified)
+	assert.Contains(t, l.Error, "the load's writes did not all read back: fio job write: error")
+}
+
+// The run's one cell, measured before the activation, is measured again
+// after it from its recorded job file: within the spec's [baseline]
+// tolerance it passes; a drive that reads 20 times a second after the
+// activation (the stand-in's throttle, left on) fails TestFirmware,
+// naming the cell and both figures.
+func TestFirmwareRemeasured(t *testing.T) {
+	r := newFWRig(t)
+	img := r.image(t, r.new)
+	name := strings.TrimPrefix(r.dev, "/dev/")
+	cell := "TestSingleDrive/64MiB/128KB_Sequential_Read"
+	sel := "TestSingleDrive|TestFirmware"
+
+	dry := r.runSel(t, sel, "0.2", nil, "-firmware="+img, "-dry-run")
+	require.Equal(t, 0, dry.Code, dry.Stderr)
+	assert.Contains(t, dry.Stdout, "I/O stall ≤ 1s; then 1 cell(s), the first of each drive state, measured again")
+
+	ok := r.runSel(t, sel, "0.2", nil, "-destructive", "-firmware="+img)
+	noFioLeft(t)
+	require.Equal(t, 0, ok.Code, "stdout:\n%s\nstderr:\n%s", ok.Stdout, ok.Stderr)
+	got := byTest(ok.results(t))["TestFirmware/"+name+"/activate"]
+	require.NotNil(t, got.Firmware)
+	require.Len(t, got.Firmware.Remeasured, 1)
+	m := got.Firmware.Remeasured[0]
+	t.Logf("%s", m.Text())
+	assert.Equal(t, cell, m.Test)
+	assert.Equal(t, byTest(ok.results(t))[cell].Actual, m.Before)
+	assert.Positive(t, m.After)
+	assert.False(t, m.Regressed)
+
+	require.NoError(t, os.WriteFile(filepath.Join(r.state, "fr"), []byte(r.old), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(r.state, "afi"), []byte("1"), 0o644))
+	slow := r.runSel(t, sel, "0.2", []string{"FW_SLOWER=1"}, "-destructive", "-firmware="+img)
+	noFioLeft(t)
+	assert.NotEqual(t, 0, slow.Code)
+	s := byTest(slow.results(t))["TestFirmware/"+name+"/activate"]
+	require.NotNil(t, s.Firmware)
+	require.Len(t, s.Firmware.Remeasured, 1)
+	t.Logf("%s", s.Firmware.Remeasured[0].Text())
+	assert.True(t, s.Firmware.Remeasured[0].Regressed)
+	assert.Equal(t, report.Fail, s.Verdict)
+	assert.Contains(t, s.Error, "slower after the activation: "+cell+": ")
+}

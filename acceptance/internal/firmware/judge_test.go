@@ -1,0 +1,74 @@
+package firmware
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The stall is the longer of the longest window without a completion
+// (the logs merged) and the longest completion latency.
+func TestReadLogs(t *testing.T) {
+	w := "10, 500000, 1, 4096, 0\n20, 600000, 1, 4096, 0\n3100, 3050000000, 1, 4096, 0\n"
+	r := "15, 400000, 0, 4096, 0\n1000, 900000, 0, 4096, 0\n3110, 700000, 0, 4096, 0\n"
+	st, err := ReadLogs(strings.NewReader(w), strings.NewReader(r))
+	require.NoError(t, err)
+	assert.Equal(t, 2100*time.Millisecond, st.Gap)
+	assert.Equal(t, 3050*time.Millisecond, st.MaxLatency)
+	assert.Equal(t, 3050*time.Millisecond, st.Of())
+	_, err = ReadLogs(strings.NewReader(""))
+	assert.ErrorContains(t, err, "no completion")
+	_, err = ReadLogs(strings.NewReader("x, y\n"))
+	assert.ErrorContains(t, err, "line 1")
+}
+
+// nvme-cli's fw-log JSON, as 2.x prints it.
+func TestParseSlotLog(t *testing.T) {
+	l, err := ParseSlotLog([]byte(`{"nvme0":{"Active Firmware Slot (afi)":18,"Firmware Rev Slot 1":"3617294412169834033 (1.0)","Firmware Rev Slot 2":"12345 (GDC7201Q)"}}`))
+	require.NoError(t, err)
+	assert.Equal(t, 2, l.Active)
+	assert.Equal(t, map[int]string{1: "1.0", 2: "GDC7201Q"}, l.Slots)
+	_, err = ParseSlotLog([]byte(`{"nvme0":{}}`))
+	assert.ErrorContains(t, err, "no active slot")
+}
+
+func TestJudge(t *testing.T) {
+	before := SlotLog{Active: 1, Slots: map[int]string{1: "OLD1"}}
+	good := SlotLog{Active: 2, Slots: map[int]string{1: "OLD1", 2: "NEW2"}}
+	base := Observed{Before: "OLD1", After: "NEW2", LogBefore: before, LogAfter: good, IdentityBefore: "m s", IdentityAfter: "m s",
+		Stall: Stall{Gap: 150 * time.Millisecond, MaxLatency: 200 * time.Millisecond}, MaxStall: time.Second, Slot: 2}
+	tests := []struct {
+		name string
+		edit func(o *Observed)
+		want string // "" passes
+	}{
+		{"pass", func(o *Observed) {}, ""},
+		{"stall", func(o *Observed) { o.Stall.MaxLatency = 3020 * time.Millisecond }, "I/O stalled 3020 ms (fio: longest completion latency 3020 ms, longest window without a completion 150 ms), over max_stall 1s"},
+		{"old revision", func(o *Observed) {
+			o.After = "OLD1"
+			o.LogAfter = SlotLog{Active: 1, Slots: map[int]string{1: "OLD1", 2: "NEW2"}}
+		}, "still running OLD1 (id-ctrl fr) after the commit; the slot log's slot 2 holds NEW2"},
+		{"slot log disagrees", func(o *Observed) { o.LogAfter = SlotLog{Active: 1, Slots: map[int]string{1: "OLD1", 2: "NEW2"}} }, "id-ctrl reports NEW2 running, but the slot log's active slot 1 holds OLD1"},
+		{"back", func(o *Observed) { o.Want = "OLD0" }, "running NEW2 after the step, not OLD0"},
+		{"identity", func(o *Observed) { o.IdentityAfter = "m t" }, "identity changed: m s before, m t after"},
+		{"allow-list", func(o *Observed) { o.Allowed = []string{"OLD1"} }, "firmware NEW2 is not in the spec's [health] firmware [OLD1]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := base
+			tt.edit(&o)
+			r := Result{Drive: "/dev/x", Action: "activate-now"}
+			Judge(&r, o)
+			if tt.want == "" {
+				assert.Equal(t, Pass, r.Verdict, r.Message)
+				assert.Contains(t, r.Message, "OLD1 to NEW2")
+				return
+			}
+			assert.Equal(t, Fail, r.Verdict)
+			assert.Contains(t, r.Message, tt.want)
+		})
+	}
+}
