@@ -3,8 +3,7 @@ package specs
 import (
 	"fmt"
 	"github.com/drivequal/drivequal/specs/internal/keylines"
-	"math"
-	pathpkg "path"
+	"github.com/drivequal/drivequal/specs/internal/tomlval"
 	"regexp"
 	"slices"
 	"sort"
@@ -79,18 +78,6 @@ func (t table) missing(key string) {
 	t.errorf("", "missing required key %q", key)
 }
 
-// str returns a string value; def when unset. It reports a wrong type.
-func (t table) str(v value, def string) (string, bool) {
-	if !v.set {
-		return def, true
-	}
-	s, ok := v.v.(string)
-	if !ok {
-		t.errorf(v.key, "%s must be a string, got %s", v.key, typeName(v.v))
-	}
-	return s, ok
-}
-
 // nonEmpty is str for a key that may not be empty.
 func (t table) nonEmpty(v value) (string, bool) {
 	s, ok := t.str(v, "")
@@ -99,217 +86,6 @@ func (t table) nonEmpty(v value) (string, bool) {
 		return "", false
 	}
 	return s, ok
-}
-
-// integer returns an integer value in [lo, hi]; def when unset.
-func (t table) integer(v value, def, lo, hi int64) (int64, bool) {
-	if !v.set {
-		return def, true
-	}
-	n, ok := v.v.(int64)
-	if !ok {
-		t.errorf(v.key, "%s must be an integer, got %s", v.key, typeName(v.v))
-		return 0, false
-	}
-	switch {
-	case n < lo && (hi == math.MaxInt32 || hi == math.MaxInt64):
-		t.errorf(v.key, "%s must be >= %d, got %d", v.key, lo, n)
-	case n < lo || n > hi:
-		t.errorf(v.key, "%s must be between %d and %d, got %d", v.key, lo, hi, n)
-	default:
-		return n, true
-	}
-	return n, false
-}
-
-// limit returns an integer ≥ 0, or nil when unset or wrong.
-func (t table) limit(v value) *uint64 {
-	if !v.set {
-		return nil
-	}
-	n, ok := t.integer(v, 0, 0, math.MaxInt64)
-	if !ok {
-		return nil
-	}
-	u := uint64(n)
-	return &u
-}
-
-// byteUnits are the decimal units bytes reads, largest first.
-var byteUnits = []struct {
-	suffix string
-	mult   float64
-}{{"PB", 1e15}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
-
-// bytes returns a size in bytes, given as an integer of bytes or as a
-// string with a decimal unit ("1TB", "1.5 TB", "500GB"); nil when unset
-// or wrong.
-func (t table) bytes(v value) *uint64 {
-	if !v.set {
-		return nil
-	}
-	if _, ok := v.v.(int64); ok {
-		return t.limit(v)
-	}
-	str, ok := v.v.(string)
-	if !ok {
-		t.errorf(v.key, "%s must be a number of bytes or a size such as \"1TB\" (10^12 bytes), got %s", v.key, typeName(v.v))
-		return nil
-	}
-	s := strings.ToUpper(strings.TrimSpace(str))
-	for _, u := range byteUnits {
-		num, found := strings.CutSuffix(s, u.suffix)
-		if !found {
-			continue
-		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-		if err != nil || f < 0 || math.IsInf(f, 0) || f*u.mult >= math.MaxInt64 {
-			break
-		}
-		n := uint64(math.Round(f * u.mult))
-		return &n
-	}
-	t.errorf(v.key, "%s %q is not a size: write a number and a decimal unit, such as \"1TB\" (10^12 bytes) or \"500GB\"", v.key, str)
-	return nil
-}
-
-// number returns an integer or float value as a float64; def when unset.
-func (t table) number(v value, def float64) (float64, bool) {
-	if !v.set {
-		return def, true
-	}
-	switch n := v.v.(type) {
-	case int64:
-		return float64(n), true
-	case float64:
-		return n, true
-	}
-	t.errorf(v.key, "%s must be a number, got %s", v.key, typeName(v.v))
-	return 0, false
-}
-
-// tolerance returns a fraction in [0, 1); def when unset.
-func (t table) tolerance(v value, def float64) (float64, bool) {
-	f, ok := t.number(v, def)
-	if ok && !(f >= 0 && f < 1) {
-		hint := ""
-		if f > 1 && f < 100 {
-			hint = fmt.Sprintf("; for %v %% write %v", f, f/100)
-		}
-		t.errorf(v.key, "%s must be a fraction in [0, 1) (0.05 is 5 %%), got %v%s", v.key, f, hint)
-		return 0, false
-	}
-	return f, ok
-}
-
-// openFraction returns a share in (0, 1), such as a coverage or a
-// confidence (0.95 is 95 %).
-func (t table) openFraction(v value) (float64, bool) {
-	f, ok := t.number(v, 0)
-	if ok && !(f > 0 && f < 1) {
-		t.errorf(v.key, "%s must be in (0, 1) (0.95 is 95 %%), got %v", v.key, f)
-		return 0, false
-	}
-	return f, ok
-}
-
-// fraction returns a fraction of a mean, > 0 (0.20 is 20 %; above 1 is
-// allowed, for targets whose figures swing, such as loop devices); def
-// when unset.
-func (t table) fraction(v value, def float64) (float64, bool) {
-	f, ok := t.number(v, def)
-	if ok && !(f > 0) || math.IsInf(f, 0) {
-		t.errorf(v.key, "%s must be a fraction of the window mean > 0 (0.20 is 20 %%), got %v", v.key, f)
-		return 0, false
-	}
-	return f, ok
-}
-
-// boolean returns a boolean value; def when unset.
-func (t table) boolean(v value, def bool) (bool, bool) {
-	if !v.set {
-		return def, true
-	}
-	b, ok := v.v.(bool)
-	if !ok {
-		t.errorf(v.key, "%s must be true or false, got %s", v.key, typeName(v.v))
-	}
-	return b, ok
-}
-
-// duration returns a duration written as a Go duration string ("60s",
-// "30m", "1m30s"); def when unset. A duration must be > 0, or >= 0 when
-// zeroOK.
-func (t table) duration(v value, def time.Duration, zeroOK bool) (time.Duration, bool) {
-	if !v.set {
-		return def, true
-	}
-	s, ok := v.v.(string)
-	if !ok {
-		t.errorf(v.key, `%s must be a duration string like "60s", got %s`, v.key, typeName(v.v))
-		return 0, false
-	}
-	d, err := time.ParseDuration(s)
-	switch {
-	case err != nil:
-		t.errorf(v.key, `%s %q is not a duration (want e.g. "60s", "30m")`, v.key, s)
-	case d < 0 || d == 0 && !zeroOK:
-		want := "> 0"
-		if zeroOK {
-			want = ">= 0"
-		}
-		t.errorf(v.key, "%s must be %s, got %q", v.key, want, s)
-	default:
-		return d, true
-	}
-	return 0, false
-}
-
-// oneOf returns a string value that must be one of allowed; def when unset.
-func (t table) oneOf(v value, def string, allowed ...string) (string, bool) {
-	s, ok := t.str(v, def)
-	if !ok {
-		return "", false
-	}
-	if contains(allowed, s) {
-		return s, true
-	}
-	t.errorf(v.key, "%s %q is not one of %s", v.key, s, strings.Join(allowed, ", "))
-	return "", false
-}
-
-// firmware returns a list of firmware revisions as id-ctrl reports them
-// ("fr": at most 8 characters, trimmed); nil for an empty list.
-func (t table) firmware(v value) ([]string, bool) {
-	key := v.key
-	arr, ok := v.v.([]any)
-	if !ok {
-		t.errorf(key, `%s must be an array of firmware revisions like ["GDC7102Q"], got %s`, key, typeName(v.v))
-		return nil, false
-	}
-	var out []string
-	ok = true
-	for _, e := range arr {
-		fw, isStr := e.(string)
-		switch {
-		case !isStr:
-			t.errorf(key, "%s must hold strings, got %s", key, typeName(e))
-		case fw == "":
-			t.errorf(key, "%s: a firmware revision must not be empty", key)
-		case strings.TrimSpace(fw) != fw:
-			t.errorf(key, "%s: firmware revision %q has leading or trailing spaces, which id-ctrl's trimmed revision never has", key, fw)
-		case len(fw) > 8:
-			t.errorf(key, "%s: firmware revision %q is longer than the 8 characters of id-ctrl's fr field", key, fw)
-		default:
-			out = append(out, fw)
-			continue
-		}
-		ok = false
-	}
-	if !ok {
-		return nil, false
-	}
-	return out, true
 }
 
 // checkWorkloads checks what relates workloads to each other: unique names
@@ -411,102 +187,6 @@ func (p *parser) checkUnique(kind string, n int, at func(int) (name string, line
 	}
 }
 
-// driveCounts returns a non-empty, strictly ascending list of drive counts.
-func (t table) driveCounts(v value) ([]int, bool) {
-	key := v.key
-	arr, ok := v.v.([]any)
-	if !ok {
-		t.errorf(key, "%s must be an array of drive counts like [1, 2, 4], got %s", key, typeName(v.v))
-		return nil, false
-	}
-	if len(arr) == 0 {
-		t.errorf(key, "%s must list at least one drive count", key)
-		return nil, false
-	}
-	if len(arr) > MaxScalingSteps {
-		t.errorf(key, "%s lists %d drive counts, more than the %d a spec may hold", key, len(arr), MaxScalingSteps)
-		return nil, false
-	}
-	out := make([]int, 0, len(arr))
-	for _, e := range arr {
-		n, isInt := e.(int64)
-		switch {
-		case !isInt:
-			t.errorf(key, "%s must hold integers, got %s", key, typeName(e))
-			return nil, false
-		case n < 1:
-			t.errorf(key, "%s: drive count %d must be >= 1", key, n)
-			return nil, false
-		case n > MaxStepDrives:
-			t.errorf(key, "%s: drive count %d is more than %d, the most drives one step may measure", key, n, MaxStepDrives)
-			return nil, false
-		case len(out) > 0 && int(n) <= out[len(out)-1]:
-			t.errorf(key, "%s must be strictly ascending, got %d after %d", key, n, out[len(out)-1])
-			return nil, false
-		}
-		out = append(out, int(n))
-	}
-	return out, true
-}
-
-// blockSize returns a block size in bytes, written as an integer or a
-// string with an optional binary suffix: "4096", "4k", "4K", "4KiB", "4KB",
-// "1m", "1MiB". k, K, KB and KiB all mean 1024 bytes, as in fio. The size
-// must be > 0 and a multiple of 512.
-func (t table) blockSize(v value) (int64, bool) {
-	key := v.key
-	var n int64
-	switch b := v.v.(type) {
-	case int64:
-		n = b
-	case string:
-		var err error
-		if n, err = ParseBlockSize(b); err != nil {
-			t.errorf(key, "%s %q: %v", key, b, err)
-			return 0, false
-		}
-	default:
-		t.errorf(key, `%s must be a size like "4k" or a number of bytes, got %s`, key, typeName(v.v))
-		return 0, false
-	}
-	if n <= 0 || n%512 != 0 {
-		t.errorf(key, "%s must be > 0 and a multiple of 512 bytes, got %d", key, n)
-		return 0, false
-	}
-	return n, true
-}
-
-var sizeSuffixes = map[string]int64{
-	"": 1, "b": 1,
-	"k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
-	"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
-	"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30,
-}
-
-// ParseBlockSize parses a block size as fio writes it: a decimal integer
-// with an optional suffix k/K/KB/KiB (1024 bytes), m/M/MB/MiB (1024²) or
-// g/G/GB/GiB (1024³); suffixes ignore case. It returns bytes. It does not
-// check the value (see the spec's rule: > 0, a multiple of 512).
-func ParseBlockSize(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("not a size: want digits with an optional suffix like 4k, 128KiB")
-	}
-	mult, ok := sizeSuffixes[strings.ToLower(strings.TrimSpace(s[i:]))]
-	if !ok {
-		return 0, fmt.Errorf("unknown size suffix %q (want k, KiB, m, MiB, g, GiB)", s[i:])
-	}
-	n, err := strconv.ParseInt(s[:i], 10, 64)
-	if err != nil || n > math.MaxInt64/mult {
-		return 0, fmt.Errorf("size out of range")
-	}
-	return n * mult, nil
-}
-
 func contains(list []string, s string) bool {
 	for _, e := range list {
 		if e == s {
@@ -541,42 +221,40 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// modelPatterns returns a list of model-number globs (modelglob.Match),
-// each checked to be a valid pattern no longer than id-ctrl's 40
-// characters of mn.
-func (t table) modelPatterns(v value) []string {
-	key := v.key
-	arr, ok := v.v.([]any)
-	if !ok {
-		t.errorf(key, `%s must be an array of model-number patterns like ["SOLIDIGM SB5PH27X*"], got %s`, key, typeName(v.v))
-		return nil
-	}
-	if len(arr) > MaxModels {
-		t.errorf(key, "%s lists %d patterns, more than the %d a spec may hold", key, len(arr), MaxModels)
-		return nil
-	}
-	var out []string
-	for _, e := range arr {
-		m, isStr := e.(string)
-		switch {
-		case isStr && len(m) > MaxPatternLen:
-			t.errorf(key, "%s: a pattern of %d characters is longer than %d", key, len(m), MaxPatternLen)
-		case !isStr:
-			t.errorf(key, "%s must hold strings, got %s", key, typeName(e))
-		case m == "" || strings.TrimSpace(m) != m:
-			t.errorf(key, "%s: pattern %q is empty or has leading or trailing spaces, which id-ctrl's trimmed model number never has", key, m)
-		case len(m) > 40 && !strings.ContainsAny(m, "*?["):
-			t.errorf(key, "%s: %q is longer than the 40 characters of id-ctrl's mn field", key, m)
-		default:
-			if _, err := pathpkg.Match(m, ""); err != nil {
-				t.errorf(key, "%s: %q is not a valid pattern (%v): * matches any characters, ? one, [abc] a set", key, m, err)
-				continue
-			}
-			out = append(out, m)
-		}
-	}
-	if len(arr) == 0 {
-		t.errorf(key, "%s is empty: leave the key out to accept any model", key)
-	}
-	return out
+// val is v read by package tomlval, its problems at v's key.
+func (t table) val(v value) tomlval.Value {
+	return tomlval.Value{Key: v.key, V: v.v, Set: v.set, Errorf: func(format string, args ...any) { t.errorf(v.key, format, args...) }}
 }
+
+// The readers of a value (package tomlval), their problems at its key.
+func (t table) str(v value, def string) (string, bool) { return t.val(v).Str(def) }
+func (t table) integer(v value, def, lo, hi int64) (int64, bool) {
+	return t.val(v).Integer(def, lo, hi)
+}
+func (t table) limit(v value) *uint64                          { return t.val(v).Limit() }
+func (t table) bytes(v value) *uint64                          { return t.val(v).Bytes() }
+func (t table) number(v value, def float64) (float64, bool)    { return t.val(v).Number(def) }
+func (t table) tolerance(v value, def float64) (float64, bool) { return t.val(v).Tolerance(def) }
+func (t table) openFraction(v value) (float64, bool)           { return t.val(v).OpenFraction() }
+func (t table) fraction(v value, def float64) (float64, bool)  { return t.val(v).Fraction(def) }
+func (t table) boolean(v value, def bool) (bool, bool)         { return t.val(v).Boolean(def) }
+func (t table) duration(v value, def time.Duration, zeroOK bool) (time.Duration, bool) {
+	return t.val(v).Duration(def, zeroOK)
+}
+func (t table) oneOf(v value, def string, allowed ...string) (string, bool) {
+	return t.val(v).OneOf(def, allowed...)
+}
+func (t table) firmware(v value) ([]string, bool) { return t.val(v).Firmware() }
+func (t table) driveCounts(v value) ([]int, bool) {
+	return t.val(v).DriveCounts(MaxScalingSteps, MaxStepDrives)
+}
+func (t table) blockSize(v value) (int64, bool) { return t.val(v).BlockSize() }
+func (t table) modelPatterns(v value) []string {
+	return t.val(v).ModelPatterns(MaxModels, MaxPatternLen)
+}
+
+// ParseBlockSize parses a block size as fio writes it: a decimal integer
+// with an optional suffix k/K/KB/KiB (1024 bytes), m/M/MB/MiB (1024²) or
+// g/G/GB/GiB (1024³); suffixes ignore case. It returns bytes. It does not
+// check the value (see the spec's rule: > 0, a multiple of 512).
+func ParseBlockSize(s string) (int64, error) { return tomlval.ParseBlockSize(s) }

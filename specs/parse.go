@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/drivequal/drivequal/specs/internal/keylines"
+	"github.com/drivequal/drivequal/specs/internal/tomlval"
 	"path/filepath"
 	"strings"
 	"time"
@@ -295,25 +296,7 @@ func (p *parser) checkShape(node *schema, m map[string]any, k toml.Key, elem int
 }
 
 // typeName names the TOML type of a decoded value.
-func typeName(v any) string {
-	switch v := v.(type) {
-	case string:
-		return fmt.Sprintf("string %q", v)
-	case int64:
-		return fmt.Sprintf("integer %d", v)
-	case float64:
-		return fmt.Sprintf("float %v", v)
-	case bool:
-		return fmt.Sprintf("boolean %v", v)
-	case []any, []map[string]any:
-		return "array"
-	case map[string]any:
-		return "table"
-	case nil:
-		return "nothing"
-	}
-	return "datetime"
-}
+func typeName(v any) string { return tomlval.TypeName(v) }
 
 // checkCounts reports arrays of tables longer than a spec may hold, before
 // anything is converted; it reports whether they are all within bounds.

@@ -140,8 +140,8 @@ func (s *Run) JudgeBaseline(ctx context.Context) []report.Result {
 			s.Warnings = append(s.Warnings, err.Error())
 		}
 	}()
-	s.out.mu.Lock()
-	defer s.out.mu.Unlock()
+	s.out.Lock()
+	defer s.out.Unlock()
 	cells := baseline.Judge(base, s.Report.Results, baseline.Of(s.Spec))
 	byTest := map[string]*report.BaselineResult{}
 	for _, c := range cells {

@@ -27,21 +27,21 @@ func (s *Suite) captureFailures(ctx context.Context) {
 		index[d.Path] = i
 	}
 	broken := s.runner.Broken()
-	s.out.mu.Lock()
-	list := capture.Failed(s.out.run, index, broken, s.drivesOf)
-	s.out.mu.Unlock()
+	s.out.Lock()
+	list := capture.Failed(s.out.Run, index, broken, s.drivesOf)
+	s.out.Unlock()
 	caps := s.runner.CaptureFailures(ctx, list)
-	s.out.mu.Lock()
-	defer s.out.mu.Unlock()
-	for i := range s.out.run.Drives {
-		if d, ok := index[s.out.run.Drives[i].Path]; ok {
+	s.out.Lock()
+	defer s.out.Unlock()
+	for i := range s.out.Run.Drives {
+		if d, ok := index[s.out.Run.Drives[i].Path]; ok {
 			if c, ok := caps[d]; ok {
 				c := c
-				s.out.run.Drives[i].Failure = &c
+				s.out.Run.Drives[i].Failure = &c
 			}
 		}
 	}
 	if len(caps) > 0 {
-		s.out.wroteOnce = false // the drives table changed: write it again
+		s.out.Stale() // the drives table changed: write it again
 	}
 }

@@ -26,7 +26,7 @@ func (s *Suite) SingleCells() []CapacityCells {
 		cc := CapacityCells{Capacity: c}
 		drives := s.drivesOf(c.Name)
 		if len(drives) == 0 {
-			cc.Skip = fmt.Sprintf("no drive given is a %s drive (drives: %s); use -capacity=%s to judge a drive as this capacity", c.Name, s.driveSummary(), c.Name)
+			cc.Skip = fmt.Sprintf("no drive given is a %s drive (drives: %s); use -capacity=%s to judge a drive as this capacity", c.Name, driveSummary(s.Drives), c.Name)
 			out = append(out, cc)
 			continue
 		}
@@ -37,7 +37,7 @@ func (s *Suite) SingleCells() []CapacityCells {
 				continue
 			}
 			cc.Cells = append(cc.Cells, plan.Cell{Kind: report.KindSingle, Test: test,
-				Capacity: c, Workload: w, Drives: drives[:1], Need: need, Twin: twin, Skip: s.noFigure(c, w)})
+				Capacity: c, Workload: w, Drives: drives[:1], Need: need, Twin: twin, Skip: noFigure(s.Spec, c, w)})
 		}
 		if len(cc.Cells) == 0 && s.recordedOnly {
 			continue // a replay lists only what was recorded
@@ -81,7 +81,7 @@ func (s *Suite) ScalingCells() []ScalingStep {
 			if s.has != nil && !s.has(test) {
 				continue
 			}
-			skip := s.noFigure(sc, w)
+			skip := noFigure(s.Spec, sc, w)
 			if w.Metric.LowerIsBetter() {
 				skip = fmt.Sprintf("%s: a latency is judged drive by drive, not summed over N drives: its cells are in TestSingleDrive", w.Name)
 			}
@@ -96,16 +96,17 @@ func (s *Suite) ScalingCells() []ScalingStep {
 }
 
 // noFigure says why workload w is not measured at capacity c, or "".
-func (s *Suite) noFigure(c specs.Capacity, w specs.Workload) string {
+func noFigure(spec *specs.Spec, c specs.Capacity, w specs.Workload) string {
 	if _, ok := c.Spec[w.Name]; ok {
 		return ""
 	}
-	return fmt.Sprintf("%s: %s gives no figure for %s at %s, so the cell is not measured", w.Name, s.Spec.File, w.Name, c.Name)
+	return fmt.Sprintf("%s: %s gives no figure for %s at %s, so the cell is not measured", w.Name, spec.File, w.Name, c.Name)
 }
 
-func (s *Suite) driveSummary() string {
+// driveSummary is each drive given and the capacity it is judged as.
+func driveSummary(drives []plan.Drive) string {
 	var parts []string
-	for _, d := range s.Drives {
+	for _, d := range drives {
 		parts = append(parts, d.Path+" as "+d.Capacity)
 	}
 	return strings.Join(parts, ", ")

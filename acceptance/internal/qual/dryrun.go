@@ -31,7 +31,7 @@ func (s *Suite) Estimate() Estimate {
 // PowerLoss is the run's power-loss test (TestPowerLoss).
 func PowerLoss(s *Suite) *powertest.Test {
 	t := powertest.New(s.Cfg, s.Spec, s.Drives, s.runner != nil, s.recorded.Files, func(c []report.HealthCheck) {
-		s.out.checks(func(r *report.Run) *[]report.HealthCheck { return &r.PowerLoss }, c)
+		s.out.Checks(func(r *report.Run) *[]report.HealthCheck { return &r.PowerLoss }, c)
 	})
 	if s.runner != nil {
 		t.Rec = live.Recorder(s.runner)

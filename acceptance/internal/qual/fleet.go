@@ -13,6 +13,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/fleet"
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/fleetcheck"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/runreport"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
 	"github.com/drivequal/drivequal/fiojob"
@@ -26,7 +27,7 @@ import (
 // together, each named.
 func setupFleet(ctx context.Context, cfg *cmdline.Config) (*Run, []error) {
 	top := &Run{Cfg: cfg, Fleet: true, Report: &report.Run{Mode: "replay", Started: time.Now().UTC().Format(time.RFC3339)}}
-	top.out = &reporter{run: top.Report, dir: cfg.Report, dryRun: cfg.DryRun}
+	top.out = &runreport.Reporter{Run: top.Report, Dir: cfg.Report, DryRun: cfg.DryRun}
 	// Every host's run.json, size and spec first: a refused fleet reads
 	// no host's outputs.
 	if errs := fleetcheck.Check(cfg.Replays, cfg.SpecGiven); len(errs) > 0 {
@@ -50,7 +51,7 @@ func setupFleet(ctx context.Context, cfg *cmdline.Config) (*Run, []error) {
 		}
 		name = fleetcheck.Unique(name, "#", names)
 		m.Cfg.Report = filepath.Join(cfg.Report, "hosts", fleetcheck.Unique(fleetcheck.HostSlug(name), "-", dirs))
-		m.out.dir, m.out.fleet, m.out.host = m.Cfg.Report, top.out, name
+		m.out.Dir, m.out.Fleet, m.out.Host = m.Cfg.Report, top.out, name
 		top.Members = append(top.Members, Member{Name: name, Suite: m})
 	}
 	if len(errs) > 0 {
@@ -129,8 +130,8 @@ func (s *Run) JudgeFleet() []fleet.Cell {
 			s.Warnings = append(s.Warnings, err.Error())
 		}
 	}()
-	s.out.mu.Lock()
-	defer s.out.mu.Unlock()
+	s.out.Lock()
+	defer s.out.Unlock()
 	for i, m := range s.Members {
 		s.Report.Hosts[i].Verdict = m.Suite.Report.Overall().Verdict
 	}

@@ -21,7 +21,7 @@ func (r *Run) JudgeLot() []LotCell {
 		return nil
 	}
 	var cells []LotCell
-	err := r.out.update(func(rep *report.Run) {
+	err := r.out.Update(func(rep *report.Run) {
 		rep.Results = slices.DeleteFunc(rep.Results, func(r report.Result) bool { return r.Kind == report.KindLot })
 		cells = lot.Cells(rep.Results, rep.Drives, r.lotRule(), r.preconditions(rep))
 		var results []report.Result

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/drivequal/drivequal/acceptance/internal/qual/runreport"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/specs"
 )
@@ -33,7 +34,7 @@ type Run struct {
 	// steps (the operator's terminal).
 	Progress io.Writer
 
-	out *reporter
+	out *runreport.Reporter
 	mu  sync.Mutex
 }
 
@@ -86,10 +87,10 @@ func (r *Run) WriteReport() error {
 	var errs []error
 	if r.Fleet {
 		for _, m := range r.Members {
-			errs = append(errs, m.Suite.out.write())
+			errs = append(errs, m.Suite.out.Write())
 		}
 	}
-	return errors.Join(append(errs, r.out.write())...)
+	return errors.Join(append(errs, r.out.Write())...)
 }
 
 // Close lets the drives go, once the report is written.

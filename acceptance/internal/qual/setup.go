@@ -28,6 +28,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/purgerun"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recdir"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/runreport"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
@@ -160,7 +161,7 @@ func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []e
 // newSuite is a suite judging with spec, before its drives are known.
 func newSuite(cfg *cmdline.Config, spec *specs.Spec) *Suite {
 	s := &Suite{Cfg: cfg, Spec: spec, Precondition: cfg.Precondition, Report: &report.Run{Precondition: cfg.Precondition}, single: map[string]float64{}}
-	s.out = &reporter{run: s.Report, dir: cfg.Report, dryRun: cfg.DryRun}
+	s.out = &runreport.Reporter{Run: s.Report, Dir: cfg.Report, DryRun: cfg.DryRun}
 	if !cfg.DryRun {
 		s.charts = &overtime.Drawer{Dir: func() string { return cmp.Or(cfg.Replay, cfg.Record) }, Report: cfg.Report}
 	}

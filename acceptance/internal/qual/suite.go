@@ -20,6 +20,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/purgerun"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/runreport"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
@@ -63,7 +64,7 @@ type Suite struct {
 	// replacing, when set, says the run replaces the recording in its
 	// -record directory.
 	replacing string
-	out       *reporter
+	out       *runreport.Reporter
 	charts    *overtime.Drawer // nil in a dry run
 
 	mu     sync.Mutex
@@ -77,7 +78,7 @@ type Suite struct {
 // back, whichever test the plan ran it for.
 type ledger struct {
 	drives []plan.Drive
-	out    *reporter
+	out    *runreport.Reporter
 
 	mu        sync.Mutex
 	seen      map[string]bool
@@ -97,7 +98,7 @@ func (l *ledger) judge(rb evidence.ReadBack) {
 	}
 	l.seen[key] = true
 	for _, d := range verdict.ReadBack(rb, l.drives) {
-		l.out.add(d.Result)
+		l.out.Add(d.Result)
 		l.integrity = append(l.integrity, d.IntegrityDrive)
 	}
 }
@@ -203,14 +204,14 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 	if version == "" {
 		version = s.Report.FioVersion
 	}
-	if s.charts != nil && s.out.fleet == nil && m.NotRun == "" {
+	if s.charts != nil && s.out.Fleet == nil && m.NotRun == "" {
 		paths := make([]string, len(cell.Drives))
 		for i, d := range cell.Drives {
 			paths[i] = s.Drives[d].Path
 		}
-		s.charts.Judged(overtime.Suite{Report: s.Report, Lock: &s.out.mu, Recorded: func() record.Run { return s.recorded }}, m.Raw, j.Result, m.Total, paths, logf)
+		s.charts.Judged(overtime.Suite{Report: s.Report, Lock: &s.out.Mutex, Recorded: func() record.Run { return s.recorded }}, m.Raw, j.Result, m.Total, paths, logf)
 	}
-	err := s.out.add(j.Result)
+	err := s.out.Add(j.Result)
 	o := s.outcome(j.Result, cell, version)
 	o.Message = j.Message
 	return o, err
@@ -220,7 +221,7 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 // evidence (sweep.Run), each point and the target a result of the report.
 func RunLatency(ctx context.Context, s *Suite, tg sweep.Target, logf func(string, ...any)) (Outcome, error) {
 	j, err := sweep.Run(ctx, tg, verdict.Run{Spec: s.Spec, Precondition: s.Precondition, Drives: s.Drives},
-		func(c plan.Cell) *evidence.Measured { return s.evidence.Cell(ctx, c, logf) }, s.out.add)
+		func(c plan.Cell) *evidence.Measured { return s.evidence.Cell(ctx, c, logf) }, s.out.Add)
 	return Outcome{Result: j.Result, Message: j.Message, Skip: j.Skip, Attrs: j.Attrs}, err
 }
 
@@ -229,7 +230,7 @@ func RunLatency(ctx context.Context, s *Suite, tg sweep.Target, logf func(string
 func NotReached(ctx context.Context, s *Suite, cell plan.Cell, why string) error {
 	base := verdict.Baseline{PerDrive: cell.Capacity.Spec[cell.Workload.Name]}
 	m := evidence.NotMeasured("never reached: the run was stopped ("+why+") before this cell", report.CauseInterrupted)
-	return s.out.add(verdict.Run{Spec: s.Spec, Precondition: s.Precondition, Drives: s.Drives}.Cell(ctx, cell, m, base).Result)
+	return s.out.Add(verdict.Run{Spec: s.Spec, Precondition: s.Precondition, Drives: s.Drives}.Cell(ctx, cell, m, base).Result)
 }
 
 // baseline is one drive's expected value for a scaling cell: the spec, or
@@ -281,7 +282,7 @@ func (s *Suite) JudgeHealth(ctx context.Context) ([]verdict.HealthDrive, string)
 		return nil, why
 	}
 	out, checks := verdict.Health(s.Drives, of, s.Spec.Health)
-	s.out.checks(func(r *report.Run) *[]report.HealthCheck { return &r.Health }, checks)
+	s.out.Checks(func(r *report.Run) *[]report.HealthCheck { return &r.Health }, checks)
 	return out, ""
 }
 
@@ -295,7 +296,7 @@ func (s *Suite) JudgeReceipt() ([]verdict.HealthDrive, string) {
 		return nil, why
 	}
 	out, checks := verdict.Receipt(s.Drives, of, s.Spec.Receipt)
-	s.out.checks(func(r *report.Run) *[]report.HealthCheck { return &r.Receipt }, checks)
+	s.out.Checks(func(r *report.Run) *[]report.HealthCheck { return &r.Receipt }, checks)
 	return out, ""
 }
 
@@ -315,7 +316,7 @@ func JudgePurge(ctx context.Context, s *Suite, logf func(string, ...any)) ([]pur
 	in := purgerun.In{Drives: s.Drives, Plan: s.Plan, Record: s.Cfg.Record, Resumed: s.resume != nil, Ctrls: s.ctrls, Discarder: s.guard, Reader: s.reader, Writing: func(st plan.Step) { live.PurgingAtTheEnd(s.runner, st) }}
 	rs, why := purgerun.Judge(ctx, in, logf)
 	for _, r := range rs {
-		s.out.add(purgerun.Report(r, s.Drives))
+		s.out.Add(purgerun.Report(r, s.Drives))
 	}
 	return rs, why
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/fioexec"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live/runjson"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -87,15 +88,8 @@ func (r *facts) ioErrors(owner plan.Cell, found []verdict.DriveIOError, logf fun
 }
 
 // TargetsFailed is a preparation step's fio failure that names the
-// targets (indices into the job's targets, the step's drives in order)
-// whose jobs reported errors; the others finished their part.
-type TargetsFailed struct {
-	Targets []int
-	Err     error
-}
-
-func (e *TargetsFailed) Error() string { return e.Err.Error() }
-func (e *TargetsFailed) Unwrap() error { return e.Err }
+// targets whose jobs reported errors (package fioexec).
+type TargetsFailed = fioexec.TargetsFailed
 
 // named reports whether err is fio's report naming the drives whose
 // jobs failed: a failure of those drives, recorded as theirs.

@@ -27,7 +27,7 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 	if p, ok := r.Exec.(interface{ PreparedRaw(plan.Step) string }); ok {
 		// Listed before fio starts: a kill mid-pass leaves fio's stderr,
 		// streamed beside it, to judge.
-		rec := verifyRecord(r.Record, r.Drives, st, p.PreparedRaw(*st), r.resumption())
+		rec := verifyRecord(r.Record, r.Drives, st, p.PreparedRaw(*st), r.facts.resumption())
 		rec.Running = true
 		if serr := r.rec.Update(func(i *record.Run) { running = len(i.Verify); i.Verify = append(i.Verify, rec) }); serr != nil {
 			logf("%s: %v", r.Record, serr)
@@ -52,7 +52,7 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 		logf("%v", err)
 		return err.Error()
 	}
-	rec := verifyRecord(r.Record, r.Drives, st, prep.Raw, r.resumption())
+	rec := verifyRecord(r.Record, r.Drives, st, prep.Raw, r.facts.resumption())
 	// Listed whole with the sha256 of its files in the same rewrite of
 	// run.json: a kill before the step's files are hashed (Runner.runStep)
 	// must not leave a read-back that a resume trusts and nothing vouches
@@ -115,8 +115,8 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 }
 
 // resumption is the resumption this run is (0: not resumed).
-func (r *Runner) resumption() int {
-	if r.Resume == nil {
+func (r *facts) resumption() int {
+	if !r.resumed {
 		return 0
 	}
 	return r.rec.Resumptions()

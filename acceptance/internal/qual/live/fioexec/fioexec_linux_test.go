@@ -1,4 +1,4 @@
-package live
+package fioexec
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // keeps no bins; each recording is what fio printed, byte for byte.
 func TestLiveOutputFormats(t *testing.T) {
 	dir := t.TempDir()
-	final, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "fixtures", "fio", "randread-8jobs-group.json"))
+	final, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "..", "fixtures", "fio", "randread-8jobs-group.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
