@@ -332,7 +332,7 @@ func JudgeFirmware(ctx context.Context, s *Suite, logf func(string, ...any)) ([]
 	}
 	rs, why := fwrun.Judge(ctx, in, logf)
 	for _, r := range rs {
-		s.out.add(fwrun.Report(r, s.Drives))
+		s.out.Add(fwrun.Report(r, s.Drives))
 	}
 	return rs, why
 }
