@@ -2,12 +2,15 @@ package purgerun
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purgeproof"
 	"github.com/drivequal/drivequal/acceptance/internal/purgeproof/kept"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 )
@@ -64,5 +67,72 @@ func TestFills(t *testing.T) {
 	got := fills(pl)
 	if len(got) != 2 || got[0] != 0x1234567890abcdef || got[1] != 0x42 {
 		t.Errorf("fills = %x, want 1234567890abcdef, 42", got)
+	}
+}
+
+func passed(drive string) purgeproof.Result {
+	return purgeproof.Result{Drive: drive, Command: "discard " + drive + " (BLKDISCARD)", Promise: "zeros", ReadBack: purgeproof.Sample,
+		BytesRead: 1 << 20, SectorBytes: 512, Sectors: 2048, Verdict: purgeproof.Pass, Message: drive + ": all 2048 sectors as promised"}
+}
+
+// markedInfo is run.json with the purge at the end marked writing drive 0.
+func markedInfo() record.Run {
+	return record.Run{Samples: &record.Samples{Drives: []record.DriveSample{{Writing: "7 purge-proof: purge (discard) again"}}}}
+}
+
+// A replay never takes a missing, foreign or contradictory purge.json for
+// a run without a purge: each drive of the run fails, by its own name.
+func TestReplayRefusesWhatTheRunCouldNotHaveKept(t *testing.T) {
+	bad := passed("/dev/nonexistent-a")
+	bad.Bad, bad.LBAs = 8, []string{"0-7"}
+	odd := passed("/dev/nonexistent-a")
+	odd.Verdict = "qualified"
+	for _, tc := range []struct {
+		name  string
+		kept  []purgeproof.Result
+		info  record.Run
+		asked bool
+		want  string
+	}{
+		{"missing, run.json marks the purge", nil, markedInfo(), false, "run.json records the purge at the end"},
+		{"missing, the spec asks", nil, record.Run{}, true, "the run asked for a purge at the end"},
+		{"missing, -purge-after recorded", nil, record.Run{PurgeAfter: purgeproof.Sample}, false, "the run asked for a purge at the end"},
+		{"missing, run.json vouches for it", nil, record.Run{Files: map[string]string{kept.File: "00"}}, false, "run.json lists the sha256 of purge.json"},
+		{"a drive not in the run", []purgeproof.Result{passed("/dev/nonexistent-a"), passed("/dev/other")}, record.Run{}, false, `"/dev/other"): not a drive of the run`},
+		{"a pass with bad sectors", []purgeproof.Result{bad}, record.Run{}, false, "verdict pass contradicts its 8 bad sectors"},
+		{"an unknown verdict", []purgeproof.Result{odd}, record.Run{}, false, `verdict "qualified" is neither`},
+		{"a pass that read nothing", []purgeproof.Result{{Drive: "/dev/nonexistent-a", Verdict: purgeproof.Pass}}, record.Run{}, false, "nothing read back"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.kept != nil {
+				if err := kept.Save(dir, tc.kept); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pl := plan.Plan{}
+			if tc.asked {
+				pl = proofPlan()
+			}
+			rs, why := Judge(context.Background(), In{Drives: drives(), Plan: pl, Reader: &recording.Reader{Dir: dir, Info: tc.info}}, t.Logf)
+			if why != "" || len(rs) != 1 {
+				t.Fatalf("Judge = %+v, %q; want the drive's failure", rs, why)
+			}
+			if rs[0].Drive != "/dev/nonexistent-a" || rs[0].Verdict != purgeproof.Fail || !strings.Contains(rs[0].Message, tc.want) {
+				t.Errorf("Judge = %+v; want a failure of /dev/nonexistent-a saying %q", rs[0], tc.want)
+			}
+		})
+	}
+	// A run that neither asked for nor started a purge has none to judge.
+	if rs, why := Judge(context.Background(), In{Drives: drives(), Reader: &recording.Reader{Dir: t.TempDir()}}, t.Logf); why == "" || rs != nil {
+		t.Errorf("Judge of a recording without a purge = %+v, %q; want why", rs, why)
+	}
+	// A pass as a run writes it stands.
+	dir := t.TempDir()
+	if err := kept.Save(dir, []purgeproof.Result{passed("/dev/nonexistent-a")}); err != nil {
+		t.Fatal(err)
+	}
+	if rs, why := Judge(context.Background(), In{Drives: drives(), Reader: &recording.Reader{Dir: dir, Info: markedInfo()}}, t.Logf); why != "" || len(rs) != 1 || rs[0].Verdict != purgeproof.Pass {
+		t.Errorf("Judge of a recorded pass = %+v, %q", rs, why)
 	}
 }
