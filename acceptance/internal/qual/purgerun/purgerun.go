@@ -7,6 +7,7 @@ package purgerun
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -64,14 +65,23 @@ type In struct {
 
 // Judge is each drive's TestPurge verdict, in the order of the drives; why
 // says why there is none to judge. A replay judges the verdicts its
-// recording keeps: when the recording says a purge at the end was asked
-// for or started, a drive without a verdict fails (see recorded).
+// recording keeps, a resume keeps them whether or not it purges again:
+// when the recording says a purge at the end was asked for or started,
+// a drive without a verdict fails (see recorded).
 func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]purgeproof.Result, string) {
 	i := slices.IndexFunc(in.Plan.Steps, func(st plan.Step) bool { return st.Kind == plan.StepPurgeProof })
 	if in.Reader != nil {
 		return recorded(in.Reader.Dir, in.Reader.Info, in.Drives, i >= 0)
 	}
 	if i < 0 {
+		if in.Resumed {
+			// The verdicts the run kept are its evidence whatever this
+			// resume asks: a failed purge stays failed.
+			info, _ := readRun(in.Record)
+			if rs, why := recorded(in.Record, info, in.Drives, false); why == "" {
+				return rs, ""
+			}
+		}
 		return nil, "no purge at the end of the run: give -purge-after, or set [purge] verify = \"sample\" or \"full\" in the spec"
 	}
 	st := in.Plan.Steps[i]
@@ -172,6 +182,17 @@ func purgeStarted(info record.Run) map[int]string {
 		}
 	}
 	return out
+}
+
+// readRun is the run.json of the recording dir (zero when it does not
+// read: a resume has read it already).
+func readRun(dir string) (record.Run, error) {
+	var info record.Run
+	b, err := record.ReadFile(dir, record.RunFile)
+	if err == nil {
+		err = json.Unmarshal(b, &info)
+	}
+	return info, err
 }
 
 func paths(drives []plan.Drive) []string {

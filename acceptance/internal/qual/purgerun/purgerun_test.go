@@ -2,6 +2,9 @@ package purgerun
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -134,5 +137,33 @@ func TestReplayRefusesWhatTheRunCouldNotHaveKept(t *testing.T) {
 	}
 	if rs, why := Judge(context.Background(), In{Drives: drives(), Reader: &recording.Reader{Dir: dir, Info: markedInfo()}}, t.Logf); why != "" || len(rs) != 1 || rs[0].Verdict != purgeproof.Pass {
 		t.Errorf("Judge of a recorded pass = %+v, %q", rs, why)
+	}
+}
+
+// A resume without -purge-after still reports the failed purge the run
+// kept: the failure is not forgotten because the flag was left out.
+func TestResumeWithoutTheFlagKeepsTheFailure(t *testing.T) {
+	dir := t.TempDir()
+	failed := purgeproof.Result{Drive: "/dev/nonexistent-a", Verdict: purgeproof.Fail, Bad: 2048, Message: "the purge did not erase: LBAs 0-2047"}
+	if err := kept.Save(dir, []purgeproof.Result{failed}); err != nil {
+		t.Fatal(err)
+	}
+	rs, why := Judge(context.Background(), In{Drives: drives(), Record: dir, Resumed: true}, t.Logf)
+	if why != "" || len(rs) != 1 || rs[0].Verdict != purgeproof.Fail || rs[0].Message != failed.Message {
+		t.Fatalf("Judge on a resume without the purge step = %+v, %q; want the kept failure", rs, why)
+	}
+	// The purge started but kept no verdict: the drive fails, and the
+	// message says how to purge it again.
+	info, err := json.Marshal(markedInfo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, record.RunFile), info, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs, why = Judge(context.Background(), In{Drives: drives(), Record: dir, Resumed: true}, t.Logf)
+	if why != "" || len(rs) != 1 || rs[0].Verdict != purgeproof.Fail || !strings.Contains(rs[0].Message, "-purge-after") {
+		t.Fatalf("Judge on a resume after a purge that kept nothing = %+v, %q; want a failure", rs, why)
 	}
 }
