@@ -109,7 +109,7 @@ func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]purgeproof.
 	if ctx.Err() != nil {
 		return prior, "not run: the run was stopped"
 	}
-	rs := prove(ctx, in, st, todo, logf)
+	rs := Keepable(ctx, prove(ctx, in, st, todo, logf))
 	if len(rs) > 0 {
 		if err := kept.Save(in.Record, rs); err != nil {
 			logf("%s: %v", in.Record, err)
@@ -121,7 +121,22 @@ func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]purgeproof.
 	}
 	all := append(prior, rs...)
 	slices.SortStableFunc(all, func(a, b purgeproof.Result) int { return index(in.Drives, a.Drive) - index(in.Drives, b.Drive) })
+	if len(all) == 0 && ctx.Err() != nil {
+		return nil, "not run: the run was stopped during the purge at the end (a resume purges again)"
+	}
 	return all, ""
+}
+
+// Keepable is the verdicts of rs that stand once the run was stopped:
+// all of them while ctx runs; after, only those that found a bad sector
+// (a block of the fill read back is a failure whatever stopped the read).
+// A read cut short by the stop proves nothing: its drive gets no verdict,
+// and a resume purges it again.
+func Keepable(ctx context.Context, rs []purgeproof.Result) []purgeproof.Result {
+	if ctx.Err() == nil {
+		return rs
+	}
+	return slices.DeleteFunc(slices.Clone(rs), func(r purgeproof.Result) bool { return r.Bad == 0 })
 }
 
 // recorded is the verdicts kept in the recording dir whose run.json is

@@ -167,3 +167,45 @@ func TestResumeWithoutTheFlagKeepsTheFailure(t *testing.T) {
 		t.Fatalf("Judge on a resume after a purge that kept nothing = %+v, %q; want a failure", rs, why)
 	}
 }
+
+// A run stopped during the read-back keeps no verdict of it (a resume
+// purges again), and a live run's verdicts, once kept, are hashed into
+// run.json.
+func TestStoppedReadBackKeepsNoVerdict(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	landed := 0
+	in := In{Drives: drives(), Plan: proofPlan(), Record: dir, Writing: func(plan.Step) { cancel() }, Landed: func() error { landed++; return nil }}
+	rs, why := Judge(ctx, in, t.Logf)
+	if len(rs) != 0 || why == "" {
+		t.Errorf("Judge stopped during the purge = %+v, %q; want no verdict and why", rs, why)
+	}
+	if got, err := kept.Load(dir); err != nil || len(got) != 0 {
+		t.Errorf("kept after the stop: %+v, %v; want nothing", got, err)
+	}
+	// Not stopped, the same drive (which does not read) fails, is kept,
+	// and its purge.json is hashed.
+	in.Writing = nil
+	rs, _ = Judge(context.Background(), in, t.Logf)
+	if len(rs) != 1 || rs[0].Verdict != purgeproof.Fail || landed != 1 {
+		t.Errorf("Judge = %+v, landed %d times; want a kept failure, hashed once", rs, landed)
+	}
+	if got, _ := kept.Load(dir); len(got) != 1 {
+		t.Errorf("kept = %+v, want the failure", got)
+	}
+}
+
+// A stop keeps the verdicts that found data left: that is a failure
+// whatever cut the read short.
+func TestKeepable(t *testing.T) {
+	rs := []purgeproof.Result{{Drive: "a", Verdict: purgeproof.Fail, Message: "context canceled"}, {Drive: "b", Verdict: purgeproof.Fail, Bad: 3}}
+	if got := Keepable(context.Background(), rs); len(got) != 2 {
+		t.Errorf("Keepable while running = %+v", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := Keepable(ctx, rs); len(got) != 1 || got[0].Drive != "b" {
+		t.Errorf("Keepable after the stop = %+v, want b's", got)
+	}
+}
