@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/purgeproof/kept"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
@@ -80,4 +82,21 @@ func TestPurgeAfterDiscardReadsBack(t *testing.T) {
 	require.NotNil(t, again.Purge)
 	assert.Equal(t, p.Purge.Message, again.Purge.Message, "the replay judges the recorded verdict")
 	assert.Contains(t, rep.Stdout, "--- PASS: TestPurge/"+strings.TrimPrefix(dev, "/dev/"))
+
+	// run.json vouches for purge.json like every other file: edited, the
+	// replay names it; removed, the purge the run made is not proven.
+	var info record.Run
+	rj, err := os.ReadFile(filepath.Join(raw, record.RunFile))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(rj, &info))
+	sum, err := record.HashIn(raw, kept.File)
+	require.NoError(t, err)
+	assert.Equal(t, sum, info.Files[kept.File], "run.json's sha256 of purge.json")
+	require.NoError(t, os.WriteFile(filepath.Join(raw, kept.File), []byte(strings.Replace(string(data), "all ", "every one of the ", 1)), 0o644))
+	edited := runSuite(t, nil, "-replay="+raw)
+	assert.Contains(t, edited.Stdout+edited.Stderr, "purge.json (edited after recording")
+	require.NoError(t, os.Remove(filepath.Join(raw, kept.File)))
+	gone := runSuite(t, nil, "-replay="+raw)
+	assert.NotEqual(t, 0, gone.Code, "a replay without the purge's verdict qualifies")
+	assert.Contains(t, gone.Stdout, "--- FAIL: TestPurge/"+strings.TrimPrefix(dev, "/dev/"))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/acceptance/internal/purgeproof"
+	"github.com/drivequal/drivequal/acceptance/internal/purgeproof/kept"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/fwrun"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
@@ -160,6 +161,7 @@ func (s *Suite) runInfo() record.Run {
 		info.LBASizes[i] = d.LogicalBlockSize
 	}
 	info.Runtime = runtimeFlag(s.Cfg.Runtime)
+	info.PurgeAfter = purgerun.Mode(s.Cfg, s.Spec, s.Drives)
 	info.Identities, info.BootID = match.Identities(s.Drives), match.BootID()
 	return info
 }
@@ -314,6 +316,9 @@ func (s *Suite) close() error {
 // each added to the report; why says why there is none.
 func JudgePurge(ctx context.Context, s *Suite, logf func(string, ...any)) ([]purgeproof.Result, string) {
 	in := purgerun.In{Drives: s.Drives, Plan: s.Plan, Record: s.Cfg.Record, Resumed: s.resume != nil, Ctrls: s.ctrls, Discarder: s.guard, Reader: s.reader, Writing: func(st plan.Step) { live.PurgingAtTheEnd(s.runner, st) }}
+	if s.runner != nil {
+		in.Landed = func() error { return live.Recorder(s.runner).Landed(kept.File, true) }
+	}
 	rs, why := purgerun.Judge(ctx, in, logf)
 	for _, r := range rs {
 		s.out.Add(purgerun.Report(r, s.Drives))

@@ -154,6 +154,11 @@ type Run struct {
 	// a resume reads again before it trusts any recorded state of the
 	// drive. Absent in recordings made before it.
 	Samples *Samples `json:"data_samples,omitempty"`
+	// PurgeAfter is the read-back of the purge at the end the run asked
+	// for (TestPurge: "sample" or "full"; -purge-after or the spec's
+	// [purge] verify), kept by every resume: a replay or resume fails a
+	// drive without a verdict in purge.json. "" when none was asked.
+	PurgeAfter string `json:"purge_after,omitempty"`
 }
 
 // DriveFailure is one failure of one drive, recorded as it happened.

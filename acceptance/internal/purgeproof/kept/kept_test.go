@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/drivequal/drivequal/acceptance/internal/purgeproof"
@@ -46,5 +47,18 @@ func TestLoadBad(t *testing.T) {
 	}
 	if _, err := Load(dir); err == nil {
 		t.Error("Load of a broken purge.json: no error")
+	}
+}
+
+// Check refuses a second verdict for a drive (Save never writes one) and
+// takes a run's own.
+func TestCheckSecondEntry(t *testing.T) {
+	pass := purgeproof.Result{Drive: "/dev/loop1", Command: "discard /dev/loop1 (BLKDISCARD)", BytesRead: 1 << 20, Sectors: 2048, Verdict: purgeproof.Pass}
+	fail := purgeproof.Result{Drive: "/dev/loop1", Verdict: purgeproof.Fail, Bad: 1, LBAs: []string{"0"}}
+	if err := Check([]purgeproof.Result{pass}, []string{"/dev/loop1"}); err != nil {
+		t.Errorf("Check of a run's own pass: %v", err)
+	}
+	if err := Check([]purgeproof.Result{fail, pass}, []string{"/dev/loop1"}); err == nil || !strings.Contains(err.Error(), "a second verdict") {
+		t.Errorf("Check of two verdicts of a drive = %v", err)
 	}
 }

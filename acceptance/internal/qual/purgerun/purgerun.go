@@ -7,6 +7,7 @@ package purgerun
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
@@ -56,23 +58,30 @@ type In struct {
 	// Writing, when set, is told the purge step before it writes (a live
 	// run's run.json marks the drives written: see live.PurgingAtTheEnd).
 	Writing func(plan.Step)
+	// Landed, when set, adds the sha256 of the verdicts kept (kept.File)
+	// to run.json's files once they are saved.
+	Landed func() error
 }
 
 // Judge is each drive's TestPurge verdict, in the order of the drives; why
-// says why there is none to judge.
+// says why there is none to judge. A replay judges the verdicts its
+// recording keeps, a resume keeps them whether or not it purges again:
+// when the recording says a purge at the end was asked for or started,
+// a drive without a verdict fails (see recorded).
 func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]purgeproof.Result, string) {
-	if in.Reader != nil {
-		rs, err := kept.Load(in.Reader.Dir)
-		if err != nil {
-			return []purgeproof.Result{{Drive: in.Reader.Dir, Verdict: purgeproof.Fail, Message: fmt.Sprintf("the recorded purge verdicts do not read: %v", err)}}, ""
-		}
-		if len(rs) == 0 {
-			return nil, "the recording holds no purge at the end of the run (-purge-after, or the spec's [purge] verify)"
-		}
-		return rs, ""
-	}
 	i := slices.IndexFunc(in.Plan.Steps, func(st plan.Step) bool { return st.Kind == plan.StepPurgeProof })
+	if in.Reader != nil {
+		return recorded(in.Reader.Dir, in.Reader.Info, in.Drives, i >= 0)
+	}
 	if i < 0 {
+		if in.Resumed {
+			// The verdicts the run kept are its evidence whatever this
+			// resume asks: a failed purge stays failed.
+			info, _ := readRun(in.Record)
+			if rs, why := recorded(in.Record, info, in.Drives, false); why == "" {
+				return rs, ""
+			}
+		}
 		return nil, "no purge at the end of the run: give -purge-after, or set [purge] verify = \"sample\" or \"full\" in the spec"
 	}
 	st := in.Plan.Steps[i]
@@ -83,8 +92,13 @@ func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]purgeproof.
 		}
 	}
 	prior, err := kept.Load(in.Record)
+	if err == nil {
+		err = kept.Check(prior, paths(in.Drives))
+	}
 	if err != nil {
-		logf("%v", err)
+		// Verdicts that do not read are no evidence of a pass: every
+		// drive fails, and none is purged again.
+		return failAll(in.Drives, fmt.Sprintf("the kept purge verdicts are refused: %v", err)), ""
 	}
 	var todo []int
 	for _, d := range st.Drives {
@@ -95,13 +109,122 @@ func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]purgeproof.
 	if ctx.Err() != nil {
 		return prior, "not run: the run was stopped"
 	}
-	rs := prove(ctx, in, st, todo, logf)
-	if err := kept.Save(in.Record, rs); err != nil {
-		logf("%s: %v", in.Record, err)
+	rs := Keepable(ctx, prove(ctx, in, st, todo, logf))
+	if len(rs) > 0 {
+		if err := kept.Save(in.Record, rs); err != nil {
+			logf("%s: %v", in.Record, err)
+		} else if in.Landed != nil {
+			if err := in.Landed(); err != nil {
+				logf("%s: %v", in.Record, err)
+			}
+		}
 	}
 	all := append(prior, rs...)
 	slices.SortStableFunc(all, func(a, b purgeproof.Result) int { return index(in.Drives, a.Drive) - index(in.Drives, b.Drive) })
+	if len(all) == 0 && ctx.Err() != nil {
+		return nil, "not run: the run was stopped during the purge at the end (a resume purges again)"
+	}
 	return all, ""
+}
+
+// Keepable is the verdicts of rs that stand once the run was stopped:
+// all of them while ctx runs; after, only those that found a bad sector
+// (a block of the fill read back is a failure whatever stopped the read).
+// A read cut short by the stop proves nothing: its drive gets no verdict,
+// and a resume purges it again.
+func Keepable(ctx context.Context, rs []purgeproof.Result) []purgeproof.Result {
+	if ctx.Err() == nil {
+		return rs
+	}
+	return slices.DeleteFunc(slices.Clone(rs), func(r purgeproof.Result) bool { return r.Bad == 0 })
+}
+
+// recorded is the verdicts kept in the recording dir whose run.json is
+// info, each drive's in the order of drives. When the recording says the
+// purge at the end was asked for (asked: the recorded spec asks it; or
+// run.json's purge_after), started (run.json marks a purge-proof step
+// writing a drive) or kept (run.json lists purge.json's sha256), a drive
+// without a verdict fails; verdicts kept.Check refuses fail every drive.
+// why is set when there is no verdict and none was asked for.
+func recorded(dir string, info record.Run, drives []plan.Drive, asked bool) ([]purgeproof.Result, string) {
+	rs, err := kept.Load(dir)
+	if err == nil {
+		err = kept.Check(rs, paths(drives))
+	}
+	if err != nil {
+		return failAll(drives, fmt.Sprintf("the recorded purge verdicts are refused: %v", err)), ""
+	}
+	started := purgeStarted(info)
+	_, listed := info.Files[kept.File]
+	asked = asked || info.PurgeAfter != ""
+	if len(rs) == 0 && !asked && !listed && len(started) == 0 {
+		return nil, "the recording holds no purge at the end of the run (-purge-after, or the spec's [purge] verify)"
+	}
+	var out []purgeproof.Result
+	for d, dr := range drives {
+		if j := slices.IndexFunc(rs, func(r purgeproof.Result) bool { return r.Drive == dr.Path }); j >= 0 {
+			out = append(out, rs[j])
+			continue
+		}
+		if dr.Placeholder {
+			continue
+		}
+		why := "the run asked for a purge at the end (-purge-after, or the spec's [purge] verify)"
+		if s, ok := started[d]; ok {
+			why = fmt.Sprintf("run.json records the purge at the end of the run writing it (%s)", s)
+		} else if listed {
+			why = fmt.Sprintf("run.json lists the sha256 of %s (a purge verdict was kept)", kept.File)
+		}
+		out = append(out, purgeproof.Result{Drive: dr.Path, Verdict: purgeproof.Fail,
+			Message: fmt.Sprintf("%s: %s, but %s holds no verdict for it: its purge is not proven (a resume with -purge-after purges it again)", dr.Path, why, filepath.Join(dir, kept.File))})
+	}
+	return out, ""
+}
+
+// purgeStarted is, by drive index, the purge-proof step run.json marks
+// as writing or having written the drive.
+func purgeStarted(info record.Run) map[int]string {
+	out := map[int]string{}
+	if info.Samples == nil {
+		return out
+	}
+	tag := " " + plan.StepPurgeProof.String() + ": "
+	for d, s := range info.Samples.Drives {
+		for _, step := range []string{s.Writing, s.Wrote} {
+			if strings.Contains(step, tag) {
+				out[d] = step
+			}
+		}
+	}
+	return out
+}
+
+// readRun is the run.json of the recording dir (zero when it does not
+// read: a resume has read it already).
+func readRun(dir string) (record.Run, error) {
+	var info record.Run
+	b, err := record.ReadFile(dir, record.RunFile)
+	if err == nil {
+		err = json.Unmarshal(b, &info)
+	}
+	return info, err
+}
+
+func paths(drives []plan.Drive) []string {
+	var out []string
+	for _, d := range drives {
+		out = append(out, d.Path)
+	}
+	return out
+}
+
+// failAll fails every drive with msg.
+func failAll(drives []plan.Drive, msg string) []purgeproof.Result {
+	var out []purgeproof.Result
+	for _, d := range drives {
+		out = append(out, purgeproof.Result{Drive: d.Path, Verdict: purgeproof.Fail, Message: d.Path + ": " + msg})
+	}
+	return out
 }
 
 func index(drives []plan.Drive, path string) int {

@@ -2,12 +2,18 @@ package purgerun
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purgeproof"
 	"github.com/drivequal/drivequal/acceptance/internal/purgeproof/kept"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
 )
@@ -64,5 +70,142 @@ func TestFills(t *testing.T) {
 	got := fills(pl)
 	if len(got) != 2 || got[0] != 0x1234567890abcdef || got[1] != 0x42 {
 		t.Errorf("fills = %x, want 1234567890abcdef, 42", got)
+	}
+}
+
+func passed(drive string) purgeproof.Result {
+	return purgeproof.Result{Drive: drive, Command: "discard " + drive + " (BLKDISCARD)", Promise: "zeros", ReadBack: purgeproof.Sample,
+		BytesRead: 1 << 20, SectorBytes: 512, Sectors: 2048, Verdict: purgeproof.Pass, Message: drive + ": all 2048 sectors as promised"}
+}
+
+// markedInfo is run.json with the purge at the end marked writing drive 0.
+func markedInfo() record.Run {
+	return record.Run{Samples: &record.Samples{Drives: []record.DriveSample{{Writing: "7 purge-proof: purge (discard) again"}}}}
+}
+
+// A replay never takes a missing, foreign or contradictory purge.json for
+// a run without a purge: each drive of the run fails, by its own name.
+func TestReplayRefusesWhatTheRunCouldNotHaveKept(t *testing.T) {
+	bad := passed("/dev/nonexistent-a")
+	bad.Bad, bad.LBAs = 8, []string{"0-7"}
+	odd := passed("/dev/nonexistent-a")
+	odd.Verdict = "qualified"
+	for _, tc := range []struct {
+		name  string
+		kept  []purgeproof.Result
+		info  record.Run
+		asked bool
+		want  string
+	}{
+		{"missing, run.json marks the purge", nil, markedInfo(), false, "run.json records the purge at the end"},
+		{"missing, the spec asks", nil, record.Run{}, true, "the run asked for a purge at the end"},
+		{"missing, -purge-after recorded", nil, record.Run{PurgeAfter: purgeproof.Sample}, false, "the run asked for a purge at the end"},
+		{"missing, run.json vouches for it", nil, record.Run{Files: map[string]string{kept.File: "00"}}, false, "run.json lists the sha256 of purge.json"},
+		{"a drive not in the run", []purgeproof.Result{passed("/dev/nonexistent-a"), passed("/dev/other")}, record.Run{}, false, `"/dev/other"): not a drive of the run`},
+		{"a pass with bad sectors", []purgeproof.Result{bad}, record.Run{}, false, "verdict pass contradicts its 8 bad sectors"},
+		{"an unknown verdict", []purgeproof.Result{odd}, record.Run{}, false, `verdict "qualified" is neither`},
+		{"a pass that read nothing", []purgeproof.Result{{Drive: "/dev/nonexistent-a", Verdict: purgeproof.Pass}}, record.Run{}, false, "nothing read back"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.kept != nil {
+				if err := kept.Save(dir, tc.kept); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pl := plan.Plan{}
+			if tc.asked {
+				pl = proofPlan()
+			}
+			rs, why := Judge(context.Background(), In{Drives: drives(), Plan: pl, Reader: &recording.Reader{Dir: dir, Info: tc.info}}, t.Logf)
+			if why != "" || len(rs) != 1 {
+				t.Fatalf("Judge = %+v, %q; want the drive's failure", rs, why)
+			}
+			if rs[0].Drive != "/dev/nonexistent-a" || rs[0].Verdict != purgeproof.Fail || !strings.Contains(rs[0].Message, tc.want) {
+				t.Errorf("Judge = %+v; want a failure of /dev/nonexistent-a saying %q", rs[0], tc.want)
+			}
+		})
+	}
+	// A run that neither asked for nor started a purge has none to judge.
+	if rs, why := Judge(context.Background(), In{Drives: drives(), Reader: &recording.Reader{Dir: t.TempDir()}}, t.Logf); why == "" || rs != nil {
+		t.Errorf("Judge of a recording without a purge = %+v, %q; want why", rs, why)
+	}
+	// A pass as a run writes it stands.
+	dir := t.TempDir()
+	if err := kept.Save(dir, []purgeproof.Result{passed("/dev/nonexistent-a")}); err != nil {
+		t.Fatal(err)
+	}
+	if rs, why := Judge(context.Background(), In{Drives: drives(), Reader: &recording.Reader{Dir: dir, Info: markedInfo()}}, t.Logf); why != "" || len(rs) != 1 || rs[0].Verdict != purgeproof.Pass {
+		t.Errorf("Judge of a recorded pass = %+v, %q", rs, why)
+	}
+}
+
+// A resume without -purge-after still reports the failed purge the run
+// kept: the failure is not forgotten because the flag was left out.
+func TestResumeWithoutTheFlagKeepsTheFailure(t *testing.T) {
+	dir := t.TempDir()
+	failed := purgeproof.Result{Drive: "/dev/nonexistent-a", Verdict: purgeproof.Fail, Bad: 2048, Message: "the purge did not erase: LBAs 0-2047"}
+	if err := kept.Save(dir, []purgeproof.Result{failed}); err != nil {
+		t.Fatal(err)
+	}
+	rs, why := Judge(context.Background(), In{Drives: drives(), Record: dir, Resumed: true}, t.Logf)
+	if why != "" || len(rs) != 1 || rs[0].Verdict != purgeproof.Fail || rs[0].Message != failed.Message {
+		t.Fatalf("Judge on a resume without the purge step = %+v, %q; want the kept failure", rs, why)
+	}
+	// The purge started but kept no verdict: the drive fails, and the
+	// message says how to purge it again.
+	info, err := json.Marshal(markedInfo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, record.RunFile), info, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs, why = Judge(context.Background(), In{Drives: drives(), Record: dir, Resumed: true}, t.Logf)
+	if why != "" || len(rs) != 1 || rs[0].Verdict != purgeproof.Fail || !strings.Contains(rs[0].Message, "-purge-after") {
+		t.Fatalf("Judge on a resume after a purge that kept nothing = %+v, %q; want a failure", rs, why)
+	}
+}
+
+// A run stopped during the read-back keeps no verdict of it (a resume
+// purges again), and a live run's verdicts, once kept, are hashed into
+// run.json.
+func TestStoppedReadBackKeepsNoVerdict(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	landed := 0
+	in := In{Drives: drives(), Plan: proofPlan(), Record: dir, Writing: func(plan.Step) { cancel() }, Landed: func() error { landed++; return nil }}
+	rs, why := Judge(ctx, in, t.Logf)
+	if len(rs) != 0 || why == "" {
+		t.Errorf("Judge stopped during the purge = %+v, %q; want no verdict and why", rs, why)
+	}
+	if got, err := kept.Load(dir); err != nil || len(got) != 0 {
+		t.Errorf("kept after the stop: %+v, %v; want nothing", got, err)
+	}
+	// Not stopped, the same drive (which does not read) fails, is kept,
+	// and its purge.json is hashed.
+	in.Writing = nil
+	rs, _ = Judge(context.Background(), in, t.Logf)
+	if len(rs) != 1 || rs[0].Verdict != purgeproof.Fail || landed != 1 {
+		t.Errorf("Judge = %+v, landed %d times; want a kept failure, hashed once", rs, landed)
+	}
+	if got, _ := kept.Load(dir); len(got) != 1 {
+		t.Errorf("kept = %+v, want the failure", got)
+	}
+}
+
+// A stop keeps the verdicts that found data left: that is a failure
+// whatever cut the read short.
+func TestKeepable(t *testing.T) {
+	rs := []purgeproof.Result{{Drive: "a", Verdict: purgeproof.Fail, Message: "context canceled"}, {Drive: "b", Verdict: purgeproof.Fail, Bad: 3}}
+	if got := Keepable(context.Background(), rs); len(got) != 2 {
+		t.Errorf("Keepable while running = %+v", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := Keepable(ctx, rs); len(got) != 1 || got[0].Drive != "b" {
+		t.Errorf("Keepable after the stop = %+v, want b's", got)
 	}
 }

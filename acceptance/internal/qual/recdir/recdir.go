@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/purgeproof/kept"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
 )
@@ -97,7 +98,8 @@ func CheckFiles(dir string, info record.Run) (c *hashes.Check, warnings []string
 // Unvouched lists the files a replay of the recording in dir judges that
 // its run.json (info) holds no sha256 of: the stderr of a verify pass
 // killed before fio printed its report (its output is not there), which
-// fio streamed while the run was killed, so it was never hashed; each as
+// fio streamed while the run was killed, so it was never hashed, and a
+// purge.json of a recording made before run.json hashed it; each as
 // "<path> (why)".
 func Unvouched(dir string, info record.Run) []string {
 	var out []string
@@ -110,6 +112,9 @@ func Unvouched(dir string, info record.Run) []string {
 			continue
 		}
 		out = append(out, rel+" (the stderr of a verify pass killed before fio printed its report, which run.json holds no sha256 of: whether it was edited cannot be told)")
+	}
+	if _, ok := info.Files[kept.File]; !ok && record.Exists(dir, kept.File) {
+		out = append(out, kept.File+" (the purge verdicts, kept by a drivequal that did not hash them: whether they were edited cannot be told)")
 	}
 	return out
 }

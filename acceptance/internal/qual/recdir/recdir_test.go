@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/drivequal/drivequal/acceptance/internal/purgeproof/kept"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 )
 
@@ -67,4 +68,23 @@ func TestWithinFindsTheRecordingInAReportDirectory(t *testing.T) {
 	require.NoError(t, os.MkdirAll(raw, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(raw, "4KB_Random_Read.json"), []byte("{}"), 0o644))
 	assert.Equal(t, filepath.Join(dir, "raw"), Within(dir), "raw/ is where a run records by default")
+}
+
+// A purge.json run.json holds no sha256 of (a recording made before
+// run.json hashed it) is named as unvouched; vouched for, it is checked.
+func TestCheckFilesNamesAnUnhashedPurgeJSON(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "run.fio"), []byte("[job]\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, kept.File), []byte(`{"drives": []}`), 0o644))
+	sums, err := record.HashFiles(dir, []string{"run.fio"})
+	require.NoError(t, err)
+	info := record.Run{Format: record.Format, Mode: "record", Files: sums}
+	c, _ := CheckFiles(dir, info)
+	require.Len(t, c.Unvouched, 1)
+	assert.Contains(t, c.Unvouched[0], kept.File+" (the purge verdicts")
+	info.Files[kept.File] = "0000"
+	c, _ = CheckFiles(dir, info)
+	assert.Empty(t, c.Unvouched)
+	require.Len(t, c.Edited, 1)
+	assert.Contains(t, c.Edited[0], kept.File+" (edited after recording")
 }
