@@ -8,7 +8,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +19,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -37,11 +41,123 @@ var tracked struct {
 // either the old content or the new one, never a part. The directory is
 // created if missing. The file is left with mode 0644. A file written
 // inside the tracked report directory (Track) is listed in its Manifest.
+//
+// A file inside the tracked directory is written relative to it,
+// through no symbolic link below it: a directory on its way that is a
+// symbolic link or not a directory (a planted charts -> /elsewhere) is
+// refused, naming it and the fix, never written through.
 func WriteAtomic(path string, data []byte) error {
+	t := &tracked
+	t.Lock()
+	dir, exclude := t.dir, t.exclude
+	t.Unlock()
+	if dir != "" {
+		if rel, ok := inside(dir, exclude, path); ok {
+			if err := writeBeneath(dir, rel, data); err != nil {
+				return err
+			}
+			return list(path, data)
+		}
+	}
 	if err := writeAtomic(path, data); err != nil {
 		return err
 	}
 	return list(path, data)
+}
+
+// writeBeneath writes rel (slashes) in dir atomically, as writeAtomic
+// does, each directory below dir made or checked to be a directory, not
+// a symbolic link, and every file opened relative to dir (os.Root: no
+// path leaves it).
+func writeBeneath(dir, rel string, data []byte) (err error) {
+	path := filepath.Join(dir, filepath.FromSlash(rel))
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("writing %s: %w", path, err)
+		}
+	}()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		sub := strings.Join(parts[:i], "/")
+		fi, err := root.Lstat(sub)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := root.Mkdir(sub, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+			if fi, err = root.Lstat(sub); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		}
+		if !fi.IsDir() {
+			what := "not a directory"
+			if fi.Mode()&fs.ModeSymlink != 0 {
+				what = "a symbolic link"
+				if to, err := root.Readlink(sub); err == nil {
+					what += " to " + to
+				}
+			}
+			full := filepath.Join(dir, filepath.FromSlash(sub))
+			return fmt.Errorf("%s is %s: drivequal writes the report's files into a directory of its own in the report directory, never through a link out of it; remove it (rm %s) and run again", full, what, full)
+		}
+	}
+	parent := filepath.ToSlash(filepath.Dir(filepath.FromSlash(rel)))
+	var tmp string
+	var f *os.File
+	for range 100 {
+		tmp = path2(parent, fmt.Sprintf(".%s.tmp-%d", filepath.Base(path), rand.Uint64()))
+		f, err = root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			root.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := root.Rename(tmp, rel); err != nil {
+		return err
+	}
+	if d, err := root.Open(parent); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// path2 is name in the directory parent ("." for the root), with slashes.
+func path2(parent, name string) string {
+	if parent == "." {
+		return name
+	}
+	return parent + "/" + name
 }
 
 func writeAtomic(path string, data []byte) (err error) {
@@ -106,7 +222,7 @@ func list(path string, data []byte) error {
 		lines = append(lines, sum+"  "+name+"\n")
 	}
 	sort.Strings(lines)
-	return writeAtomic(filepath.Join(t.dir, Manifest), []byte(strings.Join(lines, "")))
+	return writeBeneath(t.dir, Manifest, []byte(strings.Join(lines, "")))
 }
 
 // inside returns path relative to dir, with slashes, when it is a file

@@ -122,3 +122,48 @@ func TestTrackRemovesWhatAnUnlistedRunsSummaryLinks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, removed)
 }
+
+// The attack: a charts directory replaced by a symbolic link out of the
+// report directory (charts -> /tmp/victim). A chart written there is
+// refused, naming the link and the fix, and nothing is written through
+// it; a file named by a link in place of a chart is replaced, its target
+// left as it was.
+func TestWriteAtomicRefusesChartsSymlink(t *testing.T) {
+	t.Cleanup(Untrack)
+	root := t.TempDir()
+	dir := filepath.Join(root, "report")
+	victim := filepath.Join(root, "victim")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.MkdirAll(victim, 0o755))
+	require.NoError(t, os.Symlink(victim, filepath.Join(dir, "charts")))
+	_, err := Track(dir)
+	require.NoError(t, err)
+	err = WriteAtomic(filepath.Join(dir, "charts", "a.svg"), []byte("<svg/>"))
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), filepath.Join(dir, "charts")+" is a symbolic link to "+victim)
+		assert.Contains(t, err.Error(), "rm "+filepath.Join(dir, "charts"))
+	}
+	left, err := os.ReadDir(victim)
+	require.NoError(t, err)
+	assert.Empty(t, left, "written through the link")
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "charts")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "charts"), []byte("a file"), 0o644))
+	err = WriteAtomic(filepath.Join(dir, "charts", "a.svg"), []byte("<svg/>"))
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), "is not a directory")
+	}
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "charts")))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "charts"), 0o755))
+	target := filepath.Join(victim, "keep")
+	require.NoError(t, os.WriteFile(target, []byte("keep"), 0o644))
+	require.NoError(t, os.Symlink(target, filepath.Join(dir, "charts", "a.svg")))
+	require.NoError(t, WriteAtomic(filepath.Join(dir, "charts", "a.svg"), []byte("<svg/>")))
+	got, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, "keep", string(got))
+	fi, err := os.Lstat(filepath.Join(dir, "charts", "a.svg"))
+	require.NoError(t, err)
+	assert.True(t, fi.Mode().IsRegular())
+}
