@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"html"
 	"io/fs"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -171,9 +172,11 @@ func (p *page) writeEvidence() {
 	if len(rows) > 0 {
 		b.WriteString("<p>Each test's recorded fio output (paths from the report directory's parent):</p>\n<div class=\"scroll\"><table class=\"files\">\n<thead><tr><th>Test</th><th>Verdict</th><th>fio output</th></tr></thead>\n<tbody>\n")
 		for _, res := range rows {
-			target := res.Raw
-			if !filepath.IsAbs(target) {
-				target = "../" + filepath.ToSlash(target)
+			// A file's path, never a host: "//host/x" is cleaned to
+			// "/host/x", and a relative path stays below "../".
+			target := path.Clean(filepath.ToSlash(res.Raw))
+			if !filepath.IsAbs(res.Raw) {
+				target = "../" + filepath.ToSlash(res.Raw)
 			}
 			fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td><a href=\"%s\">%s</a></td></tr>\n",
 				esc(res.Test), esc(strings.ToUpper(res.Verdict)), esc(target), esc(res.Raw))

@@ -226,6 +226,7 @@ func TestHostileSpec(t *testing.T) {
 	r.Spec = hostile
 	r.Source = "src ![c](" + climb + ") [z](https://evil.example/)"
 	r.JudgedBy = &report.SpecRef{Model: hostile, File: "evil.toml", SHA256: "00"}
+	r.Results[0].Raw = "//evil.example/raw.json"
 	if err := r.Write(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestHostileSpec(t *testing.T) {
 	if strings.Count(got, "<style") != 1 || strings.Contains(got, "display:none") {
 		t.Errorf("the page holds a style but its own")
 	}
-	for _, bad := range []string{`href="https:`, `href="javascript:`, `href="charts/..`, "<b>", "\u202e"} {
+	for _, bad := range []string{`href="https:`, `href="javascript:`, `href="charts/..`, `href="//`, "<b>", "\u202e"} {
 		if strings.Contains(got, bad) {
 			t.Errorf("the page holds %q", bad)
 		}
