@@ -70,11 +70,18 @@ func rounds(t table, key string, bound, round time.Duration) {
 }
 
 // printable reports a name holding a control character (a newline, an
-// escape), which would reach the test log, junit.xml and the reports.
+// escape), which would reach the test log, junit.xml and the reports, or
+// a format character (a bidi override U+202E, which shows the text after
+// it backwards on the page; a zero-width space), which would make the
+// reports show what the spec does not say.
 func printable(t table, v value, s string) bool {
 	for _, r := range s {
 		if unicode.IsControl(r) {
 			t.errorf(v.key, "%s %q holds the control character %U: names are printed in the test log and reports", v.key, s, r)
+			return false
+		}
+		if unicode.Is(unicode.Cf, r) {
+			t.errorf(v.key, "%s %q holds the invisible format character %U (a bidi override reverses the text after it): remove it, names are printed in the reports", v.key, s, r)
 			return false
 		}
 	}

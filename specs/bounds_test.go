@@ -58,6 +58,10 @@ var boundTests = []boundTest{
 		`name "4KB Random Read\n::error::forged" holds the control character U+000A`},
 	{"escape in the model", `model  = "Solidigm D7-PS1010"`, `model  = "Solidigm\u001b[2J"`, "",
 		`model "Solidigm\x1b[2J" holds the control character U+001B`},
+	{"bidi override in the model", `model  = "Solidigm D7-PS1010"`, `model  = "Loop \u202Eevil"`, "",
+		`model "Loop \u202eevil" holds the invisible format character U+202E`},
+	{"bidi isolate in the source", `source = "`, `source = "\u2066`, "",
+		`holds the invisible format character U+2066`},
 	{"models", `models = ["SOLIDIGM SB5PH27X*"]`, `models = ["` + strings.Repeat("*", 300) + `"]`, "",
 		"models: a pattern of 300 characters is longer than 256"},
 }

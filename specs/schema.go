@@ -109,7 +109,11 @@ var specKeys = fields[Spec]{
 			s.Model = m
 		}
 	}},
-	{key: "source", required: true, conv: func(t table, v value, s *Spec) { s.Source, _ = t.nonEmpty(v) }},
+	{key: "source", required: true, conv: func(t table, v value, s *Spec) {
+		if m, ok := t.nonEmpty(v); ok && printable(t, v, m) {
+			s.Source = m
+		}
+	}},
 	{key: "models", conv: func(t table, v value, s *Spec) {
 		if v.set {
 			s.Models = t.modelPatterns(v)

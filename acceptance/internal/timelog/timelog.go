@@ -45,6 +45,16 @@ const MaxPoints = 7 * 24 * 3600
 // MaxTargets is the most drives a packed log may name.
 const MaxTargets = 4096
 
+// PointSlack is how many windows, beyond one a sample line read, all of
+// a log's series together may hold: a 24-drive step of 8 hours at one
+// window a second, 24 × 8 × 3600 = 691,200 windows. A real log has a
+// line a job and window, so its series never hold more windows than it
+// has lines; a log whose times jump ahead (a gap) may add up to this
+// many empty ones, and no more: a time past the budget is refused, not
+// grown into (a line "604800,1,0,0" a target at 1 ms would otherwise make
+// 604,800 windows a target, 4096 targets, hundreds of GB).
+const PointSlack = 24 * 8 * 3600
+
 // header opens every packed log; its version is the number after it.
 const header = "# drivequal fio logs 1"
 
@@ -194,6 +204,7 @@ func parse(r io.Reader) (*Logs, error) {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	logs := &Logs{}
 	target, kind, line := -1, "", 0
+	points, samples := 0, 0 // windows held by all targets; sample lines read
 	for sc.Scan() {
 		line++
 		text := sc.Bytes()
@@ -237,7 +248,14 @@ func parse(r io.Reader) (*Logs, error) {
 		if k > MaxPoints {
 			return nil, fmt.Errorf("%d: time %s is past the %d windows a drive's log may hold", line, at, MaxPoints)
 		}
+		samples++
 		pts := logs.Targets[target]
+		if grow := k + 1 - len(pts); grow > 0 {
+			if points+grow > samples+PointSlack {
+				return nil, fmt.Errorf("%d: time %s leaves a gap of %d windows after %d: the log's series would hold %d windows for %d sample lines, past the %d a log may add beyond one a line; the log is not read", line, at, grow, len(pts), points+grow, samples, PointSlack)
+			}
+			points += grow
+		}
 		for len(pts) <= k {
 			pts = append(pts, Point{At: time.Duration(len(pts)) * logs.Interval})
 		}

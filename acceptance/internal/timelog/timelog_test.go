@@ -227,3 +227,46 @@ func TestSize24Drives30Minutes(t *testing.T) {
 		t.Errorf("read back %d drives, the last of %d points; want 24 of about 1,800", len(logs.Targets), len(logs.Targets[23]))
 	}
 }
+
+// A log whose sections each jump to the last window at 1 ms a window
+// (one line "604800,1,0,0" a target) would grow 604,800 windows a target
+// for a line each: across MaxTargets targets, hundreds of GB. Its gaps
+// are refused once they pass one window a line plus the slack, naming the
+// line; a real 24-drive, 8-hour log (a window a line) and one gap of a
+// week in a single drive's log still read.
+func TestParseRefusesGapBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(header + "\n# interval_ms 1\n")
+	for i := range 8 { // the second is refused; eight keep the test's memory small without the fix
+		fmt.Fprintf(&b, "## target %d iops job 1\n604800,1,0,0\n", i)
+	}
+	logs, err := Parse(strings.NewReader(b.String()))
+	if err == nil {
+		n := 0
+		for _, p := range logs.Targets {
+			n += len(p)
+		}
+		t.Fatalf("Parse(gap bomb) read %d windows, want an error", n)
+	}
+	if !strings.Contains(err.Error(), "line 6:") || !strings.Contains(err.Error(), "gap") {
+		t.Errorf("Parse(gap bomb) = %v, want an error naming line 6 and the gap", err)
+	}
+
+	week := header + "\n# interval_ms 1000\n## target 0 iops job 1\n1000, 5, 1, 0, 0\n604800000, 7, 1, 0, 0\n"
+	if logs, err := Parse(strings.NewReader(week)); err != nil || len(logs.Targets[0]) != MaxPoints {
+		t.Errorf("Parse(one drive, a week's gap) = %v, want %d windows", err, MaxPoints)
+	}
+
+	var real strings.Builder
+	real.WriteString(header + "\n# interval_ms 1000\n")
+	for d := range 24 {
+		fmt.Fprintf(&real, "## target %d iops job 1\n", d)
+		for s := 1; s <= 8*3600; s++ {
+			fmt.Fprintf(&real, "%d, 100, 1, 0, 0\n", s*1000)
+		}
+	}
+	logs, err = Parse(strings.NewReader(real.String()))
+	if err != nil || len(logs.Targets) != 24 || len(logs.Targets[23]) != 8*3600 {
+		t.Errorf("Parse(24 drives, 8 hours) = %v, want 24 drives of %d windows", err, 8*3600)
+	}
+}

@@ -1,9 +1,12 @@
 package outfiles
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,4 +124,118 @@ func TestTrackRemovesWhatAnUnlistedRunsSummaryLinks(t *testing.T) {
 	removed, err = Track(other)
 	require.NoError(t, err)
 	assert.Empty(t, removed)
+}
+
+// The attack: a charts directory replaced by a symbolic link out of the
+// report directory (charts -> /tmp/victim). A chart written there is
+// refused, naming the link and the fix, and nothing is written through
+// it; a file named by a link in place of a chart is replaced, its target
+// left as it was.
+func TestWriteAtomicRefusesChartsSymlink(t *testing.T) {
+	t.Cleanup(Untrack)
+	root := t.TempDir()
+	dir := filepath.Join(root, "report")
+	victim := filepath.Join(root, "victim")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.MkdirAll(victim, 0o755))
+	require.NoError(t, os.Symlink(victim, filepath.Join(dir, "charts")))
+	_, err := Track(dir)
+	require.NoError(t, err)
+	err = WriteAtomic(filepath.Join(dir, "charts", "a.svg"), []byte("<svg/>"))
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), filepath.Join(dir, "charts")+" is a symbolic link to "+victim)
+		assert.Contains(t, err.Error(), "rm "+filepath.Join(dir, "charts"))
+	}
+	left, err := os.ReadDir(victim)
+	require.NoError(t, err)
+	assert.Empty(t, left, "written through the link")
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "charts")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "charts"), []byte("a file"), 0o644))
+	err = WriteAtomic(filepath.Join(dir, "charts", "a.svg"), []byte("<svg/>"))
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), "is not a directory")
+	}
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "charts")))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "charts"), 0o755))
+	target := filepath.Join(victim, "keep")
+	require.NoError(t, os.WriteFile(target, []byte("keep"), 0o644))
+	require.NoError(t, os.Symlink(target, filepath.Join(dir, "charts", "a.svg")))
+	require.NoError(t, WriteAtomic(filepath.Join(dir, "charts", "a.svg"), []byte("<svg/>")))
+	got, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, "keep", string(got))
+	fi, err := os.Lstat(filepath.Join(dir, "charts", "a.svg"))
+	require.NoError(t, err)
+	assert.True(t, fi.Mode().IsRegular())
+}
+
+// The attack: a recording kept in the report directory (report/rec),
+// named to Track through a symbolic link (-replay=/tmp/via/rec), and a
+// planted Manifest naming its purge.json with the right sum, other
+// files of the user's, a path out of the directory, a link and a hard
+// link. Nothing but a name the reporter writes is removed, and never
+// one reached through a link, linked twice, or another user's.
+func TestTrackRemovesOnlyTheReportersNames(t *testing.T) {
+	t.Cleanup(Untrack)
+	root := t.TempDir()
+	dir := filepath.Join(root, "report")
+	rec := filepath.Join(dir, "rec")
+	outside := filepath.Join(root, "outside")
+	write(t, filepath.Join(rec, "purge.json"), "purge")
+	write(t, filepath.Join(rec, "summary.md"), "purge")
+	write(t, filepath.Join(outside, "victim"), "purge")
+	write(t, filepath.Join(dir, "notes.txt"), "purge")
+	write(t, filepath.Join(dir, ".bashrc"), "purge")
+	write(t, filepath.Join(dir, "summary.md"), "purge")
+	write(t, filepath.Join(dir, "charts", "other.svg"), "purge")
+	write(t, filepath.Join(dir, "charts", "hard.svg"), "purge")
+	require.NoError(t, os.Link(filepath.Join(dir, "charts", "hard.svg"), filepath.Join(outside, "hard")))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "victim"), filepath.Join(dir, "results.json")))
+	require.NoError(t, os.Symlink(dir, filepath.Join(root, "via")))
+	sum := sha256.Sum256([]byte("purge"))
+	var m strings.Builder
+	for _, n := range []string{"rec/purge.json", "rec/summary.md", "notes.txt", ".bashrc", "../outside/victim", filepath.Join(outside, "victim"),
+		"results.json", "charts/hard.svg", "charts/../../outside/victim", "summary.md", "charts/other.svg"} {
+		fmt.Fprintf(&m, "%x  %s\n", sum, n)
+	}
+	write(t, filepath.Join(dir, Manifest), m.String())
+	require.NoError(t, os.Chown(filepath.Join(dir, "charts", "other.svg"), 65534, 65534))
+
+	removed, err := Track(dir, filepath.Join(root, "via", "rec"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"summary.md"}, removed)
+	for _, f := range []string{filepath.Join(rec, "purge.json"), filepath.Join(rec, "summary.md"), filepath.Join(outside, "victim"), filepath.Join(outside, "hard"),
+		filepath.Join(dir, "notes.txt"), filepath.Join(dir, ".bashrc"), filepath.Join(dir, "charts", "other.svg"), filepath.Join(dir, "charts", "hard.svg")} {
+		assert.FileExists(t, f, "not the earlier run's to remove")
+	}
+
+	// The recording is the report directory itself: nothing in it goes.
+	Untrack()
+	write(t, filepath.Join(dir, Manifest), fmt.Sprintf("%x  junit.xml\n", sum))
+	write(t, filepath.Join(dir, "junit.xml"), "purge")
+	removed, err = Track(dir, filepath.Join(root, "via"))
+	require.NoError(t, err)
+	assert.Empty(t, removed)
+	assert.FileExists(t, filepath.Join(dir, "junit.xml"))
+}
+
+// -report=$HOME: a Manifest there naming the user's files with their
+// sums removes none of them; only the reporter's names go.
+func TestTrackInHomeRemovesNoUserFile(t *testing.T) {
+	t.Cleanup(Untrack)
+	home := t.TempDir()
+	var m strings.Builder
+	for _, n := range []string{".bashrc", ".ssh/authorized_keys", "notes.md", "charts/x.png", "index.html"} {
+		write(t, filepath.Join(home, n), "mine "+n)
+		fmt.Fprintf(&m, "%x  %s\n", sha256.Sum256([]byte("mine "+n)), n)
+	}
+	write(t, filepath.Join(home, Manifest), m.String())
+	removed, err := Track(home)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"index.html"}, removed)
+	for _, n := range []string{".bashrc", ".ssh/authorized_keys", "notes.md", "charts/x.png"} {
+		assert.FileExists(t, filepath.Join(home, n))
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -43,6 +44,10 @@ func TestPageInChromium(t *testing.T) {
 		// Made up for the layout alone: a scaling run at every drive
 		// count from 1 to 24, 25 ticks and points on each chart.
 		{"every-count", "", report.Qualified, []string{"scaling"}},
+		// The attack: the one-cell failure judged by a spec whose model
+		// links a chart out of the report whose <style> hid the bottom
+		// line and wrote QUALIFIED over the page.
+		{"hostile-spec", "hostile:testdata/onefail.json", report.NotQualified, []string{"1.92TB", "slower than the vendor's published figures"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeReport(t, tc.run)
@@ -65,7 +70,7 @@ func TestPageInChromium(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if linked := strings.Count(string(summary), ".svg)"); len(got.Charts) != linked || linked == 0 {
+			if linked := len(chartLines.FindAllString(string(summary), -1)); len(got.Charts) != linked || linked == 0 {
 				t.Errorf("%d charts drawn, summary.md links %d", len(got.Charts), linked)
 			}
 			for _, c := range got.Charts {
@@ -77,11 +82,17 @@ func TestPageInChromium(t *testing.T) {
 	}
 }
 
+// chartLines are summary.md's lines that are a chart's link alone, as
+// the reporter writes them: the charts the page draws.
+var chartLines = regexp.MustCompile(`(?m)^(Chart: )?!?\[.*\]\(charts/[A-Za-z0-9._-]+\.svg\)$`)
+
 // writeReport writes a run's report, index.html included, as the
-// reporter does, from the results.json the suite wrote.
+// reporter does, from the results.json the suite wrote; "hostile:NAME"
+// is NAME judged by a spec whose model and source carry the attack.
 func writeReport(t *testing.T, name string) string {
 	t.Helper()
 	var r report.Run
+	name, hostile := strings.CutPrefix(name, "hostile:")
 	if name == "" {
 		r = everyCount()
 	} else {
@@ -92,6 +103,17 @@ func writeReport(t *testing.T, name string) string {
 		if err := json.Unmarshal(data, &r); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if hostile {
+		evil := filepath.Join(t.TempDir(), "evil.svg")
+		svg := `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><style>header.bottom,#verdicts{display:none!important} body::before{content:"QUALIFIED — all drives met the vendor's figures"}</style><a href="https://evil.example/steal"><text y="9">x</text></a></svg>`
+		if err := os.WriteFile(evil, []byte(svg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		climb := "charts/" + strings.Repeat("../", 12) + strings.TrimPrefix(evil, "/")
+		r.Spec = "Loop ![c](" + climb + ") **QUALIFIED** [z](https://evil.example/) \u202eevil"
+		r.Source = "src ![c](" + climb + ")"
+		r.JudgedBy = &report.SpecRef{Model: r.Spec, File: "evil.toml", SHA256: "00"}
 	}
 	dir := filepath.Join(t.ArtifactDir(), "report")
 	if err := r.Write(dir); err != nil {

@@ -5,6 +5,8 @@ import (
 	"html"
 	"regexp"
 	"strings"
+
+	"github.com/drivequal/drivequal/acceptance/internal/report"
 )
 
 // section is one "## " section of summary.md, as HTML.
@@ -13,9 +15,15 @@ type section struct {
 	html  strings.Builder
 }
 
-// chartRef matches a link or image to a chart of the report:
-// "![lot](charts/lot.svg)", "[charts/x.svg](charts/x.svg)".
-var chartRef = regexp.MustCompile(`!?\[[^\]]*\]\((charts/[^)\s]+\.svg)\)`)
+// chartFile is the name of a chart the reporter draws, from the report
+// directory: in its charts directory, no other.
+var chartFile = regexp.MustCompile(`^charts/[A-Za-z0-9._-]+\.svg$`)
+
+// chartLine is a line of summary.md that is a chart's link or image and
+// nothing else, as the reporter writes them: "![lot](charts/lot.svg)",
+// "Chart: [charts/x.svg](charts/x.svg)". A link in a line of text (a
+// spec's model, a drive's name quoted) is never drawn.
+var chartLine = regexp.MustCompile(`^(?:Chart: )?!?\[(.*)\]\((charts/[A-Za-z0-9._-]+\.svg)\)$`)
 
 // markdown turns summary.md (the subset its writer uses: headings, lists,
 // pipe tables, footnotes, paragraphs of lines, bold, links and images)
@@ -73,17 +81,13 @@ func paragraphLine(l string) bool {
 }
 
 // paragraph writes lines as one paragraph, a line each, and after it the
-// charts they link; a line that is only a chart's link ("Chart: [...](...)",
-// "![...](...)") is its chart alone.
+// charts of its lines that are only a chart's link (chartLine).
 func paragraph(b *strings.Builder, lines []string, figure func(string) string) {
 	var text []string
 	var charts []string
 	for _, l := range lines {
-		for _, m := range chartRef.FindAllStringSubmatch(l, -1) {
-			charts = append(charts, m[1])
-		}
-		rest := strings.TrimSpace(chartRef.ReplaceAllString(l, ""))
-		if rest == "" || rest == "Chart:" {
+		if m := chartLine.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			charts = append(charts, m[2])
 			continue
 		}
 		text = append(text, inline(l))
@@ -161,29 +165,25 @@ func cells(row string) []string {
 }
 
 var (
-	imageRE    = regexp.MustCompile(`!\[([^\]]*)\]\(([^)\s]+)\)`)
-	linkRE     = regexp.MustCompile(`\[([^\]^][^\]]*)\]\(([^)\s]+)\)`)
-	noteRefRE  = regexp.MustCompile(`\[\^(\d+)\]`)
-	boldRE     = regexp.MustCompile(`\*\*([^*]+)\*\*`)
-	codeRE     = regexp.MustCompile("`([^`]+)`")
-	safeTarget = regexp.MustCompile(`^(https?://|[^:]*$)`)
+	imageRE   = regexp.MustCompile(`!\[([^\]]*)\]\((charts/[A-Za-z0-9._-]+\.svg)\)`)
+	linkRE    = regexp.MustCompile(`\[([^\]^][^\]]*)\]\((charts/[A-Za-z0-9._-]+\.svg)\)`)
+	noteRefRE = regexp.MustCompile(`\[\^(\d+)\]`)
+	boldRE    = regexp.MustCompile(`\*\*([^*]+)\*\*`)
+	codeRE    = regexp.MustCompile("`([^`]+)`")
 )
 
-// inline writes a line's text as HTML: escaped, then its bold, code,
-// footnote references and links (a link to anywhere but a relative path
-// or http(s) is its text alone). An image is its alt text: the charts
-// are drawn by paragraph.
+// inline writes a line's text as HTML: its control and format characters
+// escaped (report.Escape: a bidi override shows as \u202e, not as text
+// backwards), HTML-escaped, then its bold, code, footnote references and
+// links to the report's charts, the only links the reporter writes. Any
+// other link or image (a URL in a spec's model or source, a path out of
+// the report) stays the text it is, never a link. An image of a chart is
+// its alt text: the charts are drawn by paragraph.
 func inline(s string) string {
 	s = strings.ReplaceAll(s, `\|`, "|")
-	s = html.EscapeString(s)
+	s = html.EscapeString(report.Escape(s))
 	s = imageRE.ReplaceAllString(s, "$1")
-	s = linkRE.ReplaceAllStringFunc(s, func(m string) string {
-		p := linkRE.FindStringSubmatch(m)
-		if !safeTarget.MatchString(html.UnescapeString(p[2])) {
-			return p[1]
-		}
-		return fmt.Sprintf(`<a href="%s">%s</a>`, p[2], p[1])
-	})
+	s = linkRE.ReplaceAllString(s, `<a href="$2">$1</a>`)
 	s = noteRefRE.ReplaceAllString(s, `<sup><a href="#note-$1">$1</a></sup>`)
 	s = boldRE.ReplaceAllString(s, "<strong>$1</strong>")
 	s = codeRE.ReplaceAllString(s, "<code>$1</code>")

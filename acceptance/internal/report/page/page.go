@@ -7,7 +7,8 @@
 // the scaling tables and their charts, the other sections and charts, the
 // drives and their health, and the evidence files it came from. Charts
 // are inline SVG, styles inline CSS; the page fetches nothing (its
-// Content-Security-Policy forbids it) and prints.
+// Content-Security-Policy forbids it) and prints. What a spec, drive or
+// host supplies is text on it: no chart, link or style of theirs.
 package page
 
 import (
@@ -16,12 +17,13 @@ import (
 	"fmt"
 	"html"
 	"io/fs"
-	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/report/bottomline"
 )
@@ -32,7 +34,7 @@ const File = "index.html"
 // Write writes dir/index.html (atomically) for r, with the charts
 // summary.md links read from dir.
 func Write(dir string, r *report.Run) error {
-	read := func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, filepath.FromSlash(name))) }
+	read := func(name string) ([]byte, error) { return readChart(dir, name) }
 	return report.WriteFileAtomic(filepath.Join(dir, File), Render(r, r.Summary(), read))
 }
 
@@ -41,10 +43,8 @@ func Write(dir string, r *report.Run) error {
 // ("charts/4KB_Random_Read.svg").
 func Render(r *report.Run, summary []byte, chart func(name string) ([]byte, error)) []byte {
 	p := &page{r: r}
-	n := 0
 	figure := func(name string) string {
-		n++
-		return figureHTML(name, n, chart)
+		return figureHTML(name, chart)
 	}
 	md := string(summary)
 	// summary.md opens with the bottom line and its title; the page has its own.
@@ -172,9 +172,11 @@ func (p *page) writeEvidence() {
 	if len(rows) > 0 {
 		b.WriteString("<p>Each test's recorded fio output (paths from the report directory's parent):</p>\n<div class=\"scroll\"><table class=\"files\">\n<thead><tr><th>Test</th><th>Verdict</th><th>fio output</th></tr></thead>\n<tbody>\n")
 		for _, res := range rows {
-			target := res.Raw
-			if !filepath.IsAbs(target) {
-				target = "../" + filepath.ToSlash(target)
+			// A file's path, never a host: "//host/x" is cleaned to
+			// "/host/x", and a relative path stays below "../".
+			target := path.Clean(filepath.ToSlash(res.Raw))
+			if !filepath.IsAbs(res.Raw) {
+				target = "../" + filepath.ToSlash(res.Raw)
 			}
 			fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td><a href=\"%s\">%s</a></td></tr>\n",
 				esc(res.Test), esc(strings.ToUpper(res.Verdict)), esc(target), esc(res.Raw))
@@ -196,12 +198,12 @@ func (p *page) capacities() []string {
 }
 
 // figureHTML is a chart drawn inline: its SVG without the XML prolog,
-// its ids made unique on the page (the nth chart's), and a link to its
-// file; or, when it cannot be read, a line saying so.
-func figureHTML(name string, n int, chart func(string) ([]byte, error)) string {
+// and a link to its file; or, when it cannot be read or is not a chart
+// as the reporter draws it, a line saying so.
+func figureHTML(name string, chart func(string) ([]byte, error)) string {
 	svg, err := chart(name)
 	if err == nil {
-		svg, err = inlineSVG(svg, n)
+		svg, err = inlineSVG(svg)
 	}
 	if err != nil {
 		why := err.Error()
@@ -214,32 +216,102 @@ func figureHTML(name string, n int, chart func(string) ([]byte, error)) string {
 		esc(name), svg, esc(name), esc(name))
 }
 
+// MaxChart is the most bytes a chart may hold to be drawn on the page.
+const MaxChart = 4 << 20
+
+// readChart reads the chart name (a chartFile) in the report directory
+// dir, every component opened without following a symbolic link, a
+// regular file of one link (record.Open): a chart linked out of the
+// directory is not read.
+func readChart(dir, name string) ([]byte, error) {
+	if !chartFile.MatchString(name) {
+		return nil, fmt.Errorf("%q is not a chart of the report (charts/NAME.svg)", name)
+	}
+	f, _, err := record.Open(dir, name, MaxChart)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return record.Read(f, MaxChart)
+}
+
 var (
-	prolog  = regexp.MustCompile(`(?s)^\s*(<\?xml.*?\?>\s*|<!--.*?-->\s*|<!DOCTYPE[^>]*>\s*)*`)
-	idAttr  = regexp.MustCompile(`\bid="([^"]+)"`)
-	scripty = regexp.MustCompile(`(?i)<script|<foreignObject|\bon[a-z]+\s*=|javascript:|<image|@import|url\(\s*['"]?[a-z]+:`)
+	prolog = regexp.MustCompile(`(?s)^\s*(<\?xml.*?\?>\s*|<!--.*?-->\s*|<!DOCTYPE[^>]*>\s*)*`)
+	// svgTag is one tag of a chart: its name and attributes, each value
+	// in double quotes, holding no "<" or "&".
+	svgTag  = regexp.MustCompile(`<(/?)([A-Za-z][A-Za-z0-9:_-]*)((?:\s+[A-Za-z][A-Za-z0-9:_-]*\s*=\s*"[^"<&]*")*)\s*/?>`)
+	svgAttr = regexp.MustCompile(`([A-Za-z][A-Za-z0-9:_-]*)\s*=\s*"([^"]*)"`)
+	// svgValue is what an attribute but xmlns and style may hold:
+	// numbers, path commands and transforms; no URL, no reference.
+	svgValue   = regexp.MustCompile(`^[A-Za-z0-9., ()%+-]*$`)
+	styleValue = regexp.MustCompile(`^[A-Za-z0-9#., %-]*$`)
+)
+
+// What a chart, as the reporter draws it (gonum's SVG), may hold: its
+// elements, their attributes and the properties of their style. An SVG
+// placed in the page shares the page's document: a <style> in it styles
+// the whole page (hiding the bottom line, writing another), a link leads
+// out, an image or foreignObject fetches or holds HTML, an event
+// attribute runs. None of them is in a chart drawn by the reporter.
+var (
+	svgElements = []string{"svg", "g", "path", "text"}
+	svgAttrs    = []string{"width", "height", "viewBox", "version", "xmlns", "xmlns:xlink", "transform", "d", "x", "y", "style"}
+	svgXMLNS    = []string{"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
+	svgStyles   = []string{"fill", "fill-opacity", "stroke", "stroke-width", "stroke-dasharray", "stroke-opacity",
+		"stroke-linecap", "stroke-linejoin", "opacity", "font-family", "font-variant", "font-weight", "font-style", "font-size", "text-anchor"}
 )
 
 // inlineSVG makes a chart file fit to place in the page: the <svg>
-// element alone, its ids prefixed "cN-". A chart with a script, an
-// event handler, an image or anything fetched is refused: the page stays
-// self-contained.
-func inlineSVG(svg []byte, n int) ([]byte, error) {
-	s := prolog.ReplaceAllString(string(svg), "")
-	if !strings.HasPrefix(s, "<svg") {
+// element alone. A chart holding anything but the elements, attributes
+// and styles the reporter's charts hold is refused (left out of the
+// page, which says so): the page stays self-contained and is styled by
+// itself alone.
+func inlineSVG(svg []byte) ([]byte, error) {
+	s := strings.TrimSpace(prolog.ReplaceAllString(string(svg), ""))
+	if !strings.HasPrefix(s, "<svg") || !strings.HasSuffix(s, "</svg>") {
 		return nil, errors.New("not an SVG")
 	}
-	if scripty.MatchString(s) {
-		return nil, errors.New("holds a script, an image or a link to fetch, left out of the page")
+	tags := svgTag.FindAllStringSubmatch(s, -1)
+	if strings.Count(s, "<") != len(tags) {
+		return nil, errors.New("holds markup that is not a tag of a chart (a comment, a CDATA section, a tag that does not read), left out of the page")
 	}
-	prefix := fmt.Sprintf("c%d-", n)
-	for _, m := range idAttr.FindAllStringSubmatch(s, -1) {
-		id := m[1]
-		s = strings.ReplaceAll(s, `id="`+id+`"`, `id="`+prefix+id+`"`)
-		s = strings.ReplaceAll(s, `url(#`+id+`)`, `url(#`+prefix+id+`)`)
-		s = strings.ReplaceAll(s, `href="#`+id+`"`, `href="#`+prefix+id+`"`)
+	for _, m := range tags {
+		if !slices.Contains(svgElements, m[2]) {
+			return nil, fmt.Errorf("holds the element <%s>, which a chart does not (a style, a link, an image or a script would reach the page), left out of the page", m[2])
+		}
+		for _, a := range svgAttr.FindAllStringSubmatch(m[3], -1) {
+			if err := svgAttrOK(a[1], a[2]); err != nil {
+				return nil, fmt.Errorf("<%s %s=%q>: %w, left out of the page", m[2], a[1], a[2], err)
+			}
+		}
 	}
 	return []byte(s), nil
+}
+
+// svgAttrOK says why a chart's attribute name="value" is not one of a
+// chart's.
+func svgAttrOK(name, value string) error {
+	switch {
+	case !slices.Contains(svgAttrs, name):
+		return errors.New("an attribute a chart does not hold")
+	case strings.HasPrefix(name, "xmlns"):
+		if !slices.Contains(svgXMLNS, value) {
+			return errors.New("not the SVG or XLink namespace")
+		}
+	case name == "style":
+		for _, decl := range strings.Split(value, ";") {
+			if strings.TrimSpace(decl) == "" {
+				continue
+			}
+			prop, v, _ := strings.Cut(decl, ":")
+			if !slices.Contains(svgStyles, strings.TrimSpace(prop)) || !styleValue.MatchString(strings.TrimSpace(v)) {
+				return fmt.Errorf("the style %q is not one a chart sets", strings.TrimSpace(decl))
+			}
+		}
+	case !svgValue.MatchString(value):
+		return errors.New("a value a chart does not hold")
+	}
+	return nil
 }
 
 func class(verdict string) string {
@@ -266,7 +338,10 @@ func capital(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-func esc(s string) string { return html.EscapeString(s) }
+// esc is s as HTML text, its control and format characters (a bidi
+// override, which would show the text after it backwards) written as
+// their escapes (report.Escape).
+func esc(s string) string { return html.EscapeString(report.Escape(s)) }
 
 func orDash(s string) string {
 	if s == "" {

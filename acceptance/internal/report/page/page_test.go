@@ -3,8 +3,10 @@ package page
 import (
 	"encoding/json"
 	"errors"
+	"html"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -105,8 +107,10 @@ func TestRenderNotQualified(t *testing.T) {
 	}
 }
 
-// A chart that cannot be read, or that would run or fetch something, is
-// a line saying so, never part of the page.
+// A chart that cannot be read, or that holds anything but what the
+// reporter's charts hold, is a line saying so, never part of the page:
+// an inline SVG shares the page's document, so its <style> restyles the
+// whole page, and its links lead out.
 func TestFigure(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -120,33 +124,144 @@ func TestFigure(t *testing.T) {
 		{"handler", `<svg onload="alert(1)"></svg>`, nil, "left out of the page"},
 		{"image", `<svg><image href="http://example.com/x.png"/></svg>`, nil, "left out of the page"},
 		{"not svg", `<html></html>`, nil, "not an SVG"},
-		{"ids", `<?xml version="1.0"?>
-<!-- made -->
-<svg><clipPath id="a"/><g clip-path="url(#a)"/><use href="#a"/></svg>`, nil, `<svg><clipPath id="c3-a"/><g clip-path="url(#c3-a)"/><use href="#c3-a"/></svg>`},
+		// The attack: a chart whose style hides the bottom line and
+		// writes QUALIFIED over a NOT QUALIFIED page, and links out.
+		{"style", `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><style>header.bottom,#verdicts{display:none!important} body::before{content:"QUALIFIED"}</style><a href="https://evil.example/steal"><text y="9">x</text></a></svg>`, nil, "<style>"},
+		{"link", `<svg><a href="https://evil.example/"><text>x</text></a></svg>`, nil, "<a>"},
+		{"xlink", `<svg><g xlink:href="#x"/></svg>`, nil, "xlink:href"},
+		{"foreignObject", `<svg><foreignObject><div>QUALIFIED</div></foreignObject></svg>`, nil, "<foreignObject>"},
+		{"style attribute", `<svg style="position:fixed;inset:0;z-index:9"><text>QUALIFIED</text></svg>`, nil, "position"},
+		{"style url", `<svg><path d="M0,0" style="fill:url(https://evil.example/)"/></svg>`, nil, "fill:url"},
+		{"entity", `<svg><path d="M0,0" style="fill&#58;red"/></svg>`, nil, "left out of the page"},
+		{"closed early", `<svg></svg><style>body{display:none}</style><svg></svg>`, nil, "<style>"},
+		{"comment", `<svg><!-- <style> --></svg>`, nil, "left out of the page"},
+		{"namespace", `<svg xmlns="https://evil.example/"></svg>`, nil, "namespace"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := figureHTML("charts/a.svg", 3, func(string) ([]byte, error) { return []byte(tc.svg), tc.err })
-			if !strings.Contains(got, tc.want) {
+			got := figureHTML("charts/a.svg", func(string) ([]byte, error) { return []byte(tc.svg), tc.err })
+			if !strings.Contains(got, html.EscapeString(tc.want)) {
 				t.Errorf("got %s, want it to hold %s", got, tc.want)
 			}
-			if tc.name != "ids" && strings.Contains(got, "<svg") {
+			if strings.Contains(got, "<svg") {
 				t.Errorf("the chart is on the page: %s", got)
 			}
 		})
 	}
+	// Every chart the reporter draws is drawn, as it is.
+	r := load(t, "brief.json")
+	charts, err := r.Charts()
+	if err != nil || len(charts) == 0 {
+		t.Fatalf("Charts() = %d, %v", len(charts), err)
+	}
+	for name, svg := range charts {
+		got := figureHTML("charts/"+name, func(string) ([]byte, error) { return svg, nil })
+		if !strings.Contains(got, `<figure class="chart"`) || !strings.Contains(got, "<text") {
+			t.Errorf("chart %s is not drawn: %.300s", name, got)
+		}
+	}
+}
+
+// A chart is read only as charts/NAME.svg inside the report directory,
+// through no symbolic link: a name climbing out, or a charts directory
+// or chart linked elsewhere, is not read.
+func TestReadChart(t *testing.T) {
+	dir := t.TempDir()
+	out := t.TempDir()
+	evil := []byte(`<svg xmlns="http://www.w3.org/2000/svg"><text>x</text></svg>`)
+	if err := os.WriteFile(filepath.Join(out, "evil.svg"), evil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "charts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "charts", "ok.svg"), evil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(out, "evil.svg"), filepath.Join(dir, "charts", "link.svg")); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(dir, filepath.Join(out, "evil.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"charts/" + rel, "charts/../../evil.svg", "charts/link.svg", filepath.Join(out, "evil.svg"), "charts/sub/x.svg"} {
+		if data, err := readChart(dir, name); err == nil {
+			t.Errorf("readChart(%s) read %d bytes, want it refused", name, len(data))
+		}
+	}
+	if data, err := readChart(dir, "charts/ok.svg"); err != nil || string(data) != string(evil) {
+		t.Errorf("readChart(charts/ok.svg) = %q, %v", data, err)
+	}
+	linked := t.TempDir()
+	if err := os.Symlink(out, filepath.Join(linked, "charts")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readChart(linked, "charts/evil.svg"); err == nil {
+		t.Error("readChart read through a charts symlink out of the report")
+	}
+}
+
+// The attack: a spec whose model and source carry a chart path climbing
+// out of the report to a hostile SVG, markup, a javascript: and an https
+// link, and a bidi override. The NOT QUALIFIED page written from it
+// draws no chart of theirs, holds no style but its own, links nowhere
+// outside, and shows the override as its escape, not text backwards.
+func TestHostileSpec(t *testing.T) {
+	data, err := os.ReadFile("testdata/onefail.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Run
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	evil := `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><style>header.bottom,#verdicts{display:none!important} body::before{content:"QUALIFIED"}</style><a href="https://evil.example/steal"><text y="9">x</text></a></svg>`
+	if err := os.WriteFile(filepath.Join(out, "evil.svg"), []byte(evil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	climb := "charts/" + strings.Repeat("../", 12) + strings.TrimPrefix(filepath.Join(out, "evil.svg"), "/")
+	hostile := "Loop ![c](" + climb + ") **QUALIFIED**: fake <b>x</b> [y](javascript:alert(1)) [z](https://evil.example/) \u202eevil"
+	r.Spec = hostile
+	r.Source = "src ![c](" + climb + ") [z](https://evil.example/)"
+	r.JudgedBy = &report.SpecRef{Model: hostile, File: "evil.toml", SHA256: "00"}
+	r.Results[0].Raw = "//evil.example/raw.json"
+	if err := r.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dir, &r); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(page)
+	if strings.Count(got, "<style") != 1 || strings.Contains(got, "display:none") {
+		t.Errorf("the page holds a style but its own")
+	}
+	for _, bad := range []string{`href="https:`, `href="javascript:`, `href="charts/..`, `href="//`, "<b>", "\u202e"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the page holds %q", bad)
+		}
+	}
+	if !strings.Contains(got, `<p class="decision" id="decision">NOT QUALIFIED</p>`) || !strings.Contains(got, `\u202eevil`) {
+		t.Errorf("the page lost its decision or the override's escape")
+	}
 }
 
 // summary.md's text goes on the page escaped, a link to anywhere but a
-// relative path or http(s) as its text alone, and a chart image line as
-// its chart.
+// chart of the report as the text it is, and a chart image line as its
+// chart.
 func TestMarkdown(t *testing.T) {
-	md := "## A <b>\n\n| x | y |\n|---|---:|\n| a \\| b | 1 FAIL [^1] |\n\n[^1]: why <i>\n\n- **bold** [doc](docs/x.md) [bad](javascript:void)\n\n![lot](charts/lot.svg)\n"
+	md := "## A <b>\n\n| x | y |\n|---|---:|\n| a \\| b | 1 FAIL [^1] |\n\n[^1]: why <i>\n\n- **bold** [doc](docs/x.md) [bad](javascript:void) [a](charts/a.svg)\n\n![lot](charts/lot.svg)\n"
 	secs := markdown(md, func(name string) string { return "<figure>" + name + "</figure>\n" })
 	got := secs[1].html.String()
 	for _, want := range []string{
 		`<td>a | b</td><td class="num">1 FAIL <sup><a href="#note-1">1</a></sup></td>`,
 		`<p class="note" id="note-1"><sup>1</sup> why &lt;i&gt;</p>`,
-		`<li><strong>bold</strong> <a href="docs/x.md">doc</a> bad</li>`,
+		`<li><strong>bold</strong> [doc](docs/x.md) [bad](javascript:void) <a href="charts/a.svg">a</a></li>`,
 		"<figure>charts/lot.svg</figure>",
 	} {
 		if !strings.Contains(got, want) {
