@@ -25,11 +25,11 @@ func TestLoadLatencySpec(t *testing.T) {
 	if !cmp.Equal(mix.BSSplit, want) || bssplit.Fio(mix.BSSplit) != "4096/60:16384/30:131072/10" {
 		t.Errorf("bssplit = %v (%q), want %v", mix.BSSplit, bssplit.Fio(mix.BSSplit), want)
 	}
-	if mix.RW != "randtrimwrite" || mix.RateIOPS != 250 || mix.ThinkTime != 100*time.Microsecond || mix.BufferCompressPercentage != 50 {
-		t.Errorf("App Mix = rw %q rate_iops %d thinktime %v compress %d; want randtrimwrite 250 100µs 50", mix.RW, mix.RateIOPS, mix.ThinkTime, mix.BufferCompressPercentage)
+	if mix.RW != "randwrite" || mix.RateIOPS != 250 || mix.ThinkTime != 100*time.Microsecond || mix.BufferCompressPercentage != 50 {
+		t.Errorf("App Mix = rw %q rate_iops %d thinktime %v compress %d; want randwrite 250 100µs 50", mix.RW, mix.RateIOPS, mix.ThinkTime, mix.BufferCompressPercentage)
 	}
 	if !mix.Writes() || !mix.WritesData() || mix.Reads() {
-		t.Errorf("randtrimwrite: Writes %v WritesData %v Reads %v, want true true false", mix.Writes(), mix.WritesData(), mix.Reads())
+		t.Errorf("randwrite: Writes %v WritesData %v Reads %v, want true true false", mix.Writes(), mix.WritesData(), mix.Reads())
 	}
 	c, _ := s.Capacity("1.92TB")
 	a, ok := c.AtLatency["4KB Random Read"]

@@ -66,6 +66,10 @@ var badTests = []badTest{
 		{93, `capacity "1.92TB": at_latency."Good": write_p99_us: workload "Good" does not write`},
 		{94, `capacity "1.92TB": at_latency."Good": min_iops must be an IOPS > 0, got -5`},
 	}},
+	{"trim_write_mix", []wantErr{
+		{10, `workload "Mix": rw "trimwrite" mixes trims and writes, which fail now and then (EBUSY) on a drive the run holds exclusively; use rw = "randtrim" and a separate write workload`},
+		{18, `workload "Random Mix": rw "randtrimwrite" mixes trims and writes`},
+	}},
 	{"rw_unknown", []wantErr{{10, `workload "4KB Random Read": rw "randomread" is not one of fio's patterns`}}},
 	{"bs_unparsable", []wantErr{{11, `workload "4KB Random Read": bs "4q": unknown size suffix "q"`}}},
 	{"bs_not_512", []wantErr{{11, `workload "4KB Random Read": bs must be > 0 and a multiple of 512 bytes, got 1000`}}},

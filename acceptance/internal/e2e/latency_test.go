@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,22 +23,23 @@ const throttleIOPS = 2000
 // A 4 KiB random-read sweep on a loop device whose reads the kernel
 // throttles to 2,000 IOPS follows the physics of a queue: at every
 // closed-loop point the mean latency is Little's law's, outstanding I/Os
-// (iodepth × jobs) ÷ IOPS, within 30 % (within 1.2 % on a quiet machine;
-// 26 % once at iodepth 8 while other tests held both CPUs, fio's reaping
-// of completions delayed), and no point exceeds the throttle
-// (10 % over at most). Open-loop points never exceed their asked rate,
-// and the point asked twice the throttle is reported saturated, not as a
-// latency. The target the curve meets passes and the run exits 0; a
-// replay of the recording against a target no point meets fails it
-// without measuring, naming the bound, the IOPS at it and min_iops, and
-// exits non-zero.
-//
-// That the curve reaches the throttle (within 10 %) is logged, not
-// asserted: on a quiet machine it does from iodepth 2 up (1,905 to 2,011
-// IOPS), but on a loaded 2-CPU machine the loop device's own worker
-// starves first and the curve flattens below the throttle (1,269 IOPS at
-// iodepth 32 in one run), while Little's law held within 1.1 % at every
-// point of both runs.
+// (iodepth × jobs) ÷ fio's measured IOPS, within 20 % (within 1.2 % on a
+// quiet machine; 26 % once at iodepth 8 while other tests held both CPUs,
+// fio's reaping of completions delayed); no point exceeds the throttle
+// (10 % over at most), and the closed-loop points deep enough to saturate
+// it (iodepth 4 and up) reach it within 10 % (not asserted, and logged,
+// when the run was host-bound: a loaded host's loop worker starves first).
+// Open-loop points never exceed their asked rate, those asked less than
+// the throttle hold it and their mean latency is under half the saturated
+// closed-loop points' at iodepth 16 and 32 (a queue that never builds), and the point asked
+// twice the throttle is reported saturated, not as a latency. The target
+// the curve meets passes and the run exits 0; replays of the recording
+// judge without measuring: against a target no point meets it fails,
+// naming the bound, the IOPS at it and min_iops; against a min_iops
+// between the curve's fewest IOPS within the bound and its most it
+// passes (the highest IOPS within the bound counts, not the lowest); with no target
+// and a point's recorded output deleted, TestLatency fails and so does
+// the run.
 func TestLatencyAtLoad(t *testing.T) {
 	testenv.MustHaveFio(t)
 	dev := newLoop(t, 64<<20)
@@ -65,26 +67,53 @@ func TestLatencyAtLoad(t *testing.T) {
 	}
 	require.Len(t, closed, 6, "stdout:\n%s", r.Stdout)
 	require.Len(t, open, 3)
-	maxClosedMean, maxIOPS := 0.0, 0.0
+	maxClosedMean, maxIOPS, qd1 := 0.0, 0.0, 0.0
+	var saturatedMeans []float64
 	for _, p := range closed {
 		require.Equal(t, report.Pass, p.Verdict, "%s: %s", p.Test, p.Error)
 		if p.Error != "" {
 			t.Logf("%s: %s", p.Test, p.Error)
 		}
 		require.NotNil(t, p.Read, p.Test)
-		little := float64(p.IODepth) * 1 / p.Actual * 1e6 // µs: iodepth × 1 job ÷ IOPS
+		little := float64(p.IODepth) * 1 / p.Actual * 1e6 // µs: iodepth × 1 job ÷ fio's measured IOPS
 		t.Logf("iodepth %2d: %6.0f IOPS, mean %7.0f µs, p99 %7.0f µs; Little's law %7.0f µs, ratio %.3f",
 			p.IODepth, p.Actual, p.Read.Mean, p.Read.P99, little, p.Read.Mean/little)
 		assert.LessOrEqual(t, p.Actual, 1.10*throttleIOPS, "%s: never above the throttle", p.Test)
-		assert.InEpsilon(t, little, p.Read.Mean, 0.30, "%s: mean latency follows Little's law", p.Test)
+		assert.InEpsilon(t, little, p.Read.Mean, 0.20, "%s: mean latency follows Little's law", p.Test)
+		if p.IODepth >= 16 {
+			// A queue of 8 ms and more (Little's law at the throttle).
+			saturatedMeans = append(saturatedMeans, p.Read.Mean)
+		}
+		if p.IODepth >= 4 {
+			// Deep enough that the throttle, not the queue, sets the rate.
+			if p.Cause == report.CauseHostBound {
+				t.Logf("%s: host-bound (%s): that it reaches the throttle is not asserted", p.Test, p.Error)
+			} else {
+				assert.InEpsilon(t, float64(throttleIOPS), p.Actual, 0.10, "%s: a saturated closed-loop point reaches the throttle", p.Test)
+			}
+		}
+		if p.IODepth == 1 {
+			qd1 = p.Actual
+		}
 		maxClosedMean, maxIOPS = max(maxClosedMean, p.Read.Mean), max(maxIOPS, p.Actual)
 	}
-	t.Logf("the curve's most IOPS: %.0f, %.1f %% of the throttle's %d; its deepest mean latency %.0f µs", maxIOPS, maxIOPS/throttleIOPS*100, throttleIOPS, maxClosedMean)
+	t.Logf("the curve's most IOPS: %.0f, %.1f %% of the throttle's %d; QD1 %.0f IOPS; its deepest mean latency %.0f µs", maxIOPS, maxIOPS/throttleIOPS*100, throttleIOPS, qd1, maxClosedMean)
+	require.NotEmpty(t, saturatedMeans)
 	for _, p := range open {
 		t.Logf("rate %4.0f: %6.0f IOPS, mean %7.0f µs, p99 %7.0f µs, saturated %v", p.RateIOPS, p.Actual, p.Read.Mean, p.Read.P99, p.Saturated)
 		assert.LessOrEqual(t, p.Actual, 1.10*p.RateIOPS, "%s: fio paces the point at its rate", p.Test)
 		if p.RateIOPS > throttleIOPS {
 			assert.True(t, p.Saturated, "%s: above the throttle, the point is the saturation", p.Test)
+			continue
+		}
+		assert.False(t, p.Saturated, "%s: below the throttle, the point holds its rate", p.Test)
+		for _, m := range saturatedMeans {
+			// Half the throttle or less: no queue builds, where a saturated
+			// closed-loop point waits iodepth ÷ 2,000 s (8 ms at iodepth
+			// 16). (Not against iodepth 4's 2 ms: the throttle dispatches in
+			// bursts, and a loaded host's open-loop mean at 1,000 IOPS
+			// reached 2.6 ms.)
+			assert.Less(t, p.Read.Mean, m/2, "%s: mean latency below the throttle is well below a saturated point's", p.Test)
 		}
 	}
 	require.NotNil(t, target)
@@ -98,12 +127,14 @@ func TestLatencyAtLoad(t *testing.T) {
 	assert.FileExists(t, filepath.Join(rec, "TestLatency", "64MiB", "4KB_Random_Read", "iodepth_8.json"))
 
 	// The same recording against a target it misses: a bound no point is
-	// within (under a 2,000 IOPS throttle no 1 % of reads waits less than
-	// 500 µs). No fio runs: a replay reads what was recorded.
+	// within (under a 2,000 IOPS throttle more than 1 % of reads wait
+	// longer than 100 µs; not 500 µs: the throttle spaces QD1's reads
+	// 500 µs apart, and one quiet run's QD1 p99 was 545 µs, another's
+	// at most 500). No fio runs: a replay reads what was recorded.
 	strict := filepath.Join(t.TempDir(), "strict.toml")
 	text, err := os.ReadFile(spec)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(strict, []byte(strings.Replace(string(text), "read_p99_us = 100_000", "read_p99_us = 500", 1)), 0o644))
+	require.NoError(t, os.WriteFile(strict, []byte(strings.Replace(string(text), "read_p99_us = 100_000", "read_p99_us = 100", 1)), 0o644))
 	rr := runSuite(t, []string{"-test.run=TestLatency"}, "-replay="+rec, "-spec="+strict)
 	assert.NotEqual(t, 0, rr.Code, "a missed target fails the run")
 	replayed := rr.results(t)
@@ -111,10 +142,42 @@ func TestLatencyAtLoad(t *testing.T) {
 	for _, res := range replayed.Results {
 		if res.Kind == report.KindLatency {
 			assert.Equal(t, report.Fail, res.Verdict)
-			assert.Contains(t, res.Error, "IOPS at read p99 ≤ 500 µs: no point within it; min_iops 400")
+			assert.Contains(t, res.Error, "IOPS at read p99 ≤ 100 µs: no point within it; min_iops 400")
 			assert.Contains(t, rr.Stdout, res.Error)
 		}
 	}
+
+	// A min_iops between the curve's fewest IOPS within the bound and its
+	// most: the highest IOPS within the bound meets it, the lowest would
+	// not. (The throttle admits one read each 500 µs, and a read takes no
+	// longer on the loop device, so QD1 already reaches it: 1,999 IOPS on
+	// a quiet machine. The curve's fewest is the open-loop point asked 500.)
+	least := maxIOPS
+	for _, p := range append(closed, open...) {
+		if !p.Saturated && p.Read.P99 <= 100_000 {
+			least = min(least, p.Actual)
+		}
+	}
+	t.Logf("QD1 %.0f IOPS; the fewest IOPS within the bound %.0f, the most %.0f", qd1, least, maxIOPS)
+	require.Greater(t, maxIOPS, 1.5*least, "a target between the curve's fewest and most IOPS tells max from min")
+	mid := filepath.Join(t.TempDir(), "mid.toml")
+	require.NoError(t, os.WriteFile(mid, []byte(strings.Replace(string(text), "min_iops    = 400", fmt.Sprintf("min_iops    = %.0f", (least+maxIOPS)/2), 1)), 0o644))
+	rm := runSuite(t, []string{"-test.run=TestLatency"}, "-replay="+rec, "-spec="+mid)
+	assert.Equal(t, 0, rm.Code, "a target between QD1 and the peak is met: stdout:\n%s", rm.Stdout)
+	assert.Equal(t, report.Pass, rm.verdicts(t)["TestLatency/64MiB/4KB_Random_Read"], rm.Stdout)
+
+	// No target, and one point's recorded output gone: the point fails,
+	// and so do TestLatency and the run (not a skip, not QUALIFIED).
+	none := filepath.Join(t.TempDir(), "none.toml")
+	untargeted := string(text)[:strings.Index(string(text), "[capacity.at_latency.")]
+	require.NoError(t, os.WriteFile(none, []byte(untargeted), 0o644))
+	require.NoError(t, os.Remove(filepath.Join(rec, "TestLatency", "64MiB", "4KB_Random_Read", "iodepth_8.json")))
+	rn := runSuite(t, []string{"-test.run=TestLatency"}, "-replay="+rec, "-spec="+none)
+	assert.NotEqual(t, 0, rn.Code, "a failed point fails the run: stdout:\n%s", rn.Stdout)
+	assert.Equal(t, report.Fail, rn.verdicts(t)["TestLatency/64MiB/4KB_Random_Read"], rn.Stdout)
+	summary, err = os.ReadFile(filepath.Join(rn.Report, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, strings.SplitN(string(summary), "\n", 2)[0], "NOT QUALIFIED", "summary's first line")
 }
 
 // Workloads with bssplit, trims, rate_iops, thinktime and

@@ -220,9 +220,10 @@ func (s *Suite) Run(ctx context.Context, cell plan.Cell, logf func(string, ...an
 }
 
 // RunLatency judges TestLatency's target tg of s from its points'
-// evidence (sweep.Run), each point and the target a result of the report.
+// evidence (sweep.Run), each point and the target a result of the report;
+// a drive's failure outranks a point's own verdict as it does a cell's.
 func RunLatency(ctx context.Context, s *Suite, tg sweep.Target, logf func(string, ...any)) (Outcome, error) {
-	j, err := sweep.Run(ctx, tg, verdict.Run{Spec: s.Spec, Precondition: s.Precondition, Drives: s.Drives},
+	j, err := sweep.Run(ctx, tg, verdict.Run{Spec: s.Spec, Precondition: s.Precondition, Drives: s.Drives}, s.driveFailures,
 		func(c plan.Cell) *evidence.Measured { return s.evidence.Cell(ctx, c, logf) }, s.out.Add)
 	return Outcome{Result: j.Result, Message: j.Message, Skip: j.Skip, Attrs: j.Attrs}, err
 }

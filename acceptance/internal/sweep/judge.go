@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -13,44 +14,61 @@ import (
 // any order) within tolerance: the drive's IOPS at the bound is the
 // highest IOPS among the points that passed, are not saturated and whose
 // percentile is within at's bound; it must reach MinIOPS × (1 −
-// tolerance). A point that failed (not measured, fio failed) fails the
-// target; a point that is INCONCLUSIVE (host-bound, throttled, ...) with
-// more IOPS than the best leaves a target that misses its line
-// INCONCLUSIVE, and so does a host-bound point within the bound (its
-// figures count, but its IOPS may be the host's); a target met passes. The result's
-// Actual is the IOPS at the bound, its Spec and Expected MinIOPS; its
-// message (Error but for a pass) names the bound, the IOPS at it and
-// min_iops.
+// tolerance). A point that failed (not measured, fio failed, the drive's
+// I/O error) fails the target with the first failing point's cause; a
+// planned point never measured (interrupted, not recorded) leaves it
+// INCONCLUSIVE, met or not; a point that is INCONCLUSIVE (throttled, not
+// steady, ...) within the bound with more IOPS than the best leaves a
+// target that misses its line INCONCLUSIVE, and so does a best point that
+// is host-bound (its figures count, but its IOPS may be the host's); a
+// target met passes. The result's Actual is the IOPS at the bound, its
+// Spec and Expected MinIOPS; its message (Error but for a pass) names the
+// bound, the IOPS at it and min_iops.
 func Judge(test string, c specs.Capacity, w specs.Workload, at specs.AtLatency, points []report.Result, tolerance float64) (report.Result, string) {
 	l := at.Limit
 	bound := float64(l.Limit) / 1e3
 	res := report.Result{Test: test, Kind: report.KindLatency, Capacity: c.Name, Workload: w.Name, Drives: 1,
 		Metric: string(specs.IOPS), Spec: at.MinIOPS, Expected: at.MinIOPS, Tolerance: tolerance}
 	var best *report.Result
-	var failed, unsure []string
-	cause := ""
 	for i, p := range points {
+		v := latOf(p, l)
+		if p.Verdict == report.Pass && v > 0 && v <= bound && !p.Saturated && (best == nil || p.Actual > best.Actual) {
+			best = &points[i]
+		}
+	}
+	var failed, unmeasured, unsure []string
+	cause, failCause, gone := "", "", ""
+	for _, p := range points {
 		v := latOf(p, l)
 		within := v > 0 && v <= bound && !p.Saturated
 		switch {
 		case p.Verdict == report.Fail:
+			// The first failing point's cause decides: a drive's I/O
+			// error is the drive's, not fio's.
+			if failCause == "" {
+				failCause = cmp.Or(p.Cause, report.CauseFioFailed)
+			}
 			failed = append(failed, p.Error)
-		case p.Cause == report.CauseHostBound && within:
-			// Its IOPS may be the host's: a latency within the bound
-			// stands, the IOPS at it may be more on a faster host. (A
-			// latency over the bound fails, as a cell's latency limit
-			// does, host-bound or not.)
-			unsure = append(unsure, fmt.Sprintf("%s (%s IOPS): %s", Load(p), report.Thousands(p.Actual), p.Error))
-			cause = p.Cause
-			if within && (best == nil || p.Actual > best.Actual) {
-				best = &points[i]
+		case Unmeasured(p):
+			// A planned point never measured: the sweep is not whole,
+			// whatever the points measured say.
+			unmeasured = append(unmeasured, fmt.Sprintf("%s (%s)", Load(p), p.Cause))
+			if gone != report.CauseInterrupted {
+				gone = p.Cause
 			}
 		case !within:
-		case p.Verdict != report.Pass:
+		case p.Cause == report.CauseHostBound && p.Actual >= best.Actual:
+			// The best is host-bound: its IOPS may be the host's, the
+			// IOPS at the bound may be more on a faster host. (A latency
+			// over the bound fails, as a cell's latency limit does,
+			// host-bound or not.)
 			unsure = append(unsure, fmt.Sprintf("%s (%s IOPS): %s", Load(p), report.Thousands(p.Actual), p.Error))
 			cause = p.Cause
-		case best == nil || p.Actual > best.Actual:
-			best = &points[i]
+		case p.Verdict != report.Pass && (best == nil || p.Actual > best.Actual):
+			// Only a point that would have raised the IOPS at the bound
+			// leaves a miss undecided.
+			unsure = append(unsure, fmt.Sprintf("%s (%s IOPS): %s", Load(p), report.Thousands(p.Actual), p.Error))
+			cause = p.Cause
 		}
 	}
 	q := report.QoSCheck{Key: l.Key, LimitUs: bound, Verdict: report.Fail}
@@ -71,8 +89,11 @@ func Judge(test string, c specs.Capacity, w specs.Workload, at specs.AtLatency, 
 	}
 	switch {
 	case len(failed) > 0:
-		res.Verdict, res.Cause = report.Fail, report.CauseFioFailed
+		res.Verdict, res.Cause = report.Fail, failCause
 		row += "; " + strings.Join(failed, "; ")
+	case len(unmeasured) > 0:
+		res.Verdict, res.Cause = report.Inconclusive, gone
+		row += "; not judged: planned points not measured: " + strings.Join(unmeasured, ", ")
 	case best != nil && best.Actual >= line:
 		res.Verdict = report.Pass
 	case len(unsure) > 0:
@@ -85,6 +106,13 @@ func Judge(test string, c specs.Capacity, w specs.Workload, at specs.AtLatency, 
 		res.Error = row
 	}
 	return res, row
+}
+
+// Unmeasured reports whether sweep point p is planned but was never
+// measured: the run was stopped before it (interrupted), or a replay's
+// recording holds no output for it (not recorded, INCONCLUSIVE).
+func Unmeasured(p report.Result) bool {
+	return p.Verdict == report.Inconclusive && (p.Cause == report.CauseInterrupted || p.Cause == report.CauseNotRecorded)
 }
 
 // latOf is point p's latency at l's percentile and direction in µs; 0

@@ -113,3 +113,44 @@ func TestSaturated(t *testing.T) {
 		}
 	}
 }
+
+// An inconclusive point with fewer IOPS than the best passing one could
+// not have raised the IOPS at the bound: the miss is a FAIL.
+func TestInconclusiveBelowBest(t *testing.T) {
+	at := specs.AtLatency{MinIOPS: 3000, Limit: specs.LatencyLimit{Dir: "read", Percentile: 99, Limit: 2500 * time.Microsecond, Key: "read_p99_us"}}
+	pts := []report.Result{point(4, 1900, 900), with(point(1, 500, 800), func(p *report.Result) {
+		p.Verdict, p.Cause, p.Error = report.Inconclusive, report.CauseNotSteady, "not steady"
+	})}
+	res, _ := Judge("T", specs.Capacity{}, specs.Workload{Name: "RR"}, at, pts, 0)
+	if res.Verdict != report.Fail {
+		t.Errorf("verdict %s, want FAIL", res.Verdict)
+	}
+}
+
+// A point the drive failed with an I/O error fails the target with the
+// drive's cause, not fio's.
+func TestIOErrorCause(t *testing.T) {
+	at := specs.AtLatency{MinIOPS: 1000, Limit: specs.LatencyLimit{Dir: "read", Percentile: 99, Limit: 2500 * time.Microsecond, Key: "read_p99_us"}}
+	pts := []report.Result{point(1, 1900, 900), with(point(4, 0, 0), func(p *report.Result) {
+		p.Verdict, p.Cause, p.Error, p.Read = report.Fail, report.CauseIOError, "RR: I/O error (EIO)", nil
+	})}
+	res, _ := Judge("T", specs.Capacity{}, specs.Workload{Name: "RR"}, at, pts, 0)
+	if res.Cause != report.CauseIOError {
+		t.Errorf("cause %q", res.Cause)
+	}
+}
+
+// A sweep interrupted after its first points is not judged whole: a
+// target the measured points meet is INCONCLUSIVE, naming what is missing.
+func TestInterruptedSweepInconclusive(t *testing.T) {
+	at := specs.AtLatency{MinIOPS: 1000, Limit: specs.LatencyLimit{Dir: "read", Percentile: 99, Limit: 2500 * time.Microsecond, Key: "read_p99_us"}}
+	for _, cause := range []string{report.CauseInterrupted, report.CauseNotRecorded} {
+		pts := []report.Result{point(1, 1900, 900), with(point(8, 0, 0), func(p *report.Result) {
+			p.Verdict, p.Cause, p.Error, p.Read = report.Inconclusive, cause, "RR: not measured", nil
+		})}
+		res, msg := Judge("T", specs.Capacity{}, specs.Workload{Name: "RR"}, at, pts, 0)
+		if res.Verdict != report.Inconclusive || res.Cause != cause || !strings.Contains(msg, "not measured: iodepth 8 ("+cause+")") {
+			t.Errorf("%s: Judge = %s (%s) %q, want INCONCLUSIVE (%s) naming iodepth 8", cause, res.Verdict, res.Cause, msg, cause)
+		}
+	}
+}

@@ -68,7 +68,10 @@ func Render(r *report.Run) (string, map[string][]byte) {
 		fmt.Fprintf(&b, "### %s, %s\n\n", c.capacity, c.workload)
 		if t := c.target; t != nil {
 			row := t.Error
-			if _, bound := boundOf(t); row == "" {
+			switch _, bound := boundOf(t); {
+			case row == "" && bound == "":
+				row = "points measured; no [capacity.at_latency] target to judge them by"
+			case row == "":
 				row = fmt.Sprintf("IOPS at %s: %s ≥ min_iops %s", bound, report.Thousands(t.Actual), report.Thousands(t.Spec))
 			}
 			fmt.Fprintf(&b, "**%s** (`%s`): %s\n\n", strings.ToUpper(t.Verdict), t.Test, row)

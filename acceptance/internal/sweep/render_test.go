@@ -40,3 +40,14 @@ func TestRender(t *testing.T) {
 		t.Errorf("Render() of a run without sweeps = %q, %v; want nothing", md, charts)
 	}
 }
+
+// A sweep without a target says so in its verdict row, not "IOPS at :".
+func TestRenderNoTarget(t *testing.T) {
+	pts := []report.Result{point(1, 500, 900)}
+	pts[0].Capacity, pts[0].Workload = "1.92TB", "RR"
+	target, _ := NoTarget("TestLatency/1.92TB/RR", specs.Capacity{Name: "1.92TB"}, specs.Workload{Name: "RR"}, pts)
+	md, _ := Render(&report.Run{Results: append(pts, target)})
+	if want := "**PASS** (`TestLatency/1.92TB/RR`): points measured; no [capacity.at_latency] target to judge them by"; !strings.Contains(md, want) {
+		t.Errorf("Render() lacks %q:\n%s", want, md)
+	}
+}

@@ -4,6 +4,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/specs"
 )
@@ -35,6 +37,10 @@ type Target struct {
 	// first, each recorded under its own test name, Test + "/iodepth_8"
 	// or Test + "/rate_iops_2000".
 	Points []plan.Cell
+	// Missing are the points planned that a replay's recording does not
+	// hold: each is reported as not recorded, and the target is not
+	// judged whole.
+	Missing []plan.Cell
 }
 
 // Capacity is one capacity's targets, in plan order.
@@ -69,6 +75,8 @@ func Targets(s *specs.Spec, p *plan.Planner, drivesOf func(string) []int, has fu
 			for _, pt := range Points(tg.Test, c, w, p, drives[0]) {
 				if has == nil || has(pt.Test) {
 					tg.Points = append(tg.Points, pt)
+				} else {
+					tg.Missing = append(tg.Missing, pt)
 				}
 			}
 			if len(tg.Points) > 0 {
@@ -116,6 +124,13 @@ func Points(test string, c specs.Capacity, w specs.Workload, p *plan.Planner, dr
 // per direction the clat percentiles and the mean latency; an open-loop
 // point short of HoldShare of its rate is Saturated.
 func Point(ctx context.Context, r verdict.Run, cell plan.Cell, m *evidence.Measured) report.Result {
+	res, _ := judgePoint(ctx, r, cell, m)
+	return res
+}
+
+// judgePoint is Point, and whether the point has figures of its own (fio's
+// output parsed).
+func judgePoint(ctx context.Context, r verdict.Run, cell plan.Cell, m *evidence.Measured) (report.Result, bool) {
 	w := cell.Workload
 	c := cell
 	c.Kind = report.KindSingle
@@ -133,7 +148,7 @@ func Point(ctx context.Context, r verdict.Run, cell plan.Cell, m *evidence.Measu
 		res.Error = fmt.Sprintf("%s: no I/O completed at %s", w.Name, Load(res))
 	}
 	if _, err := m.Parse(); m.NotRun != "" || m.RunErr != nil || err != nil || len(m.Groups()) != 1 {
-		return res
+		return res, false
 	}
 	total := m.Total()
 	res.MBps = total.MBps()
@@ -149,7 +164,7 @@ func Point(ctx context.Context, r verdict.Run, cell plan.Cell, m *evidence.Measu
 		// a target they miss is not judged (Judge).
 		res.Cause, res.Error = report.CauseHostBound, fmt.Sprintf("%s at %s: %s", w.Name, Load(res), why)
 	}
-	return res
+	return res, true
 }
 
 // Saturated reports whether an open-loop point asked rate IOPS and
@@ -183,32 +198,82 @@ type Judged struct {
 	Skip    string
 }
 
-// Run judges tg: each point from its evidence (measure) by Point, each
-// point's result and then the target's given to add as it is judged.
-// Points a replay did not record are left out; a sweep without a target
-// reports its points and is skipped, saying so.
-func Run(ctx context.Context, tg Target, r verdict.Run, measure func(plan.Cell) *evidence.Measured, add func(report.Result) error) (Judged, error) {
+// Run judges tg: each point from its evidence (measure) by Point, and
+// then by the failures of its drive (failures, when not nil: the run's so
+// far, verdict.PrecedeDrives, as a cell is), each point's result and then
+// the target's given to add as it is judged. A planned point the
+// recording does not hold is reported INCONCLUSIVE, not recorded. A sweep
+// without a target is judged by its points alone (NoTarget).
+func Run(ctx context.Context, tg Target, r verdict.Run, failures func() []record.DriveFailure, measure func(plan.Cell) *evidence.Measured, add func(report.Result) error) (Judged, error) {
 	var pts []report.Result
 	var errs []error
+	missing := tg.Missing
 	for _, c := range tg.Points {
 		m := measure(c)
 		if m.Skip != "" {
+			missing = append(missing, c)
 			continue
 		}
-		p := Point(ctx, r, c, m)
+		p, figure := judgePoint(ctx, r, c, m)
+		if failures != nil {
+			p = verdict.PrecedeDrives(verdict.Judged{Result: p, Message: p.Error, Figure: figure}, c, r.Drives, failures()).Result
+		}
 		pts = append(pts, p)
 		errs = append(errs, add(p))
 	}
-	switch {
-	case len(pts) == 0:
+	if len(pts) == 0 {
 		return Judged{Skip: tg.Workload.Name + ": no sweep point recorded"}, errors.Join(errs...)
-	case tg.At == nil:
-		return Judged{Skip: fmt.Sprintf("%s: %d sweep points reported; %s sets no [capacity.at_latency.%q] target to judge them by",
-			tg.Workload.Name, len(pts), tg.Capacity.Name, tg.Workload.Name)}, errors.Join(errs...)
 	}
-	res, msg := Judge(tg.Test, tg.Capacity, tg.Workload, *tg.At, pts, r.Spec.Method.Tolerance)
+	for _, c := range missing {
+		m := evidence.NotMeasured("planned, but the recording holds no output for it: the sweep is judged without it", report.CauseNotRecorded)
+		p, _ := judgePoint(ctx, r, c, m)
+		p.Verdict = report.Inconclusive
+		pts = append(pts, p)
+		errs = append(errs, add(p))
+	}
+	var res report.Result
+	var msg string
+	if tg.At == nil {
+		res, msg = NoTarget(tg.Test, tg.Capacity, tg.Workload, pts)
+	} else {
+		res, msg = Judge(tg.Test, tg.Capacity, tg.Workload, *tg.At, pts, r.Spec.Method.Tolerance)
+	}
 	errs = append(errs, add(res))
 	return Judged{Result: res, Message: msg, Attrs: Attrs(pts)}, errors.Join(errs...)
+}
+
+// NoTarget judges a sweep whose capacity sets no [capacity.at_latency]
+// target for it by its points alone: a failed point FAILs it with that
+// point's cause, a point not measured or INCONCLUSIVE leaves it
+// INCONCLUSIVE, and points all measured pass it (there is no figure to
+// judge them by).
+func NoTarget(test string, c specs.Capacity, w specs.Workload, points []report.Result) (report.Result, string) {
+	res := report.Result{Test: test, Kind: report.KindLatency, Capacity: c.Name, Workload: w.Name, Drives: 1,
+		Metric: string(specs.IOPS), Verdict: report.Pass}
+	msg := fmt.Sprintf("%s at %s: %d sweep points measured; %s sets no [capacity.at_latency.%q] target to judge them by",
+		w.Name, c.Name, len(points), c.Name, w.Name)
+	var unmeasured []string
+	for _, p := range points {
+		switch {
+		case p.Verdict == report.Fail:
+			res.Verdict, res.Cause, res.Error = report.Fail, cmp.Or(p.Cause, report.CauseFioFailed), p.Error
+			return res, res.Error
+		case Unmeasured(p):
+			unmeasured = append(unmeasured, fmt.Sprintf("%s (%s)", Load(p), p.Cause))
+			if res.Cause != report.CauseInterrupted {
+				res.Verdict, res.Cause = report.Inconclusive, p.Cause
+			}
+		case p.Verdict != report.Pass && res.Verdict == report.Pass:
+			res.Verdict, res.Cause, res.Error = report.Inconclusive, p.Cause, p.Error
+		}
+	}
+	if len(unmeasured) > 0 {
+		res.Error = fmt.Sprintf("%s at %s: planned points not measured: %s", w.Name, c.Name, strings.Join(unmeasured, ", "))
+	}
+	if res.Verdict != report.Pass {
+		return res, res.Error
+	}
+	return res, msg
 }
 
 // Attrs are the points as testcase properties: "point_iodepth_8" →
