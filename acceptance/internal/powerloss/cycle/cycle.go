@@ -32,15 +32,19 @@ type Drive struct {
 	// Counters reads its counts of power losses; none (and why) when it
 	// keeps none nvme-cli can read.
 	Counters func(ctx context.Context) ([]powerloss.Counter, string)
-	// Identity is what identifies it now (its NVMe serial, or its size
-	// for a target without one).
+	// Identity is what its path resolves to now, identified (NVMe NGUID,
+	// EUI-64 or serial and namespace, a loop device's backing file, and
+	// its size): the drive that comes back must identify the same.
 	Identity func(ctx context.Context) (string, error)
 }
 
 // Config is how a cycle runs.
 type Config struct {
-	// Cut and Restore are the commands, placeholders replaced, run by sh.
+	// Cut and Restore are the commands run by sh, with Env's variables
+	// (the drive's values: DQ_PATH, DQ_SERIAL, ...) added to the
+	// environment.
 	Cut, Restore string
+	Env          []string
 	Test         specs.PowerLoss
 	// Dir is where fio's job file, output and per-I/O logs go.
 	Dir string
@@ -112,7 +116,7 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 		out.NotRun = "the run was stopped before the cut"
 		return out
 	}
-	cutErr := command(ctx, c.Cut, filepath.Join(c.Dir, "cut.log"))
+	cutErr := command(ctx, c.Cut, c.Env, filepath.Join(c.Dir, "cut.log"))
 	logf("%s: cycle %d: power cut (%s)", d.Name, k, c.Cut)
 	// fio's writes fail once the power is gone; a drive whose power the
 	// command did not cut is written until fio's runtime ends.
@@ -121,7 +125,7 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	case <-time.After(2*c.Test.CutAfter + c.Test.ReadyWithin + 30*time.Second):
 		fio.stop()
 	}
-	restoreErr := command(ctx, c.Restore, filepath.Join(c.Dir, "restore.log"))
+	restoreErr := command(ctx, c.Restore, c.Env, filepath.Join(c.Dir, "restore.log"))
 	switch {
 	case cutErr != nil:
 		out.NotRun = fmt.Sprintf("the cut command failed (%v): see %s", cutErr, filepath.Join(c.Dir, "cut.log"))
@@ -218,12 +222,15 @@ func startFio(ctx context.Context, c Config, job string) *fioProc {
 	return f
 }
 
-// command runs cmd by sh, its output in logPath, within a minute.
-func command(ctx context.Context, cmd, logPath string) error {
+// command runs cmd by sh with env added to its environment, its output
+// in logPath, within a minute.
+func command(ctx context.Context, cmd string, env []string, logPath string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "sh", "-c", cmd).CombinedOutput()
-	_ = os.WriteFile(logPath, append([]byte("$ "+cmd+"\n"), out...), 0o644)
+	sh := exec.CommandContext(ctx, "sh", "-c", cmd)
+	sh.Env = append(os.Environ(), env...)
+	out, err := sh.CombinedOutput()
+	_ = os.WriteFile(logPath, append([]byte("$ "+strings.Join(env, " ")+" sh -c '"+cmd+"'\n"), out...), 0o644)
 	if err != nil {
 		if t := strings.TrimSpace(string(out)); t != "" {
 			return fmt.Errorf("%w: %s", err, lastLine(t))
@@ -247,7 +254,8 @@ func await(ctx context.Context, d Drive, id string, within time.Duration) string
 			case err != nil:
 				last = "it did not identify: " + err.Error()
 			case now != id:
-				return fmt.Sprintf("%s came back as another drive (%s, was %s)", d.Path, now, id)
+				real, _ := filepath.EvalSymlinks(d.Path)
+				return fmt.Sprintf("%s came back as another drive: %s is %s, was %s", d.Path, real, now, id)
 			default:
 				return ""
 			}

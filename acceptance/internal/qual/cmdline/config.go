@@ -90,7 +90,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.AnyModel, "any-model", false, "judge NVMe drives whose model matches none of the spec's models against it anyway (the report says so)")
 	fs.BoolVar(&f.Overwrite, "overwrite", false, "start a new run in a -record directory that holds an unfinished run (refused without it: -resume continues that run)")
 	fs.BoolVar(&f.PurgeAfter, "purge-after", false, "at the end of the run, purge every drive once more (the decommissioning purge) and read it back: no block of the run's fill may remain (TestPurge; the spec's [purge] verify says sample or full)")
-	fs.StringVar(&f.PowerCut, "power-cut", "", "`CMD` (run by sh) that cuts one drive's power for TestPowerLoss, with {path}, {serial}, {slot} and {name} replaced by the drive's (needs -destructive and -power-restore); slot: power off the drive's own PCIe slot")
+	fs.StringVar(&f.PowerCut, "power-cut", "", "`CMD` (run by sh) that cuts one drive's power for TestPowerLoss, run with the drive's DQ_PATH, DQ_SERIAL, DQ_SLOT and DQ_NAME in its environment, {path}, {serial}, {slot} and {name} standing for the quoted variables (needs -destructive and -power-restore)")
 	fs.StringVar(&f.PowerRestore, "power-restore", "", "`CMD` (run by sh) that restores the drive's power after -power-cut, with the same placeholders")
 	fs.StringVar(&f.Baseline, "baseline", "", "compare every cell with the same cell of the runs recorded in `DIR[,DIR...]` (e.g. the current firmware's or another vendor's), judged as a replay; a median drop beyond the spec's [baseline] tolerance fails as regressed")
 }
@@ -335,8 +335,8 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 		AnyModel:       f.AnyModel,
 		Overwrite:      f.Overwrite,
 		PurgeAfter:     f.PurgeAfter,
-		PowerCut:       f.PowerCut,
-		PowerRestore:   f.PowerRestore,
+		PowerCut:       strings.TrimSpace(f.PowerCut),
+		PowerRestore:   strings.TrimSpace(f.PowerRestore),
 		SpecGiven:      f.Set["spec"],
 		Root:           root,
 	}

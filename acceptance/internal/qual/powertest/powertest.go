@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/device/slot"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
@@ -42,9 +43,6 @@ type Drive struct {
 	// Ctrl is its NVMe controller's kernel name ("nvme0"; "" for none).
 	Ctrl string
 }
-
-// Slot is -power-cut's value that cuts each drive's own PCIe slot.
-const Slot = "slot"
 
 // Test is a run's power-loss test.
 type Test struct {
@@ -89,34 +87,42 @@ func New(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive, live bool, 
 	return t
 }
 
-// Problems are the reasons a live run is refused: a cut without a
-// [power_loss] table to say what to do, or a drive's slot cut that would
-// take down anything not given (another namespace, another controller, a
-// switch's other port) or that no slot with a power controller holds.
+// Problems are the reasons a run with a cut is refused (a dry run's
+// too): a cut without a [power_loss] table to say what to do, a command
+// that uses a drive's serial or slot for a drive that has none (an empty
+// outlet is "every outlet" to some PDUs), and two drives with the same
+// serial (one controller: a cut of one is a cut of both).
 func (t *Test) Problems() []error {
 	switch {
-	case !t.Live || t.Cfg.PowerCut == "":
+	case t.Cfg.PowerCut == "":
 		return nil
 	case t.Spec == nil:
 		return []error{fmt.Errorf("parsing -power-cut: spec %s has no [power_loss] table: add one (cycles, plp, ready_within) to test power loss, or drop -power-cut", t.SpecFile)}
-	case t.Cfg.PowerCut != Slot:
-		return nil
-	}
-	var given []string
-	for _, d := range t.Drives {
-		given = append(given, d.Name)
 	}
 	var errs []error
+	serials := map[string]string{}
 	for _, d := range t.Drives {
-		s, ok, err := slot.Of(t.Sysfs, d.Ctrl)
-		switch {
-		case d.Ctrl == "" || err != nil || !ok:
-			errs = append(errs, fmt.Errorf("parsing -power-cut: %s: no PCIe slot with a power controller holds it (%s/bus/pci/slots/*/power): give -power-cut=CMD and -power-restore=CMD", d.Path, t.Sysfs))
-		case len(s.Others(t.Sysfs, given)) > 0:
-			errs = append(errs, fmt.Errorf("parsing -power-cut: %s: slot %s also holds %s, which its power cut would take down: give them too, or cut with -power-cut=CMD", d.Path, s.Name, strings.Join(s.Others(t.Sysfs, given), ", ")))
+		v := t.values(d)
+		for _, key := range []string{"serial", "slot"} {
+			for _, fl := range []struct{ name, cmd string }{{"power-cut", t.Cfg.PowerCut}, {"power-restore", t.Cfg.PowerRestore}} {
+				if cmdline.PowerUses(fl.cmd, key) && v[key] == "" {
+					errs = append(errs, fmt.Errorf("parsing -%s: %s has no %s (%s): the command would run with it empty, which some PDUs take for every outlet; name its outlet another way ({path} or {name}) or give drives that have one", fl.name, d.Path, key, noValue[key]))
+				}
+			}
+		}
+		if sn := v["serial"]; sn != "" {
+			if other, dup := serials[sn]; dup {
+				errs = append(errs, fmt.Errorf("parsing -drives: %s and %s have the same serial %s (one controller, or a vendor's repeated serial): a power cut of one is a cut of the other; give one of them", other, d.Path, sn))
+			}
+			serials[sn] = d.Path
 		}
 	}
 	return errs
+}
+
+var noValue = map[string]string{
+	"serial": "nvme-cli reads no NVMe serial of it",
+	"slot":   "no /sys/bus/pci/slots/NAME holds its controller",
 }
 
 // Skip says why TestPowerLoss judges nothing ("" when it does).
@@ -157,7 +163,8 @@ func (t *Test) Print(w io.Writer) {
 	}
 	for _, d := range t.Drives {
 		v := t.values(d)
-		fmt.Fprintf(w, "  %s: cut: %s\n  %s  restore: %s\n", d.Path, t.command(t.Cfg.PowerCut, "0", v), spaces(len(d.Path)), t.command(t.Cfg.PowerRestore, "1", v))
+		fmt.Fprintf(w, "  %s: cut: %s\n  %s  restore: %s\n", d.Path, cmdline.PowerCommand(t.Cfg.PowerCut), spaces(len(d.Path)), cmdline.PowerCommand(t.Cfg.PowerRestore))
+		fmt.Fprintf(w, "  %s  run by sh with %s\n", spaces(len(d.Path)), strings.Join(cmdline.PowerEnv(v), " "))
 		fmt.Fprintf(w, "  %s  data at risk: the first %s (bytes 0 to %d), written with a flush every %d writes of %d bytes; whatever the drive's cache holds at the cut\n",
 			spaces(len(d.Path)), mib(p.Size), p.Size, p.FlushEvery, p.BS)
 	}
@@ -281,44 +288,34 @@ func (t *Test) cycle(ctx context.Context, d Drive, k int, logf func(string, ...a
 	return c, true, err
 }
 
-// command is the cut or restore command: the user's, or for a slot cut
-// the value written to the slot's power file.
-func (t *Test) command(user, power string, v map[string]string) string {
-	if t.Cfg.PowerCut != Slot {
-		return cmdline.PowerCommand(user, v)
-	}
-	return cmdline.PowerCommand("echo "+power+" > {path}", map[string]string{"path": filepath.Join(t.Sysfs, "bus", "pci", "slots", v["slot"], "power")})
-}
-
 func (t *Test) config(d Drive, k int) cycle.Config {
 	v := t.values(d)
 	var tag [4]byte
 	_, _ = rand.Read(tag[:])
 	return cycle.Config{
-		Cut: t.command(t.Cfg.PowerCut, "0", v), Restore: t.command(t.Cfg.PowerRestore, "1", v),
+		Cut: cmdline.PowerCommand(t.Cfg.PowerCut), Restore: cmdline.PowerCommand(t.Cfg.PowerRestore), Env: cmdline.PowerEnv(v),
 		Test: *t.Spec, Dir: filepath.Join(t.Dir, Dir, d.Name, fmt.Sprintf("cycle_%d", k)), Tag: binary.BigEndian.Uint32(tag[:]),
 	}
 }
 
-// target is d as a cycle sees it: an NVMe drive nvme-cli identifies is
-// known by its serial, held to its promise by its vwc, and counts its
-// unsafe shutdowns; any other target by its size, with no count.
+// target is d as a cycle sees it: known by what its path resolves to
+// and that device's identity (an NVMe namespace's NGUID, EUI-64 or
+// serial and namespace ID, a loop device's backing file by device and
+// inode, with its size: Identify); an NVMe drive nvme-cli identifies is
+// held to its promise by its vwc and counts its unsafe shutdowns; any
+// other target keeps no count.
 func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 	cd := cycle.Drive{Path: d.Path, Name: d.Name, LBA: d.LBA}
 	cd.Promise.PLP = t.Spec.PLP
+	cd.Identity = func(context.Context) (string, error) { return Identify(d.Path) }
 	ctrl, err := t.NVMe.IDCtrl(ctx, d.Path)
 	if err != nil {
-		cd.Identity = func(context.Context) (string, error) { return sizeOf(d.Path) }
 		cd.Counters = func(context.Context) ([]powerloss.Counter, string) {
 			return nil, d.Path + " is not an NVMe drive nvme-cli reads (a loop device or a file): it keeps no count of power losses"
 		}
 		return cd
 	}
 	cd.Promise.VWC, cd.Promise.VWCKnown = ctrl.VolatileWriteCache(), true
-	cd.Identity = func(ctx context.Context) (string, error) {
-		c, err := t.NVMe.IDCtrl(ctx, d.Path)
-		return "serial " + c.Serial, err
-	}
 	cd.Counters = func(ctx context.Context) ([]powerloss.Counter, string) {
 		l, err := t.NVMe.SmartLog(ctx, d.Path)
 		if err != nil {
@@ -336,12 +333,18 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 	return cd
 }
 
-func sizeOf(p string) (string, error) {
-	f, err := os.Open(p)
+// Identify is what the device at p is, for a person and to compare: the
+// device its path resolves to now is inspected, and its identity
+// (package device/identity) named with its size; a drive another takes
+// the place of, or that comes back as another, identifies otherwise.
+func Identify(p string) (string, error) {
+	info, err := device.System{}.Inspect(p)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	n, err := f.Seek(0, io.SeekEnd)
-	return fmt.Sprintf("%d bytes", n), err
+	id := info.Identity()
+	if id.Anonymous() {
+		return "", fmt.Errorf("%s reports nothing that tells it from another drive (%s): a swapped drive could not be told", p, id)
+	}
+	return id.String(), nil
 }

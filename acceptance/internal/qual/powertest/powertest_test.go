@@ -17,10 +17,19 @@ import (
 	"github.com/drivequal/drivequal/specs"
 )
 
-func slotTest(t *testing.T, drives ...Drive) *Test {
+func cmdTest(t *testing.T, cut, restore string, nv nvme.CLI, drives ...Drive) *Test {
 	sys := filepath.Join(testenv.BuildTree(t, filepath.Join("..", "..", "device", "slot", "testdata", "slots.tree")), "sys")
-	return &Test{Live: true, Cfg: &cmdline.Config{PowerCut: Slot}, Sysfs: sys, Drives: drives, NVMe: nvmeNone(t),
+	return &Test{Live: true, Cfg: &cmdline.Config{PowerCut: cut, PowerRestore: restore}, Sysfs: sys, Drives: drives, NVMe: nv,
 		Spec: &specs.PowerLoss{Cycles: 3, ReadyWithin: time.Minute, CutAfter: 5 * time.Second, Size: 1 << 30, BS: 4096, FlushEvery: 32}}
+}
+
+// nvmeSerial is an nvme-cli whose every drive reports serial sn.
+func nvmeSerial(t *testing.T, sn string) nvme.CLI {
+	bin := filepath.Join(t.TempDir(), "nvme")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho '{\"sn\": \""+sn+"\", \"mn\": \"M\", \"fr\": \"F\", \"vwc\": 0}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return nvme.CLI{Binary: bin}
 }
 
 // nvmeNone is an nvme-cli that reads no drive.
@@ -31,24 +40,30 @@ func nvmeNone(t *testing.T) (c nvme.CLI) {
 
 func ns(name, ctrl string) Drive { return Drive{Path: "/dev/" + name, Name: name, Ctrl: ctrl} }
 
-// A slot cut is refused, before anything runs, when the slot holds a
-// namespace or a switch port not given, or when no slot with a power
-// controller holds the drive; a slot holding only what is given is cut
-// by writing its power file, which the dry run prints.
-func TestSlotProblems(t *testing.T) {
+// A command that uses a drive's slot or serial is refused, before
+// anything runs (a dry run too), for a drive that has none: an empty
+// outlet is every outlet to some PDUs. Two drives with one serial are
+// refused. The dry run prints the commands and their variables.
+func TestCommandProblems(t *testing.T) {
 	for _, tt := range []struct {
-		drives []Drive
-		want   []string
+		cut, restore string
+		nv           nvme.CLI
+		drives       []Drive
+		want         []string
 	}{
-		{[]Drive{ns("nvme0n1", "nvme0")}, []string{"parsing -power-cut: /dev/nvme0n1: slot 3 also holds namespace nvme0n2, which its power cut would take down"}},
-		{[]Drive{ns("nvme1n1", "nvme1")}, []string{"slot 5 also holds namespace nvme2n1, PCI function 0000:21:01.0, PCI function 0000:23:00.0"}},
-		{[]Drive{ns("nvme3n1", "nvme3")}, []string{"parsing -power-cut: /dev/nvme3n1: no PCIe slot with a power controller holds it"}},
-		{[]Drive{{Path: "/dev/loop3", Name: "loop3"}}, []string{"/dev/loop3: no PCIe slot with a power controller holds it"}},
-		{[]Drive{ns("nvme0n1", "nvme0"), ns("nvme0n2", "nvme0")}, nil},
+		{"pdu off {slot}", "pdu on $DQ_SLOT", nvmeNone(t), []Drive{ns("nvme0n1", "nvme0")}, nil},
+		{"pdu off {slot}", "pdu on $DQ_SLOT", nvmeNone(t), []Drive{ns("nvme3n1", "nvme3")}, []string{
+			"parsing -power-cut: /dev/nvme3n1 has no slot (no /sys/bus/pci/slots/NAME holds its controller)",
+			"parsing -power-restore: /dev/nvme3n1 has no slot"}},
+		{"pdu off {serial}", "pdu on {path}", nvmeNone(t), []Drive{{Path: "/dev/loop3", Name: "loop3"}}, []string{
+			"parsing -power-cut: /dev/loop3 has no serial (nvme-cli reads no NVMe serial of it): the command would run with it empty"}},
+		{"pdu off {serial}", "pdu on {serial}", nvmeSerial(t, "S1"), []Drive{ns("nvme0n1", "nvme0")}, nil},
+		{"pdu off {path}", "pdu on {path}", nvmeSerial(t, "S1"), []Drive{ns("nvme0n1", "nvme0"), ns("nvme1n1", "nvme1")}, []string{
+			"parsing -drives: /dev/nvme0n1 and /dev/nvme1n1 have the same serial S1"}},
 	} {
-		errs := slotTest(t, tt.drives...).Problems()
+		errs := cmdTest(t, tt.cut, tt.restore, tt.nv, tt.drives...).Problems()
 		if len(errs) != len(tt.want) {
-			t.Errorf("Problems(%v) = %v, want %d", tt.drives, errs, len(tt.want))
+			t.Errorf("Problems(%s, %v) = %v, want %d", tt.cut, tt.drives, errs, len(tt.want))
 			continue
 		}
 		for i, w := range tt.want {
@@ -57,13 +72,13 @@ func TestSlotProblems(t *testing.T) {
 			}
 		}
 	}
-	pt := slotTest(t, ns("nvme0n1", "nvme0"), ns("nvme0n2", "nvme0"))
+	pt := cmdTest(t, "pdu off {slot}", "pdu on {slot}", nvmeNone(t), ns("nvme0n1", "nvme0"))
 	var b bytes.Buffer
 	pt.Print(&b)
-	power := filepath.Join(pt.Sysfs, "bus", "pci", "slots", "3", "power")
 	for _, want := range []string{
-		fmt.Sprintf("/dev/nvme0n1: cut: echo 0 > '%s'", power),
-		fmt.Sprintf("restore: echo 1 > '%s'", power),
+		`/dev/nvme0n1: cut: pdu off "$DQ_SLOT"`,
+		`restore: pdu on "$DQ_SLOT"`,
+		"run by sh with DQ_PATH=/dev/nvme0n1 DQ_SERIAL= DQ_SLOT=3 DQ_NAME=nvme0n1",
 		"data at risk: the first 1024 MiB",
 		"3 cycle(s) a drive, plp false",
 	} {
@@ -131,5 +146,40 @@ func TestReplayJudgesRecordedCycles(t *testing.T) {
 	drives, _ = pt.Run(context.Background(), t.Logf)
 	if len(drives[0].Cycles) != 1 {
 		t.Errorf("an unlisted cycle was judged: %+v", drives[0].Cycles)
+	}
+}
+
+// A drive is known by what its path resolves to and that device's
+// identity, not by its size: a link repointed to another loop device of
+// the same size over a copy of the same data identifies otherwise.
+func TestIdentifySwappedDrive(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	a, b := testenv.Loop(t, 8<<20), testenv.Loop(t, 8<<20)
+	link := filepath.Join(t.TempDir(), "drive")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	was, err := Identify(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := Identify(link); err != nil || again != was {
+		t.Fatalf("Identify(%s) = %q, %v; was %q", link, again, err, was)
+	}
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(b, link); err != nil {
+		t.Fatal(err)
+	}
+	now, err := Identify(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now == was {
+		t.Errorf("a swapped loop device identifies as the drive it replaced: %s", now)
+	}
+	if !strings.Contains(was, "loop device over") || !strings.Contains(was, "inode") {
+		t.Errorf("Identify = %q, want the loop device's backing file by inode", was)
 	}
 }
