@@ -92,6 +92,8 @@ func Judge(c Cycle) Verdict {
 		return Verdict{Inconclusive, "not judged: " + c.NotRun}
 	case c.Error != "":
 		return Verdict{Fail, c.Error}
+	case (c.LostWrites > 0) != (len(c.Lost) > 0) || len(c.Lost) > c.LostWrites:
+		return Verdict{Fail, fmt.Sprintf("the cycle's record disagrees with itself: %d lost writes, %d lost ranges; the recording was altered", c.LostWrites, len(c.Lost))}
 	case c.LostWrites > 0:
 		first := c.Lost[0]
 		return Verdict{Fail, fmt.Sprintf("%d of %d acknowledged writes lost (%s: %s); first lost range: %s",

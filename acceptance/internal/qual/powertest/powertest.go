@@ -232,11 +232,6 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 		}
 		out = append(out, dc)
 	}
-	if t.Live && t.Rec != nil {
-		if err := t.Rec.Landed(Dir, true); err != nil {
-			logf("listing the power-loss cycles in run.json: %v", err)
-		}
-	}
 	t.Add(checks)
 	// Each cut is an incomplete shutdown the drive must count (the
 	// evidence the cut happened): TestHealth, judged after, allows them
@@ -251,13 +246,19 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 	return out, ""
 }
 
-// cycle is d's cycle k: recorded already (a resume, or a replay), or run
-// now and recorded.
+// Interrupted is what a cycle recorded as started says until it is
+// recorded whole: a run that ended during the cycle (killed, the host
+// down) leaves it so, and a resume or replay judges it inconclusive.
+const Interrupted = "interrupted: the run ended during this cycle, after it started (the drive's power may have been cut); run the test again for a verdict"
+
+// cycle is d's cycle k: recorded already (a resume, or a replay: only a
+// file run.json lists is trusted), or run now and recorded, listed in
+// run.json as started before the cut and again once judged.
 func (t *Test) cycle(ctx context.Context, d Drive, k int, logf func(string, ...any)) (powerloss.Cycle, bool, error) {
 	rel := path.Join(Dir, d.Name, fmt.Sprintf("cycle_%d.json", k))
 	var c powerloss.Cycle
 	if !t.Live || t.Cfg.Resume {
-		if _, listed := t.Files[rel]; listed || t.Live && record.Exists(t.Dir, rel) {
+		if _, listed := t.Files[rel]; listed {
 			data, err := record.ReadFile(t.Dir, rel)
 			if err != nil {
 				return c, false, err
@@ -280,12 +281,33 @@ func (t *Test) cycle(ctx context.Context, d Drive, k int, logf func(string, ...a
 	if err := ctx.Err(); err != nil {
 		return c, false, fmt.Errorf("not run: the run was stopped (%v)", err)
 	}
-	c = cycle.Run(ctx, t.target(ctx, d), t.config(d, k), k, logf)
-	data, err := json.MarshalIndent(c, "", "  ")
-	if err == nil {
-		err = os.WriteFile(filepath.Join(t.Dir, filepath.FromSlash(rel)), data, 0o644)
+	if err := t.land(d, rel, powerloss.Cycle{Drive: d.Path, Cycle: k, NotRun: Interrupted}); err != nil {
+		return c, false, err
 	}
-	return c, true, err
+	c = cycle.Run(ctx, t.target(ctx, d), t.config(d, k), k, logf)
+	return c, true, t.land(d, rel, c)
+}
+
+// land writes c as rel and lists d's cycle files in run.json at once, so
+// that a resume trusts what this run wrote and nothing else.
+func (t *Test) land(d Drive, rel string, c powerloss.Cycle) error {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(t.Dir, Dir, d.Name), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(t.Dir, filepath.FromSlash(rel)), data, 0o644); err != nil {
+		return err
+	}
+	if t.Rec == nil {
+		return nil
+	}
+	if err := t.Rec.Landed(path.Join(Dir, d.Name), true); err != nil {
+		return fmt.Errorf("listing %s in run.json: %w", rel, err)
+	}
+	return nil
 }
 
 func (t *Test) config(d Drive, k int) cycle.Config {

@@ -149,6 +149,28 @@ func TestReplayJudgesRecordedCycles(t *testing.T) {
 	}
 }
 
+// A resumed run trusts only the cycle files run.json lists: a cycle file
+// on disk it does not list (written after the run's last listing, or
+// forged) is run again, here stopped before its cut.
+func TestResumeDoesNotTrustUnlisted(t *testing.T) {
+	dir := t.TempDir()
+	rel := "powerloss/nvme0n1/cycle_1.json"
+	if err := os.MkdirAll(filepath.Join(dir, "powerloss", "nvme0n1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), []byte(`{"drive": "/dev/nvme0n1", "cycle": 1, "acknowledged": 10, "counters": [{"name": "unsafe shutdowns", "before": 4, "after": 5}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	pt := &Test{Live: true, Cfg: &cmdline.Config{PowerCut: "cut {path}", PowerRestore: "restore {path}", Resume: true}, Dir: dir, Files: map[string]string{},
+		Drives: []Drive{ns("nvme0n1", "nvme0")}, Spec: &specs.PowerLoss{Cycles: 1}, Add: func([]report.HealthCheck) {}}
+	drives, _ := pt.Run(ctx, t.Logf)
+	if len(drives) != 1 || len(drives[0].Cycles) != 0 || !strings.Contains(drives[0].Skip, "the run was stopped") {
+		t.Errorf("an unlisted cycle file was trusted by a resume: %+v", drives)
+	}
+}
+
 // A drive is known by what its path resolves to and that device's
 // identity, not by its size: a link repointed to another loop device of
 // the same size over a copy of the same data identifies otherwise.
