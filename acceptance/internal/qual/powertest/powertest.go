@@ -202,44 +202,71 @@ type Judged struct {
 // Run runs each drive's cycles (a live run; a resumed run keeps each
 // cycle recorded whole) or reads them from the recording, judges them
 // and gives them to the report.
+//
+// A replay judges every cycle the recording lists, whatever the spec's
+// cycles: a listed cycle whose file is missing or unreadable fails, and
+// a cycle up to the spec's cycles never run is inconclusive, as is a
+// drive of a spec with [power_loss] run without a cut method.
 func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycles, string) {
+	if t.Spec == nil {
+		return nil, t.Skip()
+	}
 	if why := t.Skip(); why != "" {
+		var checks []report.HealthCheck
+		for _, d := range t.Drives {
+			checks = append(checks, report.HealthCheck{Drive: d.Path, Check: "power_loss", Verdict: report.Inconclusive, Message: "not tested: " + why})
+		}
+		t.Add(checks)
 		return nil, why
 	}
 	var out []DriveCycles
 	var checks []report.HealthCheck
+	most := 0
 	for i, d := range t.Drives {
 		dc := DriveCycles{Name: d.Name}
+		cuts := 0
 		if t.Live && t.Rec != nil {
 			n := len(t.Drives)
 			if err := t.Rec.Update(func(r *record.Run) { r.Sample(i, n).Writing = "the power-loss test" }); err != nil {
 				return nil, fmt.Sprintf("not run: marking %s as written in run.json: %v", d.Path, err)
 			}
 		}
-		for k := 1; k <= t.Spec.Cycles; k++ {
+		n := t.Spec.Cycles
+		if !t.Live {
+			n = max(n, t.listed(d))
+		}
+		for k := 1; k <= n; k++ {
+			rel := path.Join(Dir, d.Name, fmt.Sprintf("cycle_%d.json", k))
+			_, listed := t.Files[rel]
 			c, found, err := t.cycle(ctx, d, k, logf)
-			if err != nil {
+			var j Judged
+			switch {
+			case err != nil && listed && (!t.Live || t.Cfg.Resume):
+				j = Judged{powerloss.Cycle{Drive: d.Path, Cycle: k}, powerloss.Verdict{Verdict: powerloss.Fail,
+					Message: fmt.Sprintf("recorded cycle %d missing: run.json lists %s, which does not read (%v)", k, rel, err)}}
+			case err != nil:
 				dc.Skip = err.Error()
-				break
+				j = Judged{powerloss.Cycle{Drive: d.Path, Cycle: k, NotRun: err.Error()}, powerloss.Verdict{Verdict: powerloss.Inconclusive, Message: "not judged: " + err.Error()}}
+			case !found:
+				j = Judged{powerloss.Cycle{Drive: d.Path, Cycle: k}, powerloss.Verdict{Verdict: powerloss.Inconclusive,
+					Message: fmt.Sprintf("cycle %d of %d was never run: the recording holds no power-loss cycle %d of %s", k, n, k, d.Path)}}
+			default:
+				j = Judged{c, powerloss.Judge(c)}
+				cuts++
 			}
-			if !found {
-				dc.Skip = fmt.Sprintf("the recording holds no power-loss cycle %d of %s", k, d.Path)
-				break
-			}
-			j := Judged{c, powerloss.Judge(c)}
 			dc.Cycles = append(dc.Cycles, j)
 			checks = append(checks, report.HealthCheck{Drive: d.Path, Check: fmt.Sprintf("cycle_%d", k), Verdict: j.Verdict.Verdict, Message: j.Message})
+			if dc.Skip != "" {
+				break
+			}
 		}
 		out = append(out, dc)
+		most = max(most, cuts)
 	}
 	t.Add(checks)
 	// Each cut is an incomplete shutdown the drive must count (the
 	// evidence the cut happened): TestHealth, judged after, allows them
 	// on top of the spec's own allowance.
-	most := 0
-	for _, dc := range out {
-		most = max(most, len(dc.Cycles))
-	}
 	if t.Health != nil {
 		t.Health.OCP.IncompleteShutdownsMaxIncrease += uint64(most)
 	}
@@ -250,6 +277,21 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 // recorded whole: a run that ended during the cycle (killed, the host
 // down) leaves it so, and a resume or replay judges it inconclusive.
 const Interrupted = "interrupted: the run ended during this cycle, after it started (the drive's power may have been cut); run the test again for a verdict"
+
+// listed is the highest k of d's cycle_k.json run.json lists.
+func (t *Test) listed(d Drive) int {
+	most := 0
+	prefix := path.Join(Dir, d.Name) + "/cycle_"
+	for rel := range t.Files {
+		var k int
+		if rest, ok := strings.CutPrefix(rel, prefix); ok && strings.HasSuffix(rest, ".json") {
+			if _, err := fmt.Sscanf(rest, "%d.json", &k); err == nil && k > most {
+				most = k
+			}
+		}
+	}
+	return most
+}
 
 // cycle is d's cycle k: recorded already (a resume, or a replay: only a
 // file run.json lists is trusted), or run now and recorded, listed in

@@ -126,16 +126,16 @@ func TestReplayJudgesRecordedCycles(t *testing.T) {
 		t.Fatalf("Run = %v, %q", drives, why)
 	}
 	d := drives[0]
-	if len(d.Cycles) != 2 || d.Cycles[0].Verdict.Verdict != report.Pass || d.Cycles[1].Verdict.Verdict != report.Fail {
-		t.Errorf("cycles = %+v, want a pass and a fail", d.Cycles)
+	if len(d.Cycles) != 3 || d.Cycles[0].Verdict.Verdict != report.Pass || d.Cycles[1].Verdict.Verdict != report.Fail || d.Cycles[2].Verdict.Verdict != report.Inconclusive {
+		t.Errorf("cycles = %+v, want a pass, a fail and one never run", d.Cycles)
 	}
 	if !strings.Contains(d.Cycles[1].Message, "LBA 8, 16 blocks (8192 bytes at offset 4096), came back as old data") {
 		t.Errorf("cycle 2: %s", d.Cycles[1].Message)
 	}
-	if d.Skip != "the recording holds no power-loss cycle 3 of /dev/nvme0n1" {
-		t.Errorf("Skip = %q", d.Skip)
+	if !strings.Contains(d.Cycles[2].Message, "cycle 3 of 3 was never run") {
+		t.Errorf("cycle 3: %s", d.Cycles[2].Message)
 	}
-	if len(got) != 2 || got[1].Check != "cycle_2" || got[1].Verdict != report.Fail {
+	if len(got) != 3 || got[1].Check != "cycle_2" || got[1].Verdict != report.Fail || got[2].Verdict != report.Inconclusive {
 		t.Errorf("report checks = %+v", got)
 	}
 	if health.OCP.IncompleteShutdownsMaxIncrease != 3 {
@@ -144,9 +144,80 @@ func TestReplayJudgesRecordedCycles(t *testing.T) {
 	// A cycle file run.json does not list is not trusted.
 	delete(files, "powerloss/nvme0n1/cycle_2.json")
 	drives, _ = pt.Run(context.Background(), t.Logf)
-	if len(drives[0].Cycles) != 1 {
+	if len(drives[0].Cycles) != 3 || drives[0].Cycles[1].Verdict.Verdict != report.Inconclusive {
 		t.Errorf("an unlisted cycle was judged: %+v", drives[0].Cycles)
 	}
+}
+
+// A replay judges every cycle run.json lists whatever the spec's cycles:
+// a failed cycle 2 judged with a spec of 1 cycle still fails, and a
+// listed cycle whose file is gone fails as missing. A spec asking 3
+// cycles of a recording holding 1 is not QUALIFIED.
+func TestReplayKeepsEveryRecordedCycle(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for k, c := range []string{
+		`{"drive": "/dev/nvme0n1", "cycle": 1, "acknowledged": 10}`,
+		`{"drive": "/dev/nvme0n1", "cycle": 2, "acknowledged": 10, "lost_writes": 1, "lost": [{"offset": 0, "length": 4096, "found": "zeros"}]}`,
+	} {
+		rel := fmt.Sprintf("powerloss/nvme0n1/cycle_%d.json", k+1)
+		if err := os.MkdirAll(filepath.Join(dir, "powerloss", "nvme0n1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files[rel] = "listed"
+	}
+	var r report.Run
+	pt := &Test{Cfg: &cmdline.Config{}, Dir: dir, Files: files, Drives: []Drive{ns("nvme0n1", "nvme0")},
+		Spec: &specs.PowerLoss{Cycles: 1}, Add: func(c []report.HealthCheck) { r.PowerLoss = c }}
+	gate := func() report.Gate {
+		for _, g := range r.Gates() {
+			if g.Name == report.PowerLossGate {
+				return g
+			}
+		}
+		t.Fatalf("no power_loss gate in %+v", r.Gates())
+		return report.Gate{}
+	}
+	pt.Run(context.Background(), t.Logf)
+	if g := gate(); g.Verdict != report.NotQualified {
+		t.Errorf("a failed cycle 2 judged with a spec of 1 cycle: gate %s", g)
+	}
+	if err := os.Remove(filepath.Join(dir, "powerloss", "nvme0n1", "cycle_2.json")); err != nil {
+		t.Fatal(err)
+	}
+	pt.Run(context.Background(), t.Logf)
+	if g := gate(); g.Verdict != report.NotQualified || !strings.Contains(g.Reason, "recorded cycle 2 missing") {
+		t.Errorf("a listed cycle 2 deleted: gate %s", g)
+	}
+	delete(files, "powerloss/nvme0n1/cycle_2.json")
+	pt.Spec.Cycles = 3
+	pt.Run(context.Background(), t.Logf)
+	if g := gate(); g.Verdict != report.CapacityInconclusive || !strings.Contains(g.Reason, "cycle 2 of 3 was never run") {
+		t.Errorf("1 of 3 cycles recorded: gate %s", g)
+	}
+}
+
+// A spec with [power_loss] run without a cut method tested nothing: the
+// power_loss gate is INCONCLUSIVE, saying so.
+func TestNoCutMethodInconclusive(t *testing.T) {
+	var r report.Run
+	pt := &Test{Live: true, Cfg: &cmdline.Config{}, Drives: []Drive{ns("nvme0n1", "nvme0")}, Spec: &specs.PowerLoss{Cycles: 1},
+		Add: func(c []report.HealthCheck) { r.PowerLoss = c }}
+	if _, why := pt.Run(context.Background(), t.Logf); why == "" {
+		t.Fatal("run without a cut method")
+	}
+	for _, g := range r.Gates() {
+		if g.Name == report.PowerLossGate {
+			if g.Verdict != report.CapacityInconclusive || !strings.Contains(g.Reason, "not tested: no cut method") {
+				t.Errorf("gate %s", g)
+			}
+			return
+		}
+	}
+	t.Errorf("no power_loss gate: %+v", r.Gates())
 }
 
 // A resumed run trusts only the cycle files run.json lists: a cycle file
@@ -166,7 +237,7 @@ func TestResumeDoesNotTrustUnlisted(t *testing.T) {
 	pt := &Test{Live: true, Cfg: &cmdline.Config{PowerCut: "cut {path}", PowerRestore: "restore {path}", Resume: true}, Dir: dir, Files: map[string]string{},
 		Drives: []Drive{ns("nvme0n1", "nvme0")}, Spec: &specs.PowerLoss{Cycles: 1}, Add: func([]report.HealthCheck) {}}
 	drives, _ := pt.Run(ctx, t.Logf)
-	if len(drives) != 1 || len(drives[0].Cycles) != 0 || !strings.Contains(drives[0].Skip, "the run was stopped") {
+	if len(drives) != 1 || len(drives[0].Cycles) != 1 || drives[0].Cycles[0].Verdict.Verdict != report.Inconclusive || !strings.Contains(drives[0].Skip, "the run was stopped") {
 		t.Errorf("an unlisted cycle file was trusted by a resume: %+v", drives)
 	}
 }
