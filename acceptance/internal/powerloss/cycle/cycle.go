@@ -140,8 +140,9 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	}
 	logf("%s: cycle %d: back with the same identity; reading back its acknowledged writes", d.Name, k)
 	out.Counters, out.NoCounters = nil, noCounters
-	if after, _ := d.Counters(ctx); len(before) > 0 {
-		out.Counters = pair(before, after)
+	if len(before) > 0 {
+		after, why := d.Counters(ctx)
+		out.Counters, out.CountersLost = pair(before, after, why)
 	}
 	jobs, err := ledger(c)
 	if err != nil {
@@ -163,18 +164,29 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	return out
 }
 
-// pair is each counter read before with its reading after (a counter
-// that no longer reads is left out).
-func pair(before, after []powerloss.Counter) []powerloss.Counter {
-	var out []powerloss.Counter
+// pair is each counter read before with its reading after, and what
+// read before but not after (why: why none read after).
+func pair(before, after []powerloss.Counter, why string) (out []powerloss.Counter, lost string) {
+	var gone []string
 	for _, b := range before {
+		found := false
 		for _, a := range after {
 			if a.Name == b.Name {
 				out = append(out, powerloss.Counter{Name: b.Name, Before: b.Before, After: a.Before})
+				found = true
 			}
 		}
+		if !found {
+			gone = append(gone, b.Name)
+		}
 	}
-	return out
+	if len(gone) > 0 {
+		lost = strings.Join(gone, ", ") + " read before the cut but not after"
+		if why != "" {
+			lost += " (" + why + ")"
+		}
+	}
+	return out, lost
 }
 
 type fioProc struct {
