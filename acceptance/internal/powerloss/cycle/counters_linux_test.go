@@ -31,3 +31,15 @@ func TestCountersUnreadableAfter(t *testing.T) {
 		t.Errorf("says the drive keeps no count, though it was read before the cut")
 	}
 }
+
+// A restore command that fails says nothing of the drive: the cycle is
+// INCONCLUSIVE "the restore command failed", not the drive's FAIL "did
+// not return".
+func TestRestoreCommandFailed(t *testing.T) {
+	d, _ := loopDrive(t, nil)
+	got := Run(context.Background(), d, config(t, "true", "echo no outlet 7 >&2; exit 3"), 1, t.Logf)
+	v := powerloss.Judge(got)
+	if v.Verdict != powerloss.Inconclusive || !strings.Contains(v.Message, "the restore command failed (exit status 3: no outlet 7)") {
+		t.Errorf("%s: %s", v.Verdict, v.Message)
+	}
+}

@@ -131,7 +131,9 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 		out.NotRun = fmt.Sprintf("the cut command failed (%v): see %s", cutErr, filepath.Join(c.Dir, "cut.log"))
 		return out
 	case restoreErr != nil:
-		out.NotReturned = fmt.Sprintf("the restore command failed (%v): see %s", restoreErr, filepath.Join(c.Dir, "restore.log"))
+		// The command, not the drive, failed: whether the drive would
+		// have returned is not known.
+		out.NotRun = fmt.Sprintf("the restore command failed (%v): see %s", restoreErr, filepath.Join(c.Dir, "restore.log"))
 		return out
 	}
 	if why := await(ctx, d, id, c.Test.ReadyWithin); why != "" {
