@@ -110,6 +110,9 @@ func (t *Test) Problems() []error {
 				}
 			}
 		}
+		if err := t.writeThrough(d); err != nil {
+			errs = append(errs, err)
+		}
 		if sn := v["serial"]; sn != "" {
 			if other, dup := serials[sn]; dup {
 				errs = append(errs, fmt.Errorf("parsing -drives: %s and %s have the same serial %s (one controller, or a vendor's repeated serial): a power cut of one is a cut of the other; give one of them", other, d.Path, sn))
@@ -118,6 +121,28 @@ func (t *Test) Problems() []error {
 		}
 	}
 	return errs
+}
+
+// writeThrough refuses a drive whose controller reports a volatile write
+// cache that the kernel treats as write through: the kernel then sends
+// it no flush, so fio's flushes would not reach it and the ledger's rule
+// (writes before the last completed flush) would hold it to flushes it
+// never received.
+func (t *Test) writeThrough(d Drive) error {
+	name := filepath.Base(d.Path)
+	if real, err := filepath.EvalSymlinks(d.Path); err == nil {
+		name = filepath.Base(real)
+	}
+	file := filepath.Join(t.Sysfs, "class", "block", name, "queue", "write_cache")
+	data, err := os.ReadFile(file)
+	if err != nil || strings.TrimSpace(string(data)) != "write through" {
+		return nil
+	}
+	c, err := t.NVMe.IDCtrl(context.Background(), d.Path)
+	if err != nil || !c.VolatileWriteCache() {
+		return nil
+	}
+	return fmt.Errorf("parsing -power-cut: %s: its controller reports a volatile write cache but %s says \"write through\", so the kernel sends it no flush and fio's flushes would not reach it: echo 'write back' > %s, then run again", d.Path, file, file)
 }
 
 var noValue = map[string]string{

@@ -24,9 +24,12 @@ func cmdTest(t *testing.T, cut, restore string, nv nvme.CLI, drives ...Drive) *T
 }
 
 // nvmeSerial is an nvme-cli whose every drive reports serial sn.
-func nvmeSerial(t *testing.T, sn string) nvme.CLI {
+func nvmeSerial(t *testing.T, sn string) nvme.CLI { return nvmeVWC(t, sn, 0) }
+
+// nvmeVWC is an nvme-cli whose every drive reports serial sn and vwc.
+func nvmeVWC(t *testing.T, sn string, vwc int) nvme.CLI {
 	bin := filepath.Join(t.TempDir(), "nvme")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho '{\"sn\": \""+sn+"\", \"mn\": \"M\", \"fr\": \"F\", \"vwc\": 0}'\n"), 0o755); err != nil {
+	if err := os.WriteFile(bin, []byte(fmt.Sprintf("#!/bin/sh\necho '{\"sn\": \"%s\", \"mn\": \"M\", \"fr\": \"F\", \"vwc\": %d}'\n", sn, vwc)), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return nvme.CLI{Binary: bin}
@@ -84,6 +87,30 @@ func TestCommandProblems(t *testing.T) {
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("Print = %s\nwant %q in it", b.String(), want)
+		}
+	}
+}
+
+// A drive with a volatile write cache the kernel treats as write through
+// gets no flush: refused, naming the file and the fix. A drive without
+// a volatile cache, or a kernel that sends flushes, is not.
+func TestWriteThroughRefused(t *testing.T) {
+	for _, tt := range []struct {
+		cache string
+		vwc   int
+		want  bool
+	}{{"write through\n", 1, true}, {"write back\n", 1, false}, {"write through\n", 0, false}} {
+		pt := cmdTest(t, "pdu off {path}", "pdu on {path}", nvmeVWC(t, "S1", tt.vwc), ns("nvme0n1", "nvme0"))
+		q := filepath.Join(pt.Sysfs, "class", "block", "nvme0n1", "queue")
+		if err := os.MkdirAll(q, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(q, "write_cache"), []byte(tt.cache), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		errs := pt.Problems()
+		if got := len(errs) == 1 && strings.Contains(errs[0].Error(), "/dev/nvme0n1: its controller reports a volatile write cache but") && strings.Contains(errs[0].Error(), "echo 'write back' >"); got != tt.want || len(errs) > 1 || !tt.want && len(errs) > 0 {
+			t.Errorf("write_cache %q, vwc %d: Problems = %v", tt.cache, tt.vwc, errs)
 		}
 	}
 }
