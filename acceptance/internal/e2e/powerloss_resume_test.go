@@ -53,3 +53,26 @@ func TestPowerLossResumeTrustsOnlyListed(t *testing.T) {
 	assert.Contains(t, r.Stderr, "parsing -resume: powerloss/"+name+"/cycle_1.json (edited after recording")
 	assert.NotContains(t, r.Stdout, "--- PASS: TestPowerLoss/"+name+"/cycle_1")
 }
+
+// Cycle 1 keeps every write and cycle 2 loses 64 KiB: a replay judged
+// with a spec of one cycle still judges the failed cycle 2, and a replay
+// whose listed cycle_2.json is gone does not pass.
+func TestPowerLossReplayKeepsFailedCycle(t *testing.T) {
+	dev := newLoop(t, 64<<20)
+	img := backFile(t, dev)
+	mark := filepath.Join(t.TempDir(), "mark")
+	rep := filepath.Join(t.TempDir(), "report")
+	cut := "blockdev --setro {path}; if [ -e " + mark + " ]; then dd if=/dev/zero of=" + img + " bs=64k count=1 conv=notrunc,fsync status=none; fi; touch " + mark
+	r := runSuite(t, powerLossOnly, "-spec="+filepath.Join("internal", "e2e", "testdata", "powerloss2.toml"), "-drives="+dev, "-destructive", "-report="+rep,
+		"-power-cut="+cut, "-power-restore=blockdev --setrw {path}")
+	require.NotEqual(t, 0, r.Code, r.Stdout)
+	name := strings.TrimPrefix(dev, "/dev/")
+	raw := filepath.Join(rep, "raw")
+	one := runSuite(t, powerLossOnly, "-replay="+raw, "-spec="+filepath.Join("internal", "e2e", "testdata", "powerloss.toml"))
+	assert.NotEqual(t, 0, one.Code)
+	assert.Contains(t, one.Stdout, "--- FAIL: TestPowerLoss/"+name+"/cycle_2")
+	require.NoError(t, os.Remove(filepath.Join(raw, "powerloss", name, "cycle_2.json")))
+	gone := runSuite(t, powerLossOnly, "-replay="+raw)
+	assert.NotEqual(t, 0, gone.Code)
+	assert.Contains(t, gone.Stdout, "NOT QUALIFIED: power_loss: 1 of 2 checks failed; first: "+dev+": recorded cycle 2 missing")
+}
