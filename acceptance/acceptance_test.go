@@ -211,7 +211,7 @@ func TestLot(t *testing.T) {
 // return"; it is INCONCLUSIVE when a count of power losses the drive
 // keeps (SMART unsafe shutdowns, OCP C0 incomplete shutdowns) did not
 // rise. It needs the spec's [power_loss] and -power-cut=CMD with
-// -power-restore=CMD, or -power-cut=slot (with -destructive); it runs
+// -power-restore=CMD (with -destructive); it runs
 // after every cell.
 func TestPowerLoss(t *testing.T) { eachRun(t, powerLossOf) }
 

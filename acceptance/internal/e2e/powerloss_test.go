@@ -128,15 +128,39 @@ func TestPowerLossRefusedAndDryRun(t *testing.T) {
 	assert.Contains(t, r.Stderr, "parsing -power-cut: cuts the drives' power while fio writes to them: give -destructive")
 	dry := runSuite(t, powerLossOnly, append(noDestructive, "-dry-run")...)
 	assert.Equal(t, 0, dry.Code, dry.Stdout+dry.Stderr)
-	assert.Contains(t, dry.Stdout, dev+": cut: blockdev --setro '"+dev+"'")
-	assert.Contains(t, dry.Stdout, "restore: blockdev --setrw '"+dev+"'")
+	assert.Contains(t, dry.Stdout, dev+`: cut: blockdev --setro "$DQ_PATH"`)
+	assert.Contains(t, dry.Stdout, `restore: blockdev --setrw "$DQ_PATH"`)
+	assert.Contains(t, dry.Stdout, "run by sh with DQ_PATH="+dev+" ")
 	assert.Contains(t, dry.Stdout, "data at risk: the first 8 MiB")
 	// 1 cycle: fio's 2 × 1 s + 5 s, ready within 5 s, 8 MiB read twice.
 	assert.Contains(t, dry.Stdout, "cut 1s after fio's first flushed writes; ≤ 14s)")
-	// A loop device is in no PCIe slot: a slot cut is refused.
+	// A slot cut is an orderly removal, not a power loss: refused.
 	slot := runSuite(t, powerLossOnly, "-spec="+filepath.Join("internal", "e2e", "testdata", "powerloss.toml"), "-drives="+dev, "-destructive",
-		"-report="+filepath.Join(t.TempDir(), "report"), "-power-cut=slot")
+		"-report="+filepath.Join(t.TempDir(), "report"), "-power-cut=slot ")
 	assert.NotEqual(t, 0, slot.Code)
-	assert.Contains(t, slot.Stderr, "parsing -power-cut: "+dev+": no PCIe slot with a power controller holds it")
+	assert.Contains(t, slot.Stderr, "parsing -power-cut: slot is refused")
+	// A loop device has no serial: a command naming its outlet by it is
+	// refused, in a dry run too.
+	serial := runSuite(t, powerLossOnly, "-spec="+filepath.Join("internal", "e2e", "testdata", "powerloss.toml"), "-drives="+dev, "-dry-run",
+		"-report="+filepath.Join(t.TempDir(), "report"), "-power-cut=pdu off {serial}", "-power-restore=pdu on {serial}")
+	assert.NotEqual(t, 0, serial.Code)
+	assert.Contains(t, serial.Stderr, "parsing -power-cut: "+dev+" has no serial")
 	assert.Equal(t, before, testenv.SHA256(t, dev), "a refused run and a dry run leave the device byte for byte unchanged")
+}
+
+// A drive swapped for another of the same size holding the same data
+// (the given path a link the restore repoints) did not return: the
+// cycle fails naming what came back.
+func TestPowerLossSwappedDrive(t *testing.T) {
+	dev := newLoop(t, 64<<20)
+	backFile(t, dev)
+	dev2 := newLoop(t, 64<<20)
+	link := filepath.Join(t.TempDir(), "drive")
+	require.NoError(t, os.Symlink(dev, link))
+	cut := "blockdev --setro " + dev + "; dd if=" + dev + " of=" + dev2 + " bs=1M iflag=direct oflag=direct status=none"
+	r := runSuite(t, powerLossOnly, "-spec="+filepath.Join("internal", "e2e", "testdata", "powerloss.toml"), "-drives="+link, "-destructive",
+		"-report="+filepath.Join(t.TempDir(), "report"), "-power-cut="+cut, "-power-restore=ln -sfn "+dev2+" {path}")
+	_ = exec.Command("blockdev", "--setrw", dev).Run()
+	assert.NotEqual(t, 0, r.Code)
+	assert.Contains(t, r.Stdout, "did not return after the power cut: "+link+" came back as another drive: "+dev2+" is loop device over")
 }

@@ -144,6 +144,9 @@ var judgeTests = []struct {
 	{"nothing acknowledged", Cycle{Completed: 7, Rule: Flushed.String()}, Inconclusive, []string{"no write was acknowledged"}},
 	{"lost beats still counters", Cycle{Acknowledged: 10, LostWrites: 1, Lost: []Lost{{0, 4096, Old, 0}},
 		Counters: []Counter{{"unsafe shutdowns", 4, 4}}}, Fail, []string{"old data"}},
+	{"lost ranges without lost writes (altered)", Cycle{Acknowledged: 10, Lost: []Lost{{0, 4096, Zeros, 0}},
+		Counters: []Counter{{"unsafe shutdowns", 4, 5}}}, Fail, []string{"disagrees with itself: 0 lost writes, 1 lost ranges"}},
+	{"lost writes without ranges (altered)", Cycle{Acknowledged: 10, LostWrites: 2}, Fail, []string{"disagrees with itself"}},
 }
 
 func TestJudge(t *testing.T) {

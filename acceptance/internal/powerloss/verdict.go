@@ -60,8 +60,11 @@ type Cycle struct {
 	// Counters are the drive's counts of power losses it could be read
 	// (none: a loop device, or a controller that keeps none).
 	Counters []Counter `json:"counters,omitempty"`
-	// NoCounters says why there are none.
-	NoCounters string `json:"no_counters,omitempty"`
+	// NoCounters says why there are none. CountersLost names the counters
+	// read before the cut that did not read after it (and why): the
+	// evidence the cut happened is missing.
+	NoCounters   string `json:"no_counters,omitempty"`
+	CountersLost string `json:"counters_lost,omitempty"`
 	// NotRun, when set, says what kept the cycle from testing the drive
 	// (fio or the cut command failing, the run stopped): nothing is
 	// judged. Error says why the drive's data did not read back after it
@@ -92,6 +95,8 @@ func Judge(c Cycle) Verdict {
 		return Verdict{Inconclusive, "not judged: " + c.NotRun}
 	case c.Error != "":
 		return Verdict{Fail, c.Error}
+	case (c.LostWrites > 0) != (len(c.Lost) > 0) || len(c.Lost) > c.LostWrites:
+		return Verdict{Fail, fmt.Sprintf("the cycle's record disagrees with itself: %d lost writes, %d lost ranges; the recording was altered", c.LostWrites, len(c.Lost))}
 	case c.LostWrites > 0:
 		first := c.Lost[0]
 		return Verdict{Fail, fmt.Sprintf("%d of %d acknowledged writes lost (%s: %s); first lost range: %s",
@@ -100,6 +105,9 @@ func Judge(c Cycle) Verdict {
 		return Verdict{Inconclusive, fmt.Sprintf("no write was acknowledged before the cut (%s, %d completed): nothing to verify; cut later (cut_after) or flush more often (flush_every)", c.Rule, c.Completed)}
 	}
 	kept := fmt.Sprintf("all %d acknowledged writes read back intact (%s: %s)", c.Acknowledged, c.Rule, c.RuleWhy)
+	if c.CountersLost != "" {
+		return Verdict{Inconclusive, "no evidence the cut happened: " + c.CountersLost + "; " + kept}
+	}
 	if len(c.Counters) == 0 {
 		why := c.NoCounters
 		if why == "" {

@@ -32,15 +32,19 @@ type Drive struct {
 	// Counters reads its counts of power losses; none (and why) when it
 	// keeps none nvme-cli can read.
 	Counters func(ctx context.Context) ([]powerloss.Counter, string)
-	// Identity is what identifies it now (its NVMe serial, or its size
-	// for a target without one).
+	// Identity is what its path resolves to now, identified (NVMe NGUID,
+	// EUI-64 or serial and namespace, a loop device's backing file, and
+	// its size): the drive that comes back must identify the same.
 	Identity func(ctx context.Context) (string, error)
 }
 
 // Config is how a cycle runs.
 type Config struct {
-	// Cut and Restore are the commands, placeholders replaced, run by sh.
+	// Cut and Restore are the commands run by sh, with Env's variables
+	// (the drive's values: DQ_PATH, DQ_SERIAL, ...) added to the
+	// environment.
 	Cut, Restore string
+	Env          []string
 	Test         specs.PowerLoss
 	// Dir is where fio's job file, output and per-I/O logs go.
 	Dir string
@@ -112,7 +116,7 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 		out.NotRun = "the run was stopped before the cut"
 		return out
 	}
-	cutErr := command(ctx, c.Cut, filepath.Join(c.Dir, "cut.log"))
+	cutErr := command(ctx, c.Cut, c.Env, filepath.Join(c.Dir, "cut.log"))
 	logf("%s: cycle %d: power cut (%s)", d.Name, k, c.Cut)
 	// fio's writes fail once the power is gone; a drive whose power the
 	// command did not cut is written until fio's runtime ends.
@@ -121,13 +125,15 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	case <-time.After(2*c.Test.CutAfter + c.Test.ReadyWithin + 30*time.Second):
 		fio.stop()
 	}
-	restoreErr := command(ctx, c.Restore, filepath.Join(c.Dir, "restore.log"))
+	restoreErr := command(ctx, c.Restore, c.Env, filepath.Join(c.Dir, "restore.log"))
 	switch {
 	case cutErr != nil:
 		out.NotRun = fmt.Sprintf("the cut command failed (%v): see %s", cutErr, filepath.Join(c.Dir, "cut.log"))
 		return out
 	case restoreErr != nil:
-		out.NotReturned = fmt.Sprintf("the restore command failed (%v): see %s", restoreErr, filepath.Join(c.Dir, "restore.log"))
+		// The command, not the drive, failed: whether the drive would
+		// have returned is not known.
+		out.NotRun = fmt.Sprintf("the restore command failed (%v): see %s", restoreErr, filepath.Join(c.Dir, "restore.log"))
 		return out
 	}
 	if why := await(ctx, d, id, c.Test.ReadyWithin); why != "" {
@@ -136,8 +142,9 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	}
 	logf("%s: cycle %d: back with the same identity; reading back its acknowledged writes", d.Name, k)
 	out.Counters, out.NoCounters = nil, noCounters
-	if after, _ := d.Counters(ctx); len(before) > 0 {
-		out.Counters = pair(before, after)
+	if len(before) > 0 {
+		after, why := d.Counters(ctx)
+		out.Counters, out.CountersLost = pair(before, after, why)
 	}
 	jobs, err := ledger(c)
 	if err != nil {
@@ -159,18 +166,29 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	return out
 }
 
-// pair is each counter read before with its reading after (a counter
-// that no longer reads is left out).
-func pair(before, after []powerloss.Counter) []powerloss.Counter {
-	var out []powerloss.Counter
+// pair is each counter read before with its reading after, and what
+// read before but not after (why: why none read after).
+func pair(before, after []powerloss.Counter, why string) (out []powerloss.Counter, lost string) {
+	var gone []string
 	for _, b := range before {
+		found := false
 		for _, a := range after {
 			if a.Name == b.Name {
 				out = append(out, powerloss.Counter{Name: b.Name, Before: b.Before, After: a.Before})
+				found = true
 			}
 		}
+		if !found {
+			gone = append(gone, b.Name)
+		}
 	}
-	return out
+	if len(gone) > 0 {
+		lost = strings.Join(gone, ", ") + " read before the cut but not after"
+		if why != "" {
+			lost += " (" + why + ")"
+		}
+	}
+	return out, lost
 }
 
 type fioProc struct {
@@ -218,12 +236,15 @@ func startFio(ctx context.Context, c Config, job string) *fioProc {
 	return f
 }
 
-// command runs cmd by sh, its output in logPath, within a minute.
-func command(ctx context.Context, cmd, logPath string) error {
+// command runs cmd by sh with env added to its environment, its output
+// in logPath, within a minute.
+func command(ctx context.Context, cmd string, env []string, logPath string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "sh", "-c", cmd).CombinedOutput()
-	_ = os.WriteFile(logPath, append([]byte("$ "+cmd+"\n"), out...), 0o644)
+	sh := exec.CommandContext(ctx, "sh", "-c", cmd)
+	sh.Env = append(os.Environ(), env...)
+	out, err := sh.CombinedOutput()
+	_ = os.WriteFile(logPath, append([]byte("$ "+strings.Join(env, " ")+" sh -c '"+cmd+"'\n"), out...), 0o644)
 	if err != nil {
 		if t := strings.TrimSpace(string(out)); t != "" {
 			return fmt.Errorf("%w: %s", err, lastLine(t))
@@ -247,7 +268,8 @@ func await(ctx context.Context, d Drive, id string, within time.Duration) string
 			case err != nil:
 				last = "it did not identify: " + err.Error()
 			case now != id:
-				return fmt.Sprintf("%s came back as another drive (%s, was %s)", d.Path, now, id)
+				real, _ := filepath.EvalSymlinks(d.Path)
+				return fmt.Sprintf("%s came back as another drive: %s is %s, was %s", d.Path, real, now, id)
 			default:
 				return ""
 			}

@@ -93,7 +93,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.AnyModel, "any-model", false, "judge NVMe drives whose model matches none of the spec's models against it anyway (the report says so)")
 	fs.BoolVar(&f.Overwrite, "overwrite", false, "start a new run in a -record directory that holds an unfinished run (refused without it: -resume continues that run)")
 	fs.BoolVar(&f.PurgeAfter, "purge-after", false, "at the end of the run, purge every drive once more (the decommissioning purge) and read it back: no block of the run's fill may remain (TestPurge; the spec's [purge] verify says sample or full)")
-	fs.StringVar(&f.PowerCut, "power-cut", "", "`CMD` (run by sh) that cuts one drive's power for TestPowerLoss, with {path}, {serial}, {slot} and {name} replaced by the drive's (needs -destructive and -power-restore); slot: power off the drive's own PCIe slot")
+	fs.StringVar(&f.PowerCut, "power-cut", "", "`CMD` (run by sh) that cuts one drive's power for TestPowerLoss, run with the drive's DQ_PATH, DQ_SERIAL, DQ_SLOT and DQ_NAME in its environment, {path}, {serial}, {slot} and {name} standing for the quoted variables (needs -destructive and -power-restore)")
 	fs.StringVar(&f.PowerRestore, "power-restore", "", "`CMD` (run by sh) that restores the drive's power after -power-cut, with the same placeholders")
 	fs.StringVar(&f.Firmware, "firmware", "", "download and activate the firmware image `FILE` on every drive under a 4 KiB random read/write load, as the spec's [firmware] says (TestFirmware/<drive>/activate): the I/O stall against max_stall, the new revision running, the identity kept, every acknowledged write read back; needs -destructive")
 	fs.StringVar(&f.FirmwareBack, "firmware-back", "", "after -firmware, download and activate the firmware image `FILE` (the first revision's) the same way (TestFirmware/<drive>/back)")
@@ -343,8 +343,8 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 		AnyModel:       f.AnyModel,
 		Overwrite:      f.Overwrite,
 		PurgeAfter:     f.PurgeAfter,
-		PowerCut:       f.PowerCut,
-		PowerRestore:   f.PowerRestore,
+		PowerCut:       strings.TrimSpace(f.PowerCut),
+		PowerRestore:   strings.TrimSpace(f.PowerRestore),
 		SpecGiven:      f.Set["spec"],
 		Root:           root,
 	}

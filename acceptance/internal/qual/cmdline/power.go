@@ -6,22 +6,53 @@ import (
 )
 
 // PowerPlaceholders are what -power-cut and -power-restore may hold, each
-// replaced by the drive's value, shell-quoted: its path as given, its
-// NVMe serial, its PCIe slot's name (/sys/bus/pci/slots/NAME) and its
-// name in test names.
+// standing for the drive's value: its path as given, its NVMe serial, its
+// PCIe slot's name (/sys/bus/pci/slots/NAME) and its name in test names.
 var PowerPlaceholders = []string{"{path}", "{serial}", "{slot}", "{name}"}
+
+// PowerVars are the environment variables the commands are run with, one
+// a placeholder, in PowerPlaceholders' order.
+var PowerVars = []string{"DQ_PATH", "DQ_SERIAL", "DQ_SLOT", "DQ_NAME"}
 
 var placeholderRE = regexp.MustCompile(`\{[a-z]*\}`)
 
-// PowerCommand is cmd with each placeholder replaced by vals' value
-// (keyed "path", "serial", "slot", "name"), shell-quoted.
-func PowerCommand(cmd string, vals map[string]string) string {
+// PowerCommand is cmd with each placeholder replaced by a quoted reference
+// to its environment variable ({path} is "$DQ_PATH"): the drive's values
+// are never spliced into the command, so no value is parsed by the shell,
+// whatever quotes the command puts around the placeholder. Run it with
+// PowerEnv's variables.
+func PowerCommand(cmd string) string {
 	return placeholderRE.ReplaceAllStringFunc(cmd, func(p string) string {
-		return quoteWord(vals[strings.Trim(p, "{}")])
+		for i, ph := range PowerPlaceholders {
+			if p == ph {
+				return `"$` + PowerVars[i] + `"`
+			}
+		}
+		return p
 	})
 }
 
-func quoteWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+// PowerEnv is the environment a power command runs with: vals (keyed
+// "path", "serial", "slot", "name") as DQ_PATH, DQ_SERIAL, DQ_SLOT and
+// DQ_NAME, each set (empty when the drive has none).
+func PowerEnv(vals map[string]string) []string {
+	var out []string
+	for i, p := range PowerPlaceholders {
+		out = append(out, PowerVars[i]+"="+vals[strings.Trim(p, "{}")])
+	}
+	return out
+}
+
+// PowerUses says whether cmd uses key's value ("serial"): its placeholder
+// or its variable.
+func PowerUses(cmd, key string) bool {
+	for i, p := range PowerPlaceholders {
+		if strings.Trim(p, "{}") == key {
+			return strings.Contains(cmd, p) || strings.Contains(cmd, PowerVars[i])
+		}
+	}
+	return false
+}
 
 // powerProblems are the problems of -power-cut and -power-restore, each
 // as the flag and what is wrong with it.
@@ -42,13 +73,17 @@ func powerProblems(f *Flags) [][2]string {
 		}
 	}
 	cut, restore := f.Set["power-cut"], f.Set["power-restore"]
-	slot := strings.TrimSpace(f.PowerCut) == "slot"
+	if strings.TrimSpace(f.PowerCut) == "slot" {
+		// Writing 0 to /sys/bus/pci/slots/N/power is pciehp's orderly
+		// removal: the nvme driver's remove shuts the controller down,
+		// flushing its volatile cache, before the power goes; and pciehp
+		// makes that file for every hotplug slot, power controller or not.
+		return append(out, [2]string{"power-cut", "slot is refused: powering a PCIe slot off through sysfs removes the drive in order (the driver shuts it down and its cache is flushed before the power goes), which tests nothing of a power loss; give -power-cut=CMD and -power-restore=CMD that cut the drive's power outright (a PDU outlet, a BMC, a power-cut fixture)"})
+	}
 	switch {
 	case f.Drives == "":
 		// A replay refuses both as live-only flags.
-	case slot && restore:
-		out = append(out, [2]string{"power-restore", "given with -power-cut=slot, which restores the slot's power itself: drop -power-restore"})
-	case cut && !restore && !slot:
+	case cut && !restore:
 		out = append(out, [2]string{"power-cut", "given without -power-restore: give the command that brings the drive's power back"})
 	case restore && !cut:
 		out = append(out, [2]string{"power-restore", "given without -power-cut: give the command that cuts the drive's power"})

@@ -1,6 +1,8 @@
 package cmdline
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -34,10 +36,9 @@ var powerTests = []validateTest{
 		PowerCut: "cut {dev}", PowerRestore: "r", Set: set("power-cut", "power-restore")},
 		[]string{"parsing -power-cut: {dev} is not a placeholder: use {path}, {serial}, {slot}, {name}"}},
 	{"slot cut", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Destructive: true,
-		PowerCut: "slot", Set: set("power-cut")}, nil},
-	{"slot cut with a restore command", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Destructive: true,
-		PowerCut: "slot", PowerRestore: "r", Set: set("power-cut", "power-restore")},
-		[]string{"parsing -power-restore: given with -power-cut=slot, which restores the slot's power itself"}},
+		PowerCut: "slot", Set: set("power-cut")}, []string{"parsing -power-cut: slot is refused: powering a PCIe slot off through sysfs removes the drive in order"}},
+	{"slot cut padded", Flags{Spec: "x", Precondition: "full", Drives: "/dev/a", Destructive: true,
+		PowerCut: "slot ", PowerRestore: "r", Set: set("power-cut", "power-restore")}, []string{"parsing -power-cut: slot is refused"}},
 	{"cut in a replay", Flags{Spec: "x", Precondition: "full", PowerCut: "cut", PowerRestore: "r", Set: set("power-cut", "power-restore")},
 		[]string{"parsing -power-cut", "parsing -power-restore"}},
 }
@@ -56,10 +57,25 @@ func TestValidatePower(t *testing.T) {
 	}
 }
 
+// A drive's value reaches the command only through the environment: a
+// serial holding a command substitution is not run, whatever quotes the
+// command puts around its placeholder.
 func TestPowerCommand(t *testing.T) {
-	got := PowerCommand("cut --dev {path} --sn {serial} {slot}{name}", map[string]string{"path": "/dev/loop0", "serial": "it's", "name": "loop0"})
-	want := `cut --dev '/dev/loop0' --sn 'it'\''s' '''loop0'`
-	if got != want {
-		t.Errorf("PowerCommand = %s, want %s", got, want)
+	mark := filepath.Join(t.TempDir(), "x")
+	vals := map[string]string{"path": "/dev/loop0", "serial": "$(touch " + mark + ")it's", "name": "loop0"}
+	for _, cmd := range []string{`echo "outlet {serial}"`, "echo outlet {serial}", "echo 'outlet {serial}'", `echo outlet "$DQ_SERIAL"`} {
+		c := exec.Command("sh", "-c", PowerCommand(cmd))
+		c.Env = append(os.Environ(), PowerEnv(vals)...)
+		out, err := c.CombinedOutput()
+		require.NoError(t, err, "%s: %s", cmd, out)
+		_, statErr := os.Stat(mark)
+		assert.True(t, os.IsNotExist(statErr), "%s ran the serial's command substitution", cmd)
+		if cmd != "echo 'outlet {serial}'" {
+			assert.Equal(t, "outlet "+vals["serial"]+"\n", string(out), cmd)
+		}
 	}
+	assert.Equal(t, `cut --dev "$DQ_PATH" --sn "$DQ_SERIAL" "$DQ_SLOT""$DQ_NAME"`, PowerCommand("cut --dev {path} --sn {serial} {slot}{name}"))
+	assert.True(t, PowerUses("x $DQ_SLOT", "slot"))
+	assert.True(t, PowerUses("x {serial}", "serial"))
+	assert.False(t, PowerUses("x {path}", "serial"))
 }

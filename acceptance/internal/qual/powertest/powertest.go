@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/device/slot"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
@@ -42,9 +43,6 @@ type Drive struct {
 	// Ctrl is its NVMe controller's kernel name ("nvme0"; "" for none).
 	Ctrl string
 }
-
-// Slot is -power-cut's value that cuts each drive's own PCIe slot.
-const Slot = "slot"
 
 // Test is a run's power-loss test.
 type Test struct {
@@ -89,34 +87,67 @@ func New(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive, live bool, 
 	return t
 }
 
-// Problems are the reasons a live run is refused: a cut without a
-// [power_loss] table to say what to do, or a drive's slot cut that would
-// take down anything not given (another namespace, another controller, a
-// switch's other port) or that no slot with a power controller holds.
+// Problems are the reasons a run with a cut is refused (a dry run's
+// too): a cut without a [power_loss] table to say what to do, a command
+// that uses a drive's serial or slot for a drive that has none (an empty
+// outlet is "every outlet" to some PDUs), and two drives with the same
+// serial (one controller: a cut of one is a cut of both).
 func (t *Test) Problems() []error {
 	switch {
-	case !t.Live || t.Cfg.PowerCut == "":
+	case t.Cfg.PowerCut == "":
 		return nil
 	case t.Spec == nil:
 		return []error{fmt.Errorf("parsing -power-cut: spec %s has no [power_loss] table: add one (cycles, plp, ready_within) to test power loss, or drop -power-cut", t.SpecFile)}
-	case t.Cfg.PowerCut != Slot:
-		return nil
-	}
-	var given []string
-	for _, d := range t.Drives {
-		given = append(given, d.Name)
 	}
 	var errs []error
+	serials := map[string]string{}
 	for _, d := range t.Drives {
-		s, ok, err := slot.Of(t.Sysfs, d.Ctrl)
-		switch {
-		case d.Ctrl == "" || err != nil || !ok:
-			errs = append(errs, fmt.Errorf("parsing -power-cut: %s: no PCIe slot with a power controller holds it (%s/bus/pci/slots/*/power): give -power-cut=CMD and -power-restore=CMD", d.Path, t.Sysfs))
-		case len(s.Others(t.Sysfs, given)) > 0:
-			errs = append(errs, fmt.Errorf("parsing -power-cut: %s: slot %s also holds %s, which its power cut would take down: give them too, or cut with -power-cut=CMD", d.Path, s.Name, strings.Join(s.Others(t.Sysfs, given), ", ")))
+		v := t.values(d)
+		for _, key := range []string{"serial", "slot"} {
+			for _, fl := range []struct{ name, cmd string }{{"power-cut", t.Cfg.PowerCut}, {"power-restore", t.Cfg.PowerRestore}} {
+				if cmdline.PowerUses(fl.cmd, key) && v[key] == "" {
+					errs = append(errs, fmt.Errorf("parsing -%s: %s has no %s (%s): the command would run with it empty, which some PDUs take for every outlet; name its outlet another way ({path} or {name}) or give drives that have one", fl.name, d.Path, key, noValue[key]))
+				}
+			}
+		}
+		if err := t.writeThrough(d); err != nil {
+			errs = append(errs, err)
+		}
+		if sn := v["serial"]; sn != "" {
+			if other, dup := serials[sn]; dup {
+				errs = append(errs, fmt.Errorf("parsing -drives: %s and %s have the same serial %s (one controller, or a vendor's repeated serial): a power cut of one is a cut of the other; give one of them", other, d.Path, sn))
+			}
+			serials[sn] = d.Path
 		}
 	}
 	return errs
+}
+
+// writeThrough refuses a drive whose controller reports a volatile write
+// cache that the kernel treats as write through: the kernel then sends
+// it no flush, so fio's flushes would not reach it and the ledger's rule
+// (writes before the last completed flush) would hold it to flushes it
+// never received.
+func (t *Test) writeThrough(d Drive) error {
+	name := filepath.Base(d.Path)
+	if real, err := filepath.EvalSymlinks(d.Path); err == nil {
+		name = filepath.Base(real)
+	}
+	file := filepath.Join(t.Sysfs, "class", "block", name, "queue", "write_cache")
+	data, err := os.ReadFile(file)
+	if err != nil || strings.TrimSpace(string(data)) != "write through" {
+		return nil
+	}
+	c, err := t.NVMe.IDCtrl(context.Background(), d.Path)
+	if err != nil || !c.VolatileWriteCache() {
+		return nil
+	}
+	return fmt.Errorf("parsing -power-cut: %s: its controller reports a volatile write cache but %s says \"write through\", so the kernel sends it no flush and fio's flushes would not reach it: echo 'write back' > %s, then run again", d.Path, file, file)
+}
+
+var noValue = map[string]string{
+	"serial": "nvme-cli reads no NVMe serial of it",
+	"slot":   "no /sys/bus/pci/slots/NAME holds its controller",
 }
 
 // Skip says why TestPowerLoss judges nothing ("" when it does).
@@ -157,7 +188,8 @@ func (t *Test) Print(w io.Writer) {
 	}
 	for _, d := range t.Drives {
 		v := t.values(d)
-		fmt.Fprintf(w, "  %s: cut: %s\n  %s  restore: %s\n", d.Path, t.command(t.Cfg.PowerCut, "0", v), spaces(len(d.Path)), t.command(t.Cfg.PowerRestore, "1", v))
+		fmt.Fprintf(w, "  %s: cut: %s\n  %s  restore: %s\n", d.Path, cmdline.PowerCommand(t.Cfg.PowerCut), spaces(len(d.Path)), cmdline.PowerCommand(t.Cfg.PowerRestore))
+		fmt.Fprintf(w, "  %s  run by sh with %s\n", spaces(len(d.Path)), strings.Join(cmdline.PowerEnv(v), " "))
 		fmt.Fprintf(w, "  %s  data at risk: the first %s (bytes 0 to %d), written with a flush every %d writes of %d bytes; whatever the drive's cache holds at the cut\n",
 			spaces(len(d.Path)), mib(p.Size), p.Size, p.FlushEvery, p.BS)
 	}
@@ -195,62 +227,105 @@ type Judged struct {
 // Run runs each drive's cycles (a live run; a resumed run keeps each
 // cycle recorded whole) or reads them from the recording, judges them
 // and gives them to the report.
+//
+// A replay judges every cycle the recording lists, whatever the spec's
+// cycles: a listed cycle whose file is missing or unreadable fails, and
+// a cycle up to the spec's cycles never run is inconclusive, as is a
+// drive of a spec with [power_loss] run without a cut method.
 func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycles, string) {
+	if t.Spec == nil {
+		return nil, t.Skip()
+	}
 	if why := t.Skip(); why != "" {
+		var checks []report.HealthCheck
+		for _, d := range t.Drives {
+			checks = append(checks, report.HealthCheck{Drive: d.Path, Check: "power_loss", Verdict: report.Inconclusive, Message: "not tested: " + why})
+		}
+		t.Add(checks)
 		return nil, why
 	}
 	var out []DriveCycles
 	var checks []report.HealthCheck
+	most := 0
 	for i, d := range t.Drives {
 		dc := DriveCycles{Name: d.Name}
+		cuts := 0
 		if t.Live && t.Rec != nil {
 			n := len(t.Drives)
 			if err := t.Rec.Update(func(r *record.Run) { r.Sample(i, n).Writing = "the power-loss test" }); err != nil {
 				return nil, fmt.Sprintf("not run: marking %s as written in run.json: %v", d.Path, err)
 			}
 		}
-		for k := 1; k <= t.Spec.Cycles; k++ {
+		n := t.Spec.Cycles
+		if !t.Live {
+			n = max(n, t.listed(d))
+		}
+		for k := 1; k <= n; k++ {
+			rel := path.Join(Dir, d.Name, fmt.Sprintf("cycle_%d.json", k))
+			_, listed := t.Files[rel]
 			c, found, err := t.cycle(ctx, d, k, logf)
-			if err != nil {
+			var j Judged
+			switch {
+			case err != nil && listed && (!t.Live || t.Cfg.Resume):
+				j = Judged{powerloss.Cycle{Drive: d.Path, Cycle: k}, powerloss.Verdict{Verdict: powerloss.Fail,
+					Message: fmt.Sprintf("recorded cycle %d missing: run.json lists %s, which does not read (%v)", k, rel, err)}}
+			case err != nil:
 				dc.Skip = err.Error()
-				break
+				j = Judged{powerloss.Cycle{Drive: d.Path, Cycle: k, NotRun: err.Error()}, powerloss.Verdict{Verdict: powerloss.Inconclusive, Message: "not judged: " + err.Error()}}
+			case !found:
+				j = Judged{powerloss.Cycle{Drive: d.Path, Cycle: k}, powerloss.Verdict{Verdict: powerloss.Inconclusive,
+					Message: fmt.Sprintf("cycle %d of %d was never run: the recording holds no power-loss cycle %d of %s", k, n, k, d.Path)}}
+			default:
+				j = Judged{c, powerloss.Judge(c)}
+				cuts++
 			}
-			if !found {
-				dc.Skip = fmt.Sprintf("the recording holds no power-loss cycle %d of %s", k, d.Path)
-				break
-			}
-			j := Judged{c, powerloss.Judge(c)}
 			dc.Cycles = append(dc.Cycles, j)
 			checks = append(checks, report.HealthCheck{Drive: d.Path, Check: fmt.Sprintf("cycle_%d", k), Verdict: j.Verdict.Verdict, Message: j.Message})
+			if dc.Skip != "" {
+				break
+			}
 		}
 		out = append(out, dc)
-	}
-	if t.Live && t.Rec != nil {
-		if err := t.Rec.Landed(Dir, true); err != nil {
-			logf("listing the power-loss cycles in run.json: %v", err)
-		}
+		most = max(most, cuts)
 	}
 	t.Add(checks)
 	// Each cut is an incomplete shutdown the drive must count (the
 	// evidence the cut happened): TestHealth, judged after, allows them
 	// on top of the spec's own allowance.
-	most := 0
-	for _, dc := range out {
-		most = max(most, len(dc.Cycles))
-	}
 	if t.Health != nil {
 		t.Health.OCP.IncompleteShutdownsMaxIncrease += uint64(most)
 	}
 	return out, ""
 }
 
-// cycle is d's cycle k: recorded already (a resume, or a replay), or run
-// now and recorded.
+// Interrupted is what a cycle recorded as started says until it is
+// recorded whole: a run that ended during the cycle (killed, the host
+// down) leaves it so, and a resume or replay judges it inconclusive.
+const Interrupted = "interrupted: the run ended during this cycle, after it started (the drive's power may have been cut); run the test again for a verdict"
+
+// listed is the highest k of d's cycle_k.json run.json lists.
+func (t *Test) listed(d Drive) int {
+	most := 0
+	prefix := path.Join(Dir, d.Name) + "/cycle_"
+	for rel := range t.Files {
+		var k int
+		if rest, ok := strings.CutPrefix(rel, prefix); ok && strings.HasSuffix(rest, ".json") {
+			if _, err := fmt.Sscanf(rest, "%d.json", &k); err == nil && k > most {
+				most = k
+			}
+		}
+	}
+	return most
+}
+
+// cycle is d's cycle k: recorded already (a resume, or a replay: only a
+// file run.json lists is trusted), or run now and recorded, listed in
+// run.json as started before the cut and again once judged.
 func (t *Test) cycle(ctx context.Context, d Drive, k int, logf func(string, ...any)) (powerloss.Cycle, bool, error) {
 	rel := path.Join(Dir, d.Name, fmt.Sprintf("cycle_%d.json", k))
 	var c powerloss.Cycle
 	if !t.Live || t.Cfg.Resume {
-		if _, listed := t.Files[rel]; listed || t.Live && record.Exists(t.Dir, rel) {
+		if _, listed := t.Files[rel]; listed {
 			data, err := record.ReadFile(t.Dir, rel)
 			if err != nil {
 				return c, false, err
@@ -273,21 +348,33 @@ func (t *Test) cycle(ctx context.Context, d Drive, k int, logf func(string, ...a
 	if err := ctx.Err(); err != nil {
 		return c, false, fmt.Errorf("not run: the run was stopped (%v)", err)
 	}
-	c = cycle.Run(ctx, t.target(ctx, d), t.config(d, k), k, logf)
-	data, err := json.MarshalIndent(c, "", "  ")
-	if err == nil {
-		err = os.WriteFile(filepath.Join(t.Dir, filepath.FromSlash(rel)), data, 0o644)
+	if err := t.land(d, rel, powerloss.Cycle{Drive: d.Path, Cycle: k, NotRun: Interrupted}); err != nil {
+		return c, false, err
 	}
-	return c, true, err
+	c = cycle.Run(ctx, t.target(ctx, d), t.config(d, k), k, logf)
+	return c, true, t.land(d, rel, c)
 }
 
-// command is the cut or restore command: the user's, or for a slot cut
-// the value written to the slot's power file.
-func (t *Test) command(user, power string, v map[string]string) string {
-	if t.Cfg.PowerCut != Slot {
-		return cmdline.PowerCommand(user, v)
+// land writes c as rel and lists d's cycle files in run.json at once, so
+// that a resume trusts what this run wrote and nothing else.
+func (t *Test) land(d Drive, rel string, c powerloss.Cycle) error {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
 	}
-	return cmdline.PowerCommand("echo "+power+" > {path}", map[string]string{"path": filepath.Join(t.Sysfs, "bus", "pci", "slots", v["slot"], "power")})
+	if err := os.MkdirAll(filepath.Join(t.Dir, Dir, d.Name), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(t.Dir, filepath.FromSlash(rel)), data, 0o644); err != nil {
+		return err
+	}
+	if t.Rec == nil {
+		return nil
+	}
+	if err := t.Rec.Landed(path.Join(Dir, d.Name), true); err != nil {
+		return fmt.Errorf("listing %s in run.json: %w", rel, err)
+	}
+	return nil
 }
 
 func (t *Test) config(d Drive, k int) cycle.Config {
@@ -295,30 +382,29 @@ func (t *Test) config(d Drive, k int) cycle.Config {
 	var tag [4]byte
 	_, _ = rand.Read(tag[:])
 	return cycle.Config{
-		Cut: t.command(t.Cfg.PowerCut, "0", v), Restore: t.command(t.Cfg.PowerRestore, "1", v),
+		Cut: cmdline.PowerCommand(t.Cfg.PowerCut), Restore: cmdline.PowerCommand(t.Cfg.PowerRestore), Env: cmdline.PowerEnv(v),
 		Test: *t.Spec, Dir: filepath.Join(t.Dir, Dir, d.Name, fmt.Sprintf("cycle_%d", k)), Tag: binary.BigEndian.Uint32(tag[:]),
 	}
 }
 
-// target is d as a cycle sees it: an NVMe drive nvme-cli identifies is
-// known by its serial, held to its promise by its vwc, and counts its
-// unsafe shutdowns; any other target by its size, with no count.
+// target is d as a cycle sees it: known by what its path resolves to
+// and that device's identity (an NVMe namespace's NGUID, EUI-64 or
+// serial and namespace ID, a loop device's backing file by device and
+// inode, with its size: Identify); an NVMe drive nvme-cli identifies is
+// held to its promise by its vwc and counts its unsafe shutdowns; any
+// other target keeps no count.
 func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 	cd := cycle.Drive{Path: d.Path, Name: d.Name, LBA: d.LBA}
 	cd.Promise.PLP = t.Spec.PLP
+	cd.Identity = func(context.Context) (string, error) { return Identify(d.Path) }
 	ctrl, err := t.NVMe.IDCtrl(ctx, d.Path)
 	if err != nil {
-		cd.Identity = func(context.Context) (string, error) { return sizeOf(d.Path) }
 		cd.Counters = func(context.Context) ([]powerloss.Counter, string) {
 			return nil, d.Path + " is not an NVMe drive nvme-cli reads (a loop device or a file): it keeps no count of power losses"
 		}
 		return cd
 	}
 	cd.Promise.VWC, cd.Promise.VWCKnown = ctrl.VolatileWriteCache(), true
-	cd.Identity = func(ctx context.Context) (string, error) {
-		c, err := t.NVMe.IDCtrl(ctx, d.Path)
-		return "serial " + c.Serial, err
-	}
 	cd.Counters = func(ctx context.Context) ([]powerloss.Counter, string) {
 		l, err := t.NVMe.SmartLog(ctx, d.Path)
 		if err != nil {
@@ -336,12 +422,18 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 	return cd
 }
 
-func sizeOf(p string) (string, error) {
-	f, err := os.Open(p)
+// Identify is what the device at p is, for a person and to compare: the
+// device its path resolves to now is inspected, and its identity
+// (package device/identity) named with its size; a drive another takes
+// the place of, or that comes back as another, identifies otherwise.
+func Identify(p string) (string, error) {
+	info, err := device.System{}.Inspect(p)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	n, err := f.Seek(0, io.SeekEnd)
-	return fmt.Sprintf("%d bytes", n), err
+	id := info.Identity()
+	if id.Anonymous() {
+		return "", fmt.Errorf("%s reports nothing that tells it from another drive (%s): a swapped drive could not be told", p, id)
+	}
+	return id.String(), nil
 }

@@ -17,10 +17,22 @@ import (
 	"github.com/drivequal/drivequal/specs"
 )
 
-func slotTest(t *testing.T, drives ...Drive) *Test {
+func cmdTest(t *testing.T, cut, restore string, nv nvme.CLI, drives ...Drive) *Test {
 	sys := filepath.Join(testenv.BuildTree(t, filepath.Join("..", "..", "device", "slot", "testdata", "slots.tree")), "sys")
-	return &Test{Live: true, Cfg: &cmdline.Config{PowerCut: Slot}, Sysfs: sys, Drives: drives, NVMe: nvmeNone(t),
+	return &Test{Live: true, Cfg: &cmdline.Config{PowerCut: cut, PowerRestore: restore}, Sysfs: sys, Drives: drives, NVMe: nv,
 		Spec: &specs.PowerLoss{Cycles: 3, ReadyWithin: time.Minute, CutAfter: 5 * time.Second, Size: 1 << 30, BS: 4096, FlushEvery: 32}}
+}
+
+// nvmeSerial is an nvme-cli whose every drive reports serial sn.
+func nvmeSerial(t *testing.T, sn string) nvme.CLI { return nvmeVWC(t, sn, 0) }
+
+// nvmeVWC is an nvme-cli whose every drive reports serial sn and vwc.
+func nvmeVWC(t *testing.T, sn string, vwc int) nvme.CLI {
+	bin := filepath.Join(t.TempDir(), "nvme")
+	if err := os.WriteFile(bin, []byte(fmt.Sprintf("#!/bin/sh\necho '{\"sn\": \"%s\", \"mn\": \"M\", \"fr\": \"F\", \"vwc\": %d}'\n", sn, vwc)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return nvme.CLI{Binary: bin}
 }
 
 // nvmeNone is an nvme-cli that reads no drive.
@@ -31,24 +43,30 @@ func nvmeNone(t *testing.T) (c nvme.CLI) {
 
 func ns(name, ctrl string) Drive { return Drive{Path: "/dev/" + name, Name: name, Ctrl: ctrl} }
 
-// A slot cut is refused, before anything runs, when the slot holds a
-// namespace or a switch port not given, or when no slot with a power
-// controller holds the drive; a slot holding only what is given is cut
-// by writing its power file, which the dry run prints.
-func TestSlotProblems(t *testing.T) {
+// A command that uses a drive's slot or serial is refused, before
+// anything runs (a dry run too), for a drive that has none: an empty
+// outlet is every outlet to some PDUs. Two drives with one serial are
+// refused. The dry run prints the commands and their variables.
+func TestCommandProblems(t *testing.T) {
 	for _, tt := range []struct {
-		drives []Drive
-		want   []string
+		cut, restore string
+		nv           nvme.CLI
+		drives       []Drive
+		want         []string
 	}{
-		{[]Drive{ns("nvme0n1", "nvme0")}, []string{"parsing -power-cut: /dev/nvme0n1: slot 3 also holds namespace nvme0n2, which its power cut would take down"}},
-		{[]Drive{ns("nvme1n1", "nvme1")}, []string{"slot 5 also holds namespace nvme2n1, PCI function 0000:21:01.0, PCI function 0000:23:00.0"}},
-		{[]Drive{ns("nvme3n1", "nvme3")}, []string{"parsing -power-cut: /dev/nvme3n1: no PCIe slot with a power controller holds it"}},
-		{[]Drive{{Path: "/dev/loop3", Name: "loop3"}}, []string{"/dev/loop3: no PCIe slot with a power controller holds it"}},
-		{[]Drive{ns("nvme0n1", "nvme0"), ns("nvme0n2", "nvme0")}, nil},
+		{"pdu off {slot}", "pdu on $DQ_SLOT", nvmeNone(t), []Drive{ns("nvme0n1", "nvme0")}, nil},
+		{"pdu off {slot}", "pdu on $DQ_SLOT", nvmeNone(t), []Drive{ns("nvme3n1", "nvme3")}, []string{
+			"parsing -power-cut: /dev/nvme3n1 has no slot (no /sys/bus/pci/slots/NAME holds its controller)",
+			"parsing -power-restore: /dev/nvme3n1 has no slot"}},
+		{"pdu off {serial}", "pdu on {path}", nvmeNone(t), []Drive{{Path: "/dev/loop3", Name: "loop3"}}, []string{
+			"parsing -power-cut: /dev/loop3 has no serial (nvme-cli reads no NVMe serial of it): the command would run with it empty"}},
+		{"pdu off {serial}", "pdu on {serial}", nvmeSerial(t, "S1"), []Drive{ns("nvme0n1", "nvme0")}, nil},
+		{"pdu off {path}", "pdu on {path}", nvmeSerial(t, "S1"), []Drive{ns("nvme0n1", "nvme0"), ns("nvme1n1", "nvme1")}, []string{
+			"parsing -drives: /dev/nvme0n1 and /dev/nvme1n1 have the same serial S1"}},
 	} {
-		errs := slotTest(t, tt.drives...).Problems()
+		errs := cmdTest(t, tt.cut, tt.restore, tt.nv, tt.drives...).Problems()
 		if len(errs) != len(tt.want) {
-			t.Errorf("Problems(%v) = %v, want %d", tt.drives, errs, len(tt.want))
+			t.Errorf("Problems(%s, %v) = %v, want %d", tt.cut, tt.drives, errs, len(tt.want))
 			continue
 		}
 		for i, w := range tt.want {
@@ -57,18 +75,42 @@ func TestSlotProblems(t *testing.T) {
 			}
 		}
 	}
-	pt := slotTest(t, ns("nvme0n1", "nvme0"), ns("nvme0n2", "nvme0"))
+	pt := cmdTest(t, "pdu off {slot}", "pdu on {slot}", nvmeNone(t), ns("nvme0n1", "nvme0"))
 	var b bytes.Buffer
 	pt.Print(&b)
-	power := filepath.Join(pt.Sysfs, "bus", "pci", "slots", "3", "power")
 	for _, want := range []string{
-		fmt.Sprintf("/dev/nvme0n1: cut: echo 0 > '%s'", power),
-		fmt.Sprintf("restore: echo 1 > '%s'", power),
+		`/dev/nvme0n1: cut: pdu off "$DQ_SLOT"`,
+		`restore: pdu on "$DQ_SLOT"`,
+		"run by sh with DQ_PATH=/dev/nvme0n1 DQ_SERIAL= DQ_SLOT=3 DQ_NAME=nvme0n1",
 		"data at risk: the first 1024 MiB",
 		"3 cycle(s) a drive, plp false",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("Print = %s\nwant %q in it", b.String(), want)
+		}
+	}
+}
+
+// A drive with a volatile write cache the kernel treats as write through
+// gets no flush: refused, naming the file and the fix. A drive without
+// a volatile cache, or a kernel that sends flushes, is not.
+func TestWriteThroughRefused(t *testing.T) {
+	for _, tt := range []struct {
+		cache string
+		vwc   int
+		want  bool
+	}{{"write through\n", 1, true}, {"write back\n", 1, false}, {"write through\n", 0, false}} {
+		pt := cmdTest(t, "pdu off {path}", "pdu on {path}", nvmeVWC(t, "S1", tt.vwc), ns("nvme0n1", "nvme0"))
+		q := filepath.Join(pt.Sysfs, "class", "block", "nvme0n1", "queue")
+		if err := os.MkdirAll(q, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(q, "write_cache"), []byte(tt.cache), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		errs := pt.Problems()
+		if got := len(errs) == 1 && strings.Contains(errs[0].Error(), "/dev/nvme0n1: its controller reports a volatile write cache but") && strings.Contains(errs[0].Error(), "echo 'write back' >"); got != tt.want || len(errs) > 1 || !tt.want && len(errs) > 0 {
+			t.Errorf("write_cache %q, vwc %d: Problems = %v", tt.cache, tt.vwc, errs)
 		}
 	}
 }
@@ -111,16 +153,16 @@ func TestReplayJudgesRecordedCycles(t *testing.T) {
 		t.Fatalf("Run = %v, %q", drives, why)
 	}
 	d := drives[0]
-	if len(d.Cycles) != 2 || d.Cycles[0].Verdict.Verdict != report.Pass || d.Cycles[1].Verdict.Verdict != report.Fail {
-		t.Errorf("cycles = %+v, want a pass and a fail", d.Cycles)
+	if len(d.Cycles) != 3 || d.Cycles[0].Verdict.Verdict != report.Pass || d.Cycles[1].Verdict.Verdict != report.Fail || d.Cycles[2].Verdict.Verdict != report.Inconclusive {
+		t.Errorf("cycles = %+v, want a pass, a fail and one never run", d.Cycles)
 	}
 	if !strings.Contains(d.Cycles[1].Message, "LBA 8, 16 blocks (8192 bytes at offset 4096), came back as old data") {
 		t.Errorf("cycle 2: %s", d.Cycles[1].Message)
 	}
-	if d.Skip != "the recording holds no power-loss cycle 3 of /dev/nvme0n1" {
-		t.Errorf("Skip = %q", d.Skip)
+	if !strings.Contains(d.Cycles[2].Message, "cycle 3 of 3 was never run") {
+		t.Errorf("cycle 3: %s", d.Cycles[2].Message)
 	}
-	if len(got) != 2 || got[1].Check != "cycle_2" || got[1].Verdict != report.Fail {
+	if len(got) != 3 || got[1].Check != "cycle_2" || got[1].Verdict != report.Fail || got[2].Verdict != report.Inconclusive {
 		t.Errorf("report checks = %+v", got)
 	}
 	if health.OCP.IncompleteShutdownsMaxIncrease != 3 {
@@ -129,7 +171,135 @@ func TestReplayJudgesRecordedCycles(t *testing.T) {
 	// A cycle file run.json does not list is not trusted.
 	delete(files, "powerloss/nvme0n1/cycle_2.json")
 	drives, _ = pt.Run(context.Background(), t.Logf)
-	if len(drives[0].Cycles) != 1 {
+	if len(drives[0].Cycles) != 3 || drives[0].Cycles[1].Verdict.Verdict != report.Inconclusive {
 		t.Errorf("an unlisted cycle was judged: %+v", drives[0].Cycles)
+	}
+}
+
+// A replay judges every cycle run.json lists whatever the spec's cycles:
+// a failed cycle 2 judged with a spec of 1 cycle still fails, and a
+// listed cycle whose file is gone fails as missing. A spec asking 3
+// cycles of a recording holding 1 is not QUALIFIED.
+func TestReplayKeepsEveryRecordedCycle(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for k, c := range []string{
+		`{"drive": "/dev/nvme0n1", "cycle": 1, "acknowledged": 10}`,
+		`{"drive": "/dev/nvme0n1", "cycle": 2, "acknowledged": 10, "lost_writes": 1, "lost": [{"offset": 0, "length": 4096, "found": "zeros"}]}`,
+	} {
+		rel := fmt.Sprintf("powerloss/nvme0n1/cycle_%d.json", k+1)
+		if err := os.MkdirAll(filepath.Join(dir, "powerloss", "nvme0n1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files[rel] = "listed"
+	}
+	var r report.Run
+	pt := &Test{Cfg: &cmdline.Config{}, Dir: dir, Files: files, Drives: []Drive{ns("nvme0n1", "nvme0")},
+		Spec: &specs.PowerLoss{Cycles: 1}, Add: func(c []report.HealthCheck) { r.PowerLoss = c }}
+	gate := func() report.Gate {
+		for _, g := range r.Gates() {
+			if g.Name == report.PowerLossGate {
+				return g
+			}
+		}
+		t.Fatalf("no power_loss gate in %+v", r.Gates())
+		return report.Gate{}
+	}
+	pt.Run(context.Background(), t.Logf)
+	if g := gate(); g.Verdict != report.NotQualified {
+		t.Errorf("a failed cycle 2 judged with a spec of 1 cycle: gate %s", g)
+	}
+	if err := os.Remove(filepath.Join(dir, "powerloss", "nvme0n1", "cycle_2.json")); err != nil {
+		t.Fatal(err)
+	}
+	pt.Run(context.Background(), t.Logf)
+	if g := gate(); g.Verdict != report.NotQualified || !strings.Contains(g.Reason, "recorded cycle 2 missing") {
+		t.Errorf("a listed cycle 2 deleted: gate %s", g)
+	}
+	delete(files, "powerloss/nvme0n1/cycle_2.json")
+	pt.Spec.Cycles = 3
+	pt.Run(context.Background(), t.Logf)
+	if g := gate(); g.Verdict != report.CapacityInconclusive || !strings.Contains(g.Reason, "cycle 2 of 3 was never run") {
+		t.Errorf("1 of 3 cycles recorded: gate %s", g)
+	}
+}
+
+// A spec with [power_loss] run without a cut method tested nothing: the
+// power_loss gate is INCONCLUSIVE, saying so.
+func TestNoCutMethodInconclusive(t *testing.T) {
+	var r report.Run
+	pt := &Test{Live: true, Cfg: &cmdline.Config{}, Drives: []Drive{ns("nvme0n1", "nvme0")}, Spec: &specs.PowerLoss{Cycles: 1},
+		Add: func(c []report.HealthCheck) { r.PowerLoss = c }}
+	if _, why := pt.Run(context.Background(), t.Logf); why == "" {
+		t.Fatal("run without a cut method")
+	}
+	for _, g := range r.Gates() {
+		if g.Name == report.PowerLossGate {
+			if g.Verdict != report.CapacityInconclusive || !strings.Contains(g.Reason, "not tested: no cut method") {
+				t.Errorf("gate %s", g)
+			}
+			return
+		}
+	}
+	t.Errorf("no power_loss gate: %+v", r.Gates())
+}
+
+// A resumed run trusts only the cycle files run.json lists: a cycle file
+// on disk it does not list (written after the run's last listing, or
+// forged) is run again, here stopped before its cut.
+func TestResumeDoesNotTrustUnlisted(t *testing.T) {
+	dir := t.TempDir()
+	rel := "powerloss/nvme0n1/cycle_1.json"
+	if err := os.MkdirAll(filepath.Join(dir, "powerloss", "nvme0n1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), []byte(`{"drive": "/dev/nvme0n1", "cycle": 1, "acknowledged": 10, "counters": [{"name": "unsafe shutdowns", "before": 4, "after": 5}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	pt := &Test{Live: true, Cfg: &cmdline.Config{PowerCut: "cut {path}", PowerRestore: "restore {path}", Resume: true}, Dir: dir, Files: map[string]string{},
+		Drives: []Drive{ns("nvme0n1", "nvme0")}, Spec: &specs.PowerLoss{Cycles: 1}, Add: func([]report.HealthCheck) {}}
+	drives, _ := pt.Run(ctx, t.Logf)
+	if len(drives) != 1 || len(drives[0].Cycles) != 1 || drives[0].Cycles[0].Verdict.Verdict != report.Inconclusive || !strings.Contains(drives[0].Skip, "the run was stopped") {
+		t.Errorf("an unlisted cycle file was trusted by a resume: %+v", drives)
+	}
+}
+
+// A drive is known by what its path resolves to and that device's
+// identity, not by its size: a link repointed to another loop device of
+// the same size over a copy of the same data identifies otherwise.
+func TestIdentifySwappedDrive(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	a, b := testenv.Loop(t, 8<<20), testenv.Loop(t, 8<<20)
+	link := filepath.Join(t.TempDir(), "drive")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	was, err := Identify(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := Identify(link); err != nil || again != was {
+		t.Fatalf("Identify(%s) = %q, %v; was %q", link, again, err, was)
+	}
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(b, link); err != nil {
+		t.Fatal(err)
+	}
+	now, err := Identify(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now == was {
+		t.Errorf("a swapped loop device identifies as the drive it replaced: %s", now)
+	}
+	if !strings.Contains(was, "loop device over") || !strings.Contains(was, "inode") {
+		t.Errorf("Identify = %q, want the loop device's backing file by inode", was)
 	}
 }
