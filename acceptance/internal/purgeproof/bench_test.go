@@ -23,7 +23,7 @@ func BenchmarkTally(b *testing.B) {
 			b.SetBytes(MiB)
 			for i := 0; i < b.N; i++ {
 				u := Tally{Sector: 512}
-				u.Add(0, buf, c.p, Fills{fillID}, before)
+				u.Add(0, buf, c.p, Fills{0x5eed5eed5eed0002}, before)
 			}
 		})
 	}

@@ -21,6 +21,10 @@ const (
 	Inconclusive = "inconclusive"
 )
 
+// CauseNotShown is the cause of an Inconclusive result: the drive held
+// none of the run's fill before the purge.
+const CauseNotShown = "purge not shown"
+
 // Target is one drive whose purge is proven.
 type Target struct {
 	Path   string // as given (-drives)
@@ -76,7 +80,7 @@ type Result struct {
 	LBAs    []string `json:"lbas,omitempty"`
 	// Seconds is the time the purge and both reads took.
 	Seconds float64 `json:"seconds"`
-	Verdict string  `json:"verdict"` // "pass" or "fail"
+	Verdict string  `json:"verdict"` // "pass", "fail" or "inconclusive"
 	Message string  `json:"message"`
 }
 
