@@ -112,11 +112,11 @@ func Bytes(extents []Extent) int64 {
 }
 
 // JudgeRate is the bytes a second the read-back of one drive is taken to
-// be judged at, whatever the drive reads at: what one core hashes and
-// tallies of random data (a crypto erase's read-back, BenchmarkTally/random:
-// about 1.8 GB/s on a shared 2-core machine; zeros go ten times faster), a
-// core a drive when all drives are read at once.
-const JudgeRate = 1.5e9
+// be judged at, whatever the drive reads at: a little under what one core
+// hashes and tallies of random data (a crypto erase's read-back,
+// BenchmarkTally/random: 5 to 6 GB/s on a shared 2-core machine; zeros
+// about 47 GB/s), a core a drive when all drives are read at once.
+const JudgeRate = 4e9
 
 // ReadTime is how long reading extents takes at rate bytes per second
 // (the drive's), at most JudgeRate: the sample is read before the purge

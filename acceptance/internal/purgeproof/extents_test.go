@@ -80,7 +80,7 @@ func TestReadTime(t *testing.T) {
 	got := ReadTime(size, Sample, float64(rate))
 	want := time.Duration(float64(2*Bytes(Extents(size, Sample))) / JudgeRate * float64(time.Second))
 	if got != want {
-		t.Errorf("ReadTime(1.92TB, sample) = %s, want %s (at the judge's 1.5 GB/s)", got, want)
+		t.Errorf("ReadTime(1.92TB, sample) = %s, want %s (at the judge's 4 GB/s)", got, want)
 	}
 	if got, want := ReadTime(size, Sample, 1e9), time.Duration(float64(2*Bytes(Extents(size, Sample)))/1e9*float64(time.Second)); got != want {
 		t.Errorf("ReadTime(1.92TB, sample, 1 GB/s) = %s, want %s", got, want)

@@ -151,41 +151,50 @@ const maxBad = 64
 func (t *Tally) Add(off int64, b []byte, p Promise, fills Fills, before *Sums) {
 	want := preset(p.Byte, t.Sector)
 	zero := preset(0, t.Sector)
-	for g := int64(0); g < int64(len(b)); g += block {
-		grp := b[g:min(g+block, int64(len(b)))]
-		same := p.Changed && before.Same(off+g, grp)
-		for i := int64(0); i+t.Sector <= int64(len(grp)); i += t.Sector {
-			s := grp[i : i+t.Sector]
-			t.Sectors++
-			bad := true
-			switch {
-			case !p.Changed && bytes.Equal(s, want):
-				bad = false // as promised; a repeated byte holds no fill
-			case !p.Changed:
-				if id, ok := FillID(s); ok && fills.Ours(id) {
-					t.Ours++
-				} else if ok {
-					t.Fill++
-				} else {
-					t.Other++
-				}
-			default:
-				if id, ok := FillID(s); ok && fills.Ours(id) {
-					t.Ours++
-				} else if ok {
-					t.Fill++
-				} else if same && !bytes.Equal(s, zero) {
-					t.Unchanged++
-				} else {
-					bad = false
-				}
+	// same reports whether every 4 KiB block the sector at b[i:] lies in
+	// read as before the purge, hashing each block once.
+	lastG, lastSame := int64(-1), false
+	same := func(i int64) bool {
+		ok := true
+		for g := i &^ (block - 1); g < i+t.Sector; g += block {
+			if g != lastG {
+				lastG, lastSame = g, before.Same(off+g, b[g:min(g+block, int64(len(b)))])
 			}
-			if lba := (off + g + i) / t.Sector; bad {
-				if n := len(t.bad); n > 0 && t.bad[n-1][1]+1 == lba {
-					t.bad[n-1][1] = lba
-				} else if n < maxBad {
-					t.bad = append(t.bad, [2]int64{lba, lba})
-				}
+			ok = ok && lastSame
+		}
+		return ok
+	}
+	for i := int64(0); i+t.Sector <= int64(len(b)); i += t.Sector {
+		s := b[i : i+t.Sector]
+		t.Sectors++
+		bad := true
+		switch {
+		case !p.Changed && bytes.Equal(s, want):
+			bad = false // as promised; a repeated byte holds no fill
+		case !p.Changed:
+			if id, ok := FillID(s); ok && fills.Ours(id) {
+				t.Ours++
+			} else if ok {
+				t.Fill++
+			} else {
+				t.Other++
+			}
+		default:
+			if id, ok := FillID(s); ok && fills.Ours(id) {
+				t.Ours++
+			} else if ok {
+				t.Fill++
+			} else if !bytes.Equal(s, zero) && same(i) {
+				t.Unchanged++
+			} else {
+				bad = false
+			}
+		}
+		if lba := (off + i) / t.Sector; bad {
+			if n := len(t.bad); n > 0 && t.bad[n-1][1]+1 == lba {
+				t.bad[n-1][1] = lba
+			} else if n < maxBad {
+				t.bad = append(t.bad, [2]int64{lba, lba})
 			}
 		}
 	}

@@ -109,6 +109,7 @@ func TestTally(t *testing.T) {
 		{"crypto erase, new data", ones, Promise{Changed: true}, false, Tally{Sectors: 512}, nil},
 		{"crypto erase, unchanged", ones, Promise{Changed: true}, true, Tally{Sectors: 512, Unchanged: 512}, []string{"2048-2559"}},
 		{"crypto erase, zeros unchanged", zeros, Promise{Changed: true}, true, Tally{Sectors: 512}, nil},
+		{"sectors of 8 KiB, 0xff unchanged", ones, Promise{Changed: true}, true, Tally{Sectors: 32, Unchanged: 32}, []string{"128-159"}},
 	} {
 		var before *Sums
 		if c.unchanged {
@@ -116,6 +117,9 @@ func TestTally(t *testing.T) {
 			before.Put(off, c.b)
 		}
 		got := Tally{Sector: 512}
+		if c.want.Sectors == 32 {
+			got.Sector = 8 << 10
+		}
 		got.Add(off, c.b, c.p, fills, before)
 		lbas := got.LBAs(8)
 		got.bad, got.Sector = nil, 0
