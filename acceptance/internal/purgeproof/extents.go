@@ -111,13 +111,22 @@ func Bytes(extents []Extent) int64 {
 	return n
 }
 
-// ReadTime is how long reading extents takes at rate bytes per second:
-// the sample is read before the purge too (what the drive held), so twice
-// for Sample; for Full, the sample before and the whole drive after.
+// JudgeRate is the bytes a second the read-back of one drive is taken to
+// be judged at, whatever the drive reads at: a little under what one core
+// hashes and tallies of random data (a crypto erase's read-back,
+// BenchmarkTally/random: 5 to 6 GB/s on a shared 2-core machine; zeros
+// about 47 GB/s), a core a drive when all drives are read at once.
+const JudgeRate = 4e9
+
+// ReadTime is how long reading extents takes at rate bytes per second
+// (the drive's), at most JudgeRate: the sample is read before the purge
+// too (what the drive held), so twice for Sample; for Full, the sample
+// before and the whole drive after.
 func ReadTime(size int64, mode string, rate float64) time.Duration {
 	if rate <= 0 {
 		return 0
 	}
+	rate = min(rate, JudgeRate)
 	b := Bytes(Extents(size, Sample)) + Bytes(Extents(size, mode))
 	return time.Duration(float64(b) / rate * float64(time.Second))
 }

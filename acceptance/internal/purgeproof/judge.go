@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/fiojob"
 )
@@ -31,22 +33,25 @@ func (p Promise) String() string {
 }
 
 // dealloc is what a read of a deallocated block returns by the
-// namespace's DLFEAT bits 2:0: 0xff for 2, zeros otherwise (1 says zeros,
-// 0 says nothing, and the purge is then held to zeros).
+// namespace's DLFEAT bits 2:0: 001b zeros, 010b 0xff in every byte; 000b
+// (the value read is not reported) or an unread DLFEAT promises no value,
+// only that the old data is gone (no fill, and no block as it was).
 func dealloc(dlfeat int) Promise {
-	if dlfeat&7 == 2 {
+	switch dlfeat & 7 {
+	case 1:
+		return Promise{}
+	case 2:
 		return Promise{Byte: 0xff}
 	}
-	return Promise{}
+	return Promise{Changed: true}
 }
 
 // PromiseOf is what the purge step s promises: a deallocated file or a
 // discarded loop device reads zeros (a hole); a format with secure erase
-// settings 1, a sanitize block erase or overwrite (nvme-cli's pattern,
-// 0) the deallocated-read value dlfeat gives; a crypto erase anything but
-// the old data; a discard of another block device the deallocated-read
-// value when dlfeat gives one (bits 2:0 of 1 or 2), else anything but the
-// old data.
+// settings 1, a sanitize block erase or a discard of another block device
+// the deallocated-read value dlfeat gives (with none, no fill and no block
+// as it was); a crypto erase anything but the old data; a sanitize
+// overwrite, see Overwrite (here with its status unknown).
 func PromiseOf(s purge.Step, dlfeat int, loop bool) Promise {
 	switch s.Kind {
 	case purge.PunchHole:
@@ -55,16 +60,36 @@ func PromiseOf(s purge.Step, dlfeat int, loop bool) Promise {
 		if loop {
 			return Promise{}
 		}
-		if d := dlfeat & 7; d == 1 || d == 2 {
-			return dealloc(dlfeat)
-		}
-		return Promise{Changed: true}
 	case purge.SanitizeNVM:
-		if s.SanAct == purge.SanActCryptoErase {
+		switch s.SanAct {
+		case purge.SanActCryptoErase:
 			return Promise{Changed: true}
+		case purge.SanActOverwrite:
+			return Overwrite(dlfeat, 0)
 		}
 	}
 	return dealloc(dlfeat)
+}
+
+// OverwritePattern is the pattern a sanitize overwrite writes: nvme-cli's
+// --ovrpat default, 0, which drivequal does not change.
+const OverwritePattern = 0
+
+// Overwrite is what a sanitize overwrite promises, by the sanitize log's
+// status once it ended. drivequal never asks No-Deallocate After Sanitize
+// (--nodas), and with it clear the controller should (not shall)
+// deallocate the blocks after the overwrite: a block reads either the
+// overwrite pattern or the deallocated-read value. Status 4 says the
+// controller deallocated though No-Deallocate was asked (NVMe Sanitize
+// Status log, SSTAT 100b): the deallocated-read value. Status 1 (or
+// unknown): the pattern when DLFEAT says deallocated blocks read the same
+// bytes (zeros), else no value is promised, only that the old data is gone.
+func Overwrite(dlfeat int, status nvme.SanitizeStatus) Promise {
+	d := dealloc(dlfeat)
+	if status == nvme.SanitizeCompletedNoDealloc || d == (Promise{Byte: OverwritePattern}) {
+		return d
+	}
+	return Promise{Changed: true}
 }
 
 // magic is the first bytes of every repetition of the fill's pattern
@@ -118,38 +143,52 @@ type Tally struct {
 // maxBad is how many runs of bad LBAs a tally keeps to name.
 const maxBad = 64
 
-// Add tallies the sectors of b, read at byte offset off, against p; before
-// is true when b held the same bytes before the purge (compared by the
-// caller over the extent), which a crypto erase must not leave. fills
-// tells this run's fill from another's.
-func (t *Tally) Add(off int64, b []byte, p Promise, fills Fills, unchanged bool) {
-	allZero := true
-	for _, c := range b {
-		if c != 0 {
-			allZero = false
-			break
+// Add tallies the sectors of b, read at byte offset off, against p. With
+// a promise of anything but the old data (a crypto erase), before holds
+// the hashes the sample's blocks had before the purge: a sector of a block
+// read the same (zeros aside) is left unchanged. fills tells this run's
+// fill from another's.
+func (t *Tally) Add(off int64, b []byte, p Promise, fills Fills, before *Sums) {
+	want := preset(p.Byte, t.Sector)
+	zero := preset(0, t.Sector)
+	// same reports whether every 4 KiB block the sector at b[i:] lies in
+	// read as before the purge, hashing each block once.
+	lastG, lastSame := int64(-1), false
+	same := func(i int64) bool {
+		ok := true
+		for g := i &^ (block - 1); g < i+t.Sector; g += block {
+			if g != lastG {
+				lastG, lastSame = g, before.Same(off+g, b[g:min(g+block, int64(len(b)))])
+			}
+			ok = ok && lastSame
 		}
+		return ok
 	}
 	for i := int64(0); i+t.Sector <= int64(len(b)); i += t.Sector {
 		s := b[i : i+t.Sector]
 		t.Sectors++
 		bad := true
-		if id, ok := FillID(s); ok {
-			if fills.Ours(id) {
+		switch {
+		case !p.Changed && bytes.Equal(s, want):
+			bad = false // as promised; a repeated byte holds no fill
+		case !p.Changed:
+			if id, ok := FillID(s); ok && fills.Ours(id) {
 				t.Ours++
-			} else {
+			} else if ok {
 				t.Fill++
+			} else {
+				t.Other++
 			}
-		} else if p.Changed {
-			if unchanged && !allZero {
+		default:
+			if id, ok := FillID(s); ok && fills.Ours(id) {
+				t.Ours++
+			} else if ok {
+				t.Fill++
+			} else if !bytes.Equal(s, zero) && same(i) {
 				t.Unchanged++
 			} else {
 				bad = false
 			}
-		} else if !all(s, p.Byte) {
-			t.Other++
-		} else {
-			bad = false
 		}
 		if lba := (off + i) / t.Sector; bad {
 			if n := len(t.bad); n > 0 && t.bad[n-1][1]+1 == lba {
@@ -161,6 +200,20 @@ func (t *Tally) Add(off int64, b []byte, p Promise, fills Fills, unchanged bool)
 	}
 }
 
+// presets are sectors of one repeated byte, by byte and size.
+var presets sync.Map
+
+// preset is a sector of n bytes, each v (shared: never written).
+func preset(v byte, n int64) []byte {
+	k := [2]int64{int64(v), n}
+	if b, ok := presets.Load(k); ok {
+		return b.([]byte)
+	}
+	b := bytes.Repeat([]byte{v}, int(n))
+	presets.Store(k, b)
+	return b
+}
+
 // Merge adds u's counts to t.
 func (t *Tally) Merge(u Tally) {
 	t.Sectors += u.Sectors
@@ -169,15 +222,6 @@ func (t *Tally) Merge(u Tally) {
 	t.Other += u.Other
 	t.Unchanged += u.Unchanged
 	t.bad = append(t.bad, u.bad[:min(len(u.bad), maxBad-min(len(t.bad), maxBad))]...)
-}
-
-func all(b []byte, v byte) bool {
-	for _, c := range b {
-		if c != v {
-			return false
-		}
-	}
-	return true
 }
 
 // Bad is the number of sectors that fail the purge.

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
 	"github.com/drivequal/drivequal/fiojob"
 )
@@ -32,7 +33,12 @@ type promiseCase struct {
 }
 
 var promiseCases = []promiseCase{
-	{"format", purge.Step{Kind: purge.FormatNVM}, 0, false, Promise{}},
+	{"format, DLFEAT not reported", purge.Step{Kind: purge.FormatNVM}, 0, false, Promise{Changed: true}},
+	{"format, DLFEAT unread (0)", purge.Step{Kind: purge.FormatNVM}, 0, false, Promise{Changed: true}},
+	{"sanitize block erase, DLFEAT not reported", purge.Step{Kind: purge.SanitizeNVM, SanAct: purge.SanActBlockErase}, 0, false, Promise{Changed: true}},
+	{"sanitize overwrite, DLFEAT zeros", purge.Step{Kind: purge.SanitizeNVM, SanAct: purge.SanActOverwrite}, 1, false, Promise{}},
+	{"sanitize overwrite, DLFEAT 0xff: either value", purge.Step{Kind: purge.SanitizeNVM, SanAct: purge.SanActOverwrite}, 2, false, Promise{Changed: true}},
+	{"sanitize overwrite, DLFEAT not reported", purge.Step{Kind: purge.SanitizeNVM, SanAct: purge.SanActOverwrite}, 0, false, Promise{Changed: true}},
 	{"format, DLFEAT reads 0xff", purge.Step{Kind: purge.FormatNVM}, 0x0a, false, Promise{Byte: 0xff}},
 	{"format, DLFEAT reads zeros", purge.Step{Kind: purge.FormatNVM}, 0x09, false, Promise{}},
 	{"sanitize block erase", purge.Step{Kind: purge.SanitizeNVM, SanAct: purge.SanActBlockErase}, 2, false, Promise{Byte: 0xff}},
@@ -53,6 +59,28 @@ func TestPromiseOf(t *testing.T) {
 
 // TestTally reads 2 × 128 KiB at byte offset 1 MiB in sectors of 512
 // bytes: what each holds against each promise.
+// A sanitize overwrite by the sanitize log's status: 4 (deallocated
+// though No-Deallocate was asked) reads the deallocated value; 1 the
+// pattern (0) or the deallocated value, one promise only when they agree.
+func TestOverwrite(t *testing.T) {
+	for _, c := range []struct {
+		dlfeat int
+		status nvme.SanitizeStatus
+		want   Promise
+	}{
+		{1, nvme.SanitizeCompleted, Promise{}},
+		{2, nvme.SanitizeCompleted, Promise{Changed: true}},
+		{0, nvme.SanitizeCompleted, Promise{Changed: true}},
+		{2, nvme.SanitizeCompletedNoDealloc, Promise{Byte: 0xff}},
+		{1, nvme.SanitizeCompletedNoDealloc, Promise{}},
+		{0, nvme.SanitizeCompletedNoDealloc, Promise{Changed: true}},
+	} {
+		if got := Overwrite(c.dlfeat, c.status); got != c.want {
+			t.Errorf("Overwrite(DLFEAT %d, status %d) = %v, want %v", c.dlfeat, c.status, got, c.want)
+		}
+	}
+}
+
 func TestTally(t *testing.T) {
 	const off, id = 1 << 20, 0x1122334455660002
 	fills := Fills{0x1122334455660001}
@@ -81,9 +109,18 @@ func TestTally(t *testing.T) {
 		{"crypto erase, new data", ones, Promise{Changed: true}, false, Tally{Sectors: 512}, nil},
 		{"crypto erase, unchanged", ones, Promise{Changed: true}, true, Tally{Sectors: 512, Unchanged: 512}, []string{"2048-2559"}},
 		{"crypto erase, zeros unchanged", zeros, Promise{Changed: true}, true, Tally{Sectors: 512}, nil},
+		{"sectors of 8 KiB, 0xff unchanged", ones, Promise{Changed: true}, true, Tally{Sectors: 32, Unchanged: 32}, []string{"128-159"}},
 	} {
+		var before *Sums
+		if c.unchanged {
+			before = NewSums([]Extent{{off, int64(len(c.b))}})
+			before.Put(off, c.b)
+		}
 		got := Tally{Sector: 512}
-		got.Add(off, c.b, c.p, fills, c.unchanged)
+		if c.want.Sectors == 32 {
+			got.Sector = 8 << 10
+		}
+		got.Add(off, c.b, c.p, fills, before)
 		lbas := got.LBAs(8)
 		got.bad, got.Sector = nil, 0
 		if !reflect.DeepEqual(got, c.want) {

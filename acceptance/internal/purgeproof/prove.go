@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/maphash"
 	"strings"
 	"sync"
 	"time"
@@ -17,7 +16,14 @@ import (
 const (
 	Pass = "pass"
 	Fail = "fail"
+	// Inconclusive: the purge's read-back found nothing wrong, but the
+	// sample held none of the run's fill before it, so no erase is shown.
+	Inconclusive = "inconclusive"
 )
+
+// CauseNotShown is the cause of an Inconclusive result: the drive held
+// none of the run's fill before the purge.
+const CauseNotShown = "purge not shown"
 
 // Target is one drive whose purge is proven.
 type Target struct {
@@ -74,7 +80,7 @@ type Result struct {
 	LBAs    []string `json:"lbas,omitempty"`
 	// Seconds is the time the purge and both reads took.
 	Seconds float64 `json:"seconds"`
-	Verdict string  `json:"verdict"` // "pass" or "fail"
+	Verdict string  `json:"verdict"` // "pass", "fail" or "inconclusive"
 	Message string  `json:"message"`
 }
 
@@ -88,8 +94,6 @@ func Command(s purge.Step) string {
 	}
 	return s.String()
 }
-
-var seed = maphash.MakeSeed()
 
 // Prove reads every target's sample, runs the purge steps (each on its
 // own, those of different devices at once), reads the targets back and
@@ -105,20 +109,20 @@ func Prove(ctx context.Context, in Input, logf func(string, ...any)) []Result {
 	}
 	n := len(in.Targets)
 	before := make([]Tally, n)
-	hashes := make([]map[int64]uint64, n)
+	hashes := make([]*Sums, n)
 	preErr := make([]error, n)
 	each(n, func(i int) {
 		t := in.Targets[i]
 		before[i] = Tally{Sector: sector(t)}
-		hashes[i] = map[int64]uint64{}
+		ext := in.Sampling.Extents(t.Size, Sample)
+		hashes[i] = NewSums(ext)
 		var mu sync.Mutex
-		_, preErr[i] = Read(ctx, device(t), in.Sampling.Extents(t.Size, Sample), func(off int64, b []byte) {
+		_, preErr[i] = Read(ctx, device(t), ext, func(off int64, b []byte) {
 			var u Tally = Tally{Sector: sector(t)}
-			u.Add(off, b, Promise{}, in.Fills, false)
-			h := maphash.Bytes(seed, b)
+			u.Add(off, b, Promise{}, in.Fills, nil)
+			hashes[i].Put(off, b)
 			mu.Lock()
 			before[i].Merge(u)
-			hashes[i][off] = h
 			mu.Unlock()
 		})
 	})
@@ -134,8 +138,23 @@ func Prove(ctx context.Context, in Input, logf func(string, ...any)) []Result {
 		}
 	}
 	stepErr := make([]error, len(in.Steps))
+	status := make([]nvme.SanitizeStatus, len(in.Steps))
 	each(len(in.Steps), func(j int) {
-		stepErr[j] = in.Runner.Run(ctx, in.Steps[j:j+1], in.Discarder, logf)
+		s := in.Steps[j]
+		r := in.Runner
+		if s.Kind == purge.SanitizeNVM && len(r.Sent) == 0 && inProgress(ctx, r.NVMe, s.Device) {
+			// An interrupted run's sanitize (this step's, at the end of
+			// a run) still runs: the controller refuses another; wait
+			// for it, and read back after it.
+			logf("%s: a sanitize is in progress (an interrupted run's): waiting for it to end before the read-back, not sending another", s.Device)
+			r.Sent = []string{s.Device}
+		}
+		stepErr[j] = r.Run(ctx, in.Steps[j:j+1], in.Discarder, logf)
+		if stepErr[j] == nil && s.Kind == purge.SanitizeNVM {
+			if l, err := r.NVMe.SanitizeLog(ctx, s.Device); err == nil {
+				status[j] = l.Status
+			}
+		}
 	})
 	out := make([]Result, n)
 	each(n, func(i int) {
@@ -149,6 +168,9 @@ func Prove(ctx context.Context, in Input, logf func(string, ...any)) []Result {
 		}
 		s := in.Steps[j]
 		p := PromiseOf(s, t.DLFEAT, t.Loop)
+		if s.Kind == purge.SanitizeNVM && s.SanAct == purge.SanActOverwrite {
+			p = Overwrite(t.DLFEAT, status[j])
+		}
 		r.Command, r.Promise = Command(s), p.String()
 		if preErr[i] != nil {
 			r.Message = fmt.Sprintf("%s: before the purge: %v", t.Path, preErr[i])
@@ -162,10 +184,7 @@ func Prove(ctx context.Context, in Input, logf func(string, ...any)) []Result {
 		var mu sync.Mutex
 		read, err := Read(ctx, device(t), in.Sampling.Extents(t.Size, in.Mode), func(off int64, b []byte) {
 			u := Tally{Sector: sector(t)}
-			mu.Lock()
-			h, had := hashes[i][off]
-			mu.Unlock()
-			u.Add(off, b, p, in.Fills, had && h == maphash.Bytes(seed, b))
+			u.Add(off, b, p, in.Fills, hashes[i])
 			mu.Lock()
 			after.Merge(u)
 			mu.Unlock()
@@ -179,15 +198,23 @@ func Prove(ctx context.Context, in Input, logf func(string, ...any)) []Result {
 		case after.Bad() > 0:
 			r.Message = fmt.Sprintf("%s: the purge did not erase: %s: %d of %d sectors of %d bytes hold %s: LBAs %s; %s",
 				t.Path, what, after.Bad(), after.Sectors, sector(t), after.Found(), strings.Join(r.LBAs, ", "), held)
+		case r.FillBefore == 0:
+			r.Verdict = Inconclusive
+			r.Message = fmt.Sprintf("%s: the drive held none of the run's fill before the purge, so the erase is not shown: %s: all %d sectors as promised; %s", t.Path, what, after.Sectors, held)
 		default:
 			r.Verdict = Pass
 			r.Message = fmt.Sprintf("%s: %s: all %d sectors as promised, none of the fill left; %s", t.Path, what, after.Sectors, held)
-			if r.FillBefore == 0 {
-				r.Message += " (nothing of it to erase: the erase of data is not shown)"
-			}
 		}
 	})
 	return out
+}
+
+// inProgress reports whether the sanitize log of ctrl says a sanitize is
+// in progress (false when it does not read: the sanitize is then sent, and
+// its own wait reads the log again).
+func inProgress(ctx context.Context, cli nvme.CLI, ctrl string) bool {
+	l, err := cli.SanitizeLog(ctx, ctrl)
+	return err == nil && l.Status == nvme.SanitizeInProgress
 }
 
 // describe says what mode reads of a drive of size bytes.

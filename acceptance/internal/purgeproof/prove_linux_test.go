@@ -73,7 +73,8 @@ func fixture(t *testing.T, name string) string {
 func proveOne(t *testing.T, dev string, s purge.Step, cli nvme.CLI) Result {
 	t.Helper()
 	s.Targets = []string{dev}
-	in := Input{Mode: Sample, Targets: []Target{{Path: dev, Size: loopSize, Sector: 512, Loop: true}}, Steps: []purge.Step{s},
+	// DLFEAT 001b: deallocated blocks read zeros, as a loop device's do.
+	in := Input{Mode: Sample, Targets: []Target{{Path: dev, Size: loopSize, Sector: 512, Loop: true, DLFEAT: 1}}, Steps: []purge.Step{s},
 		Runner: purge.Runner{NVMe: cli, Poll: 1}, Discarder: blkdiscard{}, Fills: Fills{fillID}}
 	rs := Prove(context.Background(), in, t.Logf)
 	if len(rs) != 1 {
@@ -150,7 +151,8 @@ func TestProveCryptoErase(t *testing.T) {
 // The sample and the whole drive differ: one 4 KiB block of the fill,
 // planted between the sample's extents and left by a format that erases
 // nothing, passes the sample and fails the full read-back, which names
-// its LBAs. The sample is scaled to a 64 MiB loop device (1 MiB at each
+// its LBAs. The first 64 KiB hold the fill too (the sample's, which the
+// format stand-in zeroes, so that the sample shows an erase). The sample is scaled to a 64 MiB loop device (1 MiB at each
 // end, 64 KiB extents adding to 1 %); TestExtents checks the default's
 // shape at real capacities.
 func TestProveSampleAndFull(t *testing.T) {
@@ -175,17 +177,20 @@ func TestProveSampleAndFull(t *testing.T) {
 	if _, err := f.WriteAt(fillBlock(fillID, 0)[:4096], at); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := f.WriteAt(fillBlock(fillID, 0)[:64<<10], 0); err != nil {
+		t.Fatal(err)
+	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	cli := standIn(t, `[ "$1" = format ] && exit 0; exit 1`)
+	cli := standIn(t, `[ "$1" = format ] && exec dd if=/dev/zero of=`+dev+` bs=64k count=1 oflag=direct conv=notrunc 2>/dev/null; exit 1`)
 	for _, c := range []struct {
 		mode    string
 		verdict string
 		bytes   int64
 	}{{Sample, Pass, Bytes(ext)}, {Full, Fail, size}} {
 		s := purge.Step{Kind: purge.FormatNVM, Device: dev, Targets: []string{dev}}
-		in := Input{Mode: c.mode, Targets: []Target{{Path: dev, Size: size, Sector: 512}}, Steps: []purge.Step{s},
+		in := Input{Mode: c.mode, Targets: []Target{{Path: dev, Size: size, Sector: 512, DLFEAT: 1}}, Steps: []purge.Step{s},
 			Runner: purge.Runner{NVMe: cli}, Fills: Fills{fillID}, Sampling: sampling}
 		r := Prove(context.Background(), in, t.Logf)[0]
 		t.Log(r.Message)

@@ -260,7 +260,7 @@ func prove(ctx context.Context, in In, st plan.Step, drives []int, logf func(str
 			}
 			var err error
 			if t.DLFEAT, err = purgeproof.DLFEAT(ctx, in.NVMe, dev); err != nil {
-				logf("%v: the purge is held to zeros", err)
+				logf("%v: the purge promises no read value, only that the old data is gone", err)
 			}
 		}
 		pin.Targets = append(pin.Targets, t)
@@ -300,6 +300,9 @@ func Report(r purgeproof.Result, drives []plan.Drive) report.Result {
 	}
 	if r.Verdict != purgeproof.Pass {
 		res.Error, res.Cause = r.Message, report.CausePurge
+	}
+	if r.Verdict == purgeproof.Inconclusive {
+		res.Cause = purgeproof.CauseNotShown
 	}
 	return res
 }

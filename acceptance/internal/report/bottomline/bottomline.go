@@ -249,4 +249,7 @@ var words = map[string]struct{ what, next string }{
 	"no figure":           {"a drive has no measured figure", "run the missing tests on that drive"},
 	"member inconclusive": {"a host's own test of a drive could not be judged", "read that host's report, fix it and run again"},
 	"too few drives":      {"fewer than two drives have a figure to compare", "measure more drives"},
+	"purge not proven":    {"the drive did not erase its data", "do not release the drive: return it to its supplier with the evidence kept (listed below)"},
+	"purge not shown":     {"the drive held none of the run's data before its erase, so the erase is not shown", "run again from the start, so the drives hold the run's data when the purge is proven"},
+	"firmware activation": {"a firmware update under load stalled the drive, lost data or did not take", returnDrive},
 }

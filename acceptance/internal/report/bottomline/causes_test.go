@@ -1,25 +1,78 @@
 package bottomline_test
 
 import (
+	"cmp"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
-	"github.com/drivequal/drivequal/acceptance/internal/fleet"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/report/bottomline"
 )
 
-// Every cause a result may carry has plain words and a next step.
+// Every cause a result may carry has plain words and a next step: the
+// causes are every string constant named Cause… in the non-test Go files
+// under acceptance/internal, so a cause added anywhere is held to it.
 func TestEveryCauseKnown(t *testing.T) {
-	for _, c := range []string{report.CauseBelowSpec, report.CauseFioFailed, report.CausePreparation, report.CauseDriveChanged,
-		report.CausePrecondition, report.CauseInterrupted, report.CauseNoBaseline, report.CauseNotRecorded, report.CauseBadRecording,
-		report.CauseNotSteady, report.CauseThrottled, report.CauseLatency, report.CausePCIeLink, report.CauseHostBound,
-		report.CausePCIeBound, report.CauseTransportBound, report.CauseCriticalWarning, report.CauseIntegrity, report.CauseReadBack,
-		report.CauseIOError, report.CauseRegressed, report.CauseNotComparable, report.CauseLotRejected, report.CauseLotUndecided,
-		fleet.CauseSpread, fleet.CauseMemberFailed, fleet.CauseNoFigure, fleet.CauseMemberNotClear, fleet.CauseTooFew} {
+	causes := causeConstants(t)
+	if len(causes) < 30 {
+		t.Fatalf("found %d Cause constants: the causes are no longer declared as Cause… string constants under acceptance/internal, which this test reads", len(causes))
+	}
+	for c, where := range causes {
 		if !bottomline.Knows(c) {
-			t.Errorf("cause %q has no plain words", c)
+			t.Errorf("cause %q (%s) has no plain words", c, where)
 		}
 	}
+}
+
+func causeConstants(t *testing.T) map[string]string {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	out := map[string]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() && d.Name() == "testdata" {
+			return cmp.Or(err, filepath.SkipDir)
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if !strings.HasPrefix(name.Name, "Cause") || i >= len(vs.Values) {
+						continue
+					}
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						v, err := strconv.Unquote(lit.Value)
+						if err != nil {
+							return err
+						}
+						out[v] = path + ", " + name.Name
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // summary.md's first line is the bottom line.
