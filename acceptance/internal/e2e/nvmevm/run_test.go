@@ -63,7 +63,7 @@ func TestBootTests(t *testing.T) {
 // Every configuration boots at once unless DRIVEQUAL_QEMU_GUESTS says
 // how many, and go test gives their subtests as many parallel slots
 // (go test's default, GOMAXPROCS, is 2 on 2 CPUs).
-func TestBootsAtOnce(t *testing.T) {
+func TestGuestsAtOnce(t *testing.T) {
 	t.Setenv("DRIVEQUAL_QEMU_GUESTS", "")
 	if got := guests(3); got != 3 {
 		t.Errorf("guests(3) = %d, want 3: every configuration at once", got)
