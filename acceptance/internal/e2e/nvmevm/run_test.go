@@ -1,8 +1,6 @@
 package nvmevm
 
 import (
-	"flag"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -57,29 +55,5 @@ func TestBootTests(t *testing.T) {
 		if diff := cmp.Diff(want, bootTests(t, boots, only)); diff != "" {
 			t.Errorf("-run .../%s (-want +got):\n%s", only, diff)
 		}
-	}
-}
-
-// Every configuration boots at once unless DRIVEQUAL_QEMU_GUESTS says
-// how many, and go test gives their subtests as many parallel slots
-// (go test's default, GOMAXPROCS, is 2 on 2 CPUs).
-func TestGuestsAtOnce(t *testing.T) {
-	t.Setenv("DRIVEQUAL_QEMU_GUESTS", "")
-	if got := guests(3); got != 3 {
-		t.Errorf("guests(3) = %d, want 3: every configuration at once", got)
-	}
-	t.Setenv("DRIVEQUAL_QEMU_GUESTS", "1")
-	if got := guests(3); got != 1 {
-		t.Errorf("guests(3) with DRIVEQUAL_QEMU_GUESTS=1 = %d, want 1", got)
-	}
-	for _, c := range []struct{ procs, guests, want int }{{2, 3, 3}, {2, 5, 5}, {8, 3, 8}, {1, 1, 1}} {
-		if got := testParallel(c.procs, c.guests); got != c.want {
-			t.Errorf("testParallel(%d, %d) = %d, want %d", c.procs, c.guests, got, c.want)
-		}
-	}
-	if f := flag.Lookup("test.parallel"); f == nil || f.Value.String() == "" {
-		t.Fatal("no -test.parallel flag")
-	} else if n, _ := strconv.Atoi(f.Value.String()); n < len(configs) && !flagGiven("test.parallel") {
-		t.Errorf("-test.parallel is %d, fewer than the %d configurations that boot at once", n, len(configs))
 	}
 }

@@ -3,7 +3,6 @@ package nvmevm
 import (
 	"bufio"
 	"context"
-	"flag"
 	"fmt"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,30 +89,8 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "nvme-fake" {
 		os.Exit(nvmeWrapper(os.Args[1:]))
 	}
-	// Each configuration's subtest holds one of go test's parallel
-	// slots (-test.parallel, GOMAXPROCS by default: 2 on 2 CPUs) while
-	// its guest runs: as many as boot at once, unless -test.parallel is
-	// given.
-	flag.Parse()
-	if !flagGiven("test.parallel") {
-		if err := flag.Set("test.parallel", strconv.Itoa(testParallel(runtime.GOMAXPROCS(0), guests(len(configs))))); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-	}
 	os.Exit(m.Run())
 }
-
-// flagGiven reports whether the command line set the flag name.
-func flagGiven(name string) bool {
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
-}
-
-// testParallel is -test.parallel when it is not given: go test's
-// default, procs (GOMAXPROCS), or more where more guests boot at once.
-func testParallel(procs, guests int) int { return max(procs, guests) }
 
 // inGuest reports whether this binary runs in the QEMU guest.
 func inGuest() bool { return os.Getenv(envGuest) == "1" }
@@ -240,15 +216,10 @@ func TestQEMU(t *testing.T) {
 			only = parts[2]
 		}
 	}
-	// At most guests(len(configs)) guests at once, by default every
-	// configuration's: each guest runs on one host thread (SingleThreadTCG),
-	// so that two guests one after the other in a slot would leave a CPU
-	// idle once the rest of make test is done, and a guest's time is
-	// also waits (9p, udev, QEMU's I/O, throttled drives), which the
-	// others fill. The package then takes about as long as its longest
-	// boot, or its guests' CPU time over the host's CPUs where that is
-	// more, whatever order the configurations start in.
-	slots := make(chan struct{}, guests(len(configs)))
+	// At most guests() guests at once: under TCG a guest's time is mostly
+	// its CPUs', but also waits (9p, udev, QEMU's I/O), which a second
+	// guest fills.
+	slots := make(chan struct{}, guests())
 	h := host{kernel: kernel, busybox: busybox, root: root, wd: wd, bin: bin, suite: suite, nvme: realNvme}
 	for _, c := range configs {
 		t.Run(c.name, func(t *testing.T) {
@@ -384,13 +355,16 @@ func readmeProblems(readme, section string, configs []config) []string {
 	return problems
 }
 
-// guests is how many of n configurations' guests TestQEMU boots at
-// once: DRIVEQUAL_QEMU_GUESTS (1: one after the other), else all n.
-func guests(n int) int {
-	if g, err := strconv.Atoi(os.Getenv("DRIVEQUAL_QEMU_GUESTS")); err == nil && g > 0 {
-		return g
+// defaultGuests is how many guests TestQEMU boots at once by default.
+const defaultGuests = 2
+
+// guests is how many guests TestQEMU boots at once:
+// DRIVEQUAL_QEMU_GUESTS (1: one after the other), else defaultGuests.
+func guests() int {
+	if n, err := strconv.Atoi(os.Getenv("DRIVEQUAL_QEMU_GUESTS")); err == nil && n > 0 {
+		return n
 	}
-	return n
+	return defaultGuests
 }
 
 // host is what every boot of TestQEMU shares.
