@@ -57,7 +57,7 @@ func Judge(test string, c specs.Capacity, w specs.Workload, at specs.AtLatency, 
 				gone = p.Cause
 			}
 		case !within:
-		case p.Cause == report.CauseHostBound && p.Actual >= best.Actual:
+		case p.Cause == report.CauseHostBound && (best == nil || p.Actual >= best.Actual):
 			// The best is host-bound: its IOPS may be the host's, the
 			// IOPS at the bound may be more on a faster host. (A latency
 			// over the bound fails, as a cell's latency limit does,

@@ -154,3 +154,17 @@ func TestInterruptedSweepInconclusive(t *testing.T) {
 		}
 	}
 }
+
+// A host-bound point within the bound when no point passed (a nearly hung
+// drive whose fio CPUs were saturated) leaves the target INCONCLUSIVE: a
+// faster host might have met it. It must not crash the judge.
+func TestHostBoundWithNoPassingPoint(t *testing.T) {
+	at := specs.AtLatency{MinIOPS: 1000, Limit: specs.LatencyLimit{Dir: "read", Percentile: 99, Limit: 2500 * time.Microsecond, Key: "read_p99_us"}}
+	pts := []report.Result{with(point(1, 0.5, 900), func(p *report.Result) {
+		p.Verdict, p.Cause, p.Error = report.Inconclusive, report.CauseHostBound, "host-bound"
+	})}
+	res, _ := Judge("T", specs.Capacity{}, specs.Workload{Name: "RR"}, at, pts, 0)
+	if res.Verdict != report.Inconclusive {
+		t.Errorf("verdict %s, want INCONCLUSIVE", res.Verdict)
+	}
+}

@@ -296,7 +296,14 @@ func Track(dir string, exclude ...string) (removed []string, err error) {
 // junit.xml (junit.File), index.html (page.File) and the charts
 // (report.ChartsDir, charts/NAME.svg). Those packages write through this
 // one, so the names are here; a test holds them to the reporter's own.
-var ours = regexp.MustCompile(`^(summary\.md|results\.json|junit\.xml|index\.html|charts/[A-Za-z0-9._-]+\.svg)$`)
+var ours = regexp.MustCompile(`^(summary\.md|results\.json|junit\.xml|index\.html|` + ChartName + `)$`)
+
+// ChartName matches a chart's name from the report directory as the
+// reporter makes it (specs.SubtestName of a workload, capacity or group:
+// "charts/4KB_Random_Read,_QD256.svg", "charts/Mix_70%.svg"): one name
+// in the charts directory, not hidden, with no separator, space, quote,
+// bracket or parenthesis (which would end a markdown link).
+const ChartName = "charts/[^./\\\\\\s()\\[\\]<>\"'`][^/\\\\\\s()\\[\\]<>\"'`]*\\.svg"
 
 // Ours reports whether rel (slashes, from the report directory) is a
 // name the reporter writes: the only files a run lists and removes.
@@ -419,7 +426,7 @@ func readNoFollow(root *os.Root, name string) ([]byte, error) {
 // it may be written (its charts and junit.xml follow it).
 const olderSlack = 2 * time.Minute
 
-var chartLink = regexp.MustCompile(`\]\((charts/[A-Za-z0-9._-]+\.svg)\)`)
+var chartLink = regexp.MustCompile(`\]\((` + ChartName + `)\)`)
 
 // legacy lists, as Manifest lines with the files' sha256, what a run of
 // drivequal that kept no Manifest wrote in dir: its summary.md (which

@@ -3,6 +3,7 @@ package outfiles
 import (
 	"crypto/sha256"
 	"fmt"
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -178,6 +179,7 @@ func TestWriteAtomicRefusesChartsSymlink(t *testing.T) {
 // link. Nothing but a name the reporter writes is removed, and never
 // one reached through a link, linked twice, or another user's.
 func TestTrackRemovesOnlyTheReportersNames(t *testing.T) {
+	testenv.MustHaveRoot(t) // another user's file is made with chown
 	t.Cleanup(Untrack)
 	root := t.TempDir()
 	dir := filepath.Join(root, "report")
@@ -237,5 +239,20 @@ func TestTrackInHomeRemovesNoUserFile(t *testing.T) {
 	assert.Equal(t, []string{"index.html"}, removed)
 	for _, n := range []string{".bashrc", ".ssh/authorized_keys", "notes.md", "charts/x.png"} {
 		assert.FileExists(t, filepath.Join(home, n))
+	}
+}
+
+// The reporter names a chart after its workload with only spaces and
+// slashes replaced (specs.SubtestName): commas, percent signs, plus signs
+// and letters beyond ASCII are its own names, which it lists and removes;
+// a name that climbs out, hides, or would end a markdown link is not.
+func TestChartNames(t *testing.T) {
+	for _, n := range []string{"charts/4KB_Random_Read.svg", "charts/4KB_Random_Read,_QD256.svg", "charts/Mix_70%.svg",
+		"charts/Read+Trim.svg", "charts/4KB_@QD32.svg", "charts/µs-bound.svg", "charts/sweep-1.92TB-4KB_Random_Read.svg"} {
+		assert.True(t, ours.MatchString(n), "%s: the reporter's", n)
+	}
+	for _, n := range []string{"charts/../summary.md", "charts/../x.svg", "charts/.hidden.svg", "charts/a b.svg", "charts/x).svg",
+		"charts/sub/x.svg", `charts/a\b.svg`, "charts/x.png", "summary.md.bak", "rec/summary.md"} {
+		assert.False(t, ours.MatchString(n), "%s: not the reporter's", n)
 	}
 }

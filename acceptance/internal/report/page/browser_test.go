@@ -11,6 +11,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/browser"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/outfiles"
 	"github.com/drivequal/drivequal/acceptance/internal/report/page"
 )
 
@@ -84,7 +85,7 @@ func TestPageInChromium(t *testing.T) {
 
 // chartLines are summary.md's lines that are a chart's link alone, as
 // the reporter writes them: the charts the page draws.
-var chartLines = regexp.MustCompile(`(?m)^(Chart: )?!?\[.*\]\(charts/[A-Za-z0-9._-]+\.svg\)$`)
+var chartLines = regexp.MustCompile(`(?m)^(Chart: )?!?\[.*\]\(` + outfiles.ChartName + `\)$`)
 
 // writeReport writes a run's report, index.html included, as the
 // reporter does, from the results.json the suite wrote; "hostile:NAME"

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/acceptance/internal/report/outfiles"
 )
 
 // section is one "## " section of summary.md, as HTML.
@@ -17,13 +18,13 @@ type section struct {
 
 // chartFile is the name of a chart the reporter draws, from the report
 // directory: in its charts directory, no other.
-var chartFile = regexp.MustCompile(`^charts/[A-Za-z0-9._-]+\.svg$`)
+var chartFile = regexp.MustCompile(`^` + outfiles.ChartName + `$`)
 
 // chartLine is a line of summary.md that is a chart's link or image and
 // nothing else, as the reporter writes them: "![lot](charts/lot.svg)",
 // "Chart: [charts/x.svg](charts/x.svg)". A link in a line of text (a
 // spec's model, a drive's name quoted) is never drawn.
-var chartLine = regexp.MustCompile(`^(?:Chart: )?!?\[(.*)\]\((charts/[A-Za-z0-9._-]+\.svg)\)$`)
+var chartLine = regexp.MustCompile(`^(?:Chart: )?!?\[(.*)\]\((` + outfiles.ChartName + `)\)$`)
 
 // markdown turns summary.md (the subset its writer uses: headings, lists,
 // pipe tables, footnotes, paragraphs of lines, bold, links and images)
@@ -165,8 +166,8 @@ func cells(row string) []string {
 }
 
 var (
-	imageRE   = regexp.MustCompile(`!\[([^\]]*)\]\((charts/[A-Za-z0-9._-]+\.svg)\)`)
-	linkRE    = regexp.MustCompile(`\[([^\]^][^\]]*)\]\((charts/[A-Za-z0-9._-]+\.svg)\)`)
+	imageRE   = regexp.MustCompile(`!\[([^\]]*)\]\((` + outfiles.ChartName + `)\)`)
+	linkRE    = regexp.MustCompile(`\[([^\]^][^\]]*)\]\((` + outfiles.ChartName + `)\)`)
 	noteRefRE = regexp.MustCompile(`\[\^(\d+)\]`)
 	boldRE    = regexp.MustCompile(`\*\*([^*]+)\*\*`)
 	codeRE    = regexp.MustCompile("`([^`]+)`")
