@@ -125,7 +125,7 @@ func (r Runner) grace() time.Duration {
 	return r.Grace
 }
 
-var versionRE = regexp.MustCompile(`^fio-(\d+)\.(\d+)`)
+var versionRE = regexp.MustCompile(`^fio-(\d+)\.(\d+)[0-9A-Za-z.+~-]*$`)
 
 // Version runs "fio --version" and returns what it prints ("fio-3.33"). It
 // fails, saying how to install fio, when fio is missing or older than

@@ -97,7 +97,7 @@ func (s *summary) writeHead() {
 		fmt.Fprintf(b, "**-any-model:** %s.\n", cell(r.AnyModel))
 	}
 
-	fmt.Fprintf(b, "Mode: %s, fio: %s, precondition: %s.", orDash(r.Mode), orDash(r.FioVersion), orDash(r.Precondition))
+	fmt.Fprintf(b, "Mode: %s, fio: %s, precondition: %s.", cell(orDash(r.Mode)), cell(orDash(r.FioVersion)), cell(orDash(r.Precondition)))
 	if r.Precondition == "none" {
 		b.WriteString(" The drives were not preconditioned: results may be above steady state.")
 	}
@@ -118,7 +118,7 @@ func (s *summary) writePurge() {
 	head := "## Purge proven\n\n"
 	for _, res := range s.r.Results {
 		if res.Kind == KindPurge && res.Purge != nil {
-			fmt.Fprintf(&s.b, "%s- **%s**: %s\n\n", head, strings.ToUpper(res.Verdict), res.Purge.Message)
+			fmt.Fprintf(&s.b, "%s- **%s**: %s\n\n", head, cell(strings.ToUpper(res.Verdict)), cell(res.Purge.Message))
 			head = ""
 		}
 	}
@@ -129,7 +129,7 @@ func (s *summary) writeFirmware() {
 	head := "## Firmware activation under load\n\n"
 	for _, res := range s.r.Results {
 		if res.Kind == KindFirmware && res.Firmware != nil {
-			fmt.Fprintf(&s.b, "%s- **%s** %s: %s\n\n", head, strings.ToUpper(res.Verdict), res.Test, res.Firmware.Message)
+			fmt.Fprintf(&s.b, "%s- **%s** %s: %s\n\n", head, cell(strings.ToUpper(res.Verdict)), cell(res.Test), cell(res.Firmware.Message))
 			head = ""
 		}
 	}
@@ -186,7 +186,7 @@ func writeDriveLines(b *bytes.Buffer, lines []driveLine) {
 			fmt.Fprintf(b, "- %s (%d drives): %s\n", cell(drivenames.Compact(drives, MaxListed)), len(drives), key)
 		} else {
 			l := first[key]
-			fmt.Fprintf(b, "- %s: %s\n", cell(orDash(l.drive)), l.text)
+			fmt.Fprintf(b, "- %s: %s\n", cell(orDash(l.drive)), cell(l.text))
 		}
 	}
 }

@@ -280,6 +280,11 @@ func inlineSVG(svg []byte) ([]byte, error) {
 			return nil, fmt.Errorf("holds the element <%s>, which a chart does not (a style, a link, an image or a script would reach the page), left out of the page", m[2])
 		}
 		for _, a := range svgAttr.FindAllStringSubmatch(m[3], -1) {
+			if m[2] == "svg" && a[1] == "transform" {
+				// On the root, a browser applies it as a CSS transform,
+				// which no box clips: the chart could cover the verdict.
+				return nil, fmt.Errorf("<svg transform=%q>: a chart does not move itself, left out of the page", a[2])
+			}
 			if err := svgAttrOK(a[1], a[2]); err != nil {
 				return nil, fmt.Errorf("<%s %s=%q>: %w, left out of the page", m[2], a[1], a[2], err)
 			}
@@ -378,7 +383,7 @@ table.gates th { white-space: nowrap; }
 .v-fail { color: var(--bad); font-weight: 600; }
 .v-inconclusive { color: var(--unsure); font-weight: 600; }
 .scroll { overflow-x: auto; }
-figure.chart { margin: 0.5rem 0 1.5rem; }
+figure.chart { margin: 0.5rem 0 1.5rem; overflow: hidden; contain: paint; }
 figure.chart svg { display: block; max-width: 100%; height: auto; }
 figcaption { font-size: 0.8rem; color: #57606a; }
 p.note { font-size: 0.85rem; color: #57606a; margin: 0.2rem 0; }

@@ -303,3 +303,17 @@ func TestRenderSmokeTest(t *testing.T) {
 		}
 	}
 }
+
+// A chart whose root <svg> carries a transform is left out: a browser
+// applies it as a CSS transform, which no box clips, so it could paint
+// "QUALIFIED" over a NOT QUALIFIED banner.
+func TestRootTransformRefused(t *testing.T) {
+	svg := `<svg xmlns="http://www.w3.org/2000/svg" width="800" height="200" viewBox="0 0 800 200" transform="translate(0,-560)"><g><path d="M0 0 L800 0 L800 200 L0 200 Z" style="fill:#e9f7ef"/><text x="20" y="90" style="fill:#1a7f37">QUALIFIED</text></g></svg>`
+	if _, err := inlineSVG([]byte(svg)); err == nil {
+		t.Error("a chart with a transform on its root was inlined")
+	}
+	inner := strings.Replace(svg, ` transform="translate(0,-560)"><g>`, `><g transform="translate(0,10)">`, 1)
+	if _, err := inlineSVG([]byte(inner)); err != nil {
+		t.Errorf("a transform inside the chart (gonum's own) was refused: %v", err)
+	}
+}
