@@ -70,7 +70,7 @@ LONG_PKGS = ./acceptance/internal/e2e/defaultround ./acceptance/internal/e2e ./a
 NVMEVM = ./acceptance/internal/e2e/nvmevm
 test: deps
 	$(GO) vet ./...
-	@$(GO) test -count=1 -timeout=20m $(NVMEVM) & vm=$$!; \
+	@$(GO) test -count=1 -timeout=30m $(NVMEVM) & vm=$$!; \
 	$(GO) test -race -count=1 -timeout=20m -p=$(TEST_P) $(LONG_PKGS) $$($(GO) list ./... | grep -v '/e2e/nvmevm$$'); rc=$$?; \
 	wait $$vm || rc=1; exit $$rc
 
