@@ -68,6 +68,11 @@ type Machine struct {
 	// BootBound is how long a try that has another accelerator after it may
 	// run before the guest's init speaks (default DefaultBootBound).
 	BootBound time.Duration
+	// StartBound is how long a guest may take, from QEMU's start, to start
+	// the script (default DefaultStartBound); one that has not by then (its
+	// kernel hung loading a module: "task insmod blocked for more than 120
+	// seconds") is stopped and booted once more under the same accelerator.
+	StartBound time.Duration
 	// QMP, when set, is the path of a Unix socket QEMU serves its QMP
 	// monitor on (see QMP), for a test that changes the machine while the
 	// guest runs (device_del, qom-set). It is a file the caller owns; QEMU
@@ -82,6 +87,11 @@ type Machine struct {
 // init before Run gives up on KVM. KVM boots the kernel to init in a few
 // seconds even on a loaded host; TCG, which has no bound, takes 10-20 s.
 const DefaultBootBound = 45 * time.Second
+
+// DefaultStartBound is how long a guest may take to start its script
+// before Run boots it again. A TCG guest starts it in 15-40 s, up to
+// 2 minutes beside the rest of make test on 2 cores.
+const DefaultStartBound = 5 * time.Minute
 
 // Subsystem is an NVM subsystem (QEMU's nvme-subsys).
 type Subsystem struct {
@@ -277,6 +287,10 @@ type Result struct {
 	Fallback string
 	// Wall is the wall time from starting QEMU under Accel to its exit.
 	Wall time.Duration
+	// Rebooted says why the guest was booted a second time under Accel
+	// (it had not started the script after StartBound, with the last
+	// lines of its console); empty when it was booted once.
+	Rebooted string
 }
 
 // initMark starts every line the guest's /init writes to the console (see
@@ -285,6 +299,14 @@ const initMark = "drivequal-init:"
 
 // errBootBound cancels a try whose guest did not reach init in time.
 var errBootBound = errors.New("boot bound passed")
+
+// errStartBound cancels a try whose guest did not start the script in
+// time.
+var errStartBound = errors.New("start bound passed")
+
+// runMark is the line /init writes to the console as it starts the
+// script (see initScript).
+const runMark = initMark + " running "
 
 // Run boots m and runs script (a /bin/sh script, run as root in the
 // guest's root with work as the writable shared directory) and returns
@@ -301,7 +323,11 @@ var errBootBound = errors.New("boot bound passed")
 // accelerator's. A try whose guest has started the script (its output or
 // exit file is in work) is never repeated either, even when its console
 // lacks init's first line: the script may be destructive, and a second
-// run would start from what the first left on the namespaces. QEMU runs
+// run would start from what the first left on the namespaces. A guest
+// that has not started the script StartBound after QEMU started (its
+// kernel hung loading a module) is stopped and booted once more under the
+// same accelerator, Result.Rebooted saying why: nothing of the script
+// has run. QEMU runs
 // in its own process group, gets SIGTERM when ctx is done (and SIGKILL
 // 5 s later), and dies with the calling process.
 func (m Machine) Run(ctx context.Context, k Kernel, initrd []byte, work, script string) (Result, error) {
@@ -313,6 +339,10 @@ func (m Machine) Run(ctx context.Context, k Kernel, initrd []byte, work, script 
 	if bound <= 0 {
 		bound = DefaultBootBound
 	}
+	startBound := m.StartBound
+	if startBound <= 0 {
+		startBound = DefaultStartBound
+	}
 	var why []string
 	for i, accel := range accels {
 		last := i == len(accels)-1
@@ -320,7 +350,18 @@ func (m Machine) Run(ctx context.Context, k Kernel, initrd []byte, work, script 
 		if last {
 			b = 0 // the last try has nothing to fall back on: ctx bounds it
 		}
-		res, t, err := m.run(ctx, k, initrd, work, script, accel, b)
+		res, t, err := m.run(ctx, k, initrd, work, script, accel, b, startBound)
+		if t.stalled && !t.ran && ctx.Err() == nil {
+			// The kernel hung before the script started: nothing of the
+			// script has run, so booting again repeats nothing. Once: a
+			// second hang is returned, bounded the same way.
+			again := fmt.Sprintf("the guest had not started the script after %s", roundWall(res.Wall))
+			if tail := lastLines(res.Console, 3); tail != "" {
+				again += ": " + tail
+			}
+			res, t, err = m.run(ctx, k, initrd, work, script, accel, b, startBound)
+			res.Rebooted = again
+		}
 		res.Fallback = strings.Join(why, "; ")
 		if last || !t.started || t.spoke || t.ran || ctx.Err() != nil {
 			return res, err
@@ -336,6 +377,7 @@ type try struct {
 	spoke   bool // the guest's init wrote to the console
 	ran     bool // the guest started the script (its output or exit file is there)
 	bounded bool // killed when BootBound passed before init spoke
+	stalled bool // killed when StartBound passed before the script started
 }
 
 // failure says why a try that did not reach init failed, with QEMU's
@@ -393,8 +435,9 @@ func needsLinux(goos string) error {
 }
 
 // run boots m once under accel. With bound > 0, QEMU is stopped when the
-// guest's init has not spoken by then.
-func (m Machine) run(ctx context.Context, k Kernel, initrd []byte, work, script, accel string, bound time.Duration) (Result, try, error) {
+// guest's init has not spoken by then; with start > 0, when the guest has
+// not started the script by then.
+func (m Machine) run(ctx context.Context, k Kernel, initrd []byte, work, script, accel string, bound, startBound time.Duration) (Result, try, error) {
 	res := Result{Exit: -1, Accel: accel}
 	var t try
 	work, err := filepath.Abs(work)
@@ -431,6 +474,14 @@ func (m Machine) run(ctx context.Context, k Kernel, initrd []byte, work, script,
 		})
 		defer timer.Stop()
 	}
+	if startBound > 0 {
+		timer := time.AfterFunc(startBound, func() {
+			if !console.running() && !exists(filepath.Join(work, "output")) {
+				cancel(errStartBound)
+			}
+		})
+		defer timer.Stop()
+	}
 	start0 := time.Now()
 	started, runErr := start(cmd)
 	res.Wall = time.Since(start0)
@@ -438,6 +489,7 @@ func (m Machine) run(ctx context.Context, k Kernel, initrd []byte, work, script,
 	res.Console = stripEscapes(console.String())
 	t.spoke = strings.Contains(res.Console, initMark)
 	t.bounded = !t.spoke && errors.Is(context.Cause(runCtx), errBootBound)
+	t.stalled = errors.Is(context.Cause(runCtx), errStartBound)
 	// Both files were removed before QEMU started: either one is the
 	// guest's, which has run the script.
 	if out, err := os.ReadFile(filepath.Join(work, "output")); err == nil {
@@ -457,6 +509,8 @@ func (m Machine) run(ctx context.Context, k Kernel, initrd []byte, work, script,
 		return res, t, fmt.Errorf("qemu-system-x86_64 (%s): stopped after %s: %w", accel, res.Wall.Round(time.Second), ctx.Err())
 	case t.bounded:
 		return res, t, fmt.Errorf("qemu-system-x86_64 (%s): the guest's init had not spoken after %s", accel, bound)
+	case t.stalled:
+		return res, t, fmt.Errorf("qemu-system-x86_64 (%s): the guest had not started the script after %s", accel, startBound)
 	case runErr != nil:
 		return res, t, fmt.Errorf("qemu-system-x86_64 (%s): %w", accel, runErr)
 	}
@@ -481,6 +535,19 @@ func (c *consoleWriter) Write(p []byte) (int, error) {
 		c.marked = true
 	}
 	return len(p), nil
+}
+
+// running says whether /init has written that it starts the script.
+func (c *consoleWriter) running() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return bytes.Contains(c.buf.Bytes(), []byte(runMark))
+}
+
+// exists says whether path exists.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func (c *consoleWriter) spoke() bool {

@@ -2,6 +2,7 @@ package qemu
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,6 +195,70 @@ kill -ABRT $$`,
 			}
 			if res.Accel != "kvm" || res.Exit != tc.exit || res.Fallback != "" {
 				t.Errorf("Result accel %q, exit %d, fallback %q; want kvm's own, exit %d, no fallback", res.Accel, res.Exit, res.Fallback, tc.exit)
+			}
+		})
+	}
+}
+
+// TestRunStartBound: a guest whose kernel hangs after init spoke and
+// before the script starts (a module's insmod blocked) is stopped at
+// StartBound and booted once more under the same accelerator, with the
+// reason in Result.Rebooted; one that hangs again is stopped the same way
+// and not booted a third time; and a guest that has started the script is never booted again,
+// however long it runs.
+func TestRunStartBound(t *testing.T) {
+	const hang = `echo "drivequal-init: started"; echo "INFO: task insmod:137 blocked for more than 120 seconds."; exec sleep 60`
+	const runs = `echo "drivequal-init: started"; echo "drivequal-init: running $work/run.sh"
+sh "$work/run.sh" >"$work/output" 2>&1
+echo $? >"$work/exit"`
+	for _, tc := range []struct {
+		name     string
+		boots    []string // what the fake QEMU does at each call
+		calls    int
+		exit     int
+		rebooted string
+		err      string
+	}{{
+		name:  "hung once",
+		boots: []string{hang, runs},
+		calls: 2, exit: 3, rebooted: "the guest had not started the script after 1",
+	}, {
+		name:  "hung twice",
+		boots: []string{hang, hang},
+		calls: 2, exit: -1, rebooted: "task insmod:137 blocked",
+		err: "(tcg): the guest had not started the script after 1s",
+	}, {
+		name:  "script started then slow",
+		boots: []string{`echo "drivequal-init: started"; echo "drivequal-init: running $work/run.sh"; sh "$work/run.sh" >"$work/output" 2>&1; sleep 3; echo 0 >"$work/exit"`},
+		calls: 1, exit: 0,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			calls := filepath.Join(dir, "calls")
+			script := "#!/bin/sh\nwork=$(printf '%s\\n' \"$@\" | sed -n 's/.*drivequal\\.work=\\([^ ]*\\).*/\\1/p')\necho call >>" + shellQuote(calls) + "\nn=$(wc -l <" + shellQuote(calls) + ")\n"
+			for i, b := range tc.boots {
+				script += fmt.Sprintf("if [ \"$n\" = %d ]; then\n%s\nexit 0\nfi\n", i+1, b)
+			}
+			script += "exit 1\n"
+			if err := os.WriteFile(filepath.Join(dir, "qemu-system-x86_64"), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+			m := Machine{Accels: []string{"tcg"}, StartBound: time.Second}
+			ctx, cancel := context.WithTimeout(t.Context(), 8*time.Second)
+			defer cancel()
+			res, err := m.Run(ctx, Kernel{}, nil, t.TempDir(), "echo hello from the guest; exit 3\n")
+			if data, _ := os.ReadFile(calls); strings.Count(string(data), "call") != tc.calls {
+				t.Errorf("QEMU started %d times, want %d", strings.Count(string(data), "call"), tc.calls)
+			}
+			if res.Exit != tc.exit {
+				t.Errorf("Result.Exit = %d, want %d (output %q)", res.Exit, tc.exit, res.Output)
+			}
+			if tc.rebooted == "" && res.Rebooted != "" || !strings.Contains(res.Rebooted, tc.rebooted) {
+				t.Errorf("Result.Rebooted = %q, want %q", res.Rebooted, tc.rebooted)
+			}
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Errorf("Run error = %v, want %q", err, tc.err)
 			}
 		})
 	}

@@ -447,6 +447,9 @@ exit $status
 	if res.Fallback != "" {
 		t.Logf("guest: ran under %s after %s", res.Accel, res.Fallback)
 	}
+	if res.Rebooted != "" {
+		t.Logf("guest: booted a second time: %s", res.Rebooted)
+	}
 	t.Logf("guest %s (%s): %s wall, exit %d", c.name, res.Accel, res.Wall.Round(100*time.Millisecond), res.Exit)
 	if err != nil || res.Exit < 0 {
 		t.Fatalf("guest: %v\nconsole:\n%s\noutput:\n%s", err, res.Console, res.Output)
