@@ -3,11 +3,8 @@
 package kept
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -20,25 +17,10 @@ import (
 // drive was purged, and a failure stays failed) and a replay judges it.
 const File = "purge.json"
 
-type stored struct {
-	Drives []purgeproof.Result `json:"drives"`
-}
-
 // Load reads the verdicts kept in the recording dir; none (and no error)
 // when it holds none.
 func Load(dir string) ([]purgeproof.Result, error) {
-	b, err := record.ReadFile(dir, File)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var s stored
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, File), err)
-	}
-	return s.Drives, nil
+	return record.LoadList[purgeproof.Result](dir, File, "drives")
 }
 
 // Check refuses verdicts a run could not have written: an entry for a
@@ -76,26 +58,7 @@ func Check(rs []purgeproof.Result, drives []string) error {
 // one unless that failed (a failure is never forgotten), and writes the
 // file atomically.
 func Save(dir string, rs []purgeproof.Result) error {
-	kept, err := Load(dir)
-	if err != nil {
-		return err
-	}
-	for _, r := range rs {
-		i := slices.IndexFunc(kept, func(k purgeproof.Result) bool { return k.Drive == r.Drive })
-		switch {
-		case i < 0:
-			kept = append(kept, r)
-		case kept[i].Verdict != purgeproof.Fail:
-			kept[i] = r
-		}
-	}
-	b, err := json.MarshalIndent(stored{kept}, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, "."+File+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, File))
+	return record.KeepList(dir, File, "drives", rs,
+		func(k, r purgeproof.Result) bool { return k.Drive == r.Drive },
+		func(k purgeproof.Result) bool { return k.Verdict == purgeproof.Fail })
 }

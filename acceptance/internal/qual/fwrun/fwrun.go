@@ -7,7 +7,6 @@ package fwrun
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -255,51 +254,17 @@ func hash(rec *runjson.Recorder, dir string) error {
 	})
 }
 
-type stored struct {
-	Steps []firmware.Result `json:"steps"`
-}
-
 // Load reads the steps kept in the recording dir; none when it holds none.
 func Load(dir string) ([]firmware.Result, error) {
-	b, err := record.ReadFile(dir, File)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var s stored
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, File), err)
-	}
-	return s.Steps, nil
+	return record.LoadList[firmware.Result](dir, File, "steps")
 }
 
 // Save adds rs to the steps kept in dir, replacing a drive's earlier step
 // unless that failed (a failure is never forgotten), atomically.
 func Save(dir string, rs []firmware.Result) error {
-	kept, err := Load(dir)
-	if err != nil {
-		return err
-	}
-	for _, r := range rs {
-		i := slices.IndexFunc(kept, func(k firmware.Result) bool { return k.Drive == r.Drive && k.Step == r.Step })
-		switch {
-		case i < 0:
-			kept = append(kept, r)
-		case kept[i].Verdict != firmware.Fail:
-			kept[i] = r
-		}
-	}
-	b, err := json.MarshalIndent(stored{kept}, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, "."+File+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, File))
+	return record.KeepList(dir, File, "steps", rs,
+		func(k, r firmware.Result) bool { return k.Drive == r.Drive && k.Step == r.Step },
+		func(k firmware.Result) bool { return k.Verdict == firmware.Fail })
 }
 
 // Report is r as the report keeps it: TestFirmware/<drive>/<step>,

@@ -132,16 +132,7 @@ func writeBeneath(dir, rel string, data []byte) (err error) {
 			root.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := fill(f, data); err != nil {
 		return err
 	}
 	if err := root.Rename(tmp, rel); err != nil {
@@ -152,6 +143,21 @@ func writeBeneath(dir, rel string, data []byte) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// fill writes data to the new file f, readable by all, syncs it and
+// closes it.
+func fill(f *os.File, data []byte) error {
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // path2 is name in the directory parent ("." for the root), with slashes.
@@ -179,16 +185,7 @@ func writeAtomic(path string, data []byte) (err error) {
 			err = fmt.Errorf("writing %s: %w", path, err)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := fill(f, data); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
