@@ -139,6 +139,18 @@ type SlotLog struct {
 var slotKey = regexp.MustCompile(`(?i)slot (\d)$`)
 var revInParens = regexp.MustCompile(`\(([^()]*)\)\s*$`)
 
+// slotRevision is a revision as nvme-cli prints it in the slot log, its
+// padding taken off: nvme-cli prints each byte of the 8-byte field outside
+// '!'..'~' as '.', so a revision shorter than 8 characters, padded with
+// spaces as the specification asks (QEMU's "1.0"), reads "1.0....." there
+// while id-ctrl's fr, trimmed, reads "1.0". A revision that itself ends in
+// '.' loses it on both sides alike (see sameRevision).
+func slotRevision(s string) string { return strings.TrimRight(strings.TrimSpace(s), ".") }
+
+// sameRevision says the slot log's revision slot (as slotRevision gives
+// it) is id-ctrl's fr.
+func sameRevision(slot, fr string) bool { return slot == slotRevision(fr) }
+
 // ParseSlotLog parses nvme-cli's fw-log JSON: {"<dev>": {"Active Firmware
 // Slot (afi)": N, "Firmware Rev Slot K": "<u64> (<revision>)"}}.
 func ParseSlotLog(out []byte) (SlotLog, error) {
@@ -164,7 +176,7 @@ func ParseSlotLog(out []byte) (SlotLog, error) {
 				if p := revInParens.FindStringSubmatch(rev); p != nil {
 					rev = p[1]
 				}
-				l.Slots[n] = strings.TrimSpace(rev)
+				l.Slots[n] = slotRevision(rev)
 			}
 		}
 		if found {
@@ -225,7 +237,7 @@ func Judge(r *Result, o Observed) {
 		why = append(why, fmt.Sprintf("running %s after the step, not %s, the revision it must go back to", o.After, o.Want))
 	case o.After == o.Before:
 		why = append(why, fmt.Sprintf("still running %s (id-ctrl fr) after the commit; the slot log's slot %d holds %s, the revision that should run", o.Before, slot, r.SlotRevision))
-	case active != o.After:
+	case !sameRevision(active, o.After):
 		why = append(why, fmt.Sprintf("id-ctrl reports %s running, but the slot log's active slot %d holds %s (before: %s)", o.After, o.LogAfter.Active, active, o.Before))
 	}
 	if o.StallErr != nil {

@@ -32,10 +32,14 @@ type Input struct {
 	NVMe nvme.CLI
 	// Dir keeps fio's job file, output and logs.
 	Dir string
-	// Settle is the load before the download and after the commit; 0
+	// Settle is the load before the download (counted from its first
+	// I/O the kernel saw complete on Device) and after the commit; 0
 	// means one second.
 	Settle time.Duration
 }
+
+// LoadStart bounds the wait for the load's first I/O before the settle.
+const LoadStart = 30 * time.Second
 
 // Job is the load's fio job file on dev, its logs under prefix: a 4 KiB
 // random writer that reads back every block it wrote, 16 at a time, with
@@ -103,6 +107,7 @@ func Step(ctx context.Context, in Input) Result {
 	if err := os.WriteFile(jobFile, []byte(Job(in.Device, prefix)), 0o644); err != nil {
 		return fail(err)
 	}
+	since, statErr := completed(in.Device)
 	fio := exec.CommandContext(ctx, "fio", "--output-format=json", "--output="+prefix+".json", jobFile)
 	fio.Dir = in.Dir
 	fio.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -113,7 +118,17 @@ func Step(ctx context.Context, in Input) Result {
 		return fail(fmt.Errorf("starting fio: %w", err))
 	}
 	done := make(chan error, 1)
-	go func() { done <- fio.Wait() }()
+	loadCtx, loadEnded := context.WithCancel(ctx)
+	defer loadEnded()
+	go func() {
+		err := fio.Wait()
+		loadEnded()
+		done <- err
+	}()
+	// The settle counts from the load's first I/O, not from fio's start.
+	if statErr == nil {
+		waitLoad(loadCtx, in.Device, since, LoadStart)
+	}
 	sleep(ctx, settle)
 	commit := []string{"fw-commit", in.Admin, "--slot=" + strconv.Itoa(in.Slot), "--action=" + strconv.Itoa(CommitAction(in.Action))}
 	cmds := [][]string{{"fw-download", in.Admin, "--fw=" + in.Image}, commit}

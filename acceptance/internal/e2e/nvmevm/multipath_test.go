@@ -33,7 +33,7 @@ func init() {
 		machine:    machineMultipath,
 		imageBytes: mpBytes,
 		optional:   []string{"nvmet", "nvmet_tcp", "nvme_tcp"},
-		tests:      []string{"TestGuestMultipathHead", "TestGuestNVMeTCP", "TestGuestPulledMidStep", "TestGuestNeighbourPulled"},
+		tests:      []string{"TestGuestMultipathHead", "TestGuestNVMeTCP", "TestGuestPulledMidStep", "TestGuestNeighbourPulled", "TestGuestFirmwareUnderLoad"},
 		// Each further try of TestGuestNeighbourPulled (two runs of the
 		// suite) takes about a minute and a half under TCG.
 		timeout: 14*time.Minute + time.Duration(pullTries()-1)*3*time.Minute,

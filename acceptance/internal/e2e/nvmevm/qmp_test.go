@@ -1,13 +1,17 @@
 package nvmevm
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,10 +23,23 @@ import (
 // reaches: it writes the command to the work directory's requests/
 // directory as NAME.json, {"execute": ..., "arguments": ...}, and the host
 // (serveRequests) sends it and writes QEMU's reply beside it as
-// NAME.reply, {"return": ...} or {"error": "..."}.
+// NAME.reply, {"return": ...} or {"error": "..."}. A request may hold a
+// second command, "then": {"after_ms": N, "execute": ..., "arguments":
+// ...}, which the host sends N ms after the first returned (unless it
+// failed), timed on the host so that a guest under TCG does not stretch
+// the interval; the reply, written once both are done, is the second's.
+// The host serves the requests one at a time, so the others wait meanwhile.
 
 // qmpRequest is a command a guest test asks the host to send.
 type qmpRequest struct {
+	Execute   string          `json:"execute"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Then      *qmpThen        `json:"then,omitempty"`
+}
+
+// qmpThen is the command the host sends AfterMS after a request's own.
+type qmpThen struct {
+	AfterMS   int             `json:"after_ms"`
 	Execute   string          `json:"execute"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
@@ -67,18 +84,23 @@ func serveRequests(ctx context.Context, t *testing.T, work, socket string) <-cha
 					err = json.Unmarshal(data, &req)
 				}
 				if err == nil {
-					var args any
-					if len(req.Arguments) > 0 {
-						args = req.Arguments
-					}
-					qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-					ans.Return, err = qemu.QMP(qctx, socket, req.Execute, args)
-					cancel()
+					ans.Return, err = sendQMP(ctx, socket, req.Execute, req.Arguments)
 				}
 				if err != nil {
 					ans.Error = err.Error()
 				}
 				t.Logf("host: QMP %s %s at %s: %s", req.Execute, req.Arguments, time.Now().UTC().Format("15:04:05.000"), orOK(ans.Error))
+				if then := req.Then; then != nil && err == nil {
+					select {
+					case <-ctx.Done():
+					case <-time.After(time.Duration(then.AfterMS) * time.Millisecond):
+					}
+					ans.Return, err = sendQMP(ctx, socket, then.Execute, then.Arguments)
+					if err != nil {
+						ans.Error = err.Error()
+					}
+					t.Logf("host: QMP %s %s, %d ms after, at %s: %s", then.Execute, then.Arguments, then.AfterMS, time.Now().UTC().Format("15:04:05.000"), orOK(ans.Error))
+				}
 				out, _ := json.Marshal(ans)
 				if err := os.WriteFile(reply+".tmp", out, 0o644); err == nil {
 					os.Rename(reply+".tmp", reply)
@@ -87,6 +109,17 @@ func serveRequests(ctx context.Context, t *testing.T, work, socket string) <-cha
 		}
 	}()
 	return done
+}
+
+// sendQMP sends command with args (none when empty) to the socket.
+func sendQMP(ctx context.Context, socket, command string, args json.RawMessage) (json.RawMessage, error) {
+	var a any
+	if len(args) > 0 {
+		a = args
+	}
+	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return qemu.QMP(qctx, socket, command, a)
 }
 
 func orOK(s string) string {
@@ -153,5 +186,106 @@ func TestGuestQMP(t *testing.T) {
 	}
 	if _, err := hostQMP("no-such-command", nil); err == nil || !strings.Contains(err.Error(), "CommandNotFound") {
 		t.Errorf("an unknown command: err %v, want QEMU's CommandNotFound", err)
+	}
+}
+
+// A request's "then" is sent after_ms after its own command returned,
+// timed on the host, and the reply is written once both are done: the
+// second's. When the first fails, the second is not sent.
+func TestServeRequestsThen(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "qmp.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	type sent struct {
+		cmd string
+		at  time.Time
+	}
+	var mu sync.Mutex
+	var got []sent
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			r := bufio.NewReader(c)
+			c.Write([]byte(`{"QMP": {"version": {"qemu": {"micro": 0, "minor": 2, "major": 7}}, "capabilities": []}}` + "\n"))
+			for {
+				line, err := r.ReadBytes('\n')
+				if err != nil {
+					break
+				}
+				var req qmpRequest
+				json.Unmarshal(line, &req)
+				if req.Execute != "qmp_capabilities" {
+					mu.Lock()
+					got = append(got, sent{req.Execute + " " + string(req.Arguments), time.Now()})
+					mu.Unlock()
+				}
+				switch req.Execute {
+				case "qmp_capabilities":
+					c.Write([]byte(`{"return": {}}` + "\n"))
+				case "block_set_io_throttle":
+					// Its arguments back, to tell the two apart.
+					c.Write([]byte(`{"return": ` + string(req.Arguments) + `}` + "\n"))
+				default:
+					c.Write([]byte(`{"error": {"class": "CommandNotFound", "desc": "The command ` + req.Execute + ` has not been found"}}` + "\n"))
+				}
+			}
+			c.Close()
+		}
+	}()
+	work := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := serveRequests(ctx, t, work, sock)
+	defer func() { cancel(); <-served }()
+
+	ask := func(name, req string) qmpAnswer {
+		t.Helper()
+		p := filepath.Join(work, "requests", name)
+		if err := os.WriteFile(p+".tmp", []byte(req), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(p+".tmp", p+".json"); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if b, err := os.ReadFile(p + ".reply"); err == nil {
+				var ans qmpAnswer
+				if err := json.Unmarshal(b, &ans); err != nil {
+					t.Fatalf("reply %q: %v", b, err)
+				}
+				return ans
+			}
+		}
+		t.Fatalf("no reply to %s", name)
+		return qmpAnswer{}
+	}
+	ans := ask("held", `{"execute": "block_set_io_throttle", "arguments": {"bps":1}, "then": {"after_ms": 300, "execute": "block_set_io_throttle", "arguments": {"bps":0}}}`)
+	mu.Lock()
+	held := slices.Clone(got)
+	got = nil
+	mu.Unlock()
+	if ans.Error != "" || string(ans.Return) != `{"bps":0}` {
+		t.Errorf("reply %s %q, want the second command's return, {\"bps\":0}", ans.Return, ans.Error)
+	}
+	if len(held) != 2 || held[0].cmd != `block_set_io_throttle {"bps":1}` || held[1].cmd != `block_set_io_throttle {"bps":0}` {
+		t.Fatalf("sent %v, want the command and then its second", held)
+	}
+	if d := held[1].at.Sub(held[0].at); d < 300*time.Millisecond {
+		t.Errorf("the second command came %s after the first, want at least after_ms, 300 ms", d)
+	}
+
+	ans = ask("failed", `{"execute": "no-such-command", "then": {"after_ms": 10, "execute": "block_set_io_throttle", "arguments": {"bps":0}}}`)
+	if !strings.Contains(ans.Error, "CommandNotFound") {
+		t.Errorf("reply %+v, want the first command's error", ans)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 {
+		t.Errorf("sent %v, want the failed command alone", got)
 	}
 }

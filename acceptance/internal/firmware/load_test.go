@@ -1,0 +1,46 @@
+package firmware
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The load counts as running once the kernel saw the drive complete an
+// I/O more than before fio started: waitLoad waits for it (not past its
+// limit), and does not wait for a device the kernel keeps no statistics
+// of.
+func TestWaitLoad(t *testing.T) {
+	dir := t.TempDir()
+	defer func(old string) { sysBlock = old }(sysBlock)
+	sysBlock = dir
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "nvme2n1"), 0o755))
+	stat := filepath.Join(dir, "nvme2n1", "stat")
+	write := func(s string) { require.NoError(t, os.WriteFile(stat, []byte(s), 0o644)) }
+	write("     100        0     800       12       50        0      400        7        0       20       19        0        0        0        0        0        0\n")
+	n, err := completed("/dev/nvme2n1")
+	require.NoError(t, err)
+	assert.Equal(t, int64(150), n)
+
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		write("     100        0     800       12       51        0      408        7        0       20       19        0        0        0        0        0        0\n")
+	}()
+	start := time.Now()
+	waitLoad(context.Background(), "/dev/nvme2n1", n, 10*time.Second)
+	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "returned before the drive completed an I/O")
+	assert.Less(t, time.Since(start), 10*time.Second, "returned only at its limit")
+
+	start = time.Now()
+	waitLoad(context.Background(), "/dev/nvme2n1", 151, 200*time.Millisecond)
+	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond, "an idle drive waits out the limit")
+
+	start = time.Now()
+	waitLoad(context.Background(), "/dev/nothere", 0, 10*time.Second)
+	assert.Less(t, time.Since(start), time.Second, "a device without statistics is not waited for")
+}
