@@ -295,10 +295,13 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 		total += cuts
 	}
 	t.Add(checks)
-	// Each cut is an incomplete shutdown the drive must count (the
-	// evidence the cut happened): TestHealth, judged after, allows them
-	// on top of the spec's own allowance.
-	if t.Health != nil {
+	// The OCP C0 log's incomplete shutdowns count the power losses a
+	// drive could not complete its shutdown through (PLP start count
+	// counts those its power-loss protection took): a drive that
+	// promises power-loss protection must complete every one, so only a
+	// drive without that promise is allowed one a cut it saw, on top of
+	// the spec's own allowance, by TestHealth, judged after.
+	if t.Health != nil && !t.Spec.PLP {
 		t.Health.OCP.IncompleteShutdownsMaxIncrease += uint64(t.cutsSeen(most, total))
 	}
 	return out, ""
@@ -431,10 +434,13 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 		}
 		n, _ := l.UnsafeShutdowns.Uint64()
 		out := []powerloss.Counter{{Name: "unsafe shutdowns", Before: n}}
-		// The OCP C0 log's count too, where the drive keeps the log.
+		// The OCP C0 log's count of power losses its power-loss
+		// protection took, where the drive keeps the log (not its
+		// incomplete shutdowns: those a drive that kept its data does
+		// not count; see Run).
 		v, _ := t.NVMe.Version(ctx)
-		if c0, _, err := t.NVMe.OCPSmartLog(ctx, d.Path, v); err == nil && c0.Reported("Incomplete shutdowns") {
-			out = append(out, powerloss.Counter{Name: "OCP incomplete shutdowns", Before: c0.IncompleteShutdowns})
+		if c0, _, err := t.NVMe.OCPSmartLog(ctx, d.Path, v); err == nil && c0.Reported("PLP start count") && c0.PLPStartCount.Hi == 0 {
+			out = append(out, powerloss.Counter{Name: "OCP PLP start count", Before: c0.PLPStartCount.Lo})
 		}
 		return out, ""
 	}
