@@ -5,8 +5,17 @@ import (
 	"io"
 	"strings"
 
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 )
+
+// plpCounted says whether c0's PLP start count is evidence of a power
+// loss: reported, within 64 bits, and of a drive that reports a PLP
+// capacitor (capacitor health not 65535, "none"): a drive without one
+// starts no power-loss protection and counts no power loss there.
+func plpCounted(c0 nvme.OCPSmart) bool {
+	return c0.Reported("PLP start count") && c0.PLPStartCount.Hi == 0 && c0.CapacitorHealth != 0xffff
+}
 
 // cutsSeen is how many power cuts each drive saw: with the whole host's
 // power cut, every drive sees every drive's cuts (total); else the most

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/specs"
@@ -56,5 +57,25 @@ func TestIncompleteShutdownAllowance(t *testing.T) {
 				t.Errorf("incomplete shutdowns allowed = %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// The C0 log's PLP start count is evidence of a cut only for a drive
+// that reports a PLP capacitor and the count itself.
+func TestPLPCounted(t *testing.T) {
+	all := nvme.Uint128{Hi: ^uint64(0), Lo: ^uint64(0)}
+	for _, tt := range []struct {
+		name string
+		c0   nvme.OCPSmart
+		want bool
+	}{
+		{"capacitor and count", nvme.OCPSmart{CapacitorHealth: 100, PLPStartCount: nvme.Uint128{Lo: 287}}, true},
+		{"no capacitor", nvme.OCPSmart{CapacitorHealth: 0xffff, PLPStartCount: nvme.Uint128{Lo: 0}}, false},
+		{"count not reported", nvme.OCPSmart{CapacitorHealth: 100, PLPStartCount: all}, false},
+		{"count past 64 bits", nvme.OCPSmart{CapacitorHealth: 100, PLPStartCount: nvme.Uint128{Hi: 1}}, false},
+	} {
+		if got := plpCounted(tt.c0); got != tt.want {
+			t.Errorf("%s: plpCounted = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

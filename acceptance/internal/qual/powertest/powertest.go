@@ -435,11 +435,12 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 		n, _ := l.UnsafeShutdowns.Uint64()
 		out := []powerloss.Counter{{Name: "unsafe shutdowns", Before: n}}
 		// The OCP C0 log's count of power losses its power-loss
-		// protection took, where the drive keeps the log (not its
+		// protection took, where the drive keeps the log and reports a
+		// PLP capacitor (a drive without one takes none); not its
 		// incomplete shutdowns: those a drive that kept its data does
-		// not count; see Run).
+		// not count (see Run).
 		v, _ := t.NVMe.Version(ctx)
-		if c0, _, err := t.NVMe.OCPSmartLog(ctx, d.Path, v); err == nil && c0.Reported("PLP start count") && c0.PLPStartCount.Hi == 0 {
+		if c0, _, err := t.NVMe.OCPSmartLog(ctx, d.Path, v); err == nil && plpCounted(c0) {
 			out = append(out, powerloss.Counter{Name: "OCP PLP start count", Before: c0.PLPStartCount.Lo})
 		}
 		return out, ""
