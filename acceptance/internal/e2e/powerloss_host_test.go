@@ -106,6 +106,7 @@ func TestPowerLossHostCutResumes(t *testing.T) {
 	assert.Contains(t, third.Stdout, "--- PASS: TestPowerLoss/"+name+"/cycle_1")
 	assert.Contains(t, third.Stdout, "--- PASS: TestPowerLoss/"+name+"/cycle_2")
 	assert.NotContains(t, third.Stdout, "cutting the host's power")
+	assert.Contains(t, third.Stdout, "the host did not restart since the cut (the same boot id)", "a loop device's cycle says what it has for evidence")
 }
 
 // A cut that also zeroes the first 64 KiB of the image (writes the

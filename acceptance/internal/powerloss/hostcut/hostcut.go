@@ -58,6 +58,31 @@ type State struct {
 	// Completed counts the writes the ledger holds, each job's in order.
 	Completed map[string]int `json:"completed"`
 	Saved     string         `json:"saved"`
+	// BootID is the kernel's boot id when the state was saved: a
+	// resume in the same boot was not after a cut of the host's power.
+	BootID string `json:"boot_id,omitempty"`
+}
+
+// bootID is the kernel's boot id ("" where there is none).
+func bootID() string {
+	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// restarted says whether the host restarted since st was saved, for a
+// drive that keeps no count of power losses ("" when not known).
+func restarted(st State) string {
+	now := bootID()
+	switch {
+	case st.BootID == "" || now == "":
+		return ""
+	case now == st.BootID:
+		return "the host did not restart since the cut (the same boot id): the cut did not cut its power"
+	}
+	return "the host restarted since the cut (another boot id)"
 }
 
 // Jobs are fio's jobs, each one write in flight: the first half of size
@@ -118,7 +143,7 @@ func Cut(ctx context.Context, d cycle.Drive, c cycle.Config, k int, save func() 
 		out.NotRun = fmt.Sprintf("%s: reading fio's log of completed writes: %v", d.Path, err)
 		return out
 	}
-	st := State{Identity: id, Size: c.Test.Size, BS: c.Test.BS, FlushEvery: c.Test.FlushEvery, Completed: map[string]int{}, Saved: time.Now().UTC().Format(time.RFC3339Nano)}
+	st := State{Identity: id, Size: c.Test.Size, BS: c.Test.BS, FlushEvery: c.Test.FlushEvery, Completed: map[string]int{}, Saved: time.Now().UTC().Format(time.RFC3339Nano), BootID: bootID()}
 	for i, j := range jobs {
 		st.Completed[Jobs[i].Name] = len(j.Writes)
 	}
@@ -181,6 +206,8 @@ func Finish(ctx context.Context, d cycle.Drive, dir string, within time.Duration
 	if len(before) > 0 {
 		after, why := d.Counters(ctx)
 		out.Counters, out.CountersLost = cycle.Pair(before, after, why)
+	} else if r := restarted(st); r != "" {
+		out.NoCounters = strings.TrimPrefix(out.NoCounters+"; "+r, "; ")
 	}
 	jobs, err := Ledger(dir, st.FlushEvery)
 	if err != nil {

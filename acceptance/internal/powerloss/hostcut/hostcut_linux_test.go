@@ -2,6 +2,7 @@ package hostcut
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -72,6 +73,7 @@ func TestCutThenFinish(t *testing.T) {
 	got := Finish(context.Background(), d, c.Dir, 5*time.Second)
 	require.Empty(t, got.NotRun+got.NotReturned+got.Error)
 	assert.Equal(t, "host: "+c.Cut, got.Method)
+	assert.Equal(t, "a loop device keeps no count of power losses; the host did not restart since the cut (the same boot id): the cut did not cut its power", got.NoCounters)
 	jobs, err := Ledger(c.Dir, 4)
 	require.NoError(t, err)
 	want := 0
@@ -87,11 +89,21 @@ func TestCutThenFinish(t *testing.T) {
 	assert.Equal(t, powerloss.Fail, v.Verdict)
 	assert.Contains(t, v.Message, "first lost range: LBA 0, 128 blocks (65536 bytes at offset 0), came back as zeros")
 
+	// Saved in another boot: the host restarted since.
+	st, _, err := LoadState(c.Dir)
+	require.NoError(t, err)
+	st.BootID = "00000000-0000-0000-0000-000000000000"
+	data, err := json.Marshal(st)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(c.Dir, StateFile), data, 0o644))
+	rebooted := Finish(context.Background(), d, c.Dir, 5*time.Second)
+	assert.Contains(t, rebooted.NoCounters, "; the host restarted since the cut (another boot id)")
+
 	// A ledger shortened after the cut (a write's line removed) is not
 	// judged as the drive's: the state saved before the cut counts it.
 	logs, _ := filepath.Glob(filepath.Join(c.Dir, "sequential_lat.*.log"))
 	require.Len(t, logs, 1)
-	data, err := os.ReadFile(logs[0])
+	data, err = os.ReadFile(logs[0])
 	require.NoError(t, err)
 	lines := strings.SplitAfter(string(data), "\n")
 	require.NoError(t, os.WriteFile(logs[0], []byte(strings.Join(lines[1:], "")), 0o644))
