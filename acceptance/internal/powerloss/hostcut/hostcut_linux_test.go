@@ -89,6 +89,13 @@ func TestCutThenFinish(t *testing.T) {
 	assert.Equal(t, powerloss.Fail, v.Verdict)
 	assert.Contains(t, v.Message, "first lost range: LBA 0, 128 blocks (65536 bytes at offset 0), came back as zeros")
 
+	// Another drive in its place after the reboot did not return.
+	other := d
+	other.Identity = func(context.Context) (string, error) { return "another drive", nil }
+	swapped := Finish(context.Background(), other, c.Dir, 5*time.Second)
+	assert.Contains(t, swapped.NotReturned, "came back as another drive")
+	assert.Equal(t, powerloss.Fail, powerloss.Judge(swapped).Verdict)
+
 	// Saved in another boot: the host restarted since.
 	st, _, err := LoadState(c.Dir)
 	require.NoError(t, err)
