@@ -209,7 +209,7 @@ func TestLot(t *testing.T) {
 // reads back every write it acknowledged: TestPowerLoss/<drive>/cycle_<k>
 // fails naming the first lost range and what came back, or "did not
 // return"; it is INCONCLUSIVE when a count of power losses the drive
-// keeps (SMART unsafe shutdowns, OCP C0 incomplete shutdowns) did not
+// keeps (SMART unsafe shutdowns, OCP C0 PLP start count) did not
 // rise. It needs the spec's [power_loss] and -power-cut=CMD with
 // -power-restore=CMD (with -destructive); it runs
 // after every cell.

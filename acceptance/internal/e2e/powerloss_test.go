@@ -87,9 +87,9 @@ func TestPowerLossKept(t *testing.T) {
 }
 
 // A cut command that does nothing, on a drive whose counts of unsafe
-// shutdowns (SMART) and incomplete shutdowns (OCP C0) the stand-in
-// nvme-cli serves (they move only with a real cut), is INCONCLUSIVE,
-// never a pass, naming both counts.
+// shutdowns (SMART) and power losses its protection took (OCP C0 PLP
+// start count) the stand-in nvme-cli serves (they move only with a real
+// cut), is INCONCLUSIVE, never a pass, naming both counts.
 func TestPowerLossCutDidNothing(t *testing.T) {
 	t.Parallel()
 	dev := newLoop(t, 64<<20)
@@ -98,7 +98,7 @@ func TestPowerLossCutDidNothing(t *testing.T) {
 	noFioLeft(t)
 	assert.Contains(t, r.Stdout, "--- SKIP: TestPowerLoss/"+strings.TrimPrefix(dev, "/dev/")+"/cycle_1", r.Stdout+r.Stderr)
 	assert.Contains(t, r.Stdout, "INCONCLUSIVE: the drive did not see a power loss: check the cut command (unsafe shutdowns stayed at")
-	assert.Contains(t, r.Stdout, "OCP incomplete shutdowns stayed at")
+	assert.Contains(t, r.Stdout, "OCP PLP start count stayed at 287")
 	checks := powerLossChecks(t, r)
 	require.Len(t, checks, 1)
 	assert.Equal(t, report.Inconclusive, checks[0].Verdict)
@@ -107,6 +107,22 @@ func TestPowerLossCutDidNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(junit), `name="`+strings.TrimPrefix(dev, "/dev/")+`/cycle_1" classname="TestPowerLoss"`)
 	assert.Contains(t, string(junit), `<skipped message="INCONCLUSIVE: the drive did not see a power loss`)
+}
+
+// A real cut on that drive raises both counts, and not the C0 log's
+// incomplete shutdowns (a drive that completed its power-loss flush does
+// not count one): the cycle passes, the drive having seen the power loss.
+func TestPowerLossCountsRose(t *testing.T) {
+	t.Parallel()
+	dev := newLoop(t, 64<<20)
+	backFile(t, dev)
+	env := ocpStandin(t)
+	cut := "blockdev --setro {path}; echo cut >> \"$NVME_STANDIN_DIR/powercuts\""
+	r := runSuiteIn(t, env, powerLossOnly, powerLossArgs(dev, filepath.Join(t.TempDir(), "report"), cut)...)
+	noFioLeft(t)
+	assert.Equal(t, 0, r.Code, r.Stdout+r.Stderr)
+	assert.Contains(t, r.Stdout, "--- PASS: TestPowerLoss/"+strings.TrimPrefix(dev, "/dev/")+"/cycle_1")
+	assert.Contains(t, r.Stdout, "the drive saw the power loss (unsafe shutdowns 7 → 8, OCP PLP start count 287 → 288)")
 }
 
 // Without -destructive a cut is refused before anything is written, the

@@ -24,7 +24,7 @@ type Lost struct {
 }
 
 // Counter is one of the drive's counts of power losses (SMART unsafe
-// shutdowns, OCP C0 incomplete shutdowns or PLP start count) before and
+// shutdowns, the OCP C0 log's PLP start count) before and
 // after the cycle.
 type Counter struct {
 	Name   string `json:"name"`

@@ -16,9 +16,20 @@
 # $NVME_STANDIN_DIR/id-ctrl.json. "error-log DEV -o json" prints one
 # error entry; "telemetry-log" fails as nvme-cli 2.3 does on QEMU 7.2's
 # controller, which has no telemetry log (its stderr line, as printed
-# there).
+# there). Where $NVME_STANDIN_DIR/powercuts exists (a test's cut command
+# appends a line to it a cut), each line is one power loss the drive saw
+# and its protection took: SMART unsafe_shutdowns (7) and the C0 log's PLP
+# start count (287) rise by one a line; the C0 log's incomplete shutdowns
+# stay 0, as a drive that completed every power-loss flush keeps them.
 dir=${NVME_STANDIN_DIR:?}
 fx=${NVME_STANDIN_FIXTURES:?}
+cuts() {
+	if [ -f "$dir/powercuts" ]; then
+		wc -l <"$dir/powercuts"
+	else
+		echo 0
+	fi
+}
 units() {
 	name=$(basename "$(readlink -f "$1")")
 	sectors=$(awk '{print $7}' "/sys/block/$name/stat")
@@ -36,7 +47,8 @@ id-ctrl)
 smart-log)
 	u=$(units "$2")
 	sed -E -e "s/\"data_units_written\":[0-9]+/\"data_units_written\":$u/" \
-		-e "s/\"data_units_read\":[0-9]+/\"data_units_read\":1/" "$fx/smart-log-v2.4-above-2-64.json"
+		-e "s/\"data_units_read\":[0-9]+/\"data_units_read\":1/" \
+		-e "s/\"unsafe_shutdowns\":[0-9]+/\"unsafe_shutdowns\":$((7 + $(cuts)))/" "$fx/smart-log-v2.4-above-2-64.json"
 	exit 0
 	;;
 error-log)
@@ -58,7 +70,8 @@ ocp)
 		if [ "$n" -gt 1 ]; then
 			bad=5
 		fi
-		awk -v media=$((39074645999616 + u * 1024000)) -v bad=$bad '
+		awk -v media=$((39074645999616 + u * 1024000)) -v bad=$bad -v plp=$((287 + $(cuts))) '
+			/"PLP start count"/ { sub(/[0-9]+/, plp) }
 			/"Physical media units written"/ { inw = 1 }
 			inw && /"lo"/ { sub(/[0-9]+/, media); inw = 0 }
 			/"Bad user nand blocks - Raw"/ { sub(/[0-9]+/, bad) }

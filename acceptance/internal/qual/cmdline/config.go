@@ -56,6 +56,10 @@ type Flags struct {
 	// PowerCut and PowerRestore are the commands that cut and restore a
 	// drive's power for TestPowerLoss (see PowerCommand).
 	PowerCut, PowerRestore string
+	// PowerCutHost says -power-cut cuts the whole host: each cycle ends
+	// the run, and the same command line with -resume judges it after
+	// the reboot.
+	PowerCutHost bool
 	// Firmware and FirmwareBack are the images of TestFirmware: the
 	// activation under load, and the step back.
 	Firmware, FirmwareBack string
@@ -73,7 +77,7 @@ func (f *Flags) Given(fs *flag.FlagSet) {
 
 // liveOnly are the flags that change how drives are measured, which a
 // replay cannot honour: it judges what was recorded.
-var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling", "resume", "any-model", "overwrite", "purge-after", "power-cut", "power-restore", "firmware", "firmware-back"}
+var liveOnly = []string{"record", "capacity", "destructive", "wipe-signatures", "runtime", "precondition", "scaling", "resume", "any-model", "overwrite", "purge-after", "power-cut", "power-restore", "power-cut-host", "firmware", "firmware-back"}
 
 // Register defines the flags of DESIGN.md on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
@@ -95,6 +99,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.PurgeAfter, "purge-after", false, "at the end of the run, purge every drive once more (the decommissioning purge) and read it back: no block of the run's fill may remain (TestPurge; the spec's [purge] verify says sample or full)")
 	fs.StringVar(&f.PowerCut, "power-cut", "", "`CMD` (run by sh) that cuts one drive's power for TestPowerLoss, run with the drive's DQ_PATH, DQ_SERIAL, DQ_SLOT and DQ_NAME in its environment, {path}, {serial}, {slot} and {name} standing for the quoted variables (needs -destructive and -power-restore)")
 	fs.StringVar(&f.PowerRestore, "power-restore", "", "`CMD` (run by sh) that restores the drive's power after -power-cut, with the same placeholders")
+	fs.BoolVar(&f.PowerCutHost, "power-cut-host", false, "-power-cut cuts the whole host's power, not one drive's: the run saves each cycle's ledger of acknowledged writes before the cut, and the same command line with -resume, after the reboot, judges it (needs -power-cut and -destructive; refused with -power-restore)")
 	fs.StringVar(&f.Firmware, "firmware", "", "download and activate the firmware image `FILE` on every drive under a 4 KiB random read/write load, as the spec's [firmware] says (TestFirmware/<drive>/activate): the I/O stall against max_stall, the new revision running, the identity kept, every acknowledged write read back; needs -destructive")
 	fs.StringVar(&f.FirmwareBack, "firmware-back", "", "after -firmware, download and activate the firmware image `FILE` (the first revision's) the same way (TestFirmware/<drive>/back)")
 	fs.StringVar(&f.Baseline, "baseline", "", "compare every cell with the same cell of the runs recorded in `DIR[,DIR...]` (e.g. the current firmware's or another vendor's), judged as a replay; a median drop beyond the spec's [baseline] tolerance fails as regressed")
@@ -133,6 +138,8 @@ type Config struct {
 	// commands that cut and restore one drive's power, placeholders
 	// unexpanded ("" without them).
 	PowerCut, PowerRestore string
+	// PowerCutHost says PowerCut cuts the whole host (see Flags).
+	PowerCutHost bool
 	// Firmware and FirmwareBack are the absolute paths of -firmware and
 	// -firmware-back's images ("" when not given).
 	Firmware, FirmwareBack string
@@ -345,6 +352,7 @@ func (f *Flags) Validate(root string) (*Config, []error) {
 		PurgeAfter:     f.PurgeAfter,
 		PowerCut:       strings.TrimSpace(f.PowerCut),
 		PowerRestore:   strings.TrimSpace(f.PowerRestore),
+		PowerCutHost:   f.PowerCutHost,
 		SpecGiven:      f.Set["spec"],
 		Root:           root,
 	}

@@ -83,6 +83,16 @@ func powerProblems(f *Flags) [][2]string {
 	switch {
 	case f.Drives == "":
 		// A replay refuses both as live-only flags.
+	case f.PowerCutHost && !cut:
+		out = append(out, [2]string{"power-cut-host", "given without -power-cut: give the command that cuts the host's power (a BMC's, a PDU's)"})
+	case f.PowerCutHost && restore:
+		// The host that would run it is down: its power comes back by
+		// the BMC's or PDU's own power-on, and the run goes on with
+		// -resume after the reboot.
+		out = append(out, [2]string{"power-restore", "given with -power-cut-host: the host that would run it has no power; bring the host back by its BMC or PDU (power on after the cut) and run the same command line with -resume after the reboot"})
+	case f.PowerCutHost && !f.Destructive && !f.DryRun:
+		out = append(out, [2]string{"power-cut", "cuts the host's power while the drives hold the run's writes: give -destructive (everything on them is destroyed)"})
+	case f.PowerCutHost:
 	case cut && !restore:
 		out = append(out, [2]string{"power-cut", "given without -power-restore: give the command that brings the drive's power back"})
 	case restore && !cut:

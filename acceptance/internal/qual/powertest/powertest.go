@@ -23,6 +23,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss/cycle"
+	"github.com/drivequal/drivequal/acceptance/internal/powerloss/hostcut"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live/runjson"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -186,6 +187,10 @@ func (t *Test) Print(w io.Writer) {
 		fmt.Fprintln(w, "  not run: "+t.Skip())
 		return
 	}
+	if t.Cfg.PowerCutHost {
+		t.printHost(w)
+		return
+	}
 	for _, d := range t.Drives {
 		v := t.values(d)
 		fmt.Fprintf(w, "  %s: cut: %s\n  %s  restore: %s\n", d.Path, cmdline.PowerCommand(t.Cfg.PowerCut), spaces(len(d.Path)), cmdline.PowerCommand(t.Cfg.PowerRestore))
@@ -246,7 +251,7 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 	}
 	var out []DriveCycles
 	var checks []report.HealthCheck
-	most := 0
+	most, total := 0, 0
 	for i, d := range t.Drives {
 		dc := DriveCycles{Name: d.Name}
 		cuts := 0
@@ -287,13 +292,17 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 		}
 		out = append(out, dc)
 		most = max(most, cuts)
+		total += cuts
 	}
 	t.Add(checks)
-	// Each cut is an incomplete shutdown the drive must count (the
-	// evidence the cut happened): TestHealth, judged after, allows them
-	// on top of the spec's own allowance.
-	if t.Health != nil {
-		t.Health.OCP.IncompleteShutdownsMaxIncrease += uint64(most)
+	// The OCP C0 log's incomplete shutdowns count the power losses a
+	// drive could not complete its shutdown through (PLP start count
+	// counts those its power-loss protection took): a drive that
+	// promises power-loss protection must complete every one, so only a
+	// drive without that promise is allowed one a cut it saw, on top of
+	// the spec's own allowance, by TestHealth, judged after.
+	if t.Health != nil && !t.Spec.PLP {
+		t.Health.OCP.IncompleteShutdownsMaxIncrease += uint64(t.cutsSeen(most, total))
 	}
 	return out, ""
 }
@@ -333,6 +342,14 @@ func (t *Test) cycle(ctx context.Context, d Drive, k int, logf func(string, ...a
 			if err := json.Unmarshal(data, &c); err != nil {
 				return c, false, fmt.Errorf("%s: %w", rel, err)
 			}
+			if t.Live && c.NotRun == hostcut.Pending {
+				// The host's power was cut during this cycle: judge it
+				// from what was saved before the cut, never cut again.
+				logf("%s: cycle %d: the host's power was cut after its writes; reading back what was acknowledged before the cut", d.Name, k)
+				c = hostcut.Finish(ctx, t.target(ctx, d), filepath.Join(t.Dir, Dir, d.Name, fmt.Sprintf("cycle_%d", k)), t.Spec.ReadyWithin)
+				c.Drive, c.Cycle = d.Path, k
+				return c, true, t.land(d, rel, c)
+			}
 			return c, true, nil
 		}
 		if !t.Live {
@@ -351,7 +368,12 @@ func (t *Test) cycle(ctx context.Context, d Drive, k int, logf func(string, ...a
 	if err := t.land(d, rel, powerloss.Cycle{Drive: d.Path, Cycle: k, NotRun: Interrupted}); err != nil {
 		return c, false, err
 	}
-	c = cycle.Run(ctx, t.target(ctx, d), t.config(d, k), k, logf)
+	if t.Cfg.PowerCutHost {
+		pending := func() error { return t.land(d, rel, powerloss.Cycle{Drive: d.Path, Cycle: k, NotRun: hostcut.Pending}) }
+		c = hostcut.Cut(ctx, t.target(ctx, d), t.config(d, k), k, pending, logf)
+	} else {
+		c = cycle.Run(ctx, t.target(ctx, d), t.config(d, k), k, logf)
+	}
 	return c, true, t.land(d, rel, c)
 }
 
@@ -412,10 +434,14 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 		}
 		n, _ := l.UnsafeShutdowns.Uint64()
 		out := []powerloss.Counter{{Name: "unsafe shutdowns", Before: n}}
-		// The OCP C0 log's count too, where the drive keeps the log.
+		// The OCP C0 log's count of power losses its power-loss
+		// protection took, where the drive keeps the log and reports a
+		// PLP capacitor (a drive without one takes none); not its
+		// incomplete shutdowns: those a drive that kept its data does
+		// not count (see Run).
 		v, _ := t.NVMe.Version(ctx)
-		if c0, _, err := t.NVMe.OCPSmartLog(ctx, d.Path, v); err == nil && c0.Reported("Incomplete shutdowns") {
-			out = append(out, powerloss.Counter{Name: "OCP incomplete shutdowns", Before: c0.IncompleteShutdowns})
+		if c0, _, err := t.NVMe.OCPSmartLog(ctx, d.Path, v); err == nil && plpCounted(c0) {
+			out = append(out, powerloss.Counter{Name: "OCP PLP start count", Before: c0.PLPStartCount.Lo})
 		}
 		return out, ""
 	}

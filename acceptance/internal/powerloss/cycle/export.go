@@ -1,0 +1,54 @@
+package cycle
+
+import (
+	"context"
+	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
+)
+
+// The steps of a cycle, for a cycle whose cut and read-back are not in
+// one process (package powerloss/hostcut: the whole host's power cut,
+// the cycle judged after the reboot).
+
+// RunFio runs fio on the job file job to its end, its JSON output in
+// c.Dir/fio.json and its stderr in c.Dir/fio.stderr; the error says how
+// it did not end normally.
+func RunFio(ctx context.Context, c Config, job string) error {
+	f := startFio(ctx, c, job)
+	if f.err != nil {
+		return f.err
+	}
+	<-f.done
+	return f.wait
+}
+
+// Snapshot is the FNV-64 hash of each bs block of the first size bytes
+// of path, read past the page cache: what the blocks held before the
+// cycle, to tell "old data" when one comes back.
+func Snapshot(path string, size, bs int64) ([]uint64, error) { return snapshot(path, size, bs) }
+
+// ReadBack reads each acknowledged write of acked back from path and
+// says what came back where one did not read back intact, with how many
+// writes were lost; snap is the Snapshot taken before the writes.
+func ReadBack(path string, acked []powerloss.Write, tag uint32, snap []uint64, bs int64) ([]powerloss.Lost, int, error) {
+	return readBack(path, acked, tag, snap, bs)
+}
+
+// Await waits up to within for d to open and identify as id, and says
+// how it did not ("" when it did).
+func Await(ctx context.Context, d Drive, id string, within time.Duration) string {
+	return await(ctx, d, id, within)
+}
+
+// Pair is each counter read before with its reading after, and what read
+// before but not after (why: why none read after).
+func Pair(before, after []powerloss.Counter, why string) ([]powerloss.Counter, string) {
+	return pair(before, after, why)
+}
+
+// Command runs cmd by sh with env added to its environment, its output
+// in logPath, within a minute.
+func Command(ctx context.Context, cmd string, env []string, logPath string) error {
+	return command(ctx, cmd, env, logPath)
+}
