@@ -65,6 +65,34 @@ type Sample struct {
 // Errors name the line: "line 3: ...".
 func ParseIOPSLog(r io.Reader) ([]Sample, error) {
 	var out []Sample
+	err := EachLogLine(r, 4, "time, value, direction, block size", func(f []string) error {
+		ms, err := strconv.ParseUint(f[0], 10, 63)
+		if err != nil {
+			return fmt.Errorf("time %q is not a number of milliseconds", f[0])
+		}
+		v, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil || v < 0 {
+			return fmt.Errorf("value %q is not a count of I/Os per second", f[1])
+		}
+		d, err := strconv.Atoi(f[2])
+		if err != nil || d < 0 || d > 2 {
+			return fmt.Errorf("direction %q is not 0 (read), 1 (write) or 2 (trim)", f[2])
+		}
+		out = append(out, Sample{At: time.Duration(ms) * time.Millisecond, IOPS: float64(v), Dir: IODir(d)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EachLogLine calls fn with the comma-separated fields, each trimmed, of
+// every non-blank line of one of fio's logs (its IOPS, bandwidth and
+// latency logs share the form), stopping at the first error. A line of
+// fewer than min fields (named by what) is an error; every error names
+// its line: "line 3: ...".
+func EachLogLine(r io.Reader, min int, what string, fn func(f []string) error) error {
 	sc := bufio.NewScanner(r)
 	line := 0
 	for sc.Scan() {
@@ -74,27 +102,20 @@ func ParseIOPSLog(r io.Reader) ([]Sample, error) {
 			continue
 		}
 		f := strings.Split(text, ",")
-		if len(f) < 4 {
-			return nil, fmt.Errorf("line %d: %q has %d fields, want at least 4 (time, value, direction, block size)", line, text, len(f))
+		if len(f) < min {
+			return fmt.Errorf("line %d: %q has %d fields, want at least %d (%s)", line, text, len(f), min, what)
 		}
-		ms, err := strconv.ParseUint(strings.TrimSpace(f[0]), 10, 63)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: time %q is not a number of milliseconds", line, strings.TrimSpace(f[0]))
+		for i := range f {
+			f[i] = strings.TrimSpace(f[i])
 		}
-		v, err := strconv.ParseInt(strings.TrimSpace(f[1]), 10, 64)
-		if err != nil || v < 0 {
-			return nil, fmt.Errorf("line %d: value %q is not a count of I/Os per second", line, strings.TrimSpace(f[1]))
+		if err := fn(f); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
 		}
-		d, err := strconv.Atoi(strings.TrimSpace(f[2]))
-		if err != nil || d < 0 || d > 2 {
-			return nil, fmt.Errorf("line %d: direction %q is not 0 (read), 1 (write) or 2 (trim)", line, strings.TrimSpace(f[2]))
-		}
-		out = append(out, Sample{At: time.Duration(ms) * time.Millisecond, IOPS: float64(v), Dir: IODir(d)})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w", line+1, err)
+		return fmt.Errorf("line %d: %w", line+1, err)
 	}
-	return out, nil
+	return nil
 }
 
 // ReadIOPSLog reads the fio IOPS log at path (see ParseIOPSLog). Errors

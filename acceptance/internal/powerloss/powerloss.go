@@ -12,13 +12,14 @@
 package powerloss
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
+
+	"github.com/drivequal/drivequal/fiojob"
 )
 
 // Write is one write fio completed: its byte offset and length.
@@ -33,35 +34,28 @@ type Write struct {
 // failed (the cut) is never in it.
 func ParseLatLog(r io.Reader) ([]Write, error) {
 	var out []Write
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
-		f := strings.Split(text, ",")
-		if len(f) < 5 {
-			return nil, fmt.Errorf("line %d: %q is not a per-I/O log entry (time, latency, direction, length, offset): give fio log_offset=1", line, text)
-		}
+	err := fiojob.EachLogLine(r, 5, "time, latency, direction, length, offset: give fio log_offset=1", func(f []string) error {
 		var n [5]int64
 		for i := range n {
-			v, err := strconv.ParseInt(strings.TrimSpace(f[i]), 10, 64)
+			v, err := strconv.ParseInt(f[i], 10, 64)
 			if err != nil || v < 0 {
-				return nil, fmt.Errorf("line %d: field %d %q is not a count", line, i+1, strings.TrimSpace(f[i]))
+				return fmt.Errorf("field %d %q is not a count", i+1, f[i])
 			}
 			n[i] = v
 		}
 		if n[2] != 1 { // 0 read, 1 write, 2 trim
-			continue
+			return nil
 		}
 		if n[3] == 0 {
-			return nil, fmt.Errorf("line %d: a write of 0 bytes", line)
+			return errors.New("a write of 0 bytes")
 		}
 		out = append(out, Write{Offset: n[4], Len: n[3]})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // Rule is what a drive promises to keep through a power loss.
