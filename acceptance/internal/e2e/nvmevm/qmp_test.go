@@ -21,10 +21,13 @@ import (
 // (serveRequests) sends it and writes QEMU's reply beside it as
 // NAME.reply, {"return": ...} or {"error": "..."}.
 
-// qmpRequest is a command a guest test asks the host to send.
+// qmpRequest is a command a guest test asks the host to send, or a
+// power request ({"cut": SERIAL} or {"restore": SERIAL}) its
+// configuration's power serves (see powerloss_test.go).
 type qmpRequest struct {
 	Execute   string          `json:"execute"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	powerRequest
 }
 
 // qmpAnswer is the host's reply file.
@@ -36,7 +39,7 @@ type qmpAnswer struct {
 // serveRequests sends the guest's QMP requests under work/requests to the
 // socket until ctx is done, logging each on t; the channel closes when it
 // has stopped (before t ends, so that nothing logs after it).
-func serveRequests(ctx context.Context, t *testing.T, work, socket string) <-chan struct{} {
+func serveRequests(ctx context.Context, t *testing.T, work, socket string, power powerFunc) <-chan struct{} {
 	dir := filepath.Join(work, "requests")
 	done := make(chan struct{})
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -66,7 +69,14 @@ func serveRequests(ctx context.Context, t *testing.T, work, socket string) <-cha
 				if err == nil {
 					err = json.Unmarshal(data, &req)
 				}
-				if err == nil {
+				what := fmt.Sprintf("QMP %s %s", req.Execute, req.Arguments)
+				switch {
+				case err == nil && req.powerRequest != (powerRequest{}):
+					what = "power " + req.powerRequest.String()
+					if err = servePower(ctx, power, req.powerRequest); err == nil {
+						ans.Return = json.RawMessage("{}")
+					}
+				case err == nil:
 					var args any
 					if len(req.Arguments) > 0 {
 						args = req.Arguments
@@ -78,7 +88,7 @@ func serveRequests(ctx context.Context, t *testing.T, work, socket string) <-cha
 				if err != nil {
 					ans.Error = err.Error()
 				}
-				t.Logf("host: QMP %s %s at %s: %s", req.Execute, req.Arguments, time.Now().UTC().Format("15:04:05.000"), orOK(ans.Error))
+				t.Logf("host: %s at %s: %s", what, time.Now().UTC().Format("15:04:05.000"), orOK(ans.Error))
 				out, _ := json.Marshal(ans)
 				if err := os.WriteFile(reply+".tmp", out, 0o644); err == nil {
 					os.Rename(reply+".tmp", reply)
