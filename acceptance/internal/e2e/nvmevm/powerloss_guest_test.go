@@ -256,7 +256,8 @@ func TestGuestPowerLossProtected(t *testing.T) {
 //
 // With plp = true, two cycles each, both FAIL: the honest drive lost
 // only writes completed after its last completed flush (checked against
-// fio's per-I/O logs), the liar flushed writes too. Two cycles, because
+// fio's per-I/O logs, and said by the verdict), the liar flushed writes
+// too. Two cycles, because
 // a cut that comes after a flush completed and before any write did
 // leaves the honest drive nothing unflushed to lose (about one cut in
 // 250 at powerFlushEvery): it must lose writes in one of them. Without
@@ -272,7 +273,9 @@ func TestGuestPowerLossVolatile(t *testing.T) {
 		t.Errorf("plp = true: exit 0\n%s", r.output())
 	}
 	mustContain(t, r.Stdout, "--- FAIL: TestPowerLoss/"+names.of(serialVWC)+" (",
-		"acknowledged writes lost (every completed write: the spec promises power-loss protection (plp = true)); first lost range: LBA ")
+		"acknowledged writes lost (every completed write: the spec promises power-loss protection (plp = true)); first lost range: LBA ",
+		"; none of them before a completed flush: each was completed and not yet flushed",
+		"of them before a completed flush, which a drive must keep whatever it promises")
 	if n := flushesServed(t, "vwc") - flushesBefore; n == 0 {
 		t.Errorf("the honest drive's nbdkit received no flush during its cycles: the guest's flushes do not reach it")
 	} else {
@@ -282,6 +285,10 @@ func TestGuestPowerLossVolatile(t *testing.T) {
 	for k := 1; k <= 2; k++ {
 		flushed, ranges, again := flushedLost(t, rec, names.of(serialVWC), k)
 		rewrites += again
+		// The verdict says so too: none of the lost writes was flushed.
+		if c := powerCycle(t, rec, names.of(serialVWC), k); c.LostWrites > 0 && (c.LostFlushed == nil || *c.LostFlushed != 0) {
+			t.Errorf("honest writeback, plp = true, cycle %d: %d lost, lost_flushed %v; want 0 of them flushed", k, c.LostWrites, c.LostFlushed)
+		}
 		if flushed != 0 {
 			t.Errorf("honest writeback, plp = true, cycle %d: %d lost ranges, %d of them flushed writes; want none flushed", k, ranges, flushed)
 		}
@@ -289,6 +296,9 @@ func TestGuestPowerLossVolatile(t *testing.T) {
 		mustContain(t, r.Stdout, "--- FAIL: TestPowerLoss/"+names.of(serialLiar)+fmt.Sprintf("/cycle_%d", k))
 		if flushed, ranges, _ := flushedLost(t, rec, names.of(serialLiar), k); flushed == 0 {
 			t.Errorf("lying cache, plp = true, cycle %d: %d lost ranges, none of them flushed writes; want flushed writes lost", k, ranges)
+		}
+		if c := powerCycle(t, rec, names.of(serialLiar), k); c.LostFlushed == nil || *c.LostFlushed == 0 {
+			t.Errorf("lying cache, plp = true, cycle %d: %d lost, lost_flushed %v; want flushed writes among them", k, c.LostWrites, c.LostFlushed)
 		}
 	}
 	if lost == 0 {
