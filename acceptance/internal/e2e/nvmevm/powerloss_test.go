@@ -240,7 +240,7 @@ func (s *nbdServers) cut(ctx context.Context, serial string) error {
 		return fmt.Errorf("killing %s's nbdkit: %w", serial, err)
 	}
 	<-done
-	s.t.Logf("host: %s's nbdkit killed: %s", serial, served(d.log(s.images)))
+	s.t.Logf("host: %s's nbdkit killed: %s", serial, serverLog(d.log(s.images)))
 	if _, err := s.qmpCall(ctx, "device_del", map[string]any{"id": d.id}); err != nil {
 		return err
 	}
@@ -319,10 +319,10 @@ func (s *nbdServers) qmpCall(ctx context.Context, command string, args any) ([]b
 	return qemu.QMP(ctx, s.qmp, command, args)
 }
 
-// served summarizes what the server whose log filter wrote logPath
+// serverLog summarizes what the server whose log filter wrote logPath
 // received since it last started: its writes (with FUA or not) and
 // flushes, and the writes that came after its last flush.
-func served(logPath string) string {
+func serverLog(logPath string) string {
 	b, err := os.ReadFile(logPath)
 	if err != nil {
 		return err.Error()
