@@ -36,10 +36,11 @@ QUALIFY_ARGS = -spec=$(SPEC) -drives='$(DRIVES)' -report=$(abspath $(REPORT)) $(
 # Chromium, headless, which opens index.html as a reader would,
 # and QEMU with Debian's kernel and a static busybox, which boot the guest
 # whose emulated NVMe controllers acceptance/internal/e2e/nvmevm tests on
-# (the initramfs is built from them at test time).
+# (the initramfs is built from them at test time), and nbdkit, whose NBD
+# exports back the controllers its power-loss boot cuts.
 deps:
 	@missing=; \
-	for c in fio:fio losetup:mount flock:util-linux blkdiscard:util-linux sfdisk:fdisk mkfs.ext4:e2fsprogs nvme:nvme-cli xmllint:libxml2-utils chromium:chromium qemu-system-x86_64:qemu-system-x86; do \
+	for c in fio:fio losetup:mount flock:util-linux blkdiscard:util-linux sfdisk:fdisk mkfs.ext4:e2fsprogs nvme:nvme-cli xmllint:libxml2-utils chromium:chromium qemu-system-x86_64:qemu-system-x86 nbdkit:nbdkit; do \
 	  command -v $${c%%:*} >/dev/null 2>&1 || missing="$$missing $${c#*:}"; \
 	done; \
 	ls /boot/vmlinuz-* >/dev/null 2>&1 || missing="$$missing linux-image-amd64"; \

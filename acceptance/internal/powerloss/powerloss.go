@@ -125,6 +125,24 @@ func (j Job) Acknowledged(r Rule) []Write {
 	return j.Writes[:flushed]
 }
 
+// FlushedAmong counts the writes of lost whose block a write of flushed
+// was to (the writes a flush completed after): the same tag and offset
+// are the same bytes, so such a block read back otherwise only if the
+// drive lost what it had flushed.
+func FlushedAmong(lost []Lost, flushed []Write) int {
+	at := map[int64]bool{}
+	for _, w := range flushed {
+		at[w.Offset] = true
+	}
+	n := 0
+	for _, l := range lost {
+		if at[l.Offset] {
+			n++
+		}
+	}
+	return n
+}
+
 // Pattern is fio's verify_pattern string for tag.
 func Pattern(tag uint32) string { return fmt.Sprintf("0x%08x%%o", tag) }
 

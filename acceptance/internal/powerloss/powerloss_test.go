@@ -147,6 +147,29 @@ var judgeTests = []struct {
 	{"lost ranges without lost writes (altered)", Cycle{Acknowledged: 10, Lost: []Lost{{0, 4096, Zeros, 0}},
 		Counters: []Counter{{"unsafe shutdowns", 4, 5}}}, Fail, []string{"disagrees with itself: 0 lost writes, 1 lost ranges"}},
 	{"lost writes without ranges (altered)", Cycle{Acknowledged: 10, LostWrites: 2}, Fail, []string{"disagrees with itself"}},
+	{"lost, none flushed", Cycle{Acknowledged: 100, LostWrites: 3, LBA: 512, Rule: Completed.String(), LostFlushed: ptr(0),
+		Lost: []Lost{{Offset: 4096, Len: 12288, Found: Old}}}, Fail,
+		[]string{"3 of 100 acknowledged writes lost", "came back as old data; none of them before a completed flush: each was completed and not yet flushed"}},
+	{"lost, some flushed", Cycle{Acknowledged: 100, LostWrites: 3, LBA: 512, Rule: Completed.String(), LostFlushed: ptr(2),
+		Lost: []Lost{{Offset: 4096, Len: 12288, Found: Zeros}}}, Fail,
+		[]string{"came back as zeros; 2 of them before a completed flush, which a drive must keep whatever it promises"}},
+	{"more flushed than lost (altered)", Cycle{Acknowledged: 100, LostWrites: 1, LostFlushed: ptr(2),
+		Lost: []Lost{{Offset: 0, Len: 4096, Found: Zeros}}}, Fail, []string{"disagrees with itself: 1 lost writes, 2 of them flushed"}},
+}
+
+func ptr(n int) *int { return &n }
+
+// A lost write whose block a flushed write was to is counted, another
+// is not.
+func TestFlushedAmong(t *testing.T) {
+	lost := []Lost{{Offset: 0, Len: 4096}, {Offset: 8192, Len: 4096}, {Offset: 65536, Len: 4096}}
+	flushed := []Write{{0, 4096}, {4096, 4096}, {65536, 4096}}
+	if got := FlushedAmong(lost, flushed); got != 2 {
+		t.Errorf("FlushedAmong = %d, want 2 (offsets 0 and 65536)", got)
+	}
+	if got := FlushedAmong(lost, nil); got != 0 {
+		t.Errorf("FlushedAmong with nothing flushed = %d, want 0", got)
+	}
 }
 
 func TestJudge(t *testing.T) {

@@ -55,6 +55,11 @@ type Cycle struct {
 	LostWrites   int `json:"lost_writes"`
 	// Lost are the first ranges lost, by offset (at most MaxRanges).
 	Lost []Lost `json:"lost,omitempty"`
+	// LostFlushed, when the drive is held to every completed write,
+	// counts the lost writes a flush of their job completed after (nil:
+	// not counted): a volatile cache without power-loss protection loses
+	// only the others.
+	LostFlushed *int `json:"lost_flushed,omitempty"`
 	// LBA is the drive's logical block size in bytes.
 	LBA int64 `json:"lba_bytes"`
 	// Counters are the drive's counts of power losses it could be read
@@ -97,10 +102,12 @@ func Judge(c Cycle) Verdict {
 		return Verdict{Fail, c.Error}
 	case (c.LostWrites > 0) != (len(c.Lost) > 0) || len(c.Lost) > c.LostWrites:
 		return Verdict{Fail, fmt.Sprintf("the cycle's record disagrees with itself: %d lost writes, %d lost ranges; the recording was altered", c.LostWrites, len(c.Lost))}
+	case c.LostFlushed != nil && (*c.LostFlushed < 0 || *c.LostFlushed > c.LostWrites):
+		return Verdict{Fail, fmt.Sprintf("the cycle's record disagrees with itself: %d lost writes, %d of them flushed; the recording was altered", c.LostWrites, *c.LostFlushed)}
 	case c.LostWrites > 0:
 		first := c.Lost[0]
-		return Verdict{Fail, fmt.Sprintf("%d of %d acknowledged writes lost (%s: %s); first lost range: %s",
-			c.LostWrites, c.Acknowledged, c.Rule, c.RuleWhy, first.describe(c.LBA))}
+		return Verdict{Fail, fmt.Sprintf("%d of %d acknowledged writes lost (%s: %s); first lost range: %s%s",
+			c.LostWrites, c.Acknowledged, c.Rule, c.RuleWhy, first.describe(c.LBA), flushedNote(c.LostFlushed))}
 	case c.Acknowledged == 0:
 		return Verdict{Inconclusive, fmt.Sprintf("no write was acknowledged before the cut (%s, %d completed): nothing to verify; cut later (cut_after) or flush more often (flush_every)", c.Rule, c.Completed)}
 	}
@@ -127,6 +134,18 @@ func Judge(c Cycle) Verdict {
 		return Verdict{Inconclusive, "the drive did not see a power loss: check the cut command (" + strings.Join(still, ", ") + "); " + kept}
 	}
 	return Verdict{Pass, kept + "; the drive saw the power loss (" + strings.Join(rose, ", ") + ")"}
+}
+
+// flushedNote says how many lost writes a flush had completed after,
+// when counted.
+func flushedNote(n *int) string {
+	switch {
+	case n == nil:
+		return ""
+	case *n == 0:
+		return "; none of them before a completed flush: each was completed and not yet flushed, what a volatile write cache without power-loss protection loses"
+	}
+	return fmt.Sprintf("; %d of them before a completed flush, which a drive must keep whatever it promises", *n)
 }
 
 func (l Lost) describe(lba int64) string {

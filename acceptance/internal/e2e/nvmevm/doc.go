@@ -8,7 +8,8 @@
 // suite's compiled test binary with the flags an operator gives. A guest
 // test changes its machine mid-run (device_del, qom-set) through QEMU's
 // QMP monitor, which the host reaches for it (hostQMP). It needs
-// qemu-system-x86, linux-image-amd64, busybox-static, fio and nvme-cli;
+// qemu-system-x86, linux-image-amd64, busybox-static, fio and nvme-cli (and
+// nbdkit, whose NBD exports back the controllers the powerloss boot cuts);
 // without them, or with a kernel whose modules the guest cannot load,
 // TestQEMU (or the one configuration that needs the module) skips, and
 // with DRIVEQUAL_REQUIRE_LOOP=1 (as .ci/run sets) it fails instead. The

@@ -30,11 +30,14 @@ import (
 // the interval; the reply, written once both are done, is the second's.
 // The host serves the requests one at a time, so the others wait meanwhile.
 
-// qmpRequest is a command a guest test asks the host to send.
+// qmpRequest is a command a guest test asks the host to send, or a
+// power request ({"cut": SERIAL} or {"restore": SERIAL}) its
+// configuration's power serves (see powerloss_test.go).
 type qmpRequest struct {
 	Execute   string          `json:"execute"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Then      *qmpThen        `json:"then,omitempty"`
+	powerRequest
 }
 
 // qmpThen is the command the host sends AfterMS after a request's own.
@@ -53,7 +56,7 @@ type qmpAnswer struct {
 // serveRequests sends the guest's QMP requests under work/requests to the
 // socket until ctx is done, logging each on t; the channel closes when it
 // has stopped (before t ends, so that nothing logs after it).
-func serveRequests(ctx context.Context, t *testing.T, work, socket string) <-chan struct{} {
+func serveRequests(ctx context.Context, t *testing.T, work, socket string, power powerFunc) <-chan struct{} {
 	dir := filepath.Join(work, "requests")
 	done := make(chan struct{})
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -83,13 +86,20 @@ func serveRequests(ctx context.Context, t *testing.T, work, socket string) <-cha
 				if err == nil {
 					err = json.Unmarshal(data, &req)
 				}
-				if err == nil {
+				what := fmt.Sprintf("QMP %s %s", req.Execute, req.Arguments)
+				switch {
+				case err == nil && req.powerRequest != (powerRequest{}):
+					what = "power " + req.powerRequest.String()
+					if err = servePower(ctx, power, req.powerRequest); err == nil {
+						ans.Return = json.RawMessage("{}")
+					}
+				case err == nil:
 					ans.Return, err = sendQMP(ctx, socket, req.Execute, req.Arguments)
 				}
 				if err != nil {
 					ans.Error = err.Error()
 				}
-				t.Logf("host: QMP %s %s at %s: %s", req.Execute, req.Arguments, time.Now().UTC().Format("15:04:05.000"), orOK(ans.Error))
+				t.Logf("host: %s at %s: %s", what, time.Now().UTC().Format("15:04:05.000"), orOK(ans.Error))
 				if then := req.Then; then != nil && err == nil {
 					select {
 					case <-ctx.Done():
@@ -240,7 +250,7 @@ func TestServeRequestsThen(t *testing.T) {
 	}()
 	work := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	served := serveRequests(ctx, t, work, sock)
+	served := serveRequests(ctx, t, work, sock, nil)
 	defer func() { cancel(); <-served }()
 
 	ask := func(name, req string) qmpAnswer {

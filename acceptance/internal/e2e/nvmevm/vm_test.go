@@ -128,6 +128,11 @@ type config struct {
 	// controllers in each other's slot), and its tests take over the state
 	// the boot before left.
 	reboot *config
+	// power, when set, starts on the host what the machine's controllers
+	// need before the guest boots (nbdkit servers), given the work
+	// directory and QEMU's QMP socket, and returns what serves the
+	// guest's power requests (powerRequest); what it started ends with t.
+	power func(t *testing.T, work, qmp string) powerFunc
 }
 
 // configs are the guests TestQEMU boots, in this order.
@@ -440,7 +445,11 @@ exit $status
 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	served := serveRequests(ctx, t, work, m.QMP)
+	var power powerFunc
+	if c.power != nil {
+		power = c.power(t, work, m.QMP)
+	}
+	served := serveRequests(ctx, t, work, m.QMP, power)
 	res, err := m.Run(ctx, h.kernel, initrd, work, script)
 	cancel()
 	<-served

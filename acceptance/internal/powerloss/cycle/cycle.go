@@ -151,10 +151,11 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 		out.NotRun = fmt.Sprintf("%s: reading fio's log of completed writes: %v", d.Path, err)
 		return out
 	}
-	var acked []powerloss.Write
+	var acked, flushed []powerloss.Write
 	for _, j := range jobs {
 		out.Completed += len(j.Writes)
 		acked = append(acked, j.Acknowledged(rule)...)
+		flushed = append(flushed, j.Acknowledged(powerloss.Flushed)...)
 	}
 	out.Acknowledged = len(acked)
 	lost, n, err := readBack(d.Path, acked, c.Tag, snap, c.Test.BS)
@@ -163,6 +164,12 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 		return out
 	}
 	out.LostWrites, out.Lost = n, powerloss.Ranges(lost)
+	if rule == powerloss.Completed {
+		// Held to every completed write: say which of those lost a flush
+		// had followed.
+		k := powerloss.FlushedAmong(lost, flushed)
+		out.LostFlushed = &k
+	}
 	return out
 }
 

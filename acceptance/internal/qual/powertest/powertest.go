@@ -413,8 +413,9 @@ func (t *Test) config(d Drive, k int) cycle.Config {
 // and that device's identity (an NVMe namespace's NGUID, EUI-64 or
 // serial and namespace ID, a loop device's backing file by device and
 // inode, with its size: Identify); an NVMe drive nvme-cli identifies is
-// held to its promise by its vwc and counts its unsafe shutdowns; any
-// other target keeps no count.
+// held to its promise by its vwc and counts its unsafe shutdowns (but
+// for a controller known to keep none: uncounted); any other target
+// keeps no count.
 func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 	cd := cycle.Drive{Path: d.Path, Name: d.Name, LBA: d.LBA}
 	cd.Promise.PLP = t.Spec.PLP
@@ -427,6 +428,10 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 		return cd
 	}
 	cd.Promise.VWC, cd.Promise.VWCKnown = ctrl.VolatileWriteCache(), true
+	if why := uncounted(ctrl); why != "" {
+		cd.Counters = func(context.Context) ([]powerloss.Counter, string) { return nil, why }
+		return cd
+	}
 	cd.Counters = func(ctx context.Context) ([]powerloss.Counter, string) {
 		l, err := t.NVMe.SmartLog(ctx, d.Path)
 		if err != nil {
