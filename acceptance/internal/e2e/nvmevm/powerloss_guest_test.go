@@ -16,9 +16,10 @@ import (
 // powerScript is the guest's -power-cut and -power-restore: `power cut
 // SERIAL` and `power restore SERIAL` ask the host (a {"cut": SERIAL} or
 // {"restore": SERIAL} request, see powerRequest) and wait for its answer,
-// failing when it is an error. A restore of the serial in
-// DRIVEQUAL_QEMU_STAYS_OUT asks nothing: that controller does not come
-// back.
+// failing when it is an error; `power cut-host` asks it to cut the whole
+// host ({"cut_host": true}), which it answers only when it cannot. A
+// restore of the serial in DRIVEQUAL_QEMU_STAYS_OUT asks nothing: that
+// controller does not come back.
 const powerScript = `#!/bin/sh
 set -eu
 if [ "$1" = restore ] && [ "$2" = "${DRIVEQUAL_QEMU_STAYS_OUT:-}" ]; then
@@ -26,7 +27,11 @@ if [ "$1" = restore ] && [ "$2" = "${DRIVEQUAL_QEMU_STAYS_OUT:-}" ]; then
   exit 0
 fi
 req="$DRIVEQUAL_QEMU_WORK/requests/power-$$-$(date +%s%N)"
-printf '{"%s": "%s"}\n' "$1" "$2" >"$req.tmp"
+if [ "$1" = cut-host ]; then
+  echo '{"cut_host": true}' >"$req.tmp"
+else
+  printf '{"%s": "%s"}\n' "$1" "$2" >"$req.tmp"
+fi
 mv "$req.tmp" "$req.json"
 i=0
 while [ ! -e "$req.reply" ]; do
@@ -52,6 +57,12 @@ echo
 // intact however much of the cache a drive lost. Not a drive's
 // published figures.
 func powerSpec(t *testing.T, cycles int, plp bool, ready string) string {
+	t.Helper()
+	return powerSpecIn(t, t.TempDir(), cycles, plp, ready)
+}
+
+// powerSpecIn writes powerSpec's spec in dir.
+func powerSpecIn(t *testing.T, dir string, cycles int, plp bool, ready string) string {
 	t.Helper()
 	spec := fmt.Sprintf(`model  = "QEMU NVMe over nbdkit (power loss)"
 source = "drivequal test data: the powerloss boot's drives"
@@ -85,7 +96,7 @@ ready_within = %q
 size         = "24m"
 flush_every  = %d
 `, cycles, plp, ready, powerFlushEvery)
-	p := filepath.Join(t.TempDir(), "powerloss.toml")
+	p := filepath.Join(dir, "powerloss.toml")
 	if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -93,14 +95,19 @@ func powerMachine(images string) qemu.Machine {
 }
 
 // powerRequest is a guest's request to cut or restore the power of the
-// controller with the serial given.
+// controller with the serial given, or ({"cut_host": true}) to cut the
+// power of its whole host: QEMU and every nbdkit of the boot.
 type powerRequest struct {
 	Cut     string `json:"cut,omitempty"`
 	Restore string `json:"restore,omitempty"`
+	CutHost bool   `json:"cut_host,omitempty"`
 }
 
 func (p powerRequest) String() string {
-	if p.Cut != "" {
+	switch {
+	case p.CutHost:
+		return "cut the host"
+	case p.Cut != "":
 		return "cut " + p.Cut
 	}
 	return "restore " + p.Restore
@@ -122,6 +129,7 @@ type nbdServers struct {
 	bin        string
 	images     string
 	qmp        string
+	work       string // the boot's work directory (hostCutFile, its images/qemu.pid)
 	mu         sync.Mutex
 	running    map[string]*exec.Cmd     // by serial; nil once cut
 	done       map[string]chan struct{} // closed when its server exited
@@ -131,19 +139,32 @@ type nbdServers struct {
 // startNBD creates each drive's image and starts its nbdkit before the
 // guest boots (QEMU connects at start); they are killed when t ends.
 func startNBD(t *testing.T, work, qmp string) powerFunc {
+	return startNBDOn(t, work, filepath.Join(work, "images"), qmp, false)
+}
+
+// startNBDOn starts each drive's nbdkit on its image in images, each
+// created empty unless keep (a reboot's drives, on the images the boot
+// before left).
+func startNBDOn(t *testing.T, work, images, qmp string, keep bool) powerFunc {
 	bin := testenv.MustHave(t, "nbdkit", "nbdkit")
-	s := &nbdServers{t: t, bin: bin, images: filepath.Join(work, "images"), qmp: qmp,
+	s := &nbdServers{t: t, bin: bin, images: images, qmp: qmp, work: work,
 		running: map[string]*exec.Cmd{}, done: map[string]chan struct{}{}, generation: map[string]int{}}
 	if err := os.MkdirAll(s.images, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.stop)
 	for _, d := range nbdDrives {
-		if err := os.WriteFile(d.image(s.images), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Truncate(d.image(s.images), plBytes); err != nil {
-			t.Fatal(err)
+		if keep {
+			if st, err := os.Stat(d.image(s.images)); err != nil || st.Size() != plBytes {
+				t.Fatalf("%s's image from the boot before: %v (want %d bytes)", d.serial, err, plBytes)
+			}
+		} else {
+			if err := os.WriteFile(d.image(s.images), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(d.image(s.images), plBytes); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := s.start(d); err != nil {
 			t.Fatal(err)
@@ -213,6 +234,9 @@ func (s *nbdServers) drive(serial string) (nbdDrive, error) {
 }
 
 func (s *nbdServers) serve(ctx context.Context, req powerRequest) error {
+	if req.CutHost {
+		return s.cutHost()
+	}
 	if req.Cut != "" {
 		return s.cut(ctx, req.Cut)
 	}
@@ -285,6 +309,76 @@ func (s *nbdServers) cut(ctx context.Context, serial string) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return nil
+}
+
+// hostCutFile, in a boot's work directory, says that the host cut the
+// guest's power at its request (the time it did): the boot then ends
+// without the guest's exit file, as expected, and its reboot judges it.
+const hostCutFile = "host-cut"
+
+// qemuPidFile is where the powerloss boots' QEMU writes its pid
+// (-pidfile), under the boot's work directory.
+func qemuPidFile(work string) string { return filepath.Join(work, "images", "qemu.pid") }
+
+// hostCutAt is when the host cut the power of the guest booted in work
+// ("" when it did not).
+func hostCutAt(work string) string {
+	b, err := os.ReadFile(filepath.Join(work, hostCutFile))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// cutHost cuts the whole host's power: it SIGKILLs every nbdkit of the
+// boot (what their caches held is lost, as a drive's volatile cache is
+// when the power goes) and then QEMU (the guest stops where it is: no
+// shutdown, no flush), having first noted the cut in the work
+// directory (hostCutFile) so that the boot's end is taken for the cut.
+func (s *nbdServers) cutHost() error {
+	pid, err := qemuPid(qemuPidFile(s.work))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(s.work, hostCutFile), []byte(time.Now().UTC().Format("15:04:05.000")+"\n"), 0o644); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	var lost []string
+	for _, d := range nbdDrives {
+		cmd, done := s.running[d.serial], s.done[d.serial]
+		if cmd == nil {
+			continue
+		}
+		s.running[d.serial] = nil
+		cmd.Process.Kill()
+		<-done
+		lost = append(lost, d.serial+": "+serverLog(d.log(s.images)))
+	}
+	s.mu.Unlock()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("killing QEMU (pid %d): %w", pid, err)
+	}
+	s.t.Logf("host: the whole host's power cut: QEMU (pid %d) and every nbdkit killed; %s", pid, strings.Join(lost, "; "))
+	return nil
+}
+
+// qemuPid reads QEMU's pid from its -pidfile and checks that the process
+// is QEMU's.
+func qemuPid(pidfile string) (int, error) {
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		return 0, fmt.Errorf("the host's power cannot be cut: QEMU's pid: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 1 {
+		return 0, fmt.Errorf("%s: %q is no pid", pidfile, b)
+	}
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil || !strings.HasPrefix(string(comm), "qemu") {
+		return 0, fmt.Errorf("%s: pid %d is not QEMU (%q, %v)", pidfile, pid, strings.TrimSpace(string(comm)), err)
+	}
+	return pid, nil
 }
 
 // restore starts the drive's nbdkit again, on the same image with an

@@ -12,8 +12,8 @@ import (
 )
 
 // The guest's power script and the host's request server, without a
-// guest: `power cut S` and `power restore S` reach the boot's power
-// function and exit 0 on its success, non-zero naming its error; a
+// guest: `power cut S`, `power restore S` and `power cut-host` reach the
+// boot's power function and exit 0 on its success, non-zero naming its error; a
 // restore of DRIVEQUAL_QEMU_STAYS_OUT asks nothing; a boot with no power
 // function answers every power request with an error.
 func TestPowerRequests(t *testing.T) {
@@ -54,6 +54,7 @@ func TestPowerRequests(t *testing.T) {
 		{args: []string{"restore", "S1"}},
 		{args: []string{"restore", "BROKEN"}, fail: "nbdkit did not start"},
 		{args: []string{"restore", "S2"}, env: []string{"DRIVEQUAL_QEMU_STAYS_OUT=S2"}},
+		{args: []string{"cut-host"}},
 	} {
 		out, err := run(work, c.env, c.args...)
 		if (err != nil) != (c.fail != "") || !strings.Contains(out, c.fail) {
@@ -62,7 +63,7 @@ func TestPowerRequests(t *testing.T) {
 	}
 	cancel()
 	<-served
-	if want := []string{"cut S1", "restore S1", "restore BROKEN"}; strings.Join(got, ",") != strings.Join(want, ",") {
+	if want := []string{"cut S1", "restore S1", "restore BROKEN", "cut the host"}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("the host served %q, want %q (S2 stays out)", got, want)
 	}
 
