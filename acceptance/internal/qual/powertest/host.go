@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -99,7 +100,7 @@ func (t *Test) finish(ctx context.Context, out [][]hosted, pending []int, k int,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := hostcut.Finish(ctx, t.target(ctx, d), t.config(d, k).Dir, t.Spec.ReadyWithin)
+			c := hostcut.Finish(ctx, t.target(ctx, d), filepath.Join(t.Dir, Dir, d.Name, fmt.Sprintf("cycle_%d", k)), t.Spec.ReadyWithin)
 			c.Drive, c.Cycle = d.Path, k
 			out[i][k-1].c = c
 		}()
