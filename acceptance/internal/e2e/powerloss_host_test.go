@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,32 +14,40 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
-// The whole host's power cut, simulated: the cut command makes the loop
-// device refuse writes (blockdev --setro), optionally zeroes part of its
-// image, counts itself in a file, and SIGKILLs the suite and every
-// process it started (fio included, each in its own process group), so
-// that nothing the suite would write after the cut is written. The
-// "reboot" is blockdev --setrw and the same command line with -resume.
+// The whole host's power cut, simulated: the cut command makes every
+// loop device refuse writes (blockdev --setro), optionally zeroes part
+// of one's image, counts itself in a file, and SIGKILLs the suite and
+// every process it started (fio included, each in its own process
+// group), so that nothing the suite would write after the cut is
+// written. The "reboot" is blockdev --setrw and the same command line
+// with -resume.
 
-// hostCut is the cut command: zero, when not "", is the image whose
-// first 64 KiB it zeroes; count is the file each cut appends a line to.
-func hostCut(dev, zero, count string) string {
-	cut := "blockdev --setro " + dev + "; echo cut >> " + count + "; "
+// hostCut is the cut command of devs: zero, when not "", is the image
+// whose first 64 KiB it zeroes; count is the file each cut appends a
+// line to.
+func hostCut(devs []string, zero, count string) string {
+	cut := ""
+	for _, dev := range devs {
+		cut += "blockdev --setro " + dev + "; "
+	}
+	cut += "echo cut >> " + count + "; "
 	if zero != "" {
 		cut += "dd if=/dev/zero of=" + zero + " bs=64k count=1 conv=notrunc,fsync status=none; "
 	}
 	return cut + "kids=$(pgrep -P $PPID | grep -vx $$); for k in $kids; do kill -KILL -- -$k 2>/dev/null || kill -KILL $k; done; kill -KILL $PPID"
 }
 
-func hostCutArgs(spec, dev, rep, cut string) []string {
-	return []string{"-spec=" + filepath.Join("internal", "e2e", "testdata", spec), "-drives=" + dev, "-destructive",
+func hostCutArgs(spec string, devs []string, rep, cut string) []string {
+	return []string{"-spec=" + filepath.Join("internal", "e2e", "testdata", spec), "-drives=" + strings.Join(devs, ","), "-destructive",
 		"-report=" + rep, "-power-cut=" + cut, "-power-cut-host"}
 }
 
-// reboot brings the "host" back: the device accepts writes again.
-func reboot(t *testing.T, dev string) {
+// reboot brings the "host" back: every device accepts writes again.
+func reboot(t *testing.T, devs ...string) {
 	t.Helper()
-	require.NoError(t, exec.Command("blockdev", "--setrw", dev).Run())
+	for _, dev := range devs {
+		require.NoError(t, exec.Command("blockdev", "--setrw", dev).Run())
+	}
 }
 
 func cuts(t *testing.T, count string) int {
@@ -51,23 +60,35 @@ func cuts(t *testing.T, count string) int {
 	return strings.Count(string(data), "cut\n")
 }
 
-// Two cycles, each a cut of the host that loses nothing: the run ends at
-// each cut; each resume judges the cycle the cut interrupted from the
-// ledger saved before it (without cutting it again) and goes on to the
-// next; the last passes both.
+func readCycle(t *testing.T, raw, name string, k int) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(raw, "powerloss", name, fmt.Sprintf("cycle_%d.json", k)))
+	require.NoError(t, err)
+	return string(data)
+}
+
+// Two drives, two cycles, each a cut of the host that loses nothing:
+// each cycle writes both drives and cuts the host once, which ends the
+// run; each resume judges both drives' cycle the cut interrupted from
+// the ledgers saved before it (without cutting it again) and goes on to
+// the next; the last passes all four. The host is cut twice, not four
+// times.
 func TestPowerLossHostCutResumes(t *testing.T) {
 	t.Parallel()
-	dev := newLoop(t, 64<<20)
-	backFile(t, dev)
+	devs := []string{newLoop(t, 64<<20), newLoop(t, 64<<20)}
+	var names []string
+	for _, dev := range devs {
+		backFile(t, dev)
+		names = append(names, strings.TrimPrefix(dev, "/dev/"))
+	}
 	count := filepath.Join(t.TempDir(), "cuts")
 	rep := filepath.Join(t.TempDir(), "report")
-	name := strings.TrimPrefix(dev, "/dev/")
 	raw := filepath.Join(rep, "raw")
-	args := hostCutArgs("powerloss2.toml", dev, rep, hostCut(dev, "", count))
+	args := hostCutArgs("powerloss2.toml", devs, rep, hostCut(devs, "", count))
 
 	dry := runSuite(t, powerLossOnly, append(args, "-dry-run")...)
 	assert.Equal(t, 0, dry.Code, dry.Stdout+dry.Stderr)
-	assert.Contains(t, dry.Stdout, "the whole host's power is cut, 2 time(s) (2 cycle(s) of each of 1 drive(s), one drive written a cut): blockdev --setro "+dev)
+	assert.Contains(t, dry.Stdout, "the whole host's power is cut 2 time(s), every drive written before each cut (2 drive(s), their writes at once): blockdev --setro "+devs[0])
 	assert.Contains(t, dry.Stdout, "run the same command line with -resume")
 	restore := runSuite(t, powerLossOnly, append(args, "-power-restore=true")...)
 	assert.NotEqual(t, 0, restore.Code)
@@ -77,73 +98,83 @@ func TestPowerLossHostCutResumes(t *testing.T) {
 	first := runSuite(t, powerLossOnly, args...)
 	noFioLeft(t)
 	require.Equal(t, 1, cuts(t, count), first.Stdout+first.Stderr)
-	assert.Contains(t, first.Stdout, "ledger saved; cutting the host's power")
+	assert.Contains(t, first.Stdout, "on 2 drive(s), ledgers saved; cutting the host's power")
 	rj, err := os.ReadFile(filepath.Join(raw, "run.json"))
 	require.NoError(t, err)
-	for _, f := range []string{"cycle_1.json", "cycle_1/host.json", "cycle_1/before.fnv", "cycle_1/sequential_lat.1.log", "cycle_1/random_lat.2.log"} {
-		assert.Contains(t, string(rj), `"powerloss/`+name+"/"+f+`"`, "listed and hashed before the cut")
+	for _, name := range names {
+		for _, f := range []string{"cycle_1.json", "cycle_1/host.json", "cycle_1/before.fnv", "cycle_1/sequential_lat.1.log", "cycle_1/random_lat.2.log"} {
+			assert.Contains(t, string(rj), `"powerloss/`+name+"/"+f+`"`, "listed and hashed before the cut")
+		}
+		assert.Contains(t, readCycle(t, raw, name, 1), "the host's power was cut for this cycle and the run was not resumed")
 	}
-	c1, err := os.ReadFile(filepath.Join(raw, "powerloss", name, "cycle_1.json"))
-	require.NoError(t, err)
-	assert.Contains(t, string(c1), "the host's power was cut for this cycle and the run was not resumed")
 
-	reboot(t, dev)
+	reboot(t, devs...)
 	second := runSuite(t, powerLossOnly, append(args, "-resume")...)
 	noFioLeft(t)
-	require.Equal(t, 2, cuts(t, count), "the resume cuts cycle 2, never cycle 1 again: "+second.Stdout+second.Stderr)
-	assert.Contains(t, second.Stdout, "cycle 1: the host's power was cut after its writes; reading back")
-	c1, err = os.ReadFile(filepath.Join(raw, "powerloss", name, "cycle_1.json"))
-	require.NoError(t, err)
-	assert.Contains(t, string(c1), `"lost_writes": 0`)
-	assert.NotContains(t, string(c1), `"not_run"`)
-	assert.NotContains(t, string(c1), `"acknowledged": 0,`)
+	require.Equal(t, 2, cuts(t, count), "the resume cuts cycle 2 of both drives, never cycle 1 again: "+second.Stdout+second.Stderr)
+	for _, name := range names {
+		assert.Contains(t, second.Stdout, name+": cycle 1: the host's power was cut after its writes; reading back")
+		c1 := readCycle(t, raw, name, 1)
+		assert.Contains(t, c1, `"lost_writes": 0`)
+		assert.NotContains(t, c1, `"not_run"`)
+		assert.NotContains(t, c1, `"acknowledged": 0,`)
+		assert.Contains(t, readCycle(t, raw, name, 2), "the host's power was cut for this cycle and the run was not resumed")
+	}
 
-	reboot(t, dev)
+	reboot(t, devs...)
 	third := runSuite(t, powerLossOnly, append(args, "-resume")...)
 	noFioLeft(t)
 	assert.Equal(t, 2, cuts(t, count))
 	assert.Equal(t, 0, third.Code, third.Stdout+third.Stderr)
-	assert.Contains(t, third.Stdout, "--- PASS: TestPowerLoss/"+name+"/cycle_1")
-	assert.Contains(t, third.Stdout, "--- PASS: TestPowerLoss/"+name+"/cycle_2")
+	for _, name := range names {
+		assert.Contains(t, third.Stdout, "--- PASS: TestPowerLoss/"+name+"/cycle_1")
+		assert.Contains(t, third.Stdout, "--- PASS: TestPowerLoss/"+name+"/cycle_2")
+	}
 	assert.NotContains(t, third.Stdout, "cutting the host's power")
 	assert.Contains(t, third.Stdout, "the host did not restart since the cut (the same boot id)", "a loop device's cycle says what it has for evidence")
 }
 
-// A cut that also zeroes the first 64 KiB of the image (writes the
-// device acknowledged and flushed before the cut) fails after -resume,
-// naming the first lost range and zeros; a second -resume keeps the
-// failure without cutting again, and -replay judges it the same.
+// One cut of two drives' host that also zeroes the first 64 KiB of one
+// drive's image (writes the device acknowledged and flushed before the
+// cut): after -resume that drive fails, naming its first lost range and
+// zeros, and the other passes; a second -resume keeps both verdicts
+// without cutting again, and -replay judges them the same.
 func TestPowerLossHostCutLostWrites(t *testing.T) {
 	t.Parallel()
-	dev := newLoop(t, 64<<20)
-	img := backFile(t, dev)
+	lossy, kept := newLoop(t, 64<<20), newLoop(t, 64<<20)
+	img := backFile(t, lossy)
+	backFile(t, kept)
+	devs := []string{lossy, kept}
 	count := filepath.Join(t.TempDir(), "cuts")
 	rep := filepath.Join(t.TempDir(), "report")
-	name := strings.TrimPrefix(dev, "/dev/")
-	args := hostCutArgs("powerloss.toml", dev, rep, hostCut(dev, img, count))
+	lossyName, keptName := strings.TrimPrefix(lossy, "/dev/"), strings.TrimPrefix(kept, "/dev/")
+	args := hostCutArgs("powerloss.toml", devs, rep, hostCut(devs, img, count))
 
 	runSuite(t, powerLossOnly, args...)
 	noFioLeft(t)
 	require.Equal(t, 1, cuts(t, count))
-	reboot(t, dev)
-	before := testenv.SHA256(t, dev)
+	reboot(t, devs...)
+	before := testenv.SHA256(t, lossy)
 	resumed := runSuite(t, powerLossOnly, append(args, "-resume")...)
 	noFioLeft(t)
 	assert.Equal(t, 1, cuts(t, count), "the resume judges the cycle the cut interrupted and cuts nothing")
 	assert.NotEqual(t, 0, resumed.Code)
-	require.Contains(t, resumed.Stdout, "--- FAIL: TestPowerLoss/"+name+"/cycle_1", resumed.Stdout+resumed.Stderr)
+	require.Contains(t, resumed.Stdout, "--- FAIL: TestPowerLoss/"+lossyName+"/cycle_1", resumed.Stdout+resumed.Stderr)
 	assert.Contains(t, resumed.Stdout, "first lost range: LBA 0, 128 blocks (65536 bytes at offset 0), came back as zeros")
+	assert.Contains(t, resumed.Stdout, "--- PASS: TestPowerLoss/"+keptName+"/cycle_1")
 	assert.Contains(t, resumed.Stdout, "NOT QUALIFIED: power_loss")
-	assert.Equal(t, before, testenv.SHA256(t, dev), "judging the cycle after the reboot reads the drive and writes nothing")
+	assert.Equal(t, before, testenv.SHA256(t, lossy), "judging the cycle after the reboot reads the drive and writes nothing")
 
 	again := runSuite(t, powerLossOnly, append(args, "-resume")...)
 	assert.Equal(t, 1, cuts(t, count))
 	assert.NotEqual(t, 0, again.Code)
-	assert.Contains(t, again.Stdout, "--- FAIL: TestPowerLoss/"+name+"/cycle_1", again.Stdout+again.Stderr)
+	assert.Contains(t, again.Stdout, "--- FAIL: TestPowerLoss/"+lossyName+"/cycle_1", again.Stdout+again.Stderr)
 	assert.Contains(t, again.Stdout, "came back as zeros")
+	assert.Contains(t, again.Stdout, "--- PASS: TestPowerLoss/"+keptName+"/cycle_1")
 
 	replay := runSuite(t, powerLossOnly, "-replay="+filepath.Join(rep, "raw"))
 	assert.NotEqual(t, 0, replay.Code)
-	assert.Contains(t, replay.Stdout, "--- FAIL: TestPowerLoss/"+name+"/cycle_1", replay.Stdout+replay.Stderr)
+	assert.Contains(t, replay.Stdout, "--- FAIL: TestPowerLoss/"+lossyName+"/cycle_1", replay.Stdout+replay.Stderr)
 	assert.Contains(t, replay.Stdout, "first lost range: LBA 0, 128 blocks (65536 bytes at offset 0), came back as zeros")
+	assert.Contains(t, replay.Stdout, "--- PASS: TestPowerLoss/"+keptName+"/cycle_1")
 }

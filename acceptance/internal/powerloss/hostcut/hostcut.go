@@ -1,16 +1,16 @@
 // Package hostcut is a power-loss cycle whose cut is the whole host's:
-// fio writes the cycle's pattern and ends, the cycle's ledger of
-// acknowledged writes and its state are saved and fsynced, the host's
-// power is cut, and after the reboot the cycle is judged from what was
-// saved.
+// fio writes the cycle's pattern on every drive at once and ends, each
+// drive's ledger of acknowledged writes and its state are saved and
+// fsynced, the host's power is cut once, and after the reboot each
+// drive's cycle is judged from what was saved.
 //
 // fio keeps its per-I/O log in memory and writes it at its exit, so no
 // log survives a cut that comes while fio writes: the writes judged are
 // those of a fio run that ended normally before the cut, whose log was
 // on disk (fsynced, in the recording, which is not on a drive under
-// test) before the cut command ran. No write is issued to the drive
-// between the end of that run and the cut, so every write the drive
-// acknowledged before the cut is in the ledger.
+// test) before the cut command ran. No write is issued to a drive
+// between the end of that run and the cut, so every write a drive
+// acknowledged before the cut is in its ledger.
 package hostcut
 
 import (
@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
@@ -105,78 +106,174 @@ func Job(c cycle.Config, path string) string {
 	return b.String()
 }
 
-// Cut runs cycle k's writes on d, saves the cycle's state in c.Dir and
-// with save (which records the cycle as Pending in the run's record),
-// fsyncs everything under c.Dir's parent, and runs the cut command. It
-// returns only when the cut did not happen: the command failed, the
-// host ran on for HostDown after it, or the cycle never reached it.
-func Cut(ctx context.Context, d cycle.Drive, c cycle.Config, k int, save func() error, logf func(string, ...any)) powerloss.Cycle {
-	rule, why := d.Promise.Rule()
-	out := powerloss.Cycle{Drive: d.Path, Cycle: k, Method: "host: " + c.Cut, Rule: rule.String(), RuleWhy: why, LBA: d.LBA, Tag: fmt.Sprintf("%08x", c.Tag)}
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
-		out.NotRun = err.Error()
+// Drive is one drive of a host cut: the drive and how its cycle runs
+// (its Config's Dir, Tag and Test; the cut command is Cut's).
+type Drive struct {
+	cycle.Drive
+	Config cycle.Config
+}
+
+// Cut runs cycle k on every drive at once and cuts the host's power
+// once: each drive's fio writes its pattern for cut_after, all started
+// together so that all end together, each drive's cache holding its
+// last writes at the cut. Each drive's ledger and state are then saved
+// in its Config.Dir and its cycle given to record (pending: NotRun is
+// Pending; a drive whose writes failed: NotRun says why, and the others
+// are cut all the same), everything under each Config.Dir's parent is
+// fsynced, and cmd runs by sh with env, once, its output in each pending
+// drive's cut.log. Cut returns only when the cut did not happen (the
+// command failed, the host ran on for HostDown after it, the cycle
+// never reached it, no drive's writes were saved): each drive's cycle,
+// NotRun saying why.
+func Cut(ctx context.Context, drives []Drive, k int, cmd string, env []string, record func(i int, c powerloss.Cycle) error, logf func(string, ...any)) []powerloss.Cycle {
+	ws := make([]*writes, len(drives))
+	for i, d := range drives {
+		ws[i] = &writes{d: d}
+	}
+	// Each drive's state before the cycle (a read of its size) at once,
+	// then its writes, started together.
+	each(ws, func(w *writes) { w.prepare(ctx, cmd, k) })
+	for _, w := range ws {
+		if w.out.NotRun == "" {
+			logf("%s: cycle %d: fio writes pattern %08x for %s, with every other drive's; then the ledgers are saved and the host's power cut", w.d.Name, k, w.d.Config.Tag, w.d.Config.Test.CutAfter)
+		}
+	}
+	each(ws, func(w *writes) {
+		if w.out.NotRun == "" {
+			if err := cycle.RunFio(ctx, w.d.Config, w.job); err != nil {
+				w.out.NotRun = fmt.Sprintf("%s: fio did not end normally before the cut (%v): see %s", w.d.Path, err, filepath.Join(w.d.Config.Dir, "fio.stderr"))
+			}
+		}
+	})
+	var pending []*writes
+	for i, w := range ws {
+		if w.out.NotRun == "" {
+			w.save()
+		}
+		c := w.out
+		if c.NotRun == "" {
+			c = w.st.Cycle
+			c.NotRun = Pending
+		}
+		if err := record(i, c); err != nil && w.out.NotRun == "" {
+			w.out.NotRun = fmt.Sprintf("recording the cycle before the cut: %v", err)
+		}
+		if w.out.NotRun == "" {
+			pending = append(pending, w)
+		}
+	}
+	notCut := func(why string) []powerloss.Cycle {
+		out := make([]powerloss.Cycle, len(ws))
+		for i, w := range ws {
+			if w.out.NotRun == "" {
+				w.out.NotRun = why
+			}
+			out[i] = w.out
+		}
 		return out
+	}
+	if len(pending) == 0 {
+		return notCut("")
+	}
+	for _, w := range ws {
+		if err := syncTree(filepath.Dir(w.d.Config.Dir)); err != nil {
+			return notCut(fmt.Sprintf("syncing the cycle's record before the cut: %v", err))
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return notCut(fmt.Sprintf("the run was stopped before the cut (%v)", err))
+	}
+	total := 0
+	for _, w := range pending {
+		total += sum(w.st.Completed)
+	}
+	logf("cycle %d: %d writes completed on %d drive(s), ledgers saved; cutting the host's power (%s): after the reboot, run the same command line with -resume", k, total, len(pending), cmd)
+	cutLog := filepath.Join(pending[0].d.Config.Dir, "cut.log")
+	err := cycle.Command(ctx, cmd, env, cutLog)
+	if data, rerr := os.ReadFile(cutLog); rerr == nil {
+		for _, w := range pending[1:] {
+			_ = os.WriteFile(filepath.Join(w.d.Config.Dir, "cut.log"), data, 0o644)
+		}
+	}
+	if err != nil {
+		return notCut(fmt.Sprintf("the cut command failed (%v): see %s", err, cutLog))
+	}
+	select {
+	case <-time.After(HostDown):
+		return notCut(fmt.Sprintf("the host's power was not cut: the cut command returned and the host ran on for %s; check the cut command (see %s)", HostDown, cutLog))
+	case <-ctx.Done():
+		return notCut(fmt.Sprintf("the run was stopped while the host's power cut was awaited (%v)", ctx.Err()))
+	}
+}
+
+// writes is one drive's part of a host cut's cycle.
+type writes struct {
+	d    Drive
+	out  powerloss.Cycle
+	st   State
+	snap []uint64
+	job  string
+}
+
+// each runs f on every w at once and waits for all.
+func each(ws []*writes, f func(*writes)) {
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(w)
+		}()
+	}
+	wg.Wait()
+}
+
+// prepare reads what the drive is and holds before cycle k's writes,
+// and writes its fio job.
+func (w *writes) prepare(ctx context.Context, cut string, k int) {
+	d, c := w.d, w.d.Config
+	rule, why := d.Promise.Rule()
+	w.out = powerloss.Cycle{Drive: d.Path, Cycle: k, Method: "host: " + cut, Rule: rule.String(), RuleWhy: why, LBA: d.LBA, Tag: fmt.Sprintf("%08x", c.Tag)}
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		w.out.NotRun = err.Error()
+		return
 	}
 	before, noCounters := d.Counters(ctx)
 	id, err := d.Identity(ctx)
 	if err != nil {
-		out.NotRun = fmt.Sprintf("%s: reading its identity before the cut: %v", d.Path, err)
-		return out
+		w.out.NotRun = fmt.Sprintf("%s: reading its identity before the cut: %v", d.Path, err)
+		return
 	}
-	snap, err := cycle.Snapshot(d.Path, c.Test.Size, c.Test.BS)
-	if err != nil {
-		out.NotRun = fmt.Sprintf("%s: reading what it held before the cycle: %v", d.Path, err)
-		return out
+	if w.snap, err = cycle.Snapshot(d.Path, c.Test.Size, c.Test.BS); err != nil {
+		w.out.NotRun = fmt.Sprintf("%s: reading what it held before the cycle: %v", d.Path, err)
+		return
 	}
-	job := filepath.Join(c.Dir, "job.fio")
-	if err := os.WriteFile(job, []byte(Job(c, d.Path)), 0o644); err != nil {
-		out.NotRun = err.Error()
-		return out
+	w.job = filepath.Join(c.Dir, "job.fio")
+	if err := os.WriteFile(w.job, []byte(Job(c, d.Path)), 0o644); err != nil {
+		w.out.NotRun = err.Error()
+		return
 	}
-	logf("%s: cycle %d: fio writes pattern %08x for %s; then the cycle's ledger is saved and the host's power cut", d.Name, k, c.Tag, c.Test.CutAfter)
-	if err := cycle.RunFio(ctx, c, job); err != nil {
-		out.NotRun = fmt.Sprintf("%s: fio did not end normally before the cut (%v): see %s", d.Path, err, filepath.Join(c.Dir, "fio.stderr"))
-		return out
-	}
+	w.st = State{Identity: id, Size: c.Test.Size, BS: c.Test.BS, FlushEvery: c.Test.FlushEvery, Completed: map[string]int{}}
+	w.st.Cycle = w.out
+	w.st.Cycle.Counters, w.st.Cycle.NoCounters = before, noCounters
+}
+
+// save reads the drive's ledger once its fio ended and saves its state
+// (synced).
+func (w *writes) save() {
+	c := w.d.Config
 	jobs, err := Ledger(c.Dir, c.Test.FlushEvery)
 	if err != nil {
-		out.NotRun = fmt.Sprintf("%s: reading fio's log of completed writes: %v", d.Path, err)
-		return out
+		w.out.NotRun = fmt.Sprintf("%s: reading fio's log of completed writes: %v", w.d.Path, err)
+		return
 	}
-	st := State{Identity: id, Size: c.Test.Size, BS: c.Test.BS, FlushEvery: c.Test.FlushEvery, Completed: map[string]int{}, Saved: time.Now().UTC().Format(time.RFC3339Nano), BootID: bootID()}
 	for i, j := range jobs {
-		st.Completed[Jobs[i].Name] = len(j.Writes)
+		w.st.Completed[Jobs[i].Name] = len(j.Writes)
 	}
-	st.Cycle = out
-	st.Cycle.Counters, st.Cycle.NoCounters = before, noCounters
-	if err := saveState(c.Dir, st, snap); err != nil {
-		out.NotRun = fmt.Sprintf("saving the cycle's state before the cut: %v", err)
-		return out
+	w.st.Saved, w.st.BootID = time.Now().UTC().Format(time.RFC3339Nano), bootID()
+	if err := saveState(c.Dir, w.st, w.snap); err != nil {
+		w.out.NotRun = fmt.Sprintf("saving the cycle's state before the cut: %v", err)
 	}
-	if err := save(); err != nil {
-		out.NotRun = fmt.Sprintf("recording the cycle before the cut: %v", err)
-		return out
-	}
-	if err := syncTree(filepath.Dir(c.Dir)); err != nil {
-		out.NotRun = fmt.Sprintf("syncing the cycle's record before the cut: %v", err)
-		return out
-	}
-	if err := ctx.Err(); err != nil {
-		out.NotRun = fmt.Sprintf("the run was stopped before the cut (%v)", err)
-		return out
-	}
-	logf("%s: cycle %d: %d writes completed, ledger saved; cutting the host's power (%s): after the reboot, run the same command line with -resume", d.Name, k, sum(st.Completed), c.Cut)
-	if err := cycle.Command(ctx, c.Cut, c.Env, filepath.Join(c.Dir, "cut.log")); err != nil {
-		out.NotRun = fmt.Sprintf("the cut command failed (%v): see %s", err, filepath.Join(c.Dir, "cut.log"))
-		return out
-	}
-	select {
-	case <-time.After(HostDown):
-		out.NotRun = fmt.Sprintf("the host's power was not cut: the cut command returned and the host ran on for %s; check the cut command (see %s)", HostDown, filepath.Join(c.Dir, "cut.log"))
-	case <-ctx.Done():
-		out.NotRun = fmt.Sprintf("the run was stopped while the host's power cut was awaited (%v)", ctx.Err())
-	}
-	return out
 }
 
 func sum(m map[string]int) int {

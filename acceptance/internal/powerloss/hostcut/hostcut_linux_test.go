@@ -43,38 +43,94 @@ func loopDrive(t *testing.T) (cycle.Drive, string) {
 	return d, strings.TrimSpace(string(out))
 }
 
-func config(t *testing.T, cut string) cycle.Config {
-	return cycle.Config{Cut: cut, Dir: filepath.Join(t.TempDir(), "cycle_1"), Tag: 0x5eed0002,
+func config(t *testing.T, tag uint32) cycle.Config {
+	return cycle.Config{Dir: filepath.Join(t.TempDir(), "cycle_1"), Tag: tag,
 		Test: specs.PowerLoss{Cycles: 1, ReadyWithin: 5 * time.Second, CutAfter: time.Second, Size: 8 << 20, BS: 4096, FlushEvery: 4}}
 }
 
-// A cut command that returns with the host still up is no cut: Cut says
-// so after HostDown. Its state was saved before the command ran (save
-// sees it), and Finish judges from it after the "reboot": the device
-// refused writes and lost its first 64 KiB, which its ledger held as
-// flushed, so it fails naming zeros; every acknowledged write is one
-// completed before its job's last completed flush (no final flush).
+// fioSpan is when fio's run in dir wrote, in ms since the epoch: from
+// its output's time less its longest job's runtime (no earlier than its
+// writes began) to its output's time (no earlier than they ended).
+func fioSpan(t *testing.T, dir string) (start, end int64) {
+	data, err := os.ReadFile(filepath.Join(dir, "fio.json"))
+	require.NoError(t, err)
+	var out struct {
+		TimestampMS int64 `json:"timestamp_ms"`
+		Jobs        []struct {
+			Runtime int64 `json:"job_runtime"`
+		} `json:"jobs"`
+	}
+	require.NoError(t, json.Unmarshal(data, &out))
+	require.Len(t, out.Jobs, 2)
+	var longest int64
+	for _, j := range out.Jobs {
+		require.GreaterOrEqual(t, j.Runtime, int64(900), "each job writes for cut_after")
+		longest = max(longest, j.Runtime)
+	}
+	return out.TimestampMS - longest, out.TimestampMS
+}
+
+// Three drives, one cut of the host for all. A cut command that returns
+// with the host still up is no cut: Cut says so after HostDown, for
+// every drive it cut. The cut ran once, after both drives' writes (fio
+// on each at once: their runs overlap) and their states were on disk,
+// each recorded pending before it; the third drive refused writes
+// before the cut (fio failed), and is recorded as not run, the others
+// cut all the same. Finish judges each drive from its own state after
+// the "reboot": the one whose image lost its first 64 KiB (held by its
+// ledger as flushed) fails naming zeros; the other passes. Every
+// acknowledged write is one completed before its job's last completed
+// flush (no final flush).
 func TestCutThenFinish(t *testing.T) {
 	old := HostDown
 	HostDown = 200 * time.Millisecond
 	t.Cleanup(func() { HostDown = old })
-	d, img := loopDrive(t)
-	c := config(t, "blockdev --setro "+d.Path+"; dd if=/dev/zero of="+img+" bs=64k count=1 conv=notrunc,fsync status=none")
-	saved := false
-	out := Cut(context.Background(), d, c, 1, func() error {
-		_, err := os.Stat(filepath.Join(c.Dir, StateFile))
-		saved = err == nil
-		return err
+	lossy, img := loopDrive(t)
+	kept, _ := loopDrive(t)
+	refused, _ := loopDrive(t)
+	require.NoError(t, exec.Command("blockdev", "--setro", refused.Path).Run())
+	count := filepath.Join(t.TempDir(), "cuts")
+	cut := "blockdev --setro " + lossy.Path + "; blockdev --setro " + kept.Path + "; echo cut >> " + count +
+		"; dd if=/dev/zero of=" + img + " bs=64k count=1 conv=notrunc,fsync status=none"
+	drives := []Drive{{lossy, config(t, 0x5eed0002)}, {kept, config(t, 0x5eed0003)}, {refused, config(t, 0x5eed0004)}}
+	recorded := map[int]powerloss.Cycle{}
+	out := Cut(context.Background(), drives, 1, cut, nil, func(i int, c powerloss.Cycle) error {
+		if c.NotRun == Pending {
+			_, err := os.Stat(filepath.Join(drives[i].Config.Dir, StateFile))
+			require.NoError(t, err, "the state is on disk when the cycle is recorded, before the cut")
+		}
+		_, err := os.Stat(count)
+		assert.True(t, os.IsNotExist(err), "every drive is recorded before the cut")
+		recorded[i] = c
+		return nil
 	}, t.Logf)
-	assert.True(t, saved, "the state is on disk when the cycle is recorded, before the cut")
-	assert.Contains(t, out.NotRun, "the host's power was not cut: the cut command returned and the host ran on for 200ms")
-	require.NoError(t, exec.Command("blockdev", "--setrw", d.Path).Run())
+	data, err := os.ReadFile(count)
+	require.NoError(t, err)
+	assert.Equal(t, "cut\n", string(data), "one cut for every drive")
+	require.Len(t, out, 3)
+	require.Len(t, recorded, 3)
+	for i := range 2 {
+		assert.Equal(t, Pending, recorded[i].NotRun)
+		assert.Equal(t, "host: "+cut, recorded[i].Method)
+		assert.Contains(t, out[i].NotRun, "the host's power was not cut: the cut command returned and the host ran on for 200ms")
+		_, err := os.Stat(filepath.Join(drives[i].Config.Dir, "cut.log"))
+		assert.NoError(t, err, "each cut drive keeps the cut's output")
+	}
+	assert.Contains(t, recorded[2].NotRun, refused.Path+": fio did not end normally before the cut")
+	assert.Equal(t, recorded[2].NotRun, out[2].NotRun)
+	start0, end0 := fioSpan(t, drives[0].Config.Dir)
+	start1, end1 := fioSpan(t, drives[1].Config.Dir)
+	assert.Less(t, start0, end1, "the drives are written at once")
+	assert.Less(t, start1, end0, "the drives are written at once")
+	for _, d := range []string{lossy.Path, kept.Path, refused.Path} {
+		require.NoError(t, exec.Command("blockdev", "--setrw", d).Run())
+	}
 
-	got := Finish(context.Background(), d, c.Dir, 5*time.Second)
+	got := Finish(context.Background(), lossy, drives[0].Config.Dir, 5*time.Second)
 	require.Empty(t, got.NotRun+got.NotReturned+got.Error)
-	assert.Equal(t, "host: "+c.Cut, got.Method)
+	assert.Equal(t, "host: "+cut, got.Method)
 	assert.Equal(t, "a loop device keeps no count of power losses; the host did not restart since the cut (the same boot id): the cut did not cut its power", got.NoCounters)
-	jobs, err := Ledger(c.Dir, 4)
+	jobs, err := Ledger(drives[0].Config.Dir, 4)
 	require.NoError(t, err)
 	want := 0
 	for _, j := range jobs {
@@ -89,41 +145,59 @@ func TestCutThenFinish(t *testing.T) {
 	assert.Equal(t, powerloss.Fail, v.Verdict)
 	assert.Contains(t, v.Message, "first lost range: LBA 0, 128 blocks (65536 bytes at offset 0), came back as zeros")
 
+	other := Finish(context.Background(), kept, drives[1].Config.Dir, 5*time.Second)
+	require.Empty(t, other.NotRun+other.NotReturned+other.Error)
+	assert.Greater(t, other.Acknowledged, 0)
+	assert.Equal(t, 0, other.LostWrites)
+	assert.Equal(t, powerloss.Pass, powerloss.Judge(other).Verdict)
+
 	// Another drive in its place after the reboot did not return.
-	other := d
-	other.Identity = func(context.Context) (string, error) { return "another drive", nil }
-	swapped := Finish(context.Background(), other, c.Dir, 5*time.Second)
-	assert.Contains(t, swapped.NotReturned, "came back as another drive")
-	assert.Equal(t, powerloss.Fail, powerloss.Judge(swapped).Verdict)
+	swapped := lossy
+	swapped.Identity = func(context.Context) (string, error) { return "another drive", nil }
+	gone := Finish(context.Background(), swapped, drives[0].Config.Dir, 5*time.Second)
+	assert.Contains(t, gone.NotReturned, "came back as another drive")
+	assert.Equal(t, powerloss.Fail, powerloss.Judge(gone).Verdict)
 
 	// Saved in another boot: the host restarted since.
-	st, _, err := LoadState(c.Dir)
+	dir := drives[0].Config.Dir
+	st, _, err := LoadState(dir)
 	require.NoError(t, err)
 	st.BootID = "00000000-0000-0000-0000-000000000000"
-	data, err := json.Marshal(st)
+	data, err = json.Marshal(st)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(c.Dir, StateFile), data, 0o644))
-	rebooted := Finish(context.Background(), d, c.Dir, 5*time.Second)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, StateFile), data, 0o644))
+	rebooted := Finish(context.Background(), lossy, dir, 5*time.Second)
 	assert.Contains(t, rebooted.NoCounters, "; the host restarted since the cut (another boot id)")
 
 	// A ledger shortened after the cut (a write's line removed) is not
 	// judged as the drive's: the state saved before the cut counts it.
-	logs, _ := filepath.Glob(filepath.Join(c.Dir, "sequential_lat.*.log"))
+	logs, _ := filepath.Glob(filepath.Join(dir, "sequential_lat.*.log"))
 	require.Len(t, logs, 1)
 	data, err = os.ReadFile(logs[0])
 	require.NoError(t, err)
 	lines := strings.SplitAfter(string(data), "\n")
 	require.NoError(t, os.WriteFile(logs[0], []byte(strings.Join(lines[1:], "")), 0o644))
-	altered := Finish(context.Background(), d, c.Dir, 5*time.Second)
+	altered := Finish(context.Background(), lossy, dir, 5*time.Second)
 	assert.Contains(t, altered.Error, "the recording was altered")
 	assert.Equal(t, powerloss.Fail, powerloss.Judge(altered).Verdict)
 }
 
-// A failing cut command is said, the cycle not judged.
+// A failing cut command is said for every drive, the cycle not judged;
+// with no drive's writes saved, nothing is cut.
 func TestCutCommandFails(t *testing.T) {
 	d, _ := loopDrive(t)
-	c := config(t, "echo no outlet >&2; exit 3")
-	out := Cut(context.Background(), d, c, 1, func() error { return nil }, t.Logf)
-	assert.Contains(t, out.NotRun, "the cut command failed (exit status 3: no outlet)")
-	assert.Equal(t, powerloss.Inconclusive, powerloss.Judge(out).Verdict)
+	e, _ := loopDrive(t)
+	drives := []Drive{{d, config(t, 1)}, {e, config(t, 2)}}
+	out := Cut(context.Background(), drives, 1, "echo no outlet >&2; exit 3", nil, func(int, powerloss.Cycle) error { return nil }, t.Logf)
+	for _, c := range out {
+		assert.Contains(t, c.NotRun, "the cut command failed (exit status 3: no outlet)")
+		assert.Equal(t, powerloss.Inconclusive, powerloss.Judge(c).Verdict)
+	}
+
+	require.NoError(t, exec.Command("blockdev", "--setro", d.Path).Run())
+	count := filepath.Join(t.TempDir(), "cuts")
+	out = Cut(context.Background(), drives[:1], 1, "echo cut >> "+count, nil, func(int, powerloss.Cycle) error { return nil }, t.Logf)
+	assert.Contains(t, out[0].NotRun, "fio did not end normally before the cut")
+	_, err := os.Stat(count)
+	assert.True(t, os.IsNotExist(err), "no drive's writes were saved: the host is not cut")
 }

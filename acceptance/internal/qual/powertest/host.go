@@ -1,12 +1,19 @@
 package powertest
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
+	"github.com/drivequal/drivequal/acceptance/internal/powerloss/hostcut"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 )
 
 // plpCounted says whether c0's PLP start count is evidence of a power
@@ -17,28 +24,161 @@ func plpCounted(c0 nvme.OCPSmart) bool {
 	return c0.Reported("PLP start count") && c0.PLPStartCount.Hi == 0 && c0.CapacitorHealth != 0xffff
 }
 
-// cutsSeen is how many power cuts each drive saw: with the whole host's
-// power cut, every drive sees every drive's cuts (total); else the most
-// cycles any one drive was cut (most).
-func (t *Test) cutsSeen(most, total int) int {
-	if t.Cfg.PowerCutHost {
-		return total
+// hosted is a drive's cycle of a run that cuts the whole host, as Run
+// takes it (see cycle).
+type hosted struct {
+	c     powerloss.Cycle
+	found bool
+	err   error
+}
+
+// took is drive i's cycle k from h (a run that cuts the whole host).
+func took(h [][]hosted, i, k int) (powerloss.Cycle, bool, error) {
+	if i >= len(h) || k > len(h[i]) {
+		return powerloss.Cycle{}, false, nil
 	}
-	return most
+	return h[i][k-1].c, h[i][k-1].found, h[i][k-1].err
+}
+
+// hostCycles runs a live run's cycles with the whole host's power cut,
+// cycle by cycle for every drive at once: each drive's cycle k the
+// recording lists is taken as recorded (a resume), those the host's cut
+// ended before they were judged (hostcut.Pending) judged now, every
+// drive at once; then every drive whose cycle k is not recorded is
+// written and the host cut once for all of them (hostcut.Cut), which
+// ends the run. A drive's cycles end at one that could not start, as
+// Run's do. why says why none ran ("" when they did).
+func (t *Test) hostCycles(ctx context.Context, logf func(string, ...any)) (out [][]hosted, why string) {
+	if t.Rec != nil {
+		for i, d := range t.Drives {
+			n := len(t.Drives)
+			if err := t.Rec.Update(func(r *record.Run) { r.Sample(i, n).Writing = "the power-loss test" }); err != nil {
+				return nil, fmt.Sprintf("not run: marking %s as written in run.json: %v", d.Path, err)
+			}
+		}
+	}
+	out = make([][]hosted, len(t.Drives))
+	stopped := make([]bool, len(t.Drives))
+	for k := 1; k <= t.Spec.Cycles; k++ {
+		var pending, fresh []int
+		for i, d := range t.Drives {
+			if stopped[i] {
+				continue
+			}
+			if t.Cfg.Resume {
+				if c, listed, err := t.recorded(d, k); listed {
+					out[i] = append(out[i], hosted{c, err == nil, err})
+					if err == nil && c.NotRun == hostcut.Pending {
+						pending = append(pending, i)
+					}
+					continue
+				}
+			}
+			fresh = append(fresh, i)
+		}
+		t.finish(ctx, out, pending, k, logf)
+		var cut []int
+		for _, i := range fresh {
+			if err := t.begin(ctx, t.Drives[i], k); err != nil {
+				out[i], stopped[i] = append(out[i], hosted{err: err}), true
+				continue
+			}
+			cut = append(cut, i)
+		}
+		t.cutHost(ctx, out, cut, k, logf)
+	}
+	return out, ""
+}
+
+// finish judges the pending cycle k of each drive of pending, from what
+// was saved before the host's cut, all at once, and records each.
+func (t *Test) finish(ctx context.Context, out [][]hosted, pending []int, k int, logf func(string, ...any)) {
+	var wg sync.WaitGroup
+	for _, i := range pending {
+		d := t.Drives[i]
+		logf("%s: cycle %d: the host's power was cut after its writes; reading back what was acknowledged before the cut", d.Name, k)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := hostcut.Finish(ctx, t.target(ctx, d), filepath.Join(t.Dir, Dir, d.Name, fmt.Sprintf("cycle_%d", k)), t.Spec.ReadyWithin)
+			c.Drive, c.Cycle = d.Path, k
+			out[i][k-1].c = c
+		}()
+	}
+	wg.Wait()
+	for _, i := range pending {
+		out[i][k-1].err = t.land(t.Drives[i], rel(t.Drives[i], k), out[i][k-1].c)
+	}
+}
+
+// cutHost runs cycle k of each drive of cut at once and cuts the host's
+// power once (hostcut.Cut); it returns only when the cut did not happen,
+// each drive's cycle recorded.
+func (t *Test) cutHost(ctx context.Context, out [][]hosted, cut []int, k int, logf func(string, ...any)) {
+	if len(cut) == 0 {
+		return
+	}
+	drives := make([]hostcut.Drive, len(cut))
+	for j, i := range cut {
+		drives[j] = hostcut.Drive{Drive: t.target(ctx, t.Drives[i]), Config: t.config(t.Drives[i], k)}
+	}
+	record := func(j int, c powerloss.Cycle) error {
+		d := t.Drives[cut[j]]
+		c.Drive, c.Cycle = d.Path, k
+		return t.land(d, rel(d, k), c)
+	}
+	env := cmdline.PowerEnv(nil)
+	if len(t.Drives) == 1 {
+		env = cmdline.PowerEnv(t.values(t.Drives[0]))
+	}
+	cycles := hostcut.Cut(ctx, drives, k, cmdline.PowerCommand(t.Cfg.PowerCut), env, record, logf)
+	for j, i := range cut {
+		d := t.Drives[i]
+		c := cycles[j]
+		c.Drive, c.Cycle = d.Path, k
+		out[i] = append(out[i], hosted{c, true, t.land(d, rel(d, k), c)})
+	}
+}
+
+// hostCommand refuses a host's cut command that names a drive ({path},
+// {serial}, {slot}, {name} or its variable) when there are several: it
+// runs once a cycle for every drive, so no one drive's value is its.
+func (t *Test) hostCommand() []error {
+	if !t.Cfg.PowerCutHost || len(t.Drives) < 2 {
+		return nil
+	}
+	var errs []error
+	for _, p := range cmdline.PowerPlaceholders {
+		if key := strings.Trim(p, "{}"); cmdline.PowerUses(t.Cfg.PowerCut, key) {
+			errs = append(errs, fmt.Errorf("parsing -power-cut: with -power-cut-host it runs once a cycle to cut the host's power under all %d drives, so it cannot use a drive's %s (%s): name the host's BMC or outlet itself", len(t.Drives), key, p))
+		}
+	}
+	return errs
+}
+
+// hostEstimate is the test's duration with the whole host's power cut
+// (the reboots not counted): each cycle reads every drive's data at
+// once (at 200 MiB/s), writes them all at once for cut_after, and after
+// the reboot waits up to ready_within and reads their data back.
+func (t *Test) hostEstimate() time.Duration {
+	p := t.Spec
+	per := max(p.CutAfter, time.Second) + p.ReadyWithin + 2*time.Duration(p.Size/(200<<20)+1)*time.Second
+	return time.Duration(p.Cycles) * per
 }
 
 // printHost writes the dry run's lines of a whole host's power cut: one
-// cut and reboot a cycle of each drive, each drive's writes saved before
-// it, and the resume that judges it.
+// cut and reboot a cycle, every drive written before it and its writes
+// saved, and the resume that judges them.
 func (t *Test) printHost(w io.Writer) {
 	p := t.Spec
-	fmt.Fprintf(w, "  the whole host's power is cut, %d time(s) (%d cycle(s) of each of %d drive(s), one drive written a cut): %s\n",
-		p.Cycles*len(t.Drives), p.Cycles, len(t.Drives), cmdline.PowerCommand(t.Cfg.PowerCut))
-	fmt.Fprintln(w, "  each cut ends the run: once the host is back, run the same command line with -resume to judge the cycle and go on to the next")
+	fmt.Fprintf(w, "  the whole host's power is cut %d time(s), every drive written before each cut (%d drive(s), their writes at once): %s\n",
+		p.Cycles, len(t.Drives), cmdline.PowerCommand(t.Cfg.PowerCut))
+	fmt.Fprintln(w, "  each cut ends the run: once the host is back, run the same command line with -resume to judge every drive's cycle and go on to the next")
+	if len(t.Drives) == 1 {
+		fmt.Fprintf(w, "  run by sh with %s\n", strings.Join(cmdline.PowerEnv(t.values(t.Drives[0])), " "))
+	}
 	for _, d := range t.Drives {
-		v := t.values(d)
-		fmt.Fprintf(w, "  %s: run by sh with %s\n", d.Path, strings.Join(cmdline.PowerEnv(v), " "))
-		fmt.Fprintf(w, "  %s  data at risk: the first %s (bytes 0 to %d), written for %s with a flush every %d writes of %d bytes, the ledger of completed writes saved and synced before the cut; every drive of the host loses power at each cut\n",
-			spaces(len(d.Path)), mib(p.Size), p.Size, p.CutAfter, p.FlushEvery, p.BS)
+		fmt.Fprintf(w, "  %s: data at risk: the first %s (bytes 0 to %d), written for %s with a flush every %d writes of %d bytes, the ledger of completed writes saved and synced before the cut; it loses power at each cut\n",
+			d.Path, mib(p.Size), p.Size, p.CutAfter, p.FlushEvery, p.BS)
 	}
 }

@@ -1,11 +1,14 @@
 package powertest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
@@ -16,8 +19,9 @@ import (
 // TestHealth's allowance of new OCP incomplete shutdowns after the
 // cycles: one a cut each drive saw for a drive without the promise of
 // power-loss protection (two drives cut twice each: 2 a drive; with the
-// whole host cut each time, every drive saw all 4), and none for a
-// drive that promises it: its protection must complete every shutdown.
+// whole host cut, once a cycle for both drives, each saw the host's 2
+// cuts), and none for a drive that promises it: its protection must
+// complete every shutdown.
 func TestIncompleteShutdownAllowance(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{}
@@ -42,7 +46,7 @@ func TestIncompleteShutdownAllowance(t *testing.T) {
 		want      uint64
 	}{
 		{"no plp, drive cuts", false, false, 1 + 2},
-		{"no plp, host cuts", false, true, 1 + 4},
+		{"no plp, host cuts", false, true, 1 + 2},
 		{"plp, drive cuts", true, false, 1},
 		{"plp, host cuts", true, true, 1},
 	} {
@@ -76,6 +80,66 @@ func TestPLPCounted(t *testing.T) {
 	} {
 		if got := plpCounted(tt.c0); got != tt.want {
 			t.Errorf("%s: plpCounted = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// With the whole host's power cut, every drive is written before each
+// cut: the dry run says the host is cut once a cycle, whatever the
+// number of drives, and the estimate does not grow with them.
+func TestHostPrint(t *testing.T) {
+	one := cmdTest(t, "ipmitool chassis power off", "", nvmeNone(t), ns("nvme0n1", "nvme0"))
+	one.Cfg.PowerCutHost = true
+	two := cmdTest(t, "ipmitool chassis power off", "", nvmeNone(t), ns("nvme0n1", "nvme0"), ns("nvme1n1", "nvme1"))
+	two.Cfg.PowerCutHost = true
+	var b bytes.Buffer
+	two.Print(&b)
+	for _, want := range []string{
+		"the whole host's power is cut 3 time(s), every drive written before each cut (2 drive(s), their writes at once): ipmitool chassis power off",
+		"run the same command line with -resume to judge every drive's cycle",
+		"/dev/nvme0n1: data at risk: the first 1024 MiB",
+		"/dev/nvme1n1: data at risk: the first 1024 MiB",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("Print = %s\nwant %q in it", b.String(), want)
+		}
+	}
+	if strings.Contains(b.String(), "time(s) (") || strings.Contains(b.String(), "one drive written a cut") {
+		t.Errorf("Print = %s\nwant one cut a cycle", b.String())
+	}
+	// 3 cycles: 5 s of writes, up to a minute to return, 1 GiB read
+	// twice (6 s each): 3 × 77 s.
+	if got, want := two.Estimate(), 3*77*time.Second; got != want || one.Estimate() != want {
+		t.Errorf("Estimate = %s (one drive %s), want %s for one or two drives", got, one.Estimate(), want)
+	}
+}
+
+// The host's cut runs once for every drive: with several drives, a
+// command that names one drive is refused, before anything runs; with
+// one drive, or naming none, it is not.
+func TestHostCommandNamesNoDrive(t *testing.T) {
+	for _, tt := range []struct {
+		cut    string
+		drives []Drive
+		want   []string
+	}{
+		{"ipmitool chassis power off", []Drive{ns("nvme0n1", "nvme0"), ns("nvme1n1", "nvme1")}, nil},
+		{"pdu off {slot}", []Drive{ns("nvme0n1", "nvme0")}, nil},
+		{"pdu off {slot}; echo $DQ_NAME", []Drive{ns("nvme0n1", "nvme0"), ns("nvme1n1", "nvme1")}, []string{
+			"parsing -power-cut: with -power-cut-host it runs once a cycle to cut the host's power under all 2 drives, so it cannot use a drive's slot ({slot})",
+			"cannot use a drive's name ({name})"}},
+	} {
+		pt := cmdTest(t, tt.cut, "", nvmeNone(t), tt.drives...)
+		pt.Cfg.PowerCutHost = true
+		errs := pt.hostCommand()
+		if len(errs) != len(tt.want) {
+			t.Errorf("%s on %d drive(s): hostCommand = %v, want %d", tt.cut, len(tt.drives), errs, len(tt.want))
+			continue
+		}
+		for i, w := range tt.want {
+			if !strings.Contains(errs[i].Error(), w) {
+				t.Errorf("%s: hostCommand[%d] = %v, want %q", tt.cut, i, errs[i], w)
+			}
 		}
 	}
 }

@@ -23,7 +23,6 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss/cycle"
-	"github.com/drivequal/drivequal/acceptance/internal/powerloss/hostcut"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live/runjson"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -100,7 +99,7 @@ func (t *Test) Problems() []error {
 	case t.Spec == nil:
 		return []error{fmt.Errorf("parsing -power-cut: spec %s has no [power_loss] table: add one (cycles, plp, ready_within) to test power loss, or drop -power-cut", t.SpecFile)}
 	}
-	var errs []error
+	errs := t.hostCommand()
 	serials := map[string]string{}
 	for _, d := range t.Drives {
 		v := t.values(d)
@@ -168,6 +167,9 @@ func (t *Test) Skip() string {
 func (t *Test) Estimate() time.Duration {
 	if t.Skip() != "" || !t.Live {
 		return 0
+	}
+	if t.Cfg.PowerCutHost {
+		return t.hostEstimate()
 	}
 	p := t.Spec
 	per := 2*p.CutAfter + 5*time.Second + p.ReadyWithin + 2*time.Duration(p.Size/(200<<20)+1)*time.Second
@@ -251,7 +253,14 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 	}
 	var out []DriveCycles
 	var checks []report.HealthCheck
-	most, total := 0, 0
+	var hosted [][]hosted
+	if t.Live && t.Cfg.PowerCutHost {
+		var why string
+		if hosted, why = t.hostCycles(ctx, logf); why != "" {
+			return nil, why
+		}
+	}
+	most := 0
 	for i, d := range t.Drives {
 		dc := DriveCycles{Name: d.Name}
 		cuts := 0
@@ -266,9 +275,12 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 			n = max(n, t.listed(d))
 		}
 		for k := 1; k <= n; k++ {
-			rel := path.Join(Dir, d.Name, fmt.Sprintf("cycle_%d.json", k))
+			rel := rel(d, k)
 			_, listed := t.Files[rel]
-			c, found, err := t.cycle(ctx, d, k, logf)
+			c, found, err := took(hosted, i, k)
+			if hosted == nil {
+				c, found, err = t.cycle(ctx, d, k, logf)
+			}
 			var j Judged
 			switch {
 			case err != nil && listed && (!t.Live || t.Cfg.Resume):
@@ -292,7 +304,6 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 		}
 		out = append(out, dc)
 		most = max(most, cuts)
-		total += cuts
 	}
 	t.Add(checks)
 	// The OCP C0 log's incomplete shutdowns count the power losses a
@@ -300,9 +311,12 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 	// counts those its power-loss protection took): a drive that
 	// promises power-loss protection must complete every one, so only a
 	// drive without that promise is allowed one a cut it saw, on top of
-	// the spec's own allowance, by TestHealth, judged after.
+	// the spec's own allowance, by TestHealth, judged after. A drive saw
+	// at most the most cycles any drive was cut: its own cuts, or with
+	// the whole host's power cut once a cycle for every drive, the
+	// host's.
 	if t.Health != nil && !t.Spec.PLP {
-		t.Health.OCP.IncompleteShutdownsMaxIncrease += uint64(t.cutsSeen(most, total))
+		t.Health.OCP.IncompleteShutdownsMaxIncrease += uint64(most)
 	}
 	return out, ""
 }
@@ -331,50 +345,48 @@ func (t *Test) listed(d Drive) int {
 // file run.json lists is trusted), or run now and recorded, listed in
 // run.json as started before the cut and again once judged.
 func (t *Test) cycle(ctx context.Context, d Drive, k int, logf func(string, ...any)) (powerloss.Cycle, bool, error) {
-	rel := path.Join(Dir, d.Name, fmt.Sprintf("cycle_%d.json", k))
-	var c powerloss.Cycle
 	if !t.Live || t.Cfg.Resume {
-		if _, listed := t.Files[rel]; listed {
-			data, err := record.ReadFile(t.Dir, rel)
-			if err != nil {
-				return c, false, err
-			}
-			if err := json.Unmarshal(data, &c); err != nil {
-				return c, false, fmt.Errorf("%s: %w", rel, err)
-			}
-			if t.Live && c.NotRun == hostcut.Pending {
-				// The host's power was cut during this cycle: judge it
-				// from what was saved before the cut, never cut again.
-				logf("%s: cycle %d: the host's power was cut after its writes; reading back what was acknowledged before the cut", d.Name, k)
-				c = hostcut.Finish(ctx, t.target(ctx, d), filepath.Join(t.Dir, Dir, d.Name, fmt.Sprintf("cycle_%d", k)), t.Spec.ReadyWithin)
-				c.Drive, c.Cycle = d.Path, k
-				return c, true, t.land(d, rel, c)
-			}
-			return c, true, nil
-		}
-		if !t.Live {
-			return c, false, nil
+		if c, listed, err := t.recorded(d, k); listed || !t.Live {
+			return c, listed, err
 		}
 	}
+	if err := t.begin(ctx, d, k); err != nil {
+		return powerloss.Cycle{}, false, err
+	}
+	c := cycle.Run(ctx, t.target(ctx, d), t.config(d, k), k, logf)
+	return c, true, t.land(d, rel(d, k), c)
+}
+
+func rel(d Drive, k int) string { return path.Join(Dir, d.Name, fmt.Sprintf("cycle_%d.json", k)) }
+
+// recorded is d's cycle k as the recording holds it, if run.json lists
+// it (only a listed file is trusted).
+func (t *Test) recorded(d Drive, k int) (c powerloss.Cycle, listed bool, err error) {
+	if _, listed = t.Files[rel(d, k)]; !listed {
+		return c, false, nil
+	}
+	data, err := record.ReadFile(t.Dir, rel(d, k))
+	if err != nil {
+		return c, true, err
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return c, true, fmt.Errorf("%s: %w", rel(d, k), err)
+	}
+	return c, true, nil
+}
+
+// begin records d's cycle k as started (Interrupted), before it runs.
+func (t *Test) begin(ctx context.Context, d Drive, k int) error {
 	if k == 1 && !t.Cfg.Resume {
 		// An earlier run's cycles in this recording are not this run's.
 		if err := os.RemoveAll(filepath.Join(t.Dir, Dir, d.Name)); err != nil {
-			return c, false, err
+			return err
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return c, false, fmt.Errorf("not run: the run was stopped (%v)", err)
+		return fmt.Errorf("not run: the run was stopped (%v)", err)
 	}
-	if err := t.land(d, rel, powerloss.Cycle{Drive: d.Path, Cycle: k, NotRun: Interrupted}); err != nil {
-		return c, false, err
-	}
-	if t.Cfg.PowerCutHost {
-		pending := func() error { return t.land(d, rel, powerloss.Cycle{Drive: d.Path, Cycle: k, NotRun: hostcut.Pending}) }
-		c = hostcut.Cut(ctx, t.target(ctx, d), t.config(d, k), k, pending, logf)
-	} else {
-		c = cycle.Run(ctx, t.target(ctx, d), t.config(d, k), k, logf)
-	}
-	return c, true, t.land(d, rel, c)
+	return t.land(d, rel(d, k), powerloss.Cycle{Drive: d.Path, Cycle: k, NotRun: Interrupted})
 }
 
 // land writes c as rel and lists d's cycle files in run.json at once, so
