@@ -58,11 +58,12 @@ echo
 // published figures.
 func powerSpec(t *testing.T, cycles int, plp bool, ready string) string {
 	t.Helper()
-	return powerSpecIn(t, t.TempDir(), cycles, plp, ready)
+	return powerSpecIn(t, t.TempDir(), cycles, plp, ready, powerFlushEvery)
 }
 
-// powerSpecIn writes powerSpec's spec in dir.
-func powerSpecIn(t *testing.T, dir string, cycles int, plp bool, ready string) string {
+// powerSpecIn writes powerSpec's spec in dir, with a flush every
+// flushEvery writes of a job.
+func powerSpecIn(t *testing.T, dir string, cycles int, plp bool, ready string, flushEvery int) string {
 	t.Helper()
 	spec := fmt.Sprintf(`model  = "QEMU NVMe over nbdkit (power loss)"
 source = "drivequal test data: the powerloss boot's drives"
@@ -95,7 +96,7 @@ cut_after    = "500ms"
 ready_within = %q
 size         = "24m"
 flush_every  = %d
-`, cycles, plp, ready, powerFlushEvery)
+`, cycles, plp, ready, flushEvery)
 	p := filepath.Join(dir, "powerloss.toml")
 	if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
@@ -156,6 +157,13 @@ func powerCycle(t *testing.T, rec, name string, k int) powerloss.Cycle {
 // flushed).
 func flushedLost(t *testing.T, rec, name string, k int) (flushed, ranges, rewrites int) {
 	t.Helper()
+	return flushedLostEvery(t, rec, name, k, powerFlushEvery)
+}
+
+// flushedLostEvery is flushedLost of a spec with a flush every
+// flushEvery writes of a job.
+func flushedLostEvery(t *testing.T, rec, name string, k, flushEvery int) (flushed, ranges, rewrites int) {
+	t.Helper()
 	c := powerCycle(t, rec, name, k)
 	dir := filepath.Join(rec, "powerloss", name, fmt.Sprintf("cycle_%d", k))
 	var acked []powerloss.Write
@@ -182,7 +190,7 @@ func flushedLost(t *testing.T, rec, name string, k int) (flushed, ranges, rewrit
 		}
 		// The cut ended every job with an error: only the writes before a
 		// completed flush were flushed.
-		acked = append(acked, powerloss.Job{Writes: w, FlushEvery: powerFlushEvery}.Acknowledged(powerloss.Flushed)...)
+		acked = append(acked, powerloss.Job{Writes: w, FlushEvery: flushEvery}.Acknowledged(powerloss.Flushed)...)
 	}
 	for _, l := range c.Lost {
 		for _, w := range acked {

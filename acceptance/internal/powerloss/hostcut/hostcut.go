@@ -321,10 +321,11 @@ func Finish(ctx context.Context, d cycle.Drive, dir string, within time.Duration
 	if out.Rule == powerloss.Completed.String() {
 		rule = powerloss.Completed
 	}
-	var acked []powerloss.Write
+	var acked, flushed []powerloss.Write
 	for _, j := range jobs {
 		out.Completed += len(j.Writes)
 		acked = append(acked, j.Acknowledged(rule)...)
+		flushed = append(flushed, j.Acknowledged(powerloss.Flushed)...)
 	}
 	out.Acknowledged = len(acked)
 	tag, err := parseTag(out.Tag)
@@ -338,6 +339,12 @@ func Finish(ctx context.Context, d cycle.Drive, dir string, within time.Duration
 		return out
 	}
 	out.LostWrites, out.Lost = n, powerloss.Ranges(lost)
+	if rule == powerloss.Completed {
+		// Held to every completed write: say which of those lost a flush
+		// had followed, as a cycle cut with writes in flight does.
+		k := powerloss.FlushedAmong(lost, flushed)
+		out.LostFlushed = &k
+	}
 	return out
 }
 

@@ -168,6 +168,21 @@ func TestCutThenFinish(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, StateFile), data, 0o644))
 	rebooted := Finish(context.Background(), lossy, dir, 5*time.Second)
 	assert.Contains(t, rebooted.NoCounters, "; the host restarted since the cut (another boot id)")
+	assert.Nil(t, rebooted.LostFlushed, "held to its flushes, a drive is told nothing of flushed writes among the lost: all are")
+
+	// Held to every completed write (plp = true), the drive is told how
+	// many of its lost writes a flush had followed: the zeroed 64 KiB
+	// held flushed writes.
+	st.Cycle.Rule = powerloss.Completed.String()
+	data, err = json.Marshal(st)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, StateFile), data, 0o644))
+	plp := Finish(context.Background(), lossy, dir, 5*time.Second)
+	require.Empty(t, plp.NotRun+plp.NotReturned+plp.Error)
+	require.NotNil(t, plp.LostFlushed)
+	assert.Greater(t, *plp.LostFlushed, 0)
+	assert.LessOrEqual(t, *plp.LostFlushed, plp.LostWrites)
+	assert.Contains(t, powerloss.Judge(plp).Message, "of them before a completed flush, which a drive must keep whatever it promises")
 
 	// A ledger shortened after the cut (a write's line removed) is not
 	// judged as the drive's: the state saved before the cut counts it.
