@@ -233,6 +233,11 @@ func TestGuestPowerLossHostResumed(t *testing.T) {
 	if code == 0 {
 		t.Errorf("-resume: exit 0, want NOT QUALIFIED (two drives lost writes)\n%s", stdout)
 	}
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.Contains(l, " acknowledged writes ") && !strings.Contains(l, "NOT QUALIFIED") {
+			t.Log(strings.TrimSpace(l))
+		}
+	}
 	plp, vwc, liar := st.Names[serialPLP], st.Names[serialVWC], st.Names[serialLiar]
 	for _, name := range []string{plp, vwc, liar} {
 		mustContain(t, stdout, name+": cycle 1: the host's power was cut after its writes; reading back")

@@ -126,7 +126,10 @@ type config struct {
 	// TestGuestSwappedRebootResumed): its name names its work directory
 	// and DRIVEQUAL_QEMU_CONFIG in the guest, its machine may differ (the
 	// controllers in each other's slot), and its tests take over the state
-	// the boot before left.
+	// the boot before left. A boot whose power the host cut at the guest's
+	// request (power's {"cut_host": true}) ends where it was, in its last
+	// test, without its exit file: that is its expected end, and its
+	// reboot judges what the cut left.
 	reboot *config
 	// power, when set, starts on the host what the machine's controllers
 	// need before the guest boots (nbdkit servers), given the work
