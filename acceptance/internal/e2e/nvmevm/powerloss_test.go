@@ -84,9 +84,12 @@ func (d nbdDrive) node(gen int) string { return fmt.Sprintf("%s-nbd%d", d.id, ge
 // legacy namespace 1, which QEMU gives no UUID that would change at each
 // device_add), its write cache on so that the guest's flushes, not a
 // FUA on every write, decide what reaches nbdkit.
-func powerMachine(images string) qemu.Machine {
+func powerMachine(images string) qemu.Machine { return powerMachineOf(images, nbdDrives) }
+
+// powerMachineOf is powerMachine with the controllers of drives.
+func powerMachineOf(images string, drives []nbdDrive) qemu.Machine {
 	m := qemu.Machine{Memory: 1024, CPUs: 2, SingleThreadTCG: true, Udev: true}
-	for _, d := range nbdDrives {
+	for _, d := range drives {
 		m.Extra = append(m.Extra,
 			"-blockdev", "driver=nbd,node-name="+d.node(0)+",server.type=unix,server.path="+d.socket(images),
 			"-device", "nvme,id="+d.id+",serial="+d.serial+",drive="+d.node(0)+",write-cache=on")
@@ -130,6 +133,8 @@ type nbdServers struct {
 	images     string
 	qmp        string
 	work       string // the boot's work directory (hostCutFile, its images/qemu.pid)
+	drives     []nbdDrive
+	hostCut    bool // the whole host's power was cut
 	mu         sync.Mutex
 	running    map[string]*exec.Cmd     // by serial; nil once cut
 	done       map[string]chan struct{} // closed when its server exited
@@ -139,21 +144,21 @@ type nbdServers struct {
 // startNBD creates each drive's image and starts its nbdkit before the
 // guest boots (QEMU connects at start); they are killed when t ends.
 func startNBD(t *testing.T, work, qmp string) powerFunc {
-	return startNBDOn(t, work, filepath.Join(work, "images"), qmp, false)
+	return startNBDOn(t, work, filepath.Join(work, "images"), qmp, nbdDrives, false)
 }
 
 // startNBDOn starts each drive's nbdkit on its image in images, each
 // created empty unless keep (a reboot's drives, on the images the boot
 // before left).
-func startNBDOn(t *testing.T, work, images, qmp string, keep bool) powerFunc {
+func startNBDOn(t *testing.T, work, images, qmp string, drives []nbdDrive, keep bool) powerFunc {
 	bin := testenv.MustHave(t, "nbdkit", "nbdkit")
-	s := &nbdServers{t: t, bin: bin, images: images, qmp: qmp, work: work,
+	s := &nbdServers{t: t, bin: bin, images: images, qmp: qmp, work: work, drives: drives,
 		running: map[string]*exec.Cmd{}, done: map[string]chan struct{}{}, generation: map[string]int{}}
 	if err := os.MkdirAll(s.images, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.stop)
-	for _, d := range nbdDrives {
+	for _, d := range s.drives {
 		if keep {
 			if st, err := os.Stat(d.image(s.images)); err != nil || st.Size() != plBytes {
 				t.Fatalf("%s's image from the boot before: %v (want %d bytes)", d.serial, err, plBytes)
@@ -225,7 +230,7 @@ func (s *nbdServers) stop() {
 }
 
 func (s *nbdServers) drive(serial string) (nbdDrive, error) {
-	for _, d := range nbdDrives {
+	for _, d := range s.drives {
 		if d.serial == serial {
 			return d, nil
 		}
@@ -336,6 +341,12 @@ func hostCutAt(work string) string {
 // shutdown, no flush), having first noted the cut in the work
 // directory (hostCutFile) so that the boot's end is taken for the cut.
 func (s *nbdServers) cutHost() error {
+	s.mu.Lock()
+	cut := s.hostCut
+	s.mu.Unlock()
+	if cut {
+		return errors.New("the host's power is cut already")
+	}
 	pid, err := qemuPid(qemuPidFile(s.work))
 	if err != nil {
 		return err
@@ -344,8 +355,9 @@ func (s *nbdServers) cutHost() error {
 		return err
 	}
 	s.mu.Lock()
+	s.hostCut = true
 	var lost []string
-	for _, d := range nbdDrives {
+	for _, d := range s.drives {
 		cmd, done := s.running[d.serial], s.done[d.serial]
 		if cmd == nil {
 			continue
