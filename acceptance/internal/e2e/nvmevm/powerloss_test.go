@@ -371,8 +371,26 @@ func (s *nbdServers) cutHost() error {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("killing QEMU (pid %d): %w", pid, err)
 	}
+	// No reply is written before the guest is gone: a reply it read would
+	// let it run on after its cut.
+	for deadline := time.Now().Add(10 * time.Second); running(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("QEMU (pid %d) still runs 10 s after SIGKILL", pid)
+		}
+	}
 	s.t.Logf("host: the whole host's power cut: QEMU (pid %d) and every nbdkit killed; %s", pid, strings.Join(lost, "; "))
 	return nil
+}
+
+// running reports whether process pid runs (it is neither gone nor a
+// zombie).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
 
 // qemuPid reads QEMU's pid from its -pidfile and checks that the process
