@@ -100,3 +100,49 @@ func TestPurgeAfterDiscardReadsBack(t *testing.T) {
 	assert.NotEqual(t, 0, gone.Code, "a replay without the purge's verdict qualifies")
 	assert.Contains(t, gone.Stdout, "--- FAIL: TestPurge/"+strings.TrimPrefix(dev, "/dev/"))
 }
+
+// A drive that held none of the run's fill when the purge at the end came
+// (-precondition=none: nothing filled it; the one cell selected, a
+// second of sequential reads, writes nothing) shows no erase: TestPurge is
+// INCONCLUSIVE, reported as a skip like every other inconclusive test,
+// and that verdict, kept in purge.json, stays inconclusive when the run
+// is resumed and when it is replayed, never refused as one a run could
+// not have written.
+func TestPurgeInconclusiveSurvivesResumeAndReplay(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	dev := newLoop(t, safetySize)
+	spec := testdataFile(t, "integrity.toml")
+	sel := []string{"-test.run=TestSingleDrive/64MiB/128KB_Sequential_Read|TestPurge"}
+	args := []string{"-spec=" + spec, "-drives=" + dev, "-destructive", "-purge-after", "-precondition=none"}
+	raw := filepath.Join(t.TempDir(), "raw")
+	name := "TestPurge/" + strings.TrimPrefix(dev, "/dev/")
+	check := func(what string, r result) {
+		t.Helper()
+		noPanic(t, r)
+		res := byTest(r.results(t))
+		require.Contains(t, res, name, "%s:\n%s\n%s", what, r.Stdout, r.Stderr)
+		p := res[name]
+		assert.Equal(t, report.Inconclusive, p.Verdict, "%s: %s", what, p.Error)
+		require.NotNil(t, p.Purge, what)
+		assert.Zero(t, p.Purge.FillBefore, what)
+		assert.Equal(t, int64(safetySize), p.Purge.BytesRead, what)
+		assert.Contains(t, r.Stdout, "--- SKIP: "+name, what)
+		assert.Contains(t, r.Stdout, "INCONCLUSIVE: "+dev+": the drive held none of the run's fill before the purge", what)
+		assert.NotContains(t, r.Stdout+r.Stderr, "refused", what)
+	}
+	first := runSuite(t, sel, append(args, "-record="+raw)...)
+	noFioLeft(t)
+	check("the run", first)
+	data, err := os.ReadFile(filepath.Join(raw, kept.File))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"verdict": "inconclusive"`)
+
+	resumed := runSuite(t, sel, append(args, "-record="+raw, "-resume")...)
+	noFioLeft(t)
+	check("the resume", resumed)
+	after, err := os.ReadFile(filepath.Join(raw, kept.File))
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(after), "the resume purged the drive again")
+
+	check("the replay", runSuite(t, nil, "-replay="+raw))
+}

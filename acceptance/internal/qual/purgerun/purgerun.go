@@ -93,7 +93,7 @@ func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]purgeproof.
 	}
 	prior, err := kept.Load(in.Record)
 	if err == nil {
-		err = kept.Check(prior, paths(in.Drives))
+		err = kept.Check(prior, paths(in.Drives), sizes(in.Drives))
 	}
 	if err != nil {
 		// Verdicts that do not read are no evidence of a pass: every
@@ -149,7 +149,7 @@ func Keepable(ctx context.Context, rs []purgeproof.Result) []purgeproof.Result {
 func recorded(dir string, info record.Run, drives []plan.Drive, asked bool) ([]purgeproof.Result, string) {
 	rs, err := kept.Load(dir)
 	if err == nil {
-		err = kept.Check(rs, paths(drives))
+		err = kept.Check(rs, paths(drives), sizes(drives))
 	}
 	if err != nil {
 		return failAll(drives, fmt.Sprintf("the recorded purge verdicts are refused: %v", err)), ""
@@ -214,6 +214,14 @@ func paths(drives []plan.Drive) []string {
 	var out []string
 	for _, d := range drives {
 		out = append(out, d.Path)
+	}
+	return out
+}
+
+func sizes(drives []plan.Drive) []int64 {
+	var out []int64
+	for _, d := range drives {
+		out = append(out, d.Size)
 	}
 	return out
 }

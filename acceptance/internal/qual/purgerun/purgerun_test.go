@@ -75,7 +75,7 @@ func TestFills(t *testing.T) {
 
 func passed(drive string) purgeproof.Result {
 	return purgeproof.Result{Drive: drive, Command: "discard " + drive + " (BLKDISCARD)", Promise: "zeros", ReadBack: purgeproof.Sample,
-		BytesRead: 1 << 20, SectorBytes: 512, Sectors: 2048, Verdict: purgeproof.Pass, Message: drive + ": all 2048 sectors as promised"}
+		BytesRead: 1 << 20, SectorBytes: 512, Sectors: 2048, FillBefore: 2048, Verdict: purgeproof.Pass, Message: drive + ": all 2048 sectors as promised"}
 }
 
 // markedInfo is run.json with the purge at the end marked writing drive 0.
@@ -103,8 +103,8 @@ func TestReplayRefusesWhatTheRunCouldNotHaveKept(t *testing.T) {
 		{"missing, run.json vouches for it", nil, record.Run{Files: map[string]string{kept.File: "00"}}, false, "run.json lists the sha256 of purge.json"},
 		{"a drive not in the run", []purgeproof.Result{passed("/dev/nonexistent-a"), passed("/dev/other")}, record.Run{}, false, `"/dev/other"): not a drive of the run`},
 		{"a pass with bad sectors", []purgeproof.Result{bad}, record.Run{}, false, "verdict pass contradicts its 8 bad sectors"},
-		{"an unknown verdict", []purgeproof.Result{odd}, record.Run{}, false, `verdict "qualified" is neither`},
-		{"a pass that read nothing", []purgeproof.Result{{Drive: "/dev/nonexistent-a", Verdict: purgeproof.Pass}}, record.Run{}, false, "nothing read back"},
+		{"an unknown verdict", []purgeproof.Result{odd}, record.Run{}, false, `verdict "qualified" is none of`},
+		{"a pass that read nothing", []purgeproof.Result{{Drive: "/dev/nonexistent-a", FillBefore: 8, Verdict: purgeproof.Pass}}, record.Run{}, false, "nothing read back"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -126,12 +126,23 @@ func TestReplayRefusesWhatTheRunCouldNotHaveKept(t *testing.T) {
 			}
 		})
 	}
+	// A drive that held none of the fill is judged inconclusive, as
+	// recorded, not refused.
+	dir := t.TempDir()
+	none := passed("/dev/nonexistent-a")
+	none.FillBefore, none.Verdict = 0, purgeproof.Inconclusive
+	if err := kept.Save(dir, []purgeproof.Result{none}); err != nil {
+		t.Fatal(err)
+	}
+	if rs, _ := Judge(context.Background(), In{Drives: drives(), Reader: &recording.Reader{Dir: dir}}, t.Logf); len(rs) != 1 || rs[0].Verdict != purgeproof.Inconclusive || rs[0].Message != none.Message {
+		t.Errorf("Judge of a recorded inconclusive verdict = %+v, want it as recorded", rs)
+	}
 	// A run that neither asked for nor started a purge has none to judge.
 	if rs, why := Judge(context.Background(), In{Drives: drives(), Reader: &recording.Reader{Dir: t.TempDir()}}, t.Logf); why == "" || rs != nil {
 		t.Errorf("Judge of a recording without a purge = %+v, %q; want why", rs, why)
 	}
 	// A pass as a run writes it stands.
-	dir := t.TempDir()
+	dir = t.TempDir()
 	if err := kept.Save(dir, []purgeproof.Result{passed("/dev/nonexistent-a")}); err != nil {
 		t.Fatal(err)
 	}
