@@ -110,3 +110,29 @@ func Save(dir string, rs []purgeproof.Result) error {
 		func(k, r purgeproof.Result) bool { return k.Drive == r.Drive },
 		func(k purgeproof.Result) bool { return k.Verdict == purgeproof.Fail })
 }
+
+// Moved renames, in the verdicts kept in dir, the drive of each recorded
+// at a path of to (a resume matched the drive by its identity, given
+// under another path now) to its path now, in one pass (a swap stays a
+// swap), saying in its message where it was recorded. changed says the
+// file was rewritten.
+func Moved(dir string, to map[string]string) (changed bool, err error) {
+	if len(to) == 0 {
+		return false, nil
+	}
+	rs, err := Load(dir)
+	if err != nil || len(rs) == 0 {
+		return false, err
+	}
+	for i, r := range rs {
+		if n, ok := to[r.Drive]; ok {
+			rs[i].Drive = n
+			rs[i].Message = fmt.Sprintf("[recorded at %s, this drive's path then] %s", r.Drive, r.Message)
+			changed = true
+		}
+	}
+	if !changed {
+		return false, nil
+	}
+	return true, record.WriteList(dir, File, "drives", rs)
+}

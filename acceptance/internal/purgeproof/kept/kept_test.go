@@ -109,3 +109,32 @@ func with(r purgeproof.Result, f func(*purgeproof.Result)) purgeproof.Result {
 	f(&r)
 	return r
 }
+
+// Moved gives each verdict to the path its drive has now, a swap of two
+// drives' paths included, and leaves the file as it is when no drive
+// moved.
+func TestMoved(t *testing.T) {
+	dir := t.TempDir()
+	a := purgeproof.Result{Drive: "/dev/loop1", Verdict: purgeproof.Fail, Message: "/dev/loop1: the purge did not erase"}
+	b := purgeproof.Result{Drive: "/dev/loop2", Verdict: purgeproof.Pass, Message: "/dev/loop2: all sectors as promised"}
+	c := purgeproof.Result{Drive: "/dev/loop3", Verdict: purgeproof.Pass, Message: "/dev/loop3: all sectors as promised"}
+	if err := Save(dir, []purgeproof.Result{a, b, c}); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := Moved(dir, map[string]string{"/dev/loop9": "/dev/loop8"}); changed || err != nil {
+		t.Errorf("Moved of no drive kept = %v, %v; want the file left", changed, err)
+	}
+	changed, err := Moved(dir, map[string]string{"/dev/loop1": "/dev/loop2", "/dev/loop2": "/dev/loop1"})
+	if !changed || err != nil {
+		t.Fatalf("Moved = %v, %v", changed, err)
+	}
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Drive, a.Message = "/dev/loop2", "[recorded at /dev/loop1, this drive's path then] "+a.Message
+	b.Drive, b.Message = "/dev/loop1", "[recorded at /dev/loop2, this drive's path then] "+b.Message
+	if want := []purgeproof.Result{a, b, c}; !reflect.DeepEqual(got, want) {
+		t.Errorf("after Moved: %+v, want %+v", got, want)
+	}
+}

@@ -33,12 +33,36 @@ import (
 )
 
 // Mode is the read-back of TestPurge when the command line or the spec
-// asks for one and go test's -run selects TestPurge; "" otherwise.
+// asks for one and go test's -run and -skip select TestPurge of a drive
+// (see Selected); "" otherwise.
 func Mode(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive) string {
-	if len(drives) == 0 || !cfg.Selected("TestPurge/"+verdict.IntegrityName(drives[0].Path)) {
+	if len(Selected(cfg, drives)) == 0 {
 		return ""
 	}
 	return purgeproof.Mode(cfg.PurgeAfter, spec.Purge.Verify)
+}
+
+// Asked is what run.json records of the purge at the end: its read-back
+// (Mode) and, when there is one, the drives it purges (Selected).
+func Asked(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive) (string, []int) {
+	mode := Mode(cfg, spec, drives)
+	if mode == "" {
+		return "", nil
+	}
+	return mode, Selected(cfg, drives)
+}
+
+// Selected is the drives (indices) whose own TestPurge/<drive> go test's
+// -run and -skip select: the drives the purge at the end purges, each
+// selected on its own.
+func Selected(cfg *cmdline.Config, drives []plan.Drive) []int {
+	var out []int
+	for d, dr := range drives {
+		if cfg.Selected("TestPurge/" + verdict.IntegrityName(dr.Path)) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // In is what a run's TestPurge needs.
@@ -139,6 +163,26 @@ func Keepable(ctx context.Context, rs []purgeproof.Result) []purgeproof.Result {
 	return slices.DeleteFunc(slices.Clone(rs), func(r purgeproof.Result) bool { return r.Bad == 0 })
 }
 
+// Moved renames, in a resumed recording dir's purge.json, each verdict of a
+// drive the resume matched by its identity under another path (to: its
+// recorded path to its path now), so that the verdict stays the drive's
+// (kept, not purged again) in this resume and in a replay of it; files,
+// run.json's, gets the new sha256 of purge.json when it lists it.
+func Moved(dir string, to map[string]string, files map[string]string) error {
+	changed, err := kept.Moved(dir, to)
+	if err != nil || !changed {
+		return err
+	}
+	if _, listed := files[kept.File]; listed {
+		sum, err := record.HashIn(dir, kept.File)
+		if err != nil {
+			return err
+		}
+		files[kept.File] = sum
+	}
+	return nil
+}
+
 // recorded is the verdicts kept in the recording dir whose run.json is
 // info, each drive's in the order of drives. When the recording says the
 // purge at the end was asked for (asked: the recorded spec asks it; or
@@ -157,7 +201,19 @@ func recorded(dir string, info record.Run, drives []plan.Drive, asked bool) ([]p
 	started := purgeStarted(info)
 	_, listed := info.Files[kept.File]
 	asked = asked || info.PurgeAfter != ""
-	if len(rs) == 0 && !asked && !listed && len(started) == 0 {
+	// needs says the recording holds that drive d was to have a verdict:
+	// its purge started, or it was asked for (the drives run.json lists
+	// when it lists them: -run selected TestPurge of those alone) or kept.
+	needs := func(d int) bool {
+		if _, ok := started[d]; ok {
+			return true
+		}
+		if info.PurgeDrives != nil {
+			return slices.Contains(info.PurgeDrives, d)
+		}
+		return asked || listed
+	}
+	if len(rs) == 0 && !slices.ContainsFunc(indices(drives), needs) {
 		return nil, "the recording holds no purge at the end of the run (-purge-after, or the spec's [purge] verify)"
 	}
 	var out []purgeproof.Result
@@ -166,7 +222,7 @@ func recorded(dir string, info record.Run, drives []plan.Drive, asked bool) ([]p
 			out = append(out, rs[j])
 			continue
 		}
-		if dr.Placeholder {
+		if dr.Placeholder || !needs(d) {
 			continue
 		}
 		why := "the run asked for a purge at the end (-purge-after, or the spec's [purge] verify)"
@@ -208,6 +264,14 @@ func readRun(dir string) (record.Run, error) {
 		err = json.Unmarshal(b, &info)
 	}
 	return info, err
+}
+
+func indices(drives []plan.Drive) []int {
+	out := make([]int, len(drives))
+	for d := range drives {
+		out[d] = d
+	}
+	return out
 }
 
 func paths(drives []plan.Drive) []string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,10 +13,12 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purgeproof"
 	"github.com/drivequal/drivequal/acceptance/internal/purgeproof/kept"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
+	"github.com/drivequal/drivequal/specs"
 )
 
 func drives() []plan.Drive {
@@ -218,5 +221,51 @@ func TestKeepable(t *testing.T) {
 	cancel()
 	if got := Keepable(ctx, rs); len(got) != 1 || got[0].Drive != "b" {
 		t.Errorf("Keepable after the stop = %+v, want b's", got)
+	}
+}
+
+// -run selects each drive's TestPurge on its own: the second drive alone,
+// the first alone, or both.
+func TestSelectedPerDrive(t *testing.T) {
+	two := []plan.Drive{{Info: device.Info{Path: "/dev/loop5"}}, {Info: device.Info{Path: "/dev/loop6"}}}
+	spec := &specs.Spec{}
+	for _, c := range []struct {
+		run, skip string
+		want      []int
+	}{
+		{"TestPurge/loop6", "", []int{1}},
+		{"TestPurge/loop5", "", []int{0}},
+		{"TestPurge", "", []int{0, 1}},
+		{"", "TestPurge/loop5", []int{1}},
+		{"TestIntegrity", "", nil},
+	} {
+		cfg := &cmdline.Config{Run: c.run, Skip: c.skip, PurgeAfter: true}
+		if got := Selected(cfg, two); !slices.Equal(got, c.want) {
+			t.Errorf("-run=%q -skip=%q: Selected = %v, want %v", c.run, c.skip, got, c.want)
+		}
+		mode, drives := Asked(cfg, spec, two)
+		if want := map[bool]string{true: purgeproof.Sample, false: ""}[c.want != nil]; mode != want || !slices.Equal(drives, c.want) {
+			t.Errorf("-run=%q -skip=%q: Asked = %q, %v; want %q, %v", c.run, c.skip, mode, drives, want, c.want)
+		}
+	}
+}
+
+// A replay fails a drive without a verdict only when the run asked for
+// its purge: run.json's purge_drives lists the drives -run selected, and
+// a drive it does not list has no TestPurge; without the list (an older
+// recording), every drive was asked.
+func TestReplayAsksTheDrivesRecorded(t *testing.T) {
+	two := []plan.Drive{{Info: device.Info{Path: "/dev/nonexistent-a", Size: 1 << 20}}, {Info: device.Info{Path: "/dev/nonexistent-b", Size: 1 << 20}}}
+	dir := t.TempDir()
+	if err := kept.Save(dir, []purgeproof.Result{passed("/dev/nonexistent-b")}); err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := Judge(context.Background(), In{Drives: two, Reader: &recording.Reader{Dir: dir, Info: record.Run{PurgeAfter: purgeproof.Sample, PurgeDrives: []int{1}}}}, t.Logf)
+	if len(rs) != 1 || rs[0].Drive != "/dev/nonexistent-b" || rs[0].Verdict != purgeproof.Pass {
+		t.Errorf("Judge of a run that purged the second drive alone = %+v, want its pass alone", rs)
+	}
+	rs, _ = Judge(context.Background(), In{Drives: two, Reader: &recording.Reader{Dir: dir, Info: record.Run{PurgeAfter: purgeproof.Sample}}}, t.Logf)
+	if len(rs) != 2 || rs[0].Verdict != purgeproof.Fail || rs[1].Verdict != purgeproof.Pass {
+		t.Errorf("Judge of a run that asked for every drive = %+v, want the first failed", rs)
 	}
 }
