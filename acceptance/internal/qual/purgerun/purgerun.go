@@ -167,8 +167,13 @@ func Keepable(ctx context.Context, rs []purgeproof.Result) []purgeproof.Result {
 // drive the resume matched by its identity under another path (to: its
 // recorded path to its path now), so that the verdict stays the drive's
 // (kept, not purged again) in this resume and in a replay of it; files,
-// run.json's, gets the new sha256 of purge.json when it lists it.
+// run.json's, gets the new sha256 of purge.json when it lists it. A
+// purge.json that does not read is left as it is: TestPurge fails every
+// drive, naming it (see Judge).
 func Moved(dir string, to map[string]string, files map[string]string) error {
+	if _, err := kept.Load(dir); err != nil {
+		return nil
+	}
 	changed, err := kept.Moved(dir, to)
 	if err != nil || !changed {
 		return err

@@ -269,3 +269,29 @@ func TestReplayAsksTheDrivesRecorded(t *testing.T) {
 		t.Errorf("Judge of a run that asked for every drive = %+v, want the first failed", rs)
 	}
 }
+
+// A resume renames the verdict of a drive given under another path, and
+// run.json's sha256 of purge.json follows; a purge.json that does not
+// read is left for TestPurge to fail, not a refusal of the resume.
+func TestMovedRehashes(t *testing.T) {
+	dir := t.TempDir()
+	if err := kept.Save(dir, []purgeproof.Result{passed("/dev/loop1")}); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{kept.File: "old"}
+	if err := Moved(dir, map[string]string{"/dev/loop1": "/dev/loop5"}, files); err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := kept.Load(dir)
+	sum, _ := record.HashIn(dir, kept.File)
+	if len(rs) != 1 || rs[0].Drive != "/dev/loop5" || files[kept.File] != sum {
+		t.Errorf("after Moved: %+v, files %v (sha256 %s)", rs, files, sum)
+	}
+	broken := t.TempDir()
+	if err := os.WriteFile(filepath.Join(broken, kept.File), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Moved(broken, map[string]string{"/dev/loop1": "/dev/loop5"}, files); err != nil {
+		t.Errorf("Moved of a purge.json that does not read: %v, want it left to TestPurge", err)
+	}
+}
