@@ -100,3 +100,133 @@ func TestPurgeAfterDiscardReadsBack(t *testing.T) {
 	assert.NotEqual(t, 0, gone.Code, "a replay without the purge's verdict qualifies")
 	assert.Contains(t, gone.Stdout, "--- FAIL: TestPurge/"+strings.TrimPrefix(dev, "/dev/"))
 }
+
+// A drive that held none of the run's fill when the purge at the end came
+// (-precondition=none: nothing filled it; the one cell selected, a
+// second of sequential reads, writes nothing) shows no erase: TestPurge is
+// INCONCLUSIVE, reported as a skip like every other inconclusive test,
+// and that verdict, kept in purge.json, stays inconclusive when the run
+// is resumed and when it is replayed, never refused as one a run could
+// not have written.
+func TestPurgeInconclusiveSurvivesResumeAndReplay(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	dev := newLoop(t, safetySize)
+	spec := testdataFile(t, "integrity.toml")
+	sel := []string{"-test.run=TestSingleDrive/64MiB/128KB_Sequential_Read|TestPurge"}
+	args := []string{"-spec=" + spec, "-drives=" + dev, "-destructive", "-purge-after", "-precondition=none"}
+	raw := filepath.Join(t.TempDir(), "raw")
+	name := "TestPurge/" + strings.TrimPrefix(dev, "/dev/")
+	check := func(what string, r result) {
+		t.Helper()
+		noPanic(t, r)
+		res := byTest(r.results(t))
+		require.Contains(t, res, name, "%s:\n%s\n%s", what, r.Stdout, r.Stderr)
+		p := res[name]
+		assert.Equal(t, report.Inconclusive, p.Verdict, "%s: %s", what, p.Error)
+		require.NotNil(t, p.Purge, what)
+		assert.Zero(t, p.Purge.FillBefore, what)
+		assert.Equal(t, int64(safetySize), p.Purge.BytesRead, what)
+		assert.Contains(t, r.Stdout, "--- SKIP: "+name, what)
+		assert.Contains(t, r.Stdout, "INCONCLUSIVE: "+dev+": the drive held none of the run's fill before the purge", what)
+		assert.NotContains(t, r.Stdout+r.Stderr, "refused", what)
+	}
+	first := runSuite(t, sel, append(args, "-record="+raw)...)
+	noFioLeft(t)
+	check("the run", first)
+	data, err := os.ReadFile(filepath.Join(raw, kept.File))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"verdict": "inconclusive"`)
+
+	resumed := runSuite(t, sel, append(args, "-record="+raw, "-resume")...)
+	noFioLeft(t)
+	check("the resume", resumed)
+	after, err := os.ReadFile(filepath.Join(raw, kept.File))
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(after), "the resume purged the drive again")
+
+	check("the replay", runSuite(t, nil, "-replay="+raw))
+}
+
+// A drive's purge verdict follows the drive, matched by its identity, not
+// its path: recorded on one loop device, the image attached again under
+// another number (a blank image took the first free one), the -resume
+// matches it ("drive 1 (recorded at OLD) is NEW"), keeps its verdict
+// under its new name without purging it again, and a replay of the
+// resumed recording judges the same verdict, never refusing it as a drive
+// not of the run.
+func TestPurgeVerdictFollowsTheDrive(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	dir := t.TempDir()
+	img := filepath.Join(dir, "a.img")
+	require.NoError(t, os.WriteFile(img, nil, 0o644))
+	require.NoError(t, os.Truncate(img, safetySize))
+	spec := "-spec=" + testdataFile(t, "integrity.toml")
+	sel := []string{"-test.run=TestIntegrity|TestPurge"}
+	raw := filepath.Join(dir, "raw")
+	var old string
+	var recorded report.Result
+	t.Run("recorded", func(t *testing.T) {
+		old = testenv.Attach(t, img) // detached when this subtest ends
+		r := runSuite(t, sel, spec, "-drives="+old, "-destructive", "-purge-after", "-record="+raw)
+		noFioLeft(t)
+		require.Equal(t, 0, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+		recorded = byTest(r.results(t))["TestPurge/"+strings.TrimPrefix(old, "/dev/")]
+		require.NotNil(t, recorded.Purge)
+		require.Equal(t, report.Pass, recorded.Verdict, recorded.Error)
+	})
+	if t.Failed() {
+		return
+	}
+	blank := testenv.Loop(t, safetySize)
+	dev := testenv.Attach(t, img)
+	require.NotEqual(t, old, dev)
+	t.Logf("recorded at %s, now %s (blank image at %s)", old, dev, blank)
+	oldName, name := "TestPurge/"+strings.TrimPrefix(old, "/dev/"), "TestPurge/"+strings.TrimPrefix(dev, "/dev/")
+	moved := "[recorded at " + old + ", this drive's path then] " + recorded.Purge.Message
+
+	res := runSuite(t, sel, spec, "-drives="+dev, "-destructive", "-purge-after", "-record="+raw, "-resume")
+	noFioLeft(t)
+	require.Equal(t, 0, res.Code, "stdout:\n%s\nstderr:\n%s", res.Stdout, res.Stderr)
+	assert.Contains(t, res.Stderr+res.Stdout, "drive 1 (recorded at "+old+") is "+dev)
+	// The purge before the fill, which TestIntegrity's read-back needs
+	// again, is the one discard: the purge at the end is not sent again.
+	assert.Equal(t, 1, strings.Count(res.Stdout, "purge: discard "+dev), "the resume purged the drive again at the end:\n%s", res.Stdout)
+	for what, r := range map[string]result{"the resume": res, "the replay": runSuite(t, nil, "-replay="+raw)} {
+		assert.NotContains(t, r.Stdout+r.Stderr, "not a drive of the run", what)
+		got := byTest(r.results(t))
+		assert.NotContains(t, got, oldName, "%s reports the drive under its old name", what)
+		require.Contains(t, got, name, what)
+		assert.Equal(t, report.Pass, got[name].Verdict, "%s: %s", what, got[name].Error)
+		require.NotNil(t, got[name].Purge, what)
+		assert.Equal(t, dev, got[name].Purge.Drive, what)
+		assert.Equal(t, moved, got[name].Purge.Message, what)
+		assert.Equal(t, 0, r.Code, "%s:\n%s\n%s", what, r.Stdout, r.Stderr)
+	}
+}
+
+// -run selects each drive's TestPurge on its own: with two drives,
+// TestPurge/<second> purges and reads back the second alone (the first is
+// never purged at the end, and has no TestPurge), and a replay of that
+// recording judges the second's verdict and asks none of the first.
+func TestPurgeSelectedPerDrive(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	a, b := newLoop(t, safetySize), newLoop(t, safetySize)
+	nameA, nameB := strings.TrimPrefix(a, "/dev/"), strings.TrimPrefix(b, "/dev/")
+	spec := testdataFile(t, "integrity.toml")
+	sel := []string{"-test.run=TestIntegrity|TestPurge/^" + nameB + "$"}
+	raw := filepath.Join(t.TempDir(), "raw")
+	r := runSuite(t, sel, "-spec="+spec, "-drives="+a+","+b, "-destructive", "-purge-after", "-record="+raw)
+	noFioLeft(t)
+	require.Equal(t, 0, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	assert.Regexp(t, `purge-proof +`+b+` +purge \(discard\) again`, r.Stdout+r.Stderr, "the plan's purge at the end is the second drive's alone")
+	// The purge before the fill is the first drive's one discard.
+	assert.Equal(t, 1, strings.Count(r.Stdout, "purge: discard "+a), "the first drive was purged at the end:\n%s", r.Stdout)
+	assert.Equal(t, 2, strings.Count(r.Stdout, "purge: discard "+b), "the second drive was not purged at the end:\n%s", r.Stdout)
+	for what, res := range map[string]result{"the run": r, "the replay": runSuite(t, nil, "-replay="+raw)} {
+		require.Equal(t, 0, res.Code, "%s:\n%s\n%s", what, res.Stdout, res.Stderr)
+		got := byTest(res.results(t))
+		assert.NotContains(t, got, "TestPurge/"+nameA, what)
+		require.Contains(t, got, "TestPurge/"+nameB, what)
+		assert.Equal(t, report.Pass, got["TestPurge/"+nameB].Verdict, what)
+	}
+}

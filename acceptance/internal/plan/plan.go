@@ -398,13 +398,14 @@ func (p *Planner) AddVerify(pl *Plan, drives []int) {
 	}
 }
 
-// AddPurgeProof appends to pl the purge at the end of the run of every
-// drive, read back as mode says (purgeproof.Sample or Full; "" adds
+// AddPurgeProof appends to pl the purge at the end of the run of the
+// drives selected (indices; placeholders aside), read back as mode says (purgeproof.Sample or Full; "" adds
 // nothing): the spec's purge method (format when it is none), estimated as
 // the purge before the fill plus reading the sample before it and mode's
 // extents after it at the capacity's sequential-read rate, the drives at
-// once.
-func (p *Planner) AddPurgeProof(pl *Plan, mode string) {
+// once. Drives that are all files are shown deallocated, as purge.Plan
+// purges them.
+func (p *Planner) AddPurgeProof(pl *Plan, mode string, selected []int) {
 	if mode == "" || len(p.Drives) == 0 {
 		return
 	}
@@ -415,10 +416,11 @@ func (p *Planner) AddPurgeProof(pl *Plan, mode string) {
 	var drives []int
 	var read time.Duration
 	var bytes int64
-	for d, dr := range p.Drives {
-		if dr.Placeholder {
+	for _, d := range selected {
+		if d < 0 || d >= len(p.Drives) || p.Drives[d].Placeholder {
 			continue
 		}
+		dr := p.Drives[d]
 		drives = append(drives, d)
 		read = max(read, purgeproof.ReadTime(dr.Size, mode, p.seqRate(dr.Capacity, "read")))
 		bytes = max(bytes, purgeproof.Bytes(purgeproof.Extents(dr.Size, purgeproof.Sample))+purgeproof.Bytes(purgeproof.Extents(dr.Size, mode)))
@@ -426,9 +428,14 @@ func (p *Planner) AddPurgeProof(pl *Plan, mode string) {
 	if len(drives) == 0 {
 		return
 	}
+	// Files are deallocated (a punched hole), whatever the method.
+	shown := method
+	if p.allFiles(drives) {
+		shown = "deallocate the file"
+	}
 	st := Step{Kind: StepPurgeProof, N: len(pl.Steps) + 1, Drives: drives, Purge: method, Proof: mode,
 		Est:  p.purgeEstimate(drives, method) + read,
-		Name: fmt.Sprintf("purge (%s) again, read back (%s, %.1f GB a drive before and after): none of the fill may remain", method, mode, float64(bytes)/1e9)}
+		Name: fmt.Sprintf("purge (%s) again, read back (%s, %.1f GB a drive before and after): none of the fill may remain", shown, mode, float64(bytes)/1e9)}
 	pl.Steps = append(pl.Steps, st)
 	pl.Total += st.Est
 }

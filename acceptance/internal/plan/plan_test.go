@@ -247,3 +247,28 @@ func TestAddVerify(t *testing.T) {
 	require.Equal(t, []string{"purge", "fill", "verify", "128KB Sequential Read", "purge", "fill", "verify"}, kinds(pl))
 	require.Equal(t, []int{1, 2}, pl.Steps[6].Drives)
 }
+
+// The purge at the end purges the drives selected, each on its own, and
+// names what files get: a deallocation (a punched hole), not the spec's
+// format.
+func TestAddPurgeProofSelected(t *testing.T) {
+	p := builtinPlanner(t, Full, 3)
+	var pl Plan
+	p.AddPurgeProof(&pl, "sample", []int{2})
+	require.Len(t, pl.Steps, 1)
+	if got := pl.Steps[0]; !cmp.Equal(got.Drives, []int{2}) || !strings.Contains(got.Name, "purge (format) again") {
+		t.Errorf("the purge at the end of drive 2 alone: drives %v, %q", got.Drives, got.Name)
+	}
+	var none Plan
+	if p.AddPurgeProof(&none, "sample", nil); len(none.Steps) != 0 {
+		t.Errorf("no drive selected: %+v", none.Steps)
+	}
+	for i := range p.Drives {
+		p.Drives[i].Block = false
+	}
+	var files Plan
+	p.AddPurgeProof(&files, "sample", []int{0, 1, 2})
+	if got := files.Steps[0]; !cmp.Equal(got.Drives, []int{0, 1, 2}) || !strings.Contains(got.Name, "purge (deallocate the file) again") || got.Purge != "format" {
+		t.Errorf("the purge at the end of files: drives %v, %q, method %q", got.Drives, got.Name, got.Purge)
+	}
+}

@@ -56,13 +56,7 @@ func (r Runner) Run(ctx context.Context, steps []Step, d Discarder, logf func(st
 	groups := map[string][]Step{}
 	var order []string
 	for _, s := range steps {
-		key := s.Controller
-		if s.Subsystem != "" {
-			key = s.Subsystem // one subsystem's purges one at a time
-		}
-		if key == "" {
-			key = s.Device
-		}
+		key := s.Group()
 		if _, ok := groups[key]; !ok {
 			order = append(order, key)
 		}
@@ -93,6 +87,19 @@ func (r Runner) Run(ctx context.Context, steps []Step, d Discarder, logf func(st
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// Group is what the step's purges are sent one at a time within: its
+// subsystem (one subsystem's purges one at a time), else its controller,
+// else its device. Steps of different groups run at once.
+func (s Step) Group() string {
+	switch {
+	case s.Subsystem != "":
+		return s.Subsystem
+	case s.Controller != "":
+		return s.Controller
+	}
+	return s.Device
 }
 
 func (r Runner) step(ctx context.Context, s Step, d Discarder, logf func(string, ...any)) error {

@@ -95,8 +95,9 @@ func Command(s purge.Step) string {
 	return s.String()
 }
 
-// Prove reads every target's sample, runs the purge steps (each on its
-// own, those of different devices at once), reads the targets back and
+// Prove reads every target's sample, runs the purge steps (those of one
+// controller or subsystem one after the other, as purge.Runner.Run does,
+// those of different ones at once), reads the targets back and
 // judges each, in the order of in.Targets. A target no step covers fails,
 // saying so.
 func Prove(ctx context.Context, in Input, logf func(string, ...any)) []Result {
@@ -139,21 +140,22 @@ func Prove(ctx context.Context, in Input, logf func(string, ...any)) []Result {
 	}
 	stepErr := make([]error, len(in.Steps))
 	status := make([]nvme.SanitizeStatus, len(in.Steps))
-	each(len(in.Steps), func(j int) {
-		s := in.Steps[j]
-		r := in.Runner
-		if s.Kind == purge.SanitizeNVM && len(r.Sent) == 0 && inProgress(ctx, r.NVMe, s.Device) {
-			// An interrupted run's sanitize (this step's, at the end of
-			// a run) still runs: the controller refuses another; wait
-			// for it, and read back after it.
-			logf("%s: a sanitize is in progress (an interrupted run's): waiting for it to end before the read-back, not sending another", s.Device)
-			r.Sent = []string{s.Device}
+	// The steps of one controller or subsystem one at a time, as
+	// purge.Runner.Run sends them; those of different ones at once.
+	var groups [][]int
+	at := map[string]int{}
+	for j, s := range in.Steps {
+		g, ok := at[s.Group()]
+		if !ok {
+			g = len(groups)
+			at[s.Group()] = g
+			groups = append(groups, nil)
 		}
-		stepErr[j] = r.Run(ctx, in.Steps[j:j+1], in.Discarder, logf)
-		if stepErr[j] == nil && s.Kind == purge.SanitizeNVM {
-			if l, err := r.NVMe.SanitizeLog(ctx, s.Device); err == nil {
-				status[j] = l.Status
-			}
+		groups[g] = append(groups[g], j)
+	}
+	each(len(groups), func(g int) {
+		for _, j := range groups[g] {
+			runStep(ctx, in, j, stepErr, status, logf)
 		}
 	})
 	out := make([]Result, n)
@@ -207,6 +209,26 @@ func Prove(ctx context.Context, in Input, logf func(string, ...any)) []Result {
 		}
 	})
 	return out
+}
+
+// runStep runs the purge step in.Steps[j], keeping its error in stepErr[j]
+// and, for a sanitize, the sanitize log's status in status[j].
+func runStep(ctx context.Context, in Input, j int, stepErr []error, status []nvme.SanitizeStatus, logf func(string, ...any)) {
+	s := in.Steps[j]
+	r := in.Runner
+	if s.Kind == purge.SanitizeNVM && len(r.Sent) == 0 && inProgress(ctx, r.NVMe, s.Device) {
+		// An interrupted run's sanitize (this step's, at the end of
+		// a run) still runs: the controller refuses another; wait
+		// for it, and read back after it.
+		logf("%s: a sanitize is in progress (an interrupted run's): waiting for it to end before the read-back, not sending another", s.Device)
+		r.Sent = []string{s.Device}
+	}
+	stepErr[j] = r.Run(ctx, in.Steps[j:j+1], in.Discarder, logf)
+	if stepErr[j] == nil && s.Kind == purge.SanitizeNVM {
+		if l, err := r.NVMe.SanitizeLog(ctx, s.Device); err == nil {
+			status[j] = l.Status
+		}
+	}
 }
 
 // inProgress reports whether the sanitize log of ctrl says a sanitize is

@@ -32,8 +32,10 @@ func filledLoop(t *testing.T) string {
 	testenv.MustHaveLoop(t)
 	fio := testenv.MustHaveFio(t)
 	dev := testenv.Loop(t, loopSize)
-	out, err := exec.Command(fio, "--name=fill", "--filename="+dev, "--rw=write", "--bs=128k", "--direct=1",
-		"--ioengine=psync", "--verify=pattern", "--verify_pattern="+fiojob.FillPattern(fillID), "--do_verify=0").CombinedOutput()
+	cmd := exec.Command(fio, "--name=fill", "--filename="+dev, "--rw=write", "--bs=128k", "--direct=1",
+		"--ioengine=psync", "--verify=pattern", "--verify_pattern="+fiojob.FillPattern(fillID), "--do_verify=0")
+	cmd.Dir = t.TempDir() // fio may leave a verify state file where it runs
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("fio: %v\n%s", err, out)
 	}

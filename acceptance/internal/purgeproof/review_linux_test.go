@@ -2,6 +2,7 @@ package purgeproof
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -72,5 +73,32 @@ sanitize-log) echo x >>$N; if [ $(wc -l <$N) -le 2 ]; then cat `+inprog+`; else 
 	r := proveOne(t, dev, purge.Step{Kind: purge.SanitizeNVM, Device: dev, SanAct: purge.SanActBlockErase}, cli)
 	if r.Verdict != Pass || r.Sectors != sectors {
 		t.Errorf("a sanitize in progress: %s: %s, want a pass read after it", r.Verdict, r.Message)
+	}
+}
+
+// Two namespaces of one subsystem are formatted one after the other, as
+// purge.Runner.Run sends them, never at once: the stand-in for nvme-cli
+// holds a lock for the second its format takes, and notes a format sent
+// while another holds it.
+func TestProveOneSubsystemAtATime(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	dir := t.TempDir()
+	lock, overlap := filepath.Join(dir, "lock"), filepath.Join(dir, "overlap")
+	cli := standIn(t, `[ "$1" = format ] || exit 1
+mkdir `+lock+` 2>/dev/null || echo "$2" >>`+overlap+`
+sleep 1; rmdir `+lock+` 2>/dev/null; exit 0`)
+	var in Input
+	for _, dev := range []string{testenv.Loop(t, loopSize), testenv.Loop(t, loopSize)} {
+		in.Targets = append(in.Targets, Target{Path: dev, Size: loopSize, Sector: 512, DLFEAT: 1})
+		in.Steps = append(in.Steps, purge.Step{Kind: purge.FormatNVM, Device: dev, Controller: "/dev/nvme9", Subsystem: "nqn.2014-08.org.example:one", Targets: []string{dev}})
+	}
+	in.Mode, in.Runner, in.Fills = Sample, purge.Runner{NVMe: cli, Poll: 1}, Fills{fillID}
+	for _, r := range Prove(context.Background(), in, t.Logf) {
+		if r.Command == "" || strings.Contains(r.Message, "failed") {
+			t.Errorf("%s: %s: %s", r.Drive, r.Verdict, r.Message)
+		}
+	}
+	if b, err := os.ReadFile(overlap); err == nil {
+		t.Errorf("a format of %s was sent while another of the same subsystem ran", strings.TrimSpace(string(b)))
 	}
 }

@@ -54,8 +54,11 @@ type resumeState struct {
 	// data or failed with an I/O error): its cells fail unmeasured again,
 	// with causes[d] as their cause.
 	broken map[int]string
-	// mapping says, for each recorded drive, which given path it is.
+	// mapping says, for each recorded drive, which given path it is;
+	// moved maps the recorded path of each drive given under another
+	// path now to that path.
 	mapping []string
+	moved   map[string]string
 	causes  map[int]string
 	// found is the failures the resume read in the recorded read-backs
 	// that run.json's failures do not hold (a pass killed after fio named
@@ -118,7 +121,7 @@ func (b *builder) loadResume() []error {
 	if len(errs) > 0 {
 		return errs
 	}
-	s.resume = &resumeState{dir: dir, prior: match.Renamed(prior, s.Drives), kept: map[string]bool{}, broken: map[int]string{}, causes: map[int]string{}, mapping: b.matched.Lines}
+	s.resume = &resumeState{dir: dir, prior: match.Renamed(prior, s.Drives), moved: match.Moves(prior, s.Drives), kept: map[string]bool{}, broken: map[int]string{}, causes: map[int]string{}, mapping: b.matched.Lines}
 	return nil
 }
 
@@ -244,8 +247,8 @@ func (b *builder) resumePlan() {
 	}
 	fwrun.Add(&fp, s.Cfg, s.Spec, s.Drives)
 	fwrun.Add(&s.Plan, s.Cfg, s.Spec, s.Drives)
-	fresh.AddPurgeProof(&fp, purgerun.Mode(s.Cfg, s.Spec, s.Drives))
-	s.Planner.AddPurgeProof(&s.Plan, purgerun.Mode(s.Cfg, s.Spec, s.Drives))
+	fresh.AddPurgeProof(&fp, purgerun.Mode(s.Cfg, s.Spec, s.Drives), purgerun.Selected(s.Cfg, s.Drives))
+	s.Planner.AddPurgeProof(&s.Plan, purgerun.Mode(s.Cfg, s.Spec, s.Drives), purgerun.Selected(s.Cfg, s.Drives))
 	z.fresh = fp.Total
 }
 

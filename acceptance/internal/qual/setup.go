@@ -409,7 +409,7 @@ func (b *builder) plan() {
 		s.Planner.AddVerify(&s.Plan, s.verifyDrives())
 	}
 	fwrun.Add(&s.Plan, s.Cfg, s.Spec, s.Drives)
-	s.Planner.AddPurgeProof(&s.Plan, purgerun.Mode(s.Cfg, s.Spec, s.Drives))
+	s.Planner.AddPurgeProof(&s.Plan, purgerun.Mode(s.Cfg, s.Spec, s.Drives), purgerun.Selected(s.Cfg, s.Drives))
 	s.Warnings = append(s.Warnings, s.steadyWarnings()...)
 	if s.resume != nil {
 		b.resumePlan()

@@ -131,6 +131,9 @@ func (s *Suite) start() error {
 	info := s.runInfo()
 	if s.resume != nil {
 		info = s.resume.info(s)
+		if err := purgerun.Moved(s.Cfg.Record, s.resume.moved, info.Files); err != nil {
+			return fmt.Errorf("parsing -resume: %w", err)
+		}
 		s.Report.Resumptions = info.Resumptions
 		// Started is the run's first start, which a recording made before
 		// run.json kept it does not say; each resume's is in Resumptions.
@@ -161,7 +164,7 @@ func (s *Suite) runInfo() record.Run {
 		info.LBASizes[i] = d.LogicalBlockSize
 	}
 	info.Runtime = runtimeFlag(s.Cfg.Runtime)
-	info.PurgeAfter = purgerun.Mode(s.Cfg, s.Spec, s.Drives)
+	info.PurgeAfter, info.PurgeDrives = purgerun.Asked(s.Cfg, s.Spec, s.Drives)
 	info.Identities, info.BootID = match.Identities(s.Drives), match.BootID()
 	return info
 }

@@ -45,7 +45,13 @@ func KeepList[T any](dir, name, key string, rs []T, same func(kept, r T) bool, f
 			kept[i] = r
 		}
 	}
-	b, err := json.MarshalIndent(map[string][]T{key: kept}, "", "  ")
+	return WriteList(dir, name, key, kept)
+}
+
+// WriteList writes list to dir/name as {key: list}, atomically (a
+// temporary file renamed over it).
+func WriteList[T any](dir, name, key string, list []T) error {
+	b, err := json.MarshalIndent(map[string][]T{key: list}, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -159,6 +159,10 @@ type Run struct {
 	// [purge] verify), kept by every resume: a replay or resume fails a
 	// drive without a verdict in purge.json. "" when none was asked.
 	PurgeAfter string `json:"purge_after,omitempty"`
+	// PurgeDrives is the drives (indices into Drives) whose purge at the
+	// end the run asked for (go test's -run selects TestPurge/<drive> of
+	// each on its own); absent (every drive) in recordings made before it.
+	PurgeDrives []int `json:"purge_drives,omitempty"`
 }
 
 // DriveFailure is one failure of one drive, recorded as it happened.

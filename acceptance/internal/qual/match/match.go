@@ -422,17 +422,25 @@ func Identities(drives []plan.Drive) []identity.Identity {
 	return out
 }
 
-// Renamed rewrites the drive paths prior records (its drives, verify
-// passes and steady-state records) to the paths the drives are given
-// under now: drive i was at prior.Drives[i].Path and is drives[i] now.
-// The recorded fio targets stay: they are what fio read then.
-func Renamed(prior record.Run, drives []plan.Drive) record.Run {
+// Moves is, for each drive prior recorded at another path than the one
+// it is given under now (drive i was at prior.Drives[i].Path and is
+// drives[i] now), its recorded path to its path now.
+func Moves(prior record.Run, drives []plan.Drive) map[string]string {
 	to := map[string]string{}
 	for i, d := range prior.Drives {
 		if i < len(drives) && d.Path != drives[i].Path {
 			to[d.Path] = drives[i].Path
 		}
 	}
+	return to
+}
+
+// Renamed rewrites the drive paths prior records (its drives, verify
+// passes and steady-state records) to the paths the drives are given
+// under now: drive i was at prior.Drives[i].Path and is drives[i] now.
+// The recorded fio targets stay: they are what fio read then.
+func Renamed(prior record.Run, drives []plan.Drive) record.Run {
+	to := Moves(prior, drives)
 	if len(to) == 0 {
 		return prior
 	}

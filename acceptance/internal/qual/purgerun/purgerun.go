@@ -33,12 +33,36 @@ import (
 )
 
 // Mode is the read-back of TestPurge when the command line or the spec
-// asks for one and go test's -run selects TestPurge; "" otherwise.
+// asks for one and go test's -run and -skip select TestPurge of a drive
+// (see Selected); "" otherwise.
 func Mode(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive) string {
-	if len(drives) == 0 || !cfg.Selected("TestPurge/"+verdict.IntegrityName(drives[0].Path)) {
+	if len(Selected(cfg, drives)) == 0 {
 		return ""
 	}
 	return purgeproof.Mode(cfg.PurgeAfter, spec.Purge.Verify)
+}
+
+// Asked is what run.json records of the purge at the end: its read-back
+// (Mode) and, when there is one, the drives it purges (Selected).
+func Asked(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive) (string, []int) {
+	mode := Mode(cfg, spec, drives)
+	if mode == "" {
+		return "", nil
+	}
+	return mode, Selected(cfg, drives)
+}
+
+// Selected is the drives (indices) whose own TestPurge/<drive> go test's
+// -run and -skip select: the drives the purge at the end purges, each
+// selected on its own.
+func Selected(cfg *cmdline.Config, drives []plan.Drive) []int {
+	var out []int
+	for d, dr := range drives {
+		if cfg.Selected("TestPurge/" + verdict.IntegrityName(dr.Path)) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // In is what a run's TestPurge needs.
@@ -93,7 +117,7 @@ func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]purgeproof.
 	}
 	prior, err := kept.Load(in.Record)
 	if err == nil {
-		err = kept.Check(prior, paths(in.Drives))
+		err = kept.Check(prior, paths(in.Drives), sizes(in.Drives))
 	}
 	if err != nil {
 		// Verdicts that do not read are no evidence of a pass: every
@@ -139,6 +163,31 @@ func Keepable(ctx context.Context, rs []purgeproof.Result) []purgeproof.Result {
 	return slices.DeleteFunc(slices.Clone(rs), func(r purgeproof.Result) bool { return r.Bad == 0 })
 }
 
+// Moved renames, in a resumed recording dir's purge.json, each verdict of a
+// drive the resume matched by its identity under another path (to: its
+// recorded path to its path now), so that the verdict stays the drive's
+// (kept, not purged again) in this resume and in a replay of it; files,
+// run.json's, gets the new sha256 of purge.json when it lists it. A
+// purge.json that does not read is left as it is: TestPurge fails every
+// drive, naming it (see Judge).
+func Moved(dir string, to map[string]string, files map[string]string) error {
+	if _, err := kept.Load(dir); err != nil {
+		return nil
+	}
+	changed, err := kept.Moved(dir, to)
+	if err != nil || !changed {
+		return err
+	}
+	if _, listed := files[kept.File]; listed {
+		sum, err := record.HashIn(dir, kept.File)
+		if err != nil {
+			return err
+		}
+		files[kept.File] = sum
+	}
+	return nil
+}
+
 // recorded is the verdicts kept in the recording dir whose run.json is
 // info, each drive's in the order of drives. When the recording says the
 // purge at the end was asked for (asked: the recorded spec asks it; or
@@ -149,7 +198,7 @@ func Keepable(ctx context.Context, rs []purgeproof.Result) []purgeproof.Result {
 func recorded(dir string, info record.Run, drives []plan.Drive, asked bool) ([]purgeproof.Result, string) {
 	rs, err := kept.Load(dir)
 	if err == nil {
-		err = kept.Check(rs, paths(drives))
+		err = kept.Check(rs, paths(drives), sizes(drives))
 	}
 	if err != nil {
 		return failAll(drives, fmt.Sprintf("the recorded purge verdicts are refused: %v", err)), ""
@@ -157,7 +206,19 @@ func recorded(dir string, info record.Run, drives []plan.Drive, asked bool) ([]p
 	started := purgeStarted(info)
 	_, listed := info.Files[kept.File]
 	asked = asked || info.PurgeAfter != ""
-	if len(rs) == 0 && !asked && !listed && len(started) == 0 {
+	// needs says the recording holds that drive d was to have a verdict:
+	// its purge started, or it was asked for (the drives run.json lists
+	// when it lists them: -run selected TestPurge of those alone) or kept.
+	needs := func(d int) bool {
+		if _, ok := started[d]; ok {
+			return true
+		}
+		if info.PurgeDrives != nil {
+			return slices.Contains(info.PurgeDrives, d)
+		}
+		return asked || listed
+	}
+	if len(rs) == 0 && !slices.ContainsFunc(indices(drives), needs) {
 		return nil, "the recording holds no purge at the end of the run (-purge-after, or the spec's [purge] verify)"
 	}
 	var out []purgeproof.Result
@@ -166,7 +227,7 @@ func recorded(dir string, info record.Run, drives []plan.Drive, asked bool) ([]p
 			out = append(out, rs[j])
 			continue
 		}
-		if dr.Placeholder {
+		if dr.Placeholder || !needs(d) {
 			continue
 		}
 		why := "the run asked for a purge at the end (-purge-after, or the spec's [purge] verify)"
@@ -210,10 +271,26 @@ func readRun(dir string) (record.Run, error) {
 	return info, err
 }
 
+func indices(drives []plan.Drive) []int {
+	out := make([]int, len(drives))
+	for d := range drives {
+		out[d] = d
+	}
+	return out
+}
+
 func paths(drives []plan.Drive) []string {
 	var out []string
 	for _, d := range drives {
 		out = append(out, d.Path)
+	}
+	return out
+}
+
+func sizes(drives []plan.Drive) []int64 {
+	var out []int64
+	for _, d := range drives {
+		out = append(out, d.Size)
 	}
 	return out
 }

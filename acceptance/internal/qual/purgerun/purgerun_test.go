@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,10 +13,12 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purgeproof"
 	"github.com/drivequal/drivequal/acceptance/internal/purgeproof/kept"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/recording"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
+	"github.com/drivequal/drivequal/specs"
 )
 
 func drives() []plan.Drive {
@@ -75,7 +78,7 @@ func TestFills(t *testing.T) {
 
 func passed(drive string) purgeproof.Result {
 	return purgeproof.Result{Drive: drive, Command: "discard " + drive + " (BLKDISCARD)", Promise: "zeros", ReadBack: purgeproof.Sample,
-		BytesRead: 1 << 20, SectorBytes: 512, Sectors: 2048, Verdict: purgeproof.Pass, Message: drive + ": all 2048 sectors as promised"}
+		BytesRead: 1 << 20, SectorBytes: 512, Sectors: 2048, FillBefore: 2048, Verdict: purgeproof.Pass, Message: drive + ": all 2048 sectors as promised"}
 }
 
 // markedInfo is run.json with the purge at the end marked writing drive 0.
@@ -103,8 +106,8 @@ func TestReplayRefusesWhatTheRunCouldNotHaveKept(t *testing.T) {
 		{"missing, run.json vouches for it", nil, record.Run{Files: map[string]string{kept.File: "00"}}, false, "run.json lists the sha256 of purge.json"},
 		{"a drive not in the run", []purgeproof.Result{passed("/dev/nonexistent-a"), passed("/dev/other")}, record.Run{}, false, `"/dev/other"): not a drive of the run`},
 		{"a pass with bad sectors", []purgeproof.Result{bad}, record.Run{}, false, "verdict pass contradicts its 8 bad sectors"},
-		{"an unknown verdict", []purgeproof.Result{odd}, record.Run{}, false, `verdict "qualified" is neither`},
-		{"a pass that read nothing", []purgeproof.Result{{Drive: "/dev/nonexistent-a", Verdict: purgeproof.Pass}}, record.Run{}, false, "nothing read back"},
+		{"an unknown verdict", []purgeproof.Result{odd}, record.Run{}, false, `verdict "qualified" is none of`},
+		{"a pass that read nothing", []purgeproof.Result{{Drive: "/dev/nonexistent-a", FillBefore: 8, Verdict: purgeproof.Pass}}, record.Run{}, false, "nothing read back"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -126,12 +129,23 @@ func TestReplayRefusesWhatTheRunCouldNotHaveKept(t *testing.T) {
 			}
 		})
 	}
+	// A drive that held none of the fill is judged inconclusive, as
+	// recorded, not refused.
+	dir := t.TempDir()
+	none := passed("/dev/nonexistent-a")
+	none.FillBefore, none.Verdict = 0, purgeproof.Inconclusive
+	if err := kept.Save(dir, []purgeproof.Result{none}); err != nil {
+		t.Fatal(err)
+	}
+	if rs, _ := Judge(context.Background(), In{Drives: drives(), Reader: &recording.Reader{Dir: dir}}, t.Logf); len(rs) != 1 || rs[0].Verdict != purgeproof.Inconclusive || rs[0].Message != none.Message {
+		t.Errorf("Judge of a recorded inconclusive verdict = %+v, want it as recorded", rs)
+	}
 	// A run that neither asked for nor started a purge has none to judge.
 	if rs, why := Judge(context.Background(), In{Drives: drives(), Reader: &recording.Reader{Dir: t.TempDir()}}, t.Logf); why == "" || rs != nil {
 		t.Errorf("Judge of a recording without a purge = %+v, %q; want why", rs, why)
 	}
 	// A pass as a run writes it stands.
-	dir := t.TempDir()
+	dir = t.TempDir()
 	if err := kept.Save(dir, []purgeproof.Result{passed("/dev/nonexistent-a")}); err != nil {
 		t.Fatal(err)
 	}
@@ -207,5 +221,77 @@ func TestKeepable(t *testing.T) {
 	cancel()
 	if got := Keepable(ctx, rs); len(got) != 1 || got[0].Drive != "b" {
 		t.Errorf("Keepable after the stop = %+v, want b's", got)
+	}
+}
+
+// -run selects each drive's TestPurge on its own: the second drive alone,
+// the first alone, or both.
+func TestSelectedPerDrive(t *testing.T) {
+	two := []plan.Drive{{Info: device.Info{Path: "/dev/loop5"}}, {Info: device.Info{Path: "/dev/loop6"}}}
+	spec := &specs.Spec{}
+	for _, c := range []struct {
+		run, skip string
+		want      []int
+	}{
+		{"TestPurge/loop6", "", []int{1}},
+		{"TestPurge/loop5", "", []int{0}},
+		{"TestPurge", "", []int{0, 1}},
+		{"", "TestPurge/loop5", []int{1}},
+		{"TestIntegrity", "", nil},
+	} {
+		cfg := &cmdline.Config{Run: c.run, Skip: c.skip, PurgeAfter: true}
+		if got := Selected(cfg, two); !slices.Equal(got, c.want) {
+			t.Errorf("-run=%q -skip=%q: Selected = %v, want %v", c.run, c.skip, got, c.want)
+		}
+		mode, drives := Asked(cfg, spec, two)
+		if want := map[bool]string{true: purgeproof.Sample, false: ""}[c.want != nil]; mode != want || !slices.Equal(drives, c.want) {
+			t.Errorf("-run=%q -skip=%q: Asked = %q, %v; want %q, %v", c.run, c.skip, mode, drives, want, c.want)
+		}
+	}
+}
+
+// A replay fails a drive without a verdict only when the run asked for
+// its purge: run.json's purge_drives lists the drives -run selected, and
+// a drive it does not list has no TestPurge; without the list (an older
+// recording), every drive was asked.
+func TestReplayAsksTheDrivesRecorded(t *testing.T) {
+	two := []plan.Drive{{Info: device.Info{Path: "/dev/nonexistent-a", Size: 1 << 20}}, {Info: device.Info{Path: "/dev/nonexistent-b", Size: 1 << 20}}}
+	dir := t.TempDir()
+	if err := kept.Save(dir, []purgeproof.Result{passed("/dev/nonexistent-b")}); err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := Judge(context.Background(), In{Drives: two, Reader: &recording.Reader{Dir: dir, Info: record.Run{PurgeAfter: purgeproof.Sample, PurgeDrives: []int{1}}}}, t.Logf)
+	if len(rs) != 1 || rs[0].Drive != "/dev/nonexistent-b" || rs[0].Verdict != purgeproof.Pass {
+		t.Errorf("Judge of a run that purged the second drive alone = %+v, want its pass alone", rs)
+	}
+	rs, _ = Judge(context.Background(), In{Drives: two, Reader: &recording.Reader{Dir: dir, Info: record.Run{PurgeAfter: purgeproof.Sample}}}, t.Logf)
+	if len(rs) != 2 || rs[0].Verdict != purgeproof.Fail || rs[1].Verdict != purgeproof.Pass {
+		t.Errorf("Judge of a run that asked for every drive = %+v, want the first failed", rs)
+	}
+}
+
+// A resume renames the verdict of a drive given under another path, and
+// run.json's sha256 of purge.json follows; a purge.json that does not
+// read is left for TestPurge to fail, not a refusal of the resume.
+func TestMovedRehashes(t *testing.T) {
+	dir := t.TempDir()
+	if err := kept.Save(dir, []purgeproof.Result{passed("/dev/loop1")}); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{kept.File: "old"}
+	if err := Moved(dir, map[string]string{"/dev/loop1": "/dev/loop5"}, files); err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := kept.Load(dir)
+	sum, _ := record.HashIn(dir, kept.File)
+	if len(rs) != 1 || rs[0].Drive != "/dev/loop5" || files[kept.File] != sum {
+		t.Errorf("after Moved: %+v, files %v (sha256 %s)", rs, files, sum)
+	}
+	broken := t.TempDir()
+	if err := os.WriteFile(filepath.Join(broken, kept.File), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Moved(broken, map[string]string{"/dev/loop1": "/dev/loop5"}, files); err != nil {
+		t.Errorf("Moved of a purge.json that does not read: %v, want it left to TestPurge", err)
 	}
 }
