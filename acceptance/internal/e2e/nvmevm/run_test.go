@@ -57,3 +57,24 @@ func TestBootTests(t *testing.T) {
 		}
 	}
 }
+
+// TestLongestFirst: every configuration has its time alone (a new one is
+// measured before it is added), and the guests start longest first.
+func TestLongestFirst(t *testing.T) {
+	if inGuest() {
+		t.Skip("the guest's own run")
+	}
+	for _, c := range configs {
+		if alone[c.name] == 0 {
+			t.Errorf("configuration %s has no time alone in alone: boot it alone (-run 'TestQEMU/%s') and add it", c.name, c.name)
+		}
+	}
+	got := longestFirst([]config{{name: "multipath-off"}, {name: "new"}, {name: "powerloss"}, {name: "interrupted"}})
+	var names []string
+	for _, c := range got {
+		names = append(names, c.name)
+	}
+	if want := "powerloss interrupted multipath-off new"; strings.Join(names, " ") != want {
+		t.Errorf("longestFirst = %q, want %q", strings.Join(names, " "), want)
+	}
+}
