@@ -246,6 +246,8 @@ func (b *builder) drives(ctx context.Context) []error {
 		}
 		_, perrs := purge.Plan(b.infos, method, s.ctrls)
 		errs = append(errs, perrs...)
+		// A firmware commit reaches every namespace of its controller.
+		errs = append(errs, fwrun.Refuse(cfg, s.Spec, b.infos)...)
 	}
 	var monitor *live.Monitor
 	if s.Spec != nil && len(errs) == 0 {
