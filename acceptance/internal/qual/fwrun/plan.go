@@ -2,11 +2,13 @@ package fwrun
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/firmware"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
@@ -140,6 +142,38 @@ func Refuse(cfg *cmdline.Config, spec *specs.Spec, infos []device.Info) []error 
 			}
 			errs = append(errs, fmt.Errorf("%s: -firmware: a firmware commit reaches every namespace of %s, and its namespaces %s would take the activation's stall%s unloaded and unjudged: add them to -drives (and select their TestFirmware/<name>/%s), or leave -firmware out",
 				t.Path, strings.TrimPrefix(g, "controller "), strings.Join(why, " and "), reset, step))
+		}
+	}
+	return errs
+}
+
+// CheckSlots is the refusal, one a controller, of the spec's [firmware]
+// slot that a drive's controller cannot take, from its identify data in
+// ctrls (FRMW: the number of slots, slot 1 read-only): bad input, refused
+// before anything is sent, not a drive's failure. A controller missing
+// from ctrls, or one that reports no slot count, is not checked.
+func CheckSlots(cfg *cmdline.Config, spec *specs.Spec, infos []device.Info, ctrls map[string]nvme.Controller) []error {
+	if spec == nil || spec.Firmware == nil || spec.Firmware.Slot == 0 {
+		return nil
+	}
+	slot := spec.Firmware.Slot
+	var errs []error
+	seen := map[string]bool{}
+	for _, t := range infos {
+		c, ok := ctrls[t.Controller]
+		if !ok || seen[t.Controller] || !slices.ContainsFunc(images(cfg), func(si [2]string) bool { return selected(cfg, t.Path, si[0]) }) {
+			continue
+		}
+		seen[t.Controller] = true
+		n := int(c.FRMW>>1) & 7
+		switch {
+		case n == 0:
+		case slot > n:
+			errs = append(errs, fmt.Errorf("%s: [firmware] slot = %d in %s: controller %s (%s) has %d firmware slot(s) (id-ctrl frmw %#x): set slot to one of 1 to %d, or 0 to let the controller choose",
+				t.Path, slot, spec.File, t.Controller, c.Model, n, c.FRMW, n))
+		case slot == 1 && c.FRMW&1 != 0:
+			errs = append(errs, fmt.Errorf("%s: [firmware] slot = 1 in %s: controller %s (%s) keeps slot 1 read-only (id-ctrl frmw %#x bit 0): set slot to one of 2 to %d, or 0 to let the controller choose",
+				t.Path, spec.File, t.Controller, c.Model, c.FRMW, n))
 		}
 	}
 	return errs

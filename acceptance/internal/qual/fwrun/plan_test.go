@@ -9,6 +9,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/firmware"
+	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
@@ -148,4 +149,28 @@ func TestRemeasuredIsTheLastCell(t *testing.T) {
 	assert.Equal(t, 2*time.Minute, st.Est)
 	_, ok = remeasured(pl, 2)
 	assert.False(t, ok)
+}
+
+// The spec's slot is refused, naming the drive, the spec, the controller
+// and the fix, on a controller with fewer slots or whose slot 1 is
+// read-only; a controller that reports no slot count, or is not known,
+// is not checked.
+func TestCheckSlots(t *testing.T) {
+	cfg := &cmdline.Config{Firmware: "/a.bin"}
+	spec := func(slot int) *specs.Spec {
+		return &specs.Spec{File: "s.toml", Firmware: &specs.Firmware{Action: specs.FirmwareActivateNow, Slot: slot, MaxStall: time.Second}}
+	}
+	infos := []device.Info{ns("nvme0n1", "nvme0", "nvme0n1"), ns("nvme1n1", "nvme1", "nvme1n1")}
+	two := map[string]nvme.Controller{"nvme0": {Model: "M", FRMW: 2<<1 | 1}}
+	errs := CheckSlots(cfg, spec(3), infos, two)
+	require.Len(t, errs, 1)
+	assert.Equal(t, "/dev/nvme0n1: [firmware] slot = 3 in s.toml: controller nvme0 (M) has 2 firmware slot(s) (id-ctrl frmw 0x5): set slot to one of 1 to 2, or 0 to let the controller choose", errs[0].Error())
+	errs = CheckSlots(cfg, spec(1), infos, two)
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Error(), "keeps slot 1 read-only (id-ctrl frmw 0x5 bit 0): set slot to one of 2 to 2")
+	assert.Empty(t, CheckSlots(cfg, spec(2), infos, two))
+	assert.Empty(t, CheckSlots(cfg, spec(0), infos, two), "the controller chooses")
+	assert.Empty(t, CheckSlots(cfg, spec(1), infos, map[string]nvme.Controller{"nvme0": {FRMW: 2 << 1}}), "slot 1 writable")
+	assert.Empty(t, CheckSlots(cfg, spec(7), infos, map[string]nvme.Controller{"nvme0": {}}), "no slot count reported")
+	assert.Empty(t, CheckSlots(&cmdline.Config{Firmware: "/a.bin", Run: "TestFirmware/nvme1n1"}, spec(3), infos, two), "nvme0n1 not selected")
 }
