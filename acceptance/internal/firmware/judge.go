@@ -278,4 +278,7 @@ func Judge(r *Result, o Observed) {
 	}
 	r.Verdict = Pass
 	r.Message = fmt.Sprintf("%s: %s to %s (%s, slot %d) under load: I/O stalled %.0f ms (max_stall %s), every write read back", r.Drive, o.Before, o.After, r.Action, slot, r.StallMS, o.MaxStall)
+	if o.Known > 0 {
+		r.Message += fmt.Sprintf(", the %d MiB written before the download included", o.Known>>20)
+	}
 }

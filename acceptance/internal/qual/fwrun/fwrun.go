@@ -73,7 +73,7 @@ func Add(pl *plan.Plan, cfg *cmdline.Config, spec *specs.Spec, drives []plan.Dri
 		}
 		f := spec.Firmware
 		st := plan.Step{Kind: plan.StepFirmware, N: len(pl.Steps) + 1, Drives: ds, Purge: step, Image: img,
-			Est: time.Duration(len(groups(drives, ds))) * (firmware.LoadStart + 2*Settle + f.MaxStall + 10*time.Second),
+			Est: time.Duration(len(groups(drives, ds)))*(firmware.LoadStart+2*Settle+f.MaxStall+10*time.Second) + knownTime(spec, drives, ds),
 			Name: fmt.Sprintf("firmware %s: %s (%d bytes) to slot %d, %s (commit action %d), under a 4 KiB random read/write load, a controller at a time; I/O stall ≤ %s",
 				step, img, size, f.Slot, f.Action, firmware.CommitAction(f.Action), f.MaxStall)}
 		if step == firmware.StepActivate {
@@ -91,6 +91,33 @@ func Add(pl *plan.Plan, cfg *cmdline.Config, spec *specs.Spec, drives []plan.Dri
 		pl.Steps = append(pl.Steps, st)
 		pl.Total += st.Est
 	}
+}
+
+// knownTime is the time to write and read back the known region of the
+// drives ds, at the spec's sequential write and read figures (1 GB/s
+// where it gives none).
+func knownTime(spec *specs.Spec, drives []plan.Drive, ds []int) time.Duration {
+	var t time.Duration
+	for _, d := range ds {
+		n := float64(firmware.KnownBytes(drives[d].Info.Size))
+		t += time.Duration(n/seqRate(spec, drives[d].Capacity, "write")*1e9) + time.Duration(n/seqRate(spec, drives[d].Capacity, "read")*1e9)
+	}
+	return t
+}
+
+// seqRate is the spec's sequential rw figure of capacity in bytes a
+// second (as the plan's purge read-back estimate reads it), 1 GB/s when
+// it gives none.
+func seqRate(spec *specs.Spec, capacity, rw string) float64 {
+	c, _ := spec.Capacity(capacity)
+	for _, w := range spec.Workloads {
+		if w.RW == rw && w.Metric == specs.MBps {
+			if v, ok := c.Spec[w.Name]; ok && v > 0 {
+				return v * 1e6
+			}
+		}
+	}
+	return 1e9
 }
 
 // In is what a run's TestFirmware needs.

@@ -128,7 +128,10 @@ func TestRefuseANamespaceTheCommitReaches(t *testing.T) {
 	assert.Equal(t, []string{"/dev/nvme0n2"}, in.Others)
 	assert.Equal(t, "/dev/nvme0", in.Admin)
 	assert.Equal(t, int64(256<<20), in.Known)
-	assert.Equal(t, 2*(firmware.LoadStart+2*Settle+time.Second+10*time.Second), pl.Steps[0].Est, "two controllers, the wait for the load's first I/O included")
+	// Two controllers, the wait for the load's first I/O included, and
+	// 256 MiB written and read back on each of three drives at 1 GB/s.
+	known := 3 * 2 * time.Duration(float64(256<<20)/1e9*1e9)
+	assert.Equal(t, 2*(firmware.LoadStart+2*Settle+time.Second+10*time.Second)+known, pl.Steps[0].Est)
 }
 
 // The cell measured before and after the activation is the last one
