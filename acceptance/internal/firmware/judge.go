@@ -66,12 +66,16 @@ type Result struct {
 	GapMS        float64 `json:"gap_ms"`
 	MaxLatencyMS float64 `json:"max_latency_ms"`
 	MaxStallMS   float64 `json:"max_stall_ms"`
-	// IOs is how many I/Os the load completed; Verified says fio read
-	// back every write it checked without an error.
+	// IOs is how many of fio's 10 ms latency-log windows completed I/O
+	// (log_avg_msec: a window with completions is one line, whatever
+	// their number), the jobs' together; Verified says fio read back
+	// every write it checked without an error, and the known region
+	// written before the download read back whole after the commit.
 	IOs      int64 `json:"ios"`
 	Verified bool  `json:"verified"`
-	// Remeasured are the cells measured again after the activation (one
-	// a drive state), each against its figure before it.
+	// Remeasured is the cell measured just before the download and again
+	// just after the commit, in the same drive state (the last cell the
+	// run measured on the drive alone).
 	Remeasured []Remeasure `json:"remeasured,omitempty"`
 	Verdict    string      `json:"verdict"`
 	Message    string      `json:"message"`
@@ -84,7 +88,7 @@ func (r Result) Name() string { return r.Step }
 // with no completion and the longest completion latency.
 type Stall struct {
 	Gap, MaxLatency time.Duration
-	IOs             int64 // samples read
+	IOs             int64 // latency-log lines read: 10 ms windows that completed I/O
 }
 
 // Of is the stall: the longer of the two.
@@ -200,7 +204,11 @@ type Observed struct {
 	// FioErr is fio's error (a verify mismatch, an I/O error), CmdErr the
 	// first nvme-cli command that failed.
 	FioErr, CmdErr error
-	MaxStall       time.Duration
+	// Known is how many bytes were written before the download and read
+	// back after the commit (0: none); KnownErr the read-back's error.
+	Known    int64
+	KnownErr error
+	MaxStall time.Duration
 	// Allowed is the spec's [health] firmware allow-list (empty: any).
 	Allowed []string
 	Slot    int
@@ -215,19 +223,25 @@ func Judge(r *Result, o Observed) {
 	r.ActiveSlot = o.LogAfter.Active
 	slot := o.Slot
 	if slot == 0 {
-		// The controller chose: the slot whose revision the commit changed,
-		// else the active one.
+		// The controller chose: the slot whose revision the commit changed
+		// (the active one among several, else the lowest), else the active
+		// one.
 		slot = o.LogAfter.Active
+		var changed []int
 		for k, v := range o.LogAfter.Slots {
 			if o.LogBefore.Slots[k] != v {
-				slot = k
+				changed = append(changed, k)
 			}
+		}
+		slices.Sort(changed)
+		if len(changed) > 0 && !slices.Contains(changed, o.LogAfter.Active) {
+			slot = changed[0]
 		}
 	}
 	r.SlotRevision = o.LogAfter.Slots[slot]
 	r.GapMS, r.MaxLatencyMS, r.StallMS, r.IOs = ms(o.Stall.Gap), ms(o.Stall.MaxLatency), ms(o.Stall.Of()), o.Stall.IOs
 	r.MaxStallMS = ms(o.MaxStall)
-	r.Verified = o.FioErr == nil && o.StallErr == nil
+	r.Verified = o.FioErr == nil && o.StallErr == nil && o.KnownErr == nil
 	active := o.LogAfter.Slots[o.LogAfter.Active]
 	var why []string
 	switch {
@@ -248,6 +262,9 @@ func Judge(r *Result, o Observed) {
 	if o.FioErr != nil {
 		why = append(why, fmt.Sprintf("the load's writes did not all read back: %v", o.FioErr))
 	}
+	if o.KnownErr != nil {
+		why = append(why, fmt.Sprintf("the %d MiB written before the download did not all read back after the commit: %v", o.Known>>20, o.KnownErr))
+	}
 	if o.IdentityAfter != o.IdentityBefore {
 		why = append(why, fmt.Sprintf("the drive's identity changed: %s before, %s after", o.IdentityBefore, o.IdentityAfter))
 	}
@@ -261,4 +278,7 @@ func Judge(r *Result, o Observed) {
 	}
 	r.Verdict = Pass
 	r.Message = fmt.Sprintf("%s: %s to %s (%s, slot %d) under load: I/O stalled %.0f ms (max_stall %s), every write read back", r.Drive, o.Before, o.After, r.Action, slot, r.StallMS, o.MaxStall)
+	if o.Known > 0 {
+		r.Message += fmt.Sprintf(", the %d MiB written before the download included", o.Known>>20)
+	}
 }

@@ -91,3 +91,35 @@ func TestJudge(t *testing.T) {
 		})
 	}
 }
+
+// With slot 0 (the controller chose) and several slots changed, the slot
+// named is the active one among them, else the lowest, every time.
+func TestJudgeSlotPickIsDeterministic(t *testing.T) {
+	before := SlotLog{Active: 1, Slots: map[int]string{1: "OLD1"}}
+	after := SlotLog{Active: 1, Slots: map[int]string{1: "OLD1", 2: "NEW2", 3: "NEW3", 4: "NEW4", 5: "NEW5", 6: "NEW6", 7: "NEW7"}}
+	for range 50 {
+		var r Result
+		Judge(&r, Observed{Before: "OLD1", After: "OLD1", LogBefore: before, LogAfter: after, MaxStall: time.Second})
+		require.Equal(t, "NEW2", r.SlotRevision)
+	}
+	after.Active = 4
+	var r Result
+	Judge(&r, Observed{Before: "OLD1", After: "NEW4", LogBefore: before, LogAfter: after, MaxStall: time.Second})
+	assert.Equal(t, "NEW4", r.SlotRevision)
+}
+
+// The known region is a quarter of the drive, at most 1 GiB, in whole
+// MiB, and none on a drive under 4 MiB; its jobs write and check a
+// pattern that carries each block's offset.
+func TestKnown(t *testing.T) {
+	assert.Equal(t, int64(16<<20), KnownBytes(64<<20))
+	assert.Equal(t, int64(KnownMax), KnownBytes(1920e9))
+	assert.Equal(t, int64(0), KnownBytes(3<<20))
+	assert.Equal(t, int64(0), KnownBytes(0))
+	w, r := Known([]string{"/dev/a", "/dev/b"}, 16<<20, 0xabc, false), Known([]string{"/dev/a"}, 16<<20, 0xabc, true)
+	assert.Contains(t, w, "rw=write\nverify=pattern\nverify_pattern=0x0000000000000abc%o\ndo_verify=0\n[known-0]\nfilename=/dev/a\n[known-1]\nfilename=/dev/b\n")
+	assert.Contains(t, r, "size=16777216\nrw=read\nverify=pattern\nverify_pattern=0x0000000000000abc%o\nverify_fatal=1\n")
+	j := Job([]string{"/dev/a", "/dev/b"}, 16<<20, "/p")
+	assert.Contains(t, j, "[write-1]\nfilename=/dev/b\noffset=16777216\n")
+	assert.Contains(t, j, "[read]\nfilename=/dev/a\noffset=16777216\nrw=randread\nwrite_lat_log=/p-read\n")
+}

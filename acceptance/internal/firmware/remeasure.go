@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -89,14 +88,14 @@ func Measure(ctx context.Context, jobFile, metric, dir string) (float64, error) 
 		return 0, err
 	}
 	out := strings.TrimSuffix(job, ".fio") + ".json"
-	cmd := exec.CommandContext(ctx, "fio", "--output-format=json", "--output="+out, job)
-	cmd.Dir = dir
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("fio %s: %v: %s", job, err, strings.TrimSpace(string(msg)))
+	// fio in its own process group, interrupted then killed when ctx
+	// ends, as every fio of the suite.
+	data, stderr, err := fiojob.Runner{Format: fiojob.FormatJSON}.Run(ctx, job)
+	if werr := os.WriteFile(out, data, 0o644); werr != nil && err == nil {
+		err = werr
 	}
-	data, err := os.ReadFile(out)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("fio %s: %v: %s", job, err, firstLines(stderr, 3))
 	}
 	o, err := fiojob.Parse(data)
 	if err != nil {

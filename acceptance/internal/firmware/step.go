@@ -13,17 +13,26 @@ import (
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/fiojob"
 )
 
 // Input is one drive's step.
 type Input struct {
 	Drive  string // the drive as given
 	Device string // the block device fio loads
-	Admin  string // where nvme-cli's commands go: the controller, else the drive
-	Image  string
-	Step   string
-	Action string
-	Slot   int
+	// Others are the block devices of the controller's other given
+	// namespaces: its commit reaches them too, and the load runs on them.
+	Others []string
+	// Known is the known region of each device (KnownBytes), written
+	// before the download with Pattern and read back after the commit; 0
+	// leaves it out.
+	Known   int64
+	Pattern uint64
+	Admin   string // where nvme-cli's commands go: the controller, else the drive
+	Image   string
+	Step    string
+	Action  string
+	Slot    int
 	// MaxStall is the spec's bound; Allowed its [health] firmware list.
 	MaxStall time.Duration
 	Allowed  []string
@@ -41,16 +50,18 @@ type Input struct {
 // LoadStart bounds the wait for the load's first I/O before the settle.
 const LoadStart = 30 * time.Second
 
-// Job is the load's fio job file on dev, its logs under prefix: a 4 KiB
-// random writer that reads back every block it wrote, 16 at a time, with
-// a checksum and header (verify_backlog, fatal on a mismatch), beside a
-// 4 KiB random reader; each logs the highest completion latency of every
-// 10 ms window that completed I/O, so that a window without completion
-// shows as a gap. It runs until stopped, which leaves no verify state
-// file behind (verify_state_save=0).
-func Job(dev, prefix string) string {
-	return fmt.Sprintf(`[global]
-filename=%s
+// Job is the load's fio job file on devs (a controller's given
+// namespaces: its commit reaches them all), its logs under prefix: on
+// each device, past its first skip bytes (the known region, see Known),
+// a 4 KiB random writer that reads back every block it wrote, 16 at a
+// time, with a checksum and header (verify_backlog, fatal on a
+// mismatch), beside a 4 KiB random reader; each logs the highest
+// completion latency of every 10 ms window that completed I/O, so that a
+// window without completion shows as a gap. It runs until stopped, which
+// leaves no verify state file behind (verify_state_save=0).
+func Job(devs []string, skip int64, prefix string) string {
+	var b strings.Builder
+	b.WriteString(`[global]
 ioengine=libaio
 direct=1
 bs=4k
@@ -59,17 +70,73 @@ time_based=1
 runtime=3600
 log_avg_msec=10
 log_max_value=1
-[write]
+`)
+	for i, dev := range devs {
+		sfx := ""
+		if i > 0 {
+			sfx = "-" + strconv.Itoa(i)
+		}
+		fmt.Fprintf(&b, `[write%[2]s]
+filename=%[1]s
+offset=%[3]d
 rw=randwrite
 verify=crc32c
 verify_backlog=16
 verify_fatal=1
 verify_state_save=0
-write_lat_log=%s-write
-[read]
+write_lat_log=%[4]s-write%[2]s
+[read%[2]s]
+filename=%[1]s
+offset=%[3]d
 rw=randread
-write_lat_log=%s-read
-`, dev, prefix, prefix)
+write_lat_log=%[4]s-read%[2]s
+`, dev, sfx, skip, prefix)
+	}
+	return b.String()
+}
+
+// KnownMax bounds the known region: the first bytes of each device,
+// written with a run-unique pattern before the download and read back
+// whole after the commit (a quarter of a smaller device).
+const KnownMax = 1 << 30
+
+// KnownBytes is the known region of a device of size bytes: a quarter of
+// it, at most KnownMax, in whole MiB; 0 when it is under 4 MiB or unknown.
+func KnownBytes(size int64) int64 {
+	n := min(size/4, KnownMax) / (1 << 20) * (1 << 20)
+	if n < 1<<20 {
+		return 0
+	}
+	return n
+}
+
+// Known is the fio job file that writes (read false) or reads back and
+// checks (read true) the first n bytes of each of devs: 1 MiB blocks of
+// pattern (8 bytes, this step's own) followed by each block's offset
+// (verify_pattern's %o), so that stale data, another run's and another
+// block's all fail the check.
+func Known(devs []string, n int64, pattern uint64, read bool) string {
+	var b strings.Builder
+	rw, check := "write", "do_verify=0"
+	if read {
+		rw, check = "read", "verify_fatal=1"
+	}
+	fmt.Fprintf(&b, `[global]
+ioengine=libaio
+direct=1
+bs=1M
+iodepth=4
+offset=0
+size=%d
+rw=%s
+verify=pattern
+verify_pattern=0x%016x%%o
+%s
+`, n, rw, pattern, check)
+	for i, dev := range devs {
+		fmt.Fprintf(&b, "[known-%d]\nfilename=%s\n", i, dev)
+	}
+	return b.String()
 }
 
 // Step runs in's step: the revisions and slot log before, the load
@@ -103,8 +170,14 @@ func Step(ctx context.Context, in Input) Result {
 	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
 		return fail(err)
 	}
+	devs := append([]string{in.Device}, in.Others...)
+	if in.Known > 0 {
+		if err := runKnown(ctx, devs, in.Known, in.Pattern, prefix+"-known-write", false); err != nil {
+			return fail(fmt.Errorf("writing the known region before the download: %w", err))
+		}
+	}
 	jobFile := prefix + ".fio"
-	if err := os.WriteFile(jobFile, []byte(Job(in.Device, prefix)), 0o644); err != nil {
+	if err := os.WriteFile(jobFile, []byte(Job(devs, in.Known, prefix)), 0o644); err != nil {
 		return fail(err)
 	}
 	since, statErr := completed(in.Device)
@@ -153,6 +226,10 @@ func Step(ctx context.Context, in Input) Result {
 	}
 	o.FioErr = fioResult(prefix+".json", fioErr, stderr.String())
 	o.Stall, o.StallErr = readLogFiles(prefix)
+	if in.Known > 0 {
+		o.Known = in.Known * int64(len(devs))
+		o.KnownErr = runKnown(ctx, devs, in.Known, in.Pattern, prefix+"-known-read", true)
+	}
 	if a, id, err := identity(ctx, in.NVMe, in.Admin); err != nil {
 		o.CmdErr = errors.Join(o.CmdErr, err)
 	} else {
@@ -165,6 +242,29 @@ func Step(ctx context.Context, in Input) Result {
 	}
 	Judge(&r, o)
 	return r
+}
+
+// runKnown writes, or reads back and checks, the known region of devs
+// (see Known), its job file and fio's output under base.
+func runKnown(ctx context.Context, devs []string, n int64, pattern uint64, base string, read bool) error {
+	job := base + ".fio"
+	if err := os.WriteFile(job, []byte(Known(devs, n, pattern, read)), 0o644); err != nil {
+		return err
+	}
+	stdout, stderr, err := fiojob.Runner{Format: fiojob.FormatJSON}.Run(ctx, job)
+	if werr := os.WriteFile(base+".json", stdout, 0o644); werr != nil && err == nil {
+		err = werr
+	}
+	if err != nil {
+		return fmt.Errorf("fio %s: %v: %s", job, err, firstLines(stderr, 3))
+	}
+	return nil
+}
+
+// firstLines is the first n lines of b, on one line.
+func firstLines(b []byte, n int) string {
+	ls := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(ls[:min(n, len(ls))], "; ")
 }
 
 func sleep(ctx context.Context, d time.Duration) {

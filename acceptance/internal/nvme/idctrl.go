@@ -36,6 +36,9 @@ type Controller struct {
 	NN uint32
 	// VWC is the Volatile Write Cache byte ("vwc"); bit 0: present.
 	VWC uint8
+	// FRMW is the Firmware Updates byte ("frmw"): bit 0, slot 1 is
+	// read-only; bits 3:1, the number of firmware slots (0: not reported).
+	FRMW uint8
 }
 
 // VolatileWriteCache reports VWC bit 0: the controller has a volatile
@@ -89,6 +92,7 @@ func ParseIDCtrl(out []byte) (Controller, error) {
 		TNVMCap:  f.u128("tnvmcap"),
 		NN:       f.u32("nn"),
 		VWC:      uint8(f.int("vwc", 0, 0xff)),
+		FRMW:     uint8(f.int("frmw", 0, 0xff)),
 	}
 	if err := errors.Join(f.errs...); err != nil {
 		return c, err

@@ -386,16 +386,19 @@ var idCtrlFixtureTests = []idCtrlFixtureTest{
 		VID: 606, Model: "SOLIDIGM SBFPF2BU153T", Serial: "XXXXXXXXXXXXXXXXXXXXX", Firmware: "6CV10100",
 		Version: 0x10400, OACS: 94, FNA: 4, SANICAP: 0x60000003, WCTemp: 343, CCTemp: 353,
 		TNVMCap: u128("15362991415296"), NN: 128, VWC: 6, // no volatile write cache (bit 0 clear)
+		FRMW: 24, // 4 slots, slot 1 writable
 	}},
 	// nvme-cli v1.7–v1.8.1: its own writer, space-padded strings.
 	{"id-ctrl-v1.7-v1.8-skhynix-hfs256gd9tng.json", Controller{
 		VID: 7260, Model: "HFS256GD9TNG-62A0A", Serial: "MN95N637910306E2I", Firmware: "80003E00",
 		Version: 0x10200, OACS: 23, WCTemp: 352, CCTemp: 354, NN: 1, VWC: 1, // a client drive's volatile cache
+		FRMW: 20, // 2 slots
 	}},
 	{"id-ctrl-v1.7-v1.8-samsung-mz1lb960hajq.json", Controller{
 		VID: 5197, Model: "Unknown MZ1LB960HAJQ-000FB", Serial: "S43ANA0M405593", Firmware: "EDA76F2Q",
 		Version: 0x10200, OACS: 15, FNA: 4, WCTemp: 353, CCTemp: 365,
 		TNVMCap: u128("900185481216"), NN: 1,
+		FRMW: 23, // 3 slots, slot 1 read-only
 	}},
 }
 

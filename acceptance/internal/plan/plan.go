@@ -100,6 +100,8 @@ type Step struct {
 	Purge  string     // StepPurge, StepPurgeProof: the purge method
 	// Proof is a StepPurgeProof's read-back: purgeproof.Sample or Full.
 	Proof string
+	// Image is a StepFirmware's firmware image, the file flashed.
+	Image string
 	Est   time.Duration // estimated duration; for StepRandom and StepTopUp its bound
 	Bytes int64         // estimated bytes written per drive
 	State string        // the state the drives reach

@@ -246,6 +246,17 @@ func (b *builder) drives(ctx context.Context) []error {
 		}
 		_, perrs := purge.Plan(b.infos, method, s.ctrls)
 		errs = append(errs, perrs...)
+		// A firmware commit reaches every namespace of its controller.
+		errs = append(errs, fwrun.Refuse(cfg, s.Spec, b.infos)...)
+		if cfg.Firmware != "" && s.Spec.Firmware != nil && s.Spec.Firmware.Slot != 0 {
+			// The slot is checked against what each controller says; one
+			// that does not answer is not checked (its commands fail).
+			ctrls := s.ctrls
+			if ctrls == nil {
+				ctrls, _ = purge.Identify(ctx, nvme.CLI{}, b.infos)
+			}
+			errs = append(errs, fwrun.CheckSlots(cfg, s.Spec, b.infos, ctrls)...)
+		}
 	}
 	var monitor *live.Monitor
 	if s.Spec != nil && len(errs) == 0 {

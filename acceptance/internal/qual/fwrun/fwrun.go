@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,48 +45,79 @@ func Check(cfg *cmdline.Config, spec *specs.Spec) error {
 const Settle = time.Second
 
 // Add appends the firmware steps to pl, -firmware's activation and
-// -firmware-back's, each on every drive in turn, when asked; each is
-// estimated as the load before and after, the spec's max_stall and 10 s
-// for the download and commit, a drive.
+// -firmware-back's, when asked: each step's drives are those whose own
+// TestFirmware/<name>/<step> -run selects, run a controller at a time
+// (one commit reaches every namespace of a controller: its given
+// namespaces share one step, the load on them all). Each controller is
+// estimated as the wait for the load's first I/O, the load before and
+// after, the spec's max_stall and 10 s for the download and commit; an
+// activation adds its drives' re-measured cell, twice.
 func Add(pl *plan.Plan, cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive) {
-	if cfg.Firmware == "" || spec.Firmware == nil || len(drives) == 0 || !cfg.Selected("TestFirmware/"+verdict.IntegrityName(drives[0].Path)+"/"+firmware.StepActivate) {
+	if spec.Firmware == nil {
 		return
 	}
-	var ds []int
-	for d, dr := range drives {
-		if !dr.Placeholder {
-			ds = append(ds, d)
+	for _, si := range images(cfg) {
+		step, img := si[0], si[1]
+		var ds []int
+		for d, dr := range drives {
+			if !dr.Placeholder && selected(cfg, dr.Path, step) {
+				ds = append(ds, d)
+			}
 		}
-	}
-	for i, img := range []string{cfg.Firmware, cfg.FirmwareBack} {
-		if img == "" || len(ds) == 0 {
+		if len(ds) == 0 {
 			continue
 		}
-		step := []string{firmware.StepActivate, firmware.StepBack}[i]
 		var size int64
 		if fi, err := os.Stat(img); err == nil {
 			size = fi.Size()
 		}
 		f := spec.Firmware
-		st := plan.Step{Kind: plan.StepFirmware, N: len(pl.Steps) + 1, Drives: ds, Purge: step,
-			Est: time.Duration(len(ds)) * (2*Settle + f.MaxStall + 10*time.Second),
-			Name: fmt.Sprintf("firmware %s: %s (%d bytes) to slot %d, %s (commit action %d), under a 4 KiB random read/write load, a drive at a time; I/O stall ≤ %s",
+		st := plan.Step{Kind: plan.StepFirmware, N: len(pl.Steps) + 1, Drives: ds, Purge: step, Image: img,
+			Est: time.Duration(len(groups(drives, ds)))*(firmware.LoadStart+2*Settle+f.MaxStall+10*time.Second) + knownTime(spec, drives, ds),
+			Name: fmt.Sprintf("firmware %s: %s (%d bytes) to slot %d, %s (commit action %d), under a 4 KiB random read/write load, a controller at a time; I/O stall ≤ %s",
 				step, img, size, f.Slot, f.Action, firmware.CommitAction(f.Action), f.MaxStall)}
 		if step == firmware.StepActivate {
 			var n int
 			for _, d := range ds {
-				for _, m := range remeasured(*pl, d) {
-					st.Est += m.Est
+				if m, ok := remeasured(*pl, d); ok {
+					st.Est += 2 * m.Est
 					n++
 				}
 			}
 			if n > 0 {
-				st.Name += fmt.Sprintf("; then %d cell(s), the first of each drive state, measured again", n)
+				st.Name += fmt.Sprintf("; %d cell(s), the last each drive was measured in alone, measured just before the download and just after the commit", n)
 			}
 		}
 		pl.Steps = append(pl.Steps, st)
 		pl.Total += st.Est
 	}
+}
+
+// knownTime is the time to write and read back the known region of the
+// drives ds, at the spec's sequential write and read figures (1 GB/s
+// where it gives none).
+func knownTime(spec *specs.Spec, drives []plan.Drive, ds []int) time.Duration {
+	var t time.Duration
+	for _, d := range ds {
+		n := float64(firmware.KnownBytes(drives[d].Info.Size))
+		t += time.Duration(n/seqRate(spec, drives[d].Capacity, "write")*1e9) + time.Duration(n/seqRate(spec, drives[d].Capacity, "read")*1e9)
+	}
+	return t
+}
+
+// seqRate is the spec's sequential rw figure of capacity in bytes a
+// second (as the plan's purge read-back estimate reads it), 1 GB/s when
+// it gives none.
+func seqRate(spec *specs.Spec, capacity, rw string) float64 {
+	c, _ := spec.Capacity(capacity)
+	for _, w := range spec.Workloads {
+		if w.RW == rw && w.Metric == specs.MBps {
+			if v, ok := c.Spec[w.Name]; ok && v > 0 {
+				return v * 1e6
+			}
+		}
+	}
+	return 1e9
 }
 
 // In is what a run's TestFirmware needs.
@@ -142,92 +174,146 @@ func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]firmware.Re
 		if in.Writing != nil {
 			in.Writing(st)
 		}
-		for _, d := range st.Drives {
-			dr := in.Drives[d]
-			if slices.ContainsFunc(all, func(r firmware.Result) bool { return r.Drive == dr.Path && r.Step == st.Purge }) {
+		for _, g := range groups(in.Drives, st.Drives) {
+			// One commit reaches the whole group: once one of its drives
+			// keeps the step, it was sent.
+			if slices.ContainsFunc(g, func(d int) bool {
+				return slices.ContainsFunc(all, func(r firmware.Result) bool { return r.Drive == in.Drives[d].Path && r.Step == st.Purge })
+			}) {
 				continue
 			}
 			if ctx.Err() != nil {
 				return all, ""
 			}
-			fin := firmware.Input{Drive: dr.Path, Device: dr.Info.Resolved, Admin: dr.Info.Controller, Image: image(in, st), Step: st.Purge,
-				Action: in.Spec.Firmware.Action, Slot: in.Spec.Firmware.Slot, MaxStall: in.Spec.Firmware.MaxStall, Allowed: in.Spec.Health.Firmware,
-				NVMe: in.NVMe, Dir: filepath.Join(in.Record, "firmware", verdict.IntegrityName(dr.Path)), Settle: Settle}
-			if fin.Device == "" {
-				fin.Device = dr.Path
-			}
-			if fin.Admin == "" {
-				fin.Admin = dr.Path
-			} else {
-				fin.Admin = "/dev/" + fin.Admin
-			}
-			if st.Purge == firmware.StepBack {
-				if i := slices.IndexFunc(all, func(r firmware.Result) bool { return r.Drive == dr.Path && r.Step == firmware.StepActivate }); i >= 0 {
-					fin.Want = all[i].Before
+			for _, r := range runGroup(ctx, in, st, g, all, logf) {
+				logf("%s", r.Message)
+				if err := Save(in.Record, []firmware.Result{r}); err != nil {
+					logf("%s: %v", in.Record, err)
+				} else if err := hash(in.RunJSON, in.Record); err != nil {
+					logf("%v", err)
 				}
+				all = append(all, r)
 			}
-			logf("%s: firmware %s: %s", dr.Path, st.Purge, fin.Image)
-			r := firmware.Step(ctx, fin)
-			if st.Purge == firmware.StepActivate {
-				firmware.AddRemeasured(&r, remeasure(ctx, in, d, fin.Dir))
-			}
-			logf("%s", r.Message)
-			if err := Save(in.Record, []firmware.Result{r}); err != nil {
-				logf("%s: %v", in.Record, err)
-			} else if err := hash(in.RunJSON, in.Record); err != nil {
-				logf("%v", err)
-			}
-			all = append(all, r)
 		}
 	}
 	return all, ""
 }
 
-// remeasured are the measure steps of the cells remeasure runs again for
-// drive d: the first single-drive cell of each state it was measured in.
-func remeasured(pl plan.Plan, d int) []plan.Step {
-	seen := map[string]bool{}
-	var out []plan.Step
+// input is the step st on the drives g of one controller: the first
+// drive's, the load on them all.
+func input(in In, st plan.Step, g []int) firmware.Input {
+	dr := in.Drives[g[0]]
+	fin := firmware.Input{Drive: dr.Path, Device: dev(dr), Admin: dr.Info.Controller, Image: st.Image, Step: st.Purge,
+		Action: in.Spec.Firmware.Action, Slot: in.Spec.Firmware.Slot, MaxStall: in.Spec.Firmware.MaxStall, Allowed: in.Spec.Health.Firmware,
+		NVMe: in.NVMe, Dir: filepath.Join(in.Record, "firmware", verdict.IntegrityName(dr.Path)), Settle: Settle,
+		Known: firmware.KnownBytes(dr.Info.Size), Pattern: rand.Uint64()}
+	for _, d := range g[1:] {
+		fin.Others = append(fin.Others, dev(in.Drives[d]))
+		fin.Known = min(fin.Known, firmware.KnownBytes(in.Drives[d].Info.Size))
+	}
+	if fin.Admin == "" {
+		fin.Admin = dr.Path
+	} else {
+		fin.Admin = "/dev/" + fin.Admin
+	}
+	return fin
+}
+
+func dev(dr plan.Drive) string {
+	if dr.Info.Resolved != "" {
+		return dr.Info.Resolved
+	}
+	return dr.Path
+}
+
+// runGroup runs st on the drives g of one controller: an activation
+// measures each drive's re-measured cell just before and just after it.
+// Each drive has its result, the step's.
+func runGroup(ctx context.Context, in In, st plan.Step, g []int, all []firmware.Result, logf func(string, ...any)) []firmware.Result {
+	fin := input(in, st, g)
+	if st.Purge == firmware.StepBack {
+		if i := slices.IndexFunc(all, func(r firmware.Result) bool { return r.Drive == fin.Drive && r.Step == firmware.StepActivate }); i >= 0 {
+			fin.Want = all[i].Before
+		}
+	}
+	before := map[int]*firmware.Remeasure{}
+	if st.Purge == firmware.StepActivate {
+		for _, d := range g {
+			before[d] = measure(ctx, in, d, "before", nil)
+		}
+	}
+	logf("%s: firmware %s: %s", fin.Drive, st.Purge, fin.Image)
+	r := firmware.Step(ctx, fin)
+	var out []firmware.Result
+	for _, d := range g {
+		rd := r
+		if p := in.Drives[d].Path; p != rd.Drive {
+			rd.Message = strings.Replace(rd.Message, rd.Drive+": ", p+": ", 1)
+			rd.Drive = p
+		}
+		if m := before[d]; m != nil {
+			firmware.AddRemeasured(&rd, []firmware.Remeasure{*measure(ctx, in, d, "after", m)})
+		}
+		out = append(out, rd)
+	}
+	return out
+}
+
+// remeasured is the measure step of the cell measured just before and
+// just after the activation on drive d: the last single-drive cell the
+// plan measures on d alone, so the drive is in that cell's state at the
+// activation.
+func remeasured(pl plan.Plan, d int) (plan.Step, bool) {
+	var out plan.Step
+	var ok bool
 	for _, st := range pl.Steps {
+		if st.Kind != plan.StepMeasure {
+			continue
+		}
 		for _, c := range st.Cells {
-			if st.Kind == plan.StepMeasure && c.Kind == report.KindSingle && len(c.Drives) == 1 && c.Drives[0] == d && !seen[c.Need] {
-				seen[c.Need] = true
-				out = append(out, plan.Step{Est: st.Est, Cells: []plan.Cell{c}})
+			if c.Kind == report.KindSingle && len(c.Drives) == 1 && c.Drives[0] == d {
+				out, ok = plan.Step{Est: st.Est, Cells: []plan.Cell{c}}, true
 			}
 		}
 	}
-	return out
+	return out, ok
 }
 
-// remeasure measures again, after the activation, the first cell of each
-// drive state that drive d was measured alone in, from its recorded job
-// file, against its figure in in.Results.
-func remeasure(ctx context.Context, in In, d int, dir string) []firmware.Remeasure {
-	var out []firmware.Remeasure
-	for _, st := range remeasured(in.Plan, d) {
-		c := st.Cells[0]
-		i := slices.IndexFunc(in.Results, func(r report.Result) bool { return r.Test == c.Test })
-		if i < 0 || in.Results[i].Actual <= 0 {
-			continue // not measured in this run (kept by a resume, or skipped)
-		}
-		m := firmware.Remeasure{Test: c.Test, Metric: in.Results[i].Metric, Before: in.Results[i].Actual, Tolerance: in.Spec.Baseline.Tolerance}
-		var err error
-		if m.After, err = firmware.Measure(ctx, record.Base(in.Record, c.Test)+record.JobExt, m.Metric, filepath.Join(dir, "remeasure")); err != nil {
-			m.Error = err.Error()
-		}
-		m.Compare()
-		out = append(out, m)
+// measure measures drive d's re-measured cell from its recorded job
+// file, when ("before" or "after") the activation; after compares it
+// with the figure measured before. Nil when there is none (no cell
+// measured on d alone in this recording).
+func measure(ctx context.Context, in In, d int, when string, before *firmware.Remeasure) *firmware.Remeasure {
+	st, ok := remeasured(in.Plan, d)
+	if !ok {
+		return nil
 	}
-	return out
-}
-
-// image is st's image: the plan's name carries it after the step's name.
-func image(in In, st plan.Step) string {
-	rest := strings.TrimPrefix(st.Name, "firmware "+st.Purge+": ")
-	if i := strings.Index(rest, " ("); i > 0 {
-		return rest[:i]
+	c := st.Cells[0]
+	job := record.Base(in.Record, c.Test) + record.JobExt
+	if _, err := os.Stat(job); err != nil && before == nil {
+		return nil // not run in this recording (kept by a resume, or skipped)
 	}
-	return rest
+	m := firmware.Remeasure{Test: c.Test, Metric: string(specs.IOPS), Tolerance: in.Spec.Baseline.Tolerance}
+	if c.Workload.Metric != "" {
+		m.Metric = string(c.Workload.Metric)
+	}
+	if before != nil {
+		m = *before
+	}
+	dir := filepath.Join(in.Record, "firmware", verdict.IntegrityName(in.Drives[d].Path), "remeasure-"+when)
+	v, err := firmware.Measure(ctx, job, m.Metric, dir)
+	if err != nil {
+		m.Error = fmt.Sprintf("%s the activation: %v", when, err)
+	}
+	if before == nil {
+		m.Before = v
+		return &m
+	}
+	if m.Error == "" {
+		m.After = v
+	}
+	m.Compare()
+	return &m
 }
 
 // Recorded says the recording dir holds firmware steps: a replay of it
