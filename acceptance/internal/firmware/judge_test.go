@@ -123,3 +123,23 @@ func TestKnown(t *testing.T) {
 	assert.Contains(t, j, "[write-1]\nfilename=/dev/b\noffset=16777216\n")
 	assert.Contains(t, j, "[read]\nfilename=/dev/a\noffset=16777216\nrw=randread\nwrite_lat_log=/p-read\n")
 }
+
+// TestJobFilesEscapeAndLeaveNoState: a path with a colon (a by-path link,
+// pci-0000:00:1f.2-nvme-1) is one file to fio, not three, in the load's
+// and the known region's jobs; neither leaves a verify state file where
+// fio runs.
+func TestJobFilesEscapeAndLeaveNoState(t *testing.T) {
+	dev := "/dev/disk/by-path/pci-0000:00:1f.2-nvme-1"
+	for name, job := range map[string]string{
+		"load":       Job([]string{dev}, 1<<20, "/tmp/x"),
+		"known":      Known([]string{dev}, 1<<20, 7, false),
+		"known read": Known([]string{dev}, 1<<20, 7, true),
+	} {
+		if !strings.Contains(job, `filename=/dev/disk/by-path/pci-0000\:00\:1f.2-nvme-1`+"\n") || strings.Contains(job, "filename="+dev+"\n") {
+			t.Errorf("%s: the filename is not escaped:\n%s", name, job)
+		}
+		if !strings.Contains(job, "verify_state_save=0") {
+			t.Errorf("%s: no verify_state_save=0:\n%s", name, job)
+		}
+	}
+}

@@ -90,7 +90,7 @@ filename=%[1]s
 offset=%[3]d
 rw=randread
 write_lat_log=%[4]s-read%[2]s
-`, dev, sfx, skip, prefix)
+`, fiojob.EscapeFilename(dev), sfx, skip, prefix)
 	}
 	return b.String()
 }
@@ -131,10 +131,11 @@ size=%d
 rw=%s
 verify=pattern
 verify_pattern=0x%016x%%o
+verify_state_save=0
 %s
 `, n, rw, pattern, check)
 	for i, dev := range devs {
-		fmt.Fprintf(&b, "[known-%d]\nfilename=%s\n", i, dev)
+		fmt.Fprintf(&b, "[known-%d]\nfilename=%s\n", i, fiojob.EscapeFilename(dev))
 	}
 	return b.String()
 }
