@@ -159,6 +159,26 @@ type Run struct {
 	// [purge] verify), kept by every resume: a replay or resume fails a
 	// drive without a verdict in purge.json. "" when none was asked.
 	PurgeAfter string `json:"purge_after,omitempty"`
+	// Firmware is each firmware step the run asked for (TestFirmware:
+	// -firmware, -firmware-back), kept by every resume: a replay or a
+	// resume fails a drive of a step without its verdict in
+	// firmware.json. Absent when none was asked.
+	Firmware []FirmwareAsked `json:"firmware,omitempty"`
+}
+
+// FirmwareAsked is one firmware step a run asked for: its image and the
+// drives it activates it on.
+type FirmwareAsked struct {
+	// Step is "activate" (-firmware) or "back" (-firmware-back).
+	Step string `json:"step"`
+	// Image is the image's path as given, Bytes its size and SHA256 its
+	// sha256 (hex) when it was asked for ("" when it did not read).
+	Image  string `json:"image"`
+	Bytes  int64  `json:"image_bytes"`
+	SHA256 string `json:"image_sha256"`
+	// Drives are the indices (in Drives) of the drives it activates the
+	// image on.
+	Drives []int `json:"drives"`
 }
 
 // DriveFailure is one failure of one drive, recorded as it happened.
