@@ -94,8 +94,11 @@ func TestCheckFilesNamesAnUnhashedPurgeJSON(t *testing.T) {
 // files) is named as unvouched.
 func TestCheckFilesNamesAnUnhashedFirmwareJSON(t *testing.T) {
 	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "run.fio"), []byte("[job]\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, fwrun.File), []byte(`{"steps": []}`), 0o644))
-	info := record.Run{Format: record.Format, Mode: "record", Files: map[string]string{}}
+	sums, err := record.HashFiles(dir, []string{"run.fio"})
+	require.NoError(t, err)
+	info := record.Run{Format: record.Format, Mode: "record", Files: sums}
 	c, _ := CheckFiles(dir, info)
 	require.Len(t, c.Unvouched, 1)
 	assert.Contains(t, c.Unvouched[0], fwrun.File+" (the firmware verdicts, which run.json holds no sha256 of")
