@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -224,14 +225,61 @@ func TestFirmwareActivationUnderLoad(t *testing.T) {
 	assert.Contains(t, rep.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
 	assert.Contains(t, rep.Stdout, "over max_stall 1s")
 
+	// A resume without -firmware keeps the failure, sending nothing.
+	sentBefore := strings.Count(r.sent(t), "fw-download")
+	noFW := r.run(t, "0.2", nil, "-destructive", "-record="+raw, "-resume")
+	assert.NotEqual(t, 0, noFW.Code, noFW.Stdout)
+	assert.Contains(t, noFW.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
+	assert.Contains(t, noFW.Stdout, "over max_stall 1s")
+	assert.Equal(t, sentBefore, strings.Count(r.sent(t), "fw-download"), "the resume sent the drive no firmware command")
+
 	// run.json vouches for firmware.json: a replay of an edited one says so.
 	runJSON, err := os.ReadFile(filepath.Join(raw, "run.json"))
 	require.NoError(t, err)
 	sum := sha256.Sum256(after)
 	assert.Contains(t, string(runJSON), fmt.Sprintf(`"firmware.json": "%x"`, sum))
+	imgSum := sha256.Sum256([]byte(r.new + strings.Repeat("\x00", 4088)))
+	assert.Contains(t, string(runJSON), fmt.Sprintf(`"image_sha256": "%x"`, imgSum), "run.json records the image asked")
 	require.NoError(t, os.WriteFile(filepath.Join(raw, fwrun.File), []byte(strings.ReplaceAll(string(after), `"verdict": "fail"`, `"verdict": "pass"`)), 0o644))
 	edited := runSuite(t, nil, "-replay="+raw)
 	assert.Contains(t, edited.Stdout, "firmware.json (edited after recording")
+	assert.Equal(t, 1, edited.Code)
+	assert.Contains(t, edited.Stdout, "verdict pass contradicts its own stall", "a pass its own stall contradicts is refused")
+
+	// A message a recording supplies reaches the log and summary.md
+	// escaped: no escape sequence, no second line, no HTML tag.
+	require.NoError(t, os.WriteFile(filepath.Join(raw, fwrun.File), []byte(strings.Replace(string(after), `"message": "`, `"message": "\u001b[2J\nX<script>`, 1)), 0o644))
+	hostile := runSuite(t, nil, "-replay="+raw)
+	assert.Equal(t, 1, hostile.Code)
+	assert.NotContains(t, hostile.Stdout, "\x1b", "a raw escape in the test log")
+	assert.Contains(t, hostile.Stdout, `\x1b[2J\nX<script>`)
+	hs, err := os.ReadFile(filepath.Join(hostile.Report, "summary.md"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(hs), "\x1b")
+	assert.NotContains(t, string(hs), "<script>")
+	assert.Contains(t, string(hs), `\x1b[2J X&lt;script>`)
+
+	// firmware.json deleted, and its sha256 dropped from run.json: run.json
+	// still records the activation asked, which fails without its verdict.
+	require.NoError(t, os.Remove(filepath.Join(raw, fwrun.File)))
+	var info map[string]any
+	require.NoError(t, json.Unmarshal(runJSON, &info))
+	delete(info["files"].(map[string]any), fwrun.File)
+	dropped, err := json.Marshal(info)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(raw, "run.json"), dropped, 0o644))
+	gone := runSuite(t, nil, "-replay="+raw)
+	assert.Equal(t, 1, gone.Code, gone.Stdout)
+	assert.Contains(t, gone.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
+	assert.Contains(t, gone.Stdout, "run.json records firmware activate asked of this drive ("+img)
+	assert.Contains(t, gone.Stdout, "holds no verdict for it")
+
+	// A firmware.json alone is no recording.
+	alone := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(alone, fwrun.File), []byte(strings.ReplaceAll(string(after), `"verdict": "fail"`, `"verdict": "pass"`)), 0o644))
+	lone := runSuite(t, nil, "-replay="+alone)
+	assert.Equal(t, 2, lone.Code, lone.Stdout)
+	assert.Contains(t, lone.Stderr, "parsing -replay: "+alone+" holds no recorded outputs")
 
 	// The commit leaves the old revision running.
 	require.NoError(t, os.WriteFile(filepath.Join(r.state, "fr"), []byte(r.old), 0o644))

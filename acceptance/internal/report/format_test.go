@@ -263,6 +263,17 @@ func TestSummaryEscapesRecordedMessages(t *testing.T) {
 	}
 }
 
+// A gate's reason quotes its first failure's first line: escaped, so
+// that the closing line and TestVerdict's log line carry no raw control
+// character a recording supplied.
+func TestGateReasonEscaped(t *testing.T) {
+	r := &Run{Results: []Result{{Capacity: "1TB", Test: "TestFirmware/a/activate", Kind: KindFirmware, Verdict: Fail, Error: "\x1b[2Jstalled\nsecond line"}}}
+	line := r.ClosingLine()
+	if strings.Contains(line, "\x1b") || !strings.Contains(line, `\x1b[2Jstalled`) || strings.Contains(line, "second line") {
+		t.Errorf("closing line %q", line)
+	}
+}
+
 // The fleet's table renders the judge's figures, the spread beside its
 // limit, and names each failed drive.
 func TestSummaryFleet(t *testing.T) {
