@@ -77,6 +77,13 @@ type fwRig struct {
 func newFWRig(t *testing.T) *fwRig {
 	t.Helper()
 	testenv.MustHaveRoot(t)
+	return newFWRigOn(t, "")
+}
+
+// newFWRigOn is newFWRig on the loop device dev ("": a new one).
+func newFWRigOn(t *testing.T, dev string) *fwRig {
+	t.Helper()
+	testenv.MustHaveRoot(t)
 	blkio := "/sys/fs/cgroup/blkio"
 	if _, err := os.Stat(filepath.Join(blkio, "blkio.throttle.read_iops_device")); err != nil {
 		testenv.Skipf(t, "needs the cgroup v1 blkio throttle at %s to stall a loop device: %v", blkio, err)
@@ -85,7 +92,9 @@ func newFWRig(t *testing.T) *fwRig {
 	if err != nil {
 		testenv.Skipf(t, "needs nvme-cli: %v", err)
 	}
-	dev := guardedLoop(t)
+	if dev == "" {
+		dev = guardedLoop(t)
+	}
 	fi, err := os.Stat("/sys/class/block/" + strings.TrimPrefix(dev, "/dev/") + "/dev")
 	require.NoError(t, err, fi)
 	mm, err := os.ReadFile("/sys/class/block/" + strings.TrimPrefix(dev, "/dev/") + "/dev")
@@ -343,4 +352,55 @@ func TestFirmwareRemeasured(t *testing.T) {
 	assert.True(t, s.Firmware.Remeasured[0].Regressed)
 	assert.Equal(t, report.Fail, s.Verdict)
 	assert.Contains(t, s.Error, "slower after the activation: "+cell+": ")
+}
+
+// A drive whose activation failed is followed by its identity, not its
+// path: its image detached and attached again at another loop number,
+// a -resume with the same -firmware finds the drive ("drive 1 (recorded
+// at /dev/loopA) is /dev/loopB"), sends it no firmware command, and
+// keeps its failure under its new path, the message naming the old one;
+// a replay judges the same. Real: the loop devices, their identity, the
+// kernel's blk-throttle, fio; stood in: nvme-cli's firmware commands.
+func TestFirmwareFollowsTheDrive(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	dir := t.TempDir()
+	img := sparseImage(t, dir, "fw.img", safetySize)
+	raw := filepath.Join(dir, "raw")
+	var old, fw string
+	t.Run("recorded", func(t *testing.T) {
+		old = testenv.Attach(t, img) // detached when this subtest ends
+		fillRandom(t, old, safetySize)
+		r := newFWRigOn(t, old)
+		fw = filepath.Join(dir, r.new+".bin")
+		require.NoError(t, os.WriteFile(fw, []byte(r.new+strings.Repeat("\x00", 4088)), 0o644))
+		slow := r.run(t, "3", nil, "-destructive", "-firmware="+fw, "-record="+raw)
+		noFioLeft(t)
+		require.Equal(t, 1, slow.Code, "stdout:\n%s\nstderr:\n%s", slow.Stdout, slow.Stderr)
+		require.Equal(t, report.Fail, byTest(slow.results(t))["TestFirmware/"+strings.TrimPrefix(old, "/dev/")+"/activate"].Verdict)
+	})
+	if t.Failed() {
+		return
+	}
+	oldName := strings.TrimPrefix(old, "/dev/")
+	_ = testenv.Loop(t, safetySize) // takes the freed number
+	dev := testenv.Attach(t, img)
+	require.NotEqual(t, old, dev)
+	moved := newFWRigOn(t, dev)
+	require.NoError(t, os.WriteFile(filepath.Join(moved.state, "fr"), []byte(moved.new), 0o644))
+	name := strings.TrimPrefix(dev, "/dev/")
+	res := moved.run(t, "0.2", nil, "-destructive", "-firmware="+fw, "-record="+raw, "-resume")
+	noFioLeft(t)
+	assert.Equal(t, 1, res.Code, "stdout:\n%s\nstderr:\n%s", res.Stdout, res.Stderr)
+	assert.Contains(t, res.Stdout, "drive 1 (recorded at "+old+") is "+dev)
+	assert.NotContains(t, moved.sent(t), "fw-download", "the resume flashed the drive again")
+	got := byTest(res.results(t))
+	a := got["TestFirmware/"+name+"/activate"]
+	assert.Equal(t, report.Fail, a.Verdict)
+	assert.Contains(t, a.Error, "[recorded at "+old+", this drive's path then] "+old+": I/O stalled")
+	_, orphan := got["TestFirmware/"+oldName+"/activate"]
+	assert.False(t, orphan, "a step reported under the drive's old path")
+	rep := runSuite(t, nil, "-replay="+raw)
+	assert.Equal(t, 1, rep.Code, rep.Stderr)
+	assert.Contains(t, rep.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
+	assert.NotContains(t, rep.Stdout, "TestFirmware/"+oldName+"/")
 }
