@@ -9,8 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -403,4 +406,64 @@ func TestFirmwareFollowsTheDrive(t *testing.T) {
 	assert.Equal(t, 1, rep.Code, rep.Stderr)
 	assert.Contains(t, rep.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
 	assert.NotContains(t, rep.Stdout, "TestFirmware/"+oldName+"/")
+}
+
+// A run killed during the activation (here in the commit's stall, as a
+// hung reset or a lost host would leave it) keeps the step as started:
+// a replay fails it as interrupted, naming the commands, and a -resume
+// with the same -firmware fails it too and never flashes the drive
+// again. Real: the suite killed by SIGKILL, the loop device, fio, the
+// blk-throttle stall; stood in: nvme-cli's firmware commands.
+func TestFirmwareInterrupted(t *testing.T) {
+	r := newFWRig(t)
+	img := r.image(t, r.new)
+	name := strings.TrimPrefix(r.dev, "/dev/")
+	raw := filepath.Join(t.TempDir(), "raw")
+	start, killed := sigkillWhen(func() bool { return strings.Contains(r.sent(t), "fw-commit") }, 2*time.Minute, "no fw-commit sent within 2 min")
+	env := append([]string{"FW_STALL=3"}, r.env...)
+	res := runSuiteCtx(t.Context(), t, func(c *exec.Cmd) {
+		require.NoError(t, os.WriteFile(filepath.Join(r.cgroup, "cgroup.procs"), []byte(fmt.Sprint(c.Process.Pid)), 0))
+		start(c)
+	}, env, []string{"-test.run=TestFirmware"}, "-spec="+testdataFile(t, "firmware.toml"), "-drives="+r.dev, "-destructive", "-firmware="+img, "-record="+raw)
+	require.NoError(t, <-killed, "stdout:\n%s\nstderr:\n%s", res.Stdout, res.Stderr)
+	require.Equal(t, -1, res.Code, "the suite ended by SIGKILL")
+	// The stand-in's stall may have died with the suite: the drive's I/O
+	// is let go, as a power cycle would.
+	for _, f := range []string{"blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device"} {
+		require.NoError(t, os.WriteFile(filepath.Join(r.cgroup, f), []byte(majmin(r)+" 0"), 0))
+	}
+	// The load the killed suite left runs in the recording's firmware
+	// directory (not the suite's, which ours matches): the test's own
+	// marker finds it.
+	load := func(p proc) bool { return p.comm == "fio" && slices.Contains(p.env, marker(t)) }
+	for deadline := time.Now().Add(30 * time.Second); len(processes(load)) > 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, pid := range processes(load) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	require.Empty(t, processes(load), "the killed suite's load still runs")
+
+	want := "interrupted during the activation: nvme fw-download " + r.dev + " --fw=" + img + "; nvme fw-commit " + r.dev + " --slot=2 --action=3"
+	rep := runSuite(t, nil, "-replay="+raw)
+	assert.Equal(t, 1, rep.Code, "stdout:\n%s\nstderr:\n%s", rep.Stdout, rep.Stderr)
+	assert.Contains(t, rep.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
+	assert.Contains(t, rep.Stdout, want)
+
+	flashed := strings.Count(r.sent(t), "fw-download")
+	again := r.run(t, "0.2", nil, "-destructive", "-firmware="+img, "-record="+raw, "-resume")
+	noFioLeft(t)
+	assert.Equal(t, 1, again.Code, "stdout:\n%s\nstderr:\n%s", again.Stdout, again.Stderr)
+	assert.Contains(t, again.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
+	assert.Contains(t, again.Stdout, want)
+	assert.Equal(t, flashed, strings.Count(r.sent(t), "fw-download"), "the resume flashed the drive again")
+}
+
+// majmin is the rig's device's major:minor.
+func majmin(r *fwRig) string {
+	for _, e := range r.env {
+		if v, ok := strings.CutPrefix(e, "FW_MAJMIN="); ok {
+			return v
+		}
+	}
+	return ""
 }
