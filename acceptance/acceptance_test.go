@@ -216,7 +216,7 @@ func TestLot(t *testing.T) {
 func TestPowerLoss(t *testing.T) { eachRun(t, powerLossOf) }
 
 func powerLossOf(t *testing.T, s *qual.Suite) {
-	drives, why := qual.PowerLoss(s).Run(runCtx, t.Logf)
+	drives, why := qual.PowerLoss(s).Run(runCtx, logEscaped(t))
 	if why != "" {
 		t.Skip(why)
 	}
@@ -224,13 +224,15 @@ func powerLossOf(t *testing.T, s *qual.Suite) {
 		t.Run(d.Name, func(t *testing.T) {
 			for _, c := range d.Cycles {
 				t.Run(fmt.Sprintf("cycle_%d", c.Cycle.Cycle), func(t *testing.T) {
+					// A recording supplies the message: one line, shown as it is.
+					msg := report.Escape(c.Message)
 					switch c.Verdict.Verdict {
 					case report.Pass:
-						t.Log(c.Message)
+						t.Log(msg)
 					case report.Inconclusive:
-						t.Skip("INCONCLUSIVE: " + c.Message)
+						t.Skip("INCONCLUSIVE: " + msg)
 					default:
-						t.Error(c.Message)
+						t.Error(msg)
 					}
 				})
 			}
@@ -269,19 +271,20 @@ func healthOf(t *testing.T, s *qual.Suite) {
 // the drive's capacity is then NOT QUALIFIED.
 func TestFirmware(t *testing.T) {
 	eachRun(t, func(t *testing.T, s *qual.Suite) {
-		rs, why := qual.JudgeFirmware(runCtx, s, t.Logf)
+		rs, why := qual.JudgeFirmware(runCtx, s, logEscaped(t))
 		if why != "" {
 			t.Skip(why)
 		}
 		for _, r := range rs {
 			t.Run(verdict.IntegrityName(r.Drive)+"/"+r.Step, func(t *testing.T) {
+				// A recording supplies the message: one line, shown as it is.
 				switch r.Verdict {
 				case report.Inconclusive:
-					t.Skip("INCONCLUSIVE: " + r.Message)
+					t.Skip("INCONCLUSIVE: " + report.Escape(r.Message))
 				case report.Pass:
-					t.Log(r.Message)
+					t.Log(report.Escape(r.Message))
 				default:
-					t.Error(r.Message)
+					t.Error(report.Escape(r.Message))
 				}
 			})
 		}
@@ -301,19 +304,20 @@ func TestFirmware(t *testing.T) {
 // the cells left them.
 func TestPurge(t *testing.T) {
 	eachRun(t, func(t *testing.T, s *qual.Suite) {
-		rs, why := qual.JudgePurge(runCtx, s, t.Logf)
+		rs, why := qual.JudgePurge(runCtx, s, logEscaped(t))
 		if why != "" {
 			t.Skip(why)
 		}
 		for _, r := range rs {
 			t.Run(verdict.IntegrityName(r.Drive), func(t *testing.T) {
+				// A recording supplies the message: one line, shown as it is.
 				switch r.Verdict {
 				case report.Inconclusive:
-					t.Skip("INCONCLUSIVE: " + r.Message)
+					t.Skip("INCONCLUSIVE: " + report.Escape(r.Message))
 				case report.Pass:
-					t.Log(r.Message)
+					t.Log(report.Escape(r.Message))
 				default:
-					t.Error(r.Message)
+					t.Error(report.Escape(r.Message))
 				}
 			})
 		}
@@ -466,5 +470,14 @@ func TestBaseline(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// logEscaped is t.Logf with each line escaped (report.Escape): progress
+// lines carry messages a recording supplies.
+func logEscaped(t *testing.T) func(string, ...any) {
+	return func(format string, args ...any) {
+		t.Helper()
+		t.Log(report.Escape(fmt.Sprintf(format, args...)))
 	}
 }

@@ -4,12 +4,16 @@ package e2e
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,6 +84,13 @@ type fwRig struct {
 func newFWRig(t *testing.T) *fwRig {
 	t.Helper()
 	testenv.MustHaveRoot(t)
+	return newFWRigOn(t, "")
+}
+
+// newFWRigOn is newFWRig on the loop device dev ("": a new one).
+func newFWRigOn(t *testing.T, dev string) *fwRig {
+	t.Helper()
+	testenv.MustHaveRoot(t)
 	blkio := "/sys/fs/cgroup/blkio"
 	if _, err := os.Stat(filepath.Join(blkio, "blkio.throttle.read_iops_device")); err != nil {
 		testenv.Skipf(t, "needs the cgroup v1 blkio throttle at %s to stall a loop device: %v", blkio, err)
@@ -88,7 +99,9 @@ func newFWRig(t *testing.T) *fwRig {
 	if err != nil {
 		testenv.Skipf(t, "needs nvme-cli: %v", err)
 	}
-	dev := guardedLoop(t)
+	if dev == "" {
+		dev = guardedLoop(t)
+	}
 	fi, err := os.Stat("/sys/class/block/" + strings.TrimPrefix(dev, "/dev/") + "/dev")
 	require.NoError(t, err, fi)
 	mm, err := os.ReadFile("/sys/class/block/" + strings.TrimPrefix(dev, "/dev/") + "/dev")
@@ -228,14 +241,61 @@ func TestFirmwareActivationUnderLoad(t *testing.T) {
 	assert.Contains(t, rep.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
 	assert.Contains(t, rep.Stdout, "over max_stall 1s")
 
+	// A resume without -firmware keeps the failure, sending nothing.
+	sentBefore := strings.Count(r.sent(t), "fw-download")
+	noFW := r.run(t, "0.2", nil, "-destructive", "-record="+raw, "-resume")
+	assert.NotEqual(t, 0, noFW.Code, noFW.Stdout)
+	assert.Contains(t, noFW.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
+	assert.Contains(t, noFW.Stdout, "over max_stall 1s")
+	assert.Equal(t, sentBefore, strings.Count(r.sent(t), "fw-download"), "the resume sent the drive no firmware command")
+
 	// run.json vouches for firmware.json: a replay of an edited one says so.
 	runJSON, err := os.ReadFile(filepath.Join(raw, "run.json"))
 	require.NoError(t, err)
 	sum := sha256.Sum256(after)
 	assert.Contains(t, string(runJSON), fmt.Sprintf(`"firmware.json": "%x"`, sum))
+	imgSum := sha256.Sum256([]byte(r.new + strings.Repeat("\x00", 4088)))
+	assert.Contains(t, string(runJSON), fmt.Sprintf(`"image_sha256": "%x"`, imgSum), "run.json records the image asked")
 	require.NoError(t, os.WriteFile(filepath.Join(raw, fwrun.File), []byte(strings.ReplaceAll(string(after), `"verdict": "fail"`, `"verdict": "pass"`)), 0o644))
 	edited := runSuite(t, nil, "-replay="+raw)
 	assert.Contains(t, edited.Stdout, "firmware.json (edited after recording")
+	assert.Equal(t, 1, edited.Code)
+	assert.Contains(t, edited.Stdout, "verdict pass contradicts its own stall", "a pass its own stall contradicts is refused")
+
+	// A message a recording supplies reaches the log and summary.md
+	// escaped: no escape sequence, no second line, no HTML tag.
+	require.NoError(t, os.WriteFile(filepath.Join(raw, fwrun.File), []byte(strings.Replace(string(after), `"message": "`, `"message": "\u001b[2J\nX<script>`, 1)), 0o644))
+	hostile := runSuite(t, nil, "-replay="+raw)
+	assert.Equal(t, 1, hostile.Code)
+	assert.NotContains(t, hostile.Stdout, "\x1b", "a raw escape in the test log")
+	assert.Contains(t, hostile.Stdout, `\x1b[2J\nX<script>`)
+	hs, err := os.ReadFile(filepath.Join(hostile.Report, "summary.md"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(hs), "\x1b")
+	assert.NotContains(t, string(hs), "<script>")
+	assert.Contains(t, string(hs), `\x1b[2J X&lt;script>`)
+
+	// firmware.json deleted, and its sha256 dropped from run.json: run.json
+	// still records the activation asked, which fails without its verdict.
+	require.NoError(t, os.Remove(filepath.Join(raw, fwrun.File)))
+	var info map[string]any
+	require.NoError(t, json.Unmarshal(runJSON, &info))
+	delete(info["files"].(map[string]any), fwrun.File)
+	dropped, err := json.Marshal(info)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(raw, "run.json"), dropped, 0o644))
+	gone := runSuite(t, nil, "-replay="+raw)
+	assert.Equal(t, 1, gone.Code, gone.Stdout)
+	assert.Contains(t, gone.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
+	assert.Contains(t, gone.Stdout, "run.json records firmware activate asked of this drive ("+img)
+	assert.Contains(t, gone.Stdout, "holds no verdict for it")
+
+	// A firmware.json alone is no recording.
+	alone := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(alone, fwrun.File), []byte(strings.ReplaceAll(string(after), `"verdict": "fail"`, `"verdict": "pass"`)), 0o644))
+	lone := runSuite(t, nil, "-replay="+alone)
+	assert.Equal(t, 2, lone.Code, lone.Stdout)
+	assert.Contains(t, lone.Stderr, "parsing -replay: "+alone+" holds no recorded outputs")
 
 	// The commit leaves the old revision running.
 	require.NoError(t, os.WriteFile(filepath.Join(r.state, "fr"), []byte(r.old), 0o644))
@@ -318,4 +378,115 @@ func TestFirmwareRemeasured(t *testing.T) {
 	assert.True(t, s.Firmware.Remeasured[0].Regressed)
 	assert.Equal(t, report.Fail, s.Verdict)
 	assert.Contains(t, s.Error, "slower after the activation: "+cell+": ")
+}
+
+// A drive whose activation failed is followed by its identity, not its
+// path: its image detached and attached again at another loop number,
+// a -resume with the same -firmware finds the drive ("drive 1 (recorded
+// at /dev/loopA) is /dev/loopB"), sends it no firmware command, and
+// keeps its failure under its new path, the message naming the old one;
+// a replay judges the same. Real: the loop devices, their identity, the
+// kernel's blk-throttle, fio; stood in: nvme-cli's firmware commands.
+func TestFirmwareFollowsTheDrive(t *testing.T) {
+	testenv.MustHaveLoop(t)
+	dir := t.TempDir()
+	img := sparseImage(t, dir, "fw.img", safetySize)
+	raw := filepath.Join(dir, "raw")
+	var old, fw string
+	t.Run("recorded", func(t *testing.T) {
+		old = testenv.Attach(t, img) // detached when this subtest ends
+		fillRandom(t, old, safetySize)
+		r := newFWRigOn(t, old)
+		fw = filepath.Join(dir, r.new+".bin")
+		require.NoError(t, os.WriteFile(fw, []byte(r.new+strings.Repeat("\x00", 4088)), 0o644))
+		slow := r.run(t, "3", nil, "-destructive", "-firmware="+fw, "-record="+raw)
+		noFioLeft(t)
+		require.Equal(t, 1, slow.Code, "stdout:\n%s\nstderr:\n%s", slow.Stdout, slow.Stderr)
+		require.Equal(t, report.Fail, byTest(slow.results(t))["TestFirmware/"+strings.TrimPrefix(old, "/dev/")+"/activate"].Verdict)
+	})
+	if t.Failed() {
+		return
+	}
+	oldName := strings.TrimPrefix(old, "/dev/")
+	_ = testenv.Loop(t, safetySize) // takes the freed number
+	dev := testenv.Attach(t, img)
+	require.NotEqual(t, old, dev)
+	moved := newFWRigOn(t, dev)
+	require.NoError(t, os.WriteFile(filepath.Join(moved.state, "fr"), []byte(moved.new), 0o644))
+	name := strings.TrimPrefix(dev, "/dev/")
+	res := moved.run(t, "0.2", nil, "-destructive", "-firmware="+fw, "-record="+raw, "-resume")
+	noFioLeft(t)
+	assert.Equal(t, 1, res.Code, "stdout:\n%s\nstderr:\n%s", res.Stdout, res.Stderr)
+	assert.Contains(t, res.Stdout, "drive 1 (recorded at "+old+") is "+dev)
+	assert.NotContains(t, moved.sent(t), "fw-download", "the resume flashed the drive again")
+	got := byTest(res.results(t))
+	a := got["TestFirmware/"+name+"/activate"]
+	assert.Equal(t, report.Fail, a.Verdict)
+	assert.Contains(t, a.Error, "[recorded at "+old+", this drive's path then] "+old+": I/O stalled")
+	_, orphan := got["TestFirmware/"+oldName+"/activate"]
+	assert.False(t, orphan, "a step reported under the drive's old path")
+	rep := runSuite(t, nil, "-replay="+raw)
+	assert.Equal(t, 1, rep.Code, rep.Stderr)
+	assert.Contains(t, rep.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
+	assert.NotContains(t, rep.Stdout, "TestFirmware/"+oldName+"/")
+}
+
+// A run killed during the activation (here in the commit's stall, as a
+// hung reset or a lost host would leave it) keeps the step as started:
+// a replay fails it as interrupted, naming the commands, and a -resume
+// with the same -firmware fails it too and never flashes the drive
+// again. Real: the suite killed by SIGKILL, the loop device, fio, the
+// blk-throttle stall; stood in: nvme-cli's firmware commands.
+func TestFirmwareInterrupted(t *testing.T) {
+	r := newFWRig(t)
+	img := r.image(t, r.new)
+	name := strings.TrimPrefix(r.dev, "/dev/")
+	raw := filepath.Join(t.TempDir(), "raw")
+	start, killed := sigkillWhen(func() bool { return strings.Contains(r.sent(t), "fw-commit") }, 2*time.Minute, "no fw-commit sent within 2 min")
+	env := append([]string{"FW_STALL=3"}, r.env...)
+	res := runSuiteCtx(t.Context(), t, func(c *exec.Cmd) {
+		require.NoError(t, os.WriteFile(filepath.Join(r.cgroup, "cgroup.procs"), []byte(fmt.Sprint(c.Process.Pid)), 0))
+		start(c)
+	}, env, []string{"-test.run=TestFirmware"}, "-spec="+testdataFile(t, "firmware.toml"), "-drives="+r.dev, "-destructive", "-firmware="+img, "-record="+raw)
+	require.NoError(t, <-killed, "stdout:\n%s\nstderr:\n%s", res.Stdout, res.Stderr)
+	require.Equal(t, -1, res.Code, "the suite ended by SIGKILL")
+	// The stand-in's stall may have died with the suite: the drive's I/O
+	// is let go, as a power cycle would.
+	for _, f := range []string{"blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device"} {
+		require.NoError(t, os.WriteFile(filepath.Join(r.cgroup, f), []byte(majmin(r)+" 0"), 0))
+	}
+	// The load the killed suite left runs in the recording's firmware
+	// directory (not the suite's, which ours matches): the test's own
+	// marker finds it.
+	load := func(p proc) bool { return p.comm == "fio" && slices.Contains(p.env, marker(t)) }
+	for deadline := time.Now().Add(30 * time.Second); len(processes(load)) > 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, pid := range processes(load) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	require.Empty(t, processes(load), "the killed suite's load still runs")
+
+	want := "interrupted during the activation: nvme fw-download " + r.dev + " --fw=" + img + "; nvme fw-commit " + r.dev + " --slot=2 --action=3"
+	rep := runSuite(t, nil, "-replay="+raw)
+	assert.Equal(t, 1, rep.Code, "stdout:\n%s\nstderr:\n%s", rep.Stdout, rep.Stderr)
+	assert.Contains(t, rep.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
+	assert.Contains(t, rep.Stdout, want)
+
+	flashed := strings.Count(r.sent(t), "fw-download")
+	again := r.run(t, "0.2", nil, "-destructive", "-firmware="+img, "-record="+raw, "-resume")
+	noFioLeft(t)
+	assert.Equal(t, 1, again.Code, "stdout:\n%s\nstderr:\n%s", again.Stdout, again.Stderr)
+	assert.Contains(t, again.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
+	assert.Contains(t, again.Stdout, want)
+	assert.Equal(t, flashed, strings.Count(r.sent(t), "fw-download"), "the resume flashed the drive again")
+}
+
+// majmin is the rig's device's major:minor.
+func majmin(r *fwRig) string {
+	for _, e := range r.env {
+		if v, ok := strings.CutPrefix(e, "FW_MAJMIN="); ok {
+			return v
+		}
+	}
+	return ""
 }

@@ -352,6 +352,7 @@ func (z *resumeState) info(s *Suite) record.Run {
 			info.Drives[i].Failure = &c
 		}
 	}
+	info.Firmware = fwrun.Asking(z.prior.Firmware, s.Plan, s.Cfg)
 	info.Identities = match.Identities(s.Drives)
 	info.BootID = match.BootID()
 	info.Devices = make([]string, len(s.Drives))

@@ -165,6 +165,7 @@ func (s *Suite) runInfo() record.Run {
 	}
 	info.Runtime = runtimeFlag(s.Cfg.Runtime)
 	info.PurgeAfter, info.PurgeDrives = purgerun.Asked(s.Cfg, s.Spec, s.Drives)
+	info.Firmware = fwrun.Asking(nil, s.Plan, s.Cfg)
 	info.Identities, info.BootID = match.Identities(s.Drives), match.BootID()
 	return info
 }
@@ -335,9 +336,12 @@ func JudgePurge(ctx context.Context, s *Suite, logf func(string, ...any)) ([]pur
 func JudgeFirmware(ctx context.Context, s *Suite, logf func(string, ...any)) ([]firmware.Result, string) {
 	in := fwrun.In{Drives: s.Drives, Plan: s.Plan, Spec: s.Spec, Results: s.Report.Results, Record: s.Cfg.Record, Resumed: s.resume != nil, Writing: func(st plan.Step) { live.PurgingAtTheEnd(s.runner, st) }}
 	if s.reader != nil {
-		in.Replay = s.reader.Dir
+		in.Replay, in.Asked = s.reader.Dir, s.reader.Info.Firmware
 	} else {
 		in.RunJSON = live.RunJSON(s.runner)
+	}
+	if s.resume != nil {
+		in.Asked = s.resume.prior.Firmware
 	}
 	rs, why := fwrun.Judge(ctx, in, logf)
 	for _, r := range rs {

@@ -163,6 +163,26 @@ type Run struct {
 	// end the run asked for (go test's -run selects TestPurge/<drive> of
 	// each on its own); absent (every drive) in recordings made before it.
 	PurgeDrives []int `json:"purge_drives,omitempty"`
+	// Firmware is each firmware step the run asked for (TestFirmware:
+	// -firmware, -firmware-back), kept by every resume: a replay or a
+	// resume fails a drive of a step without its verdict in
+	// firmware.json. Absent when none was asked.
+	Firmware []FirmwareAsked `json:"firmware,omitempty"`
+}
+
+// FirmwareAsked is one firmware step a run asked for: its image and the
+// drives it activates it on.
+type FirmwareAsked struct {
+	// Step is "activate" (-firmware) or "back" (-firmware-back).
+	Step string `json:"step"`
+	// Image is the image's path as given, Bytes its size and SHA256 its
+	// sha256 (hex) when it was asked for ("" when it did not read).
+	Image  string `json:"image"`
+	Bytes  int64  `json:"image_bytes"`
+	SHA256 string `json:"image_sha256"`
+	// Drives are the indices (in Drives) of the drives it activates the
+	// image on.
+	Drives []int `json:"drives"`
 }
 
 // DriveFailure is one failure of one drive, recorded as it happened.

@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/drivequal/drivequal/acceptance/internal/firmware"
+	"github.com/drivequal/drivequal/acceptance/internal/purgeproof"
 )
 
 type thousandsTest struct {
@@ -236,6 +239,38 @@ func TestSummaryEscapesCells(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)
 		}
+	}
+}
+
+// Messages a recording supplies (a firmware step's, a purge's, a power
+// cut's) reach summary.md as their text: no raw control character (an
+// escape sequence, a newline) and no HTML tag; a "<" between figures
+// stays.
+func TestSummaryEscapesRecordedMessages(t *testing.T) {
+	msg := "stalled\n\x1b[2J<script>alert(1)</script> 3 < 4"
+	r := &Run{Spec: "Acme X1", Results: []Result{
+		{Test: "TestFirmware/a/activate", Kind: KindFirmware, Verdict: Fail, Error: msg, Firmware: &firmware.Result{Message: msg}},
+		{Test: "TestPurge/a", Kind: KindPurge, Verdict: Fail, Error: msg, Purge: &purgeproof.Result{Message: msg}},
+	}}
+	s := string(r.Summary())
+	for _, bad := range []string{"\x1b", "<script>", "</script>", "\n\x1b"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("summary holds %q raw:\n%s", bad, s)
+		}
+	}
+	if want := `stalled \x1b[2J&lt;script>alert(1)&lt;/script> 3 < 4`; strings.Count(s, want) < 2 {
+		t.Errorf("summary lacks %q in both sections:\n%s", want, s)
+	}
+}
+
+// A gate's reason quotes its first failure's first line: escaped, so
+// that the closing line and TestVerdict's log line carry no raw control
+// character a recording supplied.
+func TestGateReasonEscaped(t *testing.T) {
+	r := &Run{Results: []Result{{Capacity: "1TB", Test: "TestFirmware/a/activate", Kind: KindFirmware, Verdict: Fail, Error: "\x1b[2Jstalled\nsecond line"}}}
+	line := r.ClosingLine()
+	if strings.Contains(line, "\x1b") || !strings.Contains(line, `\x1b[2Jstalled`) || strings.Contains(line, "second line") {
+		t.Errorf("closing line %q", line)
 	}
 }
 

@@ -196,7 +196,9 @@ func inconclusiveReason(res Result, precondition string) string {
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
-	return s
+	// A recording may supply it (a firmware step's message): it reaches
+	// the test log and the closing line as its text.
+	return Escape(s)
 }
 
 // Measured says what the run's figures are: "" for measured drives as

@@ -838,10 +838,30 @@ func formatBytes(n int64) string {
 	return strconv.FormatInt(n, 10) + " B"
 }
 
-// cell makes s safe inside a Markdown table cell: one line, pipes escaped.
+// cell makes s safe inside a Markdown table cell: one line, pipes
+// escaped, control characters written as escapes (Escape: a message a
+// recording supplies shows as it is) and no HTML tag or comment (a "<"
+// that would open one is "&lt;"; "IOPS < spec" stays).
 func cell(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = Escape(strings.Join(strings.Fields(s), " "))
+	if strings.Contains(s, "<") {
+		var b strings.Builder
+		for i, r := range s {
+			if r == '<' && i+1 < len(s) && opensTag(s[i+1]) {
+				b.WriteString("&lt;")
+				continue
+			}
+			b.WriteRune(r)
+		}
+		s = b.String()
+	}
 	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// opensTag says a "<" followed by c opens an HTML tag, end tag, comment
+// or processing instruction.
+func opensTag(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '/' || c == '!' || c == '?'
 }
 
 func orDash(s string) string {

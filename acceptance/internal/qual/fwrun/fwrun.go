@@ -7,6 +7,7 @@ package fwrun
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -138,19 +139,21 @@ type In struct {
 	// RunJSON, when set, lists firmware.json's sha256 in run.json each
 	// time it is written, so that a replay tells an edited one.
 	RunJSON *runjson.Recorder
+	// Asked is run.json's firmware in a replay and a resume: the steps
+	// the recorded run asked for, each drive's verdict of which the
+	// recording must hold.
+	Asked []record.FirmwareAsked
 }
 
-// Judge is each drive's steps' verdicts; why says why there are none.
+// Judge is each drive's steps' verdicts; why says why there are none. A
+// replay judges the verdicts its recording keeps, a resume keeps them
+// whether or not it activates again (see Kept): a step kept as started
+// fails and is never run again, a step run.json asked for without a
+// verdict fails unless this resume runs it.
 func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]firmware.Result, string) {
 	if in.Replay != "" {
-		rs, err := Load(in.Replay)
-		if err != nil {
-			return []firmware.Result{{Drive: in.Replay, Step: firmware.StepActivate, Verdict: firmware.Fail, Message: fmt.Sprintf("the recorded firmware verdicts do not read: %v", err)}}, ""
-		}
-		if len(rs) == 0 {
-			return nil, "the recording holds no firmware activation (-firmware)"
-		}
-		return rs, ""
+		rs, why, _ := kept(in.Replay, in.Asked, in.Drives, nil)
+		return rs, why
 	}
 	var steps []plan.Step
 	for _, st := range in.Plan.Steps {
@@ -159,15 +162,28 @@ func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]firmware.Re
 		}
 	}
 	if len(steps) == 0 {
+		if in.Resumed {
+			// The verdicts the run kept are its evidence whatever this
+			// resume asks: a failed activation stays failed.
+			if rs, why, _ := kept(in.Record, in.Asked, in.Drives, nil); why == "" {
+				return rs, ""
+			}
+		}
 		return nil, "no firmware activation: give -firmware=FILE and a [firmware] table in the spec"
 	}
-	if !in.Resumed {
-		if err := os.Remove(filepath.Join(in.Record, File)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			logf("%v", err)
+	var all []firmware.Result
+	if in.Resumed {
+		todo := func(d int, step string) bool {
+			return slices.ContainsFunc(steps, func(st plan.Step) bool { return st.Purge == step && slices.Contains(st.Drives, d) })
 		}
-	}
-	all, err := Load(in.Record)
-	if err != nil {
+		var refused bool
+		all, _, refused = kept(in.Record, in.Asked, in.Drives, todo)
+		if refused {
+			// Verdicts that do not read are no evidence of a pass: every
+			// drive fails, and none is flashed again.
+			return all, ""
+		}
+	} else if err := os.Remove(filepath.Join(in.Record, File)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		logf("%v", err)
 	}
 	for _, st := range steps {
@@ -185,18 +201,25 @@ func Judge(ctx context.Context, in In, logf func(string, ...any)) ([]firmware.Re
 			if ctx.Err() != nil {
 				return all, ""
 			}
-			for _, r := range runGroup(ctx, in, st, g, all, logf) {
-				logf("%s", r.Message)
-				if err := Save(in.Record, []firmware.Result{r}); err != nil {
+			for i, r := range runGroup(ctx, in, st, g, all, logf) {
+				d := g[i]
+				logf("%s", report.Escape(r.Message))
+				if err := keep(in, Entry{Result: r, DriveIndex: &d}); err != nil {
 					logf("%s: %v", in.Record, err)
-				} else if err := hash(in.RunJSON, in.Record); err != nil {
-					logf("%v", err)
 				}
 				all = append(all, r)
 			}
 		}
 	}
 	return all, ""
+}
+
+// keep saves e in the recording and lists its sha256 in run.json.
+func keep(in In, e Entry) error {
+	if err := saveEntries(in.Record, []Entry{e}); err != nil {
+		return err
+	}
+	return hash(in.RunJSON, in.Record)
 }
 
 // input is the step st on the drives g of one controller: the first
@@ -243,6 +266,16 @@ func runGroup(ctx context.Context, in In, st plan.Step, g []int, all []firmware.
 		}
 	}
 	logf("%s: firmware %s: %s", fin.Drive, st.Purge, fin.Image)
+	// Kept before the first command is sent: an activation interrupted
+	// (a hung reset, the host lost) is a failure a resume never runs
+	// again, not a step it forgets.
+	for _, d := range g {
+		each := fin
+		each.Drive = in.Drives[d].Path
+		if err := keep(in, started(each, d)); err != nil {
+			logf("%s: %v", in.Record, err)
+		}
+	}
 	r := firmware.Step(ctx, fin)
 	var out []firmware.Result
 	for _, d := range g {
@@ -316,11 +349,18 @@ func measure(ctx context.Context, in In, d int, when string, before *firmware.Re
 	return &m
 }
 
-// Recorded says the recording dir holds firmware steps: a replay of it
-// has something to judge.
+// Recorded says the recording dir holds firmware steps its run.json
+// vouches for (it records the steps asked, or lists firmware.json's
+// sha256): a replay of it has something to judge. A firmware.json alone
+// is no recording.
 func Recorded(dir string) bool {
-	rs, err := Load(dir)
-	return err == nil && len(rs) > 0
+	var info record.Run
+	b, err := record.ReadFile(dir, record.RunFile)
+	if err != nil || json.Unmarshal(b, &info) != nil {
+		return false
+	}
+	_, listed := info.Files[File]
+	return len(info.Firmware) > 0 || listed
 }
 
 // hash lists firmware.json's sha256 in run.json's files.
@@ -340,17 +380,25 @@ func hash(rec *runjson.Recorder, dir string) error {
 	})
 }
 
-// Load reads the steps kept in the recording dir; none when it holds none.
+// Load reads the steps kept in the recording dir, as kept (a step
+// started and not finished has verdict Started); none when it holds none.
 func Load(dir string) ([]firmware.Result, error) {
-	return record.LoadList[firmware.Result](dir, File, "steps")
+	es, err := loadEntries(dir)
+	var out []firmware.Result
+	for _, e := range es {
+		out = append(out, e.Result)
+	}
+	return out, err
 }
 
 // Save adds rs to the steps kept in dir, replacing a drive's earlier step
 // unless that failed (a failure is never forgotten), atomically.
 func Save(dir string, rs []firmware.Result) error {
-	return record.KeepList(dir, File, "steps", rs,
-		func(k, r firmware.Result) bool { return k.Drive == r.Drive && k.Step == r.Step },
-		func(k firmware.Result) bool { return k.Verdict == firmware.Fail })
+	var es []Entry
+	for _, r := range rs {
+		es = append(es, Entry{Result: r})
+	}
+	return saveEntries(dir, es)
 }
 
 // Report is r as the report keeps it: TestFirmware/<drive>/<step>,

@@ -19,11 +19,11 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
-// fakeNVMe answers id-ctrl and fw-log from the revision in $0.fr, counts
+// groupNVMe answers id-ctrl and fw-log from the revision in $0.fr, counts
 // the commands sent in $0.sent, and makes fw-commit switch the revision
 // to the image's first 8 bytes. It stands in for a controller; the loop
 // devices, fio, its load and the known region's read-back are real.
-const fakeNVMe = `#!/bin/sh
+const groupNVMe = `#!/bin/sh
 st="$0"
 echo "$1" >> "$st.sent"
 case "$1" in
@@ -43,7 +43,7 @@ func TestGroupIsOneStepOnAllItsDrives(t *testing.T) {
 	testenv.MustHave(t, "fio", "apt-get install fio")
 	a, b := testenv.Loop(t, 32<<20), testenv.Loop(t, 32<<20)
 	bin := filepath.Join(t.TempDir(), "nvme")
-	require.NoError(t, os.WriteFile(bin, []byte(fakeNVMe), 0o755))
+	require.NoError(t, os.WriteFile(bin, []byte(groupNVMe), 0o755))
 	require.NoError(t, os.WriteFile(bin+".fr", []byte("OLD00001"), 0o644))
 	require.NoError(t, os.WriteFile(bin+".afi", []byte("1"), 0o644))
 	img := filepath.Join(t.TempDir(), "fw (v2).bin")
@@ -53,7 +53,7 @@ func TestGroupIsOneStepOnAllItsDrives(t *testing.T) {
 	info := func(p string) device.Info {
 		return device.Info{Path: p, Resolved: p, Name: filepath.Base(p), Block: true, Size: 32 << 20, Subsystem: "nqn.test"}
 	}
-	ds := drives(info(a), info(b))
+	ds := infoDrives(info(a), info(b))
 	cfg := &cmdline.Config{Firmware: img}
 	var pl plan.Plan
 	Add(&pl, cfg, fwSpec, ds)

@@ -30,7 +30,7 @@ func ns(name, ctrl string, all ...string) device.Info {
 	return device.Info{Path: "/dev/" + name, Resolved: "/dev/" + name, Name: name, Block: true, Controller: ctrl, Siblings: sib, Size: 1 << 30}
 }
 
-func drives(infos ...device.Info) []plan.Drive {
+func infoDrives(infos ...device.Info) []plan.Drive {
 	var out []plan.Drive
 	for _, i := range infos {
 		out = append(out, plan.Drive{Info: i, Capacity: "1GiB"})
@@ -54,7 +54,7 @@ func firmwareSteps(pl plan.Plan) map[string][]int {
 func TestImageIsTheStepsField(t *testing.T) {
 	img := "/tmp/fw (v2).bin"
 	cfg := &cmdline.Config{Firmware: img, FirmwareBack: "/tmp/back (v1).bin"}
-	ds := drives(ns("nvme0n1", "nvme0", "nvme0n1"))
+	ds := infoDrives(ns("nvme0n1", "nvme0", "nvme0n1"))
 	var pl plan.Plan
 	Add(&pl, cfg, fwSpec, ds)
 	require.Len(t, pl.Steps, 2)
@@ -68,7 +68,7 @@ func TestImageIsTheStepsField(t *testing.T) {
 // Each step's drives are those whose own TestFirmware/<name>/<step> -run
 // selects, with two drives.
 func TestAddSelectsEachDrivesStep(t *testing.T) {
-	ds := drives(device.Info{Path: "/dev/loop5", Name: "loop5", Block: true}, device.Info{Path: "/dev/loop6", Name: "loop6", Block: true})
+	ds := infoDrives(device.Info{Path: "/dev/loop5", Name: "loop5", Block: true}, device.Info{Path: "/dev/loop6", Name: "loop6", Block: true})
 	for _, tc := range []struct {
 		run  string
 		want map[string][]int
@@ -118,7 +118,7 @@ func TestRefuseANamespaceTheCommitReaches(t *testing.T) {
 	assert.Empty(t, Refuse(&cmdline.Config{}, fwSpec, []device.Info{n1}), "no -firmware")
 	assert.Empty(t, Refuse(&cmdline.Config{Firmware: "/a.bin", Run: "TestSingleDrive"}, fwSpec, []device.Info{n1}), "no firmware step selected")
 
-	ds := drives(n1, other, n2)
+	ds := infoDrives(n1, other, n2)
 	var pl plan.Plan
 	Add(&pl, cfg, fwSpec, ds)
 	require.Len(t, pl.Steps, 1)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/purgeproof/kept"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/fwrun"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report/hashes"
 )
@@ -115,6 +116,9 @@ func Unvouched(dir string, info record.Run) []string {
 	}
 	if _, ok := info.Files[kept.File]; !ok && record.Exists(dir, kept.File) {
 		out = append(out, kept.File+" (the purge verdicts, kept by a drivequal that did not hash them: whether they were edited cannot be told)")
+	}
+	if _, ok := info.Files[fwrun.File]; !ok && record.Exists(dir, fwrun.File) {
+		out = append(out, fwrun.File+" (the firmware verdicts, which run.json holds no sha256 of: whether they were edited cannot be told)")
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drivequal/drivequal/acceptance/internal/purgeproof/kept"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/fwrun"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 )
 
@@ -87,4 +88,18 @@ func TestCheckFilesNamesAnUnhashedPurgeJSON(t *testing.T) {
 	assert.Empty(t, c.Unvouched)
 	require.Len(t, c.Edited, 1)
 	assert.Contains(t, c.Edited[0], kept.File+" (edited after recording")
+}
+
+// A firmware.json run.json holds no sha256 of (its entry dropped from
+// files) is named as unvouched.
+func TestCheckFilesNamesAnUnhashedFirmwareJSON(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "run.fio"), []byte("[job]\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, fwrun.File), []byte(`{"steps": []}`), 0o644))
+	sums, err := record.HashFiles(dir, []string{"run.fio"})
+	require.NoError(t, err)
+	info := record.Run{Format: record.Format, Mode: "record", Files: sums}
+	c, _ := CheckFiles(dir, info)
+	require.Len(t, c.Unvouched, 1)
+	assert.Contains(t, c.Unvouched[0], fwrun.File+" (the firmware verdicts, which run.json holds no sha256 of")
 }
