@@ -48,3 +48,11 @@ func TestLoadStateRefusesAltered(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), "bs 0"), err)
 }
+
+// A drive's path with a ':' (a /dev/disk/by-path link) is escaped in
+// fio's filename=, where an unescaped ':' separates files.
+func TestJobEscapesFilename(t *testing.T) {
+	c := cycle.Config{Dir: t.TempDir(), Tag: 1, Test: specs.PowerLoss{Size: 8 << 20, BS: 4096, FlushEvery: 4, CutAfter: time.Second}}
+	job := Job(c, "/dev/disk/by-path/pci-0000:00:1f.2-nvme-1")
+	assert.Contains(t, job, "\nfilename=/dev/disk/by-path/pci-0000\\:00\\:1f.2-nvme-1\n")
+}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +43,12 @@ type Drive struct {
 	LBA        int64
 	// Ctrl is its NVMe controller's kernel name ("nvme0"; "" for none).
 	Ctrl string
+	// Dir is the folder under Dir its cycles are filed in: the one the
+	// recording gave the drive (matched by identity on a resume, whatever
+	// its path now), else its name. Paths are the paths the recording
+	// lists for it, one of which each of its recorded cycles names.
+	Dir   string
+	Paths []string
 }
 
 // Test is a run's power-loss test.
@@ -84,7 +91,72 @@ func New(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive, live bool, 
 		}
 		t.Drives = append(t.Drives, Drive{Path: d.Path, Name: name, LBA: int64(d.LogicalBlockSize), Ctrl: d.Controller})
 	}
+	t.File(nil)
 	return t
+}
+
+// File files each drive's cycles where the recording's samples (run.json,
+// by drive in the recorded order, nil for none) put them: a drive the
+// recording gave a folder keeps it, whatever its path and name now, so
+// that a resume that finds the drives renumbered judges each physical
+// drive by its own cycles; any other drive is filed under its name, or
+// its name and its number when another drive's folder has that name.
+func (t *Test) File(samples *record.Samples) {
+	taken := map[string]bool{}
+	for i := range t.Drives {
+		d := &t.Drives[i]
+		d.Dir, d.Paths = "", nil
+		if samples == nil || i >= len(samples.Drives) {
+			continue
+		}
+		s := samples.Drives[i]
+		if s.PowerLoss != "" && path.Base(s.PowerLoss) == s.PowerLoss && s.PowerLoss != "." && s.PowerLoss != ".." && !taken[s.PowerLoss] {
+			d.Dir, d.Paths = s.PowerLoss, slices.Clone(s.PowerLossPaths)
+			taken[d.Dir] = true
+		}
+	}
+	for i := range t.Drives {
+		d := &t.Drives[i]
+		if d.Dir == "" {
+			d.Dir = d.Name
+			for n := i + 1; taken[d.Dir]; n++ {
+				d.Dir = fmt.Sprintf("%s_%d", d.Name, n)
+			}
+			taken[d.Dir] = true
+		}
+	}
+}
+
+// folder is the folder under Dir d's cycles are filed in.
+func (d Drive) folder() string {
+	if d.Dir != "" {
+		return d.Dir
+	}
+	return d.Name
+}
+
+// recordedAt are the paths a cycle of d's in the recording may name:
+// those run.json records for it (each path it had when the test marked
+// it, before any of its cycles was written), else (a recording that
+// records none) its path.
+func (d Drive) recordedAt() []string {
+	if len(d.Paths) > 0 {
+		return d.Paths
+	}
+	return []string{d.Path}
+}
+
+// mark marks drive i in run.json as written by the power-loss test, with
+// the folder its cycles are filed in and the path it has now.
+func (t *Test) mark(i int) error {
+	d, n := t.Drives[i], len(t.Drives)
+	return t.Rec.Update(func(r *record.Run) {
+		s := r.Sample(i, n)
+		s.Writing, s.PowerLoss = "the power-loss test", d.folder()
+		if !slices.Contains(s.PowerLossPaths, d.Path) {
+			s.PowerLossPaths = append(s.PowerLossPaths, d.Path)
+		}
+	})
 }
 
 // Problems are the reasons a run with a cut is refused (a dry run's
@@ -265,8 +337,7 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 		dc := DriveCycles{Name: d.Name}
 		cuts := 0
 		if t.Live && t.Rec != nil {
-			n := len(t.Drives)
-			if err := t.Rec.Update(func(r *record.Run) { r.Sample(i, n).Writing = "the power-loss test" }); err != nil {
+			if err := t.mark(i); err != nil {
 				return nil, fmt.Sprintf("not run: marking %s as written in run.json: %v", d.Path, err)
 			}
 		}
@@ -329,7 +400,7 @@ const Interrupted = "interrupted: the run ended during this cycle, after it star
 // listed is the highest k of d's cycle_k.json run.json lists.
 func (t *Test) listed(d Drive) int {
 	most := 0
-	prefix := path.Join(Dir, d.Name) + "/cycle_"
+	prefix := path.Join(Dir, d.folder()) + "/cycle_"
 	for rel := range t.Files {
 		var k int
 		if rest, ok := strings.CutPrefix(rel, prefix); ok && strings.HasSuffix(rest, ".json") {
@@ -357,7 +428,7 @@ func (t *Test) cycle(ctx context.Context, d Drive, k int, logf func(string, ...a
 	return c, true, t.land(d, rel(d, k), c)
 }
 
-func rel(d Drive, k int) string { return path.Join(Dir, d.Name, fmt.Sprintf("cycle_%d.json", k)) }
+func rel(d Drive, k int) string { return path.Join(Dir, d.folder(), fmt.Sprintf("cycle_%d.json", k)) }
 
 // recorded is d's cycle k as the recording holds it, if run.json lists
 // it (only a listed file is trusted).
@@ -372,6 +443,9 @@ func (t *Test) recorded(d Drive, k int) (c powerloss.Cycle, listed bool, err err
 	if err := json.Unmarshal(data, &c); err != nil {
 		return c, true, fmt.Errorf("%s: %w", rel(d, k), err)
 	}
+	if known := d.recordedAt(); !slices.Contains(known, c.Drive) {
+		return c, true, fmt.Errorf("it is a cycle of drive %q, filed under %s, whose cycles name %s: a cycle filed under another drive, an edited recording", c.Drive, d.Path, strings.Join(known, " or "))
+	}
 	return c, true, nil
 }
 
@@ -379,7 +453,7 @@ func (t *Test) recorded(d Drive, k int) (c powerloss.Cycle, listed bool, err err
 func (t *Test) begin(ctx context.Context, d Drive, k int) error {
 	if k == 1 && !t.Cfg.Resume {
 		// An earlier run's cycles in this recording are not this run's.
-		if err := os.RemoveAll(filepath.Join(t.Dir, Dir, d.Name)); err != nil {
+		if err := os.RemoveAll(filepath.Join(t.Dir, Dir, d.folder())); err != nil {
 			return err
 		}
 	}
@@ -396,7 +470,7 @@ func (t *Test) land(d Drive, rel string, c powerloss.Cycle) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(t.Dir, Dir, d.Name), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(t.Dir, Dir, d.folder()), 0o755); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(t.Dir, filepath.FromSlash(rel)), data, 0o644); err != nil {
@@ -405,7 +479,7 @@ func (t *Test) land(d Drive, rel string, c powerloss.Cycle) error {
 	if t.Rec == nil {
 		return nil
 	}
-	if err := t.Rec.Landed(path.Join(Dir, d.Name), true); err != nil {
+	if err := t.Rec.Landed(path.Join(Dir, d.folder()), true); err != nil {
 		return fmt.Errorf("listing %s in run.json: %w", rel, err)
 	}
 	return nil
@@ -417,7 +491,7 @@ func (t *Test) config(d Drive, k int) cycle.Config {
 	_, _ = rand.Read(tag[:])
 	return cycle.Config{
 		Cut: cmdline.PowerCommand(t.Cfg.PowerCut), Restore: cmdline.PowerCommand(t.Cfg.PowerRestore), Env: cmdline.PowerEnv(v),
-		Test: *t.Spec, Dir: filepath.Join(t.Dir, Dir, d.Name, fmt.Sprintf("cycle_%d", k)), Tag: binary.BigEndian.Uint32(tag[:]),
+		Test: *t.Spec, Dir: filepath.Join(t.Dir, Dir, d.folder(), fmt.Sprintf("cycle_%d", k)), Tag: binary.BigEndian.Uint32(tag[:]),
 	}
 }
 

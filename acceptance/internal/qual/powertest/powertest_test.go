@@ -12,6 +12,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 	"github.com/drivequal/drivequal/specs"
@@ -301,5 +302,42 @@ func TestIdentifySwappedDrive(t *testing.T) {
 	}
 	if !strings.Contains(was, "loop device over") || !strings.Contains(was, "inode") {
 		t.Errorf("Identify = %q, want the loop device's backing file by inode", was)
+	}
+}
+
+// A recording's samples file each drive's cycles in its folder, whatever
+// its path now (a resume that found the drives renumbered): drive 1, now
+// at nvme1n1, is judged by the cycles in nvme0n1's folder, which name
+// the path it had. A cycle that names neither the drive's path nor one
+// recorded for it was filed under another drive: it fails.
+func TestCyclesFollowTheRecordedDrive(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for folder, c := range map[string]string{
+		"nvme0n1": `{"drive": "/dev/nvme0n1", "cycle": 1, "acknowledged": 10, "lost_writes": 1, "lost": [{"offset": 0, "length": 4096, "found": "zeros"}]}`,
+		"nvme1n1": `{"drive": "/dev/nvme0n1", "cycle": 1, "acknowledged": 10}`,
+	} {
+		rel := "powerloss/" + folder + "/cycle_1.json"
+		if err := os.MkdirAll(filepath.Join(dir, "powerloss", folder), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files[rel] = "listed"
+	}
+	var got []report.HealthCheck
+	pt := &Test{Cfg: &cmdline.Config{}, Dir: dir, Files: files, Drives: []Drive{ns("nvme1n1", "nvme1"), ns("nvme0n1", "nvme0")},
+		Spec: &specs.PowerLoss{Cycles: 1}, Add: func(c []report.HealthCheck) { got = c }}
+	pt.File(&record.Samples{Drives: []record.DriveSample{
+		{PowerLoss: "nvme0n1", PowerLossPaths: []string{"/dev/nvme0n1"}},
+		{PowerLoss: "nvme1n1", PowerLossPaths: []string{"/dev/nvme1n1"}},
+	}})
+	pt.Run(context.Background(), t.Logf)
+	if len(got) != 2 || got[0].Drive != "/dev/nvme1n1" || got[0].Verdict != report.Fail || !strings.Contains(got[0].Message, "came back as zeros") {
+		t.Errorf("drive 1 (now /dev/nvme1n1) is judged by its own cycle, which lost writes: %+v", got)
+	}
+	if len(got) != 2 || got[1].Verdict != report.Fail || !strings.Contains(got[1].Message, `it is a cycle of drive "/dev/nvme0n1", filed under /dev/nvme0n1, whose cycles name /dev/nvme1n1`) {
+		t.Errorf("a cycle of drive 1 filed in drive 2's folder: %+v", got)
 	}
 }
