@@ -514,7 +514,13 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 		return cd
 	}
 	cd.Promise.VWC, cd.Promise.VWCKnown = ctrl.VolatileWriteCache(), true
-	if why := uncounted(ctrl); why != "" {
+	unsafe := int64(-1)
+	if l, err := t.NVMe.SmartLog(ctx, d.Path); err == nil {
+		n, _ := l.UnsafeShutdowns.Uint64()
+		unsafe = int64(min(n, 1<<62))
+	}
+	vendor, _ := os.ReadFile(filepath.Join(t.Sysfs, "class", "nvme", d.Ctrl, "device", "vendor"))
+	if why := uncounted(ctrl, string(vendor), unsafe); d.Ctrl != "" && why != "" {
 		cd.Counters = func(context.Context) ([]powerloss.Counter, string) { return nil, why }
 		return cd
 	}
