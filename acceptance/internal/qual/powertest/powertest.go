@@ -343,7 +343,14 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 		}
 		n := t.Spec.Cycles
 		if !t.Live {
-			n = max(n, t.listed(d))
+			most, beyond := t.listed(d)
+			n = max(n, most)
+			if beyond > 0 {
+				// Never allocated cycle by cycle: one failure says it.
+				msg := fmt.Sprintf("run.json lists power-loss cycle %d of %s, more than any spec may ask for (%d): an edited recording", beyond, d.Path, specs.MaxPowerLossCycles)
+				dc.Cycles = append(dc.Cycles, Judged{powerloss.Cycle{Drive: d.Path, Cycle: beyond}, powerloss.Verdict{Verdict: powerloss.Fail, Message: msg}})
+				checks = append(checks, report.HealthCheck{Drive: d.Path, Check: fmt.Sprintf("cycle_%d", beyond), Verdict: report.Fail, Message: msg})
+			}
 		}
 		for k := 1; k <= n; k++ {
 			rel := rel(d, k)
@@ -397,19 +404,25 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 // down) leaves it so, and a resume or replay judges it inconclusive.
 const Interrupted = "interrupted: the run ended during this cycle, after it started (the drive's power may have been cut); run the test again for a verdict"
 
-// listed is the highest k of d's cycle_k.json run.json lists.
-func (t *Test) listed(d Drive) int {
-	most := 0
+// listed is the highest k of d's cycle_k.json run.json lists, up to
+// the most cycles a spec may ask for, and beyond the highest k listed
+// past that (0 for none): a recording edited to list one.
+func (t *Test) listed(d Drive) (most, beyond int) {
 	prefix := path.Join(Dir, d.folder()) + "/cycle_"
 	for rel := range t.Files {
 		var k int
 		if rest, ok := strings.CutPrefix(rel, prefix); ok && strings.HasSuffix(rest, ".json") {
-			if _, err := fmt.Sscanf(rest, "%d.json", &k); err == nil && k > most {
-				most = k
+			if _, err := fmt.Sscanf(rest, "%d.json", &k); err != nil {
+				continue
+			}
+			if k > specs.MaxPowerLossCycles {
+				beyond = max(beyond, k)
+			} else {
+				most = max(most, k)
 			}
 		}
 	}
-	return most
+	return most, beyond
 }
 
 // cycle is d's cycle k: recorded already (a resume, or a replay: only a

@@ -341,3 +341,30 @@ func TestCyclesFollowTheRecordedDrive(t *testing.T) {
 		t.Errorf("a cycle of drive 1 filed in drive 2's folder: %+v", got)
 	}
 }
+
+// A run.json edited to list a cycle far beyond any spec's (cycle
+// 2,000,000) is one failure naming it as an edited recording, not two
+// million cycles never run: the cycles up to the spec's are judged.
+func TestReplayRefusesACycleBeyondAnySpec(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "powerloss", "nvme0n1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "powerloss", "nvme0n1", "cycle_1.json"), []byte(`{"drive": "/dev/nvme0n1", "cycle": 1, "acknowledged": 10}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"powerloss/nvme0n1/cycle_1.json": "listed", "powerloss/nvme0n1/cycle_2000000.json": "listed"}
+	var got []report.HealthCheck
+	pt := &Test{Cfg: &cmdline.Config{}, Dir: dir, Files: files, Drives: []Drive{ns("nvme0n1", "nvme0")},
+		Spec: &specs.PowerLoss{Cycles: 1}, Add: func(c []report.HealthCheck) { got = c }}
+	drives, _ := pt.Run(context.Background(), t.Logf)
+	if len(drives) != 1 || len(drives[0].Cycles) != 2 || len(got) != 2 {
+		t.Fatalf("cycles %d, checks %d, want the edited listing and cycle 1", len(drives[0].Cycles), len(got))
+	}
+	if got[0].Verdict != report.Fail || got[0].Check != "cycle_2000000" || !strings.Contains(got[0].Message, "run.json lists power-loss cycle 2000000 of /dev/nvme0n1, more than any spec may ask for (1000): an edited recording") {
+		t.Errorf("check %+v", got[0])
+	}
+	if got[1].Check != "cycle_1" || got[1].Verdict != report.Pass {
+		t.Errorf("cycle 1: %+v", got[1])
+	}
+}
