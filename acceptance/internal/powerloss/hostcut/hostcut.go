@@ -293,7 +293,7 @@ func sum(m map[string]int) int {
 func Finish(ctx context.Context, d cycle.Drive, dir string, within time.Duration) powerloss.Cycle {
 	st, snap, err := LoadState(dir)
 	if err != nil {
-		return powerloss.Cycle{Drive: d.Path, NotRun: fmt.Sprintf("the state saved before the host's power cut does not read: %v", err)}
+		return powerloss.Cycle{Drive: d.Path, Error: fmt.Sprintf("the state saved before the host's power cut does not read (a recorded cycle's file missing or altered, as a missing ledger is): %v", err)}
 	}
 	out := st.Cycle
 	before := out.Counters
