@@ -62,6 +62,15 @@ func TestPowerLossRenumberedOnResume(t *testing.T) {
 	replay := runSuite(t, powerLossOnly, "-replay="+raw, "-spec="+filepath.Join("internal", "e2e", "testdata", "powerloss.toml"))
 	assert.Equal(t, map[string]string{devs[1]: report.Fail, devs[0]: report.Pass}, verdicts(replay), replay.Stdout+replay.Stderr)
 
+	// Judged with a spec without [power_loss], the replay still judges
+	// every cycle run.json lists: the failed one stays failed.
+	text, err := os.ReadFile(filepath.Join("testdata", "powerloss.toml"))
+	require.NoError(t, err)
+	bare := filepath.Join(t.TempDir(), "bare.toml")
+	require.NoError(t, os.WriteFile(bare, []byte(strings.Split(string(text), "[power_loss]")[0]), 0o644))
+	replay = runSuite(t, powerLossOnly, "-replay="+raw, "-spec="+bare)
+	assert.Equal(t, map[string]string{devs[1]: report.Fail, devs[0]: report.Pass}, verdicts(replay), replay.Stdout+replay.Stderr)
+
 	// run.json files drive 1's cycles in its first folder still.
 	data, err := os.ReadFile(filepath.Join(raw, "run.json"))
 	require.NoError(t, err)

@@ -312,6 +312,13 @@ type Judged struct {
 // a cycle up to the spec's cycles never run is inconclusive, as is a
 // drive of a spec with [power_loss] run without a cut method.
 func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycles, string) {
+	if t.Spec == nil && !t.Live && t.anyListed() {
+		// A replay judges the recorded cycles with a spec without
+		// [power_loss] too: no recorded failure is dropped by the spec
+		// it is judged with. Only the listed cycles are judged.
+		t.Spec = &specs.PowerLoss{}
+		defer func() { t.Spec = nil }()
+	}
 	if t.Spec == nil {
 		return nil, t.Skip()
 	}
@@ -403,6 +410,16 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 // recorded whole: a run that ended during the cycle (killed, the host
 // down) leaves it so, and a resume or replay judges it inconclusive.
 const Interrupted = "interrupted: the run ended during this cycle, after it started (the drive's power may have been cut); run the test again for a verdict"
+
+// anyListed says whether run.json lists any power-loss cycle.
+func (t *Test) anyListed() bool {
+	for rel := range t.Files {
+		if strings.HasPrefix(rel, Dir+"/") && strings.HasSuffix(rel, ".json") && strings.Contains(path.Base(rel), "cycle_") {
+			return true
+		}
+	}
+	return false
+}
 
 // listed is the highest k of d's cycle_k.json run.json lists, up to
 // the most cycles a spec may ask for, and beyond the highest k listed

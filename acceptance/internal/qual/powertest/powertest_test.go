@@ -368,3 +368,26 @@ func TestReplayRefusesACycleBeyondAnySpec(t *testing.T) {
 		t.Errorf("cycle 1: %+v", got[1])
 	}
 }
+
+// A replay judged with a spec without [power_loss] still judges every
+// cycle run.json lists: a recorded failure is not dropped by the spec.
+func TestReplayWithoutPowerLossTableJudgesListed(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "powerloss", "nvme0n1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := `{"drive": "/dev/nvme0n1", "cycle": 1, "acknowledged": 10, "lost_writes": 1, "lost": [{"offset": 0, "length": 4096, "found": "zeros"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "powerloss", "nvme0n1", "cycle_1.json"), []byte(c), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []report.HealthCheck
+	pt := &Test{Cfg: &cmdline.Config{}, Dir: dir, Files: map[string]string{"powerloss/nvme0n1/cycle_1.json": "listed"}, Drives: []Drive{ns("nvme0n1", "nvme0")},
+		Add: func(c []report.HealthCheck) { got = c }}
+	_, why := pt.Run(context.Background(), t.Logf)
+	if why != "" || len(got) != 1 || got[0].Verdict != report.Fail || !strings.Contains(got[0].Message, "came back as zeros") {
+		t.Errorf("Run: %q, checks %+v; want the recorded cycle judged, failed", why, got)
+	}
+	if pt.Spec != nil {
+		t.Errorf("the test's spec is left %+v, was none", pt.Spec)
+	}
+}
