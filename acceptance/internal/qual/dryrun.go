@@ -33,6 +33,9 @@ func PowerLoss(s *Suite) *powertest.Test {
 	t := powertest.New(s.Cfg, s.Spec, s.Drives, s.runner != nil, s.recorded.Files, func(c []report.HealthCheck) {
 		s.out.Checks(func(r *report.Run) *[]report.HealthCheck { return &r.PowerLoss }, c)
 	})
+	// Each drive's cycles where the recording filed them (a resume's
+	// drives are in its order, matched by identity).
+	t.File(s.recorded.Samples)
 	if s.runner != nil {
 		t.Rec = live.Recorder(s.runner)
 	}

@@ -34,6 +34,13 @@ type DriveSample struct {
 	// recorded. A resume cannot ask the data of a drive marked so to
 	// match: the step may have changed any block of it.
 	Writing string `json:"writing,omitempty"`
+	// PowerLoss is the folder under powerloss/ that holds the drive's
+	// power-loss cycles, and PowerLossPaths each path the drive had when
+	// one was written: a resume that finds the drive at another path
+	// (renumbered, by its identity) files its cycles in the same folder,
+	// and a cycle naming no path of its drive is filed under another.
+	PowerLoss      string   `json:"power_loss,omitempty"`
+	PowerLossPaths []string `json:"power_loss_paths,omitempty"`
 }
 
 // Print is drive i's recorded sample; ok is false when none was read.

@@ -20,6 +20,7 @@ import (
 	"unsafe"
 
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
+	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -60,6 +61,7 @@ type Config struct {
 // completed writes logged one a line; it runs for twice cut_after and 5
 // s more, so the cut comes while it writes.
 func Job(c Config, path string) string {
+	path = fiojob.EscapeFilename(path) // a ":" would split it into several files
 	half := c.Test.Size / 2 / c.Test.BS * c.Test.BS
 	runtime := 2*c.Test.CutAfter + 5*time.Second
 	var b strings.Builder

@@ -131,3 +131,29 @@ func TestCycleDidNotReturn(t *testing.T) {
 		t.Errorf("Judge = %s: %s, want a fail: did not return", v.Verdict, v.Message)
 	}
 }
+
+// A drive given by a path with a ':' (a /dev/disk/by-path link) is
+// written through that path: fio's filename= takes an unescaped ':' for
+// a separator between files, and would write regular files named by the
+// pieces (the second in the working directory) instead of the drive,
+// whose cycle would then find every acknowledged write lost.
+func TestCyclePathWithColon(t *testing.T) {
+	d, _ := loopDrive(t, nil)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	link := dir + "/pci-0000:00:1f.2-nvme-1"
+	if err := os.Symlink(d.Path, link); err != nil {
+		t.Fatal(err)
+	}
+	dev := d.Path
+	d.Path = link
+	got := Run(context.Background(), d, config(t, "blockdev --setro "+dev, "blockdev --setrw "+dev), 1, t.Logf)
+	if v := powerloss.Judge(got); v.Verdict != powerloss.Pass || got.Acknowledged == 0 {
+		t.Errorf("verdict %s (%s), want a pass of the writes fio made to the drive", v.Verdict, v.Message)
+	}
+	for _, stray := range []string{dir + "/pci-0000", dir + "/00", dir + "/1f.2-nvme-1"} {
+		if _, err := os.Lstat(stray); err == nil {
+			t.Errorf("fio wrote %s, not the drive", stray)
+		}
+	}
+}

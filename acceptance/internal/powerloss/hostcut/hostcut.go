@@ -26,6 +26,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss/cycle"
+	"github.com/drivequal/drivequal/fiojob"
 )
 
 // Files a cycle keeps in its directory beside fio's job, output and
@@ -95,6 +96,7 @@ var Jobs = []struct{ Name, RW string }{{"sequential", "write"}, {"random", "rand
 // so that each job's last writes, completed after its last flush, may
 // still be in the drive's volatile cache when the host's power goes.
 func Job(c cycle.Config, path string) string {
+	path = fiojob.EscapeFilename(path) // a ":" would split it into several files
 	half := c.Test.Size / 2 / c.Test.BS * c.Test.BS
 	var b strings.Builder
 	fmt.Fprintf(&b, "[global]\nfilename=%s\nioengine=psync\ndirect=1\niodepth=1\nbs=%d\nfsync=%d\nend_fsync=0\n", path, c.Test.BS, c.Test.FlushEvery)
@@ -291,7 +293,7 @@ func sum(m map[string]int) int {
 func Finish(ctx context.Context, d cycle.Drive, dir string, within time.Duration) powerloss.Cycle {
 	st, snap, err := LoadState(dir)
 	if err != nil {
-		return powerloss.Cycle{Drive: d.Path, NotRun: fmt.Sprintf("the state saved before the host's power cut does not read: %v", err)}
+		return powerloss.Cycle{Drive: d.Path, Error: fmt.Sprintf("the state saved before the host's power cut does not read (a recorded cycle's file missing or altered, as a missing ledger is): %v", err)}
 	}
 	out := st.Cycle
 	before := out.Counters

@@ -1,6 +1,7 @@
 package hostcut
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss/cycle"
 	"github.com/drivequal/drivequal/specs"
 )
@@ -47,4 +49,22 @@ func TestLoadStateRefusesAltered(t *testing.T) {
 	_, _, err = LoadState(dir)
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), "bs 0"), err)
+}
+
+// A drive's path with a ':' (a /dev/disk/by-path link) is escaped in
+// fio's filename=, where an unescaped ':' separates files.
+func TestJobEscapesFilename(t *testing.T) {
+	c := cycle.Config{Dir: t.TempDir(), Tag: 1, Test: specs.PowerLoss{Size: 8 << 20, BS: 4096, FlushEvery: 4, CutAfter: time.Second}}
+	job := Job(c, "/dev/disk/by-path/pci-0000:00:1f.2-nvme-1")
+	assert.Contains(t, job, "\nfilename=/dev/disk/by-path/pci-0000\\:00\\:1f.2-nvme-1\n")
+}
+
+// A pending cycle whose saved state is gone (host.json deleted between
+// the cut and the resume) fails, as a missing ledger does: the drive is
+// not let off as untested by deleting what the cut was judged by.
+func TestFinishWithoutStateFails(t *testing.T) {
+	got := Finish(context.Background(), cycle.Drive{Path: "/dev/x"}, t.TempDir(), time.Second)
+	v := powerloss.Judge(got)
+	assert.Equal(t, powerloss.Fail, v.Verdict, v.Message)
+	assert.Contains(t, v.Message, "the state saved before the host's power cut does not read")
 }

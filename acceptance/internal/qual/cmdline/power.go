@@ -16,20 +16,73 @@ var PowerVars = []string{"DQ_PATH", "DQ_SERIAL", "DQ_SLOT", "DQ_NAME"}
 
 var placeholderRE = regexp.MustCompile(`\{[a-z]*\}`)
 
-// PowerCommand is cmd with each placeholder replaced by a quoted reference
-// to its environment variable ({path} is "$DQ_PATH"): the drive's values
-// are never spliced into the command, so no value is parsed by the shell,
-// whatever quotes the command puts around the placeholder. Run it with
-// PowerEnv's variables.
+// PowerCommand is cmd with each placeholder replaced by a reference to
+// its environment variable, quoted as where it stands needs: outside
+// quotes "$DQ_PATH", inside double quotes ${DQ_PATH} (already quoted
+// there: a quoted reference would end and reopen the quotes, leaving the
+// value unquoted, split into words and globbed). The drive's values are
+// never spliced into the command, so no value is parsed by the shell.
+// Inside single quotes the shell expands nothing: the placeholder stays
+// as a quoted reference, printed as written. Run it with PowerEnv's
+// variables.
 func PowerCommand(cmd string) string {
-	return placeholderRE.ReplaceAllStringFunc(cmd, func(p string) string {
-		for i, ph := range PowerPlaceholders {
-			if p == ph {
-				return `"$` + PowerVars[i] + `"`
+	var b strings.Builder
+	// quoting is the quotes open at each nesting: '"' inside double
+	// quotes, 0 outside, a command substitution ($( or `) opening a new
+	// level outside quotes.
+	quoting := []byte{0}
+	single := false
+	for i := 0; i < len(cmd); i++ {
+		c, top := cmd[i], quoting[len(quoting)-1]
+		switch {
+		case single:
+			single = c != '\''
+		case c == '\\' && i+1 < len(cmd):
+			b.WriteByte(c)
+			i++
+			c = cmd[i]
+		case c == '\'' && top == 0:
+			single = true
+		case c == '"' && top == '"':
+			quoting[len(quoting)-1] = 0
+		case c == '"':
+			quoting[len(quoting)-1] = '"'
+		case c == '$' && i+1 < len(cmd) && cmd[i+1] == '(':
+			b.WriteString("$(")
+			i++
+			quoting = append(quoting, 0)
+			continue
+		case c == ')' && top == 0 && len(quoting) > 1:
+			quoting = quoting[:len(quoting)-1]
+		case c == '{':
+			if p := placeholderRE.FindString(cmd[i:]); p != "" && strings.HasPrefix(cmd[i:], p) {
+				if v := powerVar(p); v != "" {
+					switch {
+					case top == '"':
+						b.WriteString("${" + v + "}")
+						i += len(p) - 1
+						continue
+					default:
+						b.WriteString(`"$` + v + `"`)
+						i += len(p) - 1
+						continue
+					}
+				}
 			}
 		}
-		return p
-	})
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// powerVar is the variable placeholder p stands for ("" for none).
+func powerVar(p string) string {
+	for i, ph := range PowerPlaceholders {
+		if p == ph {
+			return PowerVars[i]
+		}
+	}
+	return ""
 }
 
 // PowerEnv is the environment a power command runs with: vals (keyed

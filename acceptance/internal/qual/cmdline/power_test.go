@@ -93,3 +93,26 @@ func TestPowerCommand(t *testing.T) {
 	assert.True(t, PowerUses("x {serial}", "serial"))
 	assert.False(t, PowerUses("x {path}", "serial"))
 }
+
+// A placeholder inside double quotes stays one word, as written: a
+// serial with spaces and a '*' is neither split nor globbed, in a
+// command substitution too; one outside quotes is one word as well.
+func TestPowerCommandInDoubleQuotes(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "f1"), nil, 0o644))
+	vals := map[string]string{"path": "/dev/loop0", "serial": "S1  ALL *", "name": "loop0"}
+	for cmd, want := range map[string]string{
+		`printf '%s|' "outlet {serial}"`:           "outlet S1  ALL *|",
+		`printf '%s|' "outlet {serial}x" {serial}`: "outlet S1  ALL *x|S1  ALL *|",
+		`printf '%s|' "$(printf '%s' "{serial}")"`: "S1  ALL *|",
+		`printf '%s|' "a\"{serial}" '{serial}'`:    `a"S1  ALL *|{serial}|`,
+		`printf '%s|' "$(printf '<%s>' {serial})"`: "<S1  ALL *>|",
+	} {
+		c := exec.Command("sh", "-c", PowerCommand(cmd))
+		c.Dir = dir
+		c.Env = append(os.Environ(), PowerEnv(vals)...)
+		out, err := c.CombinedOutput()
+		require.NoError(t, err, "%s: %s", cmd, out)
+		assert.Equal(t, want, string(out), "%s run as %s", cmd, PowerCommand(cmd))
+	}
+}

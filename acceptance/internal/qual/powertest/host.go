@@ -13,7 +13,6 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss/hostcut"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
-	"github.com/drivequal/drivequal/acceptance/internal/record"
 )
 
 // plpCounted says whether c0's PLP start count is evidence of a power
@@ -51,8 +50,7 @@ func took(h [][]hosted, i, k int) (powerloss.Cycle, bool, error) {
 func (t *Test) hostCycles(ctx context.Context, logf func(string, ...any)) (out [][]hosted, why string) {
 	if t.Rec != nil {
 		for i, d := range t.Drives {
-			n := len(t.Drives)
-			if err := t.Rec.Update(func(r *record.Run) { r.Sample(i, n).Writing = "the power-loss test" }); err != nil {
+			if err := t.mark(i); err != nil {
 				return nil, fmt.Sprintf("not run: marking %s as written in run.json: %v", d.Path, err)
 			}
 		}
@@ -100,7 +98,7 @@ func (t *Test) finish(ctx context.Context, out [][]hosted, pending []int, k int,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := hostcut.Finish(ctx, t.target(ctx, d), filepath.Join(t.Dir, Dir, d.Name, fmt.Sprintf("cycle_%d", k)), t.Spec.ReadyWithin)
+			c := hostcut.Finish(ctx, t.target(ctx, d), filepath.Join(t.Dir, Dir, d.folder(), fmt.Sprintf("cycle_%d", k)), t.Spec.ReadyWithin)
 			c.Drive, c.Cycle = d.Path, k
 			out[i][k-1].c = c
 		}()

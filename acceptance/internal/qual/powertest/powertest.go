@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +43,12 @@ type Drive struct {
 	LBA        int64
 	// Ctrl is its NVMe controller's kernel name ("nvme0"; "" for none).
 	Ctrl string
+	// Dir is the folder under Dir its cycles are filed in: the one the
+	// recording gave the drive (matched by identity on a resume, whatever
+	// its path now), else its name. Paths are the paths the recording
+	// lists for it, one of which each of its recorded cycles names.
+	Dir   string
+	Paths []string
 }
 
 // Test is a run's power-loss test.
@@ -84,7 +91,72 @@ func New(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive, live bool, 
 		}
 		t.Drives = append(t.Drives, Drive{Path: d.Path, Name: name, LBA: int64(d.LogicalBlockSize), Ctrl: d.Controller})
 	}
+	t.File(nil)
 	return t
+}
+
+// File files each drive's cycles where the recording's samples (run.json,
+// by drive in the recorded order, nil for none) put them: a drive the
+// recording gave a folder keeps it, whatever its path and name now, so
+// that a resume that finds the drives renumbered judges each physical
+// drive by its own cycles; any other drive is filed under its name, or
+// its name and its number when another drive's folder has that name.
+func (t *Test) File(samples *record.Samples) {
+	taken := map[string]bool{}
+	for i := range t.Drives {
+		d := &t.Drives[i]
+		d.Dir, d.Paths = "", nil
+		if samples == nil || i >= len(samples.Drives) {
+			continue
+		}
+		s := samples.Drives[i]
+		if s.PowerLoss != "" && path.Base(s.PowerLoss) == s.PowerLoss && s.PowerLoss != "." && s.PowerLoss != ".." && !taken[s.PowerLoss] {
+			d.Dir, d.Paths = s.PowerLoss, slices.Clone(s.PowerLossPaths)
+			taken[d.Dir] = true
+		}
+	}
+	for i := range t.Drives {
+		d := &t.Drives[i]
+		if d.Dir == "" {
+			d.Dir = d.Name
+			for n := i + 1; taken[d.Dir]; n++ {
+				d.Dir = fmt.Sprintf("%s_%d", d.Name, n)
+			}
+			taken[d.Dir] = true
+		}
+	}
+}
+
+// folder is the folder under Dir d's cycles are filed in.
+func (d Drive) folder() string {
+	if d.Dir != "" {
+		return d.Dir
+	}
+	return d.Name
+}
+
+// recordedAt are the paths a cycle of d's in the recording may name:
+// those run.json records for it (each path it had when the test marked
+// it, before any of its cycles was written), else (a recording that
+// records none) its path.
+func (d Drive) recordedAt() []string {
+	if len(d.Paths) > 0 {
+		return d.Paths
+	}
+	return []string{d.Path}
+}
+
+// mark marks drive i in run.json as written by the power-loss test, with
+// the folder its cycles are filed in and the path it has now.
+func (t *Test) mark(i int) error {
+	d, n := t.Drives[i], len(t.Drives)
+	return t.Rec.Update(func(r *record.Run) {
+		s := r.Sample(i, n)
+		s.Writing, s.PowerLoss = "the power-loss test", d.folder()
+		if !slices.Contains(s.PowerLossPaths, d.Path) {
+			s.PowerLossPaths = append(s.PowerLossPaths, d.Path)
+		}
+	})
 }
 
 // Problems are the reasons a run with a cut is refused (a dry run's
@@ -240,6 +312,13 @@ type Judged struct {
 // a cycle up to the spec's cycles never run is inconclusive, as is a
 // drive of a spec with [power_loss] run without a cut method.
 func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycles, string) {
+	if t.Spec == nil && !t.Live && t.anyListed() {
+		// A replay judges the recorded cycles with a spec without
+		// [power_loss] too: no recorded failure is dropped by the spec
+		// it is judged with. Only the listed cycles are judged.
+		t.Spec = &specs.PowerLoss{}
+		defer func() { t.Spec = nil }()
+	}
 	if t.Spec == nil {
 		return nil, t.Skip()
 	}
@@ -265,14 +344,20 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 		dc := DriveCycles{Name: d.Name}
 		cuts := 0
 		if t.Live && t.Rec != nil {
-			n := len(t.Drives)
-			if err := t.Rec.Update(func(r *record.Run) { r.Sample(i, n).Writing = "the power-loss test" }); err != nil {
+			if err := t.mark(i); err != nil {
 				return nil, fmt.Sprintf("not run: marking %s as written in run.json: %v", d.Path, err)
 			}
 		}
 		n := t.Spec.Cycles
 		if !t.Live {
-			n = max(n, t.listed(d))
+			most, beyond := t.listed(d)
+			n = max(n, most)
+			if beyond > 0 {
+				// Never allocated cycle by cycle: one failure says it.
+				msg := fmt.Sprintf("run.json lists power-loss cycle %d of %s, more than any spec may ask for (%d): an edited recording", beyond, d.Path, specs.MaxPowerLossCycles)
+				dc.Cycles = append(dc.Cycles, Judged{powerloss.Cycle{Drive: d.Path, Cycle: beyond}, powerloss.Verdict{Verdict: powerloss.Fail, Message: msg}})
+				checks = append(checks, report.HealthCheck{Drive: d.Path, Check: fmt.Sprintf("cycle_%d", beyond), Verdict: report.Fail, Message: msg})
+			}
 		}
 		for k := 1; k <= n; k++ {
 			rel := rel(d, k)
@@ -326,19 +411,35 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 // down) leaves it so, and a resume or replay judges it inconclusive.
 const Interrupted = "interrupted: the run ended during this cycle, after it started (the drive's power may have been cut); run the test again for a verdict"
 
-// listed is the highest k of d's cycle_k.json run.json lists.
-func (t *Test) listed(d Drive) int {
-	most := 0
-	prefix := path.Join(Dir, d.Name) + "/cycle_"
+// anyListed says whether run.json lists any power-loss cycle.
+func (t *Test) anyListed() bool {
+	for rel := range t.Files {
+		if strings.HasPrefix(rel, Dir+"/") && strings.HasSuffix(rel, ".json") && strings.Contains(path.Base(rel), "cycle_") {
+			return true
+		}
+	}
+	return false
+}
+
+// listed is the highest k of d's cycle_k.json run.json lists, up to
+// the most cycles a spec may ask for, and beyond the highest k listed
+// past that (0 for none): a recording edited to list one.
+func (t *Test) listed(d Drive) (most, beyond int) {
+	prefix := path.Join(Dir, d.folder()) + "/cycle_"
 	for rel := range t.Files {
 		var k int
 		if rest, ok := strings.CutPrefix(rel, prefix); ok && strings.HasSuffix(rest, ".json") {
-			if _, err := fmt.Sscanf(rest, "%d.json", &k); err == nil && k > most {
-				most = k
+			if _, err := fmt.Sscanf(rest, "%d.json", &k); err != nil {
+				continue
+			}
+			if k > specs.MaxPowerLossCycles {
+				beyond = max(beyond, k)
+			} else {
+				most = max(most, k)
 			}
 		}
 	}
-	return most
+	return most, beyond
 }
 
 // cycle is d's cycle k: recorded already (a resume, or a replay: only a
@@ -357,7 +458,7 @@ func (t *Test) cycle(ctx context.Context, d Drive, k int, logf func(string, ...a
 	return c, true, t.land(d, rel(d, k), c)
 }
 
-func rel(d Drive, k int) string { return path.Join(Dir, d.Name, fmt.Sprintf("cycle_%d.json", k)) }
+func rel(d Drive, k int) string { return path.Join(Dir, d.folder(), fmt.Sprintf("cycle_%d.json", k)) }
 
 // recorded is d's cycle k as the recording holds it, if run.json lists
 // it (only a listed file is trusted).
@@ -372,6 +473,9 @@ func (t *Test) recorded(d Drive, k int) (c powerloss.Cycle, listed bool, err err
 	if err := json.Unmarshal(data, &c); err != nil {
 		return c, true, fmt.Errorf("%s: %w", rel(d, k), err)
 	}
+	if known := d.recordedAt(); !slices.Contains(known, c.Drive) {
+		return c, true, fmt.Errorf("it is a cycle of drive %q, filed under %s, whose cycles name %s: a cycle filed under another drive, an edited recording", c.Drive, d.Path, strings.Join(known, " or "))
+	}
 	return c, true, nil
 }
 
@@ -379,7 +483,7 @@ func (t *Test) recorded(d Drive, k int) (c powerloss.Cycle, listed bool, err err
 func (t *Test) begin(ctx context.Context, d Drive, k int) error {
 	if k == 1 && !t.Cfg.Resume {
 		// An earlier run's cycles in this recording are not this run's.
-		if err := os.RemoveAll(filepath.Join(t.Dir, Dir, d.Name)); err != nil {
+		if err := os.RemoveAll(filepath.Join(t.Dir, Dir, d.folder())); err != nil {
 			return err
 		}
 	}
@@ -396,7 +500,7 @@ func (t *Test) land(d Drive, rel string, c powerloss.Cycle) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(t.Dir, Dir, d.Name), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(t.Dir, Dir, d.folder()), 0o755); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(t.Dir, filepath.FromSlash(rel)), data, 0o644); err != nil {
@@ -405,7 +509,7 @@ func (t *Test) land(d Drive, rel string, c powerloss.Cycle) error {
 	if t.Rec == nil {
 		return nil
 	}
-	if err := t.Rec.Landed(path.Join(Dir, d.Name), true); err != nil {
+	if err := t.Rec.Landed(path.Join(Dir, d.folder()), true); err != nil {
 		return fmt.Errorf("listing %s in run.json: %w", rel, err)
 	}
 	return nil
@@ -417,7 +521,7 @@ func (t *Test) config(d Drive, k int) cycle.Config {
 	_, _ = rand.Read(tag[:])
 	return cycle.Config{
 		Cut: cmdline.PowerCommand(t.Cfg.PowerCut), Restore: cmdline.PowerCommand(t.Cfg.PowerRestore), Env: cmdline.PowerEnv(v),
-		Test: *t.Spec, Dir: filepath.Join(t.Dir, Dir, d.Name, fmt.Sprintf("cycle_%d", k)), Tag: binary.BigEndian.Uint32(tag[:]),
+		Test: *t.Spec, Dir: filepath.Join(t.Dir, Dir, d.folder(), fmt.Sprintf("cycle_%d", k)), Tag: binary.BigEndian.Uint32(tag[:]),
 	}
 }
 
@@ -440,7 +544,13 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 		return cd
 	}
 	cd.Promise.VWC, cd.Promise.VWCKnown = ctrl.VolatileWriteCache(), true
-	if why := uncounted(ctrl); why != "" {
+	unsafe := int64(-1)
+	if l, err := t.NVMe.SmartLog(ctx, d.Path); err == nil {
+		n, _ := l.UnsafeShutdowns.Uint64()
+		unsafe = int64(min(n, 1<<62))
+	}
+	vendor, _ := os.ReadFile(filepath.Join(t.Sysfs, "class", "nvme", d.Ctrl, "device", "vendor"))
+	if why := uncounted(ctrl, string(vendor), unsafe); d.Ctrl != "" && why != "" {
 		cd.Counters = func(context.Context) ([]powerloss.Counter, string) { return nil, why }
 		return cd
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 	"github.com/drivequal/drivequal/specs"
@@ -301,5 +302,92 @@ func TestIdentifySwappedDrive(t *testing.T) {
 	}
 	if !strings.Contains(was, "loop device over") || !strings.Contains(was, "inode") {
 		t.Errorf("Identify = %q, want the loop device's backing file by inode", was)
+	}
+}
+
+// A recording's samples file each drive's cycles in its folder, whatever
+// its path now (a resume that found the drives renumbered): drive 1, now
+// at nvme1n1, is judged by the cycles in nvme0n1's folder, which name
+// the path it had. A cycle that names neither the drive's path nor one
+// recorded for it was filed under another drive: it fails.
+func TestCyclesFollowTheRecordedDrive(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for folder, c := range map[string]string{
+		"nvme0n1": `{"drive": "/dev/nvme0n1", "cycle": 1, "acknowledged": 10, "lost_writes": 1, "lost": [{"offset": 0, "length": 4096, "found": "zeros"}]}`,
+		"nvme1n1": `{"drive": "/dev/nvme0n1", "cycle": 1, "acknowledged": 10}`,
+	} {
+		rel := "powerloss/" + folder + "/cycle_1.json"
+		if err := os.MkdirAll(filepath.Join(dir, "powerloss", folder), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files[rel] = "listed"
+	}
+	var got []report.HealthCheck
+	pt := &Test{Cfg: &cmdline.Config{}, Dir: dir, Files: files, Drives: []Drive{ns("nvme1n1", "nvme1"), ns("nvme0n1", "nvme0")},
+		Spec: &specs.PowerLoss{Cycles: 1}, Add: func(c []report.HealthCheck) { got = c }}
+	pt.File(&record.Samples{Drives: []record.DriveSample{
+		{PowerLoss: "nvme0n1", PowerLossPaths: []string{"/dev/nvme0n1"}},
+		{PowerLoss: "nvme1n1", PowerLossPaths: []string{"/dev/nvme1n1"}},
+	}})
+	pt.Run(context.Background(), t.Logf)
+	if len(got) != 2 || got[0].Drive != "/dev/nvme1n1" || got[0].Verdict != report.Fail || !strings.Contains(got[0].Message, "came back as zeros") {
+		t.Errorf("drive 1 (now /dev/nvme1n1) is judged by its own cycle, which lost writes: %+v", got)
+	}
+	if len(got) != 2 || got[1].Verdict != report.Fail || !strings.Contains(got[1].Message, `it is a cycle of drive "/dev/nvme0n1", filed under /dev/nvme0n1, whose cycles name /dev/nvme1n1`) {
+		t.Errorf("a cycle of drive 1 filed in drive 2's folder: %+v", got)
+	}
+}
+
+// A run.json edited to list a cycle far beyond any spec's (cycle
+// 2,000,000) is one failure naming it as an edited recording, not two
+// million cycles never run: the cycles up to the spec's are judged.
+func TestReplayRefusesACycleBeyondAnySpec(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "powerloss", "nvme0n1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "powerloss", "nvme0n1", "cycle_1.json"), []byte(`{"drive": "/dev/nvme0n1", "cycle": 1, "acknowledged": 10}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"powerloss/nvme0n1/cycle_1.json": "listed", "powerloss/nvme0n1/cycle_2000000.json": "listed"}
+	var got []report.HealthCheck
+	pt := &Test{Cfg: &cmdline.Config{}, Dir: dir, Files: files, Drives: []Drive{ns("nvme0n1", "nvme0")},
+		Spec: &specs.PowerLoss{Cycles: 1}, Add: func(c []report.HealthCheck) { got = c }}
+	drives, _ := pt.Run(context.Background(), t.Logf)
+	if len(drives) != 1 || len(drives[0].Cycles) != 2 || len(got) != 2 {
+		t.Fatalf("cycles %d, checks %d, want the edited listing and cycle 1", len(drives[0].Cycles), len(got))
+	}
+	if got[0].Verdict != report.Fail || got[0].Check != "cycle_2000000" || !strings.Contains(got[0].Message, "run.json lists power-loss cycle 2000000 of /dev/nvme0n1, more than any spec may ask for (1000): an edited recording") {
+		t.Errorf("check %+v", got[0])
+	}
+	if got[1].Check != "cycle_1" || got[1].Verdict != report.Pass {
+		t.Errorf("cycle 1: %+v", got[1])
+	}
+}
+
+// A replay judged with a spec without [power_loss] still judges every
+// cycle run.json lists: a recorded failure is not dropped by the spec.
+func TestReplayWithoutPowerLossTableJudgesListed(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "powerloss", "nvme0n1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := `{"drive": "/dev/nvme0n1", "cycle": 1, "acknowledged": 10, "lost_writes": 1, "lost": [{"offset": 0, "length": 4096, "found": "zeros"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "powerloss", "nvme0n1", "cycle_1.json"), []byte(c), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []report.HealthCheck
+	pt := &Test{Cfg: &cmdline.Config{}, Dir: dir, Files: map[string]string{"powerloss/nvme0n1/cycle_1.json": "listed"}, Drives: []Drive{ns("nvme0n1", "nvme0")},
+		Add: func(c []report.HealthCheck) { got = c }}
+	_, why := pt.Run(context.Background(), t.Logf)
+	if why != "" || len(got) != 1 || got[0].Verdict != report.Fail || !strings.Contains(got[0].Message, "came back as zeros") {
+		t.Errorf("Run: %q, checks %+v; want the recorded cycle judged, failed", why, got)
+	}
+	if pt.Spec != nil {
+		t.Errorf("the test's spec is left %+v, was none", pt.Spec)
 	}
 }

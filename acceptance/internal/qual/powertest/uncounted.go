@@ -2,6 +2,7 @@ package powertest
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 )
@@ -19,10 +20,14 @@ const (
 // temperature, critical warning and power-on hours of its SMART log
 // (hw/nvme/ctrl.c, nvme_smart_info), so its unsafe shutdowns read 0
 // after every cut, and holding it to them would make every cycle
-// inconclusive.
-func uncounted(c nvme.Controller) string {
-	if c.VID == qemuVendor && c.Model == qemuModel {
-		return fmt.Sprintf("%s (PCI vendor %04x) is QEMU's emulated controller, which keeps no count of power losses (its SMART log's unsafe shutdowns stay 0)", c.Model, c.VID)
+// inconclusive. A drive is taken for it only when its controller's PCI
+// vendor in sysfs (vendor, read from sysfs at the controller's device)
+// is 1b36 too, and its SMART log counts no unsafe shutdown (unsafe: the
+// count, -1 when it does not read): a drive that reports QEMU's identity
+// and counts them is held to its count.
+func uncounted(c nvme.Controller, vendor string, unsafe int64) string {
+	if c.VID != qemuVendor || c.Model != qemuModel || strings.TrimSpace(vendor) != fmt.Sprintf("0x%04x", qemuVendor) || unsafe > 0 {
+		return ""
 	}
-	return ""
+	return fmt.Sprintf("%s (PCI vendor %04x, in sysfs too) is QEMU's emulated controller, which keeps no count of power losses (its SMART log's unsafe shutdowns stay 0)", c.Model, c.VID)
 }

@@ -103,3 +103,25 @@ func TestCheckFilesNamesAnUnhashedFirmwareJSON(t *testing.T) {
 	require.Len(t, c.Unvouched, 1)
 	assert.Contains(t, c.Unvouched[0], fwrun.File+" (the firmware verdicts, which run.json holds no sha256 of")
 }
+
+// A run.json whose files were emptied after recording is not taken for a
+// recording made before drivequal kept the sha256s: run.json no longer
+// matches the sha256 kept beside it, and the check names it as edited.
+func TestCheckFilesNamesAnEmptiedRunJSON(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, record.WriteRun(dir, []byte(`{"format": 3, "files": {"powerloss/loop1/cycle_1.json": "ab"}}`), nil))
+	info := record.Run{Format: record.Format, Mode: "record"}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, record.RunFile), []byte(`{"format": 3, "files": {}}`), 0o644))
+	c, warnings := CheckFiles(dir, info)
+	assert.False(t, c.Unhashed, "an edited run.json is no recording made before the sha256s were kept")
+	require.Len(t, c.Edited, 1)
+	assert.Contains(t, c.Edited[0], record.RunFile)
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], "its list of files' sha256 is empty")
+
+	// The run.json drivequal wrote, without sha256s: an old recording.
+	require.NoError(t, record.WriteRun(dir, []byte(`{"format": 2}`), nil))
+	c, warnings = CheckFiles(dir, info)
+	assert.True(t, c.Unhashed)
+	assert.Contains(t, warnings[0], "carries no sha256 of its files")
+}
