@@ -95,7 +95,7 @@ func TestPowerLossHostCutResumes(t *testing.T) {
 	assert.Contains(t, restore.Stderr, "parsing -power-restore: given with -power-cut-host")
 	assert.Equal(t, 0, cuts(t, count), "a dry run and a refused run cut nothing")
 
-	first := runSuite(t, powerLossOnly, args...)
+	first := runPL(t, devs, nil, args...)
 	noFioLeft(t)
 	require.Equal(t, 1, cuts(t, count), first.Stdout+first.Stderr)
 	assert.Contains(t, first.Stdout, "on 2 drive(s), ledgers saved; cutting the host's power")
@@ -109,7 +109,7 @@ func TestPowerLossHostCutResumes(t *testing.T) {
 	}
 
 	reboot(t, devs...)
-	second := runSuite(t, powerLossOnly, append(args, "-resume")...)
+	second := runPL(t, devs, nil, append(args, "-resume")...)
 	noFioLeft(t)
 	require.Equal(t, 2, cuts(t, count), "the resume cuts cycle 2 of both drives, never cycle 1 again: "+second.Stdout+second.Stderr)
 	for _, name := range names {
@@ -122,7 +122,7 @@ func TestPowerLossHostCutResumes(t *testing.T) {
 	}
 
 	reboot(t, devs...)
-	third := runSuite(t, powerLossOnly, append(args, "-resume")...)
+	third := runPL(t, devs, nil, append(args, "-resume")...)
 	noFioLeft(t)
 	assert.Equal(t, 2, cuts(t, count))
 	assert.Equal(t, 0, third.Code, third.Stdout+third.Stderr)
@@ -150,7 +150,7 @@ func TestPowerLossHostCutLostWrites(t *testing.T) {
 	lossyName, keptName := strings.TrimPrefix(lossy, "/dev/"), strings.TrimPrefix(kept, "/dev/")
 	args := hostCutArgs("powerloss.toml", devs, rep, hostCut(devs, img, count))
 
-	runSuite(t, powerLossOnly, args...)
+	runPL(t, devs, nil, args...)
 	noFioLeft(t)
 	require.Equal(t, 1, cuts(t, count))
 	reboot(t, devs...)

@@ -94,12 +94,15 @@ var Jobs = []struct{ Name, RW string }{{"sequential", "write"}, {"random", "rand
 // written for cut_after and ended without a final flush (no end_fsync),
 // so that each job's last writes, completed after its last flush, may
 // still be in the drive's volatile cache when the host's power goes.
+// Each job writes each block of its half at most once (no time_based;
+// the runtime is a cap): a job that writes its whole half sooner ends
+// early, and the cycle is not judged (see save).
 func Job(c cycle.Config, path string) string {
 	half := c.Test.Size / 2 / c.Test.BS * c.Test.BS
 	var b strings.Builder
 	fmt.Fprintf(&b, "[global]\nfilename=%s\nioengine=psync\ndirect=1\niodepth=1\nbs=%d\nfsync=%d\nend_fsync=0\n", path, c.Test.BS, c.Test.FlushEvery)
 	fmt.Fprintf(&b, "verify=pattern\nverify_pattern=%s\ndo_verify=0\nverify_state_save=0\n", powerloss.Pattern(c.Tag))
-	fmt.Fprintf(&b, "log_avg_msec=0\nlog_offset=1\ntime_based=1\nruntime=%dms\n", max(c.Test.CutAfter, time.Second).Milliseconds())
+	fmt.Fprintf(&b, "log_avg_msec=0\nlog_offset=1\nruntime=%dms\n", max(c.Test.CutAfter, time.Second).Milliseconds())
 	for i, j := range Jobs {
 		fmt.Fprintf(&b, "\n[%s]\nrw=%s\noffset=%d\nsize=%d\nwrite_lat_log=%s\n", j.Name, j.RW, int64(i)*half, half, filepath.Join(c.Dir, j.Name))
 	}
@@ -256,6 +259,7 @@ func (w *writes) prepare(ctx context.Context, cut string, k int) {
 	w.st = State{Identity: id, Size: c.Test.Size, BS: c.Test.BS, FlushEvery: c.Test.FlushEvery, Completed: map[string]int{}}
 	w.st.Cycle = w.out
 	w.st.Cycle.Counters, w.st.Cycle.NoCounters = before, noCounters
+	w.st.Cycle.CountersLost = cycle.Unread(d.Drive, before, noCounters)
 }
 
 // save reads the drive's ledger once its fio ended and saves its state
@@ -267,8 +271,13 @@ func (w *writes) save() {
 		w.out.NotRun = fmt.Sprintf("%s: reading fio's log of completed writes: %v", w.d.Path, err)
 		return
 	}
+	blocks := int(c.Test.Size / 2 / c.Test.BS)
 	for i, j := range jobs {
 		w.st.Completed[Jobs[i].Name] = len(j.Writes)
+		if len(j.Writes) >= blocks {
+			w.out.NotRun = fmt.Sprintf("%s: fio's job %s wrote its whole region (size %d bytes) before cut_after %s ended: its writes stopped before the cut; raise size in [power_loss]", w.d.Path, Jobs[i].Name, c.Test.Size, c.Test.CutAfter)
+			return
+		}
 	}
 	w.st.Saved, w.st.BootID = time.Now().UTC().Format(time.RFC3339Nano), bootID()
 	if err := saveState(c.Dir, w.st, w.snap); err != nil {
@@ -326,7 +335,8 @@ func Finish(ctx context.Context, d cycle.Drive, dir string, within time.Duration
 		out.Completed += len(j.Writes)
 		acked = append(acked, j.Acknowledged(rule)...)
 	}
-	out.Acknowledged = len(acked)
+	out.Acknowledged = powerloss.Blocks(acked)
+	out.AtRisk, out.Rewritten = powerloss.AtRisk(jobs)
 	tag, err := parseTag(out.Tag)
 	if err != nil {
 		out.Error = err.Error()

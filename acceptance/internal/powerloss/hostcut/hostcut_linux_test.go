@@ -43,8 +43,11 @@ func loopDrive(t *testing.T) (cycle.Drive, string) {
 	return d, strings.TrimSpace(string(out))
 }
 
-func config(t *testing.T, tag uint32) cycle.Config {
-	return cycle.Config{Dir: filepath.Join(t.TempDir(), "cycle_1"), Tag: tag,
+// config is a cycle of d's: fio's writes to d are held to 300 a second
+// (blk-throttle), so that neither job writes its 1024 blocks in
+// cut_after.
+func config(t *testing.T, d cycle.Drive, tag uint32) cycle.Config {
+	return cycle.Config{Dir: filepath.Join(t.TempDir(), "cycle_1"), Tag: tag, Fio: testenv.WriteThrottle(t, d.Path, 300).Script(t, "fio"),
 		Test: specs.PowerLoss{Cycles: 1, ReadyWithin: 5 * time.Second, CutAfter: time.Second, Size: 8 << 20, BS: 4096, FlushEvery: 4}}
 }
 
@@ -92,7 +95,7 @@ func TestCutThenFinish(t *testing.T) {
 	count := filepath.Join(t.TempDir(), "cuts")
 	cut := "blockdev --setro " + lossy.Path + "; blockdev --setro " + kept.Path + "; echo cut >> " + count +
 		"; dd if=/dev/zero of=" + img + " bs=64k count=1 conv=notrunc,fsync status=none"
-	drives := []Drive{{lossy, config(t, 0x5eed0002)}, {kept, config(t, 0x5eed0003)}, {refused, config(t, 0x5eed0004)}}
+	drives := []Drive{{lossy, config(t, lossy, 0x5eed0002)}, {kept, config(t, kept, 0x5eed0003)}, {refused, config(t, refused, 0x5eed0004)}}
 	recorded := map[int]powerloss.Cycle{}
 	out := Cut(context.Background(), drives, 1, cut, nil, func(i int, c powerloss.Cycle) error {
 		if c.NotRun == Pending {
@@ -187,7 +190,7 @@ func TestCutThenFinish(t *testing.T) {
 func TestCutCommandFails(t *testing.T) {
 	d, _ := loopDrive(t)
 	e, _ := loopDrive(t)
-	drives := []Drive{{d, config(t, 1)}, {e, config(t, 2)}}
+	drives := []Drive{{d, config(t, d, 1)}, {e, config(t, e, 2)}}
 	out := Cut(context.Background(), drives, 1, "echo no outlet >&2; exit 3", nil, func(int, powerloss.Cycle) error { return nil }, t.Logf)
 	for _, c := range out {
 		assert.Contains(t, c.NotRun, "the cut command failed (exit status 3: no outlet)")

@@ -444,6 +444,7 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 		cd.Counters = func(context.Context) ([]powerloss.Counter, string) { return nil, why }
 		return cd
 	}
+	cd.Counted = true
 	cd.Counters = func(ctx context.Context) ([]powerloss.Counter, string) {
 		l, err := t.NVMe.SmartLog(ctx, d.Path)
 		if err != nil {
