@@ -81,6 +81,27 @@ func Job(c Config, path string) string {
 	return b.String()
 }
 
+// CommandTimeout bounds each cut and restore command; FirstWritesWait
+// is how long past cut_after fio's first writes are awaited; StopWait
+// how long fio is given to stop.
+const (
+	CommandTimeout  = time.Minute
+	FirstWritesWait = 30 * time.Second
+	StopWait        = 10 * time.Second
+)
+
+// Waits is the longest a cycle of p waits, its commands included, not
+// counting its reads of the drive: fio's first writes (cut_after and
+// FirstWritesWait), cut_after, the cut command, fio's end after it (twice
+// cut_after, ready_within and 30 s, then StopWait), the restore command
+// and ready_within for the drive to come back.
+func Waits(p specs.PowerLoss) time.Duration {
+	return p.CutAfter + FirstWritesWait + p.CutAfter + CommandTimeout + afterCut(p) + StopWait + CommandTimeout + p.ReadyWithin
+}
+
+// afterCut is how long fio's end is awaited after the cut command.
+func afterCut(p specs.PowerLoss) time.Duration { return 2*p.CutAfter + p.ReadyWithin + 30*time.Second }
+
 // Run runs cycle k on d and returns what it observed.
 func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any)) powerloss.Cycle {
 	rule, why := d.Promise.Rule()
@@ -115,7 +136,7 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	// On a loaded host fio's first writes and flushes may take seconds:
 	// the cut's time counts from when the kernel has seen the writes of a
 	// flush interval or two, where it counts them.
-	firstWrites(d.Path, int64(2*c.Test.FlushEvery+4), fio.done, c.Test.CutAfter+30*time.Second)
+	firstWrites(d.Path, int64(2*c.Test.FlushEvery+4), fio.done, c.Test.CutAfter+FirstWritesWait)
 	select {
 	case <-fio.done:
 		if fio.wait == nil {
@@ -136,7 +157,7 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	// command did not cut is written until fio's runtime ends.
 	select {
 	case <-fio.done:
-	case <-time.After(2*c.Test.CutAfter + c.Test.ReadyWithin + 30*time.Second):
+	case <-time.After(afterCut(c.Test)):
 		fio.stop()
 	}
 	restoreErr := command(ctx, c.Restore, c.Env, filepath.Join(c.Dir, "restore.log"))
@@ -239,7 +260,7 @@ func (f *fioProc) stop() {
 	_ = f.cmd.Process.Signal(os.Interrupt)
 	select {
 	case <-f.done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(StopWait):
 		_ = f.cmd.Process.Kill()
 		<-f.done
 	}
@@ -276,7 +297,7 @@ func startFio(ctx context.Context, c Config, job string) *fioProc {
 // command runs cmd by sh with env added to its environment, its output
 // in logPath, within a minute.
 func command(ctx context.Context, cmd string, env []string, logPath string) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, CommandTimeout)
 	defer cancel()
 	sh := exec.CommandContext(ctx, "sh", "-c", cmd)
 	sh.Env = append(os.Environ(), env...)

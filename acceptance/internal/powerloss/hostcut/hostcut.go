@@ -76,14 +76,20 @@ func bootID() string {
 // restarted says whether the host restarted since st was saved, for a
 // drive that keeps no count of power losses ("" when not known).
 func restarted(st State) string {
-	now := bootID()
-	switch {
-	case st.BootID == "" || now == "":
+	if now := bootID(); st.BootID == "" || now == "" || now == st.BootID {
 		return ""
-	case now == st.BootID:
-		return "the host did not restart since the cut (the same boot id): the cut did not cut its power"
 	}
 	return "the host restarted since the cut (another boot id)"
+}
+
+// notCutHost says the host's power was not cut since st was saved: the
+// kernel's boot id is the one saved with it ("" when it is another, or
+// not known).
+func notCutHost(st State) string {
+	if now := bootID(); st.BootID == "" || now != st.BootID {
+		return ""
+	}
+	return "the host's power was not cut: the host did not restart since the cut (the same boot id " + st.BootID + "); run -resume after the host's power comes back"
 }
 
 // Jobs are fio's jobs, each one write in flight: the first half of size
@@ -305,6 +311,10 @@ func Finish(ctx context.Context, d cycle.Drive, dir string, within time.Duration
 	out := st.Cycle
 	before := out.Counters
 	out.Counters = nil
+	if why := notCutHost(st); why != "" {
+		out.NotRun = why
+		return out
+	}
 	if why := cycle.Await(ctx, d, st.Identity, within); why != "" {
 		out.NotReturned = why
 		return out

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
+	"github.com/drivequal/drivequal/acceptance/internal/powerloss/cycle"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss/hostcut"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -156,13 +157,15 @@ func (t *Test) hostCommand() []error {
 	return errs
 }
 
-// hostEstimate is the test's duration with the whole host's power cut
-// (the reboots not counted): each cycle reads every drive's data at
-// once (at 200 MiB/s), writes them all at once for cut_after, and after
-// the reboot waits up to ready_within and reads their data back.
+// hostEstimate is an upper bound of the test's duration with the whole
+// host's power cut (the reboots not counted): each cycle reads every
+// drive's data at once (at 200 MiB/s), writes them all at once for
+// cut_after, runs the cut command (at most cycle.CommandTimeout) and
+// waits hostcut.HostDown for the host to go down, and after the reboot
+// waits up to ready_within and reads their data back.
 func (t *Test) hostEstimate() time.Duration {
 	p := t.Spec
-	per := max(p.CutAfter, time.Second) + p.ReadyWithin + 2*time.Duration(p.Size/(200<<20)+1)*time.Second
+	per := max(p.CutAfter, time.Second) + cycle.CommandTimeout + hostcut.HostDown + p.ReadyWithin + 2*time.Duration(p.Size/(200<<20)+1)*time.Second
 	return time.Duration(p.Cycles) * per
 }
 

@@ -161,9 +161,9 @@ func (t *Test) Skip() string {
 	return ""
 }
 
-// Estimate is the test's duration: each cycle writes for up to fio's
-// runtime (twice cut_after and 5 s), waits up to ready_within, and reads
-// its data twice (at 200 MiB/s).
+// Estimate is an upper bound of the test's duration: each cycle waits
+// and runs its commands for at most cycle.Waits, and reads its data
+// twice (at 200 MiB/s, the one figure assumed).
 func (t *Test) Estimate() time.Duration {
 	if t.Skip() != "" || !t.Live {
 		return 0
@@ -172,7 +172,7 @@ func (t *Test) Estimate() time.Duration {
 		return t.hostEstimate()
 	}
 	p := t.Spec
-	per := 2*p.CutAfter + 5*time.Second + p.ReadyWithin + 2*time.Duration(p.Size/(200<<20)+1)*time.Second
+	per := cycle.Waits(*p) + 2*time.Duration(p.Size/(200<<20)+1)*time.Second
 	return time.Duration(len(t.Drives)*p.Cycles) * per
 }
 
