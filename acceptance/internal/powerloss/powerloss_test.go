@@ -164,6 +164,11 @@ var judgeTests = []struct {
 		[]string{"fio's job random ended without error after the cut started", "raise size"}},
 	{"counters still beat an unstopped job", Cycle{Acknowledged: 10, Unstopped: []string{"random"}, Counters: []Counter{{"unsafe shutdowns", 4, 4}}}, Inconclusive,
 		[]string{"the drive did not see a power loss"}},
+	{"host cut soon after the writes", Cycle{Acknowledged: 10, CutGap: "150ms", MaxCutGap: "5s", NoCounters: "a loop device keeps no count of power losses"}, Pass,
+		[]string{"the cut came 150ms after the drive's last write"}},
+	{"host cut long after the writes", Cycle{Acknowledged: 10, CutGap: "6.2s", MaxCutGap: "5s", NoCounters: "a loop device keeps no count of power losses"}, Inconclusive,
+		[]string{"not judged: the cut came 6.2s after the drive's last write, more than 5s"}},
+	{"a loss fails however late the cut", Cycle{Acknowledged: 10, CutGap: "6.2s", MaxCutGap: "5s", LostWrites: 1, Lost: []Lost{{0, 4096, Zeros, 0}}}, Fail, []string{"zeros"}},
 }
 
 func ptr(n int) *int { return &n }

@@ -163,7 +163,10 @@ func TestCutThenFinish(t *testing.T) {
 	require.Empty(t, other.NotRun+other.NotReturned+other.Error)
 	assert.Greater(t, other.Acknowledged, 0)
 	assert.Equal(t, 0, other.LostWrites)
-	assert.Equal(t, powerloss.Pass, powerloss.Judge(other).Verdict)
+	assert.Equal(t, powerloss.Pass, powerloss.Judge(other).Verdict, powerloss.Judge(other).Message)
+	assert.NotEmpty(t, other.CutGap, "the gap between the drive's last write and the cut is measured")
+	assert.Contains(t, powerloss.Judge(other).Message, "after the drive's last write")
+	t.Logf("cut gap %s", other.CutGap)
 
 	// Another drive in its place after the reboot did not return.
 	swapped := lossy

@@ -177,6 +177,7 @@ func (t *Test) printHost(w io.Writer) {
 	fmt.Fprintf(w, "  the whole host's power is cut %d time(s), every drive written before each cut (%d drive(s), their writes at once): %s\n",
 		p.Cycles, len(t.Drives), cmdline.PowerCommand(t.Cfg.PowerCut))
 	fmt.Fprintln(w, "  each cut ends the run: once the host is back, run the same command line with -resume to judge every drive's cycle and go on to the next")
+	fmt.Fprintf(w, "  the cut must start within %s of each drive's last write (measured), else its cycle is not judged: a drive writes out its cache's few unflushed writes in less\n", hostcut.MaxCutGap)
 	if len(t.Drives) == 1 {
 		fmt.Fprintf(w, "  run by sh with %s\n", strings.Join(cmdline.PowerEnv(t.values(t.Drives[0])), " "))
 	}

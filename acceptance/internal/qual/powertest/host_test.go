@@ -97,6 +97,7 @@ func TestHostPrint(t *testing.T) {
 	for _, want := range []string{
 		"the whole host's power is cut 3 time(s), every drive written before each cut (2 drive(s), their writes at once): ipmitool chassis power off",
 		"run the same command line with -resume to judge every drive's cycle",
+		"the cut must start within 5s of each drive's last write (measured), else its cycle is not judged",
 		"/dev/nvme0n1: data at risk: the first 1024 MiB",
 		"/dev/nvme1n1: data at risk: the first 1024 MiB",
 	} {
