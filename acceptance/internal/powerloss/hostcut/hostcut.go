@@ -32,10 +32,10 @@ import (
 // per-I/O logs: the state saved before the cut, and what the first size
 // bytes held before the cycle (an FNV-64 hash a block, little-endian).
 const (
-	StateFile  = "host.json"
+	StateFile = "host.json"
 	// CutFile holds when the drive was last written and when the cut
 	// command started, written and synced just before it starts.
-	CutFile = "cut.json"
+	CutFile    = "cut.json"
 	BeforeFile = "before.fnv"
 )
 
