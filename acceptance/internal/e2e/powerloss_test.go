@@ -238,6 +238,10 @@ func TestPowerLossRestoredCopy(t *testing.T) {
 	r = runSuite(t, powerLossOnly, args...)
 	noFioLeft(t)
 	assert.NotContains(t, r.Stdout, "--- PASS: TestPowerLoss/"+name+"/cycle_1", r.Stdout+r.Stderr)
-	assert.Contains(t, r.Stdout, "INCONCLUSIVE: not judged: "+dev+": fio ended before the cut: it wrote its whole region (size 262144 bytes)")
-	assert.Contains(t, r.Stdout, "raise size in [power_loss]")
+	if !strings.Contains(r.Stdout, "--- FAIL: TestPowerLoss/"+name+"/cycle_1") {
+		// fio wrote its 64 blocks before the cut (on a loaded host the
+		// cut may come first, and the lost writes fail the cycle).
+		assert.Contains(t, r.Stdout, "INCONCLUSIVE: not judged: "+dev+": fio ended before the cut: it wrote its whole region (size 262144 bytes)", r.Stdout+r.Stderr)
+		assert.Contains(t, r.Stdout, "raise size in [power_loss]")
+	}
 }
