@@ -108,11 +108,14 @@ func TestHostPrint(t *testing.T) {
 	if strings.Contains(b.String(), "time(s) (") || strings.Contains(b.String(), "one drive written a cut") {
 		t.Errorf("Print = %s\nwant one cut a cycle", b.String())
 	}
-	// 3 cycles: 5 s of writes, the cut command (up to a minute), a
-	// minute for the host to go down, up to a minute to return, 1 GiB
-	// read twice (6 s each): 3 × 197 s.
-	if got, want := two.Estimate(), 3*197*time.Second; got != want || one.Estimate() != want {
+	// 3 cycles: 5 s of writes, up to a minute to return, 1 GiB read
+	// twice (6 s each): 3 × 77 s expected; at most 3 × 197 s, with the
+	// cut command (up to a minute) and a minute for the host to go down.
+	if got, want := two.Estimate(), 3*77*time.Second; got != want || one.Estimate() != want {
 		t.Errorf("Estimate = %s (one drive %s), want %s for one or two drives", got, one.Estimate(), want)
+	}
+	if got, want := two.Bound(), 3*197*time.Second; got != want || one.Bound() != want {
+		t.Errorf("Bound = %s (one drive %s), want %s for one or two drives", got, one.Bound(), want)
 	}
 }
 
@@ -146,7 +149,7 @@ func TestHostCommandNamesNoDrive(t *testing.T) {
 	}
 }
 
-// The estimate of a cut of each drive is an upper bound: with the
+// The bound the dry run prints of a cut of each drive is an upper bound: with the
 // defaults (cut_after 5 s, ready_within 60 s, 16 GiB) a cycle waits for
 // fio's first writes (35 s), cut_after (5 s), the cut command (60 s),
 // fio's end after it (100 s) and its stop (10 s), the restore command
@@ -156,7 +159,7 @@ func TestEstimateBound(t *testing.T) {
 	pt := cmdTest(t, "true", "true", nvmeNone(t), ns("nvme0n1", "nvme0"), ns("nvme1n1", "nvme1"))
 	pt.Spec = &specs.PowerLoss{Cycles: 1, ReadyWithin: specs.DefaultPowerLossReadyWithin, CutAfter: specs.DefaultPowerLossCutAfter,
 		Size: specs.DefaultPowerLossSize, BS: specs.DefaultPowerLossBS, FlushEvery: specs.DefaultPowerLossFlushEvery}
-	if got, want := pt.Estimate(), 2*494*time.Second; got != want {
-		t.Errorf("Estimate = %s, want %s (two drives, one cycle each)", got, want)
+	if got, want := pt.Bound(), 2*494*time.Second; got != want {
+		t.Errorf("Bound = %s, want %s (two drives, one cycle each)", got, want)
 	}
 }

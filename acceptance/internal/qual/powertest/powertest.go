@@ -161,15 +161,32 @@ func (t *Test) Skip() string {
 	return ""
 }
 
-// Estimate is an upper bound of the test's duration: each cycle waits
-// and runs its commands for at most cycle.Waits, and reads its data
-// twice (at 200 MiB/s, the one figure assumed).
+// Estimate is the test's expected duration, which the plan and its
+// -timeout check count: each cycle writes for up to fio's runtime
+// (twice cut_after and 5 s), waits up to ready_within, and reads its
+// data twice (at 200 MiB/s). Bound is its upper bound.
 func (t *Test) Estimate() time.Duration {
 	if t.Skip() != "" || !t.Live {
 		return 0
 	}
+	p := t.Spec
+	reads := 2 * time.Duration(p.Size/(200<<20)+1) * time.Second
 	if t.Cfg.PowerCutHost {
-		return t.hostEstimate()
+		return time.Duration(p.Cycles) * (max(p.CutAfter, time.Second) + p.ReadyWithin + reads)
+	}
+	return time.Duration(len(t.Drives)*p.Cycles) * (2*p.CutAfter + 5*time.Second + p.ReadyWithin + reads)
+}
+
+// Bound is an upper bound of the test's duration, which the dry run
+// prints: each cycle waits and runs its commands for at most
+// cycle.Waits, and reads its data twice (at 200 MiB/s, the one figure
+// assumed).
+func (t *Test) Bound() time.Duration {
+	if t.Skip() != "" || !t.Live {
+		return 0
+	}
+	if t.Cfg.PowerCutHost {
+		return t.hostBound()
 	}
 	p := t.Spec
 	per := cycle.Waits(*p) + 2*time.Duration(p.Size/(200<<20)+1)*time.Second
@@ -184,7 +201,7 @@ func (t *Test) Print(w io.Writer) {
 	}
 	p := t.Spec
 	fmt.Fprintf(w, "\npower loss (TestPowerLoss, %d cycle(s) a drive, plp %v, ready within %s, cut %s after fio's first flushed writes; ≤ %s):\n",
-		p.Cycles, p.PLP, p.ReadyWithin, p.CutAfter, t.Estimate().Round(time.Second))
+		p.Cycles, p.PLP, p.ReadyWithin, p.CutAfter, t.Bound().Round(time.Second))
 	if t.Cfg.PowerCut == "" {
 		fmt.Fprintln(w, "  not run: "+t.Skip())
 		return
