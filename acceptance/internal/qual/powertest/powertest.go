@@ -15,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
@@ -332,10 +333,35 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 	// at most the most cycles any drive was cut: its own cuts, or with
 	// the whole host's power cut once a cycle for every drive, the
 	// host's.
-	if t.Health != nil && !t.Spec.PLP {
-		t.Health.OCP.IncompleteShutdownsMaxIncrease += uint64(most)
-	}
+	t.allow(most)
 	return out, ""
+}
+
+// allowed marks each [health] whose allowance the cuts raised already:
+// once a run, by Run or by AllowRecorded, whichever comes first.
+var allowed sync.Map
+
+// allow raises t.Health's allowance of new OCP incomplete shutdowns by
+// cuts, for a drive without the plp promise, once.
+func (t *Test) allow(cuts int) {
+	if t.Health == nil || t.Spec == nil || t.Spec.PLP {
+		return
+	}
+	if _, done := allowed.LoadOrStore(t.Health, true); !done {
+		t.Health.OCP.IncompleteShutdownsMaxIncrease += uint64(cuts)
+	}
+}
+
+// AllowRecorded raises TestHealth's allowance by the cycles run.json
+// lists, the most of any drive, when Run did not (TestPowerLoss not run
+// in this process: -replay -run TestHealth): the drive's counts moved
+// with those cuts all the same.
+func (t *Test) AllowRecorded() {
+	most := 0
+	for _, d := range t.Drives {
+		most = max(most, t.listed(d))
+	}
+	t.allow(most)
 }
 
 // Interrupted is what a cycle recorded as started says until it is
