@@ -255,6 +255,7 @@ func TestHealth(t *testing.T) {
 }
 
 func healthOf(t *testing.T, s *qual.Suite) {
+	qual.PowerLoss(s).AllowRecorded()
 	drives, why := s.JudgeHealth(runCtx)
 	if why != "" {
 		t.Skip(why)

@@ -35,7 +35,7 @@ const (
 	DefaultPowerLossCycles      = 1
 	DefaultPowerLossReadyWithin = 60 * time.Second
 	DefaultPowerLossCutAfter    = 5 * time.Second
-	DefaultPowerLossSize        = 1 << 30
+	DefaultPowerLossSize        = 16 << 30
 	DefaultPowerLossBS          = 4096
 	DefaultPowerLossFlushEvery  = 32
 	// MaxPowerLossCycles is the most cycles a spec may ask for.

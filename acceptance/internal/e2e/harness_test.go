@@ -123,6 +123,13 @@ func runSuiteIn(t *testing.T, env []string, goFlags []string, args ...string) re
 // its environment (see ours).
 func runSuiteCtx(ctx context.Context, t *testing.T, started func(*exec.Cmd), env []string, goFlags []string, args ...string) result {
 	t.Helper()
+	return runSuiteVia(ctx, t, nil, started, env, goFlags, args...)
+}
+
+// runSuiteVia is runSuiteCtx with the suite run by via (a command and
+// its arguments, which runs the rest of its arguments: unshare ...).
+func runSuiteVia(ctx context.Context, t *testing.T, via []string, started func(*exec.Cmd), env []string, goFlags []string, args ...string) result {
+	t.Helper()
 	res := result{Report: filepath.Join(t.TempDir(), "report")}
 	hasReport := false
 	for _, a := range args {
@@ -139,6 +146,9 @@ func runSuiteCtx(ctx context.Context, t *testing.T, started func(*exec.Cmd), env
 	ctx, cancel := context.WithTimeout(ctx, 8*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, suiteBin, all...)
+	if len(via) > 0 {
+		cmd = exec.CommandContext(ctx, via[0], append(append(via[1:], suiteBin), all...)...)
+	}
 	cmd.Dir = acceptanceDir
 	cmd.Env = append(append(os.Environ(), env...), marker(t))
 	var stdout, stderr bytes.Buffer

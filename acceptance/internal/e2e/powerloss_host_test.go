@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,11 +45,31 @@ func hostCutArgs(spec string, devs []string, rep, cut string) []string {
 }
 
 // reboot brings the "host" back: every device accepts writes again.
+// The suite run after it is run by booted: the kernel cannot restart.
 func reboot(t *testing.T, devs ...string) {
 	t.Helper()
 	for _, dev := range devs {
 		require.NoError(t, exec.Command("blockdev", "--setrw", dev).Run())
 	}
+}
+
+// booted runs the suite as after a reboot: in a mount namespace of its
+// own whose kernel boot id (/proc/sys/kernel/random/boot_id, bound over)
+// is a new one, as a restarted host's is.
+func booted(t *testing.T) []string {
+	t.Helper()
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("needs unshare (util-linux) to give the suite another boot id")
+	}
+	id := filepath.Join(t.TempDir(), "boot_id")
+	require.NoError(t, os.WriteFile(id, []byte(fmt.Sprintf("%08x-0000-4000-8000-%012x\n", time.Now().UnixNano()&0xffffffff, time.Now().UnixNano())), 0o644))
+	return []string{"unshare", "-m", "--propagation", "private", "sh", "-c", `mount --bind "$0" /proc/sys/kernel/random/boot_id && exec "$@"`, id}
+}
+
+// runRebooted is runPL after a reboot (booted).
+func runRebooted(t *testing.T, devs []string, args ...string) result {
+	t.Helper()
+	return runSuiteVia(context.Background(), t, booted(t), throttled(t, devs...), nil, powerLossOnly, args...)
 }
 
 func cuts(t *testing.T, count string) int {
@@ -95,7 +117,7 @@ func TestPowerLossHostCutResumes(t *testing.T) {
 	assert.Contains(t, restore.Stderr, "parsing -power-restore: given with -power-cut-host")
 	assert.Equal(t, 0, cuts(t, count), "a dry run and a refused run cut nothing")
 
-	first := runSuite(t, powerLossOnly, args...)
+	first := runPL(t, devs, nil, args...)
 	noFioLeft(t)
 	require.Equal(t, 1, cuts(t, count), first.Stdout+first.Stderr)
 	assert.Contains(t, first.Stdout, "on 2 drive(s), ledgers saved; cutting the host's power")
@@ -109,7 +131,7 @@ func TestPowerLossHostCutResumes(t *testing.T) {
 	}
 
 	reboot(t, devs...)
-	second := runSuite(t, powerLossOnly, append(args, "-resume")...)
+	second := runRebooted(t, devs, append(args, "-resume")...)
 	noFioLeft(t)
 	require.Equal(t, 2, cuts(t, count), "the resume cuts cycle 2 of both drives, never cycle 1 again: "+second.Stdout+second.Stderr)
 	for _, name := range names {
@@ -122,7 +144,7 @@ func TestPowerLossHostCutResumes(t *testing.T) {
 	}
 
 	reboot(t, devs...)
-	third := runSuite(t, powerLossOnly, append(args, "-resume")...)
+	third := runRebooted(t, devs, append(args, "-resume")...)
 	noFioLeft(t)
 	assert.Equal(t, 2, cuts(t, count))
 	assert.Equal(t, 0, third.Code, third.Stdout+third.Stderr)
@@ -131,7 +153,7 @@ func TestPowerLossHostCutResumes(t *testing.T) {
 		assert.Contains(t, third.Stdout, "--- PASS: TestPowerLoss/"+name+"/cycle_2")
 	}
 	assert.NotContains(t, third.Stdout, "cutting the host's power")
-	assert.Contains(t, third.Stdout, "the host did not restart since the cut (the same boot id)", "a loop device's cycle says what it has for evidence")
+	assert.Contains(t, third.Stdout, "the host restarted since the cut (another boot id)", "a loop device's cycle says what it has for evidence")
 }
 
 // One cut of two drives' host that also zeroes the first 64 KiB of one
@@ -150,12 +172,12 @@ func TestPowerLossHostCutLostWrites(t *testing.T) {
 	lossyName, keptName := strings.TrimPrefix(lossy, "/dev/"), strings.TrimPrefix(kept, "/dev/")
 	args := hostCutArgs("powerloss.toml", devs, rep, hostCut(devs, img, count))
 
-	runSuite(t, powerLossOnly, args...)
+	runPL(t, devs, nil, args...)
 	noFioLeft(t)
 	require.Equal(t, 1, cuts(t, count))
 	reboot(t, devs...)
 	before := testenv.SHA256(t, lossy)
-	resumed := runSuite(t, powerLossOnly, append(args, "-resume")...)
+	resumed := runRebooted(t, devs, append(args, "-resume")...)
 	noFioLeft(t)
 	assert.Equal(t, 1, cuts(t, count), "the resume judges the cycle the cut interrupted and cuts nothing")
 	assert.NotEqual(t, 0, resumed.Code)
@@ -165,7 +187,7 @@ func TestPowerLossHostCutLostWrites(t *testing.T) {
 	assert.Contains(t, resumed.Stdout, "NOT QUALIFIED: power_loss")
 	assert.Equal(t, before, testenv.SHA256(t, lossy), "judging the cycle after the reboot reads the drive and writes nothing")
 
-	again := runSuite(t, powerLossOnly, append(args, "-resume")...)
+	again := runRebooted(t, devs, append(args, "-resume")...)
 	assert.Equal(t, 1, cuts(t, count))
 	assert.NotEqual(t, 0, again.Code)
 	assert.Contains(t, again.Stdout, "--- FAIL: TestPowerLoss/"+lossyName+"/cycle_1", again.Stdout+again.Stderr)
@@ -177,4 +199,26 @@ func TestPowerLossHostCutLostWrites(t *testing.T) {
 	assert.Contains(t, replay.Stdout, "--- FAIL: TestPowerLoss/"+lossyName+"/cycle_1", replay.Stdout+replay.Stderr)
 	assert.Contains(t, replay.Stdout, "first lost range: LBA 0, 128 blocks (65536 bytes at offset 0), came back as zeros")
 	assert.Contains(t, replay.Stdout, "--- PASS: TestPowerLoss/"+keptName+"/cycle_1")
+}
+
+// A -resume in the boot the cut was made in (the run killed while it
+// waited for the host to go down, the command having cut nothing) does
+// not judge the cycle: the host's power was not cut.
+func TestPowerLossHostCutSameBoot(t *testing.T) {
+	t.Parallel()
+	dev := newLoop(t, 64<<20)
+	backFile(t, dev)
+	devs := []string{dev}
+	count := filepath.Join(t.TempDir(), "cuts")
+	rep := filepath.Join(t.TempDir(), "report")
+	args := hostCutArgs("powerloss.toml", devs, rep, hostCut(devs, "", count))
+	runPL(t, devs, nil, args...)
+	noFioLeft(t)
+	require.Equal(t, 1, cuts(t, count))
+	require.NoError(t, exec.Command("blockdev", "--setrw", dev).Run())
+	r := runPL(t, devs, nil, append(args, "-resume")...)
+	assert.NotEqual(t, 0, r.Code)
+	assert.Contains(t, r.Stdout, "--- SKIP: TestPowerLoss/"+strings.TrimPrefix(dev, "/dev/")+"/cycle_1", r.Stdout+r.Stderr)
+	assert.Contains(t, r.Stdout, "INCONCLUSIVE: not judged: the host's power was not cut: the host did not restart since the cut (the same boot id")
+	assert.NotContains(t, r.Stdout, "--- PASS: TestPowerLoss/"+strings.TrimPrefix(dev, "/dev/")+"/cycle_1")
 }

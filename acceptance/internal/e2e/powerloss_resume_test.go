@@ -26,7 +26,9 @@ func TestPowerLossResumeTrustsOnlyListed(t *testing.T) {
 	name := strings.TrimPrefix(dev, "/dev/")
 	raw := filepath.Join(rep, "raw")
 	c1 := filepath.Join(raw, "powerloss", name, "cycle_1.json")
+	join := throttled(t, dev)
 	runSuiteCtx(context.Background(), t, func(cmd *exec.Cmd) {
+		join(cmd)
 		go func() {
 			for i := 0; i < 1200; i++ {
 				if _, err := os.Stat(filepath.Join(raw, "powerloss", name, "cycle_2")); err == nil {
@@ -63,7 +65,7 @@ func TestPowerLossReplayKeepsFailedCycle(t *testing.T) {
 	mark := filepath.Join(t.TempDir(), "mark")
 	rep := filepath.Join(t.TempDir(), "report")
 	cut := "blockdev --setro {path}; if [ -e " + mark + " ]; then dd if=/dev/zero of=" + img + " bs=64k count=1 conv=notrunc,fsync status=none; fi; touch " + mark
-	r := runSuite(t, powerLossOnly, "-spec="+filepath.Join("internal", "e2e", "testdata", "powerloss2.toml"), "-drives="+dev, "-destructive", "-report="+rep,
+	r := runPL(t, []string{dev}, nil, "-spec="+filepath.Join("internal", "e2e", "testdata", "powerloss2.toml"), "-drives="+dev, "-destructive", "-report="+rep,
 		"-power-cut="+cut, "-power-restore=blockdev --setrw {path}")
 	require.NotEqual(t, 0, r.Code, r.Stdout)
 	name := strings.TrimPrefix(dev, "/dev/")

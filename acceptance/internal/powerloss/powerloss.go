@@ -125,6 +125,51 @@ func (j Job) Acknowledged(r Rule) []Write {
 	return j.Writes[:flushed]
 }
 
+// Blocks counts the offsets of writes, each once: how many writes a
+// read-back judges, which counts a lost block once.
+func Blocks(writes []Write) int {
+	at := map[int64]bool{}
+	for _, w := range writes {
+		at[w.Offset] = true
+	}
+	return len(at)
+}
+
+// AtRisk counts the writes of jobs completed after their job's last
+// completed flush (all of a job's writes when it flushed none), and how
+// many of them are to an offset written before in the cycle: earlier in
+// their job, or by another job at all (the order of two jobs' writes is
+// not known). A job that finished (its final flush completed) has none.
+func AtRisk(jobs []Job) (atRisk, rewritten int) {
+	owner := map[int64]int{} // offset: the job that wrote it, -1 for two or more
+	for i, j := range jobs {
+		for _, w := range j.Writes {
+			if o, ok := owner[w.Offset]; ok && o != i {
+				owner[w.Offset] = -1
+			} else if !ok {
+				owner[w.Offset] = i
+			}
+		}
+	}
+	for i, j := range jobs {
+		if j.Finished {
+			continue
+		}
+		seen := map[int64]bool{}
+		flushed := len(j.Acknowledged(Flushed))
+		for k, w := range j.Writes {
+			if k >= flushed {
+				atRisk++
+				if seen[w.Offset] || owner[w.Offset] != i {
+					rewritten++
+				}
+			}
+			seen[w.Offset] = true
+		}
+	}
+	return atRisk, rewritten
+}
+
 // FlushedAmong counts the writes of lost whose block a write of flushed
 // was to (the writes a flush completed after): the same tag and offset
 // are the same bytes, so such a block read back otherwise only if the

@@ -155,9 +155,52 @@ var judgeTests = []struct {
 		[]string{"came back as zeros; 2 of them before a completed flush, which a drive must keep whatever it promises"}},
 	{"more flushed than lost (altered)", Cycle{Acknowledged: 100, LostWrites: 1, LostFlushed: ptr(2),
 		Lost: []Lost{{Offset: 0, Len: 4096, Found: Zeros}}}, Fail, []string{"disagrees with itself: 1 lost writes, 2 of them flushed"}},
+	{"every write at risk a rewrite", Cycle{Acknowledged: 10, AtRisk: 3, Rewritten: 3, NoCounters: "a loop device keeps no count of power losses"}, Inconclusive,
+		[]string{"each of the 3 writes completed after its job's last flush rewrote a block", "raise size"}},
+	{"one write at risk written once", Cycle{Acknowledged: 10, AtRisk: 3, Rewritten: 2, NoCounters: "a loop device keeps no count of power losses"}, Pass,
+		[]string{"judged on its data alone"}},
+	{"rewrites do not hide a loss", Cycle{Acknowledged: 10, AtRisk: 3, Rewritten: 3, LostWrites: 1, Lost: []Lost{{0, 4096, Old, 0}}}, Fail, []string{"old data"}},
+	{"a job ended without error after the cut", Cycle{Acknowledged: 10, Unstopped: []string{"random"}, Counters: []Counter{{"unsafe shutdowns", 4, 5}}}, Inconclusive,
+		[]string{"fio's job random ended without error after the cut started", "raise size"}},
+	{"counters still beat an unstopped job", Cycle{Acknowledged: 10, Unstopped: []string{"random"}, Counters: []Counter{{"unsafe shutdowns", 4, 4}}}, Inconclusive,
+		[]string{"the drive did not see a power loss"}},
+	{"host cut soon after the writes", Cycle{Acknowledged: 10, CutGap: "150ms", MaxCutGap: "5s", NoCounters: "a loop device keeps no count of power losses"}, Pass,
+		[]string{"the cut came 150ms after the drive's last write"}},
+	{"host cut long after the writes", Cycle{Acknowledged: 10, CutGap: "6.2s", MaxCutGap: "5s", NoCounters: "a loop device keeps no count of power losses"}, Inconclusive,
+		[]string{"not judged: the cut came 6.2s after the drive's last write, more than 5s"}},
+	{"a loss fails however late the cut", Cycle{Acknowledged: 10, CutGap: "6.2s", MaxCutGap: "5s", LostWrites: 1, Lost: []Lost{{0, 4096, Zeros, 0}}}, Fail, []string{"zeros"}},
 }
 
 func ptr(n int) *int { return &n }
+
+// The writes at risk are each job's after its last completed flush; a
+// rewrite is one to an offset written earlier in its job or by another.
+func TestAtRisk(t *testing.T) {
+	w := func(offs ...int64) []Write {
+		var out []Write
+		for _, o := range offs {
+			out = append(out, Write{o * 4096, 4096})
+		}
+		return out
+	}
+	tests := []struct {
+		name              string
+		jobs              []Job
+		atRisk, rewritten int
+	}{
+		// 10 writes, a flush every 4: the flush after the 8th is proven
+		// by the 9th, so the 9th and 10th are at risk.
+		{"written once", []Job{{Writes: w(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), FlushEvery: 4}}, 2, 0},
+		{"wrapped: the last two rewrite", []Job{{Writes: w(0, 1, 2, 3, 4, 5, 6, 7, 0, 1), FlushEvery: 4}}, 2, 2},
+		{"another job wrote it", []Job{{Writes: w(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), FlushEvery: 4}, {Writes: w(9), FlushEvery: 4}}, 3, 2},
+		{"a finished job has none", []Job{{Writes: w(0, 1, 2, 3, 4, 5, 6, 7, 0, 1), FlushEvery: 4, Finished: true}}, 0, 0},
+	}
+	for _, tt := range tests {
+		if a, r := AtRisk(tt.jobs); a != tt.atRisk || r != tt.rewritten {
+			t.Errorf("%s: AtRisk = %d, %d; want %d, %d", tt.name, a, r, tt.atRisk, tt.rewritten)
+		}
+	}
+}
 
 // A lost write whose block a flushed write was to is counted, another
 // is not.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Verdicts of a cycle, as the report spells them.
@@ -60,6 +61,21 @@ type Cycle struct {
 	// not counted): a volatile cache without power-loss protection loses
 	// only the others.
 	LostFlushed *int `json:"lost_flushed,omitempty"`
+	// AtRisk counts the writes a loss could show: each job's writes
+	// completed after its last completed flush. Rewritten counts those of
+	// them to an offset the cycle had written before: the same tag and
+	// offset are the same bytes, so losing such a write cannot be seen.
+	AtRisk    int `json:"at_risk"`
+	Rewritten int `json:"at_risk_rewritten"`
+	// Unstopped names the fio jobs that ended without an error after the
+	// cut command started: their final flush completed, nothing of them
+	// was in flight at the cut.
+	Unstopped []string `json:"unstopped,omitempty"`
+	// CutGap, for a cut of the whole host, is how long after the drive's
+	// last write the cut command started ("" where not measured), and
+	// MaxCutGap the longest that still tests the drive's cache.
+	CutGap    string `json:"cut_gap,omitempty"`
+	MaxCutGap string `json:"max_cut_gap,omitempty"`
 	// LBA is the drive's logical block size in bytes.
 	LBA int64 `json:"lba_bytes"`
 	// Counters are the drive's counts of power losses it could be read
@@ -112,15 +128,13 @@ func Judge(c Cycle) Verdict {
 		return Verdict{Inconclusive, fmt.Sprintf("no write was acknowledged before the cut (%s, %d completed): nothing to verify; cut later (cut_after) or flush more often (flush_every)", c.Rule, c.Completed)}
 	}
 	kept := fmt.Sprintf("all %d acknowledged writes read back intact (%s: %s)", c.Acknowledged, c.Rule, c.RuleWhy)
+	gap, _ := time.ParseDuration(c.CutGap)
+	bound, _ := time.ParseDuration(c.MaxCutGap)
+	if c.CutGap != "" {
+		kept += "; the cut came " + c.CutGap + " after the drive's last write"
+	}
 	if c.CountersLost != "" {
 		return Verdict{Inconclusive, "no evidence the cut happened: " + c.CountersLost + "; " + kept}
-	}
-	if len(c.Counters) == 0 {
-		why := c.NoCounters
-		if why == "" {
-			why = "the drive keeps no count of power losses"
-		}
-		return Verdict{Pass, kept + "; no evidence the cut happened: " + why + ", judged on its data alone"}
 	}
 	var rose, still []string
 	for _, k := range c.Counters {
@@ -130,8 +144,21 @@ func Judge(c Cycle) Verdict {
 			still = append(still, fmt.Sprintf("%s stayed at %d", k.Name, k.After))
 		}
 	}
-	if len(still) > 0 {
+	switch {
+	case len(still) > 0:
 		return Verdict{Inconclusive, "the drive did not see a power loss: check the cut command (" + strings.Join(still, ", ") + "); " + kept}
+	case len(c.Unstopped) > 0:
+		return Verdict{Inconclusive, fmt.Sprintf("not judged: fio's job %s ended without error after the cut started (its final flush completed: nothing of it was in flight at the cut): the cut did not stop its writes, or it wrote its whole region first (raise size); %s", strings.Join(c.Unstopped, " and "), kept)}
+	case c.CutGap != "" && bound > 0 && gap > bound:
+		return Verdict{Inconclusive, fmt.Sprintf("not judged: the cut came %s after the drive's last write, more than %s: a drive writes out its cache's few unflushed writes in less; %s", c.CutGap, c.MaxCutGap, kept)}
+	case c.AtRisk > 0 && c.Rewritten >= c.AtRisk:
+		return Verdict{Inconclusive, fmt.Sprintf("not judged: each of the %d writes completed after its job's last flush rewrote a block the cycle had written before with the same bytes, so a lost one cannot be seen: raise size; %s", c.AtRisk, kept)}
+	case len(c.Counters) == 0:
+		why := c.NoCounters
+		if why == "" {
+			why = "the drive keeps no count of power losses"
+		}
+		return Verdict{Pass, kept + "; no evidence the cut happened: " + why + ", judged on its data alone"}
 	}
 	return Verdict{Pass, kept + "; the drive saw the power loss (" + strings.Join(rose, ", ") + ")"}
 }

@@ -123,3 +123,22 @@ func TestWriteThrottle(t *testing.T) {
 		t.Errorf("the cgroup counted %d writes made outside it", after-before)
 	}
 }
+
+// Also holds a second device in the same cgroup, and Script runs a
+// program in the cgroup by path: dd started by the script is counted
+// by the cgroup and held to the second device's rate.
+func TestThrottleAlsoAndScript(t *testing.T) {
+	one, two := Loop(t, 16<<20), Loop(t, 16<<20)
+	th := WriteThrottle(t, one, 1000)
+	th.Also(t, two, 100)
+	if limit, err := th.Limit(); err != nil || !strings.Contains(limit, " 100") && !strings.Contains(limit, "wiops=100") {
+		t.Errorf("the cgroup's limits = %q, %v; want %s's writes at 100 a second too", limit, err, two)
+	}
+	start := time.Now()
+	if out, err := exec.Command(th.Script(t, "dd"), "if=/dev/zero", "of="+two, "bs=4096", "count=64", "oflag=direct").CombinedOutput(); err != nil {
+		t.Fatalf("dd by the script: %v: %s", err, out)
+	}
+	if took := time.Since(start); took < 300*time.Millisecond {
+		t.Errorf("64 writes to %s at 100 a second took %v, want at least 0.3 s", two, took)
+	}
+}

@@ -182,3 +182,42 @@ func (th Throttle) remove(t testing.TB) {
 		t.Errorf("removing the cgroup %s: %v", th.dir, err)
 	}
 }
+
+// Script is an executable script in t's temporary directory that runs
+// name with its arguments in the cgroup (as Command does): a stand-in
+// for a binary a program under test starts by path, fio say.
+func (th Throttle) Script(t testing.TB, name string) string {
+	t.Helper()
+	var q []string
+	for _, a := range th.Command(name).Args {
+		q = append(q, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	path := filepath.Join(t.TempDir(), filepath.Base(name))
+	if err := os.WriteFile(path, []byte("#!/bin/sh\nexec "+strings.Join(q, " ")+` "$@"`+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Also holds the cgroup's writes (reads, for a read throttle) to the
+// block device dev to iops a second too: one cgroup for a process that
+// writes several devices.
+func (th Throttle) Also(t testing.TB, dev string, iops int) {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(dev, &st); err != nil {
+		t.Fatal(err)
+	}
+	rdev := uint64(st.Rdev)
+	line := fmt.Sprintf("%d:%d %d", unix.Major(rdev), unix.Minor(rdev), iops)
+	if th.v2 {
+		key := "wiops"
+		if th.read {
+			key = "riops"
+		}
+		line = fmt.Sprintf("%d:%d %s=%d", unix.Major(rdev), unix.Minor(rdev), key, iops)
+	}
+	if err := os.WriteFile(th.limit, []byte(line), 0); err != nil {
+		t.Fatalf("writing %q to %s: %v", line, th.limit, err)
+	}
+}

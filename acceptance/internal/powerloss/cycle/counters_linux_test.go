@@ -21,7 +21,7 @@ func TestCountersUnreadableAfter(t *testing.T) {
 		}
 		return nil, "its SMART log does not read: exit status 1"
 	}
-	got := Run(context.Background(), d, config(t, "true", "true"), 1, t.Logf)
+	got := Run(context.Background(), d, config(t, d, "true", "true"), 1, t.Logf)
 	v := powerloss.Judge(got)
 	t.Logf("%s: %s", v.Verdict, v.Message)
 	if v.Verdict != powerloss.Inconclusive || !strings.Contains(v.Message, "unsafe shutdowns read before the cut but not after (its SMART log does not read: exit status 1)") {
@@ -37,9 +37,25 @@ func TestCountersUnreadableAfter(t *testing.T) {
 // not return".
 func TestRestoreCommandFailed(t *testing.T) {
 	d, _ := loopDrive(t, nil)
-	got := Run(context.Background(), d, config(t, "true", "echo no outlet 7 >&2; exit 3"), 1, t.Logf)
+	got := Run(context.Background(), d, config(t, d, "true", "echo no outlet 7 >&2; exit 3"), 1, t.Logf)
 	v := powerloss.Judge(got)
 	if v.Verdict != powerloss.Inconclusive || !strings.Contains(v.Message, "the restore command failed (exit status 3: no outlet 7)") {
 		t.Errorf("%s: %s", v.Verdict, v.Message)
+	}
+}
+
+// An NVMe drive that keeps counts of power losses and whose SMART log
+// does not read before the cut has no evidence the cut happened: the
+// cycle is INCONCLUSIVE, not a pass on its data alone.
+func TestCountedUnreadBefore(t *testing.T) {
+	d, _ := loopDrive(t, nil)
+	d.Counted = true
+	d.Counters = func(context.Context) ([]powerloss.Counter, string) {
+		return nil, "its SMART log does not read: exit status 1"
+	}
+	got := Run(context.Background(), d, config(t, d, "blockdev --setro "+d.Path, "blockdev --setrw "+d.Path), 1, t.Logf)
+	v := powerloss.Judge(got)
+	if v.Verdict != powerloss.Inconclusive || !strings.Contains(v.Message, "no evidence the cut happened: its counts of power losses did not read before the cut (its SMART log does not read: exit status 1)") {
+		t.Errorf("Judge = %s: %s, want inconclusive", v.Verdict, v.Message)
 	}
 }

@@ -33,6 +33,10 @@ type Drive struct {
 	// Counters reads its counts of power losses; none (and why) when it
 	// keeps none nvme-cli can read.
 	Counters func(ctx context.Context) ([]powerloss.Counter, string)
+	// Counted says the drive keeps counts of power losses (an NVMe
+	// drive nvme-cli identifies, not known to keep none): when they do
+	// not read, the cut has no evidence and the cycle is not a pass.
+	Counted bool
 	// Identity is what its path resolves to now, identified (NVMe NGUID,
 	// EUI-64 or serial and namespace, a loop device's backing file, and
 	// its size): the drive that comes back must identify the same.
@@ -58,8 +62,13 @@ type Config struct {
 // Job is fio's job file for d: the first half of the test's size
 // written sequentially and the second half at random, each job with one
 // write in flight, a flush after every FlushEvery writes and its
-// completed writes logged one a line; it runs for twice cut_after and 5
-// s more, so the cut comes while it writes.
+// completed writes logged one a line. Each job writes each block of its
+// half once (fio's random map keeps a random job to one write a block a
+// pass; no time_based, so no job starts over): a block written twice
+// would hold the same bytes twice, and the loss of the second write
+// could not be seen. Its runtime, twice cut_after and 5 s more, is only
+// a cap: a job that writes its whole half before the cut ends early, and
+// the cycle is not judged (raise size).
 func Job(c Config, path string) string {
 	path = fiojob.EscapeFilename(path) // a ":" would split it into several files
 	half := c.Test.Size / 2 / c.Test.BS * c.Test.BS
@@ -67,12 +76,33 @@ func Job(c Config, path string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[global]\nfilename=%s\nioengine=psync\ndirect=1\niodepth=1\nbs=%d\nfsync=%d\nend_fsync=1\n", path, c.Test.BS, c.Test.FlushEvery)
 	fmt.Fprintf(&b, "verify=pattern\nverify_pattern=%s\ndo_verify=0\nverify_state_save=0\n", powerloss.Pattern(c.Tag))
-	fmt.Fprintf(&b, "log_avg_msec=0\nlog_offset=1\ntime_based=1\nruntime=%dms\n", runtime.Milliseconds())
+	fmt.Fprintf(&b, "log_avg_msec=0\nlog_offset=1\nruntime=%dms\n", runtime.Milliseconds())
 	for i, j := range []struct{ name, rw string }{{"sequential", "write"}, {"random", "randwrite"}} {
 		fmt.Fprintf(&b, "\n[%s]\nrw=%s\noffset=%d\nsize=%d\nwrite_lat_log=%s\n", j.name, j.rw, int64(i)*half, half, filepath.Join(c.Dir, j.name))
 	}
 	return b.String()
 }
+
+// CommandTimeout bounds each cut and restore command; FirstWritesWait
+// is how long past cut_after fio's first writes are awaited; StopWait
+// how long fio is given to stop.
+const (
+	CommandTimeout  = time.Minute
+	FirstWritesWait = 30 * time.Second
+	StopWait        = 10 * time.Second
+)
+
+// Waits is the longest a cycle of p waits, its commands included, not
+// counting its reads of the drive: fio's first writes (cut_after and
+// FirstWritesWait), cut_after, the cut command, fio's end after it (twice
+// cut_after, ready_within and 30 s, then StopWait), the restore command
+// and ready_within for the drive to come back.
+func Waits(p specs.PowerLoss) time.Duration {
+	return p.CutAfter + FirstWritesWait + p.CutAfter + CommandTimeout + afterCut(p) + StopWait + CommandTimeout + p.ReadyWithin
+}
+
+// afterCut is how long fio's end is awaited after the cut command.
+func afterCut(p specs.PowerLoss) time.Duration { return 2*p.CutAfter + p.ReadyWithin + 30*time.Second }
 
 // Run runs cycle k on d and returns what it observed.
 func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any)) powerloss.Cycle {
@@ -83,6 +113,7 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 		return out
 	}
 	before, noCounters := d.Counters(ctx)
+	unread := Unread(d, before, noCounters)
 	id, err := d.Identity(ctx)
 	if err != nil {
 		out.NotRun = fmt.Sprintf("%s: reading its identity before the cut: %v", d.Path, err)
@@ -107,9 +138,13 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	// On a loaded host fio's first writes and flushes may take seconds:
 	// the cut's time counts from when the kernel has seen the writes of a
 	// flush interval or two, where it counts them.
-	firstWrites(d.Path, int64(2*c.Test.FlushEvery+4), fio.done, c.Test.CutAfter+30*time.Second)
+	firstWrites(d.Path, int64(2*c.Test.FlushEvery+4), fio.done, c.Test.CutAfter+FirstWritesWait)
 	select {
 	case <-fio.done:
+		if fio.wait == nil {
+			out.NotRun = fmt.Sprintf("%s: fio ended before the cut: it wrote its whole region (size %d bytes) in less than cut_after %s; raise size in [power_loss] so that it still writes at the cut", d.Path, c.Test.Size, c.Test.CutAfter)
+			return out
+		}
 		out.NotRun = fmt.Sprintf("%s: fio ended before the cut (%v): see %s", d.Path, fio.wait, filepath.Join(c.Dir, "fio.stderr"))
 		return out
 	case <-time.After(c.Test.CutAfter):
@@ -124,7 +159,7 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	// command did not cut is written until fio's runtime ends.
 	select {
 	case <-fio.done:
-	case <-time.After(2*c.Test.CutAfter + c.Test.ReadyWithin + 30*time.Second):
+	case <-time.After(afterCut(c.Test)):
 		fio.stop()
 	}
 	restoreErr := command(ctx, c.Restore, c.Env, filepath.Join(c.Dir, "restore.log"))
@@ -143,7 +178,7 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 		return out
 	}
 	logf("%s: cycle %d: back with the same identity; reading back its acknowledged writes", d.Name, k)
-	out.Counters, out.NoCounters = nil, noCounters
+	out.Counters, out.NoCounters, out.CountersLost = nil, noCounters, unread
 	if len(before) > 0 {
 		after, why := d.Counters(ctx)
 		out.Counters, out.CountersLost = pair(before, after, why)
@@ -154,12 +189,18 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 		return out
 	}
 	var acked, flushed []powerloss.Write
-	for _, j := range jobs {
+	for i, j := range jobs {
 		out.Completed += len(j.Writes)
 		acked = append(acked, j.Acknowledged(rule)...)
 		flushed = append(flushed, j.Acknowledged(powerloss.Flushed)...)
+		if j.Finished {
+			// Its final flush completed after the cut started: the cut
+			// did not stop its writes.
+			out.Unstopped = append(out.Unstopped, jobNames[i])
+		}
 	}
-	out.Acknowledged = len(acked)
+	out.Acknowledged = powerloss.Blocks(acked)
+	out.AtRisk, out.Rewritten = powerloss.AtRisk(jobs)
 	lost, n, err := readBack(d.Path, acked, c.Tag, snap, c.Test.BS)
 	if err != nil {
 		out.Error = fmt.Sprintf("%s: reading back: %v", d.Path, err)
@@ -173,6 +214,16 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 		out.LostFlushed = &k
 	}
 	return out
+}
+
+// Unread says why the counts of power losses of a drive that keeps
+// them did not read before the cut ("" when they read, or it keeps
+// none): the cut will have no evidence.
+func Unread(d Drive, before []powerloss.Counter, why string) string {
+	if !d.Counted || len(before) > 0 {
+		return ""
+	}
+	return "its counts of power losses did not read before the cut (" + why + ")"
 }
 
 // pair is each counter read before with its reading after, and what
@@ -211,7 +262,7 @@ func (f *fioProc) stop() {
 	_ = f.cmd.Process.Signal(os.Interrupt)
 	select {
 	case <-f.done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(StopWait):
 		_ = f.cmd.Process.Kill()
 		<-f.done
 	}
@@ -248,7 +299,7 @@ func startFio(ctx context.Context, c Config, job string) *fioProc {
 // command runs cmd by sh with env added to its environment, its output
 // in logPath, within a minute.
 func command(ctx context.Context, cmd string, env []string, logPath string) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, CommandTimeout)
 	defer cancel()
 	sh := exec.CommandContext(ctx, "sh", "-c", cmd)
 	sh.Env = append(os.Environ(), env...)
@@ -300,6 +351,9 @@ type fioOut struct {
 	} `json:"jobs"`
 }
 
+// jobNames are fio's jobs of a cycle, in the job file's order.
+var jobNames = []string{"sequential", "random"}
+
 // ledger reads each job's completed writes from its per-I/O log, and
 // whether it finished (fio's JSON output says no error: its end_fsync
 // completed).
@@ -312,7 +366,7 @@ func ledger(c Config) ([]powerloss.Job, error) {
 		}
 	}
 	var jobs []powerloss.Job
-	for _, name := range []string{"sequential", "random"} {
+	for _, name := range jobNames {
 		logs, _ := filepath.Glob(filepath.Join(c.Dir, name+"_lat.*.log"))
 		if len(logs) != 1 {
 			return nil, fmt.Errorf("job %s: want one per-I/O log %s_lat.N.log in %s, found %d", name, name, c.Dir, len(logs))

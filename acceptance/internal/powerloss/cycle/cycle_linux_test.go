@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -45,9 +46,19 @@ func loopDrive(t *testing.T, counters func() []powerloss.Counter) (Drive, string
 	return d, img
 }
 
-func config(t *testing.T, cut, restore string) Config {
-	return Config{Cut: cut, Restore: restore, Dir: t.TempDir(), Tag: 0x5eed0001,
+// config is a cycle of d's with cut and restore: 8 MiB written, a flush
+// every 4 writes, the cut 1 s after the first flushed writes, fio's
+// writes to d held to 300 a second (blk-throttle) so that neither job
+// writes its 1024 blocks before the cut.
+func config(t *testing.T, d Drive, cut, restore string) Config {
+	return Config{Cut: cut, Restore: restore, Dir: t.TempDir(), Tag: 0x5eed0001, Fio: throttledFio(t, d.Path, 300),
 		Test: specs.PowerLoss{Cycles: 1, ReadyWithin: 5 * time.Second, CutAfter: time.Second, Size: 8 << 20, BS: 4096, FlushEvery: 4}}
+}
+
+// throttledFio is a script that runs fio in a cgroup whose writes to
+// dev are held to iops a second.
+func throttledFio(t *testing.T, dev string, iops int) string {
+	return testenv.WriteThrottle(t, dev, iops).Script(t, "fio")
 }
 
 // A cut that makes the device refuse writes (fio's writes fail at once,
@@ -71,7 +82,7 @@ func TestCycleOnLoop(t *testing.T) {
 			if extra != "" {
 				extra = fmt.Sprintf(extra, img)
 			}
-			c := config(t, "blockdev --setro "+d.Path+extra, "blockdev --setrw "+d.Path)
+			c := config(t, d, "blockdev --setro "+d.Path+extra, "blockdev --setrw "+d.Path)
 			got := Run(context.Background(), d, c, 1, t.Logf)
 			v := powerloss.Judge(got)
 			t.Logf("%+v\n%s: %s", got, v.Verdict, v.Message)
@@ -82,6 +93,9 @@ func TestCycleOnLoop(t *testing.T) {
 				if !strings.Contains(v.Message, s) {
 					t.Errorf("message %q does not say %q", v.Message, s)
 				}
+			}
+			if got.AtRisk == 0 || got.Rewritten != 0 {
+				t.Errorf("%d writes at risk, %d of them rewrites: want some, each block written once", got.AtRisk, got.Rewritten)
 			}
 			if got.Acknowledged == 0 || got.Acknowledged >= got.Completed {
 				t.Errorf("acknowledged %d of %d completed: a loop device (no vwc) is held to the flushed writes, some of them", got.Acknowledged, got.Completed)
@@ -96,13 +110,35 @@ func TestCycleOnLoop(t *testing.T) {
 func TestCycleCutDidNothing(t *testing.T) {
 	d, _ := loopDrive(t, func() []powerloss.Counter { return []powerloss.Counter{{Name: "unsafe shutdowns", Before: 7}} })
 	d.Promise.PLP = true
-	got := Run(context.Background(), d, config(t, "true", "true"), 1, t.Logf)
+	got := Run(context.Background(), d, config(t, d, "true", "true"), 1, t.Logf)
 	v := powerloss.Judge(got)
 	if v.Verdict != powerloss.Inconclusive || !strings.Contains(v.Message, "the drive did not see a power loss: check the cut command (unsafe shutdowns stayed at 7)") {
 		t.Errorf("Judge = %s: %s, want inconclusive naming the counter", v.Verdict, v.Message)
 	}
 	if got.Acknowledged != got.Completed || got.Completed == 0 {
 		t.Errorf("acknowledged %d of %d completed, want all (plp)", got.Acknowledged, got.Completed)
+	}
+	if len(got.Unstopped) != 2 {
+		t.Errorf("jobs that ended without error after the cut: %v, want both", got.Unstopped)
+	}
+}
+
+// fio that writes its whole region before the cut (here 256 KiB,
+// unthrottled) ends before it: the cycle is not judged and says to
+// raise size, never a pass on blocks the jobs wrote again and again.
+func TestCycleRegionWrittenBeforeCut(t *testing.T) {
+	d, _ := loopDrive(t, nil)
+	c := config(t, d, "blockdev --setro "+d.Path, "blockdev --setrw "+d.Path)
+	c.Fio, c.Test.Size = "", 256<<10
+	got := Run(context.Background(), d, c, 1, t.Logf)
+	v := powerloss.Judge(got)
+	if v.Verdict != powerloss.Inconclusive || !strings.Contains(v.Message, "fio ended before the cut: it wrote its whole region (size 262144 bytes)") ||
+		!strings.Contains(v.Message, "raise size") {
+		t.Errorf("Judge = %s: %s, want inconclusive telling to raise size", v.Verdict, v.Message)
+	}
+	job, err := os.ReadFile(filepath.Join(c.Dir, "job.fio"))
+	if err != nil || strings.Contains(string(job), "time_based") || strings.Contains(string(job), "norandommap") {
+		t.Errorf("the job file (%v) starts a job over or lets a random job write a block twice:\n%s", err, job)
 	}
 }
 
@@ -118,7 +154,7 @@ func TestCycleDidNotReturn(t *testing.T) {
 		}
 		return id(ctx)
 	}
-	c := config(t, "blockdev --setro "+d.Path, "blockdev --setrw "+d.Path)
+	c := config(t, d, "blockdev --setro "+d.Path, "blockdev --setrw "+d.Path)
 	c.Test.ReadyWithin = time.Second
 	c.Restore = "blockdev --setrw " + d.Path
 	got := Run(context.Background(), d, c, 1, func(format string, args ...any) {
@@ -147,7 +183,7 @@ func TestCyclePathWithColon(t *testing.T) {
 	}
 	dev := d.Path
 	d.Path = link
-	got := Run(context.Background(), d, config(t, "blockdev --setro "+dev, "blockdev --setrw "+dev), 1, t.Logf)
+	got := Run(context.Background(), d, config(t, d, "blockdev --setro "+dev, "blockdev --setrw "+dev), 1, t.Logf)
 	if v := powerloss.Judge(got); v.Verdict != powerloss.Pass || got.Acknowledged == 0 {
 		t.Errorf("verdict %s (%s), want a pass of the writes fio made to the drive", v.Verdict, v.Message)
 	}

@@ -52,3 +52,30 @@ func Pair(before, after []powerloss.Counter, why string) ([]powerloss.Counter, s
 func Command(ctx context.Context, cmd string, env []string, logPath string) error {
 	return command(ctx, cmd, env, logPath)
 }
+
+// LastWrite watches the count of writes the kernel completed to the
+// block device at path (/sys/block/NAME/stat) every 10 ms until stop is
+// closed, and returns when it last rose (the zero time where the kernel
+// keeps no count, or it never rose).
+func LastWrite(path string, stop <-chan struct{}) <-chan time.Time {
+	out := make(chan time.Time, 1)
+	go func() {
+		var last time.Time
+		n, ok := writesDone(path)
+		for ok {
+			select {
+			case <-stop:
+				out <- last
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			var now int64
+			if now, ok = writesDone(path); ok && now != n {
+				n, last = now, time.Now()
+			}
+		}
+		<-stop
+		out <- last
+	}()
+	return out
+}

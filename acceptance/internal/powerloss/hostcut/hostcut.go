@@ -33,7 +33,10 @@ import (
 // per-I/O logs: the state saved before the cut, and what the first size
 // bytes held before the cycle (an FNV-64 hash a block, little-endian).
 const (
-	StateFile  = "host.json"
+	StateFile = "host.json"
+	// CutFile holds when the drive was last written and when the cut
+	// command started, written and synced just before it starts.
+	CutFile    = "cut.json"
 	BeforeFile = "before.fnv"
 )
 
@@ -65,6 +68,21 @@ type State struct {
 	BootID string `json:"boot_id,omitempty"`
 }
 
+// MaxCutGap is the longest a cut may come after a drive's last write
+// for its cycle to be judged. An idle drive may destage a few unflushed
+// writes in milliseconds, which no host cut after fio's exit can beat:
+// the bound rules out a cut that plainly came too late (a slow cut
+// command, a stalled host), the gap itself is named in every verdict.
+// The suite's save and sync of the ledgers took up to 1.7 s on loop
+// devices of a loaded two-core host: 5 s leaves room for that.
+const MaxCutGap = 5 * time.Second
+
+// cutTimes is CutFile's content.
+type cutTimes struct {
+	LastWrite string `json:"last_write"`
+	CutStart  string `json:"cut_start"`
+}
+
 // bootID is the kernel's boot id ("" where there is none).
 func bootID() string {
 	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
@@ -77,14 +95,20 @@ func bootID() string {
 // restarted says whether the host restarted since st was saved, for a
 // drive that keeps no count of power losses ("" when not known).
 func restarted(st State) string {
-	now := bootID()
-	switch {
-	case st.BootID == "" || now == "":
+	if now := bootID(); st.BootID == "" || now == "" || now == st.BootID {
 		return ""
-	case now == st.BootID:
-		return "the host did not restart since the cut (the same boot id): the cut did not cut its power"
 	}
 	return "the host restarted since the cut (another boot id)"
+}
+
+// notCutHost says the host's power was not cut since st was saved: the
+// kernel's boot id is the one saved with it ("" when it is another, or
+// not known).
+func notCutHost(st State) string {
+	if now := bootID(); st.BootID == "" || now != st.BootID {
+		return ""
+	}
+	return "the host's power was not cut: the host did not restart since the cut (the same boot id " + st.BootID + "); run -resume after the host's power comes back"
 }
 
 // Jobs are fio's jobs, each one write in flight: the first half of size
@@ -95,13 +119,16 @@ var Jobs = []struct{ Name, RW string }{{"sequential", "write"}, {"random", "rand
 // written for cut_after and ended without a final flush (no end_fsync),
 // so that each job's last writes, completed after its last flush, may
 // still be in the drive's volatile cache when the host's power goes.
+// Each job writes each block of its half at most once (no time_based;
+// the runtime is a cap): a job that writes its whole half sooner ends
+// early, and the cycle is not judged (see save).
 func Job(c cycle.Config, path string) string {
 	path = fiojob.EscapeFilename(path) // a ":" would split it into several files
 	half := c.Test.Size / 2 / c.Test.BS * c.Test.BS
 	var b strings.Builder
 	fmt.Fprintf(&b, "[global]\nfilename=%s\nioengine=psync\ndirect=1\niodepth=1\nbs=%d\nfsync=%d\nend_fsync=0\n", path, c.Test.BS, c.Test.FlushEvery)
 	fmt.Fprintf(&b, "verify=pattern\nverify_pattern=%s\ndo_verify=0\nverify_state_save=0\n", powerloss.Pattern(c.Tag))
-	fmt.Fprintf(&b, "log_avg_msec=0\nlog_offset=1\ntime_based=1\nruntime=%dms\n", max(c.Test.CutAfter, time.Second).Milliseconds())
+	fmt.Fprintf(&b, "log_avg_msec=0\nlog_offset=1\nruntime=%dms\n", max(c.Test.CutAfter, time.Second).Milliseconds())
 	for i, j := range Jobs {
 		fmt.Fprintf(&b, "\n[%s]\nrw=%s\noffset=%d\nsize=%d\nwrite_lat_log=%s\n", j.Name, j.RW, int64(i)*half, half, filepath.Join(c.Dir, j.Name))
 	}
@@ -139,6 +166,10 @@ func Cut(ctx context.Context, drives []Drive, k int, cmd string, env []string, r
 		if w.out.NotRun == "" {
 			logf("%s: cycle %d: fio writes pattern %08x for %s, with every other drive's; then the ledgers are saved and the host's power cut", w.d.Name, k, w.d.Config.Tag, w.d.Config.Test.CutAfter)
 		}
+	}
+	stop := make(chan struct{})
+	for _, w := range ws {
+		w.last = cycle.LastWrite(w.d.Path, stop)
 	}
 	each(ws, func(w *writes) {
 		if w.out.NotRun == "" {
@@ -190,6 +221,18 @@ func Cut(ctx context.Context, drives []Drive, k int, cmd string, env []string, r
 		total += sum(w.st.Completed)
 	}
 	logf("cycle %d: %d writes completed on %d drive(s), ledgers saved; cutting the host's power (%s): after the reboot, run the same command line with -resume", k, total, len(pending), cmd)
+	// When each drive was last written, and the cut's start, on disk
+	// before the cut.
+	close(stop)
+	start := time.Now()
+	for _, w := range pending {
+		t := cutTimes{CutStart: start.UTC().Format(time.RFC3339Nano)}
+		if last := <-w.last; !last.IsZero() {
+			t.LastWrite = last.UTC().Format(time.RFC3339Nano)
+		}
+		data, _ := json.Marshal(t)
+		_ = writeSync(filepath.Join(w.d.Config.Dir, CutFile), data)
+	}
 	cutLog := filepath.Join(pending[0].d.Config.Dir, "cut.log")
 	err := cycle.Command(ctx, cmd, env, cutLog)
 	if data, rerr := os.ReadFile(cutLog); rerr == nil {
@@ -211,6 +254,7 @@ func Cut(ctx context.Context, drives []Drive, k int, cmd string, env []string, r
 // writes is one drive's part of a host cut's cycle.
 type writes struct {
 	d    Drive
+	last <-chan time.Time
 	out  powerloss.Cycle
 	st   State
 	snap []uint64
@@ -258,6 +302,7 @@ func (w *writes) prepare(ctx context.Context, cut string, k int) {
 	w.st = State{Identity: id, Size: c.Test.Size, BS: c.Test.BS, FlushEvery: c.Test.FlushEvery, Completed: map[string]int{}}
 	w.st.Cycle = w.out
 	w.st.Cycle.Counters, w.st.Cycle.NoCounters = before, noCounters
+	w.st.Cycle.CountersLost = cycle.Unread(d.Drive, before, noCounters)
 }
 
 // save reads the drive's ledger once its fio ended and saves its state
@@ -269,8 +314,13 @@ func (w *writes) save() {
 		w.out.NotRun = fmt.Sprintf("%s: reading fio's log of completed writes: %v", w.d.Path, err)
 		return
 	}
+	blocks := int(c.Test.Size / 2 / c.Test.BS)
 	for i, j := range jobs {
 		w.st.Completed[Jobs[i].Name] = len(j.Writes)
+		if len(j.Writes) >= blocks {
+			w.out.NotRun = fmt.Sprintf("%s: fio's job %s wrote its whole region (size %d bytes) before cut_after %s ended: its writes stopped before the cut; raise size in [power_loss]", w.d.Path, Jobs[i].Name, c.Test.Size, c.Test.CutAfter)
+			return
+		}
 	}
 	w.st.Saved, w.st.BootID = time.Now().UTC().Format(time.RFC3339Nano), bootID()
 	if err := saveState(c.Dir, w.st, w.snap); err != nil {
@@ -298,6 +348,10 @@ func Finish(ctx context.Context, d cycle.Drive, dir string, within time.Duration
 	out := st.Cycle
 	before := out.Counters
 	out.Counters = nil
+	if why := notCutHost(st); why != "" {
+		out.NotRun = why
+		return out
+	}
 	if why := cycle.Await(ctx, d, st.Identity, within); why != "" {
 		out.NotReturned = why
 		return out
@@ -329,7 +383,9 @@ func Finish(ctx context.Context, d cycle.Drive, dir string, within time.Duration
 		acked = append(acked, j.Acknowledged(rule)...)
 		flushed = append(flushed, j.Acknowledged(powerloss.Flushed)...)
 	}
-	out.Acknowledged = len(acked)
+	out.Acknowledged = powerloss.Blocks(acked)
+	out.AtRisk, out.Rewritten = powerloss.AtRisk(jobs)
+	out.CutGap, out.MaxCutGap = cutGap(dir), MaxCutGap.String()
 	tag, err := parseTag(out.Tag)
 	if err != nil {
 		out.Error = err.Error()
@@ -348,6 +404,26 @@ func Finish(ctx context.Context, d cycle.Drive, dir string, within time.Duration
 		out.LostFlushed = &k
 	}
 	return out
+}
+
+// cutGap is how long after the drive's last write the cut command
+// started, from CutFile in dir ("" when not known: no file, or no count
+// of writes).
+func cutGap(dir string) string {
+	data, err := os.ReadFile(filepath.Join(dir, CutFile))
+	if err != nil {
+		return ""
+	}
+	var t cutTimes
+	if json.Unmarshal(data, &t) != nil {
+		return ""
+	}
+	last, err1 := time.Parse(time.RFC3339Nano, t.LastWrite)
+	start, err2 := time.Parse(time.RFC3339Nano, t.CutStart)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	return start.Sub(last).Round(time.Millisecond).String()
 }
 
 func parseTag(s string) (uint32, error) {

@@ -43,8 +43,11 @@ func loopDrive(t *testing.T) (cycle.Drive, string) {
 	return d, strings.TrimSpace(string(out))
 }
 
-func config(t *testing.T, tag uint32) cycle.Config {
-	return cycle.Config{Dir: filepath.Join(t.TempDir(), "cycle_1"), Tag: tag,
+// config is a cycle of d's: fio's writes to d are held to 300 a second
+// (blk-throttle), so that neither job writes its 1024 blocks in
+// cut_after.
+func config(t *testing.T, d cycle.Drive, tag uint32) cycle.Config {
+	return cycle.Config{Dir: filepath.Join(t.TempDir(), "cycle_1"), Tag: tag, Fio: testenv.WriteThrottle(t, d.Path, 300).Script(t, "fio"),
 		Test: specs.PowerLoss{Cycles: 1, ReadyWithin: 5 * time.Second, CutAfter: time.Second, Size: 8 << 20, BS: 4096, FlushEvery: 4}}
 }
 
@@ -92,7 +95,7 @@ func TestCutThenFinish(t *testing.T) {
 	count := filepath.Join(t.TempDir(), "cuts")
 	cut := "blockdev --setro " + lossy.Path + "; blockdev --setro " + kept.Path + "; echo cut >> " + count +
 		"; dd if=/dev/zero of=" + img + " bs=64k count=1 conv=notrunc,fsync status=none"
-	drives := []Drive{{lossy, config(t, 0x5eed0002)}, {kept, config(t, 0x5eed0003)}, {refused, config(t, 0x5eed0004)}}
+	drives := []Drive{{lossy, config(t, lossy, 0x5eed0002)}, {kept, config(t, kept, 0x5eed0003)}, {refused, config(t, refused, 0x5eed0004)}}
 	recorded := map[int]powerloss.Cycle{}
 	out := Cut(context.Background(), drives, 1, cut, nil, func(i int, c powerloss.Cycle) error {
 		if c.NotRun == Pending {
@@ -126,10 +129,21 @@ func TestCutThenFinish(t *testing.T) {
 		require.NoError(t, exec.Command("blockdev", "--setrw", d).Run())
 	}
 
+	// In the boot the state was saved in, the host's power was not cut:
+	// nothing is judged.
+	same := Finish(context.Background(), lossy, drives[0].Config.Dir, 5*time.Second)
+	assert.Contains(t, same.NotRun, "the host's power was not cut: the host did not restart since the cut (the same boot id ")
+	v := powerloss.Judge(same)
+	assert.Equal(t, powerloss.Inconclusive, v.Verdict)
+	assert.Contains(t, v.Message, "not judged: the host's power was not cut")
+	// After a reboot (another boot id) each is judged.
+	for _, d := range drives[:2] {
+		otherBoot(t, d.Config.Dir)
+	}
 	got := Finish(context.Background(), lossy, drives[0].Config.Dir, 5*time.Second)
 	require.Empty(t, got.NotRun+got.NotReturned+got.Error)
 	assert.Equal(t, "host: "+cut, got.Method)
-	assert.Equal(t, "a loop device keeps no count of power losses; the host did not restart since the cut (the same boot id): the cut did not cut its power", got.NoCounters)
+	assert.Equal(t, "a loop device keeps no count of power losses; the host restarted since the cut (another boot id)", got.NoCounters)
 	jobs, err := Ledger(drives[0].Config.Dir, 4)
 	require.NoError(t, err)
 	want := 0
@@ -141,7 +155,7 @@ func TestCutThenFinish(t *testing.T) {
 	assert.Less(t, got.Acknowledged, got.Completed, "writes completed after a job's last flush are not held")
 	require.NotEmpty(t, got.Lost)
 	assert.Equal(t, powerloss.Lost{Offset: 0, Len: 65536, Found: powerloss.Zeros}, got.Lost[0])
-	v := powerloss.Judge(got)
+	v = powerloss.Judge(got)
 	assert.Equal(t, powerloss.Fail, v.Verdict)
 	assert.Contains(t, v.Message, "first lost range: LBA 0, 128 blocks (65536 bytes at offset 0), came back as zeros")
 
@@ -149,7 +163,10 @@ func TestCutThenFinish(t *testing.T) {
 	require.Empty(t, other.NotRun+other.NotReturned+other.Error)
 	assert.Greater(t, other.Acknowledged, 0)
 	assert.Equal(t, 0, other.LostWrites)
-	assert.Equal(t, powerloss.Pass, powerloss.Judge(other).Verdict)
+	assert.Equal(t, powerloss.Pass, powerloss.Judge(other).Verdict, powerloss.Judge(other).Message)
+	assert.NotEmpty(t, other.CutGap, "the gap between the drive's last write and the cut is measured")
+	assert.Contains(t, powerloss.Judge(other).Message, "after the drive's last write")
+	t.Logf("cut gap %s", other.CutGap)
 
 	// Another drive in its place after the reboot did not return.
 	swapped := lossy
@@ -158,21 +175,12 @@ func TestCutThenFinish(t *testing.T) {
 	assert.Contains(t, gone.NotReturned, "came back as another drive")
 	assert.Equal(t, powerloss.Fail, powerloss.Judge(gone).Verdict)
 
-	// Saved in another boot: the host restarted since.
 	dir := drives[0].Config.Dir
-	st, _, err := LoadState(dir)
-	require.NoError(t, err)
-	st.BootID = "00000000-0000-0000-0000-000000000000"
-	data, err = json.Marshal(st)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, StateFile), data, 0o644))
-	rebooted := Finish(context.Background(), lossy, dir, 5*time.Second)
-	assert.Contains(t, rebooted.NoCounters, "; the host restarted since the cut (another boot id)")
-	assert.Nil(t, rebooted.LostFlushed, "held to its flushes, a drive is told nothing of flushed writes among the lost: all are")
-
 	// Held to every completed write (plp = true), the drive is told how
 	// many of its lost writes a flush had followed: the zeroed 64 KiB
 	// held flushed writes.
+	st, _, err := LoadState(dir)
+	require.NoError(t, err)
 	st.Cycle.Rule = powerloss.Completed.String()
 	data, err = json.Marshal(st)
 	require.NoError(t, err)
@@ -197,12 +205,23 @@ func TestCutThenFinish(t *testing.T) {
 	assert.Equal(t, powerloss.Fail, powerloss.Judge(altered).Verdict)
 }
 
+// otherBoot makes the state saved in dir one of another boot: the
+// "reboot" of a test, which cannot restart the host.
+func otherBoot(t *testing.T, dir string) {
+	st, _, err := LoadState(dir)
+	require.NoError(t, err)
+	st.BootID = "00000000-0000-0000-0000-000000000000"
+	data, err := json.Marshal(st)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, StateFile), data, 0o644))
+}
+
 // A failing cut command is said for every drive, the cycle not judged;
 // with no drive's writes saved, nothing is cut.
 func TestCutCommandFails(t *testing.T) {
 	d, _ := loopDrive(t)
 	e, _ := loopDrive(t)
-	drives := []Drive{{d, config(t, 1)}, {e, config(t, 2)}}
+	drives := []Drive{{d, config(t, d, 1)}, {e, config(t, e, 2)}}
 	out := Cut(context.Background(), drives, 1, "echo no outlet >&2; exit 3", nil, func(int, powerloss.Cycle) error { return nil }, t.Logf)
 	for _, c := range out {
 		assert.Contains(t, c.NotRun, "the cut command failed (exit status 3: no outlet)")

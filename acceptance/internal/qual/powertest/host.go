@@ -11,6 +11,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
+	"github.com/drivequal/drivequal/acceptance/internal/powerloss/cycle"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss/hostcut"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 )
@@ -154,13 +155,15 @@ func (t *Test) hostCommand() []error {
 	return errs
 }
 
-// hostEstimate is the test's duration with the whole host's power cut
-// (the reboots not counted): each cycle reads every drive's data at
-// once (at 200 MiB/s), writes them all at once for cut_after, and after
-// the reboot waits up to ready_within and reads their data back.
-func (t *Test) hostEstimate() time.Duration {
+// hostBound is an upper bound of the test's duration with the whole
+// host's power cut (the reboots not counted): each cycle reads every
+// drive's data at once (at 200 MiB/s), writes them all at once for
+// cut_after, runs the cut command (at most cycle.CommandTimeout) and
+// waits hostcut.HostDown for the host to go down, and after the reboot
+// waits up to ready_within and reads their data back.
+func (t *Test) hostBound() time.Duration {
 	p := t.Spec
-	per := max(p.CutAfter, time.Second) + p.ReadyWithin + 2*time.Duration(p.Size/(200<<20)+1)*time.Second
+	per := max(p.CutAfter, time.Second) + cycle.CommandTimeout + hostcut.HostDown + p.ReadyWithin + 2*time.Duration(p.Size/(200<<20)+1)*time.Second
 	return time.Duration(p.Cycles) * per
 }
 
@@ -172,6 +175,7 @@ func (t *Test) printHost(w io.Writer) {
 	fmt.Fprintf(w, "  the whole host's power is cut %d time(s), every drive written before each cut (%d drive(s), their writes at once): %s\n",
 		p.Cycles, len(t.Drives), cmdline.PowerCommand(t.Cfg.PowerCut))
 	fmt.Fprintln(w, "  each cut ends the run: once the host is back, run the same command line with -resume to judge every drive's cycle and go on to the next")
+	fmt.Fprintf(w, "  the cut must start within %s of each drive's last write (measured), else its cycle is not judged: a drive writes out its cache's few unflushed writes in less\n", hostcut.MaxCutGap)
 	if len(t.Drives) == 1 {
 		fmt.Fprintf(w, "  run by sh with %s\n", strings.Join(cmdline.PowerEnv(t.values(t.Drives[0])), " "))
 	}

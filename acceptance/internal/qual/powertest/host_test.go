@@ -97,6 +97,7 @@ func TestHostPrint(t *testing.T) {
 	for _, want := range []string{
 		"the whole host's power is cut 3 time(s), every drive written before each cut (2 drive(s), their writes at once): ipmitool chassis power off",
 		"run the same command line with -resume to judge every drive's cycle",
+		"the cut must start within 5s of each drive's last write (measured), else its cycle is not judged",
 		"/dev/nvme0n1: data at risk: the first 1024 MiB",
 		"/dev/nvme1n1: data at risk: the first 1024 MiB",
 	} {
@@ -108,9 +109,13 @@ func TestHostPrint(t *testing.T) {
 		t.Errorf("Print = %s\nwant one cut a cycle", b.String())
 	}
 	// 3 cycles: 5 s of writes, up to a minute to return, 1 GiB read
-	// twice (6 s each): 3 × 77 s.
+	// twice (6 s each): 3 × 77 s expected; at most 3 × 197 s, with the
+	// cut command (up to a minute) and a minute for the host to go down.
 	if got, want := two.Estimate(), 3*77*time.Second; got != want || one.Estimate() != want {
 		t.Errorf("Estimate = %s (one drive %s), want %s for one or two drives", got, one.Estimate(), want)
+	}
+	if got, want := two.Bound(), 3*197*time.Second; got != want || one.Bound() != want {
+		t.Errorf("Bound = %s (one drive %s), want %s for one or two drives", got, one.Bound(), want)
 	}
 }
 
@@ -141,5 +146,20 @@ func TestHostCommandNamesNoDrive(t *testing.T) {
 				t.Errorf("%s: hostCommand[%d] = %v, want %q", tt.cut, i, errs[i], w)
 			}
 		}
+	}
+}
+
+// The bound the dry run prints of a cut of each drive is an upper bound: with the
+// defaults (cut_after 5 s, ready_within 60 s, 16 GiB) a cycle waits for
+// fio's first writes (35 s), cut_after (5 s), the cut command (60 s),
+// fio's end after it (100 s) and its stop (10 s), the restore command
+// (60 s) and the drive (60 s), and reads 16 GiB twice (82 s each at
+// 200 MiB/s): 494 s a cycle and drive.
+func TestEstimateBound(t *testing.T) {
+	pt := cmdTest(t, "true", "true", nvmeNone(t), ns("nvme0n1", "nvme0"), ns("nvme1n1", "nvme1"))
+	pt.Spec = &specs.PowerLoss{Cycles: 1, ReadyWithin: specs.DefaultPowerLossReadyWithin, CutAfter: specs.DefaultPowerLossCutAfter,
+		Size: specs.DefaultPowerLossSize, BS: specs.DefaultPowerLossBS, FlushEvery: specs.DefaultPowerLossFlushEvery}
+	if got, want := pt.Bound(), 2*494*time.Second; got != want {
+		t.Errorf("Bound = %s, want %s (two drives, one cycle each)", got, want)
 	}
 }

@@ -169,6 +169,10 @@ func TestReplayJudgesRecordedCycles(t *testing.T) {
 	if health.OCP.IncompleteShutdownsMaxIncrease != 3 {
 		t.Errorf("incomplete shutdowns allowed = %d, want 1 + 2 cuts", health.OCP.IncompleteShutdownsMaxIncrease)
 	}
+	pt.AllowRecorded()
+	if health.OCP.IncompleteShutdownsMaxIncrease != 3 {
+		t.Errorf("incomplete shutdowns allowed = %d after Run and AllowRecorded, want 1 + 2 cuts once", health.OCP.IncompleteShutdownsMaxIncrease)
+	}
 	// A cycle file run.json does not list is not trusted.
 	delete(files, "powerloss/nvme0n1/cycle_2.json")
 	drives, _ = pt.Run(context.Background(), t.Logf)
@@ -389,5 +393,25 @@ func TestReplayWithoutPowerLossTableJudgesListed(t *testing.T) {
 	}
 	if pt.Spec != nil {
 		t.Errorf("the test's spec is left %+v, was none", pt.Spec)
+	}
+}
+
+// Without TestPowerLoss in the process (-replay -run TestHealth), the
+// cycles run.json lists still raise TestHealth's allowance, once; not
+// for a drive that promises power-loss protection.
+func TestAllowRecorded(t *testing.T) {
+	files := map[string]string{"powerloss/nvme0n1/cycle_1.json": "x", "powerloss/nvme0n1/cycle_2.json": "x", "powerloss/nvme1n1/cycle_1.json": "x"}
+	for _, tt := range []struct {
+		plp  bool
+		want uint64
+	}{{false, 3}, {true, 1}} {
+		health := specs.Health{OCP: specs.OCPHealth{IncompleteShutdownsMaxIncrease: 1}}
+		pt := &Test{Cfg: &cmdline.Config{}, Files: files, Health: &health, Drives: []Drive{ns("nvme0n1", "nvme0"), ns("nvme1n1", "nvme1")},
+			Spec: &specs.PowerLoss{Cycles: 1, PLP: tt.plp}}
+		pt.AllowRecorded()
+		pt.AllowRecorded()
+		if got := health.OCP.IncompleteShutdownsMaxIncrease; got != tt.want {
+			t.Errorf("plp %v: incomplete shutdowns allowed = %d, want %d", tt.plp, got, tt.want)
+		}
 	}
 }
