@@ -76,6 +76,12 @@ type Test struct {
 	NVMe nvme.CLI
 	// Sysfs is where sysfs is mounted ("/sys"), for the drives' slots.
 	Sysfs string
+	// quiet is why a drive's counts are no evidence of a cut (see
+	// uncounted), by drive name, decided at its first cycle: a cut drive
+	// comes back under another controller name (nvme0 is nvme3 after
+	// QEMU's device_add), whose sysfs entry the name recorded at the
+	// start no longer finds.
+	quiet map[string]string
 }
 
 // New is the power-loss test of a run judging with spec: live or a
@@ -593,8 +599,18 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 		n, _ := l.UnsafeShutdowns.Uint64()
 		unsafe = int64(min(n, 1<<62))
 	}
-	vendor, _ := os.ReadFile(filepath.Join(t.Sysfs, "class", "nvme", d.Ctrl, "device", "vendor"))
-	if why := uncounted(ctrl, string(vendor), unsafe); d.Ctrl != "" && why != "" {
+	why, decided := t.quiet[d.Name]
+	if !decided {
+		vendor, _ := os.ReadFile(filepath.Join(t.Sysfs, "class", "nvme", d.Ctrl, "device", "vendor"))
+		if why = uncounted(ctrl, string(vendor), unsafe); d.Ctrl == "" {
+			why = ""
+		}
+		if t.quiet == nil {
+			t.quiet = map[string]string{}
+		}
+		t.quiet[d.Name] = why
+	}
+	if why != "" {
 		cd.Counters = func(context.Context) ([]powerloss.Counter, string) { return nil, why }
 		return cd
 	}

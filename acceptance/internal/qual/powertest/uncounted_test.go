@@ -75,3 +75,28 @@ func TestQEMUControllerKeepsNoCount(t *testing.T) {
 		}
 	}
 }
+
+// A cut QEMU controller comes back under another name (nvme0 is nvme3
+// after device_add): its sysfs entry at the name recorded at the start is
+// gone, and its later cycles are judged as its first was, on data alone,
+// not inconclusive for a count that "stayed at 0" (seen under QEMU).
+func TestQEMUControllerDecidedOnce(t *testing.T) {
+	tst := cmdTest(t, "cut", "restore", nvmeSmart(t, 0x1b36, "QEMU NVMe Ctrl", 0), ns("nvme0n1", "nvme0"))
+	tst.Sysfs = t.TempDir()
+	dir := filepath.Join(tst.Sysfs, "class", "nvme", "nvme0", "device")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "vendor"), []byte("0x1b36\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for cycle := 1; cycle <= 3; cycle++ {
+		got, why := tst.target(context.Background(), tst.Drives[0]).Counters(context.Background())
+		if len(got) != 0 || !strings.Contains(why, "is QEMU's emulated controller") {
+			t.Errorf("cycle %d: counters %+v, why %q; want none, QEMU's controller", cycle, got, why)
+		}
+		if err := os.RemoveAll(filepath.Join(tst.Sysfs, "class", "nvme", "nvme0")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
