@@ -26,6 +26,10 @@ type PowerLoss struct {
 	BS int64
 	// FlushEvery is how many writes each fio job issues between flushes.
 	FlushEvery int
+	// MaxCutGap is, for the whole host's cut (-power-cut-host), the
+	// longest the cut may come after a drive's last write for its cycle
+	// to be judged.
+	MaxCutGap time.Duration
 	// Line is the table's line in the spec.
 	Line int
 }
@@ -38,6 +42,7 @@ const (
 	DefaultPowerLossSize        = 16 << 30
 	DefaultPowerLossBS          = 4096
 	DefaultPowerLossFlushEvery  = 32
+	DefaultPowerLossMaxCutGap   = 5 * time.Second
 	// MaxPowerLossCycles is the most cycles a spec may ask for.
 	MaxPowerLossCycles = 1000
 )
@@ -71,6 +76,9 @@ var powerLossKeys = fields[PowerLoss]{
 			return
 		}
 		p.Size = n
+	}},
+	{key: "max_cut_gap", conv: func(t table, v value, p *PowerLoss) {
+		p.MaxCutGap, _ = t.duration(v, DefaultPowerLossMaxCutGap, false)
 	}},
 	{key: "flush_every", conv: func(t table, v value, p *PowerLoss) {
 		setInt(t, v, &p.FlushEvery, DefaultPowerLossFlushEvery, 1, math.MaxInt32)

@@ -30,7 +30,7 @@ func TestPowerLossKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := PowerLoss{Cycles: 1, ReadyWithin: 60 * time.Second, CutAfter: 5 * time.Second, Size: 16 << 30, BS: 4096, FlushEvery: 32, Line: 17}
+	want := PowerLoss{Cycles: 1, ReadyWithin: 60 * time.Second, CutAfter: 5 * time.Second, Size: 16 << 30, BS: 4096, FlushEvery: 32, MaxCutGap: 5 * time.Second, Line: 17}
 	if s.PowerLoss == nil || *s.PowerLoss != want {
 		t.Errorf("Parse([power_loss]) = %+v, want %+v", s.PowerLoss, want)
 	}
@@ -38,7 +38,7 @@ func TestPowerLossKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = PowerLoss{Cycles: 3, PLP: true, ReadyWithin: 2 * time.Minute, CutAfter: time.Second, Size: 64 << 20, BS: 8192, FlushEvery: 4, Line: 17}
+	want = PowerLoss{Cycles: 3, PLP: true, ReadyWithin: 2 * time.Minute, CutAfter: time.Second, Size: 64 << 20, BS: 8192, FlushEvery: 4, MaxCutGap: 5 * time.Second, Line: 17}
 	if s.PowerLoss == nil || *s.PowerLoss != want {
 		t.Errorf("Parse([power_loss] set) = %+v, want %+v", s.PowerLoss, want)
 	}

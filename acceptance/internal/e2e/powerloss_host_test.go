@@ -203,7 +203,8 @@ func TestPowerLossHostCutLostWrites(t *testing.T) {
 
 // A -resume in the boot the cut was made in (the run killed while it
 // waited for the host to go down, the command having cut nothing) does
-// not judge the cycle: the host's power was not cut.
+// not judge the cycle: the host's power was not cut; it stays pending for
+// the resume after a real reboot.
 func TestPowerLossHostCutSameBoot(t *testing.T) {
 	t.Parallel()
 	dev := newLoop(t, 64<<20)
@@ -221,4 +222,10 @@ func TestPowerLossHostCutSameBoot(t *testing.T) {
 	assert.Contains(t, r.Stdout, "--- SKIP: TestPowerLoss/"+strings.TrimPrefix(dev, "/dev/")+"/cycle_1", r.Stdout+r.Stderr)
 	assert.Contains(t, r.Stdout, "INCONCLUSIVE: not judged: the host's power was not cut: the host did not restart since the cut (the same boot id")
 	assert.NotContains(t, r.Stdout, "--- PASS: TestPowerLoss/"+strings.TrimPrefix(dev, "/dev/")+"/cycle_1")
+	// The cycle is left pending: the resume after the host's power has
+	// gone (another boot id) judges it, and cuts nothing again.
+	after := runRebooted(t, devs, append(args, "-resume")...)
+	assert.Equal(t, 0, after.Code, after.Stdout+after.Stderr)
+	assert.Contains(t, after.Stdout, "--- PASS: TestPowerLoss/"+strings.TrimPrefix(dev, "/dev/")+"/cycle_1")
+	assert.Equal(t, 1, cuts(t, count), "the resume after the reboot cuts nothing again")
 }

@@ -168,6 +168,8 @@ var judgeTests = []struct {
 		[]string{"the cut came 150ms after the drive's last write"}},
 	{"host cut long after the writes", Cycle{Acknowledged: 10, CutGap: "6.2s", MaxCutGap: "5s", NoCounters: "a loop device keeps no count of power losses"}, Inconclusive,
 		[]string{"not judged: the cut came 6.2s after the drive's last write, more than 5s"}},
+	{"host cut, gap not measured", Cycle{Acknowledged: 10, MaxCutGap: "5s", NoCounters: "a loop device keeps no count of power losses"}, Inconclusive,
+		[]string{"not judged: the gap between the drive's last write and the host's cut was not measured"}},
 	{"a loss fails however late the cut", Cycle{Acknowledged: 10, CutGap: "6.2s", MaxCutGap: "5s", LostWrites: 1, Lost: []Lost{{0, 4096, Zeros, 0}}}, Fail, []string{"zeros"}},
 }
 

@@ -108,8 +108,13 @@ func notCutHost(st State) string {
 	if now := bootID(); st.BootID == "" || now != st.BootID {
 		return ""
 	}
-	return "the host's power was not cut: the host did not restart since the cut (the same boot id " + st.BootID + "); run -resume after the host's power comes back"
+	return SameBoot + " (the same boot id " + st.BootID + "); run -resume after the host's power comes back"
 }
+
+// SameBoot starts what a pending cycle says when it is finished in the
+// boot it was cut in: not judged, and left pending for the resume after
+// the host's power has really gone.
+const SameBoot = "the host's power was not cut: the host did not restart since the cut"
 
 // Jobs are fio's jobs, each one write in flight: the first half of size
 // written sequentially, the second half at random.
@@ -341,6 +346,13 @@ func sum(m map[string]int) int {
 // counts of power losses are read again; every write the ledger holds
 // by the rule is read back.
 func Finish(ctx context.Context, d cycle.Drive, dir string, within time.Duration) powerloss.Cycle {
+	return FinishGap(ctx, d, dir, within, MaxCutGap)
+}
+
+// FinishGap is Finish with maxGap the longest the cut may have come after
+// the drive's last write for the cycle to be judged (the spec's
+// max_cut_gap).
+func FinishGap(ctx context.Context, d cycle.Drive, dir string, within, maxGap time.Duration) powerloss.Cycle {
 	st, snap, err := LoadState(dir)
 	if err != nil {
 		return powerloss.Cycle{Drive: d.Path, Error: fmt.Sprintf("the state saved before the host's power cut does not read (a recorded cycle's file missing or altered, as a missing ledger is): %v", err)}
@@ -385,7 +397,7 @@ func Finish(ctx context.Context, d cycle.Drive, dir string, within time.Duration
 	}
 	out.Acknowledged = powerloss.Blocks(acked)
 	out.AtRisk, out.Rewritten = powerloss.AtRisk(jobs)
-	out.CutGap, out.MaxCutGap = cutGap(dir), MaxCutGap.String()
+	out.CutGap, out.MaxCutGap = cutGap(dir), maxGap.String()
 	tag, err := parseTag(out.Tag)
 	if err != nil {
 		out.Error = err.Error()

@@ -81,7 +81,15 @@ func loadEntries(dir string) ([]Entry, error) {
 // forgotten, while a started step is replaced by its verdict.
 func saveEntries(dir string, es []Entry) error {
 	return record.KeepList(dir, File, "steps", es,
-		func(k, r Entry) bool { return k.Drive == r.Drive && k.Step == r.Step },
+		func(k, r Entry) bool {
+			if k.DriveIndex != nil && r.DriveIndex != nil {
+				// By the drive, whatever its path: on a resume that found
+				// the drives renumbered, another drive may have this one's
+				// old path.
+				return *k.DriveIndex == *r.DriveIndex && k.Step == r.Step
+			}
+			return k.Drive == r.Drive && k.Step == r.Step
+		},
 		func(k Entry) bool { return k.Verdict == firmware.Fail })
 }
 

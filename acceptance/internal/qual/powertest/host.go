@@ -14,6 +14,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss/cycle"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss/hostcut"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/specs"
 )
 
 // plpCounted says whether c0's PLP start count is evidence of a power
@@ -99,13 +100,18 @@ func (t *Test) finish(ctx context.Context, out [][]hosted, pending []int, k int,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := hostcut.Finish(ctx, t.target(ctx, d), filepath.Join(t.Dir, Dir, d.folder(), fmt.Sprintf("cycle_%d", k)), t.Spec.ReadyWithin)
+			c := hostcut.FinishGap(ctx, t.target(ctx, d), filepath.Join(t.Dir, Dir, d.folder(), fmt.Sprintf("cycle_%d", k)), t.Spec.ReadyWithin, maxGap(t.Spec))
 			c.Drive, c.Cycle = d.Path, k
 			out[i][k-1].c = c
 		}()
 	}
 	wg.Wait()
 	for _, i := range pending {
+		if strings.HasPrefix(out[i][k-1].c.NotRun, hostcut.SameBoot) {
+			// Judged inconclusive now, and left pending: the resume
+			// after the host's power has gone judges it.
+			continue
+		}
 		out[i][k-1].err = t.land(t.Drives[i], rel(t.Drives[i], k), out[i][k-1].c)
 	}
 }
@@ -175,7 +181,7 @@ func (t *Test) printHost(w io.Writer) {
 	fmt.Fprintf(w, "  the whole host's power is cut %d time(s), every drive written before each cut (%d drive(s), their writes at once): %s\n",
 		p.Cycles, len(t.Drives), cmdline.PowerCommand(t.Cfg.PowerCut))
 	fmt.Fprintln(w, "  each cut ends the run: once the host is back, run the same command line with -resume to judge every drive's cycle and go on to the next")
-	fmt.Fprintf(w, "  the cut must start within %s of each drive's last write (measured), else its cycle is not judged: a drive writes out its cache's few unflushed writes in less\n", hostcut.MaxCutGap)
+	fmt.Fprintf(w, "  the cut must start within %s of each drive's last write (measured), else its cycle is not judged: a drive writes out its cache's few unflushed writes in less\n", maxGap(t.Spec))
 	if len(t.Drives) == 1 {
 		fmt.Fprintf(w, "  run by sh with %s\n", strings.Join(cmdline.PowerEnv(t.values(t.Drives[0])), " "))
 	}
@@ -183,4 +189,13 @@ func (t *Test) printHost(w io.Writer) {
 		fmt.Fprintf(w, "  %s: data at risk: the first %s (bytes 0 to %d), written for %s with a flush every %d writes of %d bytes, the ledger of completed writes saved and synced before the cut; it loses power at each cut\n",
 			d.Path, mib(p.Size), p.Size, p.CutAfter, p.FlushEvery, p.BS)
 	}
+}
+
+// maxGap is p's max_cut_gap, its default when p was not read from a
+// spec.
+func maxGap(p *specs.PowerLoss) time.Duration {
+	if p.MaxCutGap <= 0 {
+		return specs.DefaultPowerLossMaxCutGap
+	}
+	return p.MaxCutGap
 }
