@@ -222,7 +222,7 @@ func flushesServed(t *testing.T, id string) int {
 }
 
 // qemuNoCount is what a cycle of QEMU's controller says of its counts.
-const qemuNoCount = "no evidence the cut happened: QEMU NVMe Ctrl (PCI vendor 1b36) is QEMU's emulated controller, which keeps no count of power losses"
+const qemuNoCount = "no evidence the cut happened: QEMU NVMe Ctrl (PCI vendor 1b36, in sysfs too) is QEMU's emulated controller, which keeps no count of power losses"
 
 // TestGuestPowerLossProtected: the protected drive (nbdkit's file plugin,
 // no cache: a write nbdkit completed is in the image) passes three cycles
