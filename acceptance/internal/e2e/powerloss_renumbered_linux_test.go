@@ -30,7 +30,7 @@ func TestPowerLossRenumberedOnResume(t *testing.T) {
 	cut := "blockdev --setro {path}; if [ {path} = " + devs[0] + " ]; then dd if=/dev/zero of=" + imgs[0] + " bs=64k count=1 conv=notrunc,fsync status=none; fi"
 	args := []string{"-spec=" + filepath.Join("internal", "e2e", "testdata", "powerloss.toml"), "-drives=" + strings.Join(devs, ","), "-destructive",
 		"-report=" + rep, "-power-cut=" + cut, "-power-restore=blockdev --setrw {path}"}
-	first := runSuite(t, powerLossOnly, args...)
+	first := runPL(t, devs, nil, args...)
 	noFioLeft(t)
 	verdicts := func(r result) map[string]string {
 		t.Helper()
