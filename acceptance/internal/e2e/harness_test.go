@@ -265,9 +265,12 @@ func oursRunning(t *testing.T) func(proc) bool {
 // noFioLeft fails t if a fio the suite started is still running a few
 // seconds after the suite ended. Only the suite's own fio count: go test
 // runs packages in parallel, and other packages' tests run fio too.
+// A leak runs on for good; a fio the suite stopped may take seconds to
+// exit on a starved machine (one was still there 5 s after its suite
+// beside the whole of make test), so the check waits up to 20 s.
 func noFioLeft(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		pids := processes(ours(t))
 		if len(pids) == 0 {
