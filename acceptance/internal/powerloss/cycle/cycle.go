@@ -201,10 +201,19 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	}
 	out.Acknowledged = powerloss.Blocks(acked)
 	out.AtRisk, out.Rewritten = powerloss.AtRisk(jobs)
-	lost, n, err := readBack(d.Path, acked, c.Tag, snap, c.Test.BS)
+	Lose(&out, d.Path, acked, flushed, rule, c.Tag, snap, c.Test.BS)
+	return out
+}
+
+// Lose reads back the acknowledged writes of the drive at path into
+// out: how many were lost and their ranges, or why they did not read;
+// held to every completed write, also how many of the lost a flush had
+// followed.
+func Lose(out *powerloss.Cycle, path string, acked, flushed []powerloss.Write, rule powerloss.Rule, tag uint32, snap []uint64, bs int64) {
+	lost, n, err := readBack(path, acked, tag, snap, bs)
 	if err != nil {
-		out.Error = fmt.Sprintf("%s: reading back: %v", d.Path, err)
-		return out
+		out.Error = fmt.Sprintf("%s: reading back: %v", path, err)
+		return
 	}
 	out.LostWrites, out.Lost = n, powerloss.Ranges(lost)
 	if rule == powerloss.Completed {
@@ -213,7 +222,6 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 		k := powerloss.FlushedAmong(lost, flushed)
 		out.LostFlushed = &k
 	}
-	return out
 }
 
 // Unread says why the counts of power losses of a drive that keeps

@@ -28,13 +28,6 @@ func RunFio(ctx context.Context, c Config, job string) error {
 // cycle, to tell "old data" when one comes back.
 func Snapshot(path string, size, bs int64) ([]uint64, error) { return snapshot(path, size, bs) }
 
-// ReadBack reads each acknowledged write of acked back from path and
-// says what came back where one did not read back intact, with how many
-// writes were lost; snap is the Snapshot taken before the writes.
-func ReadBack(path string, acked []powerloss.Write, tag uint32, snap []uint64, bs int64) ([]powerloss.Lost, int, error) {
-	return readBack(path, acked, tag, snap, bs)
-}
-
 // Await waits up to within for d to open and identify as id, and says
 // how it did not ("" when it did).
 func Await(ctx context.Context, d Drive, id string, within time.Duration) string {

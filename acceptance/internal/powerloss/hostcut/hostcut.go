@@ -403,18 +403,7 @@ func FinishGap(ctx context.Context, d cycle.Drive, dir string, within, maxGap ti
 		out.Error = err.Error()
 		return out
 	}
-	lost, n, err := cycle.ReadBack(d.Path, acked, tag, snap, st.BS)
-	if err != nil {
-		out.Error = fmt.Sprintf("%s: reading back: %v", d.Path, err)
-		return out
-	}
-	out.LostWrites, out.Lost = n, powerloss.Ranges(lost)
-	if rule == powerloss.Completed {
-		// Held to every completed write: say which of those lost a flush
-		// had followed, as a cycle cut with writes in flight does.
-		k := powerloss.FlushedAmong(lost, flushed)
-		out.LostFlushed = &k
-	}
+	cycle.Lose(&out, d.Path, acked, flushed, rule, tag, snap, st.BS)
 	return out
 }
 
