@@ -383,11 +383,15 @@ type Thermal struct {
 }
 
 // CPU is a <test>.cpu.json: the CPUs fio's jobs were allowed and how busy
-// they were over the measurement (/proc/stat), as a fraction 0-1.
+// they were over the measurement (/proc/stat), as a fraction 0-1; Pinned,
+// each target's cpus_allowed in the job's order ("" unpinned), which the
+// plan of a replay, made on another host or none, cannot know (absent in
+// recordings made before it).
 type CPU struct {
-	CPUs string  `json:"cpus"`
-	N    int     `json:"n"`
-	Busy float64 `json:"busy"`
+	CPUs   string   `json:"cpus"`
+	N      int      `json:"n"`
+	Busy   float64  `json:"busy"`
+	Pinned []string `json:"pinned,omitempty"`
 }
 
 // Link is a <test>.link.json: the drives whose PCIe link (their own, or

@@ -8,6 +8,9 @@ import (
 	"strings"
 )
 
+// maxCPUs bounds the CPUs a list may name (Linux's own bound is 8,192).
+const maxCPUs = 1 << 16
+
 // Parse parses a kernel CPU list ("0-3,8", as in
 // /sys/devices/system/cpu/online and local_cpulist) into sorted CPU numbers
 // without duplicates. Surrounding white space is ignored; an empty list is
@@ -34,6 +37,10 @@ func Parse(s string) ([]int, error) {
 		}
 		if b-a > 1<<16 {
 			return nil, fmt.Errorf("parsing CPU list %q: range %q too large", s, part)
+		}
+		if len(cpus)+b-a >= maxCPUs {
+			// A list from a recording is input: Linux numbers fewer CPUs.
+			return nil, fmt.Errorf("parsing CPU list %q: more than %d CPUs", s, maxCPUs)
 		}
 		for c := a; c <= b; c++ {
 			cpus = append(cpus, c)

@@ -580,6 +580,11 @@ func (r *Runner) observe(ctx context.Context, st plan.Step, owner plan.Cell, log
 		logf("%s", m.LinkUnknown)
 	}
 	m.CPU = probe.CPUUse(cpus, cpuBefore, probe.ReadCPUTimes())
+	if m.CPU.N > 0 {
+		for _, t := range st.Job.Targets {
+			m.CPU.Pinned = append(m.CPU.Pinned, t.CPUs)
+		}
+	}
 	return m, ""
 }
 

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device/cpulist"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
@@ -265,6 +266,7 @@ func Read(_ context.Context, f Files, cell plan.Cell, job fiojob.Job) *evidence.
 	}
 	_, err = record.ReadJSON(f.Dir, f.owner(cell.Test), record.CPUExt, &m.CPU)
 	sidecar(err)
+	m.Job.Targets = pinned(m.Job.Targets, m.CPU.Pinned)
 	if len(refused) > 0 && m.NotRun == "" {
 		// A sidecar that is no regular file of the recording may hide
 		// what the live run judged the cell by (a throttle, a link).
@@ -450,4 +452,26 @@ func (r *Reader) Receipt() ([]evidence.Received, string) {
 		out[i].Log = l
 	}
 	return out, ""
+}
+
+// pinned is targets with the cpus_allowed the recording says each was
+// pinned to, when it names one list, a CPU list, for each target; else
+// targets as the plan made them.
+func pinned(targets []fiojob.Target, lists []string) []fiojob.Target {
+	if len(lists) != len(targets) {
+		return targets
+	}
+	out := slices.Clone(targets)
+	for i, l := range lists {
+		if l == "" {
+			out[i].CPUs = ""
+			continue
+		}
+		cpus, err := cpulist.Parse(l)
+		if err != nil || len(cpus) == 0 {
+			return targets
+		}
+		out[i].CPUs = cpulist.Format(cpus)
+	}
+	return out
 }
