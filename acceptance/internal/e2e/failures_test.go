@@ -175,6 +175,25 @@ func lotOf(t *testing.T, run report.Run, workload string) report.Result {
 func TestCellIOErrorStaysFailedAfterResume(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
 	t.Parallel()
+	cellIOErrorResumed(t, func(string) bool { return true })
+}
+
+// As TestCellIOErrorStaysFailedAfterResume, the run killed only once the
+// failing cell's own recording (fio's output, the neighbour's figure in
+// it) is written: the resume keeps the cell, and judges it, and the lot,
+// as a replay of the same recording does.
+func TestCellIOErrorRecordedStaysFailedAfterResume(t *testing.T) {
+	t.Parallel()
+	cellIOErrorResumed(t, func(raw string) bool {
+		_, err := os.Stat(filepath.Join(raw, filepath.FromSlash(ioErrorCell)+record.OutputExt))
+		return err == nil
+	})
+}
+
+// cellIOErrorResumed runs TestCellIOErrorStaysFailedAfterResume's case,
+// killing the run once run.json records the failure and recorded says so
+// of the recording's directory.
+func cellIOErrorResumed(t *testing.T, recorded func(raw string) bool) {
 	good := newLoop(t, safetySize)
 	bad, img := imageLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
@@ -184,7 +203,7 @@ func TestCellIOErrorStaysFailedAfterResume(t *testing.T) {
 	spec := writeSpec(t, string(text)+"\n[lot]\ncoverage   = 0.5\nconfidence = 0.5\nmethod     = \"distribution-free\"\n")
 	args := []string{"-spec=" + spec, "-drives=" + good + "," + bad, "-destructive", "-report=" + rep}
 	env := corruptingFio(t, img, "CORRUPT_CELL="+ioErrorCell, "CORRUPT_TRUNCATE="+strconv.Itoa(safetySize/2))
-	killWhen(t, raw, func(r record.Run) bool { return len(r.Failures) > 0 }, env, nil, args...)
+	killWhen(t, raw, func(r record.Run) bool { return len(r.Failures) > 0 && recorded(raw) }, env, nil, args...)
 
 	run, ok := readRun(raw)
 	require.True(t, ok)

@@ -104,7 +104,11 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		}
 		return false
 	}, 2*time.Minute, "no second cell was recorded within 2 min")
-	r := runSuiteCtx(context.Background(), t, start, nil, []string{"-test.run=" + resumeRun}, args...)
+	// The third cell's fio waits for a file that never comes: the kill
+	// lands before it is measured, however late on a loaded host (one
+	// landed after it was recorded, beside the rest of make test).
+	hold := corruptingFio(t, "", "CORRUPT_WAIT_CELL="+cellRead, "CORRUPT_WAIT_FILE="+filepath.Join(t.TempDir(), "never"))
+	r := runSuiteCtx(context.Background(), t, start, hold, []string{"-test.run=" + resumeRun}, args...)
 	require.NoError(t, <-killed, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
 	require.Equal(t, -1, r.Code, "the suite ended by SIGKILL")
 	noFioLeft(t)

@@ -28,11 +28,22 @@
 # its last pass, as a drive that kept the earlier passes and dropped the
 # last pass's writes: without the last pass's sections ([... .last], which
 # wait_for the earlier passes'), or one loop fewer (loops=N, N > 1).
+# With $CORRUPT_WAIT_CELL set (a cell's test name), that cell's fio is not
+# started until the file $CORRUPT_WAIT_FILE exists: a test that kills the
+# suite once the cells before it are recorded does so before that cell is
+# measured, however late its kill lands on a loaded host.
 if [ -z "${CORRUPT_REAL:-}" ] || [ "$CORRUPT_REAL" -ef "$0" ]; then
 	echo "fio-corrupt.sh: CORRUPT_REAL must name the real fio, not this stand-in" >&2
 	exit 98
 fi
 for arg; do job=$arg; done
+if [ -n "${CORRUPT_WAIT_CELL:-}" ]; then
+	case "$job" in
+	*/"$CORRUPT_WAIT_CELL.fio")
+		while [ ! -e "${CORRUPT_WAIT_FILE:?}" ]; do sleep 0.1; done
+		;;
+	esac
+fi
 if [ -n "${CORRUPT_CELL:-}" ]; then
 	case "$job" in
 	*/"$CORRUPT_CELL.fio")
