@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -240,13 +241,20 @@ func TestQEMU(t *testing.T) {
 	// At most guests() guests at once: under TCG a guest's time is mostly
 	// its CPUs', but also waits (9p, udev, QEMU's I/O), which a second
 	// guest fills.
-	slots := make(chan struct{}, guests())
+	// The guests take their slots in turn, longest first: parallel
+	// subtests start in no set order, and a long guest that started last
+	// ran on alone for minutes after the others had ended.
+	q := newTurns(guests())
 	h := host{kernel: kernel, busybox: busybox, root: root, wd: wd, bin: bin, suite: suite, nvme: realNvme}
-	for _, c := range longestFirst(configs) {
+	for turn, c := range longestFirst(configs) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			slots <- struct{}{}
-			defer func() { <-slots }()
+			took := false
+			defer func() {
+				if !took {
+					q.pass(turn)
+				}
+			}()
 			boots := c.boots()
 			tests := bootTests(t, boots, only)
 			if c.optIn != "" && os.Getenv(c.optIn) != "1" {
@@ -255,6 +263,9 @@ func TestQEMU(t *testing.T) {
 			if tests == nil {
 				t.Skipf("no test of %s matches %q", c.name, only)
 			}
+			q.take(turn)
+			took = true
+			defer q.put()
 			for i, b := range boots[:len(tests)] {
 				if !h.boot(t, b, filepath.Join(work, b.name), tests[i]) {
 					return
@@ -396,6 +407,53 @@ func longestFirst(configs []config) []config {
 	out := slices.Clone(configs)
 	slices.SortStableFunc(out, func(a, b config) int { return cmp.Compare(alone[b.name], alone[a.name]) })
 	return out
+}
+
+// turns hands out a number of slots in a fixed order: the caller whose
+// turn is i gets a slot only once every turn before i has taken one or
+// passed.
+type turns struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	next int // the turn that may take a slot or pass
+	free int // slots free
+}
+
+func newTurns(slots int) *turns {
+	q := &turns{free: slots}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+// take waits for turn i and a free slot, and takes the slot.
+func (q *turns) take(i int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.next != i || q.free == 0 {
+		q.cond.Wait()
+	}
+	q.free--
+	q.next++
+	q.cond.Broadcast()
+}
+
+// pass waits for turn i and gives it up without a slot.
+func (q *turns) pass(i int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.next != i {
+		q.cond.Wait()
+	}
+	q.next++
+	q.cond.Broadcast()
+}
+
+// put gives a slot back.
+func (q *turns) put() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.free++
+	q.cond.Broadcast()
 }
 
 // defaultGuests is how many guests TestQEMU boots at once by default.
