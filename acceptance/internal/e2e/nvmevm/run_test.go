@@ -1,11 +1,8 @@
 package nvmevm
 
 import (
-	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -79,37 +76,5 @@ func TestLongestFirst(t *testing.T) {
 	}
 	if want := "powerloss interrupted multipath-off new"; strings.Join(names, " ") != want {
 		t.Errorf("longestFirst = %q, want %q", strings.Join(names, " "), want)
-	}
-}
-
-// TestTurns: guests take their slots in their turns' order, whatever
-// order their goroutines start in, a passed turn taking none.
-func TestTurns(t *testing.T) {
-	if inGuest() {
-		t.Skip("the guest's own run")
-	}
-	q := newTurns(1)
-	var mu sync.Mutex
-	var order []int
-	var wg sync.WaitGroup
-	for i := 5; i >= 0; i-- {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if i == 2 {
-				q.pass(i)
-				return
-			}
-			q.take(i)
-			mu.Lock()
-			order = append(order, i)
-			mu.Unlock()
-			time.Sleep(time.Millisecond)
-			q.put()
-		}()
-	}
-	wg.Wait()
-	if want := []int{0, 1, 3, 4, 5}; !slices.Equal(order, want) {
-		t.Errorf("slots taken in the order %v, want %v", order, want)
 	}
 }

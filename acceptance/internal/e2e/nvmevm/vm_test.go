@@ -241,37 +241,41 @@ func TestQEMU(t *testing.T) {
 	// At most guests() guests at once: under TCG a guest's time is mostly
 	// its CPUs', but also waits (9p, udev, QEMU's I/O), which a second
 	// guest fills.
-	// The guests take their slots in turn, longest first: parallel
-	// subtests start in no set order, and a long guest that started last
-	// ran on alone for minutes after the others had ended.
-	q := newTurns(guests())
+	// At most guests() guests at once, started longest first: the
+	// subtests are started here in that order, each once a slot is free,
+	// and run side by side in goroutines (parallel subtests would start
+	// in no set order, and a long guest that started last ran on alone
+	// for minutes after the others had ended).
+	slots := make(chan struct{}, guests())
+	var running sync.WaitGroup
 	h := host{kernel: kernel, busybox: busybox, root: root, wd: wd, bin: bin, suite: suite, nvme: realNvme}
-	for turn, c := range longestFirst(configs) {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			took := false
-			defer func() {
-				if !took {
-					q.pass(turn)
-				}
-			}()
-			boots := c.boots()
-			tests := bootTests(t, boots, only)
-			if c.optIn != "" && os.Getenv(c.optIn) != "1" {
-				t.Skipf("%s boots with %s=1 (not in make test: see envPower)", c.name, c.optIn)
-			}
-			if tests == nil {
-				t.Skipf("no test of %s matches %q", c.name, only)
-			}
-			q.take(turn)
-			took = true
-			defer q.put()
-			for i, b := range boots[:len(tests)] {
-				if !h.boot(t, b, filepath.Join(work, b.name), tests[i]) {
-					return
-				}
-			}
-		})
+	for _, c := range longestFirst(configs) {
+		slots <- struct{}{}
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			defer func() { <-slots }()
+			t.Run(c.name, func(t *testing.T) { h.config(t, c, work, only) })
+		}()
+	}
+	running.Wait()
+}
+
+// config boots c and its reboots in work, running their tests (those
+// that only selects, when set).
+func (h host) config(t *testing.T, c config, work, only string) {
+	boots := c.boots()
+	tests := bootTests(t, boots, only)
+	if c.optIn != "" && os.Getenv(c.optIn) != "1" {
+		t.Skipf("%s boots with %s=1 (not in make test: see envPower)", c.name, c.optIn)
+	}
+	if tests == nil {
+		t.Skipf("no test of %s matches %q", c.name, only)
+	}
+	for i, b := range boots[:len(tests)] {
+		if !h.boot(t, b, filepath.Join(work, b.name), tests[i]) {
+			return
+		}
 	}
 }
 
@@ -407,53 +411,6 @@ func longestFirst(configs []config) []config {
 	out := slices.Clone(configs)
 	slices.SortStableFunc(out, func(a, b config) int { return cmp.Compare(alone[b.name], alone[a.name]) })
 	return out
-}
-
-// turns hands out a number of slots in a fixed order: the caller whose
-// turn is i gets a slot only once every turn before i has taken one or
-// passed.
-type turns struct {
-	mu   sync.Mutex
-	cond *sync.Cond
-	next int // the turn that may take a slot or pass
-	free int // slots free
-}
-
-func newTurns(slots int) *turns {
-	q := &turns{free: slots}
-	q.cond = sync.NewCond(&q.mu)
-	return q
-}
-
-// take waits for turn i and a free slot, and takes the slot.
-func (q *turns) take(i int) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for q.next != i || q.free == 0 {
-		q.cond.Wait()
-	}
-	q.free--
-	q.next++
-	q.cond.Broadcast()
-}
-
-// pass waits for turn i and gives it up without a slot.
-func (q *turns) pass(i int) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for q.next != i {
-		q.cond.Wait()
-	}
-	q.next++
-	q.cond.Broadcast()
-}
-
-// put gives a slot back.
-func (q *turns) put() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.free++
-	q.cond.Broadcast()
 }
 
 // defaultGuests is how many guests TestQEMU boots at once by default.
