@@ -69,23 +69,14 @@ TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 2 )))
 # binary is also what the guest runs its scenarios with, under TCG.
 LONG_PKGS = ./acceptance/internal/e2e/defaultround ./acceptance/internal/e2e ./acceptance/internal/e2e/longstep
 NVMEVM = ./acceptance/internal/e2e/nvmevm
-# RACE_PKGS run under the race detector, in a go test of their own: the
-# packages whose own code starts goroutines (a go statement outside its
-# tests; found anew at each run) and qual, which drives them. The others
-# run without it: on 2 cores, compiling and linking every package's test
-# binary with -race and running them under it cost about 300 s of CPU,
-# most of make test's time beside the QEMU guests.
-GO_STMT = ^[[:space:]]*go (func|[A-Za-z_.]+[(])
-RACE_PKGS = ./acceptance/internal/qual $(patsubst %/,./%,$(sort $(dir $(shell grep -rlE '$(GO_STMT)' --include='*.go' --exclude='*_test.go' acceptance fiojob specs))))
 # The go test runs skip their own vet (-vet=off): go vet ./... has run
 # every analyzer over every package first, and go test's subset would run
 # again for each package.
 test: deps
 	$(GO) vet ./...
 	@$(GO) test -vet=off -count=1 -timeout=30m $(NVMEVM) & vm=$$!; \
-	$(GO) test -vet=off -race -count=1 -timeout=20m $(RACE_PKGS) & race=$$!; \
-	$(GO) test -vet=off -count=1 -timeout=20m -p=$(TEST_P) $(LONG_PKGS) $$($(GO) list ./... | grep -vxF "$$($(GO) list $(NVMEVM) $(RACE_PKGS))"); rc=$$?; \
-	wait $$race || rc=1; wait $$vm || rc=1; exit $$rc
+	$(GO) test -vet=off -race -count=1 -timeout=20m -p=$(TEST_P) $(LONG_PKGS) $$($(GO) list ./... | grep -v '/e2e/nvmevm$$'); rc=$$?; \
+	wait $$vm || rc=1; exit $$rc
 
 demo:
 	$(GO) test -count=1 ./acceptance -args -report=$(abspath $(REPORT))
