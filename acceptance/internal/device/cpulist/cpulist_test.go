@@ -23,7 +23,7 @@ var parseCPUListTests = []parseCPUListTest{
 
 // The last two name more CPUs than Linux numbers, each range small: a
 // hostile recording's list, which would otherwise fill memory.
-var parseCPUListErrors = []string{"a", "3-1", "-1", "0,,1", "1-", "0-99999999", strings.Repeat("0-60000,", 2) + "0", strings.Repeat("0-9999,", 100000) + "0"}
+var parseCPUListErrors = []string{"a", "3-1", "-1", "0,,1", "1-", "0-99999999", "65536", "9223372036854775807", "9223372036854775806-9223372036854775807", strings.Repeat("0-60000,", 2) + "0", strings.Repeat("0-9999,", 100000) + "0"}
 
 func TestParse(t *testing.T) {
 	for _, tt := range parseCPUListTests {
