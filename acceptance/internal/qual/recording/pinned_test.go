@@ -5,10 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
+	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/fiojob"
+	"github.com/drivequal/drivequal/specs"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -30,6 +35,8 @@ func TestReadTakesTheRecordedPinning(t *testing.T) {
 		{"one list for two targets", []string{"0-15"}, []string{"", ""}},
 		{"no CPU list", []string{"0-15", "16-31; rm -rf /"}, []string{"", ""}},
 		{"more CPUs than Linux numbers", []string{"0-15", strings.Repeat("0-9999,", 1000) + "0"}, []string{"", ""}},
+		{"a CPU past the sidecar's", []string{"0-15", "16-32"}, []string{"", ""}},
+		{"a CPU number past any", []string{"0", "9223372036854775807"}, []string{"", ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -57,5 +64,68 @@ func TestReadTakesTheRecordedPinning(t *testing.T) {
 	}
 	if job.Targets[0].CPUs != "" {
 		t.Errorf("Read changed its caller's job: %+v", job.Targets)
+	}
+}
+
+// A CPU sidecar's CPUs are a CPU list of n CPUs, or the cell is judged
+// without its CPUs' figures, as a live run that could not read them is:
+// an edited list neither reaches a verdict's message nor hangs the judge.
+func TestCheckedCPU(t *testing.T) {
+	for _, tc := range []struct {
+		in   record.CPU
+		want record.CPU
+	}{
+		{record.CPU{CPUs: "0-3", N: 4, Busy: 0.5, Pinned: []string{"0-1", "3,2"}}, record.CPU{CPUs: "0-3", N: 4, Busy: 0.5, Pinned: []string{"0-1", "2-3"}}},
+		{record.CPU{CPUs: "0,1,2,3", N: 4, Busy: 0.5}, record.CPU{CPUs: "0-3", N: 4, Busy: 0.5}},
+		{record.CPU{CPUs: "0-3", N: 3, Busy: 0.5}, record.CPU{}},
+		{record.CPU{CPUs: "0-3 <script>", N: 4, Busy: 0.5}, record.CPU{}},
+		{record.CPU{CPUs: "9223372036854775807", N: 1, Busy: 0.5}, record.CPU{}},
+		{record.CPU{CPUs: "0-3", N: 4, Busy: 0.5, Pinned: []string{"0-1", "4"}}, record.CPU{CPUs: "0-3", N: 4, Busy: 0.5}},
+	} {
+		if diff := cmp.Diff(tc.want, checkedCPU(tc.in)); diff != "" {
+			t.Errorf("checkedCPU(%+v) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+// A cell whose output is on disk but which run.json does not list was
+// cut off between its files and its listing (a kill in that window): a
+// resume does not keep it, and a replay does not judge it from its
+// output either, but as the resume did: not measured, for its drive's
+// failure when the drive failed, else as not recorded whole.
+func TestUnlistedOutputIsNotJudged(t *testing.T) {
+	const listed, cut = "TestSingleDrive/64MiB/W", "TestScaling/2_drives/W"
+	dir := t.TempDir()
+	for _, test := range []string{listed, cut} {
+		p := filepath.Join(dir, filepath.FromSlash(test)+record.OutputExt)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loops := []plan.Drive{{Info: device.Info{Path: "/dev/loop0"}}, {Info: device.Info{Path: "/dev/loop1"}}}
+	planner := &plan.Planner{Spec: &specs.Spec{}, Runtime: time.Second, Drives: loops}
+	read := func(info record.Run, test string, drives ...int) *evidence.Measured {
+		r := &Reader{Dir: dir, Info: info, Drives: loops, Planner: planner, Cells: func() []plan.Cell { return nil }}
+		return r.Cell(t.Context(), plan.Cell{Test: test, Drives: drives}, t.Logf)
+	}
+	info := record.Run{Tests: []string{listed}}
+	if m := read(info, listed, 0); m.NotRun != "" || m.RunErr != nil {
+		t.Errorf("%s, listed: not judged from its output: %+v", listed, m)
+	}
+	m := read(info, cut, 0, 1)
+	if m.Cause != report.CauseNotRecorded || !strings.Contains(m.NotRun, "does not list it") {
+		t.Errorf("%s, unlisted: %q (%s), want not recorded whole", cut, m.NotRun, m.Cause)
+	}
+	info.Failures = []record.DriveFailure{{Drive: 1, Path: "/dev/loop1", Cause: report.CauseIOError, Test: cut, Step: "a measurement (" + cut + ")", At: "2026-12-04T08:06:24Z", Message: "errno 5"}}
+	m = read(info, cut, 0, 1)
+	if m.Cause != report.CauseIOError || !strings.Contains(m.NotRun, "/dev/loop1 failed a measurement") {
+		t.Errorf("%s, unlisted, its drive failed: %q (%s), want not measured for the drive's failure", cut, m.NotRun, m.Cause)
+	}
+	// A recording from before run.json listed its cells is read from disk.
+	if m := read(record.Run{}, cut, 0, 1); m.NotRun != "" || m.RunErr != nil {
+		t.Errorf("%s, no list: not judged from its output: %+v", cut, m)
 	}
 }

@@ -107,6 +107,12 @@ func (r *Reader) listed(test string) bool {
 
 func (r *Reader) files() Files { return Files{Dir: r.Dir, Shared: r.Info.Shared} }
 
+// unlisted reports whether run.json, which lists the cells the run
+// recorded whole (format 2 on), does not list test.
+func (r *Reader) unlisted(test string) bool {
+	return len(r.Info.Tests) > 0 && !r.listed(test)
+}
+
 // Cell implements evidence.Evidence. The first call for a kind of cell
 // (single-drive, scaling) reads and parses every cell of that kind at
 // once, on as many workers as there are CPUs, and each cell's recording
@@ -131,6 +137,14 @@ func (r *Reader) Cell(ctx context.Context, cell plan.Cell, _ func(string, ...any
 	if !ok {
 		m = Read(ctx, r.files(), cell, r.Planner.Measure(cell))
 	}
+	unlisted := !errors.Is(m.RunErr, record.ErrNotRecorded) && r.unlisted(cell.Test)
+	if unlisted {
+		// Its output is there, but run.json never listed it: the run was
+		// stopped between writing the cell's files and listing them (its
+		// sidecars may be missing), and a resume measured it again or
+		// failed it unmeasured, as not recorded. Judged as the resume did.
+		m = &evidence.Measured{Raw: m.Raw, RunErr: fmt.Errorf("%w: %s is there, but run.json does not list it among the cells the run recorded whole", record.ErrNotRecorded, m.Raw)}
+	}
 	if errors.Is(m.RunErr, record.ErrNotRecorded) {
 		if why, cause := r.unusable(cell); why != "" {
 			return evidence.NotMeasured(why, cause)
@@ -143,6 +157,9 @@ func (r *Reader) Cell(ctx context.Context, cell plan.Cell, _ func(string, ...any
 		}
 		if r.unfinished() {
 			return evidence.NotMeasured(fmt.Sprintf("not recorded: the run ended before this cell (%s has no \"finished\": it was interrupted), and %s is not there; resume the run (-resume) to measure it", filepath.Join(r.Dir, "run.json"), m.Raw), report.CauseNotRecorded)
+		}
+		if unlisted {
+			return evidence.NotMeasured(fmt.Sprintf("not recorded whole: %s is there, but %s does not list it among the cells the run recorded (the run was stopped before it did, or the file was added since)", m.Raw, filepath.Join(r.Dir, "run.json")), report.CauseNotRecorded)
 		}
 		return &evidence.Measured{Skip: m.RunErr.Error()}
 	}
@@ -266,6 +283,7 @@ func Read(_ context.Context, f Files, cell plan.Cell, job fiojob.Job) *evidence.
 	}
 	_, err = record.ReadJSON(f.Dir, f.owner(cell.Test), record.CPUExt, &m.CPU)
 	sidecar(err)
+	m.CPU = checkedCPU(m.CPU)
 	m.Job.Targets = pinned(m.Job.Targets, m.CPU.Pinned)
 	if len(refused) > 0 && m.NotRun == "" {
 		// A sidecar that is no regular file of the recording may hide
@@ -454,24 +472,51 @@ func (r *Reader) Receipt() ([]evidence.Received, string) {
 	return out, ""
 }
 
+// checkedCPU is the CPU sidecar c as a cell is judged by it: its CPUs a
+// CPU list of N CPUs, else nothing of the CPUs (N 0, as when the live run
+// could not tell); each of its pinned lists one of those CPUs, else no
+// pinned lists (a list that is none, or names a CPU outside cpus, is an
+// edit, and would decide whether the drive's jobs shared their CPUs).
+func checkedCPU(c record.CPU) record.CPU {
+	cpus, err := parseList(c.CPUs)
+	if err != nil || len(cpus) == 0 || len(cpus) != c.N {
+		return record.CPU{}
+	}
+	c.CPUs = cpulist.Format(cpus)
+	lists := make([]string, 0, len(c.Pinned))
+	for _, l := range c.Pinned {
+		p, err := parseList(l)
+		if err != nil || slices.ContainsFunc(p, func(cpu int) bool { _, ok := slices.BinarySearch(cpus, cpu); return !ok }) {
+			c.Pinned = nil
+			return c
+		}
+		lists = append(lists, cpulist.Format(p))
+	}
+	if len(c.Pinned) > 0 {
+		c.Pinned = lists
+	}
+	return c
+}
+
+// parseList is cpulist.Parse of a list read from a recording, refused
+// above 64 KiB (Linux's 8,192 CPUs take at most about 40 KiB).
+func parseList(l string) ([]int, error) {
+	if len(l) > 64<<10 {
+		return nil, fmt.Errorf("a CPU list of %d bytes", len(l))
+	}
+	return cpulist.Parse(l)
+}
+
 // pinned is targets with the cpus_allowed the recording says each was
-// pinned to, when it names one list, a CPU list, for each target; else
-// targets as the plan made them.
+// pinned to (checkedCPU's lists, "" unpinned), when it names one for each
+// target; else targets as the plan made them.
 func pinned(targets []fiojob.Target, lists []string) []fiojob.Target {
 	if len(lists) != len(targets) {
 		return targets
 	}
 	out := slices.Clone(targets)
 	for i, l := range lists {
-		if l == "" {
-			out[i].CPUs = ""
-			continue
-		}
-		cpus, err := cpulist.Parse(l)
-		if err != nil || len(cpus) == 0 {
-			return targets
-		}
-		out[i].CPUs = cpulist.Format(cpus)
+		out[i].CPUs = l
 	}
 	return out
 }
