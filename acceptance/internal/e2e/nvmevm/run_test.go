@@ -1,8 +1,12 @@
 package nvmevm
 
 import (
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -76,5 +80,42 @@ func TestLongestFirst(t *testing.T) {
 	}
 	if want := "powerloss interrupted multipath-off new"; strings.Join(names, " ") != want {
 		t.Errorf("longestFirst = %q, want %q", strings.Join(names, " "), want)
+	}
+}
+
+// TestRunGuests: the guests start in the order given (longest first), at
+// most n at once, and one that fails or skips frees its slot.
+func TestRunGuests(t *testing.T) {
+	if inGuest() {
+		t.Skip("the guest's own run")
+	}
+	cs := []config{{name: "a"}, {name: "b"}, {name: "c"}, {name: "d"}, {name: "e"}}
+	for _, n := range []int{1, 2} {
+		var mu sync.Mutex
+		var started []string
+		now, most := 0, 0
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			runGuests(t, cs, n, func(t *testing.T, c config) {
+				mu.Lock()
+				started = append(started, c.name)
+				now++
+				most = max(most, now)
+				mu.Unlock()
+				time.Sleep(10 * time.Millisecond)
+				mu.Lock()
+				now--
+				mu.Unlock()
+				if c.name == "b" {
+					t.Skip("a guest that skips")
+				}
+			})
+		})
+		if len(started) != len(cs) || most > n {
+			t.Errorf("%d slots: guests %v started, at most %d at once", n, started, most)
+		}
+		// One slot: each starts once the one before has ended.
+		if want := []string{"a", "b", "c", "d", "e"}; n == 1 && !slices.Equal(started, want) {
+			t.Errorf("one slot: guests started in the order %v, want %v", started, want)
+		}
 	}
 }

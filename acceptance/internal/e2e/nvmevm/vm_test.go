@@ -246,16 +246,23 @@ func TestQEMU(t *testing.T) {
 	// and run side by side in goroutines (parallel subtests would start
 	// in no set order, and a long guest that started last ran on alone
 	// for minutes after the others had ended).
-	slots := make(chan struct{}, guests())
-	var running sync.WaitGroup
 	h := host{kernel: kernel, busybox: busybox, root: root, wd: wd, bin: bin, suite: suite, nvme: realNvme}
-	for _, c := range longestFirst(configs) {
+	runGuests(t, longestFirst(configs), guests(), func(t *testing.T, c config) { h.config(t, c, work, only) })
+}
+
+// runGuests runs run for each of cs as a subtest of t named by it, at
+// most n at once, started in the order of cs, each once one of the n
+// slots is free, side by side in goroutines; it returns when all have.
+func runGuests(t *testing.T, cs []config, n int, run func(*testing.T, config)) {
+	slots := make(chan struct{}, n)
+	var running sync.WaitGroup
+	for _, c := range cs {
 		slots <- struct{}{}
 		running.Add(1)
 		go func() {
 			defer running.Done()
 			defer func() { <-slots }()
-			t.Run(c.name, func(t *testing.T) { h.config(t, c, work, only) })
+			t.Run(c.name, func(t *testing.T) { run(t, c) })
 		}()
 	}
 	running.Wait()
