@@ -175,22 +175,6 @@ func lotOf(t *testing.T, run report.Run, workload string) report.Result {
 func TestCellIOErrorStaysFailedAfterResume(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
 	t.Parallel()
-	cellIOErrorResumed(t, func(record.Run) bool { return true }, false)
-}
-
-// As TestCellIOErrorStaysFailedAfterResume, the run killed only once
-// run.json lists the failing cell as recorded whole (fio's output, the
-// neighbour's figure in it): the resume keeps the cell, and judges it, and
-// the lot, as a replay of the same recording does.
-func TestCellIOErrorRecordedStaysFailedAfterResume(t *testing.T) {
-	t.Parallel()
-	cellIOErrorResumed(t, func(r record.Run) bool { return slices.Contains(r.Tests, ioErrorCell) }, true)
-}
-
-// cellIOErrorResumed runs TestCellIOErrorStaysFailedAfterResume's case,
-// killing the run once run.json records the failure and ready says so of
-// it; kept, that the resume must keep the failing cell.
-func cellIOErrorResumed(t *testing.T, ready func(record.Run) bool, kept bool) {
 	good := newLoop(t, safetySize)
 	bad, img := imageLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
@@ -200,7 +184,7 @@ func cellIOErrorResumed(t *testing.T, ready func(record.Run) bool, kept bool) {
 	spec := writeSpec(t, string(text)+"\n[lot]\ncoverage   = 0.5\nconfidence = 0.5\nmethod     = \"distribution-free\"\n")
 	args := []string{"-spec=" + spec, "-drives=" + good + "," + bad, "-destructive", "-report=" + rep}
 	env := corruptingFio(t, img, "CORRUPT_CELL="+ioErrorCell, "CORRUPT_TRUNCATE="+strconv.Itoa(safetySize/2))
-	killWhen(t, raw, func(r record.Run) bool { return len(r.Failures) > 0 && ready(r) }, env, nil, args...)
+	killWhen(t, raw, func(r record.Run) bool { return len(r.Failures) > 0 }, env, nil, args...)
 
 	run, ok := readRun(raw)
 	require.True(t, ok)
@@ -224,10 +208,6 @@ func cellIOErrorResumed(t *testing.T, ready func(record.Run) bool, kept bool) {
 	assert.Contains(t, res.Stdout, "NOT QUALIFIED")
 	assert.Empty(t, stepsOn(t, res, "fill", bad), "the failed drive is not filled again")
 	judged := res.results(t)
-	if kept {
-		require.Len(t, judged.Resumptions, 1)
-		assert.Contains(t, judged.Resumptions[0].Kept, ioErrorCell, "listed in run.json before the kill: kept")
-	}
 	got := byTest(judged)
 	x := got[ioErrorCell]
 	assert.Equal(t, report.Fail, x.Verdict, x.Error)

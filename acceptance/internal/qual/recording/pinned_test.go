@@ -72,19 +72,45 @@ func TestReadTakesTheRecordedPinning(t *testing.T) {
 // an edited list neither reaches a verdict's message nor hangs the judge.
 func TestCheckedCPU(t *testing.T) {
 	for _, tc := range []struct {
-		in   record.CPU
-		want record.CPU
+		in      record.CPU
+		targets int
+		want    record.CPU
 	}{
-		{record.CPU{CPUs: "0-3", N: 4, Busy: 0.5, Pinned: []string{"0-1", "3,2"}}, record.CPU{CPUs: "0-3", N: 4, Busy: 0.5, Pinned: []string{"0-1", "2-3"}}},
-		{record.CPU{CPUs: "0,1,2,3", N: 4, Busy: 0.5}, record.CPU{CPUs: "0-3", N: 4, Busy: 0.5}},
-		{record.CPU{CPUs: "0-3", N: 3, Busy: 0.5}, record.CPU{}},
-		{record.CPU{CPUs: "0-3 <script>", N: 4, Busy: 0.5}, record.CPU{}},
-		{record.CPU{CPUs: "9223372036854775807", N: 1, Busy: 0.5}, record.CPU{}},
-		{record.CPU{CPUs: "0-3", N: 4, Busy: 0.5, Pinned: []string{"0-1", "4"}}, record.CPU{CPUs: "0-3", N: 4, Busy: 0.5}},
+		{record.CPU{CPUs: "0-3", N: 4, Busy: 0.5, Pinned: []string{"0-1", "3,2"}}, 2, record.CPU{CPUs: "0-3", N: 4, Busy: 0.5, Pinned: []string{"0-1", "2-3"}}},
+		{record.CPU{CPUs: "0-3", N: 4, Busy: 0.5, Pinned: []string{"0-1", ""}}, 2, record.CPU{CPUs: "0-3", N: 4, Busy: 0.5, Pinned: []string{"0-1", ""}}},
+		{record.CPU{CPUs: "0,1,2,3", N: 4, Busy: 0.5}, 1, record.CPU{CPUs: "0-3", N: 4, Busy: 0.5}},
+		{record.CPU{CPUs: "0-3", N: 3, Busy: 0.5}, 1, record.CPU{}},
+		{record.CPU{CPUs: "0-3 <script>", N: 4, Busy: 0.5}, 1, record.CPU{}},
+		{record.CPU{CPUs: "9223372036854775807", N: 1, Busy: 0.5}, 1, record.CPU{}},
+		// A CPU outside the sidecar's, CPUs of it no list names (a drive
+		// pinned to fewer CPUs than fio had: "jobs sharing their CPUs"),
+		// one list too many: no pinned lists.
+		{record.CPU{CPUs: "0-3", N: 4, Busy: 0.5, Pinned: []string{"0-1", "4"}}, 2, record.CPU{CPUs: "0-3", N: 4, Busy: 0.5}},
+		{record.CPU{CPUs: "0-15", N: 16, Busy: 0.5, Pinned: []string{"0"}}, 1, record.CPU{CPUs: "0-15", N: 16, Busy: 0.5}},
+		{record.CPU{CPUs: "0-3", N: 4, Busy: 0.5, Pinned: []string{"0-1", "2-3"}}, 1, record.CPU{CPUs: "0-3", N: 4, Busy: 0.5}},
 	} {
-		if diff := cmp.Diff(tc.want, checkedCPU(tc.in)); diff != "" {
-			t.Errorf("checkedCPU(%+v) (-want +got):\n%s", tc.in, diff)
+		if diff := cmp.Diff(tc.want, checkedCPU(tc.in, tc.targets)); diff != "" {
+			t.Errorf("checkedCPU(%+v, %d) (-want +got):\n%s", tc.in, tc.targets, diff)
 		}
+	}
+}
+
+// Many lists, each of every CPU Linux numbers, are counted against the
+// targets before any is read: judging the cell takes no time.
+func TestCheckedCPUCountsFirst(t *testing.T) {
+	lists := make([]string, 2000)
+	for i := range lists {
+		lists[i] = "0-65535"
+	}
+	done := make(chan record.CPU)
+	go func() { done <- checkedCPU(record.CPU{CPUs: "0-3", N: 4, Pinned: lists}, 2) }()
+	select {
+	case c := <-done:
+		if c.Pinned != nil {
+			t.Errorf("pinned lists kept: %d", len(c.Pinned))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("2,000 pinned lists of 65,536 CPUs each were read before being counted")
 	}
 }
 
@@ -111,7 +137,7 @@ func TestUnlistedOutputIsNotJudged(t *testing.T) {
 		r := &Reader{Dir: dir, Info: info, Drives: loops, Planner: planner, Cells: func() []plan.Cell { return nil }}
 		return r.Cell(t.Context(), plan.Cell{Test: test, Drives: drives}, t.Logf)
 	}
-	info := record.Run{Tests: []string{listed}}
+	info := record.Run{Format: 2, Tests: []string{listed}}
 	if m := read(info, listed, 0); m.NotRun != "" || m.RunErr != nil {
 		t.Errorf("%s, listed: not judged from its output: %+v", listed, m)
 	}
@@ -123,6 +149,15 @@ func TestUnlistedOutputIsNotJudged(t *testing.T) {
 	m = read(info, cut, 0, 1)
 	if m.Cause != report.CauseIOError || !strings.Contains(m.NotRun, "/dev/loop1 failed a measurement") {
 		t.Errorf("%s, unlisted, its drive failed: %q (%s), want not measured for the drive's failure", cut, m.NotRun, m.Cause)
+	}
+	// Listed in files alone (its sha256), not in tests: not listed.
+	files := record.Run{Format: 2, Tests: []string{listed}, Files: map[string]string{cut + record.OutputExt: "0"}}
+	if m := read(files, cut, 0, 1); m.Cause != report.CauseNotRecorded {
+		t.Errorf("%s, in files alone: %q (%s), want not recorded whole", cut, m.NotRun, m.Cause)
+	}
+	// No cell listed yet (killed at the first): none is judged from disk.
+	if m := read(record.Run{Format: 3, Mode: "record"}, cut, 0, 1); m.Cause != report.CauseNotRecorded {
+		t.Errorf("%s, nothing listed yet: %q (%s), want not recorded", cut, m.NotRun, m.Cause)
 	}
 	// A recording from before run.json listed its cells is read from disk.
 	if m := read(record.Run{}, cut, 0, 1); m.NotRun != "" || m.RunErr != nil {

@@ -80,7 +80,7 @@ func (r *Reader) Has(test string) bool {
 	if r.listed(test) || r.unfinished() {
 		return true
 	}
-	if len(r.Info.Tests) > 0 {
+	if r.Info.Format >= 2 {
 		return false
 	}
 	return record.Exists(r.Dir, r.files().owner(test)+record.OutputExt)
@@ -108,9 +108,18 @@ func (r *Reader) listed(test string) bool {
 func (r *Reader) files() Files { return Files{Dir: r.Dir, Shared: r.Info.Shared} }
 
 // unlisted reports whether run.json, which lists the cells the run
-// recorded whole (format 2 on), does not list test.
+// recorded whole in its tests (format 2 on), does not list test, or the
+// cell whose recording test shares: a resume keeps only what tests lists
+// (a sha256 in files alone is not a listing).
 func (r *Reader) unlisted(test string) bool {
-	return len(r.Info.Tests) > 0 && !r.listed(test)
+	if r.Info.Format < 2 {
+		return false
+	}
+	if !slices.Contains(r.Info.Tests, test) {
+		return true
+	}
+	o := r.files().owner(test)
+	return o != test && !slices.Contains(r.Info.Tests, o)
 }
 
 // Cell implements evidence.Evidence. The first call for a kind of cell
@@ -137,7 +146,7 @@ func (r *Reader) Cell(ctx context.Context, cell plan.Cell, _ func(string, ...any
 	if !ok {
 		m = Read(ctx, r.files(), cell, r.Planner.Measure(cell))
 	}
-	unlisted := !errors.Is(m.RunErr, record.ErrNotRecorded) && r.unlisted(cell.Test)
+	unlisted := !errors.Is(m.RunErr, record.ErrNotRecorded) && m.Cause != report.CauseBadRecording && r.unlisted(cell.Test)
 	if unlisted {
 		// Its output is there, but run.json never listed it: the run was
 		// stopped between writing the cell's files and listing them (its
@@ -155,11 +164,11 @@ func (r *Reader) Cell(ctx context.Context, cell plan.Cell, _ func(string, ...any
 			// never a cell to leave out.
 			return evidence.NotMeasured(fmt.Sprintf("recorded output missing: %s, which run.json lists among the cells the run measured, is not there", m.Raw), report.CauseNotRecorded)
 		}
+		if unlisted {
+			return evidence.NotMeasured(fmt.Sprintf("not recorded whole: %s is there, but %s does not list it among the cells the run recorded (the run was stopped before it did, or the file was added since); resume the run (-resume) to measure it", m.Raw, filepath.Join(r.Dir, "run.json")), report.CauseNotRecorded)
+		}
 		if r.unfinished() {
 			return evidence.NotMeasured(fmt.Sprintf("not recorded: the run ended before this cell (%s has no \"finished\": it was interrupted), and %s is not there; resume the run (-resume) to measure it", filepath.Join(r.Dir, "run.json"), m.Raw), report.CauseNotRecorded)
-		}
-		if unlisted {
-			return evidence.NotMeasured(fmt.Sprintf("not recorded whole: %s is there, but %s does not list it among the cells the run recorded (the run was stopped before it did, or the file was added since)", m.Raw, filepath.Join(r.Dir, "run.json")), report.CauseNotRecorded)
 		}
 		return &evidence.Measured{Skip: m.RunErr.Error()}
 	}
@@ -283,7 +292,7 @@ func Read(_ context.Context, f Files, cell plan.Cell, job fiojob.Job) *evidence.
 	}
 	_, err = record.ReadJSON(f.Dir, f.owner(cell.Test), record.CPUExt, &m.CPU)
 	sidecar(err)
-	m.CPU = checkedCPU(m.CPU)
+	m.CPU = checkedCPU(m.CPU, len(m.Job.Targets))
 	m.Job.Targets = pinned(m.Job.Targets, m.CPU.Pinned)
 	if len(refused) > 0 && m.NotRun == "" {
 		// A sidecar that is no regular file of the recording may hide
@@ -472,29 +481,47 @@ func (r *Reader) Receipt() ([]evidence.Received, string) {
 	return out, ""
 }
 
-// checkedCPU is the CPU sidecar c as a cell is judged by it: its CPUs a
-// CPU list of N CPUs, else nothing of the CPUs (N 0, as when the live run
-// could not tell); each of its pinned lists one of those CPUs, else no
-// pinned lists (a list that is none, or names a CPU outside cpus, is an
-// edit, and would decide whether the drive's jobs shared their CPUs).
-func checkedCPU(c record.CPU) record.CPU {
+// checkedCPU is the CPU sidecar c as a cell of targets fio targets is
+// judged by it: its CPUs a CPU list of N CPUs, else nothing of the CPUs
+// (N 0, as when the live run could not tell); pinned lists, one for each
+// target, each of those CPUs and together all of them, else none (a list
+// that is none, or names other CPUs, is an edit, and would decide whether
+// the drive's jobs shared their CPUs). The lists are counted before any
+// is read.
+func checkedCPU(c record.CPU, targets int) record.CPU {
 	cpus, err := parseList(c.CPUs)
 	if err != nil || len(cpus) == 0 || len(cpus) != c.N {
 		return record.CPU{}
 	}
 	c.CPUs = cpulist.Format(cpus)
+	if len(c.Pinned) != targets {
+		c.Pinned = nil
+		return c
+	}
 	lists := make([]string, 0, len(c.Pinned))
+	used := map[int]bool{}
 	for _, l := range c.Pinned {
 		p, err := parseList(l)
+		if l == "" {
+			p = cpus // unpinned: every CPU
+		}
 		if err != nil || slices.ContainsFunc(p, func(cpu int) bool { _, ok := slices.BinarySearch(cpus, cpu); return !ok }) {
 			c.Pinned = nil
 			return c
 		}
+		for _, cpu := range p {
+			used[cpu] = true
+		}
 		lists = append(lists, cpulist.Format(p))
+		if l == "" {
+			lists[len(lists)-1] = ""
+		}
 	}
-	if len(c.Pinned) > 0 {
-		c.Pinned = lists
+	if len(used) != len(cpus) {
+		c.Pinned = nil
+		return c
 	}
+	c.Pinned = lists
 	return c
 }
 
