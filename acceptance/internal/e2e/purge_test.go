@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -176,7 +177,12 @@ func TestPurgeVerdictFollowsTheDrive(t *testing.T) {
 		recorded = byTest(r.results(t))["TestPurge/"+strings.TrimPrefix(old, "/dev/")]
 		require.NotNil(t, recorded.Purge)
 		require.Equal(t, report.Pass, recorded.Verdict, recorded.Error)
-		dev = testenv.Attach(outer, img)
+		// Attached again before this subtest frees its first number,
+		// and detached when the test ends.
+		out, err := exec.Command("flock", "-w", "60", testenv.LosetupLock, "losetup", "--direct-io=on", "-f", "--show", img).CombinedOutput()
+		require.NoError(t, err, "losetup: %s", out)
+		dev = strings.TrimSpace(string(out))
+		outer.Cleanup(func() { _ = exec.Command("losetup", "-d", dev).Run() })
 	})
 	if t.Failed() {
 		return
