@@ -229,7 +229,11 @@ func TestResumeAfterSIGINTTwice(t *testing.T) {
 	start, killed := sigkillWhen(func() bool {
 		return slices.Contains(recordedTests(raw, 1), cellWrite)
 	}, 2*time.Minute, "the interrupted cell was not recorded again within 2 min")
-	r1 := runSuiteCtx(context.Background(), t, start, nil, []string{"-test.run=" + resumeRun}, append(args, "-resume")...)
+	// The next cell's fio waits for a file that never comes: the kill
+	// lands before it is measured, however late on a loaded host (one
+	// landed after it was recorded, beside the rest of make test).
+	hold := corruptingFio(t, "", "CORRUPT_WAIT_CELL="+cellRead, "CORRUPT_WAIT_FILE="+filepath.Join(t.TempDir(), "never"))
+	r1 := runSuiteCtx(context.Background(), t, start, hold, []string{"-test.run=" + resumeRun}, append(args, "-resume")...)
 	require.NoError(t, <-killed, "stdout:\n%s\nstderr:\n%s", r1.Stdout, r1.Stderr)
 	noFioLeft(t)
 	assert.Contains(t, r1.Stdout, "measuring "+cellWrite+" ", "the interrupted cell is measured again from its start")
