@@ -107,7 +107,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	// The third cell's fio waits for a file that never comes: the kill
 	// lands before it is measured, however late on a loaded host (one
 	// landed after it was recorded, beside the rest of make test).
-	hold := corruptingFio(t, "", "CORRUPT_WAIT_CELL="+cellRead, "CORRUPT_WAIT_FILE="+filepath.Join(t.TempDir(), "never"))
+	hold := holdingFio(t, cellRead)
 	r := runSuiteCtx(context.Background(), t, start, hold, []string{"-test.run=" + resumeRun}, args...)
 	require.NoError(t, <-killed, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
 	require.Equal(t, -1, r.Code, "the suite ended by SIGKILL")
@@ -232,7 +232,7 @@ func TestResumeAfterSIGINTTwice(t *testing.T) {
 	// The next cell's fio waits for a file that never comes: the kill
 	// lands before it is measured, however late on a loaded host (one
 	// landed after it was recorded, beside the rest of make test).
-	hold := corruptingFio(t, "", "CORRUPT_WAIT_CELL="+cellRead, "CORRUPT_WAIT_FILE="+filepath.Join(t.TempDir(), "never"))
+	hold := holdingFio(t, cellRead)
 	r1 := runSuiteCtx(context.Background(), t, start, hold, []string{"-test.run=" + resumeRun}, append(args, "-resume")...)
 	require.NoError(t, <-killed, "stdout:\n%s\nstderr:\n%s", r1.Stdout, r1.Stderr)
 	noFioLeft(t)
@@ -322,4 +322,13 @@ func TestResumeAfterFioKilled(t *testing.T) {
 	for _, test := range []string{cell512, cellWrite, cellRead} {
 		assert.Equal(t, report.Inconclusive, v[test], test)
 	}
+}
+
+// holdingFio is the environment of a suite whose fio for cell waits for a
+// file that never comes (fio-corrupt.sh's CORRUPT_WAIT_CELL): a test that
+// kills the suite once the cells before it are recorded kills it before
+// cell is measured, however late the kill lands on a loaded host.
+func holdingFio(t *testing.T, cell string) []string {
+	t.Helper()
+	return corruptingFio(t, "", "CORRUPT_WAIT_CELL="+cell, "CORRUPT_WAIT_FILE="+filepath.Join(t.TempDir(), "never"))
 }
