@@ -21,25 +21,6 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
-// attachAt attaches img at the loop device dev (direct I/O), skipping
-// the test when dev is taken (another test attached it meanwhile); dev
-// is detached when t ends, unless detached before.
-func attachAt(t *testing.T, img, dev string) {
-	t.Helper()
-	out, err := exec.Command("flock", "-w", "60", testenv.LosetupLock, "losetup", "--direct-io=on", dev, img).CombinedOutput()
-	if err != nil {
-		testenv.Skipf(t, "attaching %s at %s: %v: %s", img, dev, err, strings.TrimSpace(string(out)))
-	}
-	t.Cleanup(func() { _ = exec.Command("losetup", "-d", dev).Run() })
-}
-
-// detach detaches dev now.
-func detach(t *testing.T, dev string) {
-	t.Helper()
-	out, err := exec.Command("losetup", "-d", dev).CombinedOutput()
-	require.NoError(t, err, "losetup -d %s: %s", dev, out)
-}
-
 // deletedLoop attaches a new sparse image of size bytes and deletes the
 // image, as a CI job that cleans up after attaching does: the loop
 // device has no backing file anyone can name, and is known only by its
@@ -102,11 +83,15 @@ func writingMark(raw string, d int) string {
 // either: the resume is refused, writes nothing to the other image and
 // changes nothing in the recording.
 //
-// It runs alone (not in parallel): the freed inode goes to the next file
-// created in its group, which another test's image could take.
+// The images are on an ext4 file system of the test's own, where the
+// freed inode goes to the next file created for certain (on a shared one
+// another test's file could take it), and the loop number is freed and
+// taken again holding the lock every test's losetup takes.
 func TestResumeRefusesAnotherDeletedImageAtTheSameLoopNumber(t *testing.T) {
 	testenv.MustHaveLoop(t)
-	dir := t.TempDir()
+	// Room for both images written whole: ext4 of its own, where the
+	// deleted image's inode goes to the next file created, for certain.
+	dir := testenv.Ext4Dir(t, 4*safetySize)
 	img := sparseImage(t, dir, "a.img", safetySize)
 	fi, err := os.Stat(img)
 	require.NoError(t, err)
@@ -133,14 +118,13 @@ func TestResumeRefusesAnotherDeletedImageAtTheSameLoopNumber(t *testing.T) {
 	noFioLeft(t)
 	require.Equal(t, mark, writingMark(raw, 0), "killed while run.json marks the drive as being written")
 
-	detach(t, dev)
-	other := sparseImage(t, dir, "b.img", safetySize)
-	fi, err = os.Stat(other)
-	require.NoError(t, err)
-	if got := identity.Of(other, fi).Inode; got != inode {
-		testenv.Skipf(t, "the file system gave the new image inode %d, not the deleted image's %d: its identity tells it apart, nothing to reproduce", got, inode)
-	}
-	attachAt(t, other, dev)
+	other := filepath.Join(dir, "b.img")
+	testenv.Reattach(t, []string{dev}, []string{other}, func() {
+		sparseImage(t, dir, "b.img", safetySize)
+		fi, err = os.Stat(other)
+		require.NoError(t, err)
+		require.Equal(t, inode, identity.Of(other, fi).Inode, "ext4 of its own gives the deleted image's inode to the next file created")
+	})
 	require.NoError(t, os.Remove(other))
 	devBefore, recording := deviceSum(t, dev), sums(t, raw, "")
 	res := runSuite(t, []string{"-test.run=" + resumeRun}, resumeArgs(t, rep, dev)...)

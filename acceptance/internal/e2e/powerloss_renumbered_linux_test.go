@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,15 +41,7 @@ func TestPowerLossRenumberedOnResume(t *testing.T) {
 	}
 	require.Equal(t, map[string]string{devs[0]: report.Fail, devs[1]: report.Pass}, verdicts(first), first.Stdout+first.Stderr)
 
-	detach(t, devs[0])
-	detach(t, devs[1])
-	// Each device is detached when t ends by the helper that made it.
-	for i, img := range []string{imgs[1], imgs[0]} {
-		out, err := exec.Command("flock", "-w", "60", testenv.LosetupLock, "losetup", "--direct-io=on", devs[i], img).CombinedOutput()
-		if err != nil {
-			testenv.Skipf(t, "attaching %s at %s: %v: %s", img, devs[i], err, strings.TrimSpace(string(out)))
-		}
-	}
+	testenv.Reattach(t, devs, []string{imgs[1], imgs[0]}, nil)
 	resumed := runSuite(t, powerLossOnly, append(args, "-resume")...)
 	noFioLeft(t)
 	require.Contains(t, resumed.Stdout+resumed.Stderr, "drive 1 (recorded at "+devs[0]+") is "+devs[1], resumed.Stdout+resumed.Stderr)
