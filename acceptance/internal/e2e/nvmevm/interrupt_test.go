@@ -224,7 +224,7 @@ func suiteAt(t *testing.T, rep string, stop func(rep, stdout string) bool, args 
 		t.Fatal(err)
 	}
 	log := filepath.Join(rep + ".nvme.log")
-	all := append([]string{"-test.count=1", "-test.v=true", "-test.timeout=5m", "-report=" + rep}, args...)
+	all := append([]string{"-test.count=1", "-test.v=true", suiteTimeout, "-report=" + rep}, args...)
 	cmd := exec.Command(os.Getenv(envSuite), all...)
 	cmd.Dir = filepath.Join(root, "acceptance")
 	cmd.Env = append(os.Environ(), "DRIVEQUAL_NVME_LOG="+log)

@@ -159,7 +159,7 @@ func (r hostCutRun) args(state string) []string {
 	for _, s := range r.serials {
 		drives = append(drives, byID(s))
 	}
-	return []string{"-test.count=1", "-test.v=true", "-test.timeout=5m", "-report=" + filepath.Join(r.dir(state), "report"),
+	return []string{"-test.count=1", "-test.v=true", suiteTimeout, "-report=" + filepath.Join(r.dir(state), "report"),
 		"-spec=" + filepath.Join(r.dir(state), "powerloss.toml"), "-drives=" + strings.Join(drives, ","), "-capacity=32MiB",
 		"-destructive", "-test.run=TestPowerLoss", "-power-cut=" + filepath.Join(state, "cut") + " " + r.name, "-power-cut-host"}
 }

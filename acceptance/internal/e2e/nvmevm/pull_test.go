@@ -33,7 +33,7 @@ func runSuiteWatching(t *testing.T, env []string, watch func(line, nvmeLog strin
 	dir := t.TempDir()
 	log := filepath.Join(dir, "nvme.log")
 	rep := filepath.Join(dir, "report")
-	all := append([]string{"-test.count=1", "-test.v=true", "-test.timeout=5m", "-report=" + rep}, args...)
+	all := append([]string{"-test.count=1", "-test.v=true", suiteTimeout, "-report=" + rep}, args...)
 	cmd := exec.Command(os.Getenv(envSuite), all...)
 	cmd.Dir = filepath.Join(root, "acceptance")
 	cmd.Env = append(append(os.Environ(), env...), "DRIVEQUAL_NVME_LOG="+log)
