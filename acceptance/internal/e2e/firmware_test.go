@@ -108,7 +108,18 @@ func newFWRigOn(t *testing.T, dev string) *fwRig {
 	require.NoError(t, err)
 	cg, err := os.MkdirTemp(blkio, "drivequal-fw-")
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.Remove(cg) })
+	t.Cleanup(func() {
+		// A task that has just exited leaves a cgroup a moment after:
+		// rmdir says busy until then.
+		var err error
+		for i := 0; i < 100; i++ {
+			if err = os.Remove(cg); err == nil || os.IsNotExist(err) {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Errorf("removing the cgroup %s: %v", cg, err)
+	})
 	r := &fwRig{dev: dev, bin: t.TempDir(), state: t.TempDir(), cgroup: cg, old: "FWOLD001", new: "FWNEW002"}
 	require.NoError(t, os.WriteFile(filepath.Join(r.bin, "nvme"), []byte(fwStandIn), 0o755))
 	for f, v := range map[string]string{"fr": r.old, "afi": "1", "slot1": r.old} {
