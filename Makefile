@@ -74,7 +74,7 @@ NVMEVM = ./acceptance/internal/e2e/nvmevm
 # again for each package.
 test: deps
 	$(GO) vet ./...
-	@$(GO) test -vet=off -count=1 -timeout=30m $(NVMEVM) & vm=$$!; \
+	@$(GO) test -vet=off -count=1 -timeout=40m $(NVMEVM) & vm=$$!; \
 	$(GO) test -vet=off -race -count=1 -timeout=20m -p=$(TEST_P) $(LONG_PKGS) $$($(GO) list ./... | grep -v '/e2e/nvmevm$$'); rc=$$?; \
 	wait $$vm || rc=1; exit $$rc
 

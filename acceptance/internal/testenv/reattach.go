@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Reattach detaches each of devs and attaches imgs[i] (with direct I/O)
@@ -14,7 +15,8 @@ import (
 // free only to it, where another test's losetup -f beside it would take
 // one (as it did beside the rest of make test). between, when not nil, runs
 // once every device is detached and before any is attached: a test that
-// needs a deleted image's inode given to a new one creates it there. Each
+// needs a deleted image's inode given to a new one creates it there; it
+// must attach nothing (the lock is held: Attach would wait a minute). Each
 // device is still detached when t ends by the cleanup that attached it
 // first (Attach's).
 func Reattach(t testing.TB, devs, imgs []string, between func()) {
@@ -33,13 +35,27 @@ func Reattach(t testing.TB, devs, imgs []string, between func()) {
 			t.Fatalf("losetup -d %s: %v: %s", dev, err, out)
 		}
 	}
+	// A device still open somewhere (a probe) is detached, and its file
+	// closed, only at its last close.
+	for _, dev := range devs {
+		backing := "/sys/block/" + filepath.Base(dev) + "/loop/backing_file"
+		for i := 0; ; i++ {
+			if _, err := os.Stat(backing); os.IsNotExist(err) {
+				break
+			}
+			if i == 200 {
+				t.Fatalf("%s is still attached 10 s after losetup -d: something holds it open", dev)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	if between != nil {
 		between()
 	}
 	for i, dev := range devs {
 		out, err := exec.Command("losetup", "--direct-io=on", dev, imgs[i]).CombinedOutput()
 		if err != nil {
-			Skipf(t, "needs %s attached at %s: losetup: %v: %s", imgs[i], dev, err, strings.TrimSpace(string(out)))
+			t.Fatalf("attaching %s at %s, freed holding the lock: losetup: %v: %s", imgs[i], dev, err, strings.TrimSpace(string(out)))
 		}
 	}
 }
@@ -70,9 +86,19 @@ func Ext4Dir(t testing.TB, size int64) string {
 		Skipf(t, "needs an ext4 file system mounted: mount %s: %v: %s", dev, err, strings.TrimSpace(string(out)))
 	}
 	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
+		// A loop device over a file in it, detached while something held
+		// it open, lets go of the file only at its last close.
+		var out []byte
+		var err error
+		for i := 0; i < 100; i++ {
+			if out, err = exec.Command("umount", dir).CombinedOutput(); err == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
+		t.Errorf("umount %s: %v: %s", dir, err, out)
+		// Detached from the tree now, so that nothing walks into it.
+		_ = exec.Command("umount", "-l", dir).Run()
 	})
 	return dir
 }

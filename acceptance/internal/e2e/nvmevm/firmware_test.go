@@ -224,9 +224,10 @@ func TestGuestFirmwareUnderLoad(t *testing.T) {
 	// The stall fio sees starts when its next write reaches the throttle:
 	// the one in flight when the throttle came passed it, and under TCG
 	// beside the rest of make test the next reached QEMU tens of ms later
-	// (173 ms of the 200 measured). Half the stall applied still shows
-	// fio saw it.
-	if s := act.Firmware.StallMS; s < 100 || s >= 1000 {
+	// (173 ms of the 200 measured). Half the stall applied is the floor; a
+	// stall of the guest's own can add up to max_stall (the 8 s step shows
+	// the stall fio measures is the one applied).
+	if s := act.Firmware.StallMS; s < 100 || s >= 5000 {
 		t.Errorf("%s: fio measured a %.0f ms stall, want most of the 0.2 s applied, under max_stall 5s", act.Test, s)
 	}
 	if back.Verdict != report.Fail || back.Cause != report.CauseFirmware || back.Firmware.After != before {

@@ -169,14 +169,14 @@ type result struct {
 
 func (r result) output() string { return r.Stdout + r.Stderr }
 
-// runSuite runs the acceptance suite's test binary like `go test
-// ./acceptance -args ARGS` would, with env added, a report directory of
-// its own, and every nvme-cli command logged.
 // suiteTimeout is each suite run's -test.timeout in a guest: under TCG
 // beside the rest of make test a firmware run of two steps took 4.6 min,
 // and the suite ends what it is doing at its deadline.
 const suiteTimeout = "-test.timeout=10m"
 
+// runSuite runs the acceptance suite's test binary like `go test
+// ./acceptance -args ARGS` would, with env added, a report directory of
+// its own, and every nvme-cli command logged.
 func runSuite(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	wd, _ := os.Getwd()

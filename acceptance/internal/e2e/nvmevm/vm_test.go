@@ -147,7 +147,7 @@ type config struct {
 // They pass booted alone on 2 cores (powerloss 170-240 s, powerloss-host
 // and its reboot 118-189 s), but beside the rest of make test the
 // guest's fio wrote its whole 24 MiB region before the suite's cut came,
-// and the host cut's two runs outlasted their 5-minute bound: until each
+// and the host cut's two runs outlasted the 5 minutes each then had: until each
 // cut is timed to the drive's own progress under load, make test leaves
 // them out.
 const envPower = "DRIVEQUAL_QEMU_POWER"
