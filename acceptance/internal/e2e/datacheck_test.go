@@ -120,10 +120,22 @@ func TestResumeRefusesAnotherDeletedImageAtTheSameLoopNumber(t *testing.T) {
 
 	other := filepath.Join(dir, "b.img")
 	testenv.Reattach(t, []string{dev}, []string{other}, func() {
-		sparseImage(t, dir, "b.img", safetySize)
-		fi, err = os.Stat(other)
-		require.NoError(t, err)
-		require.Equal(t, inode, identity.Of(other, fi).Inode, "ext4 of its own gives the deleted image's inode to the next file created")
+		// The loop device may let go of the deleted image a moment after
+		// it is gone from sysfs: until then its inode is not free, and a
+		// file created takes the next (the lowest free, as ext4 gives
+		// them in a group: a.img's once freed).
+		got := uint64(0)
+		for i := 0; i < 100; i++ {
+			sparseImage(t, dir, "b.img", safetySize)
+			fi, err = os.Stat(other)
+			require.NoError(t, err)
+			if got = identity.Of(other, fi).Inode; got == inode {
+				return
+			}
+			require.NoError(t, os.Remove(other))
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("ext4 of its own gave the new image inode %d, not the deleted image's %d, for 5 s", got, inode)
 	})
 	require.NoError(t, os.Remove(other))
 	devBefore, recording := deviceSum(t, dev), sums(t, raw, "")

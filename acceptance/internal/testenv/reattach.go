@@ -27,8 +27,16 @@ func Reattach(t testing.TB, devs, imgs []string, between func()) {
 		t.Fatal(err)
 	}
 	defer lock.Close() // unlocks
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatalf("flock %s: %v", LosetupLock, err)
+	// At most a minute, as every flock(1) of it waits.
+	for i := 0; ; i++ {
+		err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if err != syscall.EWOULDBLOCK || i == 600 {
+			t.Fatalf("flock %s: %v", LosetupLock, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	for _, dev := range devs {
 		if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {

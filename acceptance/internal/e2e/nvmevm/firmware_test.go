@@ -217,6 +217,12 @@ func TestGuestFirmwareUnderLoad(t *testing.T) {
 		if !f.Verified {
 			t.Errorf("%s: fio did not read back every acknowledged write: %s", s.Test, f.Message)
 		}
+		// The stall is what fio's latency logs say, not the commit's time
+		// (the stand-in's fw-commit returns only once the stall has ended).
+		if f.IOs == 0 || f.StallMS != max(f.GapMS, f.MaxLatencyMS) {
+			t.Errorf("%s: stall %.0f ms from %d logged completions, want the longer of fio's longest completion latency (%.0f ms) and window without one (%.0f ms)",
+				s.Test, f.StallMS, f.IOs, f.MaxLatencyMS, f.GapMS)
+		}
 	}
 	if act.Verdict != report.Pass || act.Firmware.Before != before || act.Firmware.After != "FWNEW002" {
 		t.Errorf("%s: %s (%s), want a pass from %s to FWNEW002", act.Test, act.Verdict, act.Firmware.Message, before)
@@ -225,10 +231,11 @@ func TestGuestFirmwareUnderLoad(t *testing.T) {
 	// the one in flight when the throttle came passed it, and under TCG
 	// beside the rest of make test the next reached QEMU tens of ms later
 	// (173 ms of the 200 measured). Half the stall applied is the floor; a
-	// stall of the guest's own can add up to max_stall (the 15 s step shows
-	// the stall fio measures is the one applied).
+	// stall of the guest's own can add up to max_stall, so beside the rest
+	// of make test this step shows only that a short stall passes, and the
+	// 15 s step that the stall fio measures is the one applied.
 	if s := act.Firmware.StallMS; s < 100 || s >= 10000 {
-		t.Errorf("%s: fio measured a %.0f ms stall, want most of the 0.2 s applied, under max_stall 10s", act.Test, s)
+		t.Errorf("%s: fio measured a %.0f ms stall, want at least half the 0.2 s applied, under max_stall 10s", act.Test, s)
 	}
 	if back.Verdict != report.Fail || back.Cause != report.CauseFirmware || back.Firmware.After != before {
 		t.Errorf("%s: %s %s (%s), want a firmware failure, back on %s", back.Test, back.Verdict, back.Cause, back.Error, before)
