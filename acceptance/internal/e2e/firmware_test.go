@@ -169,8 +169,8 @@ func hashDevice(t *testing.T, dev string) [32]byte {
 // stood in: nvme-cli's id-ctrl, fw-log, fw-download and fw-commit of the
 // loop device, which has no NVMe controller.
 //
-// A 0.2 s stall passes max_stall = "1s" (and the step back passes too); a
-// 3 s stall fails it naming the stall fio measured, within 10 % of 3 s,
+// A 0.2 s stall passes max_stall = "5s" (and the step back passes too); an
+// 8 s stall fails it naming the stall fio measured, at least 90 % of it,
 // and a -resume and a -replay keep the failure; a commit that leaves the
 // old revision running fails naming both revisions; without -destructive
 // the run is refused before anything is sent and the drive is unchanged.
@@ -210,8 +210,9 @@ func TestFirmwareActivationUnderLoad(t *testing.T) {
 		assert.Equal(t, report.KindFirmware, got.Kind)
 		t.Logf("%s: 0.2 s stall applied, fio measured %.0f ms (latency %.0f ms, gap %.0f ms, %d samples)", step, got.Firmware.StallMS, got.Firmware.MaxLatencyMS, got.Firmware.GapMS, got.Firmware.IOs)
 		// At least half the stall applied: fio saw it. Above it, the lag
-		// of a loaded host (beside the rest of make test, 556 ms of a
-		// 0.2 s stall), bounded by the PASS above (under max_stall 1s).
+		// of a loaded host (beside the rest of make test, 556 ms and
+		// 2,472 ms of a 0.2 s stall), bounded by the PASS above (under
+		// max_stall 5s).
 		assert.GreaterOrEqual(t, got.Firmware.StallMS, 100.0, "the stall fio measured")
 		assert.True(t, got.Firmware.Verified)
 	}
@@ -224,20 +225,26 @@ func TestFirmwareActivationUnderLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(junit), `classname="TestFirmware`)
 
-	// A 3 s stall: FAIL, naming the stall fio measured.
+	// An 8 s stall: FAIL, naming the stall fio measured. (Not longer: the
+	// throttle lets a read and a write through each second, so that the
+	// latency of the I/O fio has queued stops growing at about 11 s.)
 	require.NoError(t, os.WriteFile(filepath.Join(r.state, "fr"), []byte(r.old), 0o644))
 	raw := filepath.Join(t.TempDir(), "raw")
-	slow := r.run(t, "3", nil, "-destructive", "-firmware="+img, "-record="+raw)
+	slow := r.run(t, "8", nil, "-destructive", "-firmware="+img, "-record="+raw)
 	noFioLeft(t)
 	assert.NotEqual(t, 0, slow.Code)
 	s := byTest(slow.results(t))["TestFirmware/"+name+"/activate"]
 	require.NotNil(t, s.Firmware)
 	assert.Equal(t, report.Fail, s.Verdict)
 	assert.Equal(t, report.CauseFirmware, s.Cause)
-	t.Logf("3 s stall applied: fio measured %.0f ms (latency %.0f ms, gap %.0f ms)", s.Firmware.StallMS, s.Firmware.MaxLatencyMS, s.Firmware.GapMS)
-	assert.InEpsilon(t, 3000, s.Firmware.StallMS, 0.10, "the stall fio measured is within 10 %% of the 3 s applied")
+	t.Logf("8 s stall applied: fio measured %.0f ms (latency %.0f ms, gap %.0f ms)", s.Firmware.StallMS, s.Firmware.MaxLatencyMS, s.Firmware.GapMS)
+	// At least 90 % of it; a stall of the host's own can add up to the
+	// margin max_stall leaves.
+	assert.GreaterOrEqual(t, s.Firmware.StallMS, 7200.0, "the stall fio measured, of the 8 s applied")
+	assert.LessOrEqual(t, s.Firmware.StallMS, 13000.0, "the stall fio measured, of the 8 s applied")
+	assert.Equal(t, max(s.Firmware.GapMS, s.Firmware.MaxLatencyMS), s.Firmware.StallMS, "the stall is fio's")
 	assert.Contains(t, s.Error, fmt.Sprintf("I/O stalled %.0f ms", s.Firmware.StallMS))
-	assert.Contains(t, s.Error, "over max_stall 1s")
+	assert.Contains(t, s.Error, "over max_stall 5s")
 	assert.Contains(t, slow.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
 	kept, err := os.ReadFile(filepath.Join(raw, fwrun.File))
 	require.NoError(t, err)
@@ -253,14 +260,14 @@ func TestFirmwareActivationUnderLoad(t *testing.T) {
 	rep := runSuite(t, nil, "-replay="+raw)
 	assert.Equal(t, 1, rep.Code, rep.Stderr)
 	assert.Contains(t, rep.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
-	assert.Contains(t, rep.Stdout, "over max_stall 1s")
+	assert.Contains(t, rep.Stdout, "over max_stall 5s")
 
 	// A resume without -firmware keeps the failure, sending nothing.
 	sentBefore := strings.Count(r.sent(t), "fw-download")
 	noFW := r.run(t, "0.2", nil, "-destructive", "-record="+raw, "-resume")
 	assert.NotEqual(t, 0, noFW.Code, noFW.Stdout)
 	assert.Contains(t, noFW.Stdout, "--- FAIL: TestFirmware/"+name+"/activate")
-	assert.Contains(t, noFW.Stdout, "over max_stall 1s")
+	assert.Contains(t, noFW.Stdout, "over max_stall 5s")
 	assert.Equal(t, sentBefore, strings.Count(r.sent(t), "fw-download"), "the resume sent the drive no firmware command")
 
 	// run.json vouches for firmware.json: a replay of an edited one says so.
@@ -361,7 +368,7 @@ func TestFirmwareRemeasured(t *testing.T) {
 
 	dry := r.runSel(t, sel, "0.2", nil, "-firmware="+img, "-dry-run")
 	require.Equal(t, 0, dry.Code, dry.Stderr)
-	assert.Contains(t, dry.Stdout, "I/O stall ≤ 1s; 1 cell(s), the last each drive was measured in alone, measured just before the download and just after the commit")
+	assert.Contains(t, dry.Stdout, "I/O stall ≤ 5s; 1 cell(s), the last each drive was measured in alone, measured just before the download and just after the commit")
 
 	ok := r.runSel(t, sel, "0.2", nil, "-destructive", "-firmware="+img)
 	noFioLeft(t)
@@ -413,7 +420,7 @@ func TestFirmwareFollowsTheDrive(t *testing.T) {
 		r := newFWRigOn(t, old)
 		fw = filepath.Join(dir, r.new+".bin")
 		require.NoError(t, os.WriteFile(fw, []byte(r.new+strings.Repeat("\x00", 4088)), 0o644))
-		slow := r.run(t, "3", nil, "-destructive", "-firmware="+fw, "-record="+raw)
+		slow := r.run(t, "8", nil, "-destructive", "-firmware="+fw, "-record="+raw)
 		noFioLeft(t)
 		require.Equal(t, 1, slow.Code, "stdout:\n%s\nstderr:\n%s", slow.Stdout, slow.Stderr)
 		require.Equal(t, report.Fail, byTest(slow.results(t))["TestFirmware/"+strings.TrimPrefix(old, "/dev/")+"/activate"].Verdict)
