@@ -66,13 +66,13 @@ type Config struct {
 // half once (fio's random map keeps a random job to one write a block a
 // pass; no time_based, so no job starts over): a block written twice
 // would hold the same bytes twice, and the loss of the second write
-// could not be seen. Its runtime, twice cut_after and 5 s more, is only
-// a cap: a job that writes its whole half before the cut ends early, and
-// the cycle is not judged (raise size).
+// could not be seen. Its runtime (Runtime) is only a cap: a job that
+// writes its whole half before the cut ends early, and the cycle is not
+// judged (raise size).
 func Job(c Config, path string) string {
 	path = fiojob.EscapeFilename(path) // a ":" would split it into several files
 	half := c.Test.Size / 2 / c.Test.BS * c.Test.BS
-	runtime := 2*c.Test.CutAfter + 5*time.Second
+	runtime := Runtime(c.Test)
 	var b strings.Builder
 	fmt.Fprintf(&b, "[global]\nfilename=%s\nioengine=psync\ndirect=1\niodepth=1\nbs=%d\nfsync=%d\nend_fsync=1\n", path, c.Test.BS, c.Test.FlushEvery)
 	fmt.Fprintf(&b, "verify=pattern\nverify_pattern=%s\ndo_verify=0\nverify_state_save=0\n", powerloss.Pattern(c.Tag))
@@ -92,17 +92,34 @@ const (
 	StopWait        = 10 * time.Second
 )
 
+// Runtime is fio's runtime in a cycle of p, a cap that counts from fio's
+// start: the longest the cycle waits for fio's first writes (cut_after
+// and FirstWritesWait), cut_after, and 5 s for the cut command to start.
+// A cap that did not allow for the first writes' wait ended fio before
+// the cut on a slow or loaded host: in a guest under TCG beside other
+// work, the writes of two flush intervals took up to 3.4 s and the cut
+// command 2.5 s more to reach the host, and fio's 6-second cap (twice
+// cut_after and 5 s) came first: the cut found fio ended.
+func Runtime(p specs.PowerLoss) time.Duration {
+	return p.CutAfter + FirstWritesWait + p.CutAfter + 5*time.Second
+}
+
 // Waits is the longest a cycle of p waits, its commands included, not
 // counting its reads of the drive: fio's first writes (cut_after and
 // FirstWritesWait), cut_after, the cut command, fio's end after it (twice
-// cut_after, ready_within and 30 s, then StopWait), the restore command
+// cut_after, FirstWritesWait, ready_within and 30 s, then StopWait), the restore command
 // and ready_within for the drive to come back.
 func Waits(p specs.PowerLoss) time.Duration {
 	return p.CutAfter + FirstWritesWait + p.CutAfter + CommandTimeout + afterCut(p) + StopWait + CommandTimeout + p.ReadyWithin
 }
 
-// afterCut is how long fio's end is awaited after the cut command.
-func afterCut(p specs.PowerLoss) time.Duration { return 2*p.CutAfter + p.ReadyWithin + 30*time.Second }
+// afterCut is how long fio's end is awaited after the cut command: at
+// least what is left of fio's runtime after a cut at cut_after (when the
+// first writes were awaited no time), so that fio ends on its own, its
+// writes complete, when the command cut nothing.
+func afterCut(p specs.PowerLoss) time.Duration {
+	return 2*p.CutAfter + FirstWritesWait + p.ReadyWithin + 30*time.Second
+}
 
 // Run runs cycle k on d and returns what it observed.
 func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any)) powerloss.Cycle {
@@ -142,7 +159,7 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	select {
 	case <-fio.done:
 		if fio.wait == nil {
-			out.NotRun = fmt.Sprintf("%s: fio ended before the cut: it wrote its whole region (size %d bytes) in less than cut_after %s; raise size in [power_loss] so that it still writes at the cut", d.Path, c.Test.Size, c.Test.CutAfter)
+			out.NotRun = endedEarly(c, d.Path)
 			return out
 		}
 		out.NotRun = fmt.Sprintf("%s: fio ended before the cut (%v): see %s", d.Path, fio.wait, filepath.Join(c.Dir, "fio.stderr"))
@@ -203,6 +220,24 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	out.AtRisk, out.Rewritten = powerloss.AtRisk(jobs)
 	Lose(&out, d.Path, acked, flushed, rule, c.Tag, snap, c.Test.BS)
 	return out
+}
+
+// endedEarly says why fio, ended without error before the cut, was not
+// cut: it wrote its whole region, or (a slower drive than its runtime
+// allows for) its runtime ended first.
+func endedEarly(c Config, path string) string {
+	region := 2 * (c.Test.Size / 2 / c.Test.BS)
+	n := int64(-1)
+	if jobs, err := ledger(c); err == nil {
+		n = 0
+		for _, j := range jobs {
+			n += int64(len(j.Writes))
+		}
+	}
+	if n >= 0 && n < region {
+		return fmt.Sprintf("%s: fio ended before the cut, after %d of its region's %d writes: its runtime (%s) ended first; the drive completed too few writes to reach the cut", path, n, region, Runtime(c.Test))
+	}
+	return fmt.Sprintf("%s: fio ended before the cut: it wrote its whole region (size %d bytes) in less than cut_after %s; raise size in [power_loss] so that it still writes at the cut", path, c.Test.Size, c.Test.CutAfter)
 }
 
 // Lose reads back the acknowledged writes of the drive at path into

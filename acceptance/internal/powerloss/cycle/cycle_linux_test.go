@@ -123,6 +123,31 @@ func TestCycleCutDidNothing(t *testing.T) {
 	}
 }
 
+// A drive slow to complete its first writes is still cut while fio
+// writes: held to 20 writes a second, the 164 writes of two flush
+// intervals (flush_every 80) take about 8 s, and the cut comes cut_after
+// (1 s) later; fio's runtime, a cap from its start, allows for that wait.
+// With a cap of twice cut_after and 5 s (7 s), fio ended on its own before
+// the cut and the cycle was not judged.
+func TestCycleSlowFirstWrites(t *testing.T) {
+	d, _ := loopDrive(t, nil)
+	c := config(t, d, "blockdev --setro "+d.Path, "blockdev --setrw "+d.Path)
+	c.Fio, c.Test.FlushEvery = throttledFio(t, d.Path, 20), 80
+	if old := 2*c.Test.CutAfter + 5*time.Second; time.Duration(2*c.Test.FlushEvery+4)*time.Second/20+c.Test.CutAfter <= old {
+		t.Fatalf("the first writes and cut_after fit in %s: this drive is not slow enough to test the cap", old)
+	}
+	start := time.Now()
+	got := Run(context.Background(), d, c, 1, t.Logf)
+	v := powerloss.Judge(got)
+	t.Logf("%s: %s (%d completed, %d at risk, in %s)", v.Verdict, v.Message, got.Completed, got.AtRisk, time.Since(start).Round(time.Millisecond))
+	if v.Verdict != powerloss.Pass || got.AtRisk == 0 || len(got.Unstopped) != 0 || got.NotRun != "" {
+		t.Errorf("verdict %s (%s), unstopped %v: want the cut to stop fio's writes and the kept writes to pass", v.Verdict, v.Message, got.Unstopped)
+	}
+	if got.Completed < 2*c.Test.FlushEvery {
+		t.Errorf("%d writes completed before the cut, want at least two flush intervals (%d)", got.Completed, 2*c.Test.FlushEvery)
+	}
+}
+
 // fio that writes its whole region before the cut (here 256 KiB,
 // unthrottled) ends before it: the cycle is not judged and says to
 // raise size, never a pass on blocks the jobs wrote again and again.

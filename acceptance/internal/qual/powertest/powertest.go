@@ -241,9 +241,10 @@ func (t *Test) Skip() string {
 }
 
 // Estimate is the test's expected duration, which the plan and its
-// -timeout check count: each cycle writes for up to fio's runtime
-// (twice cut_after and 5 s), waits up to ready_within, and reads its
-// data twice (at 200 MiB/s). Bound is its upper bound.
+// -timeout check count: each cycle writes until the cut (expected
+// twice cut_after and 5 s: the first writes, cut_after, the command),
+// waits up to ready_within, and reads its data twice (at 200 MiB/s).
+// Bound is its upper bound.
 func (t *Test) Estimate() time.Duration {
 	if t.Skip() != "" || !t.Live {
 		return 0
