@@ -46,10 +46,9 @@ import (
 func init() {
 	configs = append(configs, config{
 		name:    "powerloss-host",
-		optIn:   envPower,
 		machine: hostCutMachine,
 		power: func(t *testing.T, work, qmp string) powerFunc {
-			return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, false)
+			return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, false, "")
 		},
 		tests:   []string{"TestGuestPowerLossHostCut"},
 		timeout: 8 * time.Minute,
@@ -57,7 +56,7 @@ func init() {
 			name:    "powerloss-host-rebooted",
 			machine: hostCutMachine,
 			power: func(t *testing.T, work, qmp string) powerFunc {
-				return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, true)
+				return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, true, "")
 			},
 			tests:   []string{"TestGuestPowerLossHostResumed"},
 			timeout: 8 * time.Minute,
@@ -232,6 +231,13 @@ func TestGuestPowerLossHostCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("drives %v; the suites run until the host cuts its power", st.Names)
+	// A minute before the test's deadline, the guest's state is logged:
+	// what the processes wait in, the I/O each drive has in flight, the
+	// kernel's last messages.
+	if dl, ok := t.Deadline(); ok {
+		timer := time.AfterFunc(time.Until(dl)-time.Minute, func() { fmt.Print(guestState()) })
+		defer timer.Stop()
+	}
 	codes := make([]int, len(hostCutRuns))
 	var wg sync.WaitGroup
 	for i, r := range hostCutRuns {
@@ -431,7 +437,7 @@ func TestCutHostKills(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			work := t.TempDir()
 			images := filepath.Join(work, "images")
-			serve := startNBDOn(t, work, images, filepath.Join(work, "no-qmp.sock"), nbdDrives, false)
+			serve := startNBDOn(t, work, images, filepath.Join(work, "no-qmp.sock"), nbdDrives, false, "")
 			var done chan error
 			if c.bin != "" {
 				var cmd *exec.Cmd
@@ -480,4 +486,43 @@ func TestCutHostKills(t *testing.T) {
 			}
 		})
 	}
+}
+
+// guestState is what the guest's processes wait in (those of fio, the
+// suite and the cut command: state, wchan, kernel stack), each block
+// device's I/O in flight, and the kernel's last messages: what a boot
+// that never reached its cut was stuck on.
+func guestState() string {
+	var b strings.Builder
+	b.WriteString("guest state, the cut not reached:\n")
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		comm, err := os.ReadFile(p + "/comm")
+		name := strings.TrimSpace(string(comm))
+		if err != nil || !(strings.HasPrefix(name, "fio") || strings.Contains(name, "suite") || strings.HasSuffix(name, ".test") || name == "sh" || name == "sleep") {
+			continue
+		}
+		stat, _ := os.ReadFile(p + "/stat")
+		wchan, _ := os.ReadFile(p + "/wchan")
+		stack, _ := os.ReadFile(p + "/stack")
+		f := strings.Fields(string(stat))
+		state := ""
+		if len(f) > 2 {
+			state = f[2]
+		}
+		fmt.Fprintf(&b, "%s %s state %s wchan %s\n%s", filepath.Base(p), name, state, wchan, stack)
+	}
+	devs, _ := filepath.Glob("/sys/block/nvme*")
+	for _, d := range devs {
+		inflight, _ := os.ReadFile(d + "/inflight")
+		stat, _ := os.ReadFile(d + "/stat")
+		fmt.Fprintf(&b, "%s inflight %s stat %s", filepath.Base(d), strings.TrimSpace(string(inflight)), stat)
+	}
+	if out, err := exec.Command("dmesg").CombinedOutput(); err == nil {
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		b.WriteString(strings.Join(lines[max(0, len(lines)-60):], "\n") + "\n")
+	} else {
+		fmt.Fprintf(&b, "dmesg: %v\n", err)
+	}
+	return b.String()
 }

@@ -51,8 +51,9 @@ echo
 // times, with plp, and gives it ready_within to come back: 24 MiB at
 // risk, written in 4 KiB writes with a flush every powerFlushEvery
 // writes of a job, the cut 500 ms after the first flushed writes. Each
-// job writes 12 MiB, 3072 blocks; under TCG fio has written at most
-// about 1800 of them by the cut (measured), and none twice: a
+// job writes 12 MiB, 3072 blocks; under TCG, each write held writeDelay
+// by its nbdkit, the two jobs had completed 900-1,100 writes by the cut
+// (measured; without the delay, up to about 1800 a job), and none twice: a
 // block written again with the same data, once flushed, would read back
 // intact however much of the cache a drive lost. max_cut_gap (the whole
 // host's cut only) is 90 s: under TCG, fio's exit, the save and sync of

@@ -138,19 +138,7 @@ type config struct {
 	// directory and QEMU's QMP socket, and returns what serves the
 	// guest's power requests (powerRequest); what it started ends with t.
 	power func(t *testing.T, work, qmp string) powerFunc
-	// optIn, when set, is the variable that must be 1 for TestQEMU to boot
-	// this configuration; without it the configuration skips, saying why.
-	optIn string
 }
-
-// envPower opts in to the power-cut guests (powerloss, powerloss-host).
-// They pass booted alone on 2 cores (powerloss 170-240 s, powerloss-host
-// and its reboot 118-189 s), but beside the rest of make test the
-// guest's fio wrote its whole 24 MiB region before the suite's cut came,
-// and the host cut's two runs outlasted the 5 minutes each then had: until each
-// cut is timed to the drive's own progress under load, make test leaves
-// them out.
-const envPower = "DRIVEQUAL_QEMU_POWER"
 
 // configs are the guests TestQEMU boots, in this order.
 var configs = []config{{
@@ -273,9 +261,6 @@ func runGuests(t *testing.T, cs []config, n int, run func(*testing.T, config)) {
 func (h host) config(t *testing.T, c config, work, only string) {
 	boots := c.boots()
 	tests := bootTests(t, boots, only)
-	if c.optIn != "" && os.Getenv(c.optIn) != "1" {
-		t.Skipf("%s boots with %s=1 (not in make test: see envPower)", c.name, c.optIn)
-	}
 	if tests == nil {
 		t.Skipf("no test of %s matches %q", c.name, only)
 	}
