@@ -538,10 +538,39 @@ func (t *Test) begin(ctx context.Context, d Drive, k int) error {
 			return err
 		}
 	}
+	// Whatever the cycle's directory holds is not this cycle's: on a
+	// resume it is untrusted (run.json does not list the cycle), and fio,
+	// the cycle's logs and the commands' output are written there as
+	// root, so a planted link or FIFO would redirect or hang them.
+	if err := fresh(t.Dir, Dir, d.folder(), fmt.Sprintf("cycle_%d", k)); err != nil {
+		return fmt.Errorf("clearing cycle %d's directory: %w", k, err)
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("not run: the run was stopped (%v)", err)
 	}
 	return t.land(d, rel(d, k), powerloss.Cycle{Drive: d.Path, Cycle: k, NotRun: Interrupted})
+}
+
+// fresh removes base/parts..., and any part of the path below base that
+// is not a directory (a link, a file) on the way, so that the whole path
+// below base is directories of this run's, the last one gone.
+func fresh(base string, parts ...string) error {
+	p := base
+	for i, part := range parts {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		switch {
+		case os.IsNotExist(err):
+			return nil
+		case err != nil:
+			return err
+		case i == len(parts)-1:
+			return os.RemoveAll(p)
+		case !st.IsDir():
+			return os.Remove(p)
+		}
+	}
+	return nil
 }
 
 // land writes c as rel and lists d's cycle files in run.json at once, so

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -413,5 +414,52 @@ func TestAllowRecorded(t *testing.T) {
 		if got := health.OCP.IncompleteShutdownsMaxIncrease; got != tt.want {
 			t.Errorf("plp %v: incomplete shutdowns allowed = %d, want %d", tt.plp, got, tt.want)
 		}
+	}
+}
+
+// A resumed cycle runs in a directory of its own: what an unlisted
+// cycle directory held (a link to a file outside the recording, a FIFO
+// where fio's output goes) is removed before the cycle starts, and a
+// drive's folder that is a link is removed, not followed.
+func TestResumeClearsAnUnlistedCycleDirectory(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	victim := filepath.Join(outside, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cyc := filepath.Join(dir, "powerloss", "nvme0n1", "cycle_1")
+	if err := os.MkdirAll(cyc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(cyc, "fio.stderr")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(cyc, "fio.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The second drive's folder is a link to a directory outside.
+	if err := os.MkdirAll(filepath.Join(outside, "cycle_1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "powerloss", "nvme1n1")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	pt := &Test{Live: true, Cfg: &cmdline.Config{PowerCut: "cut {path}", PowerRestore: "restore {path}", Resume: true}, Dir: dir, Files: map[string]string{},
+		Drives: []Drive{ns("nvme0n1", "nvme0"), ns("nvme1n1", "nvme1")}, Spec: &specs.PowerLoss{Cycles: 1}, Add: func([]report.HealthCheck) {}}
+	pt.Run(ctx, t.Logf)
+	if _, err := os.Lstat(cyc); !os.IsNotExist(err) {
+		ents, _ := os.ReadDir(cyc)
+		t.Errorf("the unlisted cycle directory is still there (%v): %v", err, ents)
+	}
+	if st, err := os.Lstat(filepath.Join(dir, "powerloss", "nvme1n1")); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		t.Errorf("the drive's folder is still a link")
+	}
+	if data, err := os.ReadFile(victim); err != nil || string(data) != "keep" {
+		t.Errorf("the file outside the recording: %q, %v; want it untouched", data, err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "cycle_1")); err != nil {
+		t.Errorf("the directory a linked folder pointed to was changed: %v", err)
 	}
 }
