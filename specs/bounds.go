@@ -57,6 +57,13 @@ func (t table) atMost(v value, n, max int64, why string) bool {
 	return false
 }
 
+// waitAtMost reports a duration above max.
+func (t table) waitAtMost(v value, d, max time.Duration) {
+	if v.set && d > max {
+		t.errorf(v.key, "%s %s is longer than %s, the longest a spec may give", v.key, d, max)
+	}
+}
+
 // rounds reports a preconditioning bound (random_runtime, topup_runtime)
 // that holds more than MaxRounds steady-state rounds.
 func rounds(t table, key string, bound, round time.Duration) {

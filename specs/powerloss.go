@@ -45,6 +45,10 @@ const (
 	DefaultPowerLossMaxCutGap   = 5 * time.Second
 	// MaxPowerLossCycles is the most cycles a spec may ask for.
 	MaxPowerLossCycles = 1000
+	// MaxPowerLossWait is the longest cut_after or ready_within: a
+	// cycle's waits add several of each, and a bound keeps their sum, and
+	// the run's estimate, far from overflowing.
+	MaxPowerLossWait = time.Hour
 )
 
 var powerLossKeys = fields[PowerLoss]{
@@ -55,9 +59,11 @@ var powerLossKeys = fields[PowerLoss]{
 	{key: "plp", conv: func(t table, v value, p *PowerLoss) { p.PLP, _ = t.boolean(v, false) }},
 	{key: "ready_within", conv: func(t table, v value, p *PowerLoss) {
 		p.ReadyWithin, _ = t.duration(v, DefaultPowerLossReadyWithin, false)
+		t.waitAtMost(v, p.ReadyWithin, MaxPowerLossWait)
 	}},
 	{key: "cut_after", conv: func(t table, v value, p *PowerLoss) {
 		p.CutAfter, _ = t.duration(v, DefaultPowerLossCutAfter, false)
+		t.waitAtMost(v, p.CutAfter, MaxPowerLossWait)
 	}},
 	{key: "bs", conv: func(t table, v value, p *PowerLoss) {
 		p.BS = DefaultPowerLossBS

@@ -55,6 +55,9 @@ func TestPowerLossBad(t *testing.T) {
 		{"plp = \"yes\"", "pl.toml:18: power_loss: plp must be true or false"},
 		{"ready_within = \"soon\"", `pl.toml:18: power_loss: ready_within "soon" is not a duration`},
 		{"cut_after = \"0s\"", `pl.toml:18: power_loss: cut_after must be > 0`},
+		// A cycle's waits add several of each: 1281023h would overflow them.
+		{"cut_after = \"1281023h53m38s\"", "pl.toml:18: power_loss: cut_after 1281023h53m38s is longer than 1h0m0s"},
+		{"ready_within = \"61m\"", "pl.toml:18: power_loss: ready_within 1h1m0s is longer than 1h0m0s"},
 		{"size = \"4k\"", "pl.toml:18: power_loss: size must hold at least two blocks of bs (8192 bytes)"},
 		{"bs = 1000", "pl.toml:18: power_loss: bs must be > 0 and a multiple of 512 bytes"},
 		{"flush_every = 0", "pl.toml:18: power_loss: flush_every must be >= 1, got 0"},
