@@ -148,7 +148,7 @@ func Judge(c Cycle) Verdict {
 	case len(still) > 0:
 		return Verdict{Inconclusive, "the drive did not see a power loss: check the cut command (" + strings.Join(still, ", ") + "); " + kept}
 	case len(c.Unstopped) > 0:
-		return Verdict{Inconclusive, fmt.Sprintf("not judged: fio's job %s ended without error after the cut started (its final flush completed: nothing of it was in flight at the cut): the cut did not stop its writes, or it wrote its whole region first (raise size); %s", strings.Join(c.Unstopped, " and "), kept)}
+		return Verdict{Inconclusive, fmt.Sprintf("not judged: fio's job %s ended without error after the cut started (its final flush completed: nothing of it was in flight at the cut): the cut did not stop its writes, or it wrote its whole region first (raise size), or the cut came too late for fio's runtime (a cut command slow to take effect); %s", strings.Join(c.Unstopped, " and "), kept)}
 	case c.MaxCutGap != "" && c.CutGap == "":
 		return Verdict{Inconclusive, fmt.Sprintf("not judged: the gap between the drive's last write and the host's cut was not measured (no I/O counters of the drive, or the cut's times not saved), so the cut may have come long after its writes; %s", kept)}
 	case c.CutGap != "" && bound > 0 && gap > bound:

@@ -146,9 +146,10 @@ type nbdServers struct {
 // write (nbdkit's delay filter, in front of the log and the cache): with
 // one write in flight a job, a job completes at most 500 writes a second,
 // so fio's 24 MiB (6144 writes) lasts at least 6 s however fast the guest
-// runs, and a cut that is slow to come still finds fio writing. Alone on
-// 2 cores fio completed about 2,500 writes a second without it and 1,450
-// by the cut; beside the rest of make test, about 300 a second.
+// runs, and a cut that is slow to come still finds fio writing. Without
+// it the two jobs had completed 1,500-3,600 writes by the cut alone,
+// 1,100-2,300 beside three busy loops, and beside the rest of make test
+// completed about 300 a second.
 const writeDelay = "2ms"
 
 // startNBD creates each drive's image and starts its nbdkit before the

@@ -7,10 +7,13 @@
 package cycle
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,19 +109,21 @@ func Runtime(p specs.PowerLoss) time.Duration {
 
 // Waits is the longest a cycle of p waits, its commands included, not
 // counting its reads of the drive: fio's first writes (cut_after and
-// FirstWritesWait), cut_after, the cut command, fio's end after it (twice
-// cut_after, FirstWritesWait, ready_within and 30 s, then StopWait), the restore command
+// FirstWritesWait), cut_after, the cut command, fio's end after it
+// (afterCut, then StopWait), the restore command
 // and ready_within for the drive to come back.
 func Waits(p specs.PowerLoss) time.Duration {
 	return p.CutAfter + FirstWritesWait + p.CutAfter + CommandTimeout + afterCut(p) + StopWait + CommandTimeout + p.ReadyWithin
 }
 
-// afterCut is how long fio's end is awaited after the cut command: at
-// least what is left of fio's runtime after a cut at cut_after (when the
-// first writes were awaited no time), so that fio ends on its own, its
-// writes complete, when the command cut nothing.
+// afterCut is how long fio's end is awaited after the cut command: twice
+// cut_after, ready_within and 30 s, and at least what is left of fio's
+// runtime after a cut at cut_after (its first writes awaited no time)
+// and 30 s more, so that fio ends on its own, its writes complete, when
+// the command cut nothing. The first is the longer unless cut_after and
+// ready_within add to under 5 s.
 func afterCut(p specs.PowerLoss) time.Duration {
-	return 2*p.CutAfter + FirstWritesWait + p.ReadyWithin + 30*time.Second
+	return max(2*p.CutAfter+p.ReadyWithin+30*time.Second, Runtime(p)-p.CutAfter+30*time.Second)
 }
 
 // Run runs cycle k on d and returns what it observed.
@@ -224,20 +229,59 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 
 // endedEarly says why fio, ended without error before the cut, was not
 // cut: it wrote its whole region, or (a slower drive than its runtime
-// allows for) its runtime ended first.
+// allows for) its runtime ended first. It counts the lines of fio's
+// per-I/O logs, a completed write each, and keeps the logs as they are.
 func endedEarly(c Config, path string) string {
 	region := 2 * (c.Test.Size / 2 / c.Test.BS)
-	n := int64(-1)
-	if jobs, err := ledger(c); err == nil {
-		n = 0
-		for _, j := range jobs {
-			n += int64(len(j.Writes))
-		}
-	}
-	if n >= 0 && n < region {
+	n, err := countWrites(c.Dir, region+1)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s: fio ended before the cut, without error; its logs of completed writes do not read (%v), so whether it wrote its whole region (size %d bytes) or its runtime (%s) ended first is not known", path, err, c.Test.Size, Runtime(c.Test))
+	case n < region:
 		return fmt.Sprintf("%s: fio ended before the cut, after %d of its region's %d writes: its runtime (%s) ended first; the drive completed too few writes to reach the cut", path, n, region, Runtime(c.Test))
 	}
 	return fmt.Sprintf("%s: fio ended before the cut: it wrote its whole region (size %d bytes) in less than cut_after %s; raise size in [power_loss] so that it still writes at the cut", path, c.Test.Size, c.Test.CutAfter)
+}
+
+// countWrites counts the lines of each job's per-I/O log in dir (a
+// regular file each), up to limit.
+func countWrites(dir string, limit int64) (int64, error) {
+	var n int64
+	for _, name := range jobNames {
+		logs, _ := filepath.Glob(filepath.Join(dir, name+"_lat.*.log"))
+		if len(logs) != 1 {
+			return 0, fmt.Errorf("job %s: want one per-I/O log %s_lat.N.log in %s, found %d", name, name, dir, len(logs))
+		}
+		f, err := openRegular(logs[0])
+		if err != nil {
+			return 0, err
+		}
+		sc := bufio.NewScanner(f)
+		for n < limit && sc.Scan() {
+			if len(bytes.TrimSpace(sc.Bytes())) > 0 {
+				n++
+			}
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", logs[0], err)
+		}
+	}
+	return n, nil
+}
+
+// openRegular opens path for reading when it is a regular file: a FIFO
+// or a device in a cycle's directory would hang or mislead the reader.
+func openRegular(path string) (*os.File, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	return os.Open(path)
 }
 
 // Lose reads back the acknowledged writes of the drive at path into
@@ -402,9 +446,11 @@ var jobNames = []string{"sequential", "random"}
 // completed).
 func ledger(c Config) ([]powerloss.Job, error) {
 	var fo fioOut
-	if data, err := os.ReadFile(filepath.Join(c.Dir, "fio.json")); err == nil {
+	if f, err := openRegular(filepath.Join(c.Dir, "fio.json")); err == nil {
+		data, err := io.ReadAll(f)
+		f.Close()
 		// fio prints its errors before the JSON on the same stream.
-		if i := strings.IndexByte(string(data), '{'); i >= 0 {
+		if i := strings.IndexByte(string(data), '{'); err == nil && i >= 0 {
 			_ = json.Unmarshal(data[i:], &fo)
 		}
 	}
@@ -414,7 +460,7 @@ func ledger(c Config) ([]powerloss.Job, error) {
 		if len(logs) != 1 {
 			return nil, fmt.Errorf("job %s: want one per-I/O log %s_lat.N.log in %s, found %d", name, name, c.Dir, len(logs))
 		}
-		f, err := os.Open(logs[0])
+		f, err := openRegular(logs[0])
 		if err != nil {
 			return nil, err
 		}

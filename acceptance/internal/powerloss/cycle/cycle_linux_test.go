@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -216,5 +217,25 @@ func TestCyclePathWithColon(t *testing.T) {
 		if _, err := os.Lstat(stray); err == nil {
 			t.Errorf("fio wrote %s, not the drive", stray)
 		}
+	}
+}
+
+// fio ended before the cut and its logs of completed writes do not read
+// (none, or a FIFO where a log should be): the cycle says it cannot tell
+// why, rather than blaming the region's size, and never blocks on the
+// FIFO.
+func TestEndedEarlyLogsUnread(t *testing.T) {
+	c := Config{Dir: t.TempDir(), Test: specs.PowerLoss{Size: 8 << 20, BS: 4096, CutAfter: time.Second}}
+	if got := endedEarly(c, "/dev/x"); !strings.Contains(got, "its logs of completed writes do not read") || strings.Contains(got, "raise size") {
+		t.Errorf("no logs: %q", got)
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir, "sequential_lat.1.log"), []byte("1, 10, 1, 4096, 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(c.Dir, "random_lat.2.log"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := endedEarly(c, "/dev/x"); !strings.Contains(got, "is not a regular file") {
+		t.Errorf("a FIFO for a log: %q", got)
 	}
 }
