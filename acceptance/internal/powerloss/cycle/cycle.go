@@ -490,23 +490,41 @@ func ledger(c Config) ([]powerloss.Job, error) {
 // snapshot is the FNV-64 hash of each bs block of the first size bytes
 // of path, read directly.
 func snapshot(path string, size, bs int64) ([]uint64, error) {
+	return snapshotBy(path, size, bs, SnapshotRead)
+}
+
+// snapshotBy is snapshot reading read bytes (whole blocks, at least one)
+// at a time.
+func snapshotBy(path string, size, bs, read int64) ([]uint64, error) {
 	f, err := openDirect(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	buf := aligned(bs)
 	out := make([]uint64, size/bs)
-	for i := range out {
-		if _, err := f.ReadAt(buf, int64(i)*bs); err != nil {
+	// Read SnapshotRead at a time, hashing each block of it: one 4 KiB
+	// read at a time, a NAND drive reads some 50 MiB/s (16 GiB in five
+	// minutes), and a guest under TCG beside other work read 24 MiB of
+	// three drives in 4.7 minutes.
+	per := max(read/bs, 1)
+	buf := aligned(per * bs)
+	for i := int64(0); i < int64(len(out)); i += per {
+		n := min(per, int64(len(out))-i)
+		chunk := buf[:n*bs]
+		if _, err := f.ReadAt(chunk, i*bs); err != nil {
 			return nil, err
 		}
-		h := fnv.New64a()
-		h.Write(buf)
-		out[i] = h.Sum64()
+		for j := int64(0); j < n; j++ {
+			h := fnv.New64a()
+			h.Write(chunk[j*bs : (j+1)*bs])
+			out[i+j] = h.Sum64()
+		}
 	}
 	return out, nil
 }
+
+// SnapshotRead is how much a snapshot reads at a time.
+const SnapshotRead = 1 << 20
 
 // readBack reads each acknowledged write once and says what came back
 // where it did not read back intact, with how many writes were lost.

@@ -3,6 +3,7 @@ package cycle
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -237,5 +238,52 @@ func TestEndedEarlyLogsUnread(t *testing.T) {
 	}
 	if got := endedEarly(c, "/dev/x"); !strings.Contains(got, "is not a regular file") {
 		t.Errorf("a FIFO for a log: %q", got)
+	}
+}
+
+// A snapshot read a megabyte at a time holds each block's hash, as one
+// read a block would: sizes that end inside a read, blocks of 512 bytes
+// and blocks larger than a read.
+func TestSnapshotBlocks(t *testing.T) {
+	data := make([]byte, 5<<20+3*4096)
+	for i := range data {
+		data[i] = byte(i*7 + i>>12)
+	}
+	path := filepath.Join(t.TempDir(), "img")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ size, bs int64 }{{int64(len(data)), 4096}, {3<<20 + 512, 512}, {4 << 20, 2 << 20}, {8192, 4096}} {
+		got, err := snapshot(path, c.size, c.bs)
+		if err != nil {
+			t.Fatalf("size %d bs %d: %v", c.size, c.bs, err)
+		}
+		if int64(len(got)) != c.size/c.bs {
+			t.Fatalf("size %d bs %d: %d hashes, want %d", c.size, c.bs, len(got), c.size/c.bs)
+		}
+		for i := range got {
+			h := fnv.New64a()
+			h.Write(data[int64(i)*c.bs : int64(i+1)*c.bs])
+			if got[i] != h.Sum64() {
+				t.Fatalf("size %d bs %d: block %d's hash %x, want %x", c.size, c.bs, i, got[i], h.Sum64())
+			}
+		}
+	}
+}
+
+// BenchmarkSnapshot reads a 64 MiB loop device's blocks (4 KiB) one
+// block at a time and a megabyte at a time.
+func BenchmarkSnapshot(b *testing.B) {
+	testenv.MustHaveLoop(b)
+	dev := testenv.Loop(b, 64<<20)
+	for _, read := range []int64{4096, SnapshotRead} {
+		b.Run(fmt.Sprintf("read=%d", read), func(b *testing.B) {
+			b.SetBytes(64 << 20)
+			for b.Loop() {
+				if _, err := snapshotBy(dev, 64<<20, 4096, read); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
