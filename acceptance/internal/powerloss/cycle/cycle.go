@@ -562,6 +562,15 @@ func readBack(path string, acked []powerloss.Write, tag uint32, snap []uint64, b
 			got = aligned(w.Len)
 		}
 		if _, err := f.ReadAt(got, w.Offset); err != nil {
+			if n > 1 {
+				// Read the run a block at a time, so that the error
+				// names the block that does not read.
+				for k := 0; k < n; k++ {
+					if _, err := f.ReadAt(buf[:bs], acked[i+k].Offset); err != nil {
+						return nil, 0, fmt.Errorf("offset %d: %w", acked[i+k].Offset, err)
+					}
+				}
+			}
 			return nil, 0, fmt.Errorf("offset %d: %w", w.Offset, err)
 		}
 		for k := 0; k < n; k++ {

@@ -338,4 +338,11 @@ func TestReadBackRuns(t *testing.T) {
 	if n != len(want) || fmt.Sprint(lost) != fmt.Sprint(want) {
 		t.Errorf("readBack: %d lost %v, want %v", n, lost, want)
 	}
+	// A run that does not read names the block that does not, not the
+	// run's first: here the first block past the image's end.
+	end := int64(len(img)) / bs
+	run := []powerloss.Write{{Offset: (end - 2) * bs, Len: bs}, {Offset: (end - 1) * bs, Len: bs}, {Offset: end * bs, Len: bs}}
+	if _, _, err := readBack(path, run, tag, snap, bs); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("offset %d:", end*bs)) {
+		t.Errorf("a run past the end: %v, want an error naming offset %d", err, end*bs)
+	}
 }

@@ -542,8 +542,10 @@ func (t *Test) begin(ctx context.Context, d Drive, k int) error {
 	// resume it is untrusted (run.json does not list the cycle), and fio,
 	// the cycle's logs and the commands' output are written there as
 	// root, so a planted link or FIFO would redirect or hang them.
-	if err := fresh(t.Dir, Dir, d.folder(), fmt.Sprintf("cycle_%d", k)); err != nil {
-		return fmt.Errorf("clearing cycle %d's directory: %w", k, err)
+	for _, name := range []string{fmt.Sprintf("cycle_%d", k), fmt.Sprintf("cycle_%d.json", k)} {
+		if err := fresh(t.Dir, Dir, d.folder(), name); err != nil {
+			return fmt.Errorf("clearing cycle %d's files: %w", k, err)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("not run: the run was stopped (%v)", err)
@@ -589,8 +591,14 @@ func (t *Test) land(d Drive, rel string, c powerloss.Cycle) error {
 	if t.Rec == nil {
 		return nil
 	}
-	if err := t.Rec.Landed(path.Join(Dir, d.folder()), true); err != nil {
-		return fmt.Errorf("listing %s in run.json: %w", rel, err)
+	// Only what this cycle wrote: its file and its directory. Another
+	// file in the drive's folder is not this run's (on a resume, one the
+	// recording does not list is untrusted), and listing it would vouch
+	// for it.
+	for _, sub := range []string{rel, strings.TrimSuffix(rel, ".json")} {
+		if err := t.Rec.Landed(sub, true); err != nil {
+			return fmt.Errorf("listing %s in run.json: %w", sub, err)
+		}
 	}
 	return nil
 }

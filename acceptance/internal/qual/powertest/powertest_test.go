@@ -13,6 +13,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/live/runjson"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
@@ -461,5 +462,49 @@ func TestResumeClearsAnUnlistedCycleDirectory(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "cycle_1")); err != nil {
 		t.Errorf("the directory a linked folder pointed to was changed: %v", err)
+	}
+}
+
+// A cycle that begins lists in run.json only its own file and
+// directory: a file planted beside them in the drive's folder (a
+// made-up clean cycle 2) is not vouched for, and a link where the
+// cycle's own file goes is replaced, not written through.
+func TestBeginListsOnlyItsOwnCycle(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	rec := runjson.New(dir)
+	if err := rec.Start(record.Run{}); err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Join(dir, "powerloss", "nvme0n1")
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(folder, "cycle_2.json"), []byte(`{"drive": "/dev/nvme0n1", "cycle": 2, "acknowledged": 1000}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(outside, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(folder, "cycle_1.json")); err != nil {
+		t.Fatal(err)
+	}
+	pt := &Test{Live: true, Cfg: &cmdline.Config{PowerCut: "cut {path}", PowerRestore: "restore {path}", Resume: true}, Dir: dir, Files: map[string]string{},
+		Drives: []Drive{ns("nvme0n1", "nvme0")}, Spec: &specs.PowerLoss{Cycles: 1}, Rec: rec}
+	if err := pt.begin(context.Background(), pt.Drives[0], 1); err != nil {
+		t.Fatal(err)
+	}
+	run, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(run, []byte(`"powerloss/nvme0n1/cycle_1.json"`)) || bytes.Contains(run, []byte("cycle_2.json")) {
+		t.Errorf("run.json lists %s; want cycle_1.json and not the planted cycle_2.json", run)
+	}
+	if data, err := os.ReadFile(victim); err != nil || string(data) != "keep" {
+		t.Errorf("the file the link pointed to: %q, %v; want it untouched", data, err)
+	}
+	if st, err := os.Lstat(filepath.Join(folder, "cycle_1.json")); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("cycle_1.json: %v, %v; want a regular file of this run's", st, err)
 	}
 }
