@@ -108,7 +108,7 @@ func TestFioKilledDuringMeasurement(t *testing.T) {
 	killed := make(chan error, 1)
 	r := runSuiteCtx(context.Background(), t, func(*exec.Cmd) {
 		go func() {
-			pid, err := fioRunning(job, time.Minute)
+			pid, err := fioRunning(job, 3*time.Minute)
 			if err == nil {
 				// Let it get well into its 20 s of I/O first.
 				time.Sleep(time.Second)
@@ -318,7 +318,7 @@ func testInterrupt(t *testing.T, sig syscall.Signal) {
 	r := runSuiteCtx(context.Background(), t, func(cmd *exec.Cmd) {
 		go func() {
 			// The first cell's result is written; the 20 s one is running.
-			_, err := fioRunning(job, time.Minute)
+			_, err := fioRunning(job, 3*time.Minute)
 			if err == nil {
 				if n := resultCount(filepath.Join(rep, "results.json")); n != 1 {
 					err = fmt.Errorf("results.json holds %d results while %s runs, want 1", n, cellWrite)

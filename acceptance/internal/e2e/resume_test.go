@@ -285,7 +285,7 @@ func TestResumeAfterFioKilled(t *testing.T) {
 	killed := make(chan error, 1)
 	r := runSuiteCtx(context.Background(), t, func(*exec.Cmd) {
 		go func() {
-			pid, err := fioRunning(job, time.Minute)
+			pid, err := fioRunning(job, 3*time.Minute)
 			if err == nil {
 				time.Sleep(time.Second)
 				err = syscall.Kill(pid, syscall.SIGKILL)
