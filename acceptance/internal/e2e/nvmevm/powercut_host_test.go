@@ -52,10 +52,12 @@ func init() {
 			return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, false, "")
 		},
 		tests: []string{"TestGuestPowerLossHostCut"},
+		cuts:  "TestGuestPowerLossHostCut",
 		// Beside the rest of make test the first boot took 5.9 minutes
-		// (its guest's three drives' snapshot, writes and saves, at a
-		// fifth of a core), alone 1.4.
-		timeout: 14 * time.Minute,
+		// (its guest's drives' snapshot, writes and saves, at a fifth of
+		// a core), alone 1 minute. The three boots' limits add to less
+		// than the package's 40.
+		timeout: 11 * time.Minute,
 		reboot: &config{
 			name:    "powerloss-host-rebooted",
 			machine: hostCutMachine,
@@ -63,7 +65,8 @@ func init() {
 				return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, true, "")
 			},
 			tests:   []string{"TestGuestPowerLossHostResumed", "TestGuestPowerLossHostCutNoPLP"},
-			timeout: 14 * time.Minute,
+			cuts:    "TestGuestPowerLossHostCutNoPLP",
+			timeout: 11 * time.Minute,
 			reboot: &config{
 				name:    "powerloss-host-rebooted-again",
 				machine: hostCutMachine,
@@ -71,13 +74,13 @@ func init() {
 					return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, true, "")
 				},
 				tests:   []string{"TestGuestPowerLossHostResumedNoPLP"},
-				timeout: 14 * time.Minute,
+				timeout: 8 * time.Minute,
 			},
 		},
 	})
 }
 
-// hostCutShared is the directory the two boots share beside their work
+// hostCutShared is the directory the three boots share beside their work
 // directories (WORK/CONFIG): the drives' images, and the state directory.
 func hostCutShared(work string) string {
 	return filepath.Join(filepath.Dir(work), "powerloss-host-shared")
@@ -112,9 +115,9 @@ const serialVWC2 = "DQVWC0002"
 // boot's three, and a second honest volatile cache.
 var hostCutDrives = append(slices.Clone(nbdDrives), nbdDrive{id: "vwc2", serial: serialVWC2, cache: "writeback"})
 
-// hostCutRun is one of the two suite runs the one cut of the host ends,
-// each in its own directory of the state directory, with its spec: the
-// three personalities with plp = true, and the second honest cache
+// hostCutRun is one of the two suite runs that each end in a cut of the
+// host, each in its own directory of the state directory, with its spec:
+// the three personalities with plp = true, and the second honest cache
 // without. Under TCG, three or four drives written at once for 1 s
 // complete from under a hundred to a few thousand writes each (the
 // honest drive 84 in one run measured), often fewer than the powerloss
@@ -134,7 +137,8 @@ var hostCutRuns = []hostCutRun{
 	{name: "noplp", serials: []string{serialVWC2}, flushEvery: 8},
 }
 
-// hostCutScript is both runs' cut command, `cut RUN`: it asks the host
+// hostCutScript is both runs' cut command (`cut RUN`; RUN only names the
+// run in the logs): it asks the host
 // to cut its whole power (power cut-host). The runs cut the host one
 // after the other, each in its own boot: at once, the run of one drive
 // reached its cut 3.7 minutes before the run of three beside the rest of
@@ -148,7 +152,8 @@ exec "$(dirname "$0")/power" cut-host
 // dir is r's directory in the state directory.
 func (r hostCutRun) dir(state string) string { return filepath.Join(state, r.name) }
 
-// args is r's command line in both boots (the reboot adds -resume).
+// args is r's command line in the boot that cuts and the one after it
+// (which adds -resume).
 func (r hostCutRun) args(state string) []string {
 	var drives []string
 	for _, s := range r.serials {
@@ -339,17 +344,15 @@ func hostCutResume(t *testing.T, dir string, r hostCutRun, st hostCutState) (str
 	return stdout, code
 }
 
-// TestGuestPowerLossHostResumed is the reboot: what the first boot
-// recorded before the cut is there (each run's run.json lists every
-// drive's cycle, pending, and its ledger and state), and each run's
-// command line with -resume judges its drives' cycle from it, cutting
-// nothing. With plp = true: the protected drive PASSes, on its data
-// alone (QEMU's controller keeps no count of power losses; the cycle
-// says the host restarted since the cut); the honest volatile cache
-// FAILs, having lost only writes completed after its last completed
-// flush; the liar FAILs, having lost flushed writes. Without plp, the
-// second honest cache PASSes: every write completed before its last
-// completed flush is kept, though it had writes completed after it.
+// TestGuestPowerLossHostResumed is the reboot's first test: what the
+// plp run recorded before the cut is there (its run.json lists every
+// drive's cycle, pending, and its ledger and state), and its command
+// line with -resume judges its drives' cycle from it, cutting nothing:
+// the protected drive PASSes, on its data alone (QEMU's controller keeps
+// no count of power losses; the cycle says the host restarted since the
+// cut); the honest volatile cache FAILs, having lost only writes
+// completed after its last completed flush; the liar FAILs, having lost
+// flushed writes.
 func TestGuestPowerLossHostResumed(t *testing.T) {
 	guest(t)
 	dir := mountPersist(t)
@@ -413,7 +416,10 @@ func TestGuestPowerLossHostResumedNoPLP(t *testing.T) {
 	r := hostCutRuns[1]
 	hostCutPending(t, dir, r, st)
 	raw := filepath.Join(r.dir(dir), "report", "raw")
-	stdout, _ := hostCutResume(t, dir, r, st)
+	stdout, code := hostCutResume(t, dir, r, st)
+	if code != 0 {
+		t.Errorf("-resume without plp: exit %d, want 0 (its one drive QUALIFIED)\n%s", code, stdout)
+	}
 	vwc2 := st.Names[serialVWC2]
 	mustContain(t, stdout, "--- PASS: TestPowerLoss/"+vwc2+"/cycle_1",
 		"acknowledged writes read back intact (every write completed before the last completed flush: ")
@@ -514,7 +520,7 @@ func TestCutHostKills(t *testing.T) {
 			if hostCutAt(work) == "" {
 				t.Errorf("the cut is not noted in %s", filepath.Join(work, hostCutFile))
 			}
-			// A second request (the other run's cut command) cuts nothing more.
+			// A second request (a cut command run twice) cuts nothing more.
 			if err := serve(context.Background(), powerRequest{CutHost: true}); err == nil || !strings.Contains(err.Error(), "cut already") {
 				t.Errorf("a second cut of the host: %v, want \"cut already\"", err)
 			}

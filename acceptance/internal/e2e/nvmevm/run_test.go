@@ -25,8 +25,8 @@ func TestRebootRun(t *testing.T) {
 		"TestQEMU/one/TestGuestC":  "",
 		"TestQEMU/two":             "",
 		"TestQEMU/(":               "",
-		"TestQEMU/one-again":       "one-again is the second boot of one, in its subtest: -run 'TestQEMU/one/TestGuestC|TestGuestD' runs it after the boot before it",
-		"TestQEMU/again/TestGuest": "one-again is the second boot of one, in its subtest: -run 'TestQEMU/one/TestGuestC|TestGuestD' runs it after the boot before it",
+		"TestQEMU/one-again":       "one-again is a later boot of one, in its subtest: -run 'TestQEMU/one/TestGuestC|TestGuestD' runs it after the boot before it",
+		"TestQEMU/again/TestGuest": "one-again is a later boot of one, in its subtest: -run 'TestQEMU/one/TestGuestC|TestGuestD' runs it after the boot before it",
 	} {
 		if got := rebootRun(run, cs); got != want {
 			t.Errorf("rebootRun(%q) = %q, want %q", run, got, want)
