@@ -49,7 +49,7 @@ func init() {
 		name:    "powerloss-host",
 		machine: hostCutMachine,
 		power: func(t *testing.T, work, qmp string) powerFunc {
-			return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, false, "")
+			return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, false, writeDelay)
 		},
 		tests: []string{"TestGuestPowerLossHostCut"},
 		cuts:  "TestGuestPowerLossHostCut",
@@ -62,7 +62,7 @@ func init() {
 			name:    "powerloss-host-rebooted",
 			machine: hostCutMachine,
 			power: func(t *testing.T, work, qmp string) powerFunc {
-				return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, true, "")
+				return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, true, writeDelay)
 			},
 			tests:   []string{"TestGuestPowerLossHostResumed", "TestGuestPowerLossHostCutNoPLP"},
 			cuts:    "TestGuestPowerLossHostCutNoPLP",
@@ -71,7 +71,7 @@ func init() {
 				name:    "powerloss-host-rebooted-again",
 				machine: hostCutMachine,
 				power: func(t *testing.T, work, qmp string) powerFunc {
-					return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, true, "")
+					return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, true, writeDelay)
 				},
 				tests:   []string{"TestGuestPowerLossHostResumedNoPLP"},
 				timeout: 8 * time.Minute,
@@ -118,13 +118,12 @@ var hostCutDrives = append(slices.Clone(nbdDrives), nbdDrive{id: "vwc2", serial:
 // hostCutRun is one of the two suite runs that each end in a cut of the
 // host, each in its own directory of the state directory, with its spec:
 // the three personalities with plp = true, and the second honest cache
-// without. Under TCG, three or four drives written at once for 1 s
-// complete from under a hundred to a few thousand writes each (the
-// honest drive 84 in one run measured), often fewer than the powerloss
-// boot's flush_every of 256 a job: a flush every 32 writes of a job has
-// the honest drive keep its flushed writes and lose the last it had not
-// flushed; without plp, every 8, so that some of its writes are flushed
-// (held) whatever the pace.
+// without. Each writes for hostCutAfter with a flush every 16 writes of
+// a job: beside the rest of make test, three drives written at once for
+// 1 s completed as few as 11 writes (the liar) and 38 (the honest
+// drive), too few for a flush every 32, and the liar must lose flushed
+// writes; the honest drive holds no unflushed write at the cut only when
+// both its jobs' counts are multiples of 16 (about 1 in 256).
 type hostCutRun struct {
 	name       string
 	serials    []string
@@ -133,9 +132,14 @@ type hostCutRun struct {
 }
 
 var hostCutRuns = []hostCutRun{
-	{name: "plp", serials: []string{serialPLP, serialVWC, serialLiar}, plp: true, flushEvery: 32},
-	{name: "noplp", serials: []string{serialVWC2}, flushEvery: 8},
+	{name: "plp", serials: []string{serialPLP, serialVWC, serialLiar}, plp: true, flushEvery: 16},
+	{name: "noplp", serials: []string{serialVWC2}, flushEvery: 16},
 }
+
+// hostCutAfter is how long the host cut's runs write: each write held
+// writeDelay by its nbdkit, a job completes at most 2,500 writes in it,
+// fewer than its 3,072 blocks, however fast the guest runs.
+const hostCutAfter = "5s"
 
 // hostCutScript is both runs' cut command (`cut RUN`; RUN only names the
 // run in the logs): it asks the host
@@ -217,7 +221,7 @@ func TestGuestPowerLossHostCut(t *testing.T) {
 		if err := os.MkdirAll(r.dir(dir), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		powerSpecIn(t, r.dir(dir), 1, r.plp, "60s", r.flushEvery)
+		powerSpecIn(t, r.dir(dir), 1, r.plp, "60s", r.flushEvery, hostCutAfter)
 		for _, s := range r.serials {
 			real, err := filepath.EvalSymlinks(byID(s))
 			if err != nil {

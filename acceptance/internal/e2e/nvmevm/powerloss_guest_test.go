@@ -64,12 +64,12 @@ echo
 // figures.
 func powerSpec(t *testing.T, cycles int, plp bool, ready string) string {
 	t.Helper()
-	return powerSpecIn(t, t.TempDir(), cycles, plp, ready, powerFlushEvery)
+	return powerSpecIn(t, t.TempDir(), cycles, plp, ready, powerFlushEvery, "500ms")
 }
 
 // powerSpecIn writes powerSpec's spec in dir, with a flush every
-// flushEvery writes of a job.
-func powerSpecIn(t *testing.T, dir string, cycles int, plp bool, ready string, flushEvery int) string {
+// flushEvery writes of a job and cut_after cutAfter.
+func powerSpecIn(t *testing.T, dir string, cycles int, plp bool, ready string, flushEvery int, cutAfter string) string {
 	t.Helper()
 	spec := fmt.Sprintf(`model  = "QEMU NVMe over nbdkit (power loss)"
 source = "drivequal test data: the powerloss boot's drives"
@@ -98,12 +98,12 @@ bytes = 33554432
 [power_loss]
 cycles       = %d
 plp          = %v
-cut_after    = "500ms"
+cut_after    = %q
 ready_within = %q
 size         = "24m"
 flush_every  = %d
 max_cut_gap  = "10m"
-`, cycles, plp, ready, flushEvery)
+`, cycles, plp, cutAfter, ready, flushEvery)
 	p := filepath.Join(dir, "powerloss.toml")
 	if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)

@@ -142,7 +142,7 @@ type nbdServers struct {
 	generation map[string]int
 }
 
-// writeDelay is how long each nbdkit of the powerloss boot holds each
+// writeDelay is how long each nbdkit of the power-cut boots holds each
 // write (nbdkit's delay filter, in front of the log and the cache): with
 // one write in flight a job, a job completes at most 500 writes a second,
 // so fio's 24 MiB (6144 writes) lasts at least 6 s however fast the guest
