@@ -47,6 +47,7 @@ import (
 func init() {
 	configs = append(configs, config{
 		name:    "powerloss-host",
+		optIn:   envPower,
 		machine: hostCutMachine,
 		power: func(t *testing.T, work, qmp string) powerFunc {
 			return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, false, writeDelay)

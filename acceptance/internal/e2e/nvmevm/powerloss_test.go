@@ -64,6 +64,7 @@ var nbdDrives = []nbdDrive{
 func init() {
 	configs = append(configs, config{
 		name:    "powerloss",
+		optIn:   envPower,
 		machine: powerMachine,
 		power:   startNBD,
 		tests:   []string{"TestGuestPowerLossProtected", "TestGuestPowerLossVolatile"},
