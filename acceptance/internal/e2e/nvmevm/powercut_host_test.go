@@ -45,40 +45,30 @@ import (
 // command line is its run's.
 
 func init() {
-	configs = append(configs, config{
-		name:    "powerloss-host",
-		optIn:   envPower,
+	// Beside the rest of make test the first boot took 5.9 minutes (its
+	// guest's drives' snapshot, writes and saves, at a fifth of a core),
+	// alone 1 minute. The three boots' limits add to less than the
+	// package's 40.
+	again := hostCutBoot("powerloss-host-rebooted-again", true, 8*time.Minute, "", nil, "TestGuestPowerLossHostResumedNoPLP")
+	rebooted := hostCutBoot("powerloss-host-rebooted", true, 11*time.Minute, "TestGuestPowerLossHostCutNoPLP", &again,
+		"TestGuestPowerLossHostResumed", "TestGuestPowerLossHostCutNoPLP")
+	first := hostCutBoot("powerloss-host", false, 11*time.Minute, "TestGuestPowerLossHostCut", &rebooted, "TestGuestPowerLossHostCut")
+	first.optIn = envPower
+	configs = append(configs, first)
+}
+
+// hostCutBoot is a boot of the host cut's drives (on the images the boot
+// before left when keep), running tests, the one named cuts asking the
+// host to cut its power, reboot following it.
+func hostCutBoot(name string, keep bool, timeout time.Duration, cuts string, reboot *config, tests ...string) config {
+	return config{
+		name:    name,
 		machine: hostCutMachine,
 		power: func(t *testing.T, work, qmp string) powerFunc {
-			return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, false, writeDelay)
+			return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, keep, writeDelay)
 		},
-		tests: []string{"TestGuestPowerLossHostCut"},
-		cuts:  "TestGuestPowerLossHostCut",
-		// Beside the rest of make test the first boot took 5.9 minutes
-		// (its guest's drives' snapshot, writes and saves, at a fifth of
-		// a core), alone 1 minute. The three boots' limits add to less
-		// than the package's 40.
-		timeout: 11 * time.Minute,
-		reboot: &config{
-			name:    "powerloss-host-rebooted",
-			machine: hostCutMachine,
-			power: func(t *testing.T, work, qmp string) powerFunc {
-				return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, true, writeDelay)
-			},
-			tests:   []string{"TestGuestPowerLossHostResumed", "TestGuestPowerLossHostCutNoPLP"},
-			cuts:    "TestGuestPowerLossHostCutNoPLP",
-			timeout: 11 * time.Minute,
-			reboot: &config{
-				name:    "powerloss-host-rebooted-again",
-				machine: hostCutMachine,
-				power: func(t *testing.T, work, qmp string) powerFunc {
-					return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, true, writeDelay)
-				},
-				tests:   []string{"TestGuestPowerLossHostResumedNoPLP"},
-				timeout: 8 * time.Minute,
-			},
-		},
-	})
+		tests: tests, cuts: cuts, timeout: timeout, reboot: reboot,
+	}
 }
 
 // hostCutShared is the directory the three boots share beside their work
