@@ -256,6 +256,14 @@ type VerifyDrive struct {
 	// Bytes is what the fill wrote and the pass must read back.
 	Bytes   int64 `json:"bytes"`
 	LBASize int   `json:"lba_size,omitempty"`
+	// Gone says why the drive was gone when the pass ended (its device
+	// node or sysfs entry removed: pulled, or its controller reset). What
+	// fio read of a drive gone mid-pass is no evidence of its media
+	// either way: a read of it completes with no bytes, and fio compares
+	// a buffer the read never filled. Such a pass fails the drive as
+	// disappeared, never as a mismatch; one it read back whole still
+	// passes.
+	Gone string `json:"gone,omitempty"`
 }
 
 // ReadVerify reads a recorded verify pass from dir: fio's stdout and

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/qual/verdict"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
+	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -124,4 +126,51 @@ func TestAVanishedDriveIsRecordedAsItHappens(t *testing.T) {
 	// Noticed again (by the end of the run): recorded once.
 	r.drives.lost()
 	require.Len(t, r.Failures(), 1)
+}
+
+// preparedWith is an executor that records the drives of each
+// preparation step it is given and runs nothing.
+type preparedWith struct{ drives *[][]int }
+
+func (p preparedWith) Measure(context.Context, string, fiojob.Job, *Watch) ([]byte, error) {
+	return nil, nil
+}
+
+func (p preparedWith) RawPath(string) string { return "" }
+
+func (p preparedWith) Prepare(_ context.Context, st plan.Step, _ []plan.Drive, _ func(string, ...any), _ *Watch) (Prepared, error) {
+	*p.drives = append(*p.drives, slices.Clone(st.Drives))
+	return Prepared{}, nil
+}
+
+// A drive pulled late in a step, its node still there when that step
+// ended (a guest's kernel removes a hot-unplugged controller seconds
+// after the fact), is found gone before the next step: it is left out
+// of that step, which goes on with the other drive, and it fails as
+// disappeared, recorded so in run.json as one noticed during a step is.
+func TestADriveGoneBeforeAStepIsRecordedAsDisappeared(t *testing.T) {
+	dir, rec := t.TempDir(), t.TempDir()
+	var drives []plan.Drive
+	for i := range 2 {
+		p := filepath.Join(dir, fmt.Sprintf("drive%d.img", i))
+		require.NoError(t, os.WriteFile(p, nil, 0o644))
+		drives = append(drives, plan.Drive{Info: device.Info{Path: p}})
+	}
+	spec, err := specs.Load("solidigm-d7-ps1010")
+	require.NoError(t, err)
+	var got [][]int
+	r := &Runner{Drives: drives, Record: rec, Spec: spec, Planner: &plan.Planner{Spec: spec, Drives: drives}, Guard: heldStandin{}, Exec: preparedWith{&got}}
+	r.init()
+	require.NoError(t, r.rec.Start(record.Run{}))
+	require.NoError(t, os.Remove(drives[1].Path))
+
+	st := plan.Step{N: 3, Kind: plan.StepVerify, Name: "verify pass", Drives: []int{0, 1}}
+	r.execStep(context.Background(), &st, func(string, ...any) {})
+	require.Equal(t, [][]int{{0}}, got, "the step runs on the drive still there")
+	fs := r.Failures()
+	require.Len(t, fs, 1)
+	require.Equal(t, 1, fs[0].Drive)
+	require.Equal(t, report.CauseDriveChanged, fs[0].Cause)
+	require.Contains(t, fs[0].Message, drives[1].Path+" disappeared before verify pass")
+	require.Contains(t, r.drives.changed(1), "disappeared before verify pass")
 }

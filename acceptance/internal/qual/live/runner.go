@@ -305,7 +305,19 @@ func (r *Runner) execStep(ctx context.Context, st *plan.Step, logf func(string, 
 		if st.Kind == plan.StepPurge {
 			st.Drives = PurgeReach(r.Drives, st.Drives, st.Purge, r.Ctrls)
 		}
+		// A drive pulled late in the step before (its node still there
+		// when that step ended) fails as disappeared, recorded so in
+		// run.json, as one noticed during a step does.
+		r.drives.vanished(st.Drives, "before "+st.Name)
 		changed, err := r.drives.recheck(st.Drives)
+		for _, d := range st.Drives {
+			if gone := r.drives.changed(d); gone != "" && !slices.Contains(changed, d) {
+				changed = append(changed, d)
+				if err == nil {
+					err = errors.New(gone)
+				}
+			}
+		}
 		if err == nil {
 			break
 		}

@@ -53,6 +53,19 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 		return err.Error()
 	}
 	rec := verifyRecord(r.Record, r.Drives, st, prep.Raw, r.facts.resumption())
+	// A drive that vanished during the pass (pulled): once its capacity
+	// drops to 0, each read of it completes with no bytes and no error,
+	// and fio compares a buffer the read never filled (zeros, or the data
+	// of a block read before): what it names is no evidence of the
+	// drive's media. The drive fails as disappeared (recorded by
+	// vanished, and in the pass's record, which the verdict reads as a
+	// replay does), not as a mismatch.
+	r.drives.vanished(st.Drives, "during "+st.Name)
+	for i, d := range st.Drives {
+		if gone := r.drives.changed(d); gone != "" && i < len(rec.Drives) {
+			rec.Drives[i].Gone = gone
+		}
+	}
 	// Listed whole with the sha256 of its files in the same rewrite of
 	// run.json: a kill before the step's files are hashed (Runner.runStep)
 	// must not leave a read-back that a resume trusts and nothing vouches
@@ -79,19 +92,10 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 	r.readBacks = append(r.readBacks, rb)
 	r.mu.Unlock()
 	r.readBack(rb)
-	// A drive that vanished during the pass (pulled): once its capacity
-	// drops to 0, each read of it completes with no bytes and no error,
-	// and fio compares a buffer the read never filled (zeros, or the data
-	// of a block read before): what it names is no evidence of the
-	// drive's media. The drive fails as disappeared (recorded by
-	// vanished), not as a mismatch.
-	r.drives.vanished(st.Drives, "during "+st.Name)
 	for _, d := range verdict.ReadBack(rb, r.Drives) {
-		if d.Verdict == report.Fail && d.Drive >= 0 {
-			if gone := r.drives.changed(d.Drive); gone != "" {
-				logf("step %d: %s; what fio read of it is no evidence: %s", st.N, gone, d.Message)
-				continue
-			}
+		if d.Verdict == report.Fail && d.Drive >= 0 && d.Cause == report.CauseDriveChanged {
+			logf("step %d: %s", st.N, d.Message)
+			continue
 		}
 		switch d.Verdict {
 		case report.Pass:

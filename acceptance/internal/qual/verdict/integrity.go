@@ -69,7 +69,17 @@ func ReadBack(rb evidence.ReadBack, drives []plan.Drive) []ReadBackDrive {
 		}
 		j := ReadBackDrive{IntegrityDrive: IntegrityDrive{Name: IntegrityName(r.Drive), Verdict: r.Verdict, Message: r.Message},
 			Path: r.Drive, Drive: driveIndex(drives, r.Drive)}
+		gone := goneDuring(rec, r.Drive)
+		if gone != "" && r.Verdict != report.Pass {
+			// Pulled mid-pass: what fio compared is a buffer the read
+			// never filled, no evidence of the drive's media.
+			j.Verdict = report.Fail
+			j.Message = gone + "; what the verify pass read of it is no evidence of its media (fio: " + firstLine(r.Message) + ")"
+			r.Mismatches = nil
+		}
 		switch {
+		case gone != "" && r.Verdict != report.Pass:
+			j.Cause = report.CauseDriveChanged
 		case err != nil:
 			j.Cause = report.CauseBadRecording
 		case len(r.Mismatches) > 0:
@@ -80,9 +90,9 @@ func ReadBack(rb evidence.ReadBack, drives []plan.Drive) []ReadBackDrive {
 			j.Cause = report.CauseReadBack
 		}
 		res := report.Result{Test: IntegrityTest(r.Drive), Kind: report.KindIntegrity, Workload: "Data integrity",
-			Drives: 1, Verdict: r.Verdict, Cause: j.Cause, Raw: raw}
-		if r.Verdict != report.Pass {
-			res.Error = r.Message
+			Drives: 1, Verdict: j.Verdict, Cause: j.Cause, Raw: raw}
+		if j.Verdict != report.Pass {
+			res.Error = j.Message
 		}
 		in := &report.Integrity{Drive: r.Drive, Step: rec.Step, Resume: rec.Resume, BytesVerified: r.Verified, BytesWritten: targets[i].Bytes,
 			Checksum: verifyMethod(rec), Mismatches: len(r.Mismatches)}
@@ -100,6 +110,23 @@ func ReadBack(rb evidence.ReadBack, drives []plan.Drive) []ReadBackDrive {
 		out = append(out, j)
 	}
 	return out
+}
+
+// goneDuring is why the pass rec recorded drive path as gone by its end
+// ("" when it did not).
+func goneDuring(rec record.Verify, path string) string {
+	for _, d := range rec.Drives {
+		if d.Path == path {
+			return d.Gone
+		}
+	}
+	return ""
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 func judgeRecorded(stdout, stderr []byte, failure *record.Failure, drives []integrity.Drive) []integrity.Result {
