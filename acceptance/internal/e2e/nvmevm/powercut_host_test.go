@@ -114,7 +114,9 @@ var hostCutDrives = append(slices.Clone(nbdDrives), nbdDrive{id: "vwc2", serial:
 // 1 s completed as few as 11 writes (the liar) and 38 (the honest
 // drive), too few for a flush every 32, and the liar must lose flushed
 // writes; the honest drive holds no unflushed write at the cut only when
-// both its jobs' counts are multiples of 16 (about 1 in 256).
+// both its jobs ended right after a flush (with each flush ending at
+// nbdkit's cache, a flush takes a small share of a job's time: see
+// nbdServers.start).
 type hostCutRun struct {
 	name       string
 	serials    []string
