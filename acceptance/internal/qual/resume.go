@@ -173,7 +173,7 @@ func (b *builder) resumePlan() {
 		// or killed, does not show the fill whole: the drive's fill state
 		// is unknown, and it is filled and read back again. A mismatch,
 		// or an I/O error reading the drive back, disqualifies it.
-		judged := verdict.ReadBack(evidence.ReadBack{Dir: z.dir, Pass: v}, s.Drives)
+		judged := verdict.ReadBack(evidence.ReadBack{Dir: z.dir, Pass: v, Disappeared: verdict.Disappeared(z.prior.Failures)}, s.Drives)
 		for _, r := range judged {
 			d := r.Drive
 			if d < 0 {

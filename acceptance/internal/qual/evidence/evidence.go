@@ -120,6 +120,10 @@ type ReadBack struct {
 	Dir  string
 	Pass record.Verify
 	Only map[string]bool
+	// Disappeared are the drives (by path) the run recorded as having
+	// disappeared (run.json's failures of cause drive changed): a pass's
+	// drive marked gone counts as gone only when it is one of them.
+	Disappeared map[string]bool
 }
 
 // DriveHealth is one drive's health over the run: its SMART log before

@@ -667,7 +667,7 @@ func (r *Runner) PriorReadBacks() []evidence.ReadBack {
 			}
 		}
 		if len(only) > 0 {
-			out = append(out, evidence.ReadBack{Dir: r.Resume.Dir, Pass: rec, Only: only})
+			out = append(out, evidence.ReadBack{Dir: r.Resume.Dir, Pass: rec, Only: only, Disappeared: verdict.Disappeared(r.Resume.Prior.Failures)})
 		}
 	}
 	return out

@@ -87,7 +87,12 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 	}); serr != nil {
 		logf("%s: %v", r.Record, serr)
 	}
-	rb := evidence.ReadBack{Dir: r.Record, Pass: rec}
+	rb := evidence.ReadBack{Dir: r.Record, Pass: rec, Disappeared: map[string]bool{}}
+	for _, d := range st.Drives {
+		if r.drives.changed(d) != "" {
+			rb.Disappeared[r.Drives[d].Path] = true
+		}
+	}
 	r.mu.Lock()
 	r.readBacks = append(r.readBacks, rb)
 	r.mu.Unlock()

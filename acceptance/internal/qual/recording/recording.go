@@ -213,7 +213,7 @@ func (r *Reader) unusable(cell plan.Cell) (why, cause string) {
 			// Judged as the live run judged it when it ran: a recording
 			// that does not read fails its drives (bad recording), as
 			// TestIntegrity fails them.
-			judged[i] = verdict.ReadBack(evidence.ReadBack{Dir: r.Dir, Pass: rec}, r.Drives)
+			judged[i] = verdict.ReadBack(evidence.ReadBack{Dir: r.Dir, Pass: rec, Disappeared: verdict.Disappeared(r.Info.Failures)}, r.Drives)
 		}
 		// A drive's last read-back first, as the live run (a resumed
 		// one's) failed its cells with it; then any earlier failure.
@@ -377,7 +377,7 @@ func (r *Reader) ReadBacks(context.Context, func(string, ...any)) ([]evidence.Re
 	last := verdict.LastReadBack(r.Info.Verify)
 	for i, rec := range r.Info.Verify {
 		if len(last[i]) > 0 {
-			out = append(out, evidence.ReadBack{Dir: r.Dir, Pass: rec, Only: last[i]})
+			out = append(out, evidence.ReadBack{Dir: r.Dir, Pass: rec, Only: last[i], Disappeared: verdict.Disappeared(r.Info.Failures)})
 		}
 	}
 	return out, ""

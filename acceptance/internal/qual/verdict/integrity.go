@@ -69,8 +69,11 @@ func ReadBack(rb evidence.ReadBack, drives []plan.Drive) []ReadBackDrive {
 		}
 		j := ReadBackDrive{IntegrityDrive: IntegrityDrive{Name: IntegrityName(r.Drive), Verdict: r.Verdict, Message: r.Message},
 			Path: r.Drive, Drive: driveIndex(drives, r.Drive)}
-		gone := goneDuring(rec, r.Drive)
-		if gone != "" && r.Verdict != report.Pass {
+		gone := ""
+		if r.Verdict != report.Pass && unfilled(r) {
+			gone = goneDuring(rb, r.Drive)
+		}
+		if gone != "" {
 			// Pulled mid-pass: what fio compared is a buffer the read
 			// never filled, no evidence of the drive's media.
 			j.Verdict = report.Fail
@@ -78,7 +81,7 @@ func ReadBack(rb evidence.ReadBack, drives []plan.Drive) []ReadBackDrive {
 			r.Mismatches = nil
 		}
 		switch {
-		case gone != "" && r.Verdict != report.Pass:
+		case gone != "":
 			j.Cause = report.CauseDriveChanged
 		case err != nil:
 			j.Cause = report.CauseBadRecording
@@ -112,15 +115,46 @@ func ReadBack(rb evidence.ReadBack, drives []plan.Drive) []ReadBackDrive {
 	return out
 }
 
-// goneDuring is why the pass rec recorded drive path as gone by its end
-// ("" when it did not).
-func goneDuring(rec record.Verify, path string) string {
-	for _, d := range rec.Drives {
+// goneDuring is why the pass of rb recorded drive path as gone by its
+// end, when the run's failures say it disappeared too ("" otherwise: a
+// recording whose pass says gone and whose failures do not is judged on
+// what fio read).
+func goneDuring(rb evidence.ReadBack, path string) string {
+	if !rb.Disappeared[path] {
+		return ""
+	}
+	for _, d := range rb.Pass.Drives {
 		if d.Path == path {
 			return d.Gone
 		}
 	}
 	return ""
+}
+
+// unfilled reports whether what fio found reading a drive back is what
+// reads of a drive gone mid-pass give: reads that failed (no mismatch),
+// or blocks that held zeros or another block's data (a buffer no read
+// filled). Data of an earlier write, or other data, is the drive's own
+// whether it went or not.
+func unfilled(r integrity.Result) bool {
+	for _, m := range r.Mismatches {
+		if m.Returned != integrity.Zeros && m.Returned != integrity.OtherOffset {
+			return false
+		}
+	}
+	return true
+}
+
+// Disappeared are the drives (by path) fs, a run's failures, record as
+// having disappeared or changed (cause drive changed).
+func Disappeared(fs []record.DriveFailure) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range fs {
+		if f.Cause == report.CauseDriveChanged {
+			out[f.Path] = true
+		}
+	}
+	return out
 }
 
 // firstLine is s up to its first newline.
