@@ -16,7 +16,8 @@ const recheckFix = "the drive is not the one that was checked: stop and check th
 // Gone says how want has disappeared since setup: "its device node
 // /dev/nvme0n1 is gone", "its sysfs entry /sys/dev/block/259:0 is gone"
 // (a drive removed, or a controller that reset and came back as another
-// device); "" when both are still there. A regular file is gone when its
+// device), or its capacity dropped to 0 (sysfs size 0: being removed);
+// "" when both are still there. A regular file is gone when its
 // path is.
 func (s System) Gone(want Info) string {
 	var why []string
@@ -31,6 +32,11 @@ func (s System) Gone(want Info) string {
 		sys := fmt.Sprintf("/sys/dev/block/%d:%d", want.Major, want.Minor)
 		if _, err := os.Stat(s.p(sys)); errors.Is(err, fs.ErrNotExist) {
 			why = append(why, "its sysfs entry "+sys+" is gone")
+		} else if size, err := os.ReadFile(s.p(sys + "/size")); err == nil && strings.TrimSpace(string(size)) == "0" && want.Size > 0 {
+			// The kernel sets a removed namespace's capacity to 0 first;
+			// its node and sysfs entry go seconds later (a guest's kernel
+			// under emulation took 7 s), after fio may have read it.
+			why = append(why, "its capacity dropped to 0 ("+sys+"/size reads 0: the kernel is removing it)")
 		}
 	}
 	return strings.Join(why, " and ")

@@ -120,7 +120,8 @@ func TestRecheckFileSize(t *testing.T) {
 	}
 }
 
-// A drive is gone when its device node or its sysfs entry is.
+// A drive is gone when its device node or its sysfs entry is, or its
+// capacity reads 0.
 func TestGone(t *testing.T) {
 	root := t.TempDir()
 	sys := System{Root: root}
@@ -136,7 +137,23 @@ func TestGone(t *testing.T) {
 	if got := sys.Gone(want); got != "" {
 		t.Errorf("Gone(present) = %q, want \"\"", got)
 	}
-	os.Remove(filepath.Join(root, "/sys/dev/block/259:0"))
+	// Its capacity dropped to 0 (the kernel removing a namespace sets it
+	// first): gone, while its node and sysfs entry are still there.
+	entry := filepath.Join(root, "/sys/dev/block/259:0")
+	os.Remove(entry)
+	if err := os.MkdirAll(entry, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want.Size = 1 << 30
+	for size, w := range map[string]string{"2097152\n": "", "0\n": "its capacity dropped to 0 (/sys/dev/block/259:0/size reads 0: the kernel is removing it)"} {
+		if err := os.WriteFile(filepath.Join(entry, "size"), []byte(size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := sys.Gone(want); got != w {
+			t.Errorf("Gone(size %q) = %q, want %q", size, got, w)
+		}
+	}
+	os.RemoveAll(entry)
 	if got, w := sys.Gone(want), "its sysfs entry /sys/dev/block/259:0 is gone"; got != w {
 		t.Errorf("Gone(no sysfs entry) = %q, want %q", got, w)
 	}
