@@ -153,6 +153,10 @@ func TestGone(t *testing.T) {
 			t.Errorf("Gone(size %q) = %q, want %q", size, got, w)
 		}
 	}
+	// A drive of no capacity at setup has none to lose.
+	if got := sys.Gone(Info{Path: want.Path, Block: true, Major: 259, Minor: 0}); got != "" {
+		t.Errorf("Gone(size 0 at setup, 0 now) = %q, want \"\"", got)
+	}
 	os.RemoveAll(entry)
 	if got, w := sys.Gone(want), "its sysfs entry /sys/dev/block/259:0 is gone"; got != w {
 		t.Errorf("Gone(no sysfs entry) = %q, want %q", got, w)
