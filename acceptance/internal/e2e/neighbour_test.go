@@ -20,8 +20,8 @@ import (
 
 // pullingFio puts testdata/fio-pull.sh first in PATH as "fio": it runs
 // the real fio for every step, and removes node (a loop device over img)
-// during the step named by during ("after-fill" or "readback"; see the
-// script).
+// during the step named by during ("after-fill", "readback" or "dying";
+// see the script).
 // The node is put back when t ends, so that the loop device can be
 // detached.
 func pullingFio(t *testing.T, node, img, during string) []string {
@@ -139,6 +139,47 @@ func TestNeighbourPulledDuringTheReadBack(t *testing.T) {
 		assert.NotEqual(t, good, f.Path, "a failure of the survivor in run.json: %+v", f)
 		assert.Equal(t, report.CauseDriveChanged, f.Cause, "the pulled drive failed as disappeared, not as its media: %+v", f)
 	}
+	if t.Failed() {
+		t.Logf("stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	}
+}
+
+// A drive whose media fails and whose controller dies after (fio reads
+// zeros at once, and the device goes 4 s after fio has ended): it went
+// after fio's first failed read of it, so what fio read is its own. Its
+// read-back fails as a mismatch of its media (cause data integrity),
+// live and in a replay, beside its disappearance in run.json; the
+// survivor passes.
+func TestADrivesDeathAfterItsMismatchDoesNotExcuseIt(t *testing.T) {
+	t.Parallel()
+	testenv.MustHaveLoop(t)
+	good := newLoop(t, safetySize)
+	img := filepath.Join(t.TempDir(), "dying.img")
+	require.NoError(t, os.WriteFile(img, nil, 0o644))
+	require.NoError(t, os.Truncate(img, safetySize))
+	dying := testenv.Attach(t, img, "--direct-io=on")
+	r := runSuiteIn(t, pullingFio(t, dying, img, "dying"), nil, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+good+","+dying, "-destructive")
+	noFioLeft(t)
+	assert.NotEqual(t, 0, r.Code)
+	assert.Contains(t, r.Stdout, "--- PASS: TestIntegrity/"+filepath.Base(good), "the survivor's read-back passes")
+	assert.Contains(t, r.Stdout, dying+" went after fio's first failed read of it")
+	raw := filepath.Join(r.Report, "raw")
+	test := "TestIntegrity/" + filepath.Base(dying)
+	for name, res := range map[string]map[string]report.Result{"live": byTest(r.results(t)), "a replay": byTest(runSuite(t, nil, "-replay="+raw).results(t))} {
+		in := res[test]
+		assert.Equal(t, report.Fail, in.Verdict, "%s: %s", name, in.Error)
+		assert.Equal(t, report.CauseIntegrity, in.Cause, "%s: %s", name, in.Error)
+		assert.Contains(t, in.Error, dying+" returned zeros", name)
+	}
+	run, ok := readRun(raw)
+	require.True(t, ok)
+	causes := map[string]bool{}
+	for _, f := range run.Failures {
+		assert.NotEqual(t, good, f.Path, "a failure of the survivor in run.json: %+v", f)
+		causes[f.Cause] = true
+	}
+	assert.True(t, causes[report.CauseIntegrity], "run.json: the mismatch, the drive's own: %+v", run.Failures)
+	assert.True(t, causes[report.CauseDriveChanged], "run.json: its disappearance: %+v", run.Failures)
 	if t.Failed() {
 		t.Logf("stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
 	}

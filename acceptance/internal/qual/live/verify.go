@@ -33,7 +33,9 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 			logf("%s: %v", r.Record, serr)
 		}
 	}
+	clock, w := r.clockPass(st, w)
 	prep, err := r.Exec.Prepare(ctx, *st, r.Drives, logf, w)
+	clock.end()
 	if prep.Raw == "" && running >= 0 {
 		// fio did not start: the pass is not listed.
 		_ = r.rec.Update(func(i *record.Run) { i.Verify = append(i.Verify[:running], i.Verify[running+1:]...) })
@@ -59,11 +61,19 @@ func (r *Runner) verifyStep(ctx context.Context, st *plan.Step, logf func(string
 	// of a block read before): what it names is no evidence of the
 	// drive's media. The drive fails as disappeared (recorded by
 	// vanished, and in the pass's record, which the verdict reads as a
-	// replay does), not as a mismatch.
+	// replay does), not as a mismatch, when it went before fio first
+	// named a failed read of it (clockPass).
 	r.drives.vanished(st.Drives, "during "+st.Name)
 	for i, d := range st.Drives {
-		if gone := r.drives.changed(d); gone != "" && i < len(rec.Drives) {
+		gone := r.drives.changed(d)
+		switch {
+		case gone == "" || i >= len(rec.Drives):
+		case clock.wentFirst(d):
 			rec.Drives[i].Gone = gone
+		default:
+			// fio named a failed read of it before it went: a drive whose
+			// media failed and whose controller died after.
+			logf("step %d: %s went after fio's first failed read of it: what fio read of it is the drive's own", st.N, r.Drives[d].Path)
 		}
 	}
 	// Listed whole with the sha256 of its files in the same rewrite of
