@@ -145,7 +145,7 @@ func TestNeighbourPulledDuringTheReadBack(t *testing.T) {
 }
 
 // A drive whose media fails and whose controller dies after (fio reads
-// zeros at once, and the device goes 4 s after fio has ended): it went
+// zeros at once, and the device goes 10 s after fio has ended): it went
 // after fio's first failed read of it, so what fio read is its own. Its
 // read-back fails as a mismatch of its media (cause data integrity),
 // live and in a replay, beside its disappearance in run.json; the

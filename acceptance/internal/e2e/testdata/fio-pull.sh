@@ -14,7 +14,7 @@
 # With $PULL_DURING=dying, a drive whose media fails and whose controller
 # dies after: before a read-back's fio starts, the first MiB of $PULL_IMG
 # is zeroed behind the device's back (fio reads zeros there at once);
-# 4 s after fio has ended, the device goes as a pulled one does.
+# 10 s after fio has ended, the device goes as a pulled one does.
 if [ -z "${PULL_REAL:-}" ] || [ "$PULL_REAL" -ef "$0" ]; then
 	echo "fio-pull.sh: PULL_REAL must name the real fio, not this stand-in" >&2
 	exit 98
@@ -51,7 +51,7 @@ dying)
 		dd if=/dev/zero of="$PULL_IMG" bs=1M count=1 conv=notrunc,fsync status=none || exit 99
 		"$PULL_REAL" "$@"
 		status=$?
-		sleep 4
+		sleep 10
 		truncate -s 0 "$PULL_IMG" && losetup -c "$PULL_NODE" || exit 99
 		rm -f "$PULL_NODE" || exit 99
 		exit $status
