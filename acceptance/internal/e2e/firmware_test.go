@@ -429,7 +429,14 @@ func TestFirmwareFollowsTheDrive(t *testing.T) {
 		return
 	}
 	oldName := strings.TrimPrefix(old, "/dev/")
-	_ = testenv.Loop(t, safetySize) // takes the freed number
+	// The freed number is taken (by this test, or by another running
+	// beside it) so that the image comes back at another.
+	filler := sparseImage(t, dir, "filler.img", safetySize)
+	if out, err := exec.Command("flock", "-w", "60", testenv.LosetupLock, "losetup", old, filler).CombinedOutput(); err == nil {
+		t.Cleanup(func() { _ = exec.Command("losetup", "-d", old).Run() })
+	} else {
+		t.Logf("%s taken since: %v: %s", old, err, out)
+	}
 	dev := testenv.Attach(t, img)
 	require.NotEqual(t, old, dev)
 	moved := newFWRigOn(t, dev)

@@ -119,7 +119,12 @@ func TestLatencyAtLoad(t *testing.T) {
 			assert.True(t, p.Saturated, "%s: above the throttle, the point is the saturation", p.Test)
 			continue
 		}
-		assert.False(t, p.Saturated, "%s: below the throttle, the point holds its rate", p.Test)
+		if p.Cause != report.CauseHostBound {
+			// A host-bound point may not hold its rate: beside the rest
+			// of make test, with fio's CPUs busy, 1,000 a second below a
+			// throttle of 2,000 completed 847.
+			assert.False(t, p.Saturated, "%s: below the throttle, the point holds its rate", p.Test)
+		}
 		if p.Cause == report.CauseHostBound || len(saturatedMeans) == 0 {
 			// Beside the rest of make test, with fio's CPUs busy, an
 			// open-loop mean at 500 IOPS measured 14.7 ms against 8.2 ms at
