@@ -33,11 +33,14 @@ func pullTries() int {
 
 // neighbourBps is the bytes per second (reads and writes) QEMU lets
 // through to each drive of TestGuestNeighbourPulled: a 16 MiB fill or
-// read-back takes about 8 s, so that the neighbour is pulled while the
+// read-back takes about 11 s, so that the neighbour is pulled while the
 // survivor is still being written or read, whatever the host's load (at
 // 4 MB/s, 4 s, a loaded host's guest once saw fio on both drives too late
-// to pull mid-step).
-const neighbourBps = 2_000_000
+// to pull mid-step), and goes before fio has read it whole: the guest's
+// kernel removes it 5 s after device_del at the earliest (pciehp's
+// attention button), 7 s beside make test; at 2 MB/s, 8 s, fio once read
+// the neighbour whole first.
+const neighbourBps = 1_500_000
 
 // hotAdd hot-adds an NVMe controller (QMP device_add) whose namespace is
 // a fresh mpBytes image, throttled to neighbourBps, and returns its
@@ -181,6 +184,13 @@ func neighbourPulled(t *testing.T, survivor, id, serial, during string) (missed 
 	t.Logf("the run's output:\n%s", r.output())
 
 	s, n := verdict.IntegrityTest(survivor), verdict.IntegrityTest(nbr)
+	if during == "readback" && strings.Contains(r.output(), "--- PASS: "+n) {
+		// The guest's kernel removes the controller 5 s after QEMU's
+		// device_del (pciehp's attention button): fio had read the
+		// neighbour back whole, and rightly passed it, before it went.
+		t.Logf("fio read %s back whole before it went: the pull missed the read-back", nbr)
+		return true
+	}
 	mustContain(t, r.output(), "--- PASS: "+s, nbr+" disappeared")
 	for _, bad := range []string{"--- FAIL: " + s, survivor + " returned", "--- PASS: " + n} {
 		if strings.Contains(r.output(), bad) {
