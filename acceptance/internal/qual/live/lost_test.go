@@ -86,6 +86,20 @@ func TestAVanishedDriveFailsItsHealth(t *testing.T) {
 	require.False(t, strings.Contains(replayed[1].Skip, "no health log"), replayed[1].Skip)
 }
 
+// fileDrives are drives that are regular files, created empty in a
+// directory of their own under the names given.
+func fileDrives(t *testing.T, names ...string) []plan.Drive {
+	t.Helper()
+	dir := t.TempDir()
+	var drives []plan.Drive
+	for _, name := range names {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, nil, 0o644))
+		drives = append(drives, plan.Drive{Info: device.Info{Path: p}})
+	}
+	return drives
+}
+
 // heldStandin is a Guard that holds nothing: the drives are regular
 // files, checked for having disappeared by device.System.Gone.
 type heldStandin struct{}
@@ -99,13 +113,7 @@ func (heldStandin) Close() error              { return nil }
 // its identity) fails its remaining cells and its health with it, rather
 // than measuring it afresh as if it had never gone.
 func TestAVanishedDriveIsRecordedAsItHappens(t *testing.T) {
-	dir, rec := t.TempDir(), t.TempDir()
-	var drives []plan.Drive
-	for i := range 2 {
-		p := filepath.Join(dir, fmt.Sprintf("drive%d.img", i))
-		require.NoError(t, os.WriteFile(p, nil, 0o644))
-		drives = append(drives, plan.Drive{Info: device.Info{Path: p}})
-	}
+	rec, drives := t.TempDir(), fileDrives(t, "drive0.img", "drive1.img")
 	r := &Runner{Drives: drives, Record: rec, Spec: &specs.Spec{}, Planner: &plan.Planner{}, Guard: heldStandin{}}
 	r.init()
 	require.NoError(t, r.rec.Start(record.Run{}))
@@ -149,13 +157,7 @@ func (p preparedWith) Prepare(_ context.Context, st plan.Step, _ []plan.Drive, _
 // of that step, which goes on with the other drive, and it fails as
 // disappeared, recorded so in run.json as one noticed during a step is.
 func TestADriveGoneBeforeAStepIsRecordedAsDisappeared(t *testing.T) {
-	dir, rec := t.TempDir(), t.TempDir()
-	var drives []plan.Drive
-	for i := range 2 {
-		p := filepath.Join(dir, fmt.Sprintf("drive%d.img", i))
-		require.NoError(t, os.WriteFile(p, nil, 0o644))
-		drives = append(drives, plan.Drive{Info: device.Info{Path: p}})
-	}
+	rec, drives := t.TempDir(), fileDrives(t, "drive0.img", "drive1.img")
 	spec, err := specs.Load("solidigm-d7-ps1010")
 	require.NoError(t, err)
 	var got [][]int

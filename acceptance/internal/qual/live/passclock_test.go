@@ -2,14 +2,12 @@ package live
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
@@ -46,13 +44,7 @@ func TestWentFirst(t *testing.T) {
 // of another that never goes. The watch's own stderr callback still gets
 // every line.
 func TestClockPass(t *testing.T) {
-	dir := t.TempDir()
-	var drives []plan.Drive
-	for _, name := range []string{"a:b.img", "c.img"} {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, nil, 0o644))
-		drives = append(drives, plan.Drive{Info: device.Info{Path: p}})
-	}
+	drives := fileDrives(t, "a:b.img", "c.img")
 	r := &Runner{Drives: drives, Record: t.TempDir(), Spec: &specs.Spec{}, Planner: &plan.Planner{}, Guard: heldStandin{}}
 	r.init()
 	st := &plan.Step{N: 3, Kind: plan.StepVerify, Drives: []int{0, 1},
