@@ -255,3 +255,74 @@ func TestPowerLossHostCutSameBoot(t *testing.T) {
 	assert.Contains(t, after.Stdout, "--- PASS: TestPowerLoss/"+strings.TrimPrefix(dev, "/dev/")+"/cycle_1")
 	assert.Equal(t, 1, cuts(t, count), "the resume after the reboot cuts nothing again")
 }
+
+// Two drives, two cycles of the host's cut; after the first cut one
+// drive does not come back (its path, a link named as the kernel named
+// it, is gone; its device is still attached, so that what is written to
+// it shows). The resume waits ready_within for it, then fails its
+// pending cycle "did not return" and disqualifies it, recorded in
+// run.json, and goes on with the other drive: its cycle 1 judged, its
+// cycle 2 cut. The next resume, the drive still not back, judges the
+// other drive's cycle 2 and runs nothing on the absent one; -replay
+// says the same. The absent drive is never written.
+func TestPowerLossHostCutDriveNotBack(t *testing.T) {
+	t.Parallel()
+	devs := []string{newLoop(t, 64<<20), newLoop(t, 64<<20)}
+	links := t.TempDir()
+	var given, names []string
+	for _, dev := range devs {
+		backFile(t, dev)
+		name := strings.TrimPrefix(dev, "/dev/")
+		names = append(names, name)
+		given = append(given, filepath.Join(links, name))
+		require.NoError(t, os.Symlink(dev, given[len(given)-1]))
+	}
+	count := filepath.Join(t.TempDir(), "cuts")
+	rep := filepath.Join(t.TempDir(), "report")
+	raw := filepath.Join(rep, "raw")
+	args := hostCutArgs("powerloss2.toml", given, rep, hostCut(devs, "", count))
+
+	runPL(t, devs, nil, args...)
+	noFioLeft(t)
+	require.Equal(t, 1, cuts(t, count))
+	reboot(t, devs...)
+	require.NoError(t, os.Remove(given[1]), "the drive does not come back")
+	untouched := testenv.SHA256(t, devs[1])
+
+	resumed := runRebooted(t, devs, append(args, "-resume")...)
+	noFioLeft(t)
+	out := resumed.Stdout + resumed.Stderr
+	assert.NotEqual(t, 0, resumed.Code)
+	assert.Equal(t, 2, cuts(t, count), "the drive back goes on to its cycle 2: "+out)
+	assert.Contains(t, resumed.Stderr, "nothing is at "+given[1]+" yet: waiting up to 5s (ready_within)")
+	// The cut of cycle 2 ended the resume: its verdicts are on disk.
+	assert.Contains(t, readCycle(t, raw, names[0], 1), `"lost_writes": 0`)
+	c1 := readCycle(t, raw, names[1], 1)
+	assert.Contains(t, c1, `"not_returned": "nothing was at `+given[1]+" when the resume started nor within ready_within 5s (drive 2 of the run, recorded at "+given[1]+": loop device over")
+	assert.NotContains(t, c1, `"not_run"`)
+	rj, err := os.ReadFile(filepath.Join(raw, "run.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(rj), `"step": "the resume's setup"`, "the drive's failure is in run.json")
+	assert.Contains(t, string(rj), `"cause": "drive changed"`)
+	assert.NoFileExists(t, filepath.Join(raw, "powerloss", names[1], "cycle_2.json"), "no cycle 2 of a drive that is not there")
+	assert.Equal(t, untouched, testenv.SHA256(t, devs[1]), "nothing writes the drive that did not come back")
+
+	reboot(t, devs...)
+	again := runRebooted(t, devs, append(args, "-resume")...)
+	noFioLeft(t)
+	out = again.Stdout + again.Stderr
+	assert.NotEqual(t, 0, again.Code, out)
+	assert.Equal(t, 2, cuts(t, count), out)
+	assert.Contains(t, again.Stdout, "--- PASS: TestPowerLoss/"+names[0]+"/cycle_2", out)
+	assert.Contains(t, again.Stdout, "--- FAIL: TestPowerLoss/"+names[1]+"/cycle_1", out)
+	assert.Contains(t, again.Stdout, "did not return after the power cut: nothing was at "+given[1]+" when the resume started")
+	assert.Contains(t, again.Stdout, given[1]+" failed the resume's setup earlier in this run, at ")
+	assert.Contains(t, again.Stdout, given[1]+" did not come back after the host's power cut: nothing was at ")
+	assert.Contains(t, again.Stdout, "cycles 2 to 2 not run: "+given[1]+" did not return after cycle 1")
+	assert.Equal(t, untouched, testenv.SHA256(t, devs[1]))
+
+	replay := runSuite(t, powerLossOnly, "-replay="+raw)
+	assert.NotEqual(t, 0, replay.Code)
+	assert.Regexp(t, `--- FAIL: TestPowerLoss/[^/\n]+/cycle_1`, replay.Stdout, replay.Stdout+replay.Stderr)
+	assert.Contains(t, replay.Stdout, "did not return after the power cut: nothing was at "+given[1])
+}

@@ -31,6 +31,11 @@ type Drive struct {
 	// without naming it: its cells replay, and it has no health or
 	// identity to judge or report.
 	Placeholder bool
+	// Absent, on a resume, says why a drive the run recorded is not
+	// there: it did not come back after the host's power was cut. Its
+	// pending power-loss cycle fails "did not return", the resume
+	// disqualifies it, and nothing inspects, holds, reads or writes it.
+	Absent string
 }
 
 // Cell is one subtest: a workload measured on one or more drives.

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -75,6 +77,16 @@ type builder struct {
 	// ones (see matchResume); nil before, and for a run not resumed.
 	matched   *match.Match
 	matchErrs []error
+	// absent are the -drives of a resume where nothing is, each with
+	// Inspect's error: drives that may not have come back after the
+	// host's power cut (see matchResume); refused unless matched so.
+	absent []absentPath
+}
+
+// absentPath is a -drives path where nothing is, and Inspect's error.
+type absentPath struct {
+	path string
+	err  error
 }
 
 func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []error) {
@@ -187,9 +199,14 @@ func (b *builder) drives(ctx context.Context) []error {
 	}
 	s.Report.Host = &h
 	b.online, _ = b.sys.OnlineCPUs()
+	b.awaitReturn(ctx)
 	for _, p := range cfg.Drives {
 		info, err := b.sys.Inspect(p)
 		if err != nil {
+			if cfg.Resume && errors.Is(err, fs.ErrNotExist) {
+				b.absent = append(b.absent, absentPath{p, err})
+				continue
+			}
 			errs = append(errs, fmt.Errorf("parsing -drives: %w", err))
 			continue
 		}
@@ -229,8 +246,16 @@ func (b *builder) drives(ctx context.Context) []error {
 		// In the recorded order before anything is read or held by index.
 		b.matchResume()
 	}
+	for _, a := range b.absent {
+		if b.matched == nil || !slices.Contains(slices.Collect(maps.Values(b.matched.Absent)), a.path) {
+			errs = append(errs, fmt.Errorf("parsing -drives: %w", a.err))
+		}
+	}
+	// What is there: an absent drive is neither checked, identified,
+	// purged, flashed nor held.
+	infos := b.present()
 	opt := device.Options{Destructive: cfg.Destructive || cfg.DryRun, WipeSignatures: cfg.WipeSignatures}
-	for _, r := range b.sys.Check(b.infos, opt) {
+	for _, r := range b.sys.Check(infos, opt) {
 		errs = append(errs, r)
 	}
 	if s.Spec != nil && len(errs) == 0 {
@@ -238,24 +263,24 @@ func (b *builder) drives(ctx context.Context) []error {
 		// controllers: read what each controller says before planning it.
 		method := s.Spec.Precondition.Purge
 		if method == purge.Format || method == purge.Sanitize {
-			ctrls, idErrs := purge.Identify(ctx, nvme.CLI{}, b.infos)
+			ctrls, idErrs := purge.Identify(ctx, nvme.CLI{}, infos)
 			for _, e := range idErrs {
 				s.Warnings = append(s.Warnings, fmt.Sprintf("%v; its namespaces are discarded instead of %s", e, method))
 			}
 			s.ctrls = ctrls
 		}
-		_, perrs := purge.Plan(b.infos, method, s.ctrls)
+		_, perrs := purge.Plan(infos, method, s.ctrls)
 		errs = append(errs, perrs...)
 		// A firmware commit reaches every namespace of its controller.
-		errs = append(errs, fwrun.Refuse(cfg, s.Spec, b.infos)...)
+		errs = append(errs, fwrun.Refuse(cfg, s.Spec, infos)...)
 		if cfg.Firmware != "" && s.Spec.Firmware != nil && s.Spec.Firmware.Slot != 0 {
 			// The slot is checked against what each controller says; one
 			// that does not answer is not checked (its commands fail).
 			ctrls := s.ctrls
 			if ctrls == nil {
-				ctrls, _ = purge.Identify(ctx, nvme.CLI{}, b.infos)
+				ctrls, _ = purge.Identify(ctx, nvme.CLI{}, infos)
 			}
-			errs = append(errs, fwrun.CheckSlots(cfg, s.Spec, b.infos, ctrls)...)
+			errs = append(errs, fwrun.CheckSlots(cfg, s.Spec, infos, ctrls)...)
 		}
 	}
 	var monitor *live.Monitor
@@ -277,7 +302,7 @@ func (b *builder) drives(ctx context.Context) []error {
 	if len(errs) == 0 && !cfg.DryRun {
 		// Own the drives for the whole run: the kernel refuses a second
 		// exclusive opener (another drivequal run) and a mount from now on.
-		holds, refusals := b.sys.Hold(b.infos)
+		holds, refusals := b.sys.Hold(infos)
 		for _, r := range refusals {
 			errs = append(errs, r)
 		}
@@ -294,6 +319,50 @@ func (b *builder) drives(ctx context.Context) []error {
 		Record: cfg.Record, Sys: b.sys, Guard: b.guard, Monitor: monitor, Ctrls: s.ctrls, Sink: s.out, ReadBack: s.readBacks.judge}
 	s.evidence = s.runner
 	return errs
+}
+
+// present are the drives' infos but those absent from a resume.
+func (b *builder) present() []device.Info {
+	var out []device.Info
+	for i, in := range b.infos {
+		if i < len(b.s.Drives) && b.s.Drives[i].Absent != "" {
+			continue
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
+// awaitReturn waits, on a resume of a run that cuts the host's power, up
+// to the spec's ready_within for each -drives path where nothing is yet:
+// a drive may take that long to come back after the cut. What is still
+// not there is then Inspect's to refuse, or matchResume's to take for
+// absent.
+func (b *builder) awaitReturn(ctx context.Context) {
+	cfg, spec := b.cfg, b.s.Spec
+	if !cfg.Resume || !cfg.PowerCutHost || spec == nil || spec.PowerLoss == nil || cfg.DryRun {
+		return
+	}
+	missing := func() []string {
+		var out []string
+		for _, p := range cfg.Drives {
+			if _, err := b.sys.Inspect(p); errors.Is(err, fs.ErrNotExist) {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	gone := missing()
+	if len(gone) == 0 {
+		return
+	}
+	within := spec.PowerLoss.ReadyWithin
+	fmt.Fprintf(os.Stderr, "drivequal: nothing is at %s yet: waiting up to %s (ready_within) for it to come back after the host's power cut\n", strings.Join(gone, ", "), within)
+	deadline := time.Now().Add(within)
+	for len(gone) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(min(time.Second, time.Until(deadline)))
+		gone = missing()
+	}
 }
 
 // replay reads the recording a replay judges: its run.json, the spec

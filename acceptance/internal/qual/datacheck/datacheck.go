@@ -43,6 +43,9 @@ type Drive struct {
 	// when it was not read (Needed said no).
 	Now sample.Print
 	Err error
+	// Absent says the drive is not there (plan.Drive.Absent): nothing is
+	// read, and nothing recorded of it is trusted but its failure.
+	Absent bool
 }
 
 // Needed reports whether recorded drive i's data must be read to judge
@@ -88,6 +91,8 @@ func judge(prior record.Run, d Drive) string {
 	rec := entry(prior, d.Index)
 	was, ok := prior.Samples.Print(d.Index)
 	switch {
+	case d.Absent:
+		return "" // the resume disqualifies it
 	case rec == nil:
 		return "has no data sample in run.json (recorded by a drivequal that did not keep one): what it holds cannot be checked"
 	case rec.Writing != "" && d.Unconfirmed != "":
@@ -131,6 +136,9 @@ func Read(prior record.Run, drives []plan.Drive, unconfirmed []string) []Drive {
 		out[i] = Drive{Index: i, Path: d.Path}
 		if i < len(unconfirmed) {
 			out[i].Unconfirmed = unconfirmed[i]
+		}
+		if out[i].Absent = d.Absent != ""; out[i].Absent {
+			continue
 		}
 		if Needed(prior, i, out[i].Unconfirmed == "") {
 			out[i].Now, out[i].Err = sample.Read(d.Path, d.Size, d.Block)

@@ -64,6 +64,10 @@ func readHealth(ctx context.Context, cli nvme.CLI, drives []plan.Drive, rules sp
 	var errs []error
 	for i, d := range drives {
 		h := &m.health[i]
+		if d.Absent != "" {
+			h.Skip = d.Absent
+			continue
+		}
 		if !d.Block {
 			h.Skip = d.Path + " is a regular file: it has no health log"
 			continue

@@ -62,6 +62,24 @@ type Match struct {
 	Lines []string
 	// Warnings say what the operator should know of a matched drive.
 	Warnings []string
+	// Absent maps each recorded drive that did not come back after the
+	// host's power cut (see Returning) to the path given for it, where
+	// nothing is; its Order is -1.
+	Absent map[int]string
+}
+
+// Returning is what lets a resume after the whole host's power cut go
+// on without the drives that did not come back: Paths are the -drives
+// given where nothing is (no device, a broken link), and Pending(i)
+// says whether recorded drive i has a power-loss cycle that cut left to
+// be judged. Only when every recorded drive not found has such a cycle,
+// and as many paths are given where nothing is, are they taken for
+// absent (Match.Absent): each path at its drive's recorded path pairs
+// with that drive, the others in the order given. Otherwise every drive
+// not found is refused as not given.
+type Returning struct {
+	Paths   []string
+	Pending func(i int) bool
 }
 
 // Drives matches the given drives (in the order given, with their
@@ -93,7 +111,14 @@ func Drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match,
 // UUID), is refused naming both: a one-drive run recorded on one of two
 // such drives would otherwise resume on the other.
 func DrivesAmong(given, present []plan.Drive, prior record.Run, boot, dir, fix string) (Match, []error) {
-	m, errs := drives(given, prior, boot, dir, fix)
+	return DrivesReturning(given, present, Returning{}, prior, boot, dir, fix)
+}
+
+// DrivesReturning is DrivesAmong on a resume after the host's power cut,
+// where the drives back pairs what is given where nothing is with the
+// recorded drives not found (Match.Absent).
+func DrivesReturning(given, present []plan.Drive, back Returning, prior record.Run, boot, dir, fix string) (Match, []error) {
+	m, errs := drives(given, back, prior, boot, dir, fix)
 	if len(errs) > 0 {
 		return m, errs
 	}
@@ -102,7 +127,7 @@ func DrivesAmong(given, present []plan.Drive, prior record.Run, boot, dir, fix s
 		givenAt[DevNumber(d)] = true
 	}
 	for i, j := range m.Order {
-		if m.ByPosition[i] {
+		if j < 0 || m.ByPosition[i] {
 			continue
 		}
 		d := given[j]
@@ -125,7 +150,7 @@ func DrivesAmong(given, present []plan.Drive, prior record.Run, boot, dir, fix s
 	return m, nil
 }
 
-func drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match, []error) {
+func drives(given []plan.Drive, back Returning, prior record.Run, boot, dir, fix string) (Match, []error) {
 	var m Match
 	recorded := prior.Identities
 	sameBoot := boot != "" && boot == prior.BootID
@@ -202,9 +227,16 @@ func drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match,
 				d.Path, i+1, dir, recorded[i], prior.Drives[i].Path, strings.Join(changed, "; "), fix))
 		}
 	}
-	var missing []string
+	var unfound []int
 	for i, j := range m.Order {
 		if j < 0 {
+			unfound = append(unfound, i)
+		}
+	}
+	m.Absent = absent(unfound, back, prior)
+	var missing []string
+	for _, i := range unfound {
+		if _, ok := m.Absent[i]; !ok {
 			missing = append(missing, fmt.Sprintf("drive %d, recorded at %s: %s", i+1, prior.Drives[i].Path, recorded[i]))
 		}
 	}
@@ -216,6 +248,10 @@ func drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match,
 		return Match{}, errs
 	}
 	for i, j := range m.Order {
+		if p, ok := m.Absent[i]; ok {
+			m.Lines = append(m.Lines, fmt.Sprintf("drive %d (recorded at %s: %s) did not come back after the host's power cut: nothing is at %s", i+1, prior.Drives[i].Path, recorded[i], p))
+			continue
+		}
 		line := fmt.Sprintf("drive %d (recorded at %s) is %s", i+1, prior.Drives[i].Path, given[j].Path)
 		if given[j].Path == prior.Drives[i].Path {
 			line = fmt.Sprintf("drive %d is %s, as recorded", i+1, given[j].Path)
@@ -223,6 +259,34 @@ func drives(given []plan.Drive, prior record.Run, boot, dir, fix string) (Match,
 		m.Lines = append(m.Lines, line)
 	}
 	return m, nil
+}
+
+// absent pairs back's paths with the recorded drives unfound (see
+// Returning); nil when they are not all absent.
+func absent(unfound []int, back Returning, prior record.Run) map[int]string {
+	if len(unfound) == 0 || len(back.Paths) != len(unfound) || back.Pending == nil {
+		return nil
+	}
+	for _, i := range unfound {
+		if !back.Pending(i) {
+			return nil
+		}
+	}
+	out := map[int]string{}
+	paths := slices.Clone(back.Paths)
+	var rest []int
+	for _, i := range unfound {
+		if k := slices.Index(paths, prior.Drives[i].Path); k >= 0 {
+			out[i] = paths[k]
+			paths = slices.Delete(paths, k, k+1)
+			continue
+		}
+		rest = append(rest, i)
+	}
+	for k, i := range rest {
+		out[i] = paths[k]
+	}
+	return out
 }
 
 // byIdentity is the recorded drive of prior that d (identity id, not

@@ -535,3 +535,45 @@ func TestDrivesAmongPresent(t *testing.T) {
 	require.Len(t, errs, 1, errText(errs))
 	assert.Contains(t, errs[0].Error(), "parsing -drives: /dev/nvme0n1 and /dev/nvme1n1 are the same drive of the interrupted run in raw")
 }
+
+// A 24-bay resume after the host's power cut with two drives not back:
+// their by-id links (given) are gone. Taken for absent only when both
+// have a cycle the cut left pending and two paths are given where
+// nothing is; each path at its drive's recorded path pairs with it, the
+// rest in order. Otherwise both are refused as not given.
+func TestDrivesReturning(t *testing.T) {
+	c := d7(t)
+	all := bay(c, seq(24), seq(24))
+	for i := range all {
+		all[i] = byID(all[i])
+	}
+	prior := recordOf(all, "boot-1")
+	var given []plan.Drive
+	for i, d := range all {
+		if i != 5 && i != 17 {
+			given = append(given, d)
+		}
+	}
+	// The paths given in another order than recorded, one renamed.
+	paths := []string{"/dev/disk/by-id/renamed", all[5].Path}
+	pending := func(i int) bool { return i == 5 || i == 17 }
+	m, errs := DrivesReturning(given, nil, Returning{Paths: paths, Pending: pending}, prior, "boot-2", "raw", "FIX")
+	require.Empty(t, errs)
+	assert.Equal(t, map[int]string{5: all[5].Path, 17: "/dev/disk/by-id/renamed"}, m.Absent)
+	assert.Equal(t, -1, m.Order[5])
+	assert.Equal(t, -1, m.Order[17])
+	assert.Equal(t, 21, m.Order[23], "the others matched by identity: the last given is the last recorded")
+	assert.Contains(t, m.Lines[17], "drive 18 (recorded at "+all[17].Path+": ")
+	assert.Contains(t, m.Lines[17], "did not come back after the host's power cut: nothing is at /dev/disk/by-id/renamed")
+
+	for name, back := range map[string]Returning{
+		"one without a pending cycle": {Paths: paths, Pending: func(i int) bool { return i == 5 }},
+		"one path for two drives":     {Paths: paths[:1], Pending: pending},
+		"no paths where nothing is":   {Pending: pending},
+	} {
+		_, errs := DrivesReturning(given, nil, back, prior, "boot-2", "raw", "FIX")
+		require.Len(t, errs, 1, name)
+		assert.Contains(t, errs[0].Error(), "these are not given: drive 6, recorded at "+all[5].Path, name)
+		assert.Contains(t, errs[0].Error(), "; drive 18, recorded at "+all[17].Path, name)
+	}
+}

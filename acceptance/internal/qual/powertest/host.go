@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss/cycle"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss/hostcut"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/specs"
 )
 
@@ -74,9 +76,21 @@ func (t *Test) hostCycles(ctx context.Context, logf func(string, ...any)) (out [
 					continue
 				}
 			}
+			if d.Absent != "" {
+				// Not there: never written (its pending cycle, judged
+				// "did not return", stopped it already).
+				stopped[i] = true
+				continue
+			}
 			fresh = append(fresh, i)
 		}
 		t.finish(ctx, out, pending, k, logf)
+		for _, i := range pending {
+			if out[i][k-1].c.NotReturned != "" {
+				// Not written again: see Run.
+				stopped[i] = true
+			}
+		}
 		var cut []int
 		for _, i := range fresh {
 			if err := t.begin(ctx, t.Drives[i], k); err != nil {
@@ -88,6 +102,33 @@ func (t *Test) hostCycles(ctx context.Context, logf func(string, ...any)) (out [
 		t.cutHost(ctx, out, cut, k, logf)
 	}
 	return out, ""
+}
+
+// PendingHost says whether recorded drive i of the recording in dir
+// (its run.json's files and samples) has a power-loss cycle the host's
+// cut left to be judged (hostcut.Pending): a drive that may be absent
+// from the resume, not come back after that cut. Only a cycle run.json
+// lists, in the folder it gave the drive, counts.
+func PendingHost(dir string, files map[string]string, samples *record.Samples, i int) bool {
+	if samples == nil || i < 0 || i >= len(samples.Drives) {
+		return false
+	}
+	folder := samples.Drives[i].PowerLoss
+	if folder == "" || path.Base(folder) != folder || folder == "." || folder == ".." {
+		return false
+	}
+	d := Drive{Dir: folder, Paths: samples.Drives[i].PowerLossPaths}
+	t := &Test{Dir: dir, Files: files}
+	for k := 1; k <= specs.MaxPowerLossCycles; k++ {
+		c, listed, err := t.recorded(d, k)
+		if !listed {
+			return false
+		}
+		if err == nil && c.NotRun == hostcut.Pending {
+			return true
+		}
+	}
+	return false
 }
 
 // finish judges the pending cycle k of each drive of pending, from what

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/powerloss/hostcut"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
+	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/specs"
 )
@@ -162,5 +164,46 @@ func TestEstimateBound(t *testing.T) {
 		Size: specs.DefaultPowerLossSize, BS: specs.DefaultPowerLossBS, FlushEvery: specs.DefaultPowerLossFlushEvery}
 	if got, want := pt.Bound(), 2*494*time.Second; got != want {
 		t.Errorf("Bound = %s, want %s (two drives, one cycle each)", got, want)
+	}
+}
+
+// PendingHost: a drive whose run.json-listed cycle the host's cut left
+// pending, after a judged one, may be absent from the resume; one whose
+// cycles are all judged, whose pending cycle is not listed (planted), or
+// whose folder run.json gives as a path out of powerloss/ may not.
+func TestPendingHost(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	write := func(folder string, k int, body string, listed bool) {
+		t.Helper()
+		rel := fmt.Sprintf("powerloss/%s/cycle_%d.json", folder, k)
+		if err := os.MkdirAll(filepath.Join(dir, "powerloss", folder), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if listed {
+			files[rel] = "listed"
+		}
+	}
+	pending := fmt.Sprintf(`{"drive": "/dev/nvme%%dn1", "cycle": 2, "not_run": %q}`, hostcut.Pending)
+	judged := `{"drive": "/dev/nvme%dn1", "cycle": 1, "acknowledged": 10}`
+	write("nvme0n1", 1, fmt.Sprintf(judged, 0), true)
+	write("nvme0n1", 2, fmt.Sprintf(pending, 0), true)
+	write("nvme1n1", 1, fmt.Sprintf(judged, 1), true)
+	write("nvme2n1", 1, fmt.Sprintf(judged, 2), true)
+	write("nvme2n1", 2, fmt.Sprintf(pending, 2), false)
+	samples := &record.Samples{}
+	for i, folder := range []string{"nvme0n1", "nvme1n1", "nvme2n1", "../powerloss/nvme0n1"} {
+		samples.Drives = append(samples.Drives, record.DriveSample{PowerLoss: folder, PowerLossPaths: []string{fmt.Sprintf("/dev/nvme%dn1", i%3)}})
+	}
+	for i, want := range []bool{true, false, false, false, false} {
+		if got := PendingHost(dir, files, samples, i); got != want {
+			t.Errorf("drive %d: PendingHost = %v, want %v", i, got, want)
+		}
+	}
+	if PendingHost(dir, files, nil, 0) {
+		t.Error("no samples: PendingHost = true, want false")
 	}
 }

@@ -50,6 +50,9 @@ type Drive struct {
 	// lists for it, one of which each of its recorded cycles names.
 	Dir   string
 	Paths []string
+	// Absent says why it is not there (plan.Drive.Absent): it is
+	// neither read nor written, and its pending cycle did not return.
+	Absent string
 }
 
 // Test is a run's power-loss test.
@@ -96,7 +99,7 @@ func New(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive, live bool, 
 		if name == "" {
 			name = filepath.Base(d.Path)
 		}
-		t.Drives = append(t.Drives, Drive{Path: d.Path, Name: name, LBA: int64(d.LogicalBlockSize), Ctrl: d.Controller})
+		t.Drives = append(t.Drives, Drive{Path: d.Path, Name: name, LBA: int64(d.LogicalBlockSize), Ctrl: d.Controller, Absent: d.Absent})
 	}
 	t.File(nil)
 	return t
@@ -132,6 +135,12 @@ func (t *Test) File(samples *record.Samples) {
 			taken[d.Dir] = true
 		}
 	}
+}
+
+// AbsentPrefix starts what a resume says of a drive at path that did
+// not come back after the host's power cut (plan.Drive.Absent).
+func AbsentPrefix(path string) string {
+	return path + " did not come back after the host's power cut: "
 }
 
 // folder is the folder under Dir d's cycles are filed in.
@@ -405,6 +414,12 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 			default:
 				j = Judged{c, powerloss.Judge(c)}
 				cuts++
+				if c.NotReturned != "" && k < n {
+					// Nothing more is written to a drive that did not
+					// come back as itself: whatever is at its path now
+					// is not the drive held and checked at setup.
+					dc.Skip = fmt.Sprintf("cycles %d to %d not run: %s did not return after cycle %d", k+1, n, d.Path, k)
+				}
 			}
 			dc.Cycles = append(dc.Cycles, j)
 			checks = append(checks, report.HealthCheck{Drive: d.Path, Check: fmt.Sprintf("cycle_%d", k), Verdict: j.Verdict.Verdict, Message: j.Message})
@@ -621,9 +636,15 @@ func (t *Test) config(d Drive, k int) cycle.Config {
 // for a controller known to keep none: uncounted); any other target
 // keeps no count.
 func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
-	cd := cycle.Drive{Path: d.Path, Name: d.Name, LBA: d.LBA}
+	// A drive not there did not return: what its cycle says follows
+	// "did not return after the power cut: ".
+	cd := cycle.Drive{Path: d.Path, Name: d.Name, LBA: d.LBA, Absent: strings.TrimPrefix(d.Absent, AbsentPrefix(d.Path))}
 	cd.Promise.PLP = t.Spec.PLP
 	cd.Identity = func(context.Context) (string, error) { return Identify(d.Path) }
+	if d.Absent != "" {
+		cd.Counters = func(context.Context) ([]powerloss.Counter, string) { return nil, d.Absent }
+		return cd
+	}
 	ctrl, err := t.NVMe.IDCtrl(ctx, d.Path)
 	if err != nil {
 		cd.Counters = func(context.Context) ([]powerloss.Counter, string) {
