@@ -131,6 +131,13 @@ func (i Info) PurgeGroup() string {
 	return ""
 }
 
+// Nothing reports whether nothing is at path: no file, or a broken
+// symlink.
+func (s System) Nothing(path string) bool {
+	_, err := os.Stat(s.p(path))
+	return errors.Is(err, fs.ErrNotExist)
+}
+
 // absent is Inspect's error for a path where nothing is (none, or a
 // broken symlink): errors.Is(err, fs.ErrNotExist) tells it from a
 // target that is there but refused.

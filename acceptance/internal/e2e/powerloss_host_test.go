@@ -257,23 +257,28 @@ func TestPowerLossHostCutSameBoot(t *testing.T) {
 }
 
 // Two drives, two cycles of the host's cut; after the first cut one
-// drive does not come back (its path, a link named as the kernel named
-// it, is gone; its device is still attached, so that what is written to
-// it shows). The resume waits ready_within for it, then fails its
-// pending cycle "did not return" and disqualifies it, recorded in
-// run.json, and goes on with the other drive: its cycle 1 judged, its
-// cycle 2 cut. The next resume, the drive still not back, judges the
-// other drive's cycle 2 and runs nothing on the absent one; -replay
-// says the same. The absent drive is never written.
+// drive does not come back: its loop device is detached and its path (a
+// link named as the kernel named it) is gone. The resume waits
+// ready_within for it, then fails its pending cycle "did not return" and
+// disqualifies it, recorded in run.json, and goes on with the other
+// drive: its cycle 1 judged, its cycle 2 cut. The next resume, the drive
+// still not back, judges the other drive's cycle 2 and runs nothing on
+// the absent one. Then the drive comes back (its image attached again,
+// the link made to it): a resume matches it by identity, keeps it
+// failed, and neither writes it nor cuts the host again; -replay FAILs
+// it the same way.
 func TestPowerLossHostCutDriveNotBack(t *testing.T) {
 	t.Parallel()
-	devs := []string{newLoop(t, 64<<20), newLoop(t, 64<<20)}
+	testenv.MustHaveLoop(t)
 	links := t.TempDir()
-	var given, names []string
-	for _, dev := range devs {
-		backFile(t, dev)
+	var devs, given, names, imgs []string
+	for range 2 {
+		img := filepath.Join(t.TempDir(), "disk.img")
+		require.NoError(t, os.WriteFile(img, nil, 0o644))
+		require.NoError(t, os.Truncate(img, 64<<20))
+		dev := attachOwn(t, img)
 		name := strings.TrimPrefix(dev, "/dev/")
-		names = append(names, name)
+		devs, names, imgs = append(devs, dev), append(names, name), append(imgs, img)
 		given = append(given, filepath.Join(links, name))
 		require.NoError(t, os.Symlink(dev, given[len(given)-1]))
 	}
@@ -286,13 +291,14 @@ func TestPowerLossHostCutDriveNotBack(t *testing.T) {
 	noFioLeft(t)
 	require.Equal(t, 1, cuts(t, count))
 	reboot(t, devs...)
-	require.NoError(t, os.Remove(given[1]), "the drive does not come back")
-	untouched := testenv.SHA256(t, devs[1])
+	// The drive does not come back.
+	require.NoError(t, exec.Command("losetup", "-d", devs[1]).Run())
+	require.NoError(t, os.Remove(given[1]))
+	untouched := testenv.SHA256(t, imgs[1])
 
-	resumed := runRebooted(t, devs, append(args, "-resume")...)
+	resumed := runRebooted(t, devs[:1], append(args, "-resume")...)
 	noFioLeft(t)
 	out := resumed.Stdout + resumed.Stderr
-	assert.NotEqual(t, 0, resumed.Code)
 	assert.Equal(t, 2, cuts(t, count), "the drive back goes on to its cycle 2: "+out)
 	assert.Contains(t, resumed.Stderr, "nothing is at "+given[1]+" yet: waiting up to 5s (ready_within)")
 	// The cut of cycle 2 ended the resume: its verdicts are on disk.
@@ -305,10 +311,9 @@ func TestPowerLossHostCutDriveNotBack(t *testing.T) {
 	assert.Contains(t, string(rj), `"step": "the resume's setup"`, "the drive's failure is in run.json")
 	assert.Contains(t, string(rj), `"cause": "drive changed"`)
 	assert.NoFileExists(t, filepath.Join(raw, "powerloss", names[1], "cycle_2.json"), "no cycle 2 of a drive that is not there")
-	assert.Equal(t, untouched, testenv.SHA256(t, devs[1]), "nothing writes the drive that did not come back")
 
-	reboot(t, devs...)
-	again := runRebooted(t, devs, append(args, "-resume")...)
+	reboot(t, devs[0])
+	again := runRebooted(t, devs[:1], append(args, "-resume")...)
 	noFioLeft(t)
 	out = again.Stdout + again.Stderr
 	assert.NotEqual(t, 0, again.Code, out)
@@ -317,12 +322,43 @@ func TestPowerLossHostCutDriveNotBack(t *testing.T) {
 	assert.Contains(t, again.Stdout, "--- FAIL: TestPowerLoss/"+names[1]+"/cycle_1", out)
 	assert.Contains(t, again.Stdout, "did not return after the power cut: nothing was at "+given[1]+" when the resume started")
 	assert.Contains(t, again.Stdout, given[1]+" failed the resume's setup earlier in this run, at ")
-	assert.Contains(t, again.Stdout, given[1]+" did not come back after the host's power cut: nothing was at ")
 	assert.Contains(t, again.Stdout, "cycles 2 to 2 not run: "+given[1]+" did not return after cycle 1")
-	assert.Equal(t, untouched, testenv.SHA256(t, devs[1]))
+
+	// The drive comes back, at another loop device; its link made to it.
+	back := attachOwn(t, imgs[1])
+	require.NoError(t, os.Symlink(back, given[1]))
+	reboot(t, devs[0])
+	late := runRebooted(t, []string{devs[0], back}, append(args, "-resume")...)
+	noFioLeft(t)
+	out = late.Stdout + late.Stderr
+	assert.NotEqual(t, 0, late.Code, out)
+	assert.Equal(t, 2, cuts(t, count), "a drive back late is never cut again: "+out)
+	assert.NotContains(t, out, "nothing is at ")
+	assert.Contains(t, late.Stdout, "--- FAIL: TestPowerLoss/"+strings.TrimPrefix(back, "/dev/")+"/cycle_1", out)
+	assert.Contains(t, late.Stdout, "cycles 2 to 2 not run: "+given[1]+" did not return after cycle 1")
+	assert.NoFileExists(t, filepath.Join(raw, "powerloss", names[1], "cycle_2.json"))
+	assert.Equal(t, untouched, testenv.SHA256(t, imgs[1]), "nothing writes the drive that did not come back, back or not")
 
 	replay := runSuite(t, powerLossOnly, "-replay="+raw)
 	assert.NotEqual(t, 0, replay.Code)
 	assert.Regexp(t, `--- FAIL: TestPowerLoss/[^/\n]+/cycle_1`, replay.Stdout, replay.Stdout+replay.Stderr)
 	assert.Contains(t, replay.Stdout, "did not return after the power cut: nothing was at "+given[1])
+}
+
+// attachOwn attaches img to a free loop device (as testenv.Attach) that
+// the test may detach itself: it is detached when t ends if it is still
+// attached to img.
+func attachOwn(t *testing.T, img string) string {
+	t.Helper()
+	out, err := exec.Command("flock", "-w", "60", testenv.LosetupLock, "losetup", "--direct-io=on", "-f", "--show", img).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	dev := strings.TrimSpace(string(out))
+	// A loop number keeps the read-only flag a cut set while it was free.
+	require.NoError(t, exec.Command("blockdev", "--setrw", dev).Run())
+	t.Cleanup(func() {
+		if back, err := exec.Command("losetup", "-n", "-O", "BACK-FILE", dev).Output(); err == nil && strings.TrimSpace(string(back)) == img {
+			_ = exec.Command("losetup", "-d", dev).Run()
+		}
+	})
+	return dev
 }

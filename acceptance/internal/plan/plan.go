@@ -38,6 +38,11 @@ type Drive struct {
 	Absent string
 }
 
+// Missing says the drive stands for one that is not there: a replay's
+// placeholder, or a drive absent from a resume. Nothing is planned on it
+// (a purge, its proof, a firmware activation).
+func (d Drive) Missing() bool { return d.Placeholder || d.Absent != "" }
+
 // Cell is one subtest: a workload measured on one or more drives.
 type Cell struct {
 	Kind     string // report.KindSingle or report.KindScaling
@@ -424,7 +429,7 @@ func (p *Planner) AddPurgeProof(pl *Plan, mode string, selected []int) {
 	var read time.Duration
 	var bytes int64
 	for _, d := range selected {
-		if d < 0 || d >= len(p.Drives) || p.Drives[d].Placeholder {
+		if d < 0 || d >= len(p.Drives) || p.Drives[d].Missing() {
 			continue
 		}
 		dr := p.Drives[d]

@@ -3,6 +3,7 @@ package qual
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
@@ -35,8 +36,12 @@ func (b *builder) matchResume() {
 			present = append(present, plan.Drive{Info: info})
 		}
 	}
+	// Only after the host restarted: in the boot of the cut, the cut
+	// did not happen and its cycles stay pending.
+	boot := match.BootID()
+	restarted := boot == "" || prior.BootID == "" || boot != prior.BootID
 	back := match.Returning{Pending: func(i int) bool {
-		return s.Cfg.PowerCutHost && (powertest.PendingHost(s.Cfg.Record, prior.Files, prior.Samples, i) || notBack(prior, i))
+		return s.Cfg.PowerCutHost && restarted && (powertest.PendingHost(s.Cfg.Record, prior.Files, prior.Samples, i) || notBack(prior, i))
 	}}
 	for _, a := range b.absent {
 		back.Paths = append(back.Paths, a.path)
@@ -51,10 +56,15 @@ func (b *builder) matchResume() {
 	for i, j := range m.Order {
 		if p, ok := m.Absent[i]; ok {
 			was := prior.Drives[i]
-			// Named as its cycles are filed (its kernel name then).
+			// Named as its cycles are filed (its kernel name then),
+			// unless a drive there has that name now (kernel names
+			// shift after a reboot when a drive is missing).
 			name := filepath.Base(p)
 			if prior.Samples != nil && i < len(prior.Samples.Drives) && prior.Samples.Drives[i].PowerLoss != "" {
 				name = prior.Samples.Drives[i].PowerLoss
+			}
+			if slices.ContainsFunc(s.Drives, func(d plan.Drive) bool { return d.Name == name }) {
+				name += "-absent"
 			}
 			info := device.Info{Path: p, Name: name, Model: was.Model, Serial: was.Serial, Firmware: was.Firmware, Size: was.Bytes, NUMANode: -1}
 			within := ""

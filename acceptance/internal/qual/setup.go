@@ -203,7 +203,7 @@ func (b *builder) drives(ctx context.Context) []error {
 	for _, p := range cfg.Drives {
 		info, err := b.sys.Inspect(p)
 		if err != nil {
-			if cfg.Resume && errors.Is(err, fs.ErrNotExist) {
+			if cfg.Resume && errors.Is(err, fs.ErrNotExist) && b.sys.Nothing(p) {
 				b.absent = append(b.absent, absentPath{p, err})
 				continue
 			}
@@ -346,7 +346,7 @@ func (b *builder) awaitReturn(ctx context.Context) {
 	missing := func() []string {
 		var out []string
 		for _, p := range cfg.Drives {
-			if _, err := b.sys.Inspect(p); errors.Is(err, fs.ErrNotExist) {
+			if b.sys.Nothing(p) {
 				out = append(out, p)
 			}
 		}

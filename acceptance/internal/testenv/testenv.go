@@ -168,6 +168,13 @@ func Attach(t testing.TB, img string, flags ...string) string {
 		Skipf(t, "needs a loop device: losetup %s %s: %v: %s", strings.Join(args, " "), img, err, strings.TrimSpace(string(out)))
 	}
 	dev := strings.TrimSpace(string(out))
+	// A loop number keeps the read-only flag set on it while it was free
+	// (a power-cut test's blockdev --setro of a device detached since).
+	if !slices.Contains(flags, "-r") && !slices.Contains(flags, "--read-only") {
+		if out, err := exec.Command("blockdev", "--setrw", dev).CombinedOutput(); err != nil {
+			t.Errorf("blockdev --setrw %s: %v: %s", dev, err, out)
+		}
+	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {
 			t.Errorf("losetup -d %s: %v: %s", dev, err, out)

@@ -49,23 +49,23 @@ func init() {
 	// guest's drives' snapshot, writes and saves, at a fifth of a core),
 	// alone 1 minute. The three boots' limits add to less than the
 	// package's 40.
-	again := hostCutBoot("powerloss-host-rebooted-again", true, 8*time.Minute, "", nil, "TestGuestPowerLossHostResumedNoPLP")
-	rebooted := hostCutBoot("powerloss-host-rebooted", true, 11*time.Minute, "TestGuestPowerLossHostCutNoPLP", &again,
+	again := hostCutBoot("powerloss-host-rebooted-again", hostCutBack, true, 8*time.Minute, "", nil, "TestGuestPowerLossHostResumedNoPLP")
+	rebooted := hostCutBoot("powerloss-host-rebooted", hostCutBack, true, 11*time.Minute, "TestGuestPowerLossHostCutNoPLP", &again,
 		"TestGuestPowerLossHostResumed", "TestGuestPowerLossHostCutNoPLP")
-	first := hostCutBoot("powerloss-host", false, 11*time.Minute, "TestGuestPowerLossHostCut", &rebooted, "TestGuestPowerLossHostCut")
+	first := hostCutBoot("powerloss-host", hostCutDrives, false, 11*time.Minute, "TestGuestPowerLossHostCut", &rebooted, "TestGuestPowerLossHostCut")
 	first.optIn = envPower
 	configs = append(configs, first)
 }
 
-// hostCutBoot is a boot of the host cut's drives (on the images the boot
-// before left when keep), running tests, the one named cuts asking the
-// host to cut its power, reboot following it.
-func hostCutBoot(name string, keep bool, timeout time.Duration, cuts string, reboot *config, tests ...string) config {
+// hostCutBoot is a boot of drives of the host cut's (on the images the
+// boot before left when keep), running tests, the one named cuts asking
+// the host to cut its power, reboot following it.
+func hostCutBoot(name string, drives []nbdDrive, keep bool, timeout time.Duration, cuts string, reboot *config, tests ...string) config {
 	return config{
 		name:    name,
-		machine: hostCutMachine,
+		machine: func(images string) qemu.Machine { return hostCutMachine(images, drives) },
 		power: func(t *testing.T, work, qmp string) powerFunc {
-			return startNBDOn(t, work, hostCutShared(work), qmp, hostCutDrives, keep, writeDelay)
+			return startNBDOn(t, work, hostCutShared(work), qmp, drives, keep, writeDelay)
 		},
 		tests: tests, cuts: cuts, timeout: timeout, reboot: reboot,
 	}
@@ -77,16 +77,16 @@ func hostCutShared(work string) string {
 	return filepath.Join(filepath.Dir(work), "powerloss-host-shared")
 }
 
-// hostCutMachine is the powerloss guest on the shared images, with its
-// pid file (the host's cut kills it) and the state directory.
-func hostCutMachine(images string) qemu.Machine {
+// hostCutMachine is the powerloss guest of drives on the shared images,
+// with its pid file (the host's cut kills it) and the state directory.
+func hostCutMachine(images string, drives []nbdDrive) qemu.Machine {
 	work := filepath.Dir(images)
 	shared := hostCutShared(work)
 	state := filepath.Join(shared, "state")
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		panic(err)
 	}
-	m := powerMachineOf(shared, hostCutDrives)
+	m := powerMachineOf(shared, drives)
 	m.Extra = append(m.Extra, "-pidfile", qemuPidFile(work),
 		"-virtfs", "local,path="+state+",mount_tag="+persistTag+",security_model=none,multidevs=remap")
 	return m
@@ -99,12 +99,21 @@ type hostCutState struct {
 }
 
 // serialVWC2 is the powerloss-host boots' second honest volatile cache,
-// judged without plp.
-const serialVWC2 = "DQVWC0002"
+// judged without plp; serialGone a protected drive that does not come
+// back after the first cut: the reboots' machines have no controller of
+// it.
+const (
+	serialVWC2 = "DQVWC0002"
+	serialGone = "DQGONE001"
+)
 
-// hostCutDrives are the powerloss-host boots' drives: the powerloss
-// boot's three, and a second honest volatile cache.
-var hostCutDrives = append(slices.Clone(nbdDrives), nbdDrive{id: "vwc2", serial: serialVWC2, cache: "writeback"})
+// hostCutDrives are the first powerloss-host boot's drives: the
+// powerloss boot's three, a second honest volatile cache, and the drive
+// that does not come back; hostCutBack those of the reboots.
+var (
+	hostCutDrives = append(slices.Clone(nbdDrives), nbdDrive{id: "vwc2", serial: serialVWC2, cache: "writeback"}, nbdDrive{id: "gone", serial: serialGone})
+	hostCutBack   = hostCutDrives[:len(hostCutDrives)-1]
+)
 
 // hostCutRun is one of the two suite runs that each end in a cut of the
 // host, each in its own directory of the state directory, with its spec:
@@ -125,7 +134,7 @@ type hostCutRun struct {
 }
 
 var hostCutRuns = []hostCutRun{
-	{name: "plp", serials: []string{serialPLP, serialVWC, serialLiar}, plp: true, flushEvery: 16},
+	{name: "plp", serials: []string{serialPLP, serialVWC, serialLiar, serialGone}, plp: true, flushEvery: 16},
 	{name: "noplp", serials: []string{serialVWC2}, flushEvery: 16},
 }
 
@@ -214,7 +223,8 @@ func TestGuestPowerLossHostCut(t *testing.T) {
 		if err := os.MkdirAll(r.dir(dir), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		powerSpecIn(t, r.dir(dir), 1, r.plp, "60s", r.flushEvery, hostCutAfter)
+		// The resume waits ready_within for the drive not back.
+		powerSpecIn(t, r.dir(dir), 1, r.plp, "15s", r.flushEvery, hostCutAfter)
 		for _, s := range r.serials {
 			real, err := filepath.EvalSymlinks(byID(s))
 			if err != nil {
@@ -349,7 +359,10 @@ func hostCutResume(t *testing.T, dir string, r hostCutRun, st hostCutState) (str
 // no count of power losses; the cycle says the host restarted since the
 // cut); the honest volatile cache FAILs, having lost only writes
 // completed after its last completed flush; the liar FAILs, having lost
-// flushed writes.
+// flushed writes. The fourth drive, whose controller the reboot's
+// machine lacks, did not return: the resume waits ready_within for it,
+// FAILs its cycle and disqualifies it in run.json, and judges the
+// others.
 func TestGuestPowerLossHostResumed(t *testing.T) {
 	guest(t)
 	dir := mountPersist(t)
@@ -370,8 +383,11 @@ func TestGuestPowerLossHostResumed(t *testing.T) {
 	if code == 0 {
 		t.Errorf("-resume with plp: exit 0, want NOT QUALIFIED (two drives lost writes)\n%s", stdout)
 	}
-	plp, vwc, liar := st.Names[serialPLP], st.Names[serialVWC], st.Names[serialLiar]
+	plp, vwc, liar, gone := st.Names[serialPLP], st.Names[serialVWC], st.Names[serialLiar], st.Names[serialGone]
 	mustContain(t, stdout,
+		"nothing is at "+byID(serialGone)+" yet: waiting up to 15s (ready_within)",
+		"--- FAIL: TestPowerLoss/"+gone+"/cycle_1",
+		"did not return after the power cut: nothing was at "+byID(serialGone)+" when the resume started nor within ready_within 15s (drive 4 of the run",
 		"--- PASS: TestPowerLoss/"+plp+"/cycle_1",
 		"--- FAIL: TestPowerLoss/"+vwc+"/cycle_1",
 		"--- FAIL: TestPowerLoss/"+liar+"/cycle_1",
@@ -379,6 +395,12 @@ func TestGuestPowerLossHostResumed(t *testing.T) {
 		"; none of them before a completed flush: each was completed and not yet flushed",
 		"of them before a completed flush, which a drive must keep whatever it promises",
 		"the host restarted since the cut (another boot id)")
+	if c := powerCycle(t, raw, gone, 1); c.NotReturned == "" || c.Acknowledged != 0 {
+		t.Errorf("the drive not back: %+v, want not returned, nothing read back", c)
+	}
+	if runJSON, err := os.ReadFile(filepath.Join(raw, "run.json")); err != nil || !bytes.Contains(runJSON, []byte(`"step": "the resume's setup"`)) {
+		t.Errorf("run.json records no failure of the drive not back (%v)", err)
+	}
 	if c := powerCycle(t, raw, plp, 1); c.Acknowledged == 0 || c.LostWrites != 0 || c.Rule != powerloss.Completed.String() || !strings.Contains(c.NoCounters, "QEMU's emulated controller") {
 		t.Errorf("protected: %+v, want acknowledged writes, every completed write kept, judged on its data (QEMU's controller)", c)
 	}

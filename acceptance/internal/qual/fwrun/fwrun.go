@@ -61,7 +61,7 @@ func Add(pl *plan.Plan, cfg *cmdline.Config, spec *specs.Spec, drives []plan.Dri
 		step, img := si[0], si[1]
 		var ds []int
 		for d, dr := range drives {
-			if !dr.Placeholder && selected(cfg, dr.Path, step) {
+			if !dr.Missing() && selected(cfg, dr.Path, step) {
 				ds = append(ds, d)
 			}
 		}

@@ -90,6 +90,16 @@ func TestAddSelectsEachDrivesStep(t *testing.T) {
 	}
 }
 
+// A drive absent from a resume gets no firmware step: what is at its
+// path is not the drive the run held.
+func TestAddNeverAnAbsentDrive(t *testing.T) {
+	ds := infoDrives(device.Info{Path: "/dev/loop5", Name: "loop5", Block: true}, device.Info{Path: "/dev/loop6", Name: "loop6", Block: true})
+	ds[1].Absent = "/dev/loop6 did not come back"
+	var pl plan.Plan
+	Add(&pl, &cmdline.Config{Firmware: "/a.bin", FirmwareBack: "/b.bin"}, fwSpec, ds)
+	assert.Equal(t, map[string][]int{"activate": {0}, "back": {0}}, firmwareSteps(pl))
+}
+
 // A firmware commit reaches every namespace of its controller: a
 // namespace not given, or given but left out by -run, is refused naming
 // it and the fix; a controller whose namespaces are all the step's is one

@@ -14,6 +14,7 @@ package match
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -73,10 +74,12 @@ type Match struct {
 // given where nothing is (no device, a broken link), and Pending(i)
 // says whether recorded drive i has a power-loss cycle that cut left to
 // be judged. Only when every recorded drive not found has such a cycle,
-// and as many paths are given where nothing is, are they taken for
-// absent (Match.Absent): each path at its drive's recorded path pairs
-// with that drive, the others in the order given. Otherwise every drive
-// not found is refused as not given.
+// as many distinct paths are given where nothing is, and some drive
+// given is there, are they taken for absent (Match.Absent): each path at
+// its drive's recorded path pairs with that drive, the others in the
+// order given. Otherwise every drive not found is refused as not given;
+// and one found on the machine (not given) is refused naming where it
+// is.
 type Returning struct {
 	Paths   []string
 	Pending func(i int) bool
@@ -125,6 +128,23 @@ func DrivesReturning(given, present []plan.Drive, back Returning, prior record.R
 	givenAt := map[string]bool{}
 	for _, d := range given {
 		givenAt[DevNumber(d)] = true
+	}
+	for _, i := range slices.Sorted(maps.Keys(m.Absent)) {
+		// A drive not found where it was given, but on this machine:
+		// given at a wrong path (a link not made yet, a typo), not gone.
+		for _, p := range present {
+			if !p.Block || givenAt[DevNumber(p)] {
+				continue
+			}
+			if agree, disagree := compare(p.Identity().Identifiers(), prior.Identities[i].Identifiers()); len(agree) > 0 && len(disagree) == 0 {
+				errs = append(errs, fmt.Errorf("parsing -drives: nothing is at %s, taken for drive %d of the interrupted run in %s (%s), but that drive is on this machine at %s: give it at that path (by any path: /dev/disk/by-id links, new kernel names); %s",
+					m.Absent[i], i+1, dir, prior.Identities[i], p.Path, fix))
+				break
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return Match{}, errs
 	}
 	for i, j := range m.Order {
 		if j < 0 || m.ByPosition[i] {
@@ -264,8 +284,13 @@ func drives(given []plan.Drive, back Returning, prior record.Run, boot, dir, fix
 // absent pairs back's paths with the recorded drives unfound (see
 // Returning); nil when they are not all absent.
 func absent(unfound []int, back Returning, prior record.Run) map[int]string {
-	if len(unfound) == 0 || len(back.Paths) != len(unfound) || back.Pending == nil {
+	if len(unfound) == 0 || len(unfound) == len(prior.Drives) || len(back.Paths) != len(unfound) || back.Pending == nil {
+		// None, or none of the drives given is there: the resume is
+		// not on the run's host, or before its drives are.
 		return nil
+	}
+	if len(slices.Compact(slices.Sorted(slices.Values(back.Paths)))) != len(back.Paths) {
+		return nil // a path given twice is one drive
 	}
 	for _, i := range unfound {
 		if !back.Pending(i) {

@@ -566,9 +566,30 @@ func TestDrivesReturning(t *testing.T) {
 	assert.Contains(t, m.Lines[17], "drive 18 (recorded at "+all[17].Path+": ")
 	assert.Contains(t, m.Lines[17], "did not come back after the host's power cut: nothing is at /dev/disk/by-id/renamed")
 
+	// Drive 18 is on the machine, not gone: given at a path where
+	// nothing is (its by-id link not made yet), it is refused naming
+	// where it is; the renamed kernel name of a drive is no path of it.
+	moved := all[17]
+	moved.Path, moved.Name, moved.Minor = "/dev/nvme30n1", "nvme30n1", 30
+	_, errs = DrivesReturning(given, []plan.Drive{moved}, Returning{Paths: paths, Pending: pending}, prior, "boot-2", "raw", "FIX")
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Error(), "nothing is at /dev/disk/by-id/renamed, taken for drive 18 of the interrupted run in raw (")
+	assert.Contains(t, errs[0].Error(), "but that drive is on this machine at /dev/nvme30n1: give it at that path")
+
+	// Every drive given where nothing is: not the run's host, or before
+	// its drives are; each refused as not given.
+	var every []string
+	for _, d := range all {
+		every = append(every, d.Path)
+	}
+	_, errs = DrivesReturning(nil, nil, Returning{Paths: every, Pending: func(int) bool { return true }}, prior, "boot-2", "raw", "FIX")
+	require.NotEmpty(t, errs)
+	assert.Contains(t, errText(errs), "measured 24 drives and these are not given: drive 1, recorded at ")
+
 	for name, back := range map[string]Returning{
 		"one without a pending cycle": {Paths: paths, Pending: func(i int) bool { return i == 5 }},
 		"one path for two drives":     {Paths: paths[:1], Pending: pending},
+		"a path given twice":          {Paths: []string{paths[1], paths[1]}, Pending: pending},
 		"no paths where nothing is":   {Pending: pending},
 	} {
 		_, errs := DrivesReturning(given, nil, back, prior, "boot-2", "raw", "FIX")

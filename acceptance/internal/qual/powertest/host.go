@@ -70,8 +70,13 @@ func (t *Test) hostCycles(ctx context.Context, logf func(string, ...any)) (out [
 			if t.Cfg.Resume {
 				if c, listed, err := t.recorded(d, k); listed {
 					out[i] = append(out[i], hosted{c, err == nil, err})
-					if err == nil && c.NotRun == hostcut.Pending {
+					switch {
+					case err == nil && c.NotRun == hostcut.Pending:
 						pending = append(pending, i)
+					case err == nil && c.NotReturned != "":
+						// Did not return at an earlier resume: never
+						// written again, back or not (see Run).
+						stopped[i] = true
 					}
 					continue
 				}

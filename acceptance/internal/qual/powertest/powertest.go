@@ -166,6 +166,9 @@ func (d Drive) recordedAt() []string {
 // the folder its cycles are filed in and the path it has now.
 func (t *Test) mark(i int) error {
 	d, n := t.Drives[i], len(t.Drives)
+	if d.Absent != "" {
+		return nil // never written by this run
+	}
 	return t.Rec.Update(func(r *record.Run) {
 		s := r.Sample(i, n)
 		s.Writing, s.PowerLoss = "the power-loss test", d.folder()

@@ -54,11 +54,11 @@ func Asked(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive) (string, 
 
 // Selected is the drives (indices) whose own TestPurge/<drive> go test's
 // -run and -skip select: the drives the purge at the end purges, each
-// selected on its own.
+// selected on its own; never one not there (plan.Drive.Missing).
 func Selected(cfg *cmdline.Config, drives []plan.Drive) []int {
 	var out []int
 	for d, dr := range drives {
-		if cfg.Selected("TestPurge/" + verdict.IntegrityName(dr.Path)) {
+		if !dr.Missing() && cfg.Selected("TestPurge/"+verdict.IntegrityName(dr.Path)) {
 			out = append(out, d)
 		}
 	}

@@ -250,6 +250,19 @@ func TestSelectedPerDrive(t *testing.T) {
 	}
 }
 
+// A drive absent from a resume (it did not come back after the host's
+// power cut) is never purged at the end, whatever -run selects: what is
+// at its path is not the drive the run held.
+func TestSelectedNeverAnAbsentDrive(t *testing.T) {
+	drives := []plan.Drive{{Info: device.Info{Path: "/dev/loop5"}}, {Info: device.Info{Path: "/dev/loop6"}, Absent: "/dev/loop6 did not come back"}}
+	for _, run := range []string{"TestPurge", "TestPurge/loop6", ""} {
+		cfg := &cmdline.Config{Run: run, PurgeAfter: true}
+		if got := Selected(cfg, drives); slices.Contains(got, 1) {
+			t.Errorf("-run=%q: Selected = %v, want the absent drive 1 left out", run, got)
+		}
+	}
+}
+
 // A replay fails a drive without a verdict only when the run asked for
 // its purge: run.json's purge_drives lists the drives -run selected, and
 // a drive it does not list has no TestPurge; without the list (an older
