@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/drivequal/drivequal/acceptance/internal/powerloss/hostcut"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
@@ -230,30 +231,43 @@ func zeroedRange(t *testing.T, out string) string {
 // A -resume in the boot the cut was made in (the run killed while it
 // waited for the host to go down, the command having cut nothing) does
 // not judge the cycle: the host's power was not cut; it stays pending for
-// the resume after a real reboot.
+// the resume after a real reboot, and with two cycles nothing is written
+// over it nor cut again in that boot. The resume after the reboot judges
+// cycle 1 and cuts cycle 2; the next passes both.
 func TestPowerLossHostCutSameBoot(t *testing.T) {
 	t.Parallel()
 	dev := newLoop(t, 64<<20)
 	backFile(t, dev)
 	devs := []string{dev}
+	name := strings.TrimPrefix(dev, "/dev/")
 	count := filepath.Join(t.TempDir(), "cuts")
 	rep := filepath.Join(t.TempDir(), "report")
-	args := hostCutArgs("powerloss.toml", devs, rep, hostCut(devs, "", count))
+	raw := filepath.Join(rep, "raw")
+	args := hostCutArgs("powerloss2.toml", devs, rep, hostCut(devs, "", count))
 	runPL(t, devs, nil, args...)
 	noFioLeft(t)
 	require.Equal(t, 1, cuts(t, count))
 	require.NoError(t, exec.Command("blockdev", "--setrw", dev).Run())
 	r := runPL(t, devs, nil, append(args, "-resume")...)
+	noFioLeft(t)
 	assert.NotEqual(t, 0, r.Code)
-	assert.Contains(t, r.Stdout, "--- SKIP: TestPowerLoss/"+strings.TrimPrefix(dev, "/dev/")+"/cycle_1", r.Stdout+r.Stderr)
+	assert.Equal(t, 1, cuts(t, count), "nothing is cut again in the boot of the cut: "+r.Stdout+r.Stderr)
+	assert.Contains(t, r.Stdout, "--- SKIP: TestPowerLoss/"+name+"/cycle_1", r.Stdout+r.Stderr)
 	assert.Contains(t, r.Stdout, "INCONCLUSIVE: not judged: the host's power was not cut: the host did not restart since the cut (the same boot id")
-	assert.NotContains(t, r.Stdout, "--- PASS: TestPowerLoss/"+strings.TrimPrefix(dev, "/dev/")+"/cycle_1")
-	// The cycle is left pending: the resume after the host's power has
-	// gone (another boot id) judges it, and cuts nothing again.
+	assert.NotContains(t, r.Stdout, "--- PASS: TestPowerLoss/"+name+"/cycle_1")
+	assert.NoFileExists(t, filepath.Join(raw, "powerloss", name, "cycle_2.json"), "nothing written over the cycle not judged")
+	// The resume after the host's power has gone (another boot id)
+	// judges it, and cuts cycle 2.
+	runRebooted(t, devs, append(args, "-resume")...)
+	noFioLeft(t)
+	assert.Equal(t, 2, cuts(t, count))
+	assert.Contains(t, readCycle(t, raw, name, 1), `"lost_writes": 0`)
+	reboot(t, devs...)
 	after := runRebooted(t, devs, append(args, "-resume")...)
 	assert.Equal(t, 0, after.Code, after.Stdout+after.Stderr)
-	assert.Contains(t, after.Stdout, "--- PASS: TestPowerLoss/"+strings.TrimPrefix(dev, "/dev/")+"/cycle_1")
-	assert.Equal(t, 1, cuts(t, count), "the resume after the reboot cuts nothing again")
+	assert.Contains(t, after.Stdout, "--- PASS: TestPowerLoss/"+name+"/cycle_1")
+	assert.Contains(t, after.Stdout, "--- PASS: TestPowerLoss/"+name+"/cycle_2")
+	assert.Equal(t, 2, cuts(t, count), "the last resume cuts nothing again")
 }
 
 // Two drives, two cycles of the host's cut; after the first cut one
@@ -285,7 +299,9 @@ func TestPowerLossHostCutDriveNotBack(t *testing.T) {
 	count := filepath.Join(t.TempDir(), "cuts")
 	rep := filepath.Join(t.TempDir(), "report")
 	raw := filepath.Join(rep, "raw")
-	args := hostCutArgs("powerloss2.toml", given, rep, hostCut(devs, "", count))
+	// The cut makes only the first drive read-only: the second's loop
+	// number, detached, may be another test's by the next cut.
+	args := hostCutArgs("powerloss2.toml", given, rep, hostCut(devs[:1], "", count))
 
 	runPL(t, devs, nil, args...)
 	noFioLeft(t)
@@ -357,8 +373,67 @@ func attachOwn(t *testing.T, img string) string {
 	require.NoError(t, exec.Command("blockdev", "--setrw", dev).Run())
 	t.Cleanup(func() {
 		if back, err := exec.Command("losetup", "-n", "-O", "BACK-FILE", dev).Output(); err == nil && strings.TrimSpace(string(back)) == img {
+			_ = exec.Command("blockdev", "--setrw", dev).Run()
 			_ = exec.Command("losetup", "-d", dev).Run()
 		}
 	})
 	return dev
+}
+
+// The resume that records a drive as not back after the host's cut is
+// stopped before it judges the drive's cycle (here it runs TestHealth
+// alone; a kill or a cut of the host's power does the same): the drive
+// comes back, and the next resume fails its cycle "did not return", as
+// recorded, without reading or writing it; the other drive passes. Its
+// data is not judged: the drive failed the resume before.
+func TestPowerLossHostCutBackAfterRecordedGone(t *testing.T) {
+	t.Parallel()
+	testenv.MustHaveLoop(t)
+	links := t.TempDir()
+	var devs, given, names, imgs []string
+	for range 2 {
+		img := filepath.Join(t.TempDir(), "disk.img")
+		require.NoError(t, os.WriteFile(img, nil, 0o644))
+		require.NoError(t, os.Truncate(img, 64<<20))
+		dev := attachOwn(t, img)
+		name := strings.TrimPrefix(dev, "/dev/")
+		devs, names, imgs = append(devs, dev), append(names, name), append(imgs, img)
+		given = append(given, filepath.Join(links, name))
+		require.NoError(t, os.Symlink(dev, given[len(given)-1]))
+	}
+	count := filepath.Join(t.TempDir(), "cuts")
+	rep := filepath.Join(t.TempDir(), "report")
+	raw := filepath.Join(rep, "raw")
+	args := hostCutArgs("powerloss.toml", given, rep, hostCut(devs[:1], "", count))
+
+	runPL(t, devs, nil, args...)
+	noFioLeft(t)
+	require.Equal(t, 1, cuts(t, count))
+	reboot(t, devs[0])
+	require.NoError(t, exec.Command("losetup", "-d", devs[1]).Run())
+	require.NoError(t, os.Remove(given[1]))
+	health := runSuiteVia(context.Background(), t, booted(t), throttled(t, devs[:1]...), nil, []string{"-test.run=TestHealth"}, append(args, "-resume")...)
+	noFioLeft(t)
+	rj, err := os.ReadFile(filepath.Join(raw, "run.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(rj), `"step": "the resume's setup"`, health.Stdout+health.Stderr)
+	assert.Contains(t, readCycle(t, raw, names[1], 1), hostcut.Pending, "the cycle is still pending")
+
+	back := attachOwn(t, imgs[1])
+	require.NoError(t, os.Symlink(back, given[1]))
+	untouched := testenv.SHA256(t, imgs[1])
+	r := runRebooted(t, []string{devs[0], back}, append(args, "-resume")...)
+	noFioLeft(t)
+	out := r.Stdout + r.Stderr
+	assert.NotEqual(t, 0, r.Code, out)
+	assert.Equal(t, 1, cuts(t, count), out)
+	assert.Contains(t, r.Stdout, "--- PASS: TestPowerLoss/"+names[0]+"/cycle_1", out)
+	assert.Contains(t, r.Stdout, "--- FAIL: TestPowerLoss/"+strings.TrimPrefix(back, "/dev/")+"/cycle_1", out)
+	assert.Contains(t, r.Stdout, "did not return after the power cut: nothing was at "+given[1]+" when the resume started")
+	assert.Contains(t, readCycle(t, raw, names[1], 1), `"acknowledged": 0,`, "its data was not judged")
+	assert.Equal(t, untouched, testenv.SHA256(t, imgs[1]))
+
+	replay := runSuite(t, powerLossOnly, "-replay="+raw)
+	assert.NotEqual(t, 0, replay.Code)
+	assert.Contains(t, replay.Stdout, "did not return after the power cut: nothing was at "+given[1], replay.Stdout+replay.Stderr)
 }

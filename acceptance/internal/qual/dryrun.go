@@ -8,6 +8,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/absent"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/dryrun"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/powertest"
@@ -36,6 +37,7 @@ func PowerLoss(s *Suite) *powertest.Test {
 	// Each drive's cycles where the recording filed them (a resume's
 	// drives are in its order, matched by identity).
 	t.File(s.recorded.Samples)
+	absent.Mark(t, s.recorded)
 	if s.runner != nil {
 		t.Rec = live.Recorder(s.runner)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drivequal/drivequal/acceptance/internal/host"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/absent"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/datacheck"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/evidence"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/fwrun"
@@ -167,17 +168,9 @@ func (b *builder) resumePlan() {
 			z.broken[f.Drive], z.causes[f.Drive] = verdict.DisqualifiedText(f), f.Cause
 		}
 	}
-	for d, dr := range s.Drives {
-		// A drive that did not come back after the host's power cut is
-		// disqualified as one that disappeared mid-run is, and recorded
-		// so: no later resume forgets it, back or not.
-		if _, ok := z.broken[d]; dr.Absent == "" || ok {
-			continue
-		}
-		z.broken[d], z.causes[d] = dr.Absent, report.CauseDriveChanged
-		z.found = append(z.found, record.DriveFailure{Drive: d, Path: dr.Path, Cause: report.CauseDriveChanged,
-			Step: stepNotBack, Message: dr.Absent, At: time.Now().UTC().Format(time.RFC3339), Resume: len(z.prior.Resumptions) + 1})
-	}
+	// A drive that did not come back after the host's power cut is
+	// disqualified as one that disappeared mid-run is, and recorded so.
+	z.found = append(z.found, absent.Disqualify(s.Drives, z.prior, len(z.prior.Resumptions)+1, z.broken, z.causes)...)
 	last := verdict.LastReadBack(z.prior.Verify)
 	for i, v := range z.prior.Verify {
 		// A pass whose recording does not read, or that was interrupted
@@ -371,13 +364,8 @@ func (z *resumeState) info(s *Suite) record.Run {
 	for i, d := range s.Drives {
 		info.Devices[i] = match.DevNumber(d)
 		info.LBASizes[i] = d.LogicalBlockSize
-		if d.Absent != "" && i < len(z.prior.Drives) {
-			// Not there: what the run recorded of it stays, so that a
-			// later resume, the drive back, knows it by its identity.
-			info.Drives[i], info.Identities[i] = z.prior.Drives[i], z.prior.Identities[i]
-			info.Devices[i], info.LBASizes[i] = at(z.prior.Devices, i), at(z.prior.LBASizes, i)
-		}
 	}
+	absent.Keep(&info, z.prior, s.Drives)
 	res := report.Resumption{At: time.Now().UTC().Format(time.RFC3339), Redone: z.redone,
 		EstimatedSeconds: s.Plan.Total.Seconds(), FreshSeconds: z.fresh.Seconds(), Drives: z.mapping}
 	for _, t := range info.Tests {
@@ -466,13 +454,4 @@ func (z *resumeState) line(s *Suite) string {
 		line += "\ndrivequal: drives matched by identity: " + strings.Join(z.mapping, "; ")
 	}
 	return line
-}
-
-// at is xs[i], its zero value when xs is shorter.
-func at[T any](xs []T, i int) T {
-	var zero T
-	if i < 0 || i >= len(xs) {
-		return zero
-	}
-	return xs[i]
 }

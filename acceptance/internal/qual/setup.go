@@ -22,6 +22,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/overtime"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/purge"
+	"github.com/drivequal/drivequal/acceptance/internal/qual/absent"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/fwrun"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/match"
@@ -77,16 +78,11 @@ type builder struct {
 	// ones (see matchResume); nil before, and for a run not resumed.
 	matched   *match.Match
 	matchErrs []error
-	// absent are the -drives of a resume where nothing is, each with
-	// Inspect's error: drives that may not have come back after the
-	// host's power cut (see matchResume); refused unless matched so.
-	absent []absentPath
-}
-
-// absentPath is a -drives path where nothing is, and Inspect's error.
-type absentPath struct {
-	path string
-	err  error
+	// absent are the -drives of a resume where nothing is, and
+	// Inspect's error of each: drives that may not have come back after
+	// the host's power cut (matchResume); refused unless matched so.
+	absent     []string
+	absentErrs []error
 }
 
 func (b *builder) build(ctx context.Context, timeout time.Duration) (*Suite, []error) {
@@ -204,7 +200,7 @@ func (b *builder) drives(ctx context.Context) []error {
 		info, err := b.sys.Inspect(p)
 		if err != nil {
 			if cfg.Resume && errors.Is(err, fs.ErrNotExist) && b.sys.Nothing(p) {
-				b.absent = append(b.absent, absentPath{p, err})
+				b.absent, b.absentErrs = append(b.absent, p), append(b.absentErrs, err)
 				continue
 			}
 			errs = append(errs, fmt.Errorf("parsing -drives: %w", err))
@@ -246,14 +242,14 @@ func (b *builder) drives(ctx context.Context) []error {
 		// In the recorded order before anything is read or held by index.
 		b.matchResume()
 	}
-	for _, a := range b.absent {
-		if b.matched == nil || !slices.Contains(slices.Collect(maps.Values(b.matched.Absent)), a.path) {
-			errs = append(errs, fmt.Errorf("parsing -drives: %w", a.err))
+	for k, p := range b.absent {
+		if b.matched == nil || !slices.Contains(slices.Collect(maps.Values(b.matched.Absent)), p) {
+			errs = append(errs, fmt.Errorf("parsing -drives: %w", b.absentErrs[k]))
 		}
 	}
 	// What is there: an absent drive is neither checked, identified,
 	// purged, flashed nor held.
-	infos := b.present()
+	infos := absent.Present(b.infos, s.Drives)
 	opt := device.Options{Destructive: cfg.Destructive || cfg.DryRun, WipeSignatures: cfg.WipeSignatures}
 	for _, r := range b.sys.Check(infos, opt) {
 		errs = append(errs, r)
@@ -321,47 +317,12 @@ func (b *builder) drives(ctx context.Context) []error {
 	return errs
 }
 
-// present are the drives' infos but those absent from a resume.
-func (b *builder) present() []device.Info {
-	var out []device.Info
-	for i, in := range b.infos {
-		if i < len(b.s.Drives) && b.s.Drives[i].Absent != "" {
-			continue
-		}
-		out = append(out, in)
-	}
-	return out
-}
-
-// awaitReturn waits, on a resume of a run that cuts the host's power, up
-// to the spec's ready_within for each -drives path where nothing is yet:
-// a drive may take that long to come back after the cut. What is still
-// not there is then Inspect's to refuse, or matchResume's to take for
-// absent.
+// awaitReturn waits (absent.Await), on a resume of a run that cuts the
+// host's power, for each -drives path where nothing is yet.
 func (b *builder) awaitReturn(ctx context.Context) {
 	cfg, spec := b.cfg, b.s.Spec
-	if !cfg.Resume || !cfg.PowerCutHost || spec == nil || spec.PowerLoss == nil || cfg.DryRun {
-		return
-	}
-	missing := func() []string {
-		var out []string
-		for _, p := range cfg.Drives {
-			if b.sys.Nothing(p) {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
-	gone := missing()
-	if len(gone) == 0 {
-		return
-	}
-	within := spec.PowerLoss.ReadyWithin
-	fmt.Fprintf(os.Stderr, "drivequal: nothing is at %s yet: waiting up to %s (ready_within) for it to come back after the host's power cut\n", strings.Join(gone, ", "), within)
-	deadline := time.Now().Add(within)
-	for len(gone) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
-		time.Sleep(min(time.Second, time.Until(deadline)))
-		gone = missing()
+	if cfg.Resume && cfg.PowerCutHost && spec != nil && spec.PowerLoss != nil && !cfg.DryRun {
+		absent.Await(ctx, b.sys, cfg.Drives, spec.PowerLoss.ReadyWithin, os.Stderr)
 	}
 }
 

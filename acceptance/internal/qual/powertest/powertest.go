@@ -25,6 +25,7 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss/cycle"
+	"github.com/drivequal/drivequal/acceptance/internal/powerloss/hostcut"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live/runjson"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -415,6 +416,11 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 				j = Judged{powerloss.Cycle{Drive: d.Path, Cycle: k}, powerloss.Verdict{Verdict: powerloss.Inconclusive,
 					Message: fmt.Sprintf("cycle %d of %d was never run: the recording holds no power-loss cycle %d of %s", k, n, k, d.Path)}}
 			default:
+				if d.Absent != "" && c.NotRun == hostcut.Pending {
+					// Not back after that cut (a replay, or a resume that
+					// recorded so and was stopped before judging it).
+					c.NotRun, c.NotReturned = "", strings.TrimPrefix(d.Absent, AbsentPrefix(d.Path))
+				}
 				j = Judged{c, powerloss.Judge(c)}
 				cuts++
 				if c.NotReturned != "" && k < n {
