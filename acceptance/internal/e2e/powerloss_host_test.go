@@ -283,19 +283,7 @@ func TestPowerLossHostCutSameBoot(t *testing.T) {
 // it the same way.
 func TestPowerLossHostCutDriveNotBack(t *testing.T) {
 	t.Parallel()
-	testenv.MustHaveLoop(t)
-	links := t.TempDir()
-	var devs, given, names, imgs []string
-	for range 2 {
-		img := filepath.Join(t.TempDir(), "disk.img")
-		require.NoError(t, os.WriteFile(img, nil, 0o644))
-		require.NoError(t, os.Truncate(img, 64<<20))
-		dev := attachOwn(t, img)
-		name := strings.TrimPrefix(dev, "/dev/")
-		devs, names, imgs = append(devs, dev), append(names, name), append(imgs, img)
-		given = append(given, filepath.Join(links, name))
-		require.NoError(t, os.Symlink(dev, given[len(given)-1]))
-	}
+	devs, given, names, imgs := linkedLoops(t, 2)
 	count := filepath.Join(t.TempDir(), "cuts")
 	rep := filepath.Join(t.TempDir(), "report")
 	raw := filepath.Join(rep, "raw")
@@ -361,6 +349,26 @@ func TestPowerLossHostCutDriveNotBack(t *testing.T) {
 	assert.Contains(t, replay.Stdout, "did not return after the power cut: nothing was at "+given[1])
 }
 
+// linkedLoops is n loop devices of 64 MiB (attachOwn), each given as a
+// link named as the kernel named it: their devices, the links, the names
+// and the images.
+func linkedLoops(t *testing.T, n int) (devs, given, names, imgs []string) {
+	t.Helper()
+	testenv.MustHaveLoop(t)
+	links := t.TempDir()
+	for range n {
+		img := filepath.Join(t.TempDir(), "disk.img")
+		require.NoError(t, os.WriteFile(img, nil, 0o644))
+		require.NoError(t, os.Truncate(img, 64<<20))
+		dev := attachOwn(t, img)
+		name := strings.TrimPrefix(dev, "/dev/")
+		devs, names, imgs = append(devs, dev), append(names, name), append(imgs, img)
+		given = append(given, filepath.Join(links, name))
+		require.NoError(t, os.Symlink(dev, given[len(given)-1]))
+	}
+	return devs, given, names, imgs
+}
+
 // attachOwn attaches img to a free loop device (as testenv.Attach) that
 // the test may detach itself: it is detached when t ends if it is still
 // attached to img.
@@ -388,19 +396,7 @@ func attachOwn(t *testing.T, img string) string {
 // data is not judged: the drive failed the resume before.
 func TestPowerLossHostCutBackAfterRecordedGone(t *testing.T) {
 	t.Parallel()
-	testenv.MustHaveLoop(t)
-	links := t.TempDir()
-	var devs, given, names, imgs []string
-	for range 2 {
-		img := filepath.Join(t.TempDir(), "disk.img")
-		require.NoError(t, os.WriteFile(img, nil, 0o644))
-		require.NoError(t, os.Truncate(img, 64<<20))
-		dev := attachOwn(t, img)
-		name := strings.TrimPrefix(dev, "/dev/")
-		devs, names, imgs = append(devs, dev), append(names, name), append(imgs, img)
-		given = append(given, filepath.Join(links, name))
-		require.NoError(t, os.Symlink(dev, given[len(given)-1]))
-	}
+	devs, given, names, imgs := linkedLoops(t, 2)
 	count := filepath.Join(t.TempDir(), "cuts")
 	rep := filepath.Join(t.TempDir(), "report")
 	raw := filepath.Join(rep, "raw")
