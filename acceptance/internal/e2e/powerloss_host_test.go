@@ -300,6 +300,15 @@ func TestPowerLossHostCutDriveNotBack(t *testing.T) {
 	require.NoError(t, os.Remove(given[1]))
 	untouched := testenv.SHA256(t, imgs[1])
 
+	// The dry run says which drive is not there and that nothing is
+	// written to it, without waiting for it.
+	dry := runRebooted(t, devs[:1], append(args, "-resume", "-dry-run")...)
+	assert.Equal(t, 0, dry.Code, dry.Stdout+dry.Stderr)
+	assert.Contains(t, dry.Stdout, "  "+given[1]+": not there: "+given[1]+" did not come back after the host's power cut: nothing was at "+given[1]+" when the resume started (drive 2 of the run")
+	assert.Contains(t, dry.Stdout, "  "+given[1]+": not there, nothing written, never cut again: its pending cycle FAILs \"did not return\"")
+	assert.NotContains(t, dry.Stderr, "waiting up to")
+	assert.Equal(t, 1, cuts(t, count))
+
 	resumed := runRebooted(t, devs[:1], append(args, "-resume")...)
 	noFioLeft(t)
 	out := resumed.Stdout + resumed.Stderr

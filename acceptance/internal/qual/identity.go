@@ -44,7 +44,7 @@ func (b *builder) matchResume() {
 	for i, j := range m.Order {
 		if p, ok := m.Absent[i]; ok {
 			var within time.Duration
-			if s.Spec.PowerLoss != nil {
+			if s.Spec.PowerLoss != nil && !s.Cfg.DryRun { // a dry run does not wait
 				within = s.Spec.PowerLoss.ReadyWithin
 			}
 			drives[i] = absent.Drive(prior, i, p, within, absent.Taken(s.Drives))

@@ -94,6 +94,10 @@ func estMark(k plan.StepKind) string {
 func Drives(w io.Writer, drives []plan.Drive) {
 	fmt.Fprintln(w, "drives:")
 	for _, d := range drives {
+		if d.Absent != "" {
+			fmt.Fprintf(w, "  %s: not there: %s\n", d.Path, d.Absent)
+			continue
+		}
 		fmt.Fprintf(w, "  %s -> %s  model %q serial %q firmware %q  %s bytes  as %s  NUMA node %d\n",
 			d.Path, d.Resolved, d.Model, d.Serial, d.Firmware, report.Thousands(float64(d.Size)), d.Capacity, d.NUMANode)
 		if d.Fabric() {

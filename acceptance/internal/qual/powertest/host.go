@@ -239,6 +239,10 @@ func (t *Test) printHost(w io.Writer) {
 		fmt.Fprintf(w, "  run by sh with %s\n", strings.Join(cmdline.PowerEnv(t.values(t.Drives[0])), " "))
 	}
 	for _, d := range t.Drives {
+		if d.Absent != "" {
+			fmt.Fprintf(w, "  %s: not there, nothing written, never cut again: its pending cycle FAILs \"did not return\": %s\n", d.Path, d.Absent)
+			continue
+		}
 		fmt.Fprintf(w, "  %s: data at risk: the first %s (bytes 0 to %d), written for %s with a flush every %d writes of %d bytes, the ledger of completed writes saved and synced before the cut; it loses power at each cut\n",
 			d.Path, mib(p.Size), p.Size, p.CutAfter, p.FlushEvery, p.BS)
 	}
