@@ -138,14 +138,6 @@ func (s System) Nothing(path string) bool {
 	return errors.Is(err, fs.ErrNotExist)
 }
 
-// absent is Inspect's error for a path where nothing is (none, or a
-// broken symlink): errors.Is(err, fs.ErrNotExist) tells it from a
-// target that is there but refused.
-type absent string
-
-func (a absent) Error() string { return string(a) }
-func (a absent) Unwrap() error { return fs.ErrNotExist }
-
 // Inspect describes the target at path: a block device (by any name,
 // including /dev/disk/by-id links) or a regular file. It only reads sysfs and
 // stats the path. A target that does not exist, or is neither a block device
@@ -161,13 +153,13 @@ func (s System) Inspect(path string) (Info, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if _, lerr := os.Lstat(local); lerr == nil {
-				return info, absent(fmt.Sprintf("%s: is a broken symlink; give the device it should point to", path))
+				return info, fmt.Errorf("%s: is a broken symlink; give the device it should point to", path)
 			}
 			if inDev(path) {
 				// A file made in /dev would be lost at the next boot and is no drive.
-				return info, absent(fmt.Sprintf("%s: no such device; `nvme list` or `lsblk -d -o NAME,MODEL,SIZE` lists this machine's drives: give one as /dev/nvme0n1 or /dev/disk/by-id/...", path))
+				return info, fmt.Errorf("%s: no such device; `nvme list` or `lsblk -d -o NAME,MODEL,SIZE` lists this machine's drives: give one as /dev/nvme0n1 or /dev/disk/by-id/...", path)
 			}
-			return info, absent(fmt.Sprintf("%s: does not exist; give a block device (/dev/nvme0n1) or an existing regular file (create one with truncate -s SIZE %s)", path, path))
+			return info, fmt.Errorf("%s: does not exist; give a block device (/dev/nvme0n1) or an existing regular file (create one with truncate -s SIZE %s)", path, path)
 		}
 		return info, fmt.Errorf("%s: %w", path, err)
 	}

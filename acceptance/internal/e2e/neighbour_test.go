@@ -18,6 +18,19 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
+// pulledRun runs integrity.toml on two loop devices of safetySize, the
+// second over a sparse image that pullingFio removes during the step
+// named by during: the survivor, the pulled device and the run.
+func pulledRun(t *testing.T, during string) (good, pulled string, r result) {
+	t.Helper()
+	testenv.MustHaveLoop(t)
+	good = newLoop(t, safetySize)
+	img := sparseImage(t, t.TempDir(), during+".img", safetySize)
+	pulled = testenv.Attach(t, img, "--direct-io=on")
+	r = runSuiteIn(t, pullingFio(t, pulled, img, during), nil, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+good+","+pulled, "-destructive")
+	return good, pulled, r
+}
+
 // pullingFio puts testdata/fio-pull.sh first in PATH as "fio": it runs
 // the real fio for every step, and removes node (a loop device over img)
 // during the step named by during ("after-fill", "readback" or "dying";
@@ -95,11 +108,7 @@ func TestNeighbourPulledAfterTheFillSurvivorReadBack(t *testing.T) {
 func TestNeighbourPulledDuringTheReadBack(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
 	t.Parallel()
-	testenv.MustHaveLoop(t)
-	good := newLoop(t, safetySize)
-	img := sparseImage(t, t.TempDir(), "pulled.img", safetySize)
-	gone := testenv.Attach(t, img, "--direct-io=on")
-	r := runSuiteIn(t, pullingFio(t, gone, img, "readback"), nil, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+good+","+gone, "-destructive")
+	good, gone, r := pulledRun(t, "readback")
 	noFioLeft(t)
 	assert.NotEqual(t, 0, r.Code, "a drive vanished: the run is not qualified")
 	assert.Contains(t, r.Stdout, "--- PASS: TestIntegrity/"+filepath.Base(good), "the survivor's read-back passes")
@@ -150,11 +159,7 @@ func TestNeighbourPulledDuringTheReadBack(t *testing.T) {
 // survivor passes.
 func TestADrivesDeathAfterItsMismatchDoesNotExcuseIt(t *testing.T) {
 	t.Parallel()
-	testenv.MustHaveLoop(t)
-	good := newLoop(t, safetySize)
-	img := sparseImage(t, t.TempDir(), "dying.img", safetySize)
-	dying := testenv.Attach(t, img, "--direct-io=on")
-	r := runSuiteIn(t, pullingFio(t, dying, img, "dying"), nil, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+good+","+dying, "-destructive")
+	good, dying, r := pulledRun(t, "dying")
 	noFioLeft(t)
 	assert.NotEqual(t, 0, r.Code)
 	assert.Contains(t, r.Stdout, "--- PASS: TestIntegrity/"+filepath.Base(good), "the survivor's read-back passes")

@@ -283,21 +283,7 @@ func TestPowerLossHostCutSameBoot(t *testing.T) {
 // it the same way.
 func TestPowerLossHostCutDriveNotBack(t *testing.T) {
 	t.Parallel()
-	devs, given, names, imgs := linkedLoops(t, 2)
-	count := filepath.Join(t.TempDir(), "cuts")
-	rep := filepath.Join(t.TempDir(), "report")
-	raw := filepath.Join(rep, "raw")
-	// The cut makes only the first drive read-only: the second's loop
-	// number, detached, may be another test's by the next cut.
-	args := hostCutArgs("powerloss2.toml", given, rep, hostCut(devs[:1], "", count))
-
-	runPL(t, devs, nil, args...)
-	noFioLeft(t)
-	require.Equal(t, 1, cuts(t, count))
-	reboot(t, devs...)
-	// The drive does not come back.
-	require.NoError(t, exec.Command("losetup", "-d", devs[1]).Run())
-	require.NoError(t, os.Remove(given[1]))
+	devs, given, names, imgs, count, raw, args := cutOneLost(t, "powerloss2.toml")
 	untouched := testenv.SHA256(t, imgs[1])
 
 	// The dry run says which drive is not there and that nothing is
@@ -358,6 +344,28 @@ func TestPowerLossHostCutDriveNotBack(t *testing.T) {
 	assert.Contains(t, replay.Stdout, "did not return after the power cut: nothing was at "+given[1])
 }
 
+// cutOneLost runs two drives (linkedLoops) with spec's power-loss test
+// until the host's first cut, and "reboots" with the second drive gone:
+// its loop device detached, its link removed. It returns what linkedLoops
+// does, the file the cuts are counted in, the recording and the command
+// line. The cut makes only the first drive read-only: the second's loop
+// number, detached, may be another test's by a later cut.
+func cutOneLost(t *testing.T, spec string) (devs, given, names, imgs []string, count, raw string, args []string) {
+	t.Helper()
+	devs, given, names, imgs = linkedLoops(t, 2)
+	count = filepath.Join(t.TempDir(), "cuts")
+	rep := filepath.Join(t.TempDir(), "report")
+	raw = filepath.Join(rep, "raw")
+	args = hostCutArgs(spec, given, rep, hostCut(devs[:1], "", count))
+	runPL(t, devs, nil, args...)
+	noFioLeft(t)
+	require.Equal(t, 1, cuts(t, count))
+	reboot(t, devs[0])
+	require.NoError(t, exec.Command("losetup", "-d", devs[1]).Run())
+	require.NoError(t, os.Remove(given[1]))
+	return devs, given, names, imgs, count, raw, args
+}
+
 // linkedLoops is n loop devices of 64 MiB (attachOwn), each given as a
 // link named as the kernel named it: their devices, the links, the names
 // and the images.
@@ -405,18 +413,7 @@ func attachOwn(t *testing.T, img string) string {
 // data is not judged: the drive failed the resume before.
 func TestPowerLossHostCutBackAfterRecordedGone(t *testing.T) {
 	t.Parallel()
-	devs, given, names, imgs := linkedLoops(t, 2)
-	count := filepath.Join(t.TempDir(), "cuts")
-	rep := filepath.Join(t.TempDir(), "report")
-	raw := filepath.Join(rep, "raw")
-	args := hostCutArgs("powerloss.toml", given, rep, hostCut(devs[:1], "", count))
-
-	runPL(t, devs, nil, args...)
-	noFioLeft(t)
-	require.Equal(t, 1, cuts(t, count))
-	reboot(t, devs[0])
-	require.NoError(t, exec.Command("losetup", "-d", devs[1]).Run())
-	require.NoError(t, os.Remove(given[1]))
+	devs, given, names, imgs, count, raw, args := cutOneLost(t, "powerloss.toml")
 	health := runSuiteVia(context.Background(), t, booted(t), throttled(t, devs[:1]...), nil, []string{"-test.run=TestHealth"}, append(args, "-resume")...)
 	noFioLeft(t)
 	rj, err := os.ReadFile(filepath.Join(raw, "run.json"))

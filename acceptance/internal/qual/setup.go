@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
-	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -199,7 +198,7 @@ func (b *builder) drives(ctx context.Context) []error {
 	for _, p := range cfg.Drives {
 		info, err := b.sys.Inspect(p)
 		if err != nil {
-			if cfg.Resume && errors.Is(err, fs.ErrNotExist) && b.sys.Nothing(p) {
+			if cfg.Resume && b.sys.Nothing(p) {
 				b.absent, b.absentErrs = append(b.absent, p), append(b.absentErrs, err)
 				continue
 			}

@@ -91,14 +91,12 @@ func (t *Test) hostCycles(ctx context.Context, logf func(string, ...any)) (out [
 		}
 		t.finish(ctx, out, pending, k, logf)
 		for _, i := range pending {
-			if strings.HasPrefix(out[i][k-1].c.NotRun, hostcut.SameBoot) {
+			switch c := out[i][k-1].c; {
+			case strings.HasPrefix(c.NotRun, hostcut.SameBoot):
 				// The host was not cut: its cycles wait for the resume
 				// after it is, and nothing is written over them.
 				return out, ""
-			}
-		}
-		for _, i := range pending {
-			if out[i][k-1].c.NotReturned != "" {
+			case c.NotReturned != "":
 				// Not written again: see Run.
 				stopped[i] = true
 			}
