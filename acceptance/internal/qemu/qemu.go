@@ -355,7 +355,9 @@ func (m Machine) Run(ctx context.Context, k Kernel, initrd []byte, work, script 
 			// The kernel hung before the script started: nothing of the
 			// script has run, so booting again repeats nothing. Once: a
 			// second hang is returned, bounded the same way.
-			again := fmt.Sprintf("the guest had not started the script after %s", roundWall(res.Wall))
+			// The bound, not res.Wall: its timer starts before QEMU
+			// does, so the wall time can read a little under it.
+			again := fmt.Sprintf("the guest had not started the script after %s", startBound)
 			if tail := lastLines(res.Console, 3); tail != "" {
 				again += ": " + tail
 			}
@@ -366,7 +368,7 @@ func (m Machine) Run(ctx context.Context, k Kernel, initrd []byte, work, script 
 		if last || !t.started || t.spoke || t.ran || ctx.Err() != nil {
 			return res, err
 		}
-		why = append(why, accel+": "+t.failure(res, err))
+		why = append(why, accel+": "+t.failure(res, err, b))
 	}
 	return Result{Exit: -1}, errors.New("qemu: no accelerator to try")
 }
@@ -381,12 +383,14 @@ type try struct {
 }
 
 // failure says why a try that did not reach init failed, with QEMU's
-// last lines on the console.
-func (t try) failure(res Result, err error) string {
+// last lines on the console. bound is the boot bound the try had: a
+// bounded try names it rather than its wall time, which starts after the
+// bound's timer and can read a little under it.
+func (t try) failure(res Result, err error, bound time.Duration) string {
 	var s string
 	switch {
 	case t.bounded:
-		s = fmt.Sprintf("the guest's init had not spoken after %s", roundWall(res.Wall))
+		s = fmt.Sprintf("the guest's init had not spoken after %s", bound)
 	case err != nil:
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

@@ -79,7 +79,7 @@ kill -ABRT $$`,
 		name:  "hang",
 		kvm:   `echo "SeaBIOS (version 1.16.2-debian-1.16.2-1)"; exec sleep 60`,
 		calls: "kvm tcg", accel: "tcg",
-		fallback:  []string{"kvm: the guest's init had not spoken after 1", "SeaBIOS"},
+		fallback:  []string{"kvm: the guest's init had not spoken after 1s: ", "SeaBIOS"},
 		wallUnder: 20 * time.Second,
 	}, {
 		name:  "init spoke", // the guest's own failure: not retried
@@ -221,7 +221,7 @@ echo $? >"$work/exit"`
 	}{{
 		name:  "hung once",
 		boots: []string{hang, runs},
-		calls: 2, exit: 3, rebooted: "the guest had not started the script after 1",
+		calls: 2, exit: 3, rebooted: "the guest had not started the script after 1s: ",
 	}, {
 		name:  "hung twice",
 		boots: []string{hang, hang},
