@@ -145,16 +145,23 @@ func runSuiteVia(ctx context.Context, t *testing.T, via []string, started func(*
 	all = append(all, args...)
 	ctx, cancel := context.WithTimeout(ctx, 8*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, suiteBin, all...)
-	if len(via) > 0 {
-		cmd = exec.CommandContext(ctx, via[0], append(append(via[1:], suiteBin), all...)...)
-	}
+	argv := append(append(slices.Clone(via), suiteBin), all...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = acceptanceDir
 	cmd.Env = append(append(os.Environ(), env...), marker(t))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	capped, cap := testenv.CapIOPS(t, loopIOPS, loopDrives(args)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	// Into the capped cgroup before started, which may move it into a
+	// cgroup of its own. A suite that has already exited (refusing its
+	// flags) cannot join, and needs no cap.
+	if cap {
+		if err := capped.Join(cmd.Process.Pid); err != nil {
+			t.Logf("the suite runs uncapped: %v", err)
+		}
 	}
 	if started != nil {
 		started(cmd)
@@ -169,6 +176,31 @@ func runSuiteVia(ctx context.Context, t *testing.T, via []string, started func(*
 	}
 	t.Logf("suite %s: exit %d", strings.Join(all, " "), res.Code)
 	return res
+}
+
+// loopIOPS caps the reads and writes of the loop devices a suite is given
+// (see testenv.CapIOPS): six times the 500 IOPS of the loop spec's cells,
+// and 390 MB/s at 128 KiB, twenty times its 20 MB/s. A test that needs a
+// loop device's own speed, or throttles it itself, moves the suite into
+// a cgroup of its own once started.
+const loopIOPS = 3000
+
+// loopDrives are the loop devices that args give the suite (-drives=),
+// by their paths or links to them.
+func loopDrives(args []string) []string {
+	var loops []string
+	for _, a := range args {
+		list, ok := strings.CutPrefix(a, "-drives=")
+		if !ok {
+			continue
+		}
+		for _, d := range strings.Split(list, ",") {
+			if p, err := filepath.EvalSymlinks(d); err == nil && strings.HasPrefix(p, "/dev/loop") {
+				loops = append(loops, p)
+			}
+		}
+	}
+	return loops
 }
 
 // results reads the run's results.json.

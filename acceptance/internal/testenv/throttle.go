@@ -97,18 +97,26 @@ func ioThrottle(t testing.TB, dev string, iops int, read bool) Throttle {
 	default:
 		Skipf(t, "needs a cgroup I/O controller (cgroup v1 blkio or cgroup v2 io) to throttle %s; none is mounted", dev)
 	}
-	dir, err := os.MkdirTemp(root, "drivequal-test-")
-	if err != nil {
+	if err := th.make(t, root); err != nil {
 		Skipf(t, "needs a cgroup of its own to throttle %s: %v", dev, err)
 	}
-	th.dir, th.parent, th.majMin = dir, root, majMin
-	th.procs = filepath.Join(dir, "cgroup.procs")
-	th.limit, th.stat = filepath.Join(dir, limitFile), filepath.Join(dir, statFile)
-	t.Cleanup(func() { th.remove(t) })
+	th.majMin = majMin
+	th.limit, th.stat = filepath.Join(th.dir, limitFile), filepath.Join(th.dir, statFile)
 	if err := os.WriteFile(th.limit, []byte(line), 0); err != nil {
 		Skipf(t, "needs the cgroup I/O throttle on %s: writing %q to %s: %v", dev, line, th.limit, err)
 	}
 	return th
+}
+
+// make makes th's cgroup in the hierarchy at root, removed when t ends.
+func (th *Throttle) make(t testing.TB, root string) error {
+	dir, err := os.MkdirTemp(root, "drivequal-test-")
+	if err != nil {
+		return err
+	}
+	th.dir, th.parent, th.procs = dir, root, filepath.Join(dir, "cgroup.procs")
+	t.Cleanup(func() { th.remove(t) })
+	return nil
 }
 
 // Command is exec.Command(name, args...) in the cgroup: a shell joins it
