@@ -317,3 +317,24 @@ func TestRootTransformRefused(t *testing.T) {
 		t.Errorf("a transform inside the chart (gonum's own) was refused: %v", err)
 	}
 }
+
+// A chart's verdict is kept by its content, not its name: the page is
+// written after every result, and a chart refused once is refused again,
+// however often it is asked, while the same chart with the refused part
+// taken out is placed; a prolog (what a file adds before the <svg>) does
+// not change the verdict or what is placed.
+func TestChartVerdictKeptByContent(t *testing.T) {
+	bad := `<svg xmlns="http://www.w3.org/2000/svg" width="8" height="2"><g><text x="1" y="1">x</text><script>alert(1)</script></g></svg>`
+	good := strings.Replace(bad, `<script>alert(1)</script>`, ``, 1)
+	for i := range 3 {
+		if _, err := inlineSVG([]byte(bad)); err == nil || !strings.Contains(err.Error(), "<script>") {
+			t.Errorf("ask %d: the chart with a script: %v, want it refused naming <script>", i+1, err)
+		}
+		for _, in := range []string{good, `<?xml version="1.0"?>` + "\n" + good} {
+			out, err := inlineSVG([]byte(in))
+			if err != nil || string(out) != good {
+				t.Errorf("ask %d: the chart without it: %q, %v, want it placed as %q", i+1, out, err, good)
+			}
+		}
+	}
+}
