@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,7 +31,8 @@ import (
 // revision running, each slot's, the active slot) is in files of $FW_STATE.
 // fw-commit stalls the drive's I/O for $FW_STALL seconds with the kernel's
 // blk-throttle: the cgroup the suite (and so its fio) runs in is held to
-// 1 read and 1 write a second on the device, then freed; the I/O waits in
+// 1 read and 1 write a second on the device, then freed to $FW_FREE (the
+// loopIOPS every suite's loop devices are held to); the I/O waits in
 // the block layer on its real path to the loop device, and fio measures
 // it. With $FW_KEEP_OLD set, the commit fills the slot but the old
 // revision keeps running; with $FW_LOSE_WRITES, the activation loses what
@@ -64,8 +66,8 @@ fw-commit)
 	echo "$FW_MAJMIN 1" > "$FW_CGROUP/blkio.throttle.read_iops_device"
 	echo "$FW_MAJMIN 1" > "$FW_CGROUP/blkio.throttle.write_iops_device"
 	sleep "$FW_STALL"
-	echo "$FW_MAJMIN 0" > "$FW_CGROUP/blkio.throttle.read_iops_device"
-	echo "$FW_MAJMIN 0" > "$FW_CGROUP/blkio.throttle.write_iops_device"
+	echo "$FW_MAJMIN $FW_FREE" > "$FW_CGROUP/blkio.throttle.read_iops_device"
+	echo "$FW_MAJMIN $FW_FREE" > "$FW_CGROUP/blkio.throttle.write_iops_device"
 	if [ -n "$FW_LOSE_BEFORE" ]; then dd if=/dev/zero of="$dev" bs=1M count="$FW_LOSE_BEFORE" oflag=direct 2>/dev/null; fi
 	if [ -n "$FW_LOSE_WRITES" ]; then dd if=/dev/zero of="$dev" bs=1M count=64 oflag=direct 2>/dev/null; fi
 	if [ -n "$FW_SLOWER" ]; then echo "$FW_MAJMIN 20" > "$FW_CGROUP/blkio.throttle.read_iops_device"; fi
@@ -120,13 +122,21 @@ func newFWRigOn(t *testing.T, dev string) *fwRig {
 		}
 		t.Errorf("removing the cgroup %s: %v", cg, err)
 	})
+	// Held to loopIOPS, as the suite's loop devices are (see runSuiteVia),
+	// but for the stalls: the cell measured before and after the
+	// activation is then measured at the same rate, whatever the tests
+	// beside it do.
+	majMin := strings.TrimSpace(string(mm))
+	for _, f := range []string{"blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device"} {
+		require.NoError(t, os.WriteFile(filepath.Join(cg, f), []byte(fmt.Sprintf("%s %d", majMin, loopIOPS)), 0))
+	}
 	r := &fwRig{dev: dev, bin: t.TempDir(), state: t.TempDir(), cgroup: cg, old: "FWOLD001", new: "FWNEW002"}
 	require.NoError(t, os.WriteFile(filepath.Join(r.bin, "nvme"), []byte(fwStandIn), 0o755))
 	for f, v := range map[string]string{"fr": r.old, "afi": "1", "slot1": r.old} {
 		require.NoError(t, os.WriteFile(filepath.Join(r.state, f), []byte(v), 0o644))
 	}
 	r.env = []string{"PATH=" + r.bin + ":" + os.Getenv("PATH"), "FW_STATE=" + r.state, "FW_DEV=" + dev, "FW_REAL=" + real,
-		"FW_CGROUP=" + cg, "FW_MAJMIN=" + strings.TrimSpace(string(mm))}
+		"FW_CGROUP=" + cg, "FW_MAJMIN=" + majMin, "FW_FREE=" + strconv.Itoa(loopIOPS)}
 	return r
 }
 
@@ -175,6 +185,7 @@ func hashDevice(t *testing.T, dev string) [32]byte {
 // old revision running fails naming both revisions; without -destructive
 // the run is refused before anything is sent and the drive is unchanged.
 func TestFirmwareActivationUnderLoad(t *testing.T) {
+	t.Parallel()
 	r := newFWRig(t)
 	img, back := r.image(t, r.new), r.image(t, r.old)
 	name := strings.TrimPrefix(r.dev, "/dev/")
@@ -360,6 +371,7 @@ func TestFirmwareActivationUnderLoad(t *testing.T) {
 // activation (the stand-in's throttle, left on) fails TestFirmware,
 // naming the cell and both figures.
 func TestFirmwareRemeasured(t *testing.T) {
+	t.Parallel()
 	r := newFWRig(t)
 	img := r.image(t, r.new)
 	name := strings.TrimPrefix(r.dev, "/dev/")
@@ -409,6 +421,7 @@ func TestFirmwareRemeasured(t *testing.T) {
 // a replay judges the same. Real: the loop devices, their identity, the
 // kernel's blk-throttle, fio; stood in: nvme-cli's firmware commands.
 func TestFirmwareFollowsTheDrive(t *testing.T) {
+	t.Parallel()
 	testenv.MustHaveLoop(t)
 	dir := t.TempDir()
 	img := sparseImage(t, dir, "fw.img", safetySize)
@@ -466,6 +479,7 @@ func TestFirmwareFollowsTheDrive(t *testing.T) {
 // again. Real: the suite killed by SIGKILL, the loop device, fio, the
 // blk-throttle stall; stood in: nvme-cli's firmware commands.
 func TestFirmwareInterrupted(t *testing.T) {
+	t.Parallel()
 	r := newFWRig(t)
 	img := r.image(t, r.new)
 	name := strings.TrimPrefix(r.dev, "/dev/")

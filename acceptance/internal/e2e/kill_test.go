@@ -29,6 +29,7 @@ import (
 func TestSuiteKilledStopsFio(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
 	t.Parallel()
+	uncapped(t)
 	dev := newLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
 	job := filepath.Join(rep, "raw", filepath.FromSlash(cellWrite)+".fio")

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -74,4 +75,26 @@ func CapIOPS(t testing.TB, iops int, devs ...string) (th Throttle, ok bool) {
 		}
 	}
 	return th, true
+}
+
+// Drained waits until no process is left in th's cgroup, at most
+// timeout, and says which are left after it. A process leaves the cgroup
+// only once its asynchronous I/O has completed (the kernel waits for it
+// as the process exits): a fio killed with writes that the throttle still
+// held is in the cgroup until they have reached the device, a moment
+// after its killer saw it die.
+func (th Throttle) Drained(timeout time.Duration) error {
+	var left []string
+	for deadline := time.Now().Add(timeout); ; time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(th.procs)
+		if err != nil {
+			return err
+		}
+		if left = strings.Fields(string(b)); len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("processes %s are still in the cgroup %s after %s", strings.Join(left, ", "), th.dir, timeout)
+		}
+	}
 }
