@@ -27,16 +27,18 @@ func TestDescendantsFromChildrenFiles(t *testing.T) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
+	// Until the tree is whole: both listings of it are then the same.
+	less := func(a, b procKey) int { return a.pid - b.pid }
 	var got, want []procKey
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		got, want = descendants(cmd.Process.Pid), scanDescendants(cmd.Process.Pid)
-		if len(want) == 4 {
+		want = scanDescendants(cmd.Process.Pid)
+		got = descendants(cmd.Process.Pid)
+		slices.SortFunc(got, less)
+		slices.SortFunc(want, less)
+		if len(want) == 4 && slices.Equal(got, want) {
 			break
 		}
 	}
-	less := func(a, b procKey) int { return a.pid - b.pid }
-	slices.SortFunc(got, less)
-	slices.SortFunc(want, less)
 	if len(want) != 4 || !slices.Equal(got, want) {
 		t.Errorf("descendants from the children files: %v; from /proc: %v (want the same 4: sleep, sh, and its 2 sleeps)", got, want)
 	}

@@ -266,7 +266,6 @@ func TestFioHangsUntilTimeout(t *testing.T) {
 // "truncated"; every other cell gets the verdict it gets from the intact
 // recording.
 func TestReplayTruncatedFile(t *testing.T) {
-	t.Parallel()
 	fixtures := filepath.Join(filepath.Dir(acceptanceDir), "fixtures", "solidigm-d7-ps1010")
 	dir := filepath.Join(t.TempDir(), "recorded")
 	require.NoError(t, os.CopyFS(dir, os.DirFS(fixtures)))

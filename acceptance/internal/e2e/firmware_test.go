@@ -185,7 +185,6 @@ func hashDevice(t *testing.T, dev string) [32]byte {
 // old revision running fails naming both revisions; without -destructive
 // the run is refused before anything is sent and the drive is unchanged.
 func TestFirmwareActivationUnderLoad(t *testing.T) {
-	t.Parallel()
 	r := newFWRig(t)
 	img, back := r.image(t, r.new), r.image(t, r.old)
 	name := strings.TrimPrefix(r.dev, "/dev/")
@@ -371,7 +370,6 @@ func TestFirmwareActivationUnderLoad(t *testing.T) {
 // activation (the stand-in's throttle, left on) fails TestFirmware,
 // naming the cell and both figures.
 func TestFirmwareRemeasured(t *testing.T) {
-	t.Parallel()
 	r := newFWRig(t)
 	img := r.image(t, r.new)
 	name := strings.TrimPrefix(r.dev, "/dev/")
@@ -421,7 +419,6 @@ func TestFirmwareRemeasured(t *testing.T) {
 // a replay judges the same. Real: the loop devices, their identity, the
 // kernel's blk-throttle, fio; stood in: nvme-cli's firmware commands.
 func TestFirmwareFollowsTheDrive(t *testing.T) {
-	t.Parallel()
 	testenv.MustHaveLoop(t)
 	dir := t.TempDir()
 	img := sparseImage(t, dir, "fw.img", safetySize)
@@ -479,7 +476,6 @@ func TestFirmwareFollowsTheDrive(t *testing.T) {
 // again. Real: the suite killed by SIGKILL, the loop device, fio, the
 // blk-throttle stall; stood in: nvme-cli's firmware commands.
 func TestFirmwareInterrupted(t *testing.T) {
-	t.Parallel()
 	r := newFWRig(t)
 	img := r.image(t, r.new)
 	name := strings.TrimPrefix(r.dev, "/dev/")

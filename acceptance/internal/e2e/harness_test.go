@@ -153,9 +153,9 @@ func runSuiteVia(ctx context.Context, t *testing.T, via []string, started func(*
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	var capped testenv.Throttle
-	cap := false
+	isCapped := false
 	if _, no := uncappedTests.Load(t); !no {
-		capped, cap = testenv.CapIOPS(t, loopIOPS, loopDrives(args)...)
+		capped, isCapped = testenv.CapIOPS(t, loopIOPS, loopDrives(args)...)
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func runSuiteVia(ctx context.Context, t *testing.T, via []string, started func(*
 	// Into the capped cgroup before started, which may move it into a
 	// cgroup of its own. A suite that has already exited (refusing its
 	// flags) cannot join, and needs no cap.
-	if cap {
+	if isCapped {
 		if err := capped.Join(cmd.Process.Pid); err != nil {
 			t.Logf("the suite runs uncapped: %v", err)
 		}
@@ -172,7 +172,7 @@ func runSuiteVia(ctx context.Context, t *testing.T, via []string, started func(*
 		started(cmd)
 	}
 	err := cmd.Wait()
-	if cap {
+	if isCapped {
 		// What the device holds once the suite is gone is what its fio
 		// wrote, the writes the throttle held included: at loopIOPS the
 		// most a suite's fio queues (8 jobs of depth 64) drain in 0.2 s.
@@ -207,7 +207,8 @@ var uncappedTests sync.Map // *testing.T: true
 // uncapped has t's suites run on loop devices as fast as they go: for a
 // test that checks that nothing writes a device once the suite is killed,
 // where the writes the throttle still held when fio died would land a
-// moment after it.
+// moment after it, or one whose edits of a recording assume a loop
+// device's own speed.
 func uncapped(t *testing.T) {
 	uncappedTests.Store(t, true)
 	t.Cleanup(func() { uncappedTests.Delete(t) })

@@ -28,10 +28,11 @@ var hostBoundRow = regexp.MustCompile(`^(.+): actual ([\d,]+) (IOPS|MB/s) < spec
 
 // The built-in spec's figures judged on loop devices qualify nothing:
 // every cell a loop device misses fails with real fio figures and a
-// message that reads like the brief's row. A loop device can beat a cell
-// (an idle machine's loop device does over 75,000 8 KiB random writes per
-// second); measured without preconditioning that is inconclusive, never
-// a pass. The spec is the built-in one with its 1.92TB capacity sized to
+// message that reads like the brief's row. Uncapped, a loop device could
+// beat a cell (an idle machine's does over 75,000 8 KiB random writes a
+// second), which measured without preconditioning is inconclusive, never
+// a pass; held to loopIOPS it misses every cell, and that case is
+// TestQuickPreconditioningIsNotAPass's. The spec is the built-in one with its 1.92TB capacity sized to
 // the 1 GiB loop devices: a drive smaller than the capacity it is judged
 // as is refused (TestCapacityLargerThanTheDriveIsRefused).
 func TestBuiltInSpecFailsOnLoopDevices(t *testing.T) {

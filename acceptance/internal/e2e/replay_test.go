@@ -33,7 +33,6 @@ func fixturesDir(t *testing.T) string {
 // passes with the brief's "% of Spec", and the eight 24-drive scaling
 // cells pass with the ratios of the brief's figures.
 func TestDefaultReplayReproducesTheBrief(t *testing.T) {
-	t.Parallel()
 	r := runSuite(t, nil)
 	require.Equal(t, 0, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
 	run := r.results(t)
@@ -133,7 +132,6 @@ func scalingSection(summary, workload string) string {
 // A recorded 24-drive run in which one drive delivered 20 % less than the
 // others fails its cell and names that drive.
 func TestReplayNamesTheSlowDrive(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(dir, os.DirFS(fixturesDir(t))))
 	path := filepath.Join(dir, "TestScaling", "24_drives", "4KB_Random_Read.json")
@@ -226,7 +224,6 @@ func TestReplayThatJudgesNothingFails(t *testing.T) {
 // With baseline = "single", N drives are judged against N × the measured
 // single drive: the 1-drive scaling cell is its own baseline.
 func TestReplayWithMeasuredBaseline(t *testing.T) {
-	t.Parallel()
 	builtin, err := os.ReadFile(filepath.Join(acceptanceDir, "..", "specs", "solidigm-d7-ps1010.toml"))
 	require.NoError(t, err)
 	edited := strings.Replace(string(builtin), `baseline  = "spec"`, `baseline  = "single"`, 1)
@@ -293,7 +290,6 @@ func TestEveryProblemAtOnce(t *testing.T) {
 // and its terminal and JUnit read at that size: no line of 160 characters
 // or more names drives one by one, no JUnit message passes 300.
 func TestReplayTwentyFourDrives(t *testing.T) {
-	t.Parallel()
 	r := runSuite(t, nil, "-replay="+filepath.Join(acceptanceDir, "..", "fixtures", "loop24"))
 	require.NotEqual(t, 0, r.Code, "18 cells are inconclusive")
 	got := r.results(t)

@@ -326,7 +326,12 @@ func TestRootTransformRefused(t *testing.T) {
 func TestChartVerdictKeptByContent(t *testing.T) {
 	bad := `<svg xmlns="http://www.w3.org/2000/svg" width="8" height="2"><g><text x="1" y="1">x</text><script>alert(1)</script></g></svg>`
 	good := strings.Replace(bad, `<script>alert(1)</script>`, ``, 1)
+	kept := func() int { checked.Lock(); defer checked.Unlock(); return len(checked.m) }
+	before := -1
 	for i := range 3 {
+		if i == 1 {
+			before = kept()
+		}
 		if _, err := inlineSVG([]byte(bad)); err == nil || !strings.Contains(err.Error(), "<script>") {
 			t.Errorf("ask %d: the chart with a script: %v, want it refused naming <script>", i+1, err)
 		}
@@ -336,5 +341,9 @@ func TestChartVerdictKeptByContent(t *testing.T) {
 				t.Errorf("ask %d: the chart without it: %q, %v, want it placed as %q", i+1, out, err, good)
 			}
 		}
+	}
+	// Asked again, both were answered from what was kept.
+	if n := kept(); n != before {
+		t.Errorf("%d verdicts kept after asking again, %d after the first asks: the same charts were checked again", n, before)
 	}
 }
