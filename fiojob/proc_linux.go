@@ -22,7 +22,8 @@ import (
 // A running fio's descendants are listed after procWatchFirst, then at
 // intervals doubling up to procWatchMax: fio forks its job processes as it
 // starts, and a full pass over /proc must not take CPU from the I/O being
-// measured for hours. Cancellation lists them once more before interrupting.
+// measured for hours. Cancellation lists them once more, from a full pass
+// over /proc, before interrupting.
 const (
 	procWatchFirst = 20 * time.Millisecond
 	procWatchMax   = 5 * time.Second
@@ -74,8 +75,17 @@ func (w *descendantWatch) loop() {
 }
 
 // scan adds the current descendants of root to w.seen.
-func (w *descendantWatch) scan() {
-	kids := descendants(w.root)
+func (w *descendantWatch) scan() { w.add(descendants(w.root)) }
+
+// scanAll is scan from a pass over /proc: for the last look before fio
+// is stopped, which must miss no job process. A children file is read
+// from where the last read stopped, so a list longer than a read (some
+// 64 pids) skips a live child for each earlier one that exited between
+// two reads (proc_tid_children(5)); a missed look while fio runs is made
+// up by the next, the last one by nothing.
+func (w *descendantWatch) scanAll() { w.add(scanDescendants(w.root)) }
+
+func (w *descendantWatch) add(kids []procKey) {
 	w.mu.Lock()
 	for _, k := range kids {
 		w.seen[k] = true

@@ -39,7 +39,7 @@ func (r Runner) run(ctx context.Context, bin string, args []string, watch bool) 
 	var watcher atomic.Pointer[descendantWatch] // set after Start, read by Cancel
 	cmd.Cancel = func() error {
 		if w := watcher.Load(); w != nil {
-			w.scan()
+			w.scanAll()
 		}
 		// fio stops its jobs on SIGINT and still prints its report.
 		return killGroup(cmd.Process.Pid, unix.SIGINT)

@@ -275,33 +275,33 @@ func inlineSVG(svg []byte) ([]byte, error) {
 	}
 	key := sha256.Sum256([]byte(s))
 	checked.Lock()
-	err, ok := checked.m[key]
+	_, ok := checked.m[key]
 	checked.Unlock()
 	if !ok {
-		err = checkSVG(s)
+		if err := checkSVG(s); err != nil {
+			return nil, err
+		}
 		checked.Lock()
 		if len(checked.m) >= maxChecked {
 			clear(checked.m)
 		}
-		checked.m[key] = err
+		checked.m[key] = struct{}{}
 		checked.Unlock()
-	}
-	if err != nil {
-		return nil, err
 	}
 	return []byte(s), nil
 }
 
-// checked holds checkSVG's verdict on each chart by its content's
-// sha256. A run writes its page again after every result, with every
-// chart drawn so far, and the charts' checks (regular expressions over
-// each whole SVG) were a sixth of the CPU the suite itself used in a run
-// of 35 cells: on a 24-drive run they grew with the square of its cells.
-// At most maxChecked verdicts are kept.
+// checked holds the sha256 of each chart checkSVG placed. A run writes
+// its page again after every result, with every chart drawn so far, and
+// the charts' checks (regular expressions over each whole SVG) were a
+// sixth of the CPU the suite itself used in a run of 35 cells: on a
+// 24-drive run they grew with the square of its cells. A refused chart is
+// checked again each time: its refusal quotes what it holds, up to
+// MaxChart, which is not kept. At most maxChecked sums are kept.
 var checked = struct {
 	sync.Mutex
-	m map[[sha256.Size]byte]error
-}{m: map[[sha256.Size]byte]error{}}
+	m map[[sha256.Size]byte]struct{}
+}{m: map[[sha256.Size]byte]struct{}{}}
 
 const maxChecked = 1 << 14
 

@@ -318,16 +318,17 @@ func TestRootTransformRefused(t *testing.T) {
 	}
 }
 
-// A chart's verdict is kept by its content, not its name: the page is
+// A chart placed is kept by its content, not its name: the page is
 // written after every result, and a chart refused once is refused again,
 // however often it is asked, while the same chart with the refused part
 // taken out is placed; a prolog (what a file adds before the <svg>) does
-// not change the verdict or what is placed.
+// not change the verdict or what is placed. Only placed charts are kept:
+// a refusal quotes the chart.
 func TestChartVerdictKeptByContent(t *testing.T) {
 	bad := `<svg xmlns="http://www.w3.org/2000/svg" width="8" height="2"><g><text x="1" y="1">x</text><script>alert(1)</script></g></svg>`
 	good := strings.Replace(bad, `<script>alert(1)</script>`, ``, 1)
 	kept := func() int { checked.Lock(); defer checked.Unlock(); return len(checked.m) }
-	before := -1
+	before, first := -1, kept()
 	for i := range 3 {
 		if i == 1 {
 			before = kept()
@@ -342,7 +343,10 @@ func TestChartVerdictKeptByContent(t *testing.T) {
 			}
 		}
 	}
-	// Asked again, both were answered from what was kept.
+	if before != first+1 {
+		t.Errorf("%d charts kept after the first asks, from %d: want the placed one alone", before, first)
+	}
+	// Asked again, the placed chart was answered from what was kept.
 	if n := kept(); n != before {
 		t.Errorf("%d verdicts kept after asking again, %d after the first asks: the same charts were checked again", n, before)
 	}
