@@ -35,11 +35,9 @@ var (
 // is 2 on a 2-core machine, and these tests spend most of their time in
 // fio's fixed runtimes and steady-state rounds and waiting on the disk
 // under their loop devices, not on the CPU (a run of the suite on a
-// 64 MiB loop device used 5 s of CPU in 27 s), less still with their loop
-// devices capped (loopIOPS). Twelve: their longest, 104 s beside the rest
-// of make test, bounds them, and their 1,043 s in all took 170 s six at
-// a time. A machine with more CPUs keeps go test's default.
-const parallel = 12
+// 64 MiB loop device used 5 s of CPU in 27 s). A machine with more CPUs
+// keeps go test's default.
+const parallel = 6
 
 // defaultParallel is -test.parallel when it is not given, with procs
 // GOMAXPROCS.
@@ -82,10 +80,10 @@ func setup(m *testing.M) int {
 	return m.Run()
 }
 
-// On 2 CPUs twelve parallel tests run at once; on more than twelve, as
-// many as there are CPUs, as go test runs them by default.
+// On 2 CPUs six parallel tests run at once; on more, as many as there
+// are CPUs, as go test runs them by default.
 func TestDefaultParallel(t *testing.T) {
-	for procs, want := range map[int]int{1: 12, 2: 12, 8: 12, 16: 16, 64: 64} {
+	for procs, want := range map[int]int{1: 6, 2: 6, 4: 6, 8: 8, 64: 64} {
 		if got := defaultParallel(procs); got != want {
 			t.Errorf("defaultParallel(%d) = %d, want %d", procs, got, want)
 		}
