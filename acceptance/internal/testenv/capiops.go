@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // CapIOPS makes a cgroup whose processes (see Throttle.Command) read and
@@ -33,12 +30,11 @@ func CapIOPS(t testing.TB, iops int, devs ...string) (th Throttle, ok bool) {
 	}
 	var nums []string
 	for _, dev := range devs {
-		var st unix.Stat_t
-		if err := unix.Stat(dev, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFBLK {
+		n, err := blockNumber(dev)
+		if err != nil {
 			return th, false
 		}
-		rdev := uint64(st.Rdev)
-		nums = append(nums, fmt.Sprintf("%d:%d", unix.Major(rdev), unix.Minor(rdev)))
+		nums = append(nums, n)
 	}
 	v1, v2 := cgroupMounts()
 	limits := map[string][]string{} // file: its lines
@@ -54,13 +50,9 @@ func CapIOPS(t testing.TB, iops int, devs ...string) (th Throttle, ok bool) {
 	case v2 != "":
 		root = v2
 		th.v2 = true
-		// The io controller on for the root's children, as ioThrottle
-		// turns it on; a root that refuses runs uncapped.
-		sub := filepath.Join(v2, "cgroup.subtree_control")
-		if on, _ := os.ReadFile(sub); !slices.Contains(strings.Fields(string(on)), "io") {
-			if err := os.WriteFile(sub, []byte("+io"), 0); err != nil {
-				return th, false
-			}
+		// A root that refuses runs uncapped.
+		if err := childrenIO(v2); err != nil {
+			return th, false
 		}
 		for _, n := range nums {
 			limits["io.max"] = append(limits["io.max"], fmt.Sprintf("%s riops=%d wiops=%d", n, iops, iops))

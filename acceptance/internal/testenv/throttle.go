@@ -54,15 +54,10 @@ func ReadThrottle(t testing.TB, dev string, iops int) Throttle {
 func ioThrottle(t testing.TB, dev string, iops int, read bool) Throttle {
 	t.Helper()
 	MustHaveRoot(t)
-	var st unix.Stat_t
-	if err := unix.Stat(dev, &st); err != nil {
+	majMin, err := blockNumber(dev)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
-		t.Fatalf("%s is not a block device", dev)
-	}
-	rdev := uint64(st.Rdev) // int32 on macOS, where the package must build
-	majMin := fmt.Sprintf("%d:%d", unix.Major(rdev), unix.Minor(rdev))
 
 	v1, v2 := cgroupMounts()
 	th := Throttle{read: read}
@@ -82,15 +77,8 @@ func ioThrottle(t testing.TB, dev string, iops int, read bool) Throttle {
 		if err != nil || !slices.Contains(strings.Fields(string(ctl)), "io") {
 			Skipf(t, "needs a cgroup I/O controller to throttle %s: cgroup v2 at %s offers %q, without io (and no cgroup v1 blkio is mounted)", dev, v2, strings.TrimSpace(string(ctl)))
 		}
-		// The io controller must be on for the children of the
-		// hierarchy's root (systemd usually has it on); the kernel lets a
-		// cgroup that holds processes, as a container's root may, have
-		// none (EBUSY).
-		sub := filepath.Join(v2, "cgroup.subtree_control")
-		if on, _ := os.ReadFile(sub); !slices.Contains(strings.Fields(string(on)), "io") {
-			if err := os.WriteFile(sub, []byte("+io"), 0); err != nil {
-				Skipf(t, "needs a cgroup I/O controller to throttle %s: enabling io for the children of %s: %v (EBUSY: that cgroup holds processes; run where the cgroup v2 root is the machine's)", dev, v2, err)
-			}
+		if err := childrenIO(v2); err != nil {
+			Skipf(t, "needs a cgroup I/O controller to throttle %s: %v (EBUSY: that cgroup holds processes; run where the cgroup v2 root is the machine's)", dev, err)
 		}
 		th.v2, limitFile, statFile = true, "io.max", "io.stat"
 		line = fmt.Sprintf("%s %s=%d", majMin, v2key, iops)
@@ -116,6 +104,34 @@ func (th *Throttle) make(t testing.TB, root string) error {
 	}
 	th.dir, th.parent, th.procs = dir, root, filepath.Join(dir, "cgroup.procs")
 	t.Cleanup(func() { th.remove(t) })
+	return nil
+}
+
+// blockNumber is the block device dev's number, "7:0".
+func blockNumber(dev string) (string, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(dev, &st); err != nil {
+		return "", err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
+		return "", fmt.Errorf("%s is not a block device", dev)
+	}
+	rdev := uint64(st.Rdev) // int32 on macOS, where the package must build
+	return fmt.Sprintf("%d:%d", unix.Major(rdev), unix.Minor(rdev)), nil
+}
+
+// childrenIO turns the io controller on for the children of the cgroup v2
+// hierarchy's root at v2 (systemd usually has it on); the kernel lets a
+// cgroup that holds processes, as a container's root may, have none
+// (EBUSY).
+func childrenIO(v2 string) error {
+	sub := filepath.Join(v2, "cgroup.subtree_control")
+	if on, _ := os.ReadFile(sub); slices.Contains(strings.Fields(string(on)), "io") {
+		return nil
+	}
+	if err := os.WriteFile(sub, []byte("+io"), 0); err != nil {
+		return fmt.Errorf("enabling io for the children of %s: %w", v2, err)
+	}
 	return nil
 }
 
@@ -212,18 +228,17 @@ func (th Throttle) Script(t testing.TB, name string) string {
 // writes several devices.
 func (th Throttle) Also(t testing.TB, dev string, iops int) {
 	t.Helper()
-	var st unix.Stat_t
-	if err := unix.Stat(dev, &st); err != nil {
+	majMin, err := blockNumber(dev)
+	if err != nil {
 		t.Fatal(err)
 	}
-	rdev := uint64(st.Rdev)
-	line := fmt.Sprintf("%d:%d %d", unix.Major(rdev), unix.Minor(rdev), iops)
+	line := fmt.Sprintf("%s %d", majMin, iops)
 	if th.v2 {
 		key := "wiops"
 		if th.read {
 			key = "riops"
 		}
-		line = fmt.Sprintf("%d:%d %s=%d", unix.Major(rdev), unix.Minor(rdev), key, iops)
+		line = fmt.Sprintf("%s %s=%d", majMin, key, iops)
 	}
 	if err := os.WriteFile(th.limit, []byte(line), 0); err != nil {
 		t.Fatalf("writing %q to %s: %v", line, th.limit, err)
