@@ -73,6 +73,13 @@ type Machine struct {
 	// kernel hung loading a module: "task insmod blocked for more than 120
 	// seconds") is stopped and booted once more under the same accelerator.
 	StartBound time.Duration
+	// ExitBound bounds how long QEMU may run on once the guest has
+	// written the script's exit status (default DefaultExitBound): /init
+	// then syncs and powers off, and a guest whose sync or shutdown hangs
+	// on a controller (one was still running, idle, 8 minutes after its
+	// exit status beside the rest of make test) is stopped, its result
+	// kept: the script had ended.
+	ExitBound time.Duration
 	// QMP, when set, is the path of a Unix socket QEMU serves its QMP
 	// monitor on (see QMP), for a test that changes the machine while the
 	// guest runs (device_del, qom-set). It is a file the caller owns; QEMU
@@ -92,6 +99,10 @@ const DefaultBootBound = 45 * time.Second
 // before Run boots it again. A TCG guest starts it in 15-40 s, up to
 // 2 minutes beside the rest of make test on 2 cores.
 const DefaultStartBound = 5 * time.Minute
+
+// DefaultExitBound is how long a guest may take to power off once its
+// script's exit status is written: a sync and a shutdown, seconds.
+const DefaultExitBound = 2 * time.Minute
 
 // Subsystem is an NVM subsystem (QEMU's nvme-subsys).
 type Subsystem struct {
@@ -287,6 +298,10 @@ type Result struct {
 	Fallback string
 	// Wall is the wall time from starting QEMU under Accel to its exit.
 	Wall time.Duration
+	// Stuck says the guest wrote its script's exit status but did not
+	// power off within Machine.ExitBound, and was stopped; empty when it
+	// powered off.
+	Stuck string
 	// Rebooted says why the guest was booted a second time under Accel
 	// (it had not started the script after StartBound, with the last
 	// lines of its console); empty when it was booted once.
@@ -299,6 +314,10 @@ const initMark = "drivequal-init:"
 
 // errBootBound cancels a try whose guest did not reach init in time.
 var errBootBound = errors.New("boot bound passed")
+
+// errExitBound stops a guest that did not power off after its script's
+// exit status was written.
+var errExitBound = errors.New("exit bound passed")
 
 // errStartBound cancels a try whose guest did not start the script in
 // time.
@@ -486,10 +505,39 @@ func (m Machine) run(ctx context.Context, k Kernel, initrd []byte, work, script,
 		})
 		defer timer.Stop()
 	}
+	exitBound := m.ExitBound
+	if exitBound <= 0 {
+		exitBound = DefaultExitBound
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if exists(filepath.Join(work, "exit")) {
+				select {
+				case <-done:
+				case <-time.After(exitBound):
+					cancel(errExitBound)
+				}
+				return
+			}
+		}
+	}()
 	start0 := time.Now()
 	started, runErr := start(cmd)
 	res.Wall = time.Since(start0)
 	t.started = started
+	if errors.Is(context.Cause(runCtx), errExitBound) && ctx.Err() == nil {
+		res.Stuck = fmt.Sprintf("the guest had not powered off %s after its script's exit status: stopped", exitBound)
+		runErr = nil
+	}
 	res.Console = stripEscapes(console.String())
 	t.spoke = strings.Contains(res.Console, initMark)
 	t.bounded = !t.spoke && errors.Is(context.Cause(runCtx), errBootBound)

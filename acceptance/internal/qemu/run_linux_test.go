@@ -263,3 +263,44 @@ echo $? >"$work/exit"`
 		})
 	}
 }
+
+// TestRunExitBound: a guest that has written its script's exit status and
+// then does not power off (its sync hung on a controller) is stopped
+// ExitBound later, the script's result kept and no error returned; one
+// that powers off is not stopped.
+func TestRunExitBound(t *testing.T) {
+	for _, tc := range []struct {
+		name, after string
+		stuck       bool
+	}{{"hangs", "exec sleep 60", true}, {"powers off", "exit 0", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			script := "#!/bin/sh\nwork=$(printf '%s\\n' \"$@\" | sed -n 's/.*drivequal\\.work=\\([^ ]*\\).*/\\1/p')\n" +
+				`echo "drivequal-init: started"; echo "drivequal-init: running $work/run.sh"` + "\n" +
+				`sh "$work/run.sh" >"$work/output" 2>&1; echo $? >"$work/exit"` + "\n" + tc.after + "\n"
+			if err := os.WriteFile(filepath.Join(dir, "qemu-system-x86_64"), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+			m := Machine{Accels: []string{"tcg"}, ExitBound: time.Second}
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			res, err := m.Run(ctx, Kernel{}, nil, t.TempDir(), "echo hello from the guest; exit 3\n")
+			if err != nil || ctx.Err() != nil {
+				t.Fatalf("Run error = %v (ctx %v), want none", err, ctx.Err())
+			}
+			if res.Exit != 3 || !strings.Contains(res.Output, "hello from the guest") {
+				t.Errorf("Result.Exit = %d, Output %q: want the script's 3 and its output", res.Exit, res.Output)
+			}
+			if got := res.Stuck != ""; got != tc.stuck {
+				t.Errorf("Result.Stuck = %q, want stopped: %v", res.Stuck, tc.stuck)
+			}
+			if tc.stuck && !strings.Contains(res.Stuck, "had not powered off 1s after its script's exit status") {
+				t.Errorf("Result.Stuck = %q", res.Stuck)
+			}
+			if tc.stuck && res.Wall > 20*time.Second {
+				t.Errorf("stopped after %s, want soon after the 1 s bound", res.Wall)
+			}
+		})
+	}
+}

@@ -518,6 +518,9 @@ exit $status
 	if res.Rebooted != "" {
 		t.Logf("guest: booted a second time: %s", res.Rebooted)
 	}
+	if res.Stuck != "" {
+		t.Logf("guest %s: %s", c.name, res.Stuck)
+	}
 	t.Logf("guest %s (%s): %s wall, exit %d", c.name, res.Accel, res.Wall.Round(100*time.Millisecond), res.Exit)
 	// A guest whose power the host cut at its request (a power
 	// request {"cut_host": true}) stops where it was, without its exit
