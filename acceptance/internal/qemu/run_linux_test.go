@@ -35,11 +35,18 @@ echo "drivequal-init: started"
 sh "$work/run.sh" >"$work/output" 2>&1
 echo $? >"$work/exit"
 `
+	installQEMU(t, dir, script)
+	return calls
+}
+
+// installQEMU puts script in dir as the qemu-system-x86_64 that t's
+// tests start, ahead of the real one on PATH.
+func installQEMU(t *testing.T, dir, script string) {
+	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "qemu-system-x86_64"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return calls
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -240,10 +247,7 @@ echo $? >"$work/exit"`
 				script += fmt.Sprintf("if [ \"$n\" = %d ]; then\n%s\nexit 0\nfi\n", i+1, b)
 			}
 			script += "exit 1\n"
-			if err := os.WriteFile(filepath.Join(dir, "qemu-system-x86_64"), []byte(script), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+			installQEMU(t, dir, script)
 			m := Machine{Accels: []string{"tcg"}, StartBound: time.Second}
 			ctx, cancel := context.WithTimeout(t.Context(), 8*time.Second)
 			defer cancel()
@@ -278,10 +282,7 @@ func TestRunExitBound(t *testing.T) {
 			script := "#!/bin/sh\nwork=$(printf '%s\\n' \"$@\" | sed -n 's/.*drivequal\\.work=\\([^ ]*\\).*/\\1/p')\n" +
 				`echo "drivequal-init: started"; echo "drivequal-init: running $work/run.sh"` + "\n" +
 				`sh "$work/run.sh" >"$work/output" 2>&1; echo $? >"$work/exit"` + "\n" + tc.after + "\n"
-			if err := os.WriteFile(filepath.Join(dir, "qemu-system-x86_64"), []byte(script), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+			installQEMU(t, dir, script)
 			m := Machine{Accels: []string{"tcg"}, ExitBound: time.Second}
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
