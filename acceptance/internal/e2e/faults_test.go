@@ -193,6 +193,7 @@ func standIn(t *testing.T, vars ...string) []string {
 // another: each fails naming its raw file and what was wrong, the raw
 // files keep exactly what was printed, and the third cell is judged.
 func TestFioPrintsNoJSON(t *testing.T) {
+	t.Parallel() // it mostly waits on fio
 	dev := newLoop(t, safetySize)
 	env := standIn(t, "STANDIN_GARBAGE=512B_Random_Read.fio", "STANDIN_EMPTY=4KB_Random_Write.fio")
 	r := runSuiteIn(t, env, []string{"-test.run=TestSingleDrive"},
@@ -221,6 +222,7 @@ func TestFioPrintsNoJSON(t *testing.T) {
 // A fio older than the harness accepts: one error before anything runs,
 // saying how to install a newer one, and no results.
 func TestFioTooOld(t *testing.T) {
+	t.Parallel() // refusals on loop devices of its own; nothing it checks is timed
 	dev := newLoop(t, safetySize)
 	r := runSuiteIn(t, standIn(t, "STANDIN_VERSION=fio-3.27"), nil,
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none")
@@ -266,6 +268,7 @@ func TestFioHangsUntilTimeout(t *testing.T) {
 // "truncated"; every other cell gets the verdict it gets from the intact
 // recording.
 func TestReplayTruncatedFile(t *testing.T) {
+	t.Parallel() // replays: no drive, nothing timed
 	fixtures := filepath.Join(filepath.Dir(acceptanceDir), "fixtures", "solidigm-d7-ps1010")
 	dir := filepath.Join(t.TempDir(), "recorded")
 	require.NoError(t, os.CopyFS(dir, os.DirFS(fixtures)))
@@ -409,6 +412,7 @@ var badFlagTests = []badFlagTest{
 }
 
 func TestBadFlags(t *testing.T) {
+	t.Parallel()           // refusals on loop devices of its own; nothing it checks is timed
 	testenv.MustHaveFio(t) // a live run's flags are checked with fio's version
 	for _, tt := range badFlagTests {
 		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {

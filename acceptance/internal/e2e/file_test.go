@@ -104,6 +104,7 @@ type junitSuite struct {
 // per cell with its group as the class, the figures in system-out, and a
 // passing Verdict testcase per gate.
 func TestJUnitHasOneTestcasePerCell(t *testing.T) {
+	t.Parallel() // replays: no drive, nothing timed
 	if testing.Short() {
 		t.Skip("runs go test under gotestsum")
 	}

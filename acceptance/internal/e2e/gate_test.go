@@ -112,6 +112,7 @@ func TestRerunIntoSameRecordReplaysTheRerun(t *testing.T) {
 // Re-judging a recording against an edited spec is a feature: the report
 // names the spec that judged it.
 func TestReplayAgainstEditedSpec(t *testing.T) {
+	t.Parallel() // replays: no drive, nothing timed
 	builtin, err := os.ReadFile(filepath.Join(acceptanceDir, "..", "specs", "solidigm-d7-ps1010.toml"))
 	require.NoError(t, err)
 	// 4KB Random Read at 1.92TB: the brief's 2,350,000 becomes 3,000,000,

@@ -103,6 +103,7 @@ func TestHealthMediaErrorsRise(t *testing.T) {
 // A critical warning before the run refuses the drive, naming the bits,
 // before anything is written to it.
 func TestHealthCriticalWarningRefuses(t *testing.T) {
+	t.Parallel() // refusals on loop devices of its own; nothing it checks is timed
 	env := healthLogs(t, "", []string{`"critical_warning":0`, `"critical_warning":4`})
 	dev := newLoop(t, 64<<20)
 	before := testenv.SHA256(t, dev)
@@ -148,6 +149,7 @@ func TestHealthThermalAndFirmware(t *testing.T) {
 // Without the stand-in, a loop device has no health log: TestHealth skips
 // it, saying why.
 func TestHealthSkipsLoopDevices(t *testing.T) {
+	t.Parallel() // it mostly waits on fio
 	dev := newLoop(t, 64<<20)
 	if _, err := exec.LookPath("nvme"); err != nil {
 		t.Log("nvme-cli is not installed: the skip says so")

@@ -197,6 +197,7 @@ func TestPowerLossRefusedAndDryRun(t *testing.T) {
 // (the given path a link the restore repoints) did not return: the
 // cycle fails naming what came back.
 func TestPowerLossSwappedDrive(t *testing.T) {
+	t.Parallel() // it mostly waits on fio
 	dev := newLoop(t, 64<<20)
 	backFile(t, dev)
 	dev2 := newLoop(t, 64<<20)
