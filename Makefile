@@ -54,13 +54,12 @@ deps:
 	  fi; \
 	fi
 
-# test runs two packages more than there are CPUs (go test's default is
-# as many): the loop-device packages spend most of their time waiting on
-# fio and on timeouts, so the short packages run beside them. The longest
-# packages are named first, so that go test starts them first: the
-# 1-minute-round preconditioning (about 5½ min, its fio at nice 19), the
-# loop-device integration tests and the 3-minute step; the short packages
-# fill in beside.
+# test runs the loop-device packages (LONG_PKGS) all at once, in a go
+# test of their own: the 1-minute-round preconditioning (about 5½ min, its
+# fio at nice 19), the loop-device integration tests and the 3-minute
+# step, which spend most of their time waiting on fio and on timeouts.
+# Beside them, the other packages run two more at a time than there are
+# CPUs (go test's default is as many), short ones that fill in.
 # TEST_P overrides it, e.g. where nproc sees more CPUs than a container's
 # quota gives.
 TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 2 )))
@@ -75,14 +74,25 @@ TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 2 )))
 # CPU-s.
 LONG_PKGS = ./acceptance/internal/e2e/defaultround ./acceptance/internal/e2e ./acceptance/internal/e2e/longstep
 NVMEVM = ./acceptance/internal/e2e/nvmevm
+# The loop-device packages (LONG_PKGS) run without -race too, in a go
+# test of their own: what they test runs in processes they start (the
+# suite, built without -race, and fio), and the race detector's cost in
+# their own test binaries (a third of e2e.test's CPU, hashing and filling
+# devices) bought nothing of the suite's. The rest, the suite's own
+# packages, run with -race.
 # The go test runs skip their own vet (-vet=off): go vet ./... has run
 # every analyzer over every package first, and go test's subset would run
-# again for each package.
+# again for each package. Their test binaries are linked without DWARF
+# (-ldflags=-w: a fifth of each link's CPU, some 70 links), which only a
+# debugger reads; panics and race reports name functions and lines as
+# before.
+TEST_FLAGS = -vet=off -count=1 -ldflags=-w
 test: deps
 	$(GO) vet ./...
-	@$(GO) test -vet=off -count=1 -timeout=40m $(NVMEVM) & vm=$$!; \
-	nice -n 10 $(GO) test -vet=off -race -count=1 -timeout=20m -p=$(TEST_P) $(LONG_PKGS) $$($(GO) list ./... | grep -v '/e2e/nvmevm$$'); rc=$$?; \
-	wait $$vm || rc=1; exit $$rc
+	@$(GO) test $(TEST_FLAGS) -timeout=40m $(NVMEVM) & vm=$$!; \
+	nice -n 10 $(GO) test $(TEST_FLAGS) -timeout=20m -p=$(words $(LONG_PKGS)) $(LONG_PKGS) & long=$$!; \
+	nice -n 10 $(GO) test $(TEST_FLAGS) -race -timeout=20m -p=$(TEST_P) $$($(GO) list ./... | grep -v '/e2e/nvmevm$$' | grep -v -x -F $(patsubst ./%,-e github.com/drivequal/drivequal/%,$(LONG_PKGS))); rc=$$?; \
+	wait $$long || rc=1; wait $$vm || rc=1; exit $$rc
 
 demo:
 	$(GO) test -count=1 ./acceptance -args -report=$(abspath $(REPORT))

@@ -9,13 +9,14 @@ import (
 
 // TestFaultArgs: a namespace with blkdebug rules is the blkdebug driver
 // over its image, the raw format on top; a namespace's UUID is fixed when
-// given; the QMP socket is served without waiting for a client.
+// given; a namespace's IOPS is QEMU's throttle on its drive; the QMP
+// socket is served without waiting for a client.
 func TestFaultArgs(t *testing.T) {
 	m := Machine{QMP: "/w/qmp.sock",
 		Controllers: []Controller{{ID: "a", Serial: "S1"}, {ID: "b", Serial: "S2"}},
 		Namespaces: []Namespace{
 			{Controller: "a", NSID: 1, Image: "/img/a.raw", Blkdebug: "/w/a.rules", UUID: "6c1c2a2e-0d3b-4d7e-9a51-00000000000a"},
-			{Controller: "b", NSID: 1, Image: "/img/b.raw"},
+			{Controller: "b", NSID: 1, Image: "/img/b.raw", IOPS: 500},
 		}}
 	args, err := m.Args(Kernel{Image: "/boot/vmlinuz-x"}, "/w/initrd", "/w", "tcg")
 	if err != nil {
@@ -24,9 +25,9 @@ func TestFaultArgs(t *testing.T) {
 	line := strings.Join(args, " ")
 	for _, want := range []string{
 		"-qmp unix:/w/qmp.sock,server=on,wait=off",
-		"-drive file=blkdebug:/w/a.rules:/img/a.raw,if=none,id=ns0,format=raw,discard=unmap",
+		"-drive file=blkdebug:/w/a.rules:/img/a.raw,if=none,id=ns0,format=raw,discard=unmap -device",
 		"-device nvme-ns,drive=ns0,bus=a,nsid=1,shared=on,uuid=6c1c2a2e-0d3b-4d7e-9a51-00000000000a",
-		"-drive file=/img/b.raw,if=none,id=ns1,format=raw,discard=unmap -device nvme-ns,drive=ns1,bus=b,nsid=1,shared=on -",
+		"-drive file=/img/b.raw,if=none,id=ns1,format=raw,discard=unmap,throttling.iops-total=500 -device nvme-ns,drive=ns1,bus=b,nsid=1,shared=on -",
 	} {
 		if !strings.Contains(line+" -", want) {
 			t.Errorf("Args lacks %q:\n%s", want, line)

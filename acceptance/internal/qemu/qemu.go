@@ -143,6 +143,11 @@ type Namespace struct {
 	// namespace then fails the I/O those rules name, as a drive's media
 	// would, with the NVMe status QEMU maps the error to.
 	Blkdebug string
+	// IOPS, when above 0, holds the namespace to that many requests a
+	// second, reads and writes together, with QEMU's I/O throttle
+	// (throttling.iops-total): requests beyond it wait in QEMU, and the
+	// guest's CPUs idle meanwhile.
+	IOPS int
 }
 
 // Args returns QEMU's arguments (without the executable) that boot k with
@@ -240,7 +245,11 @@ func NamespaceArgs(prefix string, ns []Namespace) ([]string, error) {
 			// format on top as without it.
 			file = "blkdebug:" + n.Blkdebug + ":" + n.Image
 		}
-		args = append(args, "-drive", "file="+file+",if=none,id="+drive+",format=raw,discard=unmap")
+		dr := "file=" + file + ",if=none,id=" + drive + ",format=raw,discard=unmap"
+		if n.IOPS > 0 {
+			dr += fmt.Sprintf(",throttling.iops-total=%d", n.IOPS)
+		}
+		args = append(args, "-drive", dr)
 		d := fmt.Sprintf("nvme-ns,drive=%s,bus=%s,nsid=%d,shared=%s", drive, n.Controller, n.NSID, onOff(!n.Private))
 		if n.EUI64 != 0 {
 			d += fmt.Sprintf(",eui64=%d", n.EUI64)

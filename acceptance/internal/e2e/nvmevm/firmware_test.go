@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,8 @@ import (
 // namespace's block backend ($FW_QDEV) with bps=1, under which QEMU's
 // leaky bucket lets no 4 KiB request through after the first, and, the
 // stall's milliseconds later (the next line of $FW_STATE/stalls, one a
-// commit), timed on the host, every limit back to 0, which releases the
+// commit), timed on the host, every limit back to the boot's (no byte
+// limit, $FW_IOPS requests a second: guestIOPS), which releases the
 // requests held; it returns once the host has done both. id-ctrl's frmw
 // says 7 slots (QEMU's says 1, slot 1 read-only, for which the suite
 // refuses the spec's slot 2 before anything is sent). Unless
@@ -54,10 +56,10 @@ fw-commit)
 	printf '%s\n' "$rev" > "$st/slot$slot"
 	ms=$(head -n 1 "$st/stalls")
 	sed -i 1d "$st/stalls"
-	limits='"bps_rd":0,"bps_wr":0,"iops":0,"iops_rd":0,"iops_wr":0'
+	limits='"bps_rd":0,"bps_wr":0,"iops_rd":0,"iops_wr":0'
 	req="$FW_REQUESTS/fw-commit-$$"
-	printf '{"execute":"block_set_io_throttle","arguments":{"id":"%s","bps":1,%s},"then":{"after_ms":%s,"execute":"block_set_io_throttle","arguments":{"id":"%s","bps":0,%s}}}\n' \
-		"$FW_QDEV" "$limits" "$ms" "$FW_QDEV" "$limits" > "$req.tmp"
+	printf '{"execute":"block_set_io_throttle","arguments":{"id":"%s","bps":1,"iops":0,%s},"then":{"after_ms":%s,"execute":"block_set_io_throttle","arguments":{"id":"%s","bps":0,"iops":%s,%s}}}\n' \
+		"$FW_QDEV" "$limits" "$ms" "$FW_QDEV" "$FW_IOPS" "$limits" > "$req.tmp"
 	mv "$req.tmp" "$req.json"
 	while [ ! -f "$req.reply" ]; do sleep 0.05; done
 	if grep -q '"error"' "$req.reply"; then cat "$req.reply" >&2; exit 1; fi
@@ -183,7 +185,7 @@ func TestGuestFirmwareUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, v := range map[string]string{"DRIVEQUAL_NVME_REAL": standIn, "FW_STATE": state, "FW_CTRL": admin, "FW_NS": dev,
-		"FW_QDEV": qdev, "FW_REQUESTS": filepath.Join(os.Getenv(envWork), "requests")} {
+		"FW_QDEV": qdev, "FW_REQUESTS": filepath.Join(os.Getenv(envWork), "requests"), "FW_IOPS": strconv.Itoa(guestIOPS)} {
 		t.Setenv(k, v)
 	}
 	stalls := func(ms ...int) {

@@ -109,6 +109,7 @@ func withNamespaces(m qemu.Machine, ns []sizedNamespace) qemu.Machine {
 				panic(err)
 			}
 		}
+		n.Namespace.IOPS = guestIOPS
 		plain = append(plain, n.Namespace)
 	}
 	args, err := qemu.NamespaceArgs("xns", plain)
