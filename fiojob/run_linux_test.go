@@ -195,11 +195,15 @@ func TestRunFailingJob(t *testing.T) {
 func TestRunCancel(t *testing.T) {
 	needFio(t)
 	target := filepath.Join(t.TempDir(), "data")
+	// Held to 200 reads a second each: unheld, its two jobs read the page
+	// cache as fast as the CPUs let them, and beside the rest of make
+	// test fio once took more than the 30 s grace to stop and report.
 	jobFile := writeJobFile(t, `[global]
 ioengine=psync
 rw=randread
 bs=4096
 size=4m
+rate_iops=200
 time_based=1
 runtime=30
 numjobs=2

@@ -412,7 +412,7 @@ var badFlagTests = []badFlagTest{
 }
 
 func TestBadFlags(t *testing.T) {
-	t.Parallel()           // refusals on loop devices of its own; nothing it checks is timed
+	t.Parallel()           // refusals of flags: no drive, nothing timed
 	testenv.MustHaveFio(t) // a live run's flags are checked with fio's version
 	for _, tt := range badFlagTests {
 		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -496,7 +495,7 @@ func TestFirmwareInterrupted(t *testing.T) {
 	// The load the killed suite left runs in the recording's firmware
 	// directory (not the suite's, which ours matches): the test's own
 	// marker finds it.
-	load := func(p proc) bool { return p.comm == "fio" && slices.Contains(p.env, marker(t)) }
+	load := func(p proc) bool { return p.comm == "fio" && carries(p.env, t) }
 	for deadline := time.Now().Add(30 * time.Second); len(processes(load)) > 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		for _, pid := range processes(load) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)

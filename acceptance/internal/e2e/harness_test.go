@@ -300,20 +300,27 @@ func processes(match func(proc) bool) []int {
 // orphaned.
 func suiteFio(p proc) bool { return p.comm == "fio" && p.cwd == acceptanceDir }
 
-// marker is the environment variable that names this test binary and t's
-// top-level test in every suite it runs, and so in every fio those start:
-// another binary's run of the same test (a second checkout's make test)
-// carries another.
+// marker is the environment variable that names this test binary and t
+// (its whole name, subtests included) in every suite it runs, and so in
+// every fio those start: another binary's run of the same test (a second
+// checkout's make test) carries another.
 func marker(t *testing.T) string {
-	return "DRIVEQUAL_E2E_TEST=" + strconv.Itoa(os.Getpid()) + "/" + strings.SplitN(t.Name(), "/", 2)[0]
+	return "DRIVEQUAL_E2E_TEST=" + strconv.Itoa(os.Getpid()) + "/" + t.Name()
 }
 
-// ours matches the fio processes that t's own runs of the suite started,
-// and no other test's: tests that wait more than they work run in
-// parallel (t.Parallel).
-func ours(t *testing.T) func(proc) bool {
+// carries reports whether env holds the marker of t or of one of its
+// subtests.
+func carries(env []string, t *testing.T) bool {
 	m := marker(t)
-	return func(p proc) bool { return suiteFio(p) && slices.Contains(p.env, m) }
+	return slices.ContainsFunc(env, func(e string) bool { return e == m || strings.HasPrefix(e, m+"/") })
+}
+
+// ours matches the fio processes that t's own runs of the suite started
+// (its subtests' included), and no other test's: tests that wait more
+// than they work run in parallel (t.Parallel), and so do the subtests of
+// some, each checking its own.
+func ours(t *testing.T) func(proc) bool {
+	return func(p proc) bool { return suiteFio(p) && carries(p.env, t) }
 }
 
 // oursRunning matches ours that run a job: not the "fio --version" the

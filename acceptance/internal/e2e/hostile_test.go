@@ -89,7 +89,7 @@ func runLimited(t *testing.T, args ...string) limited {
 // before, a replay made one placeholder drive per count (8-10 GB) and
 // was killed.
 func TestHostileSpecRefusedUnderMemoryLimit(t *testing.T) {
-	t.Parallel() // refusals on loop devices of its own; nothing it checks is timed
+	t.Parallel() // refusals of recordings: no drive, nothing timed
 	huge := func(r *record.Run) {
 		r.SpecText = strings.Replace(r.SpecText, "drives    = [1, 6]", "drives    = [2147483647]", 1)
 		require.Contains(t, r.SpecText, "[2147483647]")
@@ -110,7 +110,7 @@ func TestHostileSpecRefusedUnderMemoryLimit(t *testing.T) {
 // Three copies of one recording given to -replay=A,B,C are refused,
 // naming the three; before, they were judged as hosts vm, vm#2, vm#3.
 func TestCopiesRefused(t *testing.T) {
-	t.Parallel() // refusals on loop devices of its own; nothing it checks is timed
+	t.Parallel() // refusals of recordings: no drive, nothing timed
 	var dirs []string
 	for _, n := range []string{"a", "b", "c"} {
 		dirs = append(dirs, hostileCopy(t, n, func(*record.Run) {}))

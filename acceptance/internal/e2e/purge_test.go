@@ -230,9 +230,11 @@ func TestPurgeSelectedPerDrive(t *testing.T) {
 	noFioLeft(t)
 	require.Equal(t, 0, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
 	assert.Regexp(t, `purge-proof +`+b+` +purge \(discard\) again`, r.Stdout+r.Stderr, "the plan's purge at the end is the second drive's alone")
-	// The purge before the fill is the first drive's one discard.
-	assert.Equal(t, 1, strings.Count(r.Stdout, "purge: discard "+a), "the first drive was purged at the end:\n%s", r.Stdout)
-	assert.Equal(t, 2, strings.Count(r.Stdout, "purge: discard "+b), "the second drive was not purged at the end:\n%s", r.Stdout)
+	// The purge before the fill is the first drive's one discard. Each
+	// path is counted with the " (" after it: /dev/loop1 is in
+	// /dev/loop12.
+	assert.Equal(t, 1, strings.Count(r.Stdout, "purge: discard "+a+" ("), "the first drive was purged at the end:\n%s", r.Stdout)
+	assert.Equal(t, 2, strings.Count(r.Stdout, "purge: discard "+b+" ("), "the second drive was not purged at the end:\n%s", r.Stdout)
 	for what, res := range map[string]result{"the run": r, "the replay": runSuite(t, nil, "-replay="+raw)} {
 		require.Equal(t, 0, res.Code, "%s:\n%s\n%s", what, res.Stdout, res.Stderr)
 		got := byTest(res.results(t))

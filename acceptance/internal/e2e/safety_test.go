@@ -113,7 +113,6 @@ func TestRefusesWithoutDestructive(t *testing.T) {
 }
 
 func TestRefusesMountedFileSystem(t *testing.T) {
-	t.Parallel() // refusals on loop devices of its own; nothing it checks is timed
 	testenv.MustHave(t, "mkfs.ext4", "apt-get install e2fsprogs")
 	dev := guardedLoop(t)
 	command(t, "", "mkfs.ext4", "-q", "-F", dev)
@@ -212,7 +211,6 @@ func TestRefusesPartitionTable(t *testing.T) {
 }
 
 func TestRefusesActiveSwap(t *testing.T) {
-	t.Parallel() // refusals on loop devices of its own; nothing it checks is timed
 	testenv.MustHave(t, "mkswap", "apt-get install util-linux")
 	dev := guardedLoop(t)
 	command(t, "", "mkswap", "-q", dev)

@@ -154,29 +154,11 @@ func TestGuestFirmwareUnderLoad(t *testing.T) {
 	}
 	oldImg := fwImage(t, before)
 
-	// The namespace's block backend, which the stall throttles.
-	ret, err := hostQMP("query-block", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var blocks []struct {
-		Device   string `json:"device"`
-		Qdev     string `json:"qdev"`
-		Inserted *struct {
-			File string `json:"file"`
-		} `json:"inserted"`
-	}
-	if err := json.Unmarshal(ret, &blocks); err != nil {
-		t.Fatal(err)
-	}
-	qdev := ""
-	for _, b := range blocks {
-		if b.Inserted != nil && filepath.Base(b.Inserted.File) == "pull-a.raw" {
-			qdev = b.Qdev
-		}
-	}
-	if qdev == "" {
-		t.Fatalf("query-block has no device backed by pull-a.raw: %s", ret)
+	// The namespace's block backend, which the stall throttles, and the
+	// limit the boot set it (guestIOPS), which each stall restores.
+	qdev, bootIOPS := backend(t, "pull-a.raw")
+	if bootIOPS != guestIOPS {
+		t.Errorf("pull-a.raw's namespace is held to %d requests a second, want the boot's %d", bootIOPS, guestIOPS)
 	}
 
 	bin, state := t.TempDir(), t.TempDir()
@@ -185,7 +167,7 @@ func TestGuestFirmwareUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, v := range map[string]string{"DRIVEQUAL_NVME_REAL": standIn, "FW_STATE": state, "FW_CTRL": admin, "FW_NS": dev,
-		"FW_QDEV": qdev, "FW_REQUESTS": filepath.Join(os.Getenv(envWork), "requests"), "FW_IOPS": strconv.Itoa(guestIOPS)} {
+		"FW_QDEV": qdev, "FW_REQUESTS": filepath.Join(os.Getenv(envWork), "requests"), "FW_IOPS": strconv.FormatInt(bootIOPS, 10)} {
 		t.Setenv(k, v)
 	}
 	stalls := func(ms ...int) {
@@ -285,7 +267,38 @@ func TestGuestFirmwareUnderLoad(t *testing.T) {
 	if !k.Firmware.Verified {
 		t.Errorf("%s: fio did not read back every acknowledged write: %s", k.Test, k.Error)
 	}
+	if _, iops := backend(t, "pull-a.raw"); iops != bootIOPS {
+		t.Errorf("after three stalls the namespace is held to %d requests a second, want the boot's %d back", iops, bootIOPS)
+	}
 	t.Logf("scenario took %s", time.Since(start).Round(100*time.Millisecond))
+}
+
+// backend is the block backend (QMP query-block's qdev) of the namespace
+// whose image file is named file, and the requests a second QEMU's
+// throttle holds it to (0: none).
+func backend(t *testing.T, file string) (qdev string, iops int64) {
+	t.Helper()
+	ret, err := hostQMP("query-block", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []struct {
+		Qdev     string `json:"qdev"`
+		Inserted *struct {
+			File string `json:"file"`
+			IOPS int64  `json:"iops"`
+		} `json:"inserted"`
+	}
+	if err := json.Unmarshal(ret, &blocks); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range blocks {
+		if b.Inserted != nil && filepath.Base(b.Inserted.File) == file {
+			return b.Qdev, b.Inserted.IOPS
+		}
+	}
+	t.Fatalf("query-block has no device backed by %s: %s", file, ret)
+	return "", 0
 }
 
 // fwImage is a 4 KiB firmware image whose first bytes are rev, padded

@@ -94,9 +94,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// guestIOPS holds each namespace a boot gives its controllers to that
-// many requests a second (qemu.Namespace.IOPS): 64 MB/s at 128 KiB, 64
-// times the 1 MB/s cells of the guests' specs. Under TCG every request
+// guestIOPS holds the namespaces a boot's machine gives its controllers
+// (Machine.Namespaces, and those the interrupted boots pass in Extra) to
+// that many requests a second (qemu.Namespace.IOPS): 64 MB/s at 128 KiB,
+// 64 times the 1 MB/s cells of the guests' specs. Not held: the opt-in
+// power-loss boots' NBD drives, whose cut comes a set time into their
+// writes; the drives hot-added over QMP (the neighbour test's hold their
+// own byte rate); the SCSI and SATA disks, which are not NVMe. Under TCG every request
 // costs the host the guest's CPU work of issuing and completing it, and
 // a guest's fio, unheld, ran its time-based cells as fast as TCG let it:
 // the multipath-off boot, alone on 2 cores, took 117 CPU-s unheld, 90
