@@ -227,7 +227,7 @@ func TestGuestNVMeTCP(t *testing.T) {
 	// With DRIVEQUAL_QEMU_COMPARE=1, the same namespace attached
 	// directly, as the fabric's run left it: its figures beside the
 	// fabric's (for the log, not judged; off by default to keep make test
-	// short).
+	// short), neither held to guestIOPS (heldIOPS).
 	unexport()
 	if os.Getenv("DRIVEQUAL_QEMU_COMPARE") == "1" {
 		direct := runSuite(t, nil, "-spec="+specFile(t, "small.toml"), "-drives="+backing, "-capacity=16MiB", "-precondition=none", "-destructive")

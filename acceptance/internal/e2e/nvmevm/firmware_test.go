@@ -157,8 +157,8 @@ func TestGuestFirmwareUnderLoad(t *testing.T) {
 	// The namespace's block backend, which the stall throttles, and the
 	// limit the boot set it (guestIOPS), which each stall restores.
 	qdev, bootIOPS := backend(t, "pull-a.raw")
-	if bootIOPS != guestIOPS {
-		t.Errorf("pull-a.raw's namespace is held to %d requests a second, want the boot's %d", bootIOPS, guestIOPS)
+	if bootIOPS != int64(heldIOPS()) {
+		t.Errorf("pull-a.raw's namespace is held to %d requests a second, want the boot's %d", bootIOPS, heldIOPS())
 	}
 
 	bin, state := t.TempDir(), t.TempDir()

@@ -109,7 +109,7 @@ func withNamespaces(m qemu.Machine, ns []sizedNamespace) qemu.Machine {
 				panic(err)
 			}
 		}
-		n.Namespace.IOPS = guestIOPS
+		n.Namespace.IOPS = heldIOPS()
 		plain = append(plain, n.Namespace)
 	}
 	args, err := qemu.NamespaceArgs("xns", plain)
