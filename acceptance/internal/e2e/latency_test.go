@@ -182,16 +182,18 @@ func TestLatencyAtLoad(t *testing.T) {
 	// not. (The throttle admits one read each 500 µs, and a read takes no
 	// longer on the loop device, so QD1 already reaches it: 1,999 IOPS on
 	// a quiet machine. The curve's fewest is the open-loop point asked 500.)
-	least := maxIOPS
+	// Both counted as the judge counts them: points that passed, not
+	// saturated, within the bound.
+	least, most := maxIOPS, 0.0
 	for _, p := range append(closed, open...) {
-		if !p.Saturated && p.Read.P99 <= 1_000_000 {
-			least = min(least, p.Actual)
+		if !p.Saturated && p.Verdict == report.Pass && p.Read.P99 <= 1_000_000 {
+			least, most = min(least, p.Actual), max(most, p.Actual)
 		}
 	}
-	t.Logf("QD1 %.0f IOPS; the fewest IOPS within the bound %.0f, the most %.0f", qd1, least, maxIOPS)
-	require.Greater(t, maxIOPS, 1.5*least, "a target between the curve's fewest and most IOPS tells max from min")
+	t.Logf("QD1 %.0f IOPS; the fewest IOPS within the bound %.0f, the most %.0f", qd1, least, most)
+	require.Greater(t, most, 1.5*least, "a target between the curve's fewest and most IOPS tells max from min")
 	mid := filepath.Join(t.TempDir(), "mid.toml")
-	require.NoError(t, os.WriteFile(mid, []byte(strings.Replace(string(text), "min_iops    = 400", fmt.Sprintf("min_iops    = %.0f", (least+maxIOPS)/2), 1)), 0o644))
+	require.NoError(t, os.WriteFile(mid, []byte(strings.Replace(string(text), "min_iops    = 400", fmt.Sprintf("min_iops    = %.0f", (least+most)/2), 1)), 0o644))
 	rm := runSuite(t, []string{"-test.run=TestLatency"}, "-replay="+rec, "-spec="+mid)
 	assert.Equal(t, 0, rm.Code, "a target between QD1 and the peak is met: stdout:\n%s", rm.Stdout)
 	assert.Equal(t, report.Pass, rm.verdicts(t)["TestLatency/64MiB/4KB_Random_Read"], rm.Stdout)

@@ -200,7 +200,7 @@ func TestPurgeVerdictFollowsTheDrive(t *testing.T) {
 	assert.Contains(t, res.Stderr+res.Stdout, "drive 1 (recorded at "+old+") is "+dev)
 	// The purge before the fill, which TestIntegrity's read-back needs
 	// again, is the one discard: the purge at the end is not sent again.
-	assert.Equal(t, 1, strings.Count(res.Stdout, "purge: discard "+dev), "the resume purged the drive again at the end:\n%s", res.Stdout)
+	assert.Equal(t, 1, strings.Count(res.Stdout, "purge: discard "+dev+" ("), "the resume purged the drive again at the end:\n%s", res.Stdout)
 	for what, r := range map[string]result{"the resume": res, "the replay": runSuite(t, nil, "-replay="+raw)} {
 		assert.NotContains(t, r.Stdout+r.Stderr, "not a drive of the run", what)
 		got := byTest(r.results(t))
