@@ -32,11 +32,13 @@ func TestFirmwareDryRunSelectsEachDrive(t *testing.T) {
 		}
 		return ""
 	}
+	// Each drive's name anchored: loop1 is in loop12, and a test beside
+	// this one may hold the numbers between.
 	for _, tc := range []struct{ sel, activate, back string }{
 		{"TestFirmware", a + "," + b, a + "," + b},
-		{"TestFirmware/" + nb, b, b},
-		{"TestFirmware/" + na + "/back", "", a},
-		{"TestFirmware/" + nb + "/activate", b, ""},
+		{"TestFirmware/^" + nb + "$", b, b},
+		{"TestFirmware/^" + na + "$/back", "", a},
+		{"TestFirmware/^" + nb + "$/activate", b, ""},
 	} {
 		res := runSuite(t, []string{"-test.run=" + tc.sel}, "-spec="+testdataFile(t, "firmware.toml"), "-drives="+a+","+b, "-firmware="+img, "-firmware-back="+back, "-dry-run")
 		require.Equal(t, 0, res.Code, "stdout:\n%s\nstderr:\n%s", res.Stdout, res.Stderr)
