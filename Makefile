@@ -76,11 +76,6 @@ TEST_P ?= $(shell nproc 2>/dev/null || echo 1)
 # CPU-s.
 LONG_PKGS = ./acceptance/internal/e2e/defaultround ./acceptance/internal/e2e ./acceptance/internal/e2e/longstep
 NVMEVM = ./acceptance/internal/e2e/nvmevm
-# RACE_FIRST are the -race packages named first, so that go test starts
-# them first: they take minutes, mostly waiting on stand-ins' timeouts
-# and sparse targets, and in go list's order they started last (qual at
-# 455 s of 671) and ended 50 s after e2e.
-RACE_FIRST = ./acceptance/internal/powerloss/cycle ./acceptance/internal/qemu ./acceptance/internal/qual
 # The loop-device packages (LONG_PKGS) run without -race too, in a go
 # test of their own: what they test runs in processes they start (the
 # suite, built without -race, and fio), and the race detector's cost in
@@ -98,8 +93,7 @@ test: deps
 	$(GO) vet ./...
 	@$(GO) test $(TEST_FLAGS) -timeout=40m $(NVMEVM) & vm=$$!; \
 	nice -n 10 $(GO) test $(TEST_FLAGS) -timeout=20m -p=$(words $(LONG_PKGS)) $(LONG_PKGS) & long=$$!; \
-	first=$$($(GO) list $(RACE_FIRST)) && skip=$$($(GO) list $(NVMEVM) $(LONG_PKGS) $(RACE_FIRST)) && \
-	pkgs="$$first $$($(GO) list ./... | grep -v -x -F "$$skip")" || { wait; exit 2; }; \
+	skip=$$($(GO) list $(NVMEVM) $(LONG_PKGS)) && pkgs=$$($(GO) list ./... | grep -v -x -F "$$skip") || { wait; exit 2; }; \
 	nice -n 10 $(GO) test $(TEST_FLAGS) -race -timeout=20m -p=$(TEST_P) $$pkgs; rc=$$?; \
 	wait $$long || rc=1; wait $$vm || rc=1; exit $$rc
 
