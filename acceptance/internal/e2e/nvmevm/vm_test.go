@@ -100,9 +100,11 @@ func TestMain(m *testing.M) {
 // 64 times the 1 MB/s cells of the guests' specs. Not held: the opt-in
 // power-loss boots' NBD drives, whose cut comes a set time into their
 // writes; the drives hot-added over QMP (the neighbour test's hold their
-// own byte rate); the SCSI and SATA disks, which are not NVMe. Under TCG every request
-// costs the host the guest's CPU work of issuing and completing it, and
-// a guest's fio, unheld, ran its time-based cells as fast as TCG let it:
+// own byte rate); the SCSI and SATA disks, which are not NVMe.
+//
+// Under TCG every request costs the host the guest's CPU work of issuing
+// and completing it, and a guest's fio, unheld, ran its time-based cells
+// as fast as TCG let it:
 // the multipath-off boot, alone on 2 cores, took 117 CPU-s unheld, 90
 // at 300 requests a second, 93 at 600 (and 113 at 100, where the waits
 // it lengthens cost more than the I/O it saves).
