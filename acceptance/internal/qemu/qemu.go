@@ -305,8 +305,10 @@ type Result struct {
 	// guest's init spoke: signal: aborted: qemu-system-x86_64: error:
 	// failed to set MSR 0x10a to 0x69 ..."); empty when the first ran.
 	Fallback string
-	// Wall is the wall time from starting QEMU under Accel to its exit.
-	Wall time.Duration
+	// Wall is the wall time from starting QEMU under Accel to its exit,
+	// and CPU the host CPU time QEMU used in it (user and system): under
+	// TCG, what the guest's work cost the host.
+	Wall, CPU time.Duration
 	// Stuck says the guest wrote its script's exit status but did not
 	// power off within Machine.ExitBound, and was stopped; empty when it
 	// powered off.
@@ -542,6 +544,9 @@ func (m Machine) run(ctx context.Context, k Kernel, initrd []byte, work, script,
 	start0 := time.Now()
 	started, runErr := start(cmd)
 	res.Wall = time.Since(start0)
+	if ps := cmd.ProcessState; ps != nil {
+		res.CPU = ps.UserTime() + ps.SystemTime()
+	}
 	t.started = started
 	if errors.Is(context.Cause(runCtx), errExitBound) && ctx.Err() == nil {
 		res.Stuck = fmt.Sprintf("the guest had not powered off %s after its script's exit status: stopped", exitBound)

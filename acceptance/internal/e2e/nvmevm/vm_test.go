@@ -550,7 +550,7 @@ exit $status
 	if res.Stuck != "" {
 		t.Logf("guest %s: %s", c.name, res.Stuck)
 	}
-	t.Logf("guest %s (%s): %s wall, exit %d", c.name, res.Accel, res.Wall.Round(100*time.Millisecond), res.Exit)
+	t.Logf("guest %s (%s): %s wall, %s of the host's CPU, exit %d", c.name, res.Accel, res.Wall.Round(100*time.Millisecond), res.CPU.Round(100*time.Millisecond), res.Exit)
 	// A guest whose power the host cut at its request (a power
 	// request {"cut_host": true}) stops where it was, without its exit
 	// file: the test that asked ends there, and its reboot judges it.
