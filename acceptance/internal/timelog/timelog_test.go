@@ -182,6 +182,7 @@ const PrepareBefore = 180 * 24 * 6500
 // them (times a few ms off the second, values around a drive's 100k
 // IOPS shared by its jobs, ±5 %), packed as the recording keeps them.
 func TestSize24Drives30Minutes(t *testing.T) {
+	testenv.SkipUnderRace(t)
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(48, 24))
 	var targets []fiojob.Target
