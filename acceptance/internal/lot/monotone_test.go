@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // The verdict is monotone in the drives added, by construction, checked
@@ -29,6 +31,7 @@ import (
 //
 // Judge gives the verdict Decide does on every tenth sample.
 func TestMonotoneInAddedDrives(t *testing.T) {
+	testenv.SkipUnderRace(t)
 	rng := rand.New(rand.NewPCG(37, 2026))
 	type transition struct{ from, to string }
 	seen := map[string]map[transition]int{Normal: {}, DistributionFree: {}}

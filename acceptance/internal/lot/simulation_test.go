@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // simRuns is how many lots the simulation draws per sample size and
@@ -30,6 +32,7 @@ const simRuns = 10_000
 // (not bounded by the confidence: its figures look normal in a small
 // sample, and the normal method is not meant for them).
 func TestErrorRateAtTheCoverage(t *testing.T) {
+	testenv.SkipUnderRace(t)
 	rule := func(m string) Rule { return Rule{Coverage: 0.95, Confidence: 0.95, Method: m} }
 	zp := distuv.UnitNormal.Quantile(0.95)
 	normal := func(rng *rand.Rand, n int) ([]float64, float64) {
