@@ -20,6 +20,7 @@ import (
 // The smallest guest (one CPU, no NVMe) keeps it to one short TCG boot.
 func TestBootFallsBackToTCG(t *testing.T) {
 	kernel, busybox := testenv.MustHaveGuest(t)
+	t.Parallel()
 	real, err := exec.LookPath("qemu-system-x86_64")
 	if err != nil {
 		t.Fatal(err)
@@ -34,12 +35,12 @@ case " $* " in
 esac
 exec '` + real + `' "$@"
 `
-	if err := os.WriteFile(filepath.Join(bin, "qemu-system-x86_64"), []byte(wrapper), 0o755); err != nil {
+	stand := filepath.Join(bin, "qemu-system-x86_64")
+	if err := os.WriteFile(stand, []byte(wrapper), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 
-	m := qemu.Machine{Memory: 256, CPUs: 1, Accels: []string{"kvm", "tcg"}}
+	m := qemu.Machine{Memory: 256, CPUs: 1, Accels: []string{"kvm", "tcg"}, Binary: stand}
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	res, err := m.Run(ctx, kernel, initrd, t.TempDir(), "echo \"guest $(uname -r) up after $(cut -d' ' -f1 /proc/uptime) s\"\n")
