@@ -77,7 +77,7 @@ func noPanic(t *testing.T, r result) {
 func fioRunning(jobFile string, within time.Duration) (int, error) {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
-		pids := processes(func(p proc) bool { return suiteFio(p) && p.argv[len(p.argv)-1] == jobFile })
+		pids := fioProcesses(func(p proc) bool { return suiteFio(p) && p.argv[len(p.argv)-1] == jobFile })
 		if len(pids) > 0 {
 			return pids[0], nil
 		}
@@ -465,7 +465,7 @@ func TestRemovedDriveIsSaidToDisappear(t *testing.T) {
 	}()
 	running := oursRunning(t)
 	deadline := time.Now().Add(90 * time.Second)
-	for len(processes(running)) == 0 {
+	for len(fioProcesses(running)) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the suite's fio never started")
 		}

@@ -500,12 +500,12 @@ func TestFirmwareInterrupted(t *testing.T) {
 	// directory (not the suite's, which ours matches): the test's own
 	// marker finds it.
 	load := func(p proc) bool { return p.comm == "fio" && carries(p.env, t) }
-	for deadline := time.Now().Add(30 * time.Second); len(processes(load)) > 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		for _, pid := range processes(load) {
+	for deadline := time.Now().Add(30 * time.Second); len(fioProcesses(load)) > 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, pid := range fioProcesses(load) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	require.Empty(t, processes(load), "the killed suite's load still runs")
+	require.Empty(t, fioProcesses(load), "the killed suite's load still runs")
 
 	want := "interrupted during the activation: nvme fw-download " + r.dev + " --fw=" + img + "; nvme fw-commit " + r.dev + " --slot=2 --action=3"
 	rep := runSuite(t, nil, "-replay="+raw)

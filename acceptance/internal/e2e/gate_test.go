@@ -151,7 +151,7 @@ func TestSecondRunOnHeldDriveIsRefused(t *testing.T) {
 	// Wait until the first run's fio is writing the drive: its fio
 	// --version, at setup, comes before it holds the drive.
 	deadline := time.Now().Add(60 * time.Second)
-	for len(processes(oursRunning(t))) == 0 {
+	for len(fioProcesses(oursRunning(t))) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the first run's fio never started")
 		}

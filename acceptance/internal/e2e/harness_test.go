@@ -202,9 +202,8 @@ func runSuiteVia(ctx context.Context, t *testing.T, via []string, started func(*
 // and 390 MB/s at 128 KiB, twenty times its 20 MB/s. A test that needs
 // more of a loop device's speed sets its own cap (capAt), and one that
 // throttles a device itself moves the suite into a cgroup of its own once
-// started. Half the cap saved little: most of a capped suite's fio CPU
-// is not its reads and writes (e2e alone, on 2 cores: fio 140 CPU-seconds
-// at 3,000 IOPS, 125 at 1,500, 11 of those 15 the fleet test's).
+// started. A lower cap would save little: most of a capped suite's fio
+// CPU is not its reads and writes.
 const loopIOPS = 3000
 
 // testCaps are the tests whose suites run at another cap than loopIOPS
@@ -216,7 +215,8 @@ var testCaps sync.Map
 // checks that nothing writes a device once the suite is killed, where the
 // writes the throttle still held when fio died would land a moment after
 // it (0), or one whose edits of a recording need a loop device's figure
-// well above loopIOPS.
+// well above loopIOPS. It holds for the suites t itself runs: a subtest
+// that runs a suite has loopIOPS unless it calls capAt too.
 func capAt(t *testing.T, iops int) {
 	testCaps.Store(t, iops)
 	t.Cleanup(func() { testCaps.Delete(t) })
@@ -277,12 +277,12 @@ type proc struct {
 	env  []string // its environment, as it started
 }
 
-// processes lists the pids of the running fio processes match accepts.
+// fioProcesses lists the pids of the running fio processes match accepts.
 // Every test looks for fio, so the rest are passed over on their comm
 // alone: reading every process's command line, directory and environment
 // was a quarter of e2e.test's own CPU, the tests that wait on fio polling
 // it beside a loaded host's hundreds of processes.
-func processes(match func(proc) bool) []int {
+func fioProcesses(match func(proc) bool) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -359,7 +359,7 @@ func noFioLeft(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		pids := processes(ours(t))
+		pids := fioProcesses(ours(t))
 		if len(pids) == 0 {
 			return
 		}

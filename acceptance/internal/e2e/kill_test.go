@@ -36,7 +36,7 @@ func TestSuiteKilledStopsFio(t *testing.T) {
 	mine := ours(t)
 	t.Cleanup(func() {
 		// A fio the suite left behind must not write for a minute more.
-		for _, pid := range processes(mine) {
+		for _, pid := range fioProcesses(mine) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -53,7 +53,7 @@ func TestSuiteKilledStopsFio(t *testing.T) {
 			if k.err == nil {
 				k.err = beingWritten(dev, 5*time.Second)
 			}
-			k.fio = processes(mine)
+			k.fio = fioProcesses(mine)
 			// Killed in any case: on an error above, the cell would
 			// otherwise run its whole minute.
 			if err := syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); k.err == nil {
@@ -71,7 +71,7 @@ func TestSuiteKilledStopsFio(t *testing.T) {
 	assert.Equal(t, -1, r.Code, "the suite ended by SIGKILL, not on its own")
 
 	for {
-		left := processes(mine)
+		left := fioProcesses(mine)
 		for _, pid := range k.fio {
 			if alive(pid) && !contains(left, pid) {
 				left = append(left, pid)
