@@ -93,7 +93,6 @@ func committedJSON(t *testing.T, dir string) []string {
 // TestFixturesUpToDate checks that the committed fixtures are exactly what
 // Generate makes from the data file; -update rewrites them.
 func TestFixturesUpToDate(t *testing.T) {
-	testenv.SkipUnderRace(t)
 	files := fixtures(t)
 	dir := fixturesDir(t)
 	if *update {

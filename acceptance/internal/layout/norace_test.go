@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -15,80 +16,248 @@ import (
 
 // TestNoRaceTestsRun: the tests that skip themselves under -race
 // (testenv.SkipUnderRace) are exactly the Makefile's NORACE_TESTS, each in
-// one of its NORACE_PKGS, so that make test's go test without -race runs
-// every one of them: a test that skipped under -race and was named
-// nowhere else would pass by never running, and a name in the list that
-// no test has would select nothing.
+// one of its NORACE_PKGS, and make test runs them in a go test of their
+// own without -race, whose failure fails make test: a test that skipped
+// under -race and was named nowhere else would pass by never running, and
+// a name in the list that no test has would select nothing. Only a test
+// (func TestX(t *testing.T) in a _test.go file) may call SkipUnderRace: a
+// helper's name in the list would select nothing, and the tests calling
+// the helper would run nowhere.
 func TestNoRaceTestsRun(t *testing.T) {
 	root := filepath.Join("..", "..", "..")
 	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	value := func(name string) string {
-		m := regexp.MustCompile(`(?m)^` + name + ` = (.*)$`).FindSubmatch(makefile)
-		if m == nil {
-			t.Fatalf("the Makefile sets no %s", name)
+	for _, p := range noRaceMakefileProblems(string(makefile)) {
+		t.Error(p)
+	}
+	listed, pkgs := noRaceLists(string(makefile))
+	hits, problems := skipUnderRaceCallers(t, root)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if len(hits) == 0 {
+		t.Fatal("no test calls testenv.SkipUnderRace: the walk found none")
+	}
+	named := map[string]bool{}
+	used := map[string]bool{}
+	for _, h := range hits {
+		named[h.name] = true
+		used[h.dir] = true
+		if !slices.Contains(listed, h.name) {
+			t.Errorf("%s (./%s) skips under -race but is not in the Makefile's NORACE_TESTS: make test would never run it", h.name, h.dir)
 		}
-		return string(m[1])
+		if !slices.Contains(pkgs, h.dir) {
+			t.Errorf("%s is in ./%s, which is not in the Makefile's NORACE_PKGS: make test would never run it", h.name, h.dir)
+		}
 	}
-	listed := strings.Split(value("NORACE_TESTS"), "|")
-	pkgs := map[string]bool{}
-	for _, p := range strings.Fields(value("NORACE_PKGS")) {
-		pkgs[filepath.Clean(strings.TrimPrefix(p, "./"))] = true
+	for _, name := range listed {
+		if !named[name] {
+			t.Errorf("NORACE_TESTS names %q, which no test that calls testenv.SkipUnderRace is", name)
+		}
 	}
-	if !strings.Contains(string(makefile), "-run='^($(NORACE_TESTS))$$' $(NORACE_PKGS)") {
-		t.Error("make test runs no go test of NORACE_TESTS in NORACE_PKGS without -race")
+	for _, dir := range pkgs {
+		if !used[dir] {
+			t.Errorf("NORACE_PKGS names ./%s, where no test calls testenv.SkipUnderRace", dir)
+		}
 	}
+}
 
-	found := map[string]string{} // test: its package's directory
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+// noRaceLists is the Makefile's NORACE_TESTS and NORACE_PKGS (as
+// directories from the module root).
+func noRaceLists(makefile string) (tests, pkgs []string) {
+	value := func(name string) string {
+		m := regexp.MustCompile(`(?m)^` + name + ` = (.*)$`).FindStringSubmatch(makefile)
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	if v := value("NORACE_TESTS"); v != "" {
+		tests = strings.Split(v, "|")
+	}
+	for _, p := range strings.Fields(value("NORACE_PKGS")) {
+		pkgs = append(pkgs, filepath.Clean(strings.TrimPrefix(p, "./")))
+	}
+	return tests, pkgs
+}
+
+// noRaceMakefileProblems says what in the Makefile would let a test of
+// NORACE_TESTS go unrun: another assignment to either list (make joins
+// += with a space, and the name would select nothing), or a test recipe
+// without its go test of them, with -race, without DRIVEQUAL_NORACE_RUN=1,
+// or whose status it does not wait for.
+func noRaceMakefileProblems(makefile string) []string {
+	var out []string
+	for _, name := range []string{"NORACE_TESTS", "NORACE_PKGS"} {
+		all := regexp.MustCompile(`(?m)^\s*(override\s+|export\s+)?`+name+`\s*[:+?!]?=`).FindAllString(makefile, -1)
+		if len(all) != 1 || !regexp.MustCompile(`(?m)^`+name+` = \S`).MatchString(makefile) {
+			out = append(out, fmt.Sprintf("the Makefile must set %s once, as `%s = ...` (found %d assignments)", name, name, len(all)))
+		}
+	}
+	if tests, _ := noRaceLists(makefile); slices.ContainsFunc(tests, func(s string) bool { return !regexp.MustCompile(`^Test\w*$`).MatchString(s) }) {
+		out = append(out, fmt.Sprintf("NORACE_TESTS %q holds something other than test names joined by |", tests))
+	}
+	var recipe []string
+	in := false
+	for _, l := range strings.Split(makefile, "\n") {
+		switch {
+		case strings.HasPrefix(l, "test:"):
+			in = true
+		case in && strings.HasPrefix(l, "\t"):
+			recipe = append(recipe, l)
+		case in:
+			in = false
+		}
+	}
+	run := slices.IndexFunc(recipe, func(l string) bool {
+		return strings.Contains(l, "-run='^($(NORACE_TESTS))$$' $(NORACE_PKGS) & norace=$$!")
+	})
+	switch {
+	case run < 0:
+		out = append(out, "make test's recipe runs no go test of NORACE_TESTS in NORACE_PKGS (-run='^($(NORACE_TESTS))$$' $(NORACE_PKGS) & norace=$$!)")
+	case strings.Contains(recipe[run], "-race"):
+		out = append(out, "make test runs NORACE_TESTS with -race, where they skip: "+strings.TrimSpace(recipe[run]))
+	case !strings.HasPrefix(strings.TrimSpace(recipe[run]), "DRIVEQUAL_NORACE_RUN=1 "):
+		out = append(out, "make test runs NORACE_TESTS without DRIVEQUAL_NORACE_RUN=1, which makes a -race build of them fail rather than skip")
+	}
+	if !slices.ContainsFunc(recipe, func(l string) bool { return strings.Contains(l, "wait $$norace || rc=1") }) {
+		out = append(out, "make test does not fail when the go test of NORACE_TESTS fails (wait $$norace || rc=1)")
+	}
+	return out
+}
+
+// raceSkip is a function that calls SkipUnderRace.
+type raceSkip struct{ dir, name string }
+
+// skipUnderRaceCallers walks root's Go files for the functions that call
+// SkipUnderRace, and says which callers are not tests.
+func skipUnderRaceCallers(t *testing.T, root string) ([]raceSkip, []string) {
+	var hits []raceSkip
+	var problems []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
+		if d.IsDir() && path != root && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_")) {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
 			return nil
 		}
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
-			if !ok || fn.Body == nil {
+			if !ok || fn.Body == nil || !callsSkipUnderRace(fn.Body) {
 				continue
 			}
-			ast.Inspect(fn.Body, func(n ast.Node) bool {
-				sel, ok := n.(*ast.SelectorExpr)
-				if ok && sel.Sel.Name == "SkipUnderRace" {
-					rel, _ := filepath.Rel(root, filepath.Dir(path))
-					found[fn.Name.Name] = rel
-				}
-				return true
-			})
+			if !strings.HasSuffix(path, "_test.go") || !isTest(fn) {
+				problems = append(problems, fmt.Sprintf("%s: %s calls SkipUnderRace, and only a test (func TestX(t *testing.T)) may: the tests calling it would run nowhere", filepath.Join(rel, filepath.Base(path)), fn.Name.Name))
+				continue
+			}
+			hits = append(hits, raceSkip{dir: rel, name: fn.Name.Name})
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(found) == 0 {
-		t.Fatal("no test calls testenv.SkipUnderRace: the walk found none")
-	}
-	for name, dir := range found {
-		if !slices.Contains(listed, name) {
-			t.Errorf("%s (%s) skips under -race but is not in the Makefile's NORACE_TESTS: make test would never run it", name, dir)
+	return hits, problems
+}
+
+// callsSkipUnderRace reports whether body calls SkipUnderRace, qualified
+// or not.
+func callsSkipUnderRace(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
 		}
-		if !pkgs[dir] {
-			t.Errorf("%s is in ./%s, which is not in the Makefile's NORACE_PKGS", name, dir)
+		switch f := call.Fun.(type) {
+		case *ast.SelectorExpr:
+			found = found || f.Sel.Name == "SkipUnderRace"
+		case *ast.Ident:
+			found = found || f.Name == "SkipUnderRace"
+		}
+		return true
+	})
+	return found
+}
+
+// isTest reports whether fn is func TestX(t *testing.T).
+func isTest(fn *ast.FuncDecl) bool {
+	if fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Test") || len(fn.Type.Params.List) != 1 || len(fn.Type.Params.List[0].Names) > 1 {
+		return false
+	}
+	star, ok := fn.Type.Params.List[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	return ok && pkg.Name == "testing" && sel.Sel.Name == "T"
+}
+
+// Each way of leaving a NORACE test unrun is named: a second assignment,
+// -race on its go test, no DRIVEQUAL_NORACE_RUN=1, its status not
+// waited for, and a helper, or a file that is not a test's, calling
+// SkipUnderRace.
+func TestNoRaceProblemsNamed(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	good, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := noRaceMakefileProblems(string(good)); len(p) != 0 {
+		t.Fatalf("the Makefile: %v", p)
+	}
+	for _, c := range []struct{ name, old, new, want string }{
+		{"appended", "NORACE_PKGS = ", "NORACE_TESTS += TestX\nNORACE_PKGS = ", "must set NORACE_TESTS once"},
+		{"race", "DRIVEQUAL_NORACE_RUN=1 nice -n 10 $(GO) test $(TEST_FLAGS)", "DRIVEQUAL_NORACE_RUN=1 nice -n 10 $(GO) test -race $(TEST_FLAGS)", "with -race, where they skip"},
+		{"no env", "DRIVEQUAL_NORACE_RUN=1 nice", "nice", "without DRIVEQUAL_NORACE_RUN=1"},
+		{"not waited", "wait $$norace || rc=1; ", "", "does not fail when"},
+		{"commented", "\tDRIVEQUAL_NORACE_RUN=1 nice", "#\tDRIVEQUAL_NORACE_RUN=1 nice", "runs no go test of NORACE_TESTS"},
+	} {
+		bad := strings.Replace(string(good), c.old, c.new, 1)
+		if bad == string(good) {
+			t.Fatalf("%s: %q is not in the Makefile", c.name, c.old)
+		}
+		if p := noRaceMakefileProblems(bad); !slices.ContainsFunc(p, func(s string) bool { return strings.Contains(s, c.want) }) {
+			t.Errorf("%s: problems %q, want one saying %q", c.name, p, c.want)
 		}
 	}
-	for _, name := range listed {
-		if _, ok := found[name]; !ok {
-			t.Errorf("NORACE_TESTS names %s, which no test that calls testenv.SkipUnderRace is", name)
+
+	dir := t.TempDir()
+	files := map[string]string{
+		"a/a_test.go": "package a\nimport (\"testing\"; \"x/testenv\")\nfunc heavy(t *testing.T) { testenv.SkipUnderRace(t) }\nfunc TestA(t *testing.T) { heavy(t) }\n",
+		"b/b.go":      "package b\nimport (\"testing\"; \"x/testenv\")\nfunc Skip(t *testing.T) { testenv.SkipUnderRace(t) }\n",
+		"c/c_test.go": "package c\nimport (\"testing\"; \"x/testenv\")\nfunc TestC(t *testing.T) { testenv.SkipUnderRace(t) }\n",
+	}
+	for name, src := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hits, problems := skipUnderRaceCallers(t, dir)
+	if want := []raceSkip{{dir: "c", name: "TestC"}}; !slices.Equal(hits, want) {
+		t.Errorf("tests that skip: %v, want %v", hits, want)
+	}
+	for _, want := range []string{"heavy calls SkipUnderRace", "Skip calls SkipUnderRace"} {
+		if !slices.ContainsFunc(problems, func(s string) bool { return strings.Contains(s, want) }) {
+			t.Errorf("problems %q, want one saying %q", problems, want)
 		}
 	}
 }

@@ -2,5 +2,5 @@
 
 package testenv
 
-// Race is true when the test binary was built with -race.
-const Race = true
+// race is true when the test binary was built with -race.
+const race = true
