@@ -222,7 +222,7 @@ func TestNoRaceProblemsNamed(t *testing.T) {
 	}
 	for _, c := range []struct{ name, old, new, want string }{
 		{"appended", "NORACE_PKGS = ", "NORACE_TESTS += TestX\nNORACE_PKGS = ", "must set NORACE_TESTS once"},
-		{"race", "DRIVEQUAL_NORACE_RUN=1 nice -n 10 $(GO) test $(TEST_FLAGS)", "DRIVEQUAL_NORACE_RUN=1 nice -n 10 $(GO) test -race $(TEST_FLAGS)", "with -race, where they skip"},
+		{"race", "-run='^($(NORACE_TESTS))$$'", "-race -run='^($(NORACE_TESTS))$$'", "with -race, where they skip"},
 		{"no env", "DRIVEQUAL_NORACE_RUN=1 nice", "nice", "without DRIVEQUAL_NORACE_RUN=1"},
 		{"not waited", "wait $$norace || rc=1; ", "", "does not fail when"},
 		{"commented", "\tDRIVEQUAL_NORACE_RUN=1 nice", "#\tDRIVEQUAL_NORACE_RUN=1 nice", "runs no go test of NORACE_TESTS"},
