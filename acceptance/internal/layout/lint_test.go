@@ -14,8 +14,7 @@ import (
 // other checks (go vet for Linux and macOS, the macOS build, actionlint)
 // are commands whose failure make reports as its own.
 func TestCIRunsLint(t *testing.T) {
-	root := filepath.Join("..", "..", "..")
-	script, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
+	script, err := os.ReadFile(filepath.Join(moduleRoot, ".ci", "run"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,10 +33,7 @@ func TestCIRunsLint(t *testing.T) {
 	if lint, test := at("make lint"), at("make test"); lint < 0 || test < 0 || lint > test {
 		t.Errorf(".ci/run: make lint at line %d, make test at %d; want make lint first", lint+1, test+1)
 	}
-	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	makefile := readMakefile(t)
 	for _, check := range []string{"gofmt", "$(GO) vet ./...", "GOOS=darwin $(GO) vet ./...", "GOOS=darwin $(GO) build ./...",
 		"GOOS=darwin $(GO) test -c -o /dev/null ./acceptance", "$(GO) tool actionlint"} {
 		if !strings.Contains(string(makefile), check) {

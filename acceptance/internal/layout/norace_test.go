@@ -24,16 +24,12 @@ import (
 // helper's name in the list would select nothing, and the tests calling
 // the helper would run nowhere.
 func TestNoRaceTestsRun(t *testing.T) {
-	root := filepath.Join("..", "..", "..")
-	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	makefile := readMakefile(t)
 	for _, p := range noRaceMakefileProblems(string(makefile)) {
 		t.Error(p)
 	}
 	listed, pkgs := noRaceLists(string(makefile))
-	hits, problems := skipUnderRaceCallers(t, root)
+	hits, problems := skipUnderRaceCallers(t, moduleRoot)
 	for _, p := range problems {
 		t.Error(p)
 	}
@@ -62,6 +58,19 @@ func TestNoRaceTestsRun(t *testing.T) {
 			t.Errorf("NORACE_PKGS names ./%s, where no test calls testenv.SkipUnderRace", dir)
 		}
 	}
+}
+
+// moduleRoot is the module's root, from this package's directory.
+var moduleRoot = filepath.Join("..", "..", "..")
+
+// readMakefile is the module's Makefile.
+func readMakefile(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(moduleRoot, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // noRaceLists is the Makefile's NORACE_TESTS and NORACE_PKGS (as
@@ -212,11 +221,7 @@ func isTest(fn *ast.FuncDecl) bool {
 // waited for, and a helper, or a file that is not a test's, calling
 // SkipUnderRace.
 func TestNoRaceProblemsNamed(t *testing.T) {
-	root := filepath.Join("..", "..", "..")
-	good, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	good := readMakefile(t)
 	if p := noRaceMakefileProblems(string(good)); len(p) != 0 {
 		t.Fatalf("the Makefile: %v", p)
 	}
