@@ -100,18 +100,12 @@ TEST_FLAGS = -vet=off -count=1 -ldflags=-w
 # the tests that skip.
 NORACE_TESTS = TestSize24Drives30Minutes|TestReadBackSameAsOneAtATime|TestMonotoneInAddedDrives|TestErrorRateAtTheCoverage
 NORACE_PKGS = ./acceptance/internal/timelog ./acceptance/internal/powerloss/cycle ./acceptance/internal/lot
-# RACE_FIRST start the -race run, its longest packages by far (qual 318 s
-# and the qemu package 165 s of a 640 s run, on 2 cores beside the rest;
-# the next, 66 s): go test starts packages in the order it is given them,
-# and in ./...'s order they started at 290 s and 252 s, and qual ran on
-# for 35 s after every other package of the run was done.
-RACE_FIRST = ./acceptance/internal/qual ./acceptance/internal/qemu
 test: deps
 	$(GO) vet ./...
 	@$(GO) test $(TEST_FLAGS) -timeout=40m $(NVMEVM) & vm=$$!; \
 	nice -n 10 $(GO) test $(TEST_FLAGS) -timeout=20m -p=$(words $(LONG_PKGS)) $(LONG_PKGS) & long=$$!; \
 	DRIVEQUAL_NORACE_RUN=1 nice -n 10 $(GO) test $(TEST_FLAGS) -timeout=20m -run='^($(NORACE_TESTS))$$' $(NORACE_PKGS) & norace=$$!; \
-	skip=$$($(GO) list $(NVMEVM) $(LONG_PKGS)) && pkgs=$$($(GO) list $(RACE_FIRST) ./... | grep -v -x -F "$$skip") || { wait; exit 2; }; \
+	skip=$$($(GO) list $(NVMEVM) $(LONG_PKGS)) && pkgs=$$($(GO) list ./... | grep -v -x -F "$$skip") || { wait; exit 2; }; \
 	nice -n 10 $(GO) test $(TEST_FLAGS) -race -timeout=20m -p=$(TEST_P) $$pkgs; rc=$$?; \
 	wait $$norace || rc=1; wait $$long || rc=1; wait $$vm || rc=1; exit $$rc
 
