@@ -159,7 +159,7 @@ func runSuiteVia(ctx context.Context, t *testing.T, via []string, started func(*
 		iops = v.(int)
 	}
 	if iops > 0 {
-		capped, isCapped = testenv.CapIOPS(t, iops, cappedDevices(args)...)
+		capped, isCapped = testenv.CapIOPS(t, iops, loopDrives(args)...)
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -197,9 +197,8 @@ func runSuiteVia(ctx context.Context, t *testing.T, via []string, started func(*
 	return res
 }
 
-// loopIOPS caps the reads and writes of the loop devices a suite is given,
-// and of the disks under the files it is given (cappedDevices; see
-// testenv.CapIOPS): six times the 500 IOPS of the loop spec's cells,
+// loopIOPS caps the reads and writes of the loop devices a suite is given
+// (see testenv.CapIOPS): six times the 500 IOPS of the loop spec's cells,
 // and 390 MB/s at 128 KiB, twenty times its 20 MB/s. A test that needs
 // more of a loop device's speed sets its own cap (capAt), and one that
 // throttles a device itself moves the suite into a cgroup of its own once
@@ -227,34 +226,22 @@ func capAt(t *testing.T, iops int) {
 // capAt).
 func uncapped(t *testing.T) { capAt(t, 0) }
 
-// cappedDevices are what CapIOPS holds for the suite args run: the loop
-// devices they give it (-drives=), by their paths or links to them, and
-// the disk under each regular file they give it (testenv.DiskOf), whose
-// fio would otherwise write the machine's own disk as fast as it goes,
-// taking its time from every test beside it. The cap holds only the
-// suite's cgroup: the rest of the machine writes that disk as before.
-func cappedDevices(args []string) []string {
-	var devs []string
+// loopDrives are the loop devices that args give the suite (-drives=),
+// by their paths or links to them.
+func loopDrives(args []string) []string {
+	var loops []string
 	for _, a := range args {
 		list, ok := strings.CutPrefix(a, "-drives=")
 		if !ok {
 			continue
 		}
 		for _, d := range strings.Split(list, ",") {
-			p, err := filepath.EvalSymlinks(d)
-			if err != nil {
-				continue
-			}
-			if strings.HasPrefix(p, "/dev/loop") {
-				devs = append(devs, p)
-			} else if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-				if disk, err := testenv.DiskOf(p); err == nil && !slices.Contains(devs, disk) {
-					devs = append(devs, disk)
-				}
+			if p, err := filepath.EvalSymlinks(d); err == nil && strings.HasPrefix(p, "/dev/loop") {
+				loops = append(loops, p)
 			}
 		}
 	}
-	return devs
+	return loops
 }
 
 // results reads the run's results.json.

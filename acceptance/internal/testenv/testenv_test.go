@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/drivequal/drivequal/acceptance/internal/qemu"
 )
 
@@ -142,50 +140,5 @@ func TestThrottleAlsoAndScript(t *testing.T) {
 	}
 	if took := time.Since(start); took < 300*time.Millisecond {
 		t.Errorf("64 writes to %s at 100 a second took %v, want at least 0.3 s", two, took)
-	}
-}
-
-// DiskOf finds the whole disk under a file's file system, and refuses a
-// file system on no block device.
-func TestDiskOf(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("reads Linux's /sys")
-	}
-	f := filepath.Join(t.TempDir(), "target.img")
-	if err := os.WriteFile(f, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(f, &st); err != nil {
-		t.Fatal(err)
-	}
-	dev := uint64(st.Dev) // int32 on macOS
-	fs, err := filepath.EvalSymlinks(fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(dev), unix.Minor(dev)))
-	if err != nil {
-		t.Skipf("needs a temporary directory on a block device: %s is not (%v)", f, err)
-	}
-	disk, err := DiskOf(f)
-	if err != nil {
-		t.Fatalf("DiskOf(%s): %v", f, err)
-	}
-	n, err := blockNumber(disk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys, err := filepath.EvalSymlinks("/sys/dev/block/" + n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(sys, "partition")); err == nil {
-		t.Errorf("DiskOf(%s) = %s, a partition, not its disk", f, disk)
-	}
-	if fs != sys && filepath.Dir(fs) != sys {
-		t.Errorf("DiskOf(%s) = %s (%s), not the file system's device %s or its disk", f, disk, sys, fs)
-	}
-	// A tmpfs's device number is no block device's.
-	if out, err := exec.Command("findmnt", "-n", "-o", "FSTYPE", "/dev/shm").Output(); err == nil && strings.TrimSpace(string(out)) == "tmpfs" {
-		if d, err := DiskOf("/dev/shm"); err == nil {
-			t.Errorf("DiskOf(/dev/shm), a tmpfs, = %s, want an error", d)
-		}
 	}
 }

@@ -107,40 +107,6 @@ func (th *Throttle) make(t testing.TB, root string) error {
 	return nil
 }
 
-// DiskOf is the whole disk (its /dev path) that holds the file system
-// path is on, the disk itself where that is a partition of it: what a
-// test's file target writes through, and what CapIOPS can hold (the
-// kernel throttles whole disks). An error for a file system on no block
-// device (tmpfs, overlay).
-func DiskOf(path string) (string, error) {
-	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
-		return "", err
-	}
-	dev := uint64(st.Dev) // int32 on macOS, where the package must build
-	sys, err := filepath.EvalSymlinks(fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(dev), unix.Minor(dev)))
-	if err != nil {
-		return "", fmt.Errorf("%s: its file system is on no block device: %w", path, err)
-	}
-	if _, err := os.Stat(filepath.Join(sys, "partition")); err == nil {
-		sys = filepath.Dir(sys)
-	}
-	uevent, err := os.ReadFile(filepath.Join(sys, "uevent"))
-	if err != nil {
-		return "", err
-	}
-	for _, l := range strings.Split(string(uevent), "\n") {
-		if name, ok := strings.CutPrefix(l, "DEVNAME="); ok {
-			disk := "/dev/" + name
-			if _, err := blockNumber(disk); err != nil {
-				return "", err
-			}
-			return disk, nil
-		}
-	}
-	return "", fmt.Errorf("%s: no DEVNAME in %s", path, filepath.Join(sys, "uevent"))
-}
-
 // blockNumber is the block device dev's number, "7:0".
 func blockNumber(dev string) (string, error) {
 	var st unix.Stat_t
