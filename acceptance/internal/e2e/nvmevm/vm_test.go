@@ -516,20 +516,13 @@ func (h host) boot(t *testing.T, c config, work string, tests []string) bool {
 	}
 	// The guest runs both binaries from its tmpfs: each run of the suite
 	// would otherwise read it again over 9p.
-	// Its Go programs run without asynchronous preemption
-	// (GODEBUG=asyncpreemptoff=1): under TCG a goroutine runs past the
-	// runtime's 10 ms slice far more often, and each preemption is a signal
-	// the emulated CPU delivers and returns from. The four boots of make
-	// test, alone on 2 cores, took 299 CPU-s of the host with it, 322–325
-	// without; goroutines still yield at every call and every wait, and
-	// nothing the guests test depends on the runtime's preempting them.
 	script := fmt.Sprintf(`set -e
 echo "guest up after $(cut -d' ' -f1 /proc/uptime) s"
 mkdir /tmp/drivequal-bin
 cp %s %s/nvmevm.test %s/nvme /tmp/drivequal-bin/
 ln -s nvmevm.test /tmp/drivequal-bin/nvme-fake
 cd %s
-export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s %s=%s %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all GODEBUG=asyncpreemptoff=1 %s
+export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s %s=%s %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all %s
 set +e
 status=0
 for run in %s; do
