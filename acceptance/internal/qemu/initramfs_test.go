@@ -354,3 +354,14 @@ kernel/fs/9p/9p.ko: kernel/net/9p/9pnet.ko
 		t.Errorf("findKernel = %+v, %v; want 6.1.0-57-amd64, the newest kernel with 9p", k, err)
 	}
 }
+
+// The guest's udev loads no module by alias: the rule file that would is
+// blanked in the guest's /run before udevd starts, so that a boot loads
+// only the modules it was given.
+func TestInitBlanksUdevModuleLoading(t *testing.T) {
+	blank := strings.Index(initScript, ": >/newroot/run/udev/rules.d/80-drivers.rules")
+	udevd := strings.Index(initScript, "systemd-udevd --daemon")
+	if blank < 0 || udevd < 0 || blank > udevd {
+		t.Errorf("the init script does not blank 80-drivers.rules in /run before starting udevd (at %d, udevd at %d):\n%s", blank, udevd, initScript)
+	}
+}

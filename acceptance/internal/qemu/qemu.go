@@ -46,7 +46,10 @@ type Machine struct {
 	// hidden in the guest.
 	Shares []string
 	// Udev starts the host's systemd-udevd in the guest before the command,
-	// so /dev/disk/by-id holds the links a Debian machine has.
+	// so /dev/disk/by-id holds the links a Debian machine has. It loads no
+	// module by a device's alias (see initScript): a driver the guest
+	// needs, for a device present at boot or added later, must be among
+	// the modules its initramfs loads.
 	Udev bool
 	// Subsystems are NVM subsystems that controllers join.
 	Subsystems []Subsystem
@@ -191,9 +194,9 @@ func (m Machine) Args(k Kernel, initrd, work, accel string) ([]string, error) {
 		args = append(args, "-cpu", "host")
 	}
 	// -nodefaults: no floppy, CD-ROM, VGA or parallel port, which the
-	// guest's kernel would probe and load drivers for at every boot (a
-	// third of a TCG boot's CPU with udev's loading, below); the serial
-	// console, monitor and network are given here.
+	// guest's kernel would probe at every boot, and udev load drivers for
+	// (with udev's loading, which initScript turns off, a third of a TCG
+	// boot's CPU); the serial console, monitor and network are given here.
 	args = append(args,
 		"-nodefaults", "-nographic", "-no-reboot", "-nic", "none", "-monitor", "none", "-serial", "stdio",
 		"-kernel", k.Image, "-initrd", initrd, "-append", strings.Join(cmdline, " "),

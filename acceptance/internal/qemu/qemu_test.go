@@ -50,6 +50,7 @@ func TestArgs(t *testing.T) {
 	line := strings.Join(args, " ")
 	for _, want := range []string{
 		"-accel tcg -m 1024 -smp 2",
+		"-nodefaults -nographic",
 		"-append console=ttyS0 panic=-1 quiet no_timer_check drivequal.work=/w nvme_core.multipath=N",
 		"-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on",
 		"-virtfs local,path=/w,mount_tag=work,security_model=none",

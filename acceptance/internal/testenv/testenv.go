@@ -193,13 +193,16 @@ func SHA256(t testing.TB, path string) string {
 	return sum(t, path, sha256.New())
 }
 
-// MD5 is SHA256 for a test that runs in an emulated guest (QEMU's TCG),
-// whose CPU has neither SHA-NI nor what Go's assembly for SHA-256 needs:
-// there SHA-256 is Go's generic code, at a tenth of MD5's speed (70
-// against 720 MB/s under QEMU 7.2's x86 emulation), and hashing the
-// guests' namespaces was most of their test binary's CPU. Comparing a
-// device before and after a run the suite refused needs no resistance
-// to collisions crafted on purpose: MD5 tells any change of its bytes.
+// MD5 is SHA256 for the devices of a test that runs in a QEMU guest:
+// under TCG the guest's CPU has neither SHA-NI nor the AVX2 and BMI2 that
+// Go's SHA-256 assembly needs, and Go hashes with its generic code, at
+// a tenth of MD5's speed (70 against 720 MB/s under QEMU 7.2's x86
+// translator, qemu-x86_64 -cpu qemu64); hashing the guests' namespaces
+// before and after each refused run was most of their test binary's
+// CPU. Telling whether a run changed a device's bytes needs no
+// resistance to collisions crafted on purpose, which a bug in the suite
+// does not craft; the files of a recording, which a hostile one could
+// be, keep SHA256 there too.
 func MD5(t testing.TB, path string) string {
 	t.Helper()
 	return sum(t, path, md5.New())

@@ -346,7 +346,7 @@ func verdictIs(t *testing.T, by map[string]report.Result, test, want, why string
 	}
 }
 
-// sums is the MD5 of each file of the recording raw that belongs to one
+// sums is the sha256 of each file of the recording raw that belongs to one
 // of cells (raw/CELL.*).
 func sums(t *testing.T, raw string, cells []string) map[string]string {
 	t.Helper()
@@ -355,7 +355,7 @@ func sums(t *testing.T, raw string, cells []string) map[string]string {
 		files, _ := filepath.Glob(filepath.Join(raw, filepath.FromSlash(c)+".*"))
 		for _, f := range files {
 			rel, _ := filepath.Rel(raw, f)
-			out[rel] = testenv.MD5(t, f)
+			out[rel] = testenv.SHA256(t, f)
 		}
 	}
 	return out
@@ -624,7 +624,7 @@ type swapState struct {
 	A, B   string            // the kernel paths of drives A and B in the first boot
 	BootID string            // the first boot's, as run.json recorded it
 	Kept   []string          // the cells run.json listed when the run was killed
-	Sums   map[string]string // their files' MD5
+	Sums   map[string]string // their files' sha256
 }
 
 func twoArgs(t *testing.T, drives string) []string {
@@ -733,7 +733,7 @@ func TestGuestSwappedRebootResumed(t *testing.T) {
 	after := sums(t, raw, st.Kept)
 	for f, sum := range st.Sums {
 		if after[f] != sum {
-			t.Errorf("%s, recorded before the reboot, changed: md5 %s, was %s", f, after[f], sum)
+			t.Errorf("%s, recorded before the reboot, changed: sha256 %s, was %s", f, after[f], sum)
 		}
 	}
 	mustContain(t, r2.Stdout, "drivequal: QUALIFIED",

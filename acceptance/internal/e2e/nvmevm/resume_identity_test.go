@@ -150,7 +150,7 @@ func noFio(t *testing.T) {
 	}
 }
 
-// treeSums is the MD5 of every file under dir, by its path in dir.
+// treeSums is the sha256 of every file under dir, by its path in dir.
 func treeSums(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -159,7 +159,7 @@ func treeSums(t *testing.T, dir string) map[string]string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		out[rel] = testenv.MD5(t, p)
+		out[rel] = testenv.SHA256(t, p)
 		return nil
 	})
 	if err != nil {
