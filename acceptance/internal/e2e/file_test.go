@@ -3,10 +3,14 @@ package e2e
 import (
 	"crypto/rand"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,15 +20,53 @@ import (
 )
 
 // newTargetFile makes a regular-file target of size bytes whose first MiB
-// is random, so that "unchanged" means something.
+// is random, so that "unchanged" means something. As root the file is
+// on an ext4 file system of its own, on a loop device, which the harness
+// caps for the suite as it caps a loop target (cappedDevices): on the
+// machine's own disk the file's fio wrote as fast as the disk went,
+// taking its time from every test beside it (the three file-target
+// tests: 30 CPU-seconds, two thirds of them the kernel's).
 func newTargetFile(t *testing.T, size int64) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "target.img")
+	dir := t.TempDir()
+	if os.Geteuid() == 0 {
+		// Room for the file and ext4's own blocks.
+		dir = testenv.Ext4Dir(t, size+size/8+64<<20)
+	}
+	path := filepath.Join(dir, "target.img")
 	head := make([]byte, 1<<20)
 	_, _ = rand.Read(head)
 	require.NoError(t, os.WriteFile(path, head, 0o644))
 	require.NoError(t, os.Truncate(path, size))
 	return path
+}
+
+// loopUnder is the loop device that holds the file system the file at
+// path is on, "" when that is no loop device (the machine's disk, a
+// tmpfs): the device the kernel can hold a file target's I/O at.
+func loopUnder(path string) string {
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil {
+		return ""
+	}
+	num := uint64(st.Dev) // int32 on macOS, where the package must build
+	uevent, err := os.ReadFile(fmt.Sprintf("/sys/dev/block/%d:%d/uevent", unix.Major(num), unix.Minor(num)))
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(uevent), "\n") {
+		name, ok := strings.CutPrefix(l, "DEVNAME=")
+		if !ok || !strings.HasPrefix(name, "loop") {
+			continue
+		}
+		// The node must be the device the file system is on, not one
+		// a static /dev names alike.
+		var dev unix.Stat_t
+		if unix.Stat("/dev/"+name, &dev) == nil && dev.Mode&unix.S_IFMT == unix.S_IFBLK && dev.Rdev == st.Dev {
+			return "/dev/" + name
+		}
+	}
+	return ""
 }
 
 // A regular file is a target like a drive: refused without -destructive
@@ -134,4 +176,33 @@ func TestJUnitHasOneTestcasePerCell(t *testing.T) {
 	}
 	assert.Contains(t, cells, "Verdict/1.92TB")
 	assert.Contains(t, cells, "Verdict/scaling")
+}
+
+// A file target made by newTargetFile is capped through the loop device
+// under its file system, once however it is named; a file on the
+// machine's disk or a tmpfs is not, and a loop device given as a drive
+// is capped itself.
+func TestFileTargetsAreCapped(t *testing.T) {
+	t.Parallel()
+	testenv.MustHaveRoot(t)
+	file := newTargetFile(t, 64<<20)
+	loop := loopUnder(file)
+	require.NotEmpty(t, loop, "%s is on no loop device", file)
+	link := filepath.Join(t.TempDir(), "link.img")
+	require.NoError(t, os.Symlink(file, link))
+	assert.Equal(t, []string{loop}, cappedDevices([]string{"-spec=x", "-drives=" + file + "," + link}))
+
+	plain := filepath.Join(t.TempDir(), "plain.img")
+	require.NoError(t, os.WriteFile(plain, nil, 0o644))
+	if l := loopUnder(plain); l == "" {
+		assert.Empty(t, cappedDevices([]string{"-drives=" + plain}), "a file on the machine's own file system")
+	}
+	shm, err := os.CreateTemp("/dev/shm", "drivequal-test-")
+	if err == nil {
+		t.Cleanup(func() { os.Remove(shm.Name()) })
+		shm.Close()
+		assert.Empty(t, cappedDevices([]string{"-drives=" + shm.Name()}), "a file on a tmpfs")
+	}
+	dev := newLoop(t, 1<<20)
+	assert.Equal(t, []string{dev, loop}, cappedDevices([]string{"-drives=" + dev + "," + file}))
 }

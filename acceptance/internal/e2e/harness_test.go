@@ -159,7 +159,7 @@ func runSuiteVia(ctx context.Context, t *testing.T, via []string, started func(*
 		iops = v.(int)
 	}
 	if iops > 0 {
-		capped, isCapped = testenv.CapIOPS(t, iops, loopDrives(args)...)
+		capped, isCapped = testenv.CapIOPS(t, iops, cappedDevices(args)...)
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -197,8 +197,9 @@ func runSuiteVia(ctx context.Context, t *testing.T, via []string, started func(*
 	return res
 }
 
-// loopIOPS caps the reads and writes of the loop devices a suite is given
-// (see testenv.CapIOPS): six times the 500 IOPS of the loop spec's cells,
+// loopIOPS caps the reads and writes of the loop devices a suite is given,
+// and of those under the files it is given (cappedDevices; see
+// testenv.CapIOPS): six times the 500 IOPS of the loop spec's cells,
 // and 390 MB/s at 128 KiB, twenty times its 20 MB/s. A test that needs
 // more of a loop device's speed sets its own cap (capAt), and one that
 // throttles a device itself moves the suite into a cgroup of its own once
@@ -226,22 +227,35 @@ func capAt(t *testing.T, iops int) {
 // capAt).
 func uncapped(t *testing.T) { capAt(t, 0) }
 
-// loopDrives are the loop devices that args give the suite (-drives=),
-// by their paths or links to them.
-func loopDrives(args []string) []string {
-	var loops []string
+// cappedDevices are what CapIOPS holds for the suite args run: the loop
+// devices they give it (-drives=), by their paths or links to them, and
+// the loop device under each regular file they give it that is on one
+// (loopUnder; newTargetFile's are, as root). A file on the machine's own
+// disk is not held: a cap on that disk would be the suite's cgroup's
+// alone, but the disk's journal would make every other writer wait
+// behind it.
+func cappedDevices(args []string) []string {
+	var devs []string
 	for _, a := range args {
 		list, ok := strings.CutPrefix(a, "-drives=")
 		if !ok {
 			continue
 		}
 		for _, d := range strings.Split(list, ",") {
-			if p, err := filepath.EvalSymlinks(d); err == nil && strings.HasPrefix(p, "/dev/loop") {
-				loops = append(loops, p)
+			p, err := filepath.EvalSymlinks(d)
+			if err != nil {
+				continue
+			}
+			if strings.HasPrefix(p, "/dev/loop") {
+				devs = append(devs, p)
+			} else if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				if l := loopUnder(p); l != "" && !slices.Contains(devs, l) {
+					devs = append(devs, l)
+				}
 			}
 		}
 	}
-	return loops
+	return devs
 }
 
 // results reads the run's results.json.
