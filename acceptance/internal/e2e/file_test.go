@@ -25,7 +25,7 @@ import (
 // caps for the suite as it caps a loop target (cappedDevices): on the
 // machine's own disk the file's fio wrote as fast as the disk went,
 // taking its time from every test beside it (the three file-target
-// tests: 30 CPU-seconds, two thirds of them the kernel's).
+// tests: 30 CPU-seconds, two thirds of them the kernel's; 16 capped).
 func newTargetFile(t *testing.T, size int64) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -33,6 +33,12 @@ func newTargetFile(t *testing.T, size int64) string {
 		// Room for the file and ext4's own blocks.
 		dir = testenv.Ext4Dir(t, size+size/8+64<<20)
 	}
+	return targetFileIn(t, dir, size)
+}
+
+// targetFileIn makes newTargetFile's file in dir.
+func targetFileIn(t *testing.T, dir string, size int64) string {
+	t.Helper()
 	path := filepath.Join(dir, "target.img")
 	head := make([]byte, 1<<20)
 	_, _ = rand.Read(head)
@@ -42,8 +48,8 @@ func newTargetFile(t *testing.T, size int64) string {
 }
 
 // loopUnder is the loop device that holds the file system the file at
-// path is on, "" when that is no loop device (the machine's disk, a
-// tmpfs): the device the kernel can hold a file target's I/O at.
+// path is on, "" when that is no loop device (a disk, a tmpfs): the
+// device the kernel can hold a file target's I/O at.
 func loopUnder(path string) string {
 	var st unix.Stat_t
 	if unix.Stat(path, &st) != nil {
@@ -70,7 +76,8 @@ func loopUnder(path string) string {
 }
 
 // A regular file is a target like a drive: refused without -destructive
-// (it is not empty), measured with it. Needs fio but not root.
+// (it is not empty), measured with it. Needs fio; as root, also a loop
+// device and an ext4 mount (newTargetFile).
 func TestRegularFileTarget(t *testing.T) {
 	t.Parallel() // it mostly waits on fio's steady-state rounds
 	testenv.MustHaveFio(t)
@@ -117,7 +124,8 @@ func TestTimeoutTooShortIsRefused(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
 	t.Parallel()
 	testenv.MustHaveFio(t)
-	file := newTargetFile(t, 1<<30)
+	// Refused before fio starts: a file on the machine's disk will do.
+	file := targetFileIn(t, t.TempDir(), 1<<30)
 	before := testenv.SHA256(t, file)
 	r := runSuite(t, []string{"-test.timeout=5s"}, "-spec="+loopSpec(t), "-drives="+file, "-capacity=1GiB", "-destructive")
 	assert.NotEqual(t, 0, r.Code)
@@ -188,6 +196,9 @@ func TestFileTargetsAreCapped(t *testing.T) {
 	file := newTargetFile(t, 64<<20)
 	loop := loopUnder(file)
 	require.NotEmpty(t, loop, "%s is on no loop device", file)
+	src, err := exec.Command("findmnt", "-n", "-o", "SOURCE", "--target", file).Output()
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimSpace(string(src)), loop, "the device %s's file system is mounted from", file)
 	link := filepath.Join(t.TempDir(), "link.img")
 	require.NoError(t, os.Symlink(file, link))
 	assert.Equal(t, []string{loop}, cappedDevices([]string{"-spec=x", "-drives=" + file + "," + link}))
@@ -197,12 +208,11 @@ func TestFileTargetsAreCapped(t *testing.T) {
 	if l := loopUnder(plain); l == "" {
 		assert.Empty(t, cappedDevices([]string{"-drives=" + plain}), "a file on the machine's own file system")
 	}
-	shm, err := os.CreateTemp("/dev/shm", "drivequal-test-")
-	if err == nil {
+	if shm, err := os.CreateTemp("/dev/shm", "drivequal-test-"); err == nil {
 		t.Cleanup(func() { os.Remove(shm.Name()) })
 		shm.Close()
 		assert.Empty(t, cappedDevices([]string{"-drives=" + shm.Name()}), "a file on a tmpfs")
 	}
-	dev := newLoop(t, 1<<20)
+	dev := testenv.Loop(t, 1<<20)
 	assert.Equal(t, []string{dev, loop}, cappedDevices([]string{"-drives=" + dev + "," + file}))
 }
