@@ -227,10 +227,10 @@ func capAt(t *testing.T, iops int) {
 // capAt).
 func uncapped(t *testing.T) { capAt(t, 0) }
 
-// cappedDevices are what CapIOPS holds for the suite args run: the loop
-// devices they give it (-drives=), by their paths or links to them, and
-// the loop device under each regular file they give it that is on one
-// (loopUnder; newTargetFile's are, as root). A file on the machine's own
+// cappedDevices are what CapIOPS holds for the suite args run, each once:
+// the loop devices they give it (-drives=), by their paths or links to
+// them, and the loop device under each regular file they give it that is
+// on one (loopUnder; newTargetFile's are, as root). A file on the machine's own
 // disk is not held: a cap on that disk would be the suite's cgroup's
 // alone, but the disk's journal would make every other writer wait
 // behind it.
@@ -246,12 +246,14 @@ func cappedDevices(args []string) []string {
 			if err != nil {
 				continue
 			}
+			dev := ""
 			if strings.HasPrefix(p, "/dev/loop") {
-				devs = append(devs, p)
+				dev = p
 			} else if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-				if l := loopUnder(p); l != "" && !slices.Contains(devs, l) {
-					devs = append(devs, l)
-				}
+				dev = loopUnder(p)
+			}
+			if dev != "" && !slices.Contains(devs, dev) {
+				devs = append(devs, dev)
 			}
 		}
 	}
