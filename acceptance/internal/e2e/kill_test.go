@@ -5,9 +5,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"hash/crc64"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -87,12 +90,110 @@ func TestSuiteKilledStopsFio(t *testing.T) {
 	}
 	t.Logf("no fio left %v after the suite was killed", time.Since(ended).Round(time.Millisecond))
 
-	// Nothing writes the device any more: neither its data nor the
-	// kernel's count of sectors written change over a second.
-	sum, written := deviceSum(t, dev), sectorsWritten(t, dev)
+	// Nothing writes the device any more. Writes the kernel had queued
+	// when fio died may still complete (a loop device completes one only
+	// when its backing file has it, and a machine under load may take a
+	// while): the device's requests in flight drain first, and a device
+	// still being written never drains. Then neither its data, block by
+	// block, nor the kernel's counts of sectors written and discarded
+	// change over a second.
+	require.NoError(t, drained(dev, 10*time.Second))
+	counts, blocks := ioCounts(t, dev), deviceBlocks(t, dev)
 	time.Sleep(time.Second)
-	assert.Equal(t, sum, deviceSum(t, dev), "%s changed after the suite was killed", dev)
-	assert.Equal(t, written, sectorsWritten(t, dev), "%s was written after the suite was killed", dev)
+	assert.Equal(t, "", changedBlocks(blocks, deviceBlocks(t, dev)), "%s changed after the suite was killed", dev)
+	assert.Equal(t, counts, ioCounts(t, dev), "%s was written after the suite was killed (sectors written, discarded)", dev)
+}
+
+// drained waits up to within for dev to have no request in flight
+// (/sys/block/<dev>/inflight).
+func drained(dev string, within time.Duration) error {
+	p := filepath.Join("/sys/block", filepath.Base(dev), "inflight")
+	deadline := time.Now().Add(within)
+	for {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if f := strings.Fields(string(b)); len(f) == 2 && f[0] == "0" && f[1] == "0" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s still has requests in flight (reads, writes: %s) %s after fio was gone", dev, strings.TrimSpace(string(b)), within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// ioCounts is the kernel's count of sectors written to dev and of sectors
+// discarded from it (fields 7 and 14 of /sys/block/<dev>/stat).
+func ioCounts(t *testing.T, dev string) [2]uint64 {
+	t.Helper()
+	p := filepath.Join("/sys/block", filepath.Base(dev), "stat")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	f := strings.Fields(string(b))
+	require.GreaterOrEqual(t, len(f), 14, "%s: %q", p, b)
+	var n [2]uint64
+	for i, field := range []int{6, 13} {
+		n[i], err = strconv.ParseUint(f[field], 10, 64)
+		require.NoError(t, err, "%s: %q", p, b)
+	}
+	return n
+}
+
+// block is one 4 KiB block of a device: its CRC-64 and whether it is
+// all zeros.
+type block struct {
+	sum  uint64
+	zero bool
+}
+
+// deviceBlocks reads dev as it holds it now (its cached pages dropped
+// first, BLKFLSBUF), block by block.
+func deviceBlocks(t *testing.T, dev string) []block {
+	t.Helper()
+	f, err := os.Open(dev)
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, unix.IoctlSetInt(int(f.Fd()), unix.BLKFLSBUF, 0), "BLKFLSBUF %s", dev)
+	table := crc64.MakeTable(crc64.ECMA)
+	var blocks []block
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := io.ReadFull(f, buf)
+		for b := buf[:n]; len(b) > 0; {
+			k := min(len(b), 4096)
+			blocks = append(blocks, block{crc64.Checksum(b[:k], table), !slices.ContainsFunc(b[:k], func(c byte) bool { return c != 0 })})
+			b = b[k:]
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return blocks
+		}
+		require.NoError(t, err, "reading %s", dev)
+	}
+}
+
+// changedBlocks names the blocks that differ between before and after
+// (how many, the first's byte offset, and whether each side of it was
+// zeros), or is "" when none does.
+func changedBlocks(before, after []block) string {
+	if len(before) != len(after) {
+		return fmt.Sprintf("%d blocks of 4 KiB before, %d after", len(before), len(after))
+	}
+	first, n := -1, 0
+	for i := range before {
+		if before[i] != after[i] {
+			if first < 0 {
+				first = i
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d blocks of 4 KiB changed, the first at byte %d (zeros before: %t, after: %t)",
+		n, int64(first)*4096, before[first].zero, after[first].zero)
 }
 
 // deviceSum is sha256File of a block device as the device holds it now:
@@ -125,13 +226,6 @@ func beingWritten(dev string, within time.Duration) error {
 		}
 	}
 	return fmt.Errorf("nothing was written to %s within %s of fio starting", dev, within)
-}
-
-func sectorsWritten(t *testing.T, dev string) uint64 {
-	t.Helper()
-	n, err := readSectorsWritten(dev)
-	require.NoError(t, err)
-	return n
 }
 
 // readSectorsWritten reads field 7 of /sys/block/<dev>/stat: sectors
