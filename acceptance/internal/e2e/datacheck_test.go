@@ -180,6 +180,8 @@ func TestResumeRefusesARunJSONEditedToNameAnotherImage(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, edited, 0o644))
 
+	settled(t, devA)
+	settled(t, devB)
 	sumA, sumB, recording := deviceSum(t, devA), deviceSum(t, devB), sums(t, raw, "")
 	res := runSuite(t, []string{"-test.run=" + resumeRun}, resumeArgs(t, rep, devB)...)
 	noFioLeft(t)

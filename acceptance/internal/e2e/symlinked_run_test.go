@@ -54,6 +54,7 @@ func TestResumeRefusesASymlinkedRunJSON(t *testing.T) {
 				require.NoError(t, os.WriteFile(p, data, 0o644))
 			}()
 
+			settled(t, dev)
 			devBefore, recording := deviceSum(t, dev), sums(t, raw, "")
 			res := runSuite(t, []string{"-test.run=" + resumeRun}, resumeArgs(t, rep, dev)...)
 			noFioLeft(t)
