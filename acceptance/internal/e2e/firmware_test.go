@@ -475,8 +475,9 @@ func TestFirmwareFollowsTheDrive(t *testing.T) {
 // hung reset or a lost host would leave it) keeps the step as started:
 // a replay fails it as interrupted, naming the commands, and a -resume
 // with the same -firmware fails it too and never flashes the drive
-// again. Real: the suite killed by SIGKILL, the loop device, fio, the
-// blk-throttle stall; stood in: nvme-cli's firmware commands.
+// again; the load it had started dies with it. Real: the suite killed
+// by SIGKILL, the loop device, fio, the blk-throttle stall; stood in:
+// nvme-cli's firmware commands.
 func TestFirmwareInterrupted(t *testing.T) {
 	t.Parallel() // its stalls hold its own cgroup; the bounds allow a loaded host's lag
 	r := newFWRig(t)
@@ -496,16 +497,22 @@ func TestFirmwareInterrupted(t *testing.T) {
 	for _, f := range []string{"blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device"} {
 		require.NoError(t, os.WriteFile(filepath.Join(r.cgroup, f), []byte(majmin(r)+" 0"), 0))
 	}
-	// The load the killed suite left runs in the recording's firmware
-	// directory (not the suite's, which ours matches): the test's own
-	// marker finds it.
+	// The load died with the suite (its fio's death signal, its jobs
+	// threads of that one process), once its I/O, released above, let it
+	// exit: nothing the suite started writes the drive after it is gone.
+	// The load runs in the recording's firmware directory (not the
+	// suite's, which ours matches): the test's own marker finds it.
 	load := func(p proc) bool { return p.comm == "fio" && carries(p.env, t) }
-	for deadline := time.Now().Add(30 * time.Second); len(fioProcesses(load)) > 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	t.Cleanup(func() {
 		for _, pid := range fioProcesses(load) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
+	})
+	for deadline := time.Now().Add(20 * time.Second); len(fioProcesses(load)) > 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed suite's firmware load still runs 20 s after it: fio %v", fioProcesses(load))
+		}
 	}
-	require.Empty(t, fioProcesses(load), "the killed suite's load still runs")
 
 	want := "interrupted during the activation: nvme fw-download " + r.dev + " --fw=" + img + "; nvme fw-commit " + r.dev + " --slot=2 --action=3"
 	rep := runSuite(t, nil, "-replay="+raw)

@@ -127,7 +127,7 @@ func TestKnown(t *testing.T) {
 // TestJobFilesEscapeAndLeaveNoState: a path with a colon (a by-path link,
 // pci-0000:00:1f.2-nvme-1) is one file to fio, not three, in the load's
 // and the known region's jobs; neither leaves a verify state file where
-// fio runs.
+// fio runs, and both run their jobs as threads of one process.
 func TestJobFilesEscapeAndLeaveNoState(t *testing.T) {
 	dev := "/dev/disk/by-path/pci-0000:00:1f.2-nvme-1"
 	for name, job := range map[string]string{
@@ -140,6 +140,11 @@ func TestJobFilesEscapeAndLeaveNoState(t *testing.T) {
 		}
 		if !strings.Contains(job, "verify_state_save=0") {
 			t.Errorf("%s: no verify_state_save=0:\n%s", name, job)
+		}
+		// A forked job process outlives its killed fio: a suite killed
+		// mid-step would leave it writing the drive.
+		if !strings.Contains(job, "\nthread=1\n") {
+			t.Errorf("%s: its jobs are not threads (no thread=1):\n%s", name, job)
 		}
 	}
 }

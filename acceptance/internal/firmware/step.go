@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,12 +59,16 @@ const LoadStart = 30 * time.Second
 // mismatch), beside a 4 KiB random reader; each logs the highest
 // completion latency of every 10 ms window that completed I/O, so that a
 // window without completion shows as a gap. It runs until stopped, which
-// leaves no verify state file behind (verify_state_save=0).
+// leaves no verify state file behind (verify_state_save=0). Its jobs are
+// threads of one fio process (thread=1): fio's forked job processes
+// outlive a killed parent, and would write the drive for the rest of the
+// hour.
 func Job(devs []string, skip int64, prefix string) string {
 	var b strings.Builder
 	b.WriteString(`[global]
 ioengine=libaio
 direct=1
+thread=1
 bs=4k
 iodepth=8
 time_based=1
@@ -114,7 +119,8 @@ func KnownBytes(size int64) int64 {
 // checks (read true) the first n bytes of each of devs: 1 MiB blocks of
 // pattern (8 bytes, this step's own) followed by each block's offset
 // (verify_pattern's %o), so that stale data, another run's and another
-// block's all fail the check.
+// block's all fail the check. Its jobs are threads of one fio process, as
+// Job's are.
 func Known(devs []string, n int64, pattern uint64, read bool) string {
 	var b strings.Builder
 	rw, check := "write", "do_verify=0"
@@ -124,6 +130,7 @@ func Known(devs []string, n int64, pattern uint64, read bool) string {
 	fmt.Fprintf(&b, `[global]
 ioengine=libaio
 direct=1
+thread=1
 bs=1M
 iodepth=4
 offset=0
@@ -184,10 +191,17 @@ func Step(ctx context.Context, in Input) Result {
 	since, statErr := completed(in.Device)
 	fio := exec.CommandContext(ctx, "fio", "--output-format=json", "--output="+prefix+".json", jobFile)
 	fio.Dir = in.Dir
-	fio.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The load dies with this process, as every fio the suite starts
+	// does (its jobs are threads of one process: thread=1 in Job): a
+	// suite killed mid-step leaves nothing writing the drive.
+	fio.SysProcAttr = procAttr()
 	fio.Cancel = func() error { return syscall.Kill(-fio.Process.Pid, syscall.SIGKILL) }
 	var stderr strings.Builder
 	fio.Stderr = &stderr
+	// The kernel sends the death signal when the forking thread ends:
+	// this one is held until the load has been waited for, below.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := fio.Start(); err != nil {
 		return fail(fmt.Errorf("starting fio: %w", err))
 	}

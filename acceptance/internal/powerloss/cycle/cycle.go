@@ -75,13 +75,15 @@ type Config struct {
 // would hold the same bytes twice, and the loss of the second write
 // could not be seen. Its runtime (Runtime) is only a cap: a job that
 // writes its whole half before the cut ends early, and the cycle is not
-// judged (raise size).
+// judged (raise size). Its jobs are threads of one fio process
+// (thread=1): a forked job process outlives its killed parent, and a
+// suite killed mid-cycle would leave it writing the drive.
 func Job(c Config, path string) string {
 	path = fiojob.EscapeFilename(path) // a ":" would split it into several files
 	half := c.Test.Size / 2 / c.Test.BS * c.Test.BS
 	runtime := Runtime(c.Test)
 	var b strings.Builder
-	fmt.Fprintf(&b, "[global]\nfilename=%s\nioengine=psync\ndirect=1\niodepth=1\nbs=%d\nfsync=%d\nend_fsync=1\n", path, c.Test.BS, c.Test.FlushEvery)
+	fmt.Fprintf(&b, "[global]\nfilename=%s\nioengine=psync\ndirect=1\nthread=1\niodepth=1\nbs=%d\nfsync=%d\nend_fsync=1\n", path, c.Test.BS, c.Test.FlushEvery)
 	fmt.Fprintf(&b, "verify=pattern\nverify_pattern=%s\ndo_verify=0\nverify_state_save=0\n", powerloss.Pattern(c.Tag))
 	fmt.Fprintf(&b, "log_avg_msec=0\nlog_offset=1\nruntime=%dms\n", runtime.Milliseconds())
 	for i, j := range []struct{ name, rw string }{{"sequential", "write"}, {"random", "randwrite"}} {

@@ -346,3 +346,66 @@ func TestReadBackRuns(t *testing.T) {
 		t.Errorf("a run past the end: %v, want an error naming offset %d", err, end*bs)
 	}
 }
+
+// A cycle's fio killed by SIGKILL, as the suite's death kills it
+// (Pdeathsig), leaves nothing writing the drive: its jobs are threads of
+// that one process (thread=1 in Job), where fio's forked job processes
+// outlive their parent and write on for the rest of the runtime.
+func TestKilledFioLeavesNoWriter(t *testing.T) {
+	d, _ := loopDrive(t, nil)
+	c := config(t, d, "", "")
+	job := filepath.Join(c.Dir, "cycle.fio")
+	if err := os.WriteFile(job, []byte(Job(c, d.Path)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stat := filepath.Join("/sys/block", filepath.Base(d.Path), "stat")
+	written := func() string {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Fields(string(b))[6]
+	}
+	before := written()
+	f := startFio(context.Background(), c, job)
+	if f.err != nil {
+		t.Fatal(f.err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); written() == before; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = f.cmd.Process.Kill()
+			t.Fatal("fio wrote nothing within 30 s")
+		}
+	}
+	if err := syscall.Kill(f.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-f.done
+	// What is left of it: a process whose command line names the job.
+	left := func() []string {
+		var out []string
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err == nil && strings.Contains(string(b), job) {
+				out = append(out, e.Name())
+			}
+		}
+		return out
+	}
+	t.Cleanup(func() {
+		for _, p := range left() {
+			_ = exec.Command("kill", "-KILL", p).Run()
+		}
+	})
+	for deadline := time.Now().Add(5 * time.Second); len(left()) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("fio processes of the job still run 5 s after its fio was killed: %v", left())
+		}
+	}
+	now := written()
+	time.Sleep(time.Second)
+	if w := written(); w != now {
+		t.Errorf("%s written after its fio was killed: sectors %s, then %s", d.Path, now, w)
+	}
+}

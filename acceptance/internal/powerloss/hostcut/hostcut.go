@@ -126,12 +126,13 @@ var Jobs = []struct{ Name, RW string }{{"sequential", "write"}, {"random", "rand
 // still be in the drive's volatile cache when the host's power goes.
 // Each job writes each block of its half at most once (no time_based;
 // the runtime is a cap): a job that writes its whole half sooner ends
-// early, and the cycle is not judged (see save).
+// early, and the cycle is not judged (see save). Its jobs are threads of
+// one fio process, as cycle.Job's are.
 func Job(c cycle.Config, path string) string {
 	path = fiojob.EscapeFilename(path) // a ":" would split it into several files
 	half := c.Test.Size / 2 / c.Test.BS * c.Test.BS
 	var b strings.Builder
-	fmt.Fprintf(&b, "[global]\nfilename=%s\nioengine=psync\ndirect=1\niodepth=1\nbs=%d\nfsync=%d\nend_fsync=0\n", path, c.Test.BS, c.Test.FlushEvery)
+	fmt.Fprintf(&b, "[global]\nfilename=%s\nioengine=psync\ndirect=1\nthread=1\niodepth=1\nbs=%d\nfsync=%d\nend_fsync=0\n", path, c.Test.BS, c.Test.FlushEvery)
 	fmt.Fprintf(&b, "verify=pattern\nverify_pattern=%s\ndo_verify=0\nverify_state_save=0\n", powerloss.Pattern(c.Tag))
 	fmt.Fprintf(&b, "log_avg_msec=0\nlog_offset=1\nruntime=%dms\n", max(c.Test.CutAfter, time.Second).Milliseconds())
 	for i, j := range Jobs {

@@ -22,7 +22,7 @@ func TestJob(t *testing.T) {
 	c := cycle.Config{Dir: "/rec/cycle_1", Tag: 0xabcdef01,
 		Test: specs.PowerLoss{CutAfter: 3 * time.Second, Size: 1 << 30, BS: 4096, FlushEvery: 32}}
 	job := Job(c, "/dev/nvme1n1")
-	for _, want := range []string{"end_fsync=0\n", "fsync=32\n", "runtime=3000ms\n", "verify_pattern=0xabcdef01%o\n",
+	for _, want := range []string{"end_fsync=0\n", "fsync=32\n", "thread=1\n", "runtime=3000ms\n", "verify_pattern=0xabcdef01%o\n",
 		"[sequential]\nrw=write\noffset=0\nsize=536870912\nwrite_lat_log=/rec/cycle_1/sequential\n",
 		"[random]\nrw=randwrite\noffset=536870912\nsize=536870912\nwrite_lat_log=/rec/cycle_1/random\n"} {
 		assert.Contains(t, job, want)
