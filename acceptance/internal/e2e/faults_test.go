@@ -86,14 +86,25 @@ func fioRunning(jobFile string, within time.Duration) (int, error) {
 	return 0, fmt.Errorf("no fio started by the suite ran %s within %s", jobFile, within)
 }
 
-// alive reports whether pid is a live (not zombie) process.
+// alive reports whether any thread of process pid still lives (is not a
+// zombie): a fio killed by a signal may have its main thread a zombie
+// while a job thread still exits in the kernel, waiting for its queued
+// I/O.
 func alive(pid int) bool {
-	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	tasks, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
 	if err != nil {
 		return false
 	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+	for _, task := range tasks {
+		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", task.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if i := bytes.LastIndexByte(stat, ')'); i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // In the middle of a measurement, fio is killed from outside: that cell

@@ -83,8 +83,10 @@ func TestSuiteKilledStopsFio(t *testing.T) {
 		if len(left) == 0 {
 			break
 		}
-		if time.Since(ended) > 2*time.Second {
-			t.Fatalf("fio processes the suite started still run 2 s after it was killed: %v", left)
+		// A killed fio's threads exit once their queued I/O completes,
+		// which on a starved machine can take seconds, not its minute.
+		if time.Since(ended) > 5*time.Second {
+			t.Fatalf("fio processes the suite started still run 5 s after it was killed: %v", left)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -104,7 +106,7 @@ func TestSuiteKilledStopsFio(t *testing.T) {
 	assert.Equal(t, counts, ioCounts(t, dev), "%s was written after the suite was killed (sectors written, discarded)", dev)
 }
 
-// settled waits, up to 10 s, until dev has no request in flight
+// settled waits, up to 20 s, until dev has no request in flight
 // (/sys/block/<dev>/inflight) and its counts of sectors written and
 // discarded have not moved over three polls 20 ms apart (the kernel
 // counts a completed request's sectors a moment after it leaves the
@@ -115,7 +117,7 @@ func TestSuiteKilledStopsFio(t *testing.T) {
 func settled(t *testing.T, dev string) [2]uint64 {
 	t.Helper()
 	p := filepath.Join("/sys/block", filepath.Base(dev), "inflight")
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	var last [2]uint64
 	still := 0
 	for {
@@ -132,7 +134,7 @@ func settled(t *testing.T, dev string) [2]uint64 {
 		}
 		last = counts
 		if time.Now().After(deadline) {
-			t.Fatalf("%s did not settle within 10 s: in flight (reads, writes) %s, sectors written and discarded %v", dev, strings.TrimSpace(string(b)), counts)
+			t.Fatalf("%s did not settle within 20 s: in flight (reads, writes) %s, sectors written and discarded %v", dev, strings.TrimSpace(string(b)), counts)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
