@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -81,11 +82,11 @@ type Config struct {
 func Job(c Config, path string) string {
 	path = fiojob.EscapeFilename(path) // a ":" would split it into several files
 	half := c.Test.Size / 2 / c.Test.BS * c.Test.BS
-	runtime := Runtime(c.Test)
+	limit := Runtime(c.Test)
 	var b strings.Builder
 	fmt.Fprintf(&b, "[global]\nfilename=%s\nioengine=psync\ndirect=1\nthread=1\niodepth=1\nbs=%d\nfsync=%d\nend_fsync=1\n", path, c.Test.BS, c.Test.FlushEvery)
 	fmt.Fprintf(&b, "verify=pattern\nverify_pattern=%s\ndo_verify=0\nverify_state_save=0\n", powerloss.Pattern(c.Tag))
-	fmt.Fprintf(&b, "log_avg_msec=0\nlog_offset=1\nruntime=%dms\n", runtime.Milliseconds())
+	fmt.Fprintf(&b, "log_avg_msec=0\nlog_offset=1\nruntime=%dms\n", limit.Milliseconds())
 	for i, j := range []struct{ name, rw string }{{"sequential", "write"}, {"random", "randwrite"}} {
 		fmt.Fprintf(&b, "\n[%s]\nrw=%s\noffset=%d\nsize=%d\nwrite_lat_log=%s\n", j.name, j.rw, int64(i)*half, half, filepath.Join(c.Dir, j.name))
 	}
@@ -377,15 +378,26 @@ func startFio(ctx context.Context, c Config, job string) *fioProc {
 	}
 	cmd.Stderr = stderr
 	f := &fioProc{cmd: cmd, done: make(chan struct{})}
-	if err := cmd.Start(); err != nil {
-		stderr.Close()
-		return &fioProc{err: err}
-	}
+	// The kernel sends fio its death signal (setpgid) when the thread
+	// that forked it ends: the goroutine that starts fio holds its thread
+	// until fio has been waited for.
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err != nil {
+			return
+		}
 		f.wait = cmd.Wait()
 		stderr.Close()
 		close(f.done)
 	}()
+	if err := <-started; err != nil {
+		stderr.Close()
+		return &fioProc{err: err}
+	}
 	return f
 }
 
