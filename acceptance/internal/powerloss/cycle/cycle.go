@@ -117,10 +117,11 @@ func Runtime(p specs.PowerLoss) time.Duration {
 // Waits is the longest a cycle of p waits, its commands included, not
 // counting its reads of the drive: fio's first writes (cut_after and
 // FirstWritesWait), cut_after, the cut command, fio's end after it
-// (afterCut, then StopWait), the restore command
-// and ready_within for the drive to come back.
+// (afterCut, then StopWait for SIGINT and StopWait for SIGKILL), the
+// restore command, ready_within for the drive to come back and
+// StopWait for a killed fio to exit once it has.
 func Waits(p specs.PowerLoss) time.Duration {
-	return p.CutAfter + FirstWritesWait + p.CutAfter + CommandTimeout + afterCut(p) + StopWait + CommandTimeout + p.ReadyWithin
+	return p.CutAfter + FirstWritesWait + p.CutAfter + CommandTimeout + afterCut(p) + 2*StopWait + CommandTimeout + p.ReadyWithin + StopWait
 }
 
 // afterCut is how long fio's end is awaited after the cut command: twice
@@ -186,11 +187,14 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	logf("%s: cycle %d: power cut (%s)", d.Name, k, c.Cut)
 	// fio's writes fail once the power is gone; a drive whose power the
 	// command did not cut is written until fio's runtime ends.
+	killed, exited := false, true
 	select {
 	case <-fio.done:
 	case <-time.After(afterCut(c.Test)):
-		fio.stop()
+		killed, exited = fio.stop()
 	}
+	// The restore runs even while fio has not exited: a write held while
+	// the power is off may end only once it is back.
 	restoreErr := command(ctx, c.Restore, c.Env, filepath.Join(c.Dir, "restore.log"))
 	switch {
 	case cutErr != nil:
@@ -204,6 +208,19 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	}
 	if why := await(ctx, d, id, c.Test.ReadyWithin); why != "" {
 		out.NotReturned = why
+		return out
+	}
+	if !exited {
+		select {
+		case <-fio.done:
+		case <-time.After(StopWait):
+			out.NotRun = fmt.Sprintf("%s: fio did not exit after it was killed, even with the drive back: a write of it is stuck in the kernel, and which writes completed cannot be known", d.Path)
+			return out
+		}
+	}
+	if killed {
+		// SIGKILL ends fio before it writes its logs, or while it does.
+		out.NotRun = fmt.Sprintf("%s: fio did not stop within %s of SIGINT after the cut and was killed: its log of completed writes may be cut short (see %s)", d.Path, StopWait, filepath.Join(c.Dir, "fio.stderr"))
 		return out
 	}
 	logf("%s: cycle %d: back with the same identity; reading back its acknowledged writes", d.Name, k)
@@ -352,13 +369,25 @@ type fioProc struct {
 	err  error
 }
 
-func (f *fioProc) stop() {
+// stop interrupts fio (SIGINT: it stops its jobs and writes its logs),
+// kills it if it has not exited within StopWait, and waits StopWait more.
+// It says whether fio had to be killed and whether it has exited: its
+// jobs are threads of the one process, which ends only when each has,
+// and a thread whose write is stuck in the kernel (a drive without power
+// whose path holds its I/O) ends only when that write completes or fails.
+func (f *fioProc) stop() (killed, exited bool) {
 	_ = f.cmd.Process.Signal(os.Interrupt)
 	select {
 	case <-f.done:
+		return false, true
 	case <-time.After(StopWait):
-		_ = f.cmd.Process.Kill()
-		<-f.done
+	}
+	_ = f.cmd.Process.Kill()
+	select {
+	case <-f.done:
+		return true, true
+	case <-time.After(StopWait):
+		return true, false
 	}
 }
 
@@ -378,7 +407,7 @@ func startFio(ctx context.Context, c Config, job string) *fioProc {
 	}
 	cmd.Stderr = stderr
 	f := &fioProc{cmd: cmd, done: make(chan struct{})}
-	// The kernel sends fio its death signal (setpgid) when the thread
+	// The kernel sends fio its death signal (Pdeathsig, see setpgid) when the thread
 	// that forked it ends: the goroutine that starts fio holds its thread
 	// until fio has been waited for.
 	started := make(chan error, 1)
