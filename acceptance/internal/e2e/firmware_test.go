@@ -484,7 +484,18 @@ func TestFirmwareInterrupted(t *testing.T) {
 	img := r.image(t, r.new)
 	name := strings.TrimPrefix(r.dev, "/dev/")
 	raw := filepath.Join(t.TempDir(), "raw")
-	start, killed := sigkillWhen(func() bool { return strings.Contains(r.sent(t), "fw-commit") }, 2*time.Minute, "no fw-commit sent within 2 min")
+	// The load the suite started, as it ran when the suite was killed.
+	// It runs in the recording's firmware directory (not the suite's,
+	// which ours matches): the test's own marker finds it.
+	load := func(p proc) bool { return p.comm == "fio" && carries(p.env, t) }
+	var loadPids []int
+	start, killed := sigkillWhen(func() bool {
+		if !strings.Contains(r.sent(t), "fw-commit") {
+			return false
+		}
+		loadPids = fioProcesses(load)
+		return true
+	}, 2*time.Minute, "no fw-commit sent within 2 min")
 	env := append([]string{"FW_STALL=3"}, r.env...)
 	res := runSuiteCtx(t.Context(), t, func(c *exec.Cmd) {
 		require.NoError(t, os.WriteFile(filepath.Join(r.cgroup, "cgroup.procs"), []byte(fmt.Sprint(c.Process.Pid)), 0))
@@ -500,19 +511,31 @@ func TestFirmwareInterrupted(t *testing.T) {
 	// The load died with the suite (its fio's death signal, its jobs
 	// threads of that one process), once its I/O, released above, let it
 	// exit: nothing the suite started writes the drive after it is gone.
-	// The load runs in the recording's firmware directory (not the
-	// suite's, which ours matches): the test's own marker finds it.
-	load := func(p proc) bool { return p.comm == "fio" && carries(p.env, t) }
+	// Its pids seen before the kill count while any thread of theirs
+	// lives (a killed fio's /proc entry no longer shows its marker).
+	require.NotEmpty(t, loadPids, "no firmware load ran when the suite was killed")
+	leftover := func() []int {
+		left := fioProcesses(load)
+		for _, pid := range loadPids {
+			if alive(pid) && !contains(left, pid) {
+				left = append(left, pid)
+			}
+		}
+		return left
+	}
 	t.Cleanup(func() {
-		for _, pid := range fioProcesses(load) {
+		for _, pid := range leftover() {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	for deadline := time.Now().Add(20 * time.Second); len(fioProcesses(load)) > 0; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); len(leftover()) > 0; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the killed suite's firmware load still runs 20 s after it: fio %v", fioProcesses(load))
+			t.Fatalf("the killed suite's firmware load still runs 20 s after it: fio %v", leftover())
 		}
 	}
+	counts := settled(t, r.dev)
+	time.Sleep(time.Second)
+	assert.Equal(t, counts, ioCounts(t, r.dev), "%s was written after the suite and its load were gone (sectors written, discarded)", r.dev)
 
 	want := "interrupted during the activation: nvme fw-download " + r.dev + " --fw=" + img + "; nvme fw-commit " + r.dev + " --slot=2 --action=3"
 	rep := runSuite(t, nil, "-replay="+raw)
