@@ -175,10 +175,12 @@ func TestPowerLossRefusedAndDryRun(t *testing.T) {
 	assert.Contains(t, dry.Stdout, "run by sh with DQ_PATH="+dev+" ")
 	assert.Contains(t, dry.Stdout, "data at risk: the first 8 MiB")
 	// 1 cycle, each wait at its bound: the first writes (1 s + 30 s),
-	// cut_after, the cut command (60 s), fio's end after it (66 s: what
-	// is left of fio's runtime, 36 s, and 30 s; then 10 s to stop it), the
-	// restore (60 s), ready_within (5 s); 8 MiB read twice (2 s).
-	assert.Contains(t, dry.Stdout, "cut 1s after fio's first flushed writes; ≤ 3m55s)")
+	// cut_after, the cut command (60 s, and 5 s for its output), fio's end
+	// after it (66 s: what is left of fio's runtime, 36 s, and 30 s; then
+	// 10 s to stop it on SIGINT and 10 s once killed), the restore (65 s),
+	// ready_within (5 s), a killed fio's exit (10 s); 8 MiB read twice
+	// (2 s).
+	assert.Contains(t, dry.Stdout, "cut 1s after fio's first flushed writes; ≤ 4m25s)")
 	// A slot cut is an orderly removal, not a power loss: refused.
 	slot := runSuite(t, powerLossOnly, "-spec="+filepath.Join("internal", "e2e", "testdata", "powerloss.toml"), "-drives="+dev, "-destructive",
 		"-report="+filepath.Join(t.TempDir(), "report"), "-power-cut=slot ")

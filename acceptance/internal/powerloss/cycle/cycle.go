@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -116,12 +117,14 @@ func Runtime(p specs.PowerLoss) time.Duration {
 
 // Waits is the longest a cycle of p waits, its commands included, not
 // counting its reads of the drive: fio's first writes (cut_after and
-// FirstWritesWait), cut_after, the cut command, fio's end after it
-// (afterCut, then StopWait for SIGINT and StopWait for SIGKILL), the
-// restore command, ready_within for the drive to come back and
-// StopWait for a killed fio to exit once it has.
+// FirstWritesWait), cut_after, the cut command (CommandTimeout, then
+// CommandDrain for its output), fio's end after it (afterCut, then
+// StopWait for SIGINT and StopWait for SIGKILL), the restore command,
+// ready_within for the drive to come back and StopWait for a killed
+// fio to exit once it has.
 func Waits(p specs.PowerLoss) time.Duration {
-	return p.CutAfter + FirstWritesWait + p.CutAfter + CommandTimeout + afterCut(p) + 2*StopWait + CommandTimeout + p.ReadyWithin + StopWait
+	command := CommandTimeout + CommandDrain
+	return p.CutAfter + FirstWritesWait + p.CutAfter + command + afterCut(p) + 2*StopWait + command + p.ReadyWithin + StopWait
 }
 
 // afterCut is how long fio's end is awaited after the cut command: twice
@@ -431,13 +434,34 @@ func startFio(ctx context.Context, c Config, job string) *fioProc {
 }
 
 // command runs cmd by sh with env added to its environment, its output
-// in logPath, within a minute.
+// in logPath, within a minute (commandWithin).
 func command(ctx context.Context, cmd string, env []string, logPath string) error {
-	ctx, cancel := context.WithTimeout(ctx, CommandTimeout)
+	return commandWithin(ctx, cmd, env, logPath, CommandTimeout)
+}
+
+// CommandDrain is how long a cut or restore command's output is read
+// after sh has exited: a child it left in the background (a daemon a
+// PDU's script starts, say) may hold the output open for good.
+const CommandDrain = 5 * time.Second
+
+// commandWithin is command bounded by within: sh runs in a process
+// group of its own, and at the bound the whole group is killed, so that
+// a child still running does not hold the cycle past it. A command that
+// exited 0 with a child still holding its output after CommandDrain
+// succeeded; the log says so.
+func commandWithin(ctx context.Context, cmd string, env []string, logPath string, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	sh := exec.CommandContext(ctx, "sh", "-c", cmd)
 	sh.Env = append(os.Environ(), env...)
+	ownGroup(sh)
+	sh.Cancel = func() error { return killGroup(sh.Process) }
+	sh.WaitDelay = CommandDrain
 	out, err := sh.CombinedOutput()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		out = append(out, fmt.Sprintf("(a child of the command still held its output %s after it exited: not read further)\n", CommandDrain)...)
+		err = nil
+	}
 	_ = os.WriteFile(logPath, append([]byte("$ "+strings.Join(env, " ")+" sh -c '"+cmd+"'\n"), out...), 0o644)
 	if err != nil {
 		if t := strings.TrimSpace(string(out)); t != "" {

@@ -409,3 +409,50 @@ func TestKilledFioLeavesNoWriter(t *testing.T) {
 		t.Errorf("%s written after its fio was killed: sectors %s, then %s", d.Path, now, w)
 	}
 }
+
+// A cut or restore command is bounded by what it runs, not by children
+// it leaves: one that exits 0 leaving a child in the background that
+// holds its output succeeds once CommandDrain has passed (its log saying
+// so), and one still running at its bound is killed with all its
+// children, and fails.
+func TestCommandBounds(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "cut.log")
+	start := time.Now()
+	err := commandWithin(context.Background(), "sleep 60 & echo cut", nil, log, time.Minute)
+	took := time.Since(start)
+	if err != nil {
+		t.Errorf("a command that exited 0 with a child holding its output: %v", err)
+	}
+	if took > 30*time.Second {
+		t.Errorf("the command was waited for %s: its background child's 60 s, not CommandDrain's %s", took.Round(time.Second), CommandDrain)
+	}
+	if b, _ := os.ReadFile(log); !strings.Contains(string(b), "cut\n") || !strings.Contains(string(b), "still held its output") {
+		t.Errorf("log:\n%s", b)
+	}
+
+	pidFile := filepath.Join(dir, "child")
+	start = time.Now()
+	err = commandWithin(context.Background(), "sleep 60 & echo $! > "+pidFile+"; sleep 60", nil, log, time.Second)
+	took = time.Since(start)
+	if err == nil {
+		t.Error("a command still running at its bound succeeded")
+	}
+	if took > 30*time.Second {
+		t.Errorf("a command bounded at 1 s returned after %s", took.Round(time.Second))
+	}
+	b, rerr := os.ReadFile(pidFile)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	pid := strings.TrimSpace(string(b))
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the command's background child %s still runs after the command was killed at its bound", pid)
+		}
+	}
+}

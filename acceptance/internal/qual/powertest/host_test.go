@@ -153,17 +153,18 @@ func TestHostCommandNamesNoDrive(t *testing.T) {
 
 // The bound the dry run prints of a cut of each drive is an upper bound: with the
 // defaults (cut_after 5 s, ready_within 60 s, 16 GiB) a cycle waits for
-// fio's first writes (35 s), cut_after (5 s), the cut command (60 s),
-// fio's end after it (100 s: twice cut_after, ready_within and 30 s,
-// longer than what is left of fio's runtime) and its stop (10 s after
-// SIGINT, 10 s after SIGKILL), the restore command (60 s), the drive
-// (60 s) and a killed fio's exit once the drive is back (10 s), and reads
-// 16 GiB twice (82 s each at 200 MiB/s): 514 s a cycle and drive.
+// fio's first writes (35 s), cut_after (5 s), the cut command (60 s, and
+// 5 s for its output), fio's end after it (100 s: twice cut_after,
+// ready_within and 30 s, longer than what is left of fio's runtime) and
+// its stop (10 s after SIGINT, 10 s after SIGKILL), the restore command
+// (65 s), the drive (60 s) and a killed fio's exit once the drive is back
+// (10 s), and reads 16 GiB twice (82 s each at 200 MiB/s): 524 s a cycle
+// and drive.
 func TestEstimateBound(t *testing.T) {
 	pt := cmdTest(t, "true", "true", nvmeNone(t), ns("nvme0n1", "nvme0"), ns("nvme1n1", "nvme1"))
 	pt.Spec = &specs.PowerLoss{Cycles: 1, ReadyWithin: specs.DefaultPowerLossReadyWithin, CutAfter: specs.DefaultPowerLossCutAfter,
 		Size: specs.DefaultPowerLossSize, BS: specs.DefaultPowerLossBS, FlushEvery: specs.DefaultPowerLossFlushEvery}
-	if got, want := pt.Bound(), 2*514*time.Second; got != want {
+	if got, want := pt.Bound(), 2*524*time.Second; got != want {
 		t.Errorf("Bound = %s, want %s (two drives, one cycle each)", got, want)
 	}
 }
