@@ -444,23 +444,27 @@ func command(ctx context.Context, cmd string, env []string, logPath string) erro
 // PDU's script starts, say) may hold the output open for good.
 const CommandDrain = 5 * time.Second
 
-// commandWithin is command bounded by within: sh runs in a process
-// group of its own, and at the bound the whole group is killed, so that
-// a child still running does not hold the cycle past it. A command that
-// exited 0 with a child still holding its output after CommandDrain
-// succeeded; the log says so.
+// commandWithin is command bounded by within alone: a run stopped
+// meanwhile (Ctrl-C, the -timeout's margin) lets a command that cuts or
+// restores power finish, so that a restore is never cut short. At the
+// bound sh is killed, and its output is read at most CommandDrain more:
+// a child still running, or left in the background by a command that
+// exited 0 (which succeeded: the log says so), does not hold the cycle.
+// Such a child runs on; sh keeps the suite's process group and terminal,
+// so that a command may still ask for a password.
 func commandWithin(ctx context.Context, cmd string, env []string, logPath string, within time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, within)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), within)
 	defer cancel()
 	sh := exec.CommandContext(ctx, "sh", "-c", cmd)
 	sh.Env = append(os.Environ(), env...)
-	ownGroup(sh)
-	sh.Cancel = func() error { return killGroup(sh.Process) }
 	sh.WaitDelay = CommandDrain
 	out, err := sh.CombinedOutput()
-	if errors.Is(err, exec.ErrWaitDelay) {
+	switch {
+	case errors.Is(err, exec.ErrWaitDelay):
 		out = append(out, fmt.Sprintf("(a child of the command still held its output %s after it exited: not read further)\n", CommandDrain)...)
 		err = nil
+	case err != nil && ctx.Err() != nil:
+		err = fmt.Errorf("did not finish within %s (%w)", within, err)
 	}
 	_ = os.WriteFile(logPath, append([]byte("$ "+strings.Join(env, " ")+" sh -c '"+cmd+"'\n"), out...), 0o644)
 	if err != nil {

@@ -215,12 +215,13 @@ func (t *Test) hostCommand() []error {
 // hostBound is an upper bound of the test's duration with the whole
 // host's power cut (the reboots not counted): each cycle reads every
 // drive's data at once (at 200 MiB/s), writes them all at once for
-// cut_after, runs the cut command (at most cycle.CommandTimeout) and
+// cut_after, runs the cut command (at most cycle.CommandTimeout and its
+// output's cycle.CommandDrain) and
 // waits hostcut.HostDown for the host to go down, and after the reboot
 // waits up to ready_within and reads their data back.
 func (t *Test) hostBound() time.Duration {
 	p := t.Spec
-	per := max(p.CutAfter, time.Second) + cycle.CommandTimeout + hostcut.HostDown + p.ReadyWithin + 2*time.Duration(p.Size/(200<<20)+1)*time.Second
+	per := max(p.CutAfter, time.Second) + cycle.CommandTimeout + cycle.CommandDrain + hostcut.HostDown + p.ReadyWithin + 2*time.Duration(p.Size/(200<<20)+1)*time.Second
 	return time.Duration(p.Cycles) * per
 }
 

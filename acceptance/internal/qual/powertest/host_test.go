@@ -111,12 +111,13 @@ func TestHostPrint(t *testing.T) {
 		t.Errorf("Print = %s\nwant one cut a cycle", b.String())
 	}
 	// 3 cycles: 5 s of writes, up to a minute to return, 1 GiB read
-	// twice (6 s each): 3 × 77 s expected; at most 3 × 197 s, with the
-	// cut command (up to a minute) and a minute for the host to go down.
+	// twice (6 s each): 3 × 77 s expected; at most 3 × 202 s, with the
+	// cut command (up to a minute, and 5 s for its output) and a minute
+	// for the host to go down.
 	if got, want := two.Estimate(), 3*77*time.Second; got != want || one.Estimate() != want {
 		t.Errorf("Estimate = %s (one drive %s), want %s for one or two drives", got, one.Estimate(), want)
 	}
-	if got, want := two.Bound(), 3*197*time.Second; got != want || one.Bound() != want {
+	if got, want := two.Bound(), 3*202*time.Second; got != want || one.Bound() != want {
 		t.Errorf("Bound = %s (one drive %s), want %s for one or two drives", got, one.Bound(), want)
 	}
 }
