@@ -154,6 +154,38 @@ func (th Throttle) Limit() (string, error) {
 	return strings.TrimSpace(string(b)), err
 }
 
+// Hold makes every write (read, for a ReadThrottle) of the cgroup's
+// processes to the device wait, as a drive without power whose path
+// queues its I/O does: one byte a second (blkio.throttle.write_bps_device,
+// or io.max wbps=1). A 4 KiB write in flight would take over an hour;
+// Release lets it go.
+func (th Throttle) Hold(t testing.TB) { th.bps(t, "1") }
+
+// Release lifts Hold: the device's writes run at the cgroup's IOPS limit
+// again.
+func (th Throttle) Release(t testing.TB) { th.bps(t, "") }
+
+func (th Throttle) bps(t testing.TB, v string) {
+	t.Helper()
+	op := "write"
+	if th.read {
+		op = "read"
+	}
+	file, line := filepath.Join(th.dir, "blkio.throttle."+op+"_bps_device"), th.majMin+" "+v
+	if v == "" {
+		line = th.majMin + " 0"
+	}
+	if th.v2 {
+		if v == "" {
+			v = "max"
+		}
+		file, line = filepath.Join(th.dir, "io.max"), th.majMin+" "+op[:1]+"bps="+v
+	}
+	if err := os.WriteFile(file, []byte(line), 0); err != nil {
+		t.Fatalf("writing %q to %s: %v", line, file, err)
+	}
+}
+
 // Writes counts the writes the cgroup's processes have issued to the
 // device (its reads, for a ReadThrottle): those the throttle saw, so a
 // test proves its I/O went through it.

@@ -465,3 +465,50 @@ func TestCommandBounds(t *testing.T) {
 		t.Errorf("a command run after the run was stopped did not run to its end: log:\n%s", b)
 	}
 }
+
+// fio stuck in a write (its drive's writes held, as a drive without power
+// whose path queues them): stop gives it StopWait after SIGINT and
+// StopWait after SIGKILL and returns, saying it was killed and has not
+// exited, rather than waiting on the write; once the writes are let go,
+// fio exits. Real: the loop device, the kernel's blk-throttle, fio.
+func TestStopBoundsAStuckWriter(t *testing.T) {
+	d, _ := loopDrive(t, nil)
+	th := testenv.WriteThrottle(t, d.Path, 1000)
+	c := Config{Dir: t.TempDir(), Tag: 0x5eed0002, Fio: th.Script(t, "fio"),
+		Test: specs.PowerLoss{Cycles: 1, ReadyWithin: 5 * time.Second, CutAfter: time.Second, Size: 8 << 20, BS: 4096, FlushEvery: 4}}
+	job := filepath.Join(c.Dir, "job.fio")
+	if err := os.WriteFile(job, []byte(Job(c, d.Path)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := startFio(context.Background(), c, job)
+	if f.err != nil {
+		t.Fatal(f.err)
+	}
+	t.Cleanup(func() {
+		th.Release(t)
+		_ = f.cmd.Process.Kill()
+		<-f.done
+	})
+	before, _ := writesDone(d.Path)
+	firstWrites(d.Path, 8, f.done, 30*time.Second)
+	if now, _ := writesDone(d.Path); now-before < 8 {
+		t.Fatalf("fio completed %d writes within 30 s, want 8 before its writes are held", now-before)
+	}
+	th.Hold(t)
+	time.Sleep(500 * time.Millisecond) // fio's next writes reach the held queue
+	start := time.Now()
+	killed, exited := f.stop()
+	took := time.Since(start)
+	if !killed || exited {
+		t.Fatalf("stop of a fio stuck in a write: killed %t, exited %t; want killed and not exited", killed, exited)
+	}
+	if took > 2*StopWait+10*time.Second {
+		t.Errorf("stop took %s, more than its 2 × %s", took.Round(time.Second), StopWait)
+	}
+	th.Release(t)
+	select {
+	case <-f.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("fio did not exit within 30 s of its writes being let go")
+	}
+}
