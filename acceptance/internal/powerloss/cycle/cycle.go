@@ -195,10 +195,20 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 	case <-fio.done:
 	case <-time.After(afterCut(c.Test)):
 		killed, exited = fio.stop()
+	case <-ctx.Done():
+		// A stopped run restores the power as soon as fio has stopped.
+		killed, exited = fio.stop()
 	}
-	// The restore runs even while fio has not exited: a write held while
-	// the power is off may end only once it is back.
-	restoreErr := command(ctx, c.Restore, c.Env, filepath.Join(c.Dir, "restore.log"))
+	// The restore runs even while fio has not exited (a write held while
+	// the power is off may end only once it is back), and even when the
+	// run was stopped; the terminal's Ctrl-C (SIGINT to its whole process
+	// group) does not cut it short.
+	restoreErr := command(ctx, "trap '' INT; "+c.Restore, c.Env, filepath.Join(c.Dir, "restore.log"))
+	if ctx.Err() != nil {
+		// Stopped: a drive still coming back is not one that did not.
+		out.NotRun = fmt.Sprintf("the run was stopped during the cycle; the restore command ran (see %s)", filepath.Join(c.Dir, "restore.log"))
+		return out
+	}
 	switch {
 	case cutErr != nil:
 		out.NotRun = fmt.Sprintf("the cut command failed (%v): see %s", cutErr, filepath.Join(c.Dir, "cut.log"))
@@ -210,7 +220,11 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 		return out
 	}
 	if why := await(ctx, d, id, c.Test.ReadyWithin); why != "" {
-		out.NotReturned = why
+		if ctx.Err() != nil {
+			out.NotRun = why
+		} else {
+			out.NotReturned = why
+		}
 		return out
 	}
 	if !exited {
@@ -501,7 +515,10 @@ func await(ctx context.Context, d Drive, id string, within time.Duration) string
 		} else {
 			last = err.Error()
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			return fmt.Sprintf("the run was stopped while %s was awaited (%s)", d.Path, last)
+		}
+		if time.Now().After(deadline) {
 			return fmt.Sprintf("%s was not back within ready_within %s (%s)", d.Path, within, last)
 		}
 		time.Sleep(250 * time.Millisecond)

@@ -417,6 +417,7 @@ func TestKilledFioLeavesNoWriter(t *testing.T) {
 // bound fails, saying so, without waiting for its child; one started
 // after the run was stopped still runs to its end.
 func TestCommandBounds(t *testing.T) {
+	t.Parallel() // it mostly waits out its commands' bounds
 	dir := t.TempDir()
 	log := filepath.Join(dir, "cut.log")
 	// The background children, killed when the test ends.
@@ -472,6 +473,7 @@ func TestCommandBounds(t *testing.T) {
 // exited, rather than waiting on the write; once the writes are let go,
 // fio exits. Real: the loop device, the kernel's blk-throttle, fio.
 func TestStopBoundsAStuckWriter(t *testing.T) {
+	t.Parallel() // it mostly waits on fio, held
 	d, _ := loopDrive(t, nil)
 	th := testenv.WriteThrottle(t, d.Path, 1000)
 	c := Config{Dir: t.TempDir(), Tag: 0x5eed0002, Fio: th.Script(t, "fio"),
@@ -487,7 +489,11 @@ func TestStopBoundsAStuckWriter(t *testing.T) {
 	t.Cleanup(func() {
 		th.Release(t)
 		_ = f.cmd.Process.Kill()
-		<-f.done
+		select {
+		case <-f.done:
+		case <-time.After(30 * time.Second):
+			t.Errorf("fio did not exit within 30 s of its writes being let go and SIGKILL")
+		}
 	})
 	before, _ := writesDone(d.Path)
 	firstWrites(d.Path, 8, f.done, 30*time.Second)
@@ -495,7 +501,29 @@ func TestStopBoundsAStuckWriter(t *testing.T) {
 		t.Fatalf("fio completed %d writes within 30 s, want 8 before its writes are held", now-before)
 	}
 	th.Hold(t)
-	time.Sleep(500 * time.Millisecond) // fio's next writes reach the held queue
+	// Held: no write completes for 300 ms and a thread of fio waits in
+	// the kernel (state D), its write in the held queue.
+	held := func() bool {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", f.cmd.Process.Pid))
+		for _, task := range tasks {
+			if b, err := os.ReadFile(task); err == nil && strings.Contains(string(b[strings.LastIndexByte(string(b), ')'):]), ") D ") {
+				return true
+			}
+		}
+		return false
+	}
+	for deadline, last, since := time.Now().Add(10*time.Second), int64(-1), time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		now, _ := writesDone(d.Path)
+		if now != last {
+			last, since = now, time.Now()
+		}
+		if time.Since(since) >= 300*time.Millisecond && held() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fio's writes were not held within 10 s of Hold (completed writes last moved %s ago, a thread of fio in D: %t)", time.Since(since).Round(time.Millisecond), held())
+		}
+	}
 	start := time.Now()
 	killed, exited := f.stop()
 	took := time.Since(start)
@@ -510,5 +538,44 @@ func TestStopBoundsAStuckWriter(t *testing.T) {
 	case <-f.done:
 	case <-time.After(30 * time.Second):
 		t.Fatal("fio did not exit within 30 s of its writes being let go")
+	}
+}
+
+// A run stopped during a cycle (its context cancelled once the cut has
+// run, as Ctrl-C or the -timeout's margin does) still runs the restore
+// command, and the cycle is not judged: a drive still coming back (here
+// it identifies only once writable again, a second after the restore
+// command returns) is not one that did not return, and is never failed
+// for it.
+func TestCycleStoppedRestoresAndIsNotJudged(t *testing.T) {
+	d, _ := loopDrive(t, nil)
+	id := d.Identity
+	d.Identity = func(ctx context.Context) (string, error) {
+		if out, err := exec.Command("blockdev", "--getro", d.Path).Output(); err != nil || strings.TrimSpace(string(out)) != "0" {
+			return "", fmt.Errorf("still without power (read-only)")
+		}
+		return id(ctx)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	c := config(t, d, "blockdev --setro "+d.Path, "(sleep 1; blockdev --setrw "+d.Path+") >/dev/null 2>&1 &")
+	got := Run(ctx, d, c, 1, func(format string, args ...any) {
+		if strings.Contains(format, "power cut") {
+			stop()
+		}
+	})
+	v := powerloss.Judge(got)
+	t.Logf("%s: %s", v.Verdict, v.Message)
+	if v.Verdict != powerloss.Inconclusive || got.NotReturned != "" || !strings.Contains(got.NotRun, "the run was stopped during the cycle; the restore command ran") {
+		t.Errorf("Judge = %s: %s (not returned %q), want not judged: stopped during the cycle", v.Verdict, v.Message, got.NotReturned)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		out, err := exec.Command("blockdev", "--getro", d.Path).Output()
+		if err == nil && strings.TrimSpace(string(out)) == "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still read-only 5 s after the stopped cycle: its restore did not run", d.Path)
+		}
 	}
 }

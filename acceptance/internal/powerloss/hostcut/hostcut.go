@@ -366,7 +366,12 @@ func FinishGap(ctx context.Context, d cycle.Drive, dir string, within, maxGap ti
 		return out
 	}
 	if why := cycle.Await(ctx, d, st.Identity, within); why != "" {
-		out.NotReturned = why
+		if ctx.Err() != nil {
+			// Stopped: a drive still coming back is not one that did not.
+			out.NotRun = why
+		} else {
+			out.NotReturned = why
+		}
 		return out
 	}
 	if len(before) > 0 {
