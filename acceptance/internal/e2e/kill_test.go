@@ -144,15 +144,11 @@ func settled(t *testing.T, dev string) [2]uint64 {
 // discarded from it (fields 7 and 14 of /sys/block/<dev>/stat).
 func ioCounts(t *testing.T, dev string) [2]uint64 {
 	t.Helper()
-	p := filepath.Join("/sys/block", filepath.Base(dev), "stat")
-	b, err := os.ReadFile(p)
-	require.NoError(t, err)
-	f := strings.Fields(string(b))
-	require.GreaterOrEqual(t, len(f), 14, "%s: %q", p, b)
 	var n [2]uint64
 	for i, field := range []int{6, 13} {
-		n[i], err = strconv.ParseUint(f[field], 10, 64)
-		require.NoError(t, err, "%s: %q", p, b)
+		var err error
+		n[i], err = statField(dev, field)
+		require.NoError(t, err)
 	}
 	return n
 }
@@ -247,17 +243,20 @@ func beingWritten(dev string, within time.Duration) error {
 
 // readSectorsWritten reads field 7 of /sys/block/<dev>/stat: sectors
 // (512 bytes) written since the device appeared.
-func readSectorsWritten(dev string) (uint64, error) {
+func readSectorsWritten(dev string) (uint64, error) { return statField(dev, 6) }
+
+// statField is field i (from 0) of /sys/block/<dev>/stat.
+func statField(dev string, i int) (uint64, error) {
 	p := filepath.Join("/sys/block", filepath.Base(dev), "stat")
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return 0, err
 	}
 	f := strings.Fields(string(b))
-	if len(f) < 7 {
-		return 0, fmt.Errorf("%s: %d fields, want at least 7", p, len(f))
+	if len(f) <= i {
+		return 0, fmt.Errorf("%s: %d fields, want at least %d", p, len(f), i+1)
 	}
-	return strconv.ParseUint(f[6], 10, 64)
+	return strconv.ParseUint(f[i], 10, 64)
 }
 
 func contains(pids []int, pid int) bool {
