@@ -16,18 +16,41 @@ import (
 
 // A re-measure stopped by the run is interrupted (SIGINT to fio's own
 // process group, so fio still writes its report), not killed outright.
+// It is stopped once fio's job has its file open: a fio interrupted
+// before its job started (as a loaded host can leave it for seconds)
+// writes no report, which is not what this test is about.
 func TestMeasureInterruptsFio(t *testing.T) {
 	if _, err := exec.LookPath("fio"); err != nil {
 		t.Skipf("needs fio: %v", err)
 	}
 	dir := t.TempDir()
+	target := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(target, make([]byte, 4<<20), 0o644))
 	job := filepath.Join(dir, "cell.fio")
-	require.NoError(t, os.WriteFile(job, []byte("[cell]\nfilename="+filepath.Join(dir, "f")+"\nsize=4m\nrw=randread\nbs=4k\ntime_based=1\nruntime=60\n"), 0o644))
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	require.NoError(t, os.WriteFile(job, []byte("[cell]\nfilename="+target+"\nsize=4m\nrw=randread\nbs=4k\ntime_based=1\nruntime=60\n"), 0o644))
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	go func() {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && !openedBySomeone(target); {
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond)
+		cancel()
+	}()
 	_, err := Measure(ctx, job, "iops", filepath.Join(dir, "out"))
 	require.Error(t, err)
 	b, rerr := os.ReadFile(filepath.Join(dir, "out", "cell.json"))
 	require.NoError(t, rerr)
 	assert.Contains(t, string(b), `"jobname" : "cell"`, "fio was interrupted and wrote its report")
+}
+
+// openedBySomeone reports whether any process has path open.
+func openedBySomeone(path string) bool {
+	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, fd := range fds {
+		if l, err := os.Readlink(fd); err == nil && l == path {
+			return true
+		}
+	}
+	return false
 }
