@@ -28,16 +28,19 @@ func TestMeasureInterruptsFio(t *testing.T) {
 	require.NoError(t, os.WriteFile(target, make([]byte, 4<<20), 0o644))
 	job := filepath.Join(dir, "cell.fio")
 	require.NoError(t, os.WriteFile(job, []byte("[cell]\nfilename="+target+"\nsize=4m\nrw=randread\nbs=4k\ntime_based=1\nruntime=60\n"), 0o644))
+	// /proc's links name the file by its resolved path.
+	resolved, err := filepath.EvalSymlinks(target)
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go func() {
-		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && !openedBySomeone(target); {
+		defer cancel()
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && ctx.Err() == nil && !openedBySomeone(resolved); {
 			time.Sleep(50 * time.Millisecond)
 		}
 		time.Sleep(500 * time.Millisecond)
-		cancel()
 	}()
-	_, err := Measure(ctx, job, "iops", filepath.Join(dir, "out"))
+	_, err = Measure(ctx, job, "iops", filepath.Join(dir, "out"))
 	require.Error(t, err)
 	b, rerr := os.ReadFile(filepath.Join(dir, "out", "cell.json"))
 	require.NoError(t, rerr)

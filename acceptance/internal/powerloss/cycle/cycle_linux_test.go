@@ -75,7 +75,7 @@ func TestCycleOnLoop(t *testing.T) {
 		verdict     string
 		says        []string
 	}{
-		{"lost", "; dd if=/dev/zero of=%s bs=64k count=1 conv=notrunc,fsync status=none", powerloss.Fail,
+		{"lost", "; dd if=/dev/zero of=%s bs=64k count=1 oflag=direct conv=notrunc,fsync status=none", powerloss.Fail,
 			[]string{"acknowledged writes lost", "first lost range: LBA 0, 128 blocks (65536 bytes at offset 0), came back as zeros"}},
 		{"kept", "", powerloss.Pass, []string{"acknowledged writes read back intact", "no evidence the cut happened: a loop device keeps no count"}},
 	} {
