@@ -27,7 +27,7 @@ func TestMeasureInterruptsFio(t *testing.T) {
 	target := filepath.Join(dir, "f")
 	require.NoError(t, os.WriteFile(target, make([]byte, 4<<20), 0o644))
 	job := filepath.Join(dir, "cell.fio")
-	require.NoError(t, os.WriteFile(job, []byte("[cell]\nfilename="+target+"\nsize=4m\nrw=randread\nbs=4k\ntime_based=1\nruntime=60\n"), 0o644))
+	require.NoError(t, os.WriteFile(job, []byte("[cell]\nfilename="+target+"\nsize=4m\nrw=randread\nbs=4k\ntime_based=1\nruntime=300\n"), 0o644))
 	// /proc's links name the file by its resolved path.
 	resolved, err := filepath.EvalSymlinks(target)
 	require.NoError(t, err)
@@ -35,8 +35,12 @@ func TestMeasureInterruptsFio(t *testing.T) {
 	defer cancel()
 	go func() {
 		defer cancel()
-		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && ctx.Err() == nil && !openedBySomeone(resolved); {
-			time.Sleep(50 * time.Millisecond)
+		for deadline := time.Now().Add(time.Minute); ctx.Err() == nil && !openedBySomeone(resolved); {
+			if time.Now().After(deadline) {
+				t.Logf("no process had %s open a minute after fio started: interrupting it anyway", resolved)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}()
