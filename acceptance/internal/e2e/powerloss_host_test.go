@@ -37,7 +37,7 @@ func hostCut(devs []string, zero, count string) string {
 	}
 	cut += "echo cut >> " + count + "; "
 	if zero != "" {
-		cut += "dd if=/dev/zero of=" + zero + " bs=64k count=1 oflag=direct conv=notrunc,fsync status=none; "
+		cut += testenv.LoopWritesLanded(zero) + "; dd if=/dev/zero of=" + zero + " bs=64k count=1 oflag=direct conv=notrunc,fsync status=none; "
 	}
 	return cut + "kids=$(pgrep -P $PPID | grep -vx $$); for k in $kids; do kill -KILL -- -$k 2>/dev/null || kill -KILL $k; done; kill -KILL $PPID"
 }

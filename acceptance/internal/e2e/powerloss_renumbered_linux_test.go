@@ -26,7 +26,7 @@ func TestPowerLossRenumberedOnResume(t *testing.T) {
 	imgs := []string{backFile(t, devs[0]), backFile(t, devs[1])}
 	rep := filepath.Join(t.TempDir(), "report")
 	raw := filepath.Join(rep, "raw")
-	cut := "blockdev --setro {path}; if [ {path} = " + devs[0] + " ]; then dd if=/dev/zero of=" + imgs[0] + " bs=64k count=1 oflag=direct conv=notrunc,fsync status=none; fi"
+	cut := "blockdev --setro {path}; if [ {path} = " + devs[0] + " ]; then " + testenv.LoopWritesLanded(imgs[0]) + "; dd if=/dev/zero of=" + imgs[0] + " bs=64k count=1 oflag=direct conv=notrunc,fsync status=none; fi"
 	args := []string{"-spec=" + filepath.Join("internal", "e2e", "testdata", "powerloss.toml"), "-drives=" + strings.Join(devs, ","), "-destructive",
 		"-report=" + rep, "-power-cut=" + cut, "-power-restore=blockdev --setrw {path}"}
 	first := runPL(t, devs, nil, args...)

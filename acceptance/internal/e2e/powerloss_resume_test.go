@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // A run killed during cycle 2 has listed cycle 1 in run.json as soon as
@@ -21,7 +23,7 @@ func TestPowerLossResumeTrustsOnlyListed(t *testing.T) {
 	dev := newLoop(t, 64<<20)
 	img := backFile(t, dev)
 	rep := filepath.Join(t.TempDir(), "report")
-	cut := "blockdev --setro {path}; dd if=/dev/zero of=" + img + " bs=64k count=1 oflag=direct conv=notrunc,fsync status=none"
+	cut := "blockdev --setro {path}; " + testenv.LoopWritesLanded(img) + "; dd if=/dev/zero of=" + img + " bs=64k count=1 oflag=direct conv=notrunc,fsync status=none"
 	args := []string{"-spec=" + filepath.Join("internal", "e2e", "testdata", "powerloss2slow.toml"), "-drives=" + dev, "-destructive", "-report=" + rep, "-power-cut=" + cut, "-power-restore=blockdev --setrw {path}"}
 	name := strings.TrimPrefix(dev, "/dev/")
 	raw := filepath.Join(rep, "raw")
@@ -65,7 +67,7 @@ func TestPowerLossReplayKeepsFailedCycle(t *testing.T) {
 	img := backFile(t, dev)
 	mark := filepath.Join(t.TempDir(), "mark")
 	rep := filepath.Join(t.TempDir(), "report")
-	cut := "blockdev --setro {path}; if [ -e " + mark + " ]; then dd if=/dev/zero of=" + img + " bs=64k count=1 oflag=direct conv=notrunc,fsync status=none; fi; touch " + mark
+	cut := "blockdev --setro {path}; if [ -e " + mark + " ]; then " + testenv.LoopWritesLanded(img) + "; dd if=/dev/zero of=" + img + " bs=64k count=1 oflag=direct conv=notrunc,fsync status=none; fi; touch " + mark
 	r := runPL(t, []string{dev}, nil, "-spec="+filepath.Join("internal", "e2e", "testdata", "powerloss2.toml"), "-drives="+dev, "-destructive", "-report="+rep,
 		"-power-cut="+cut, "-power-restore=blockdev --setrw {path}")
 	require.NotEqual(t, 0, r.Code, r.Stdout)

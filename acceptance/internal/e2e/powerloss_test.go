@@ -72,7 +72,7 @@ func TestPowerLossLostWrites(t *testing.T) {
 	dev := newLoop(t, 64<<20)
 	img := backFile(t, dev)
 	rep := filepath.Join(t.TempDir(), "report")
-	args := powerLossArgs(dev, rep, "blockdev --setro {path}; dd if=/dev/zero of="+img+" bs=64k count=1 oflag=direct conv=notrunc,fsync status=none")
+	args := powerLossArgs(dev, rep, "blockdev --setro {path}; "+testenv.LoopWritesLanded(img)+"; dd if=/dev/zero of="+img+" bs=64k count=1 oflag=direct conv=notrunc,fsync status=none")
 	r := runPL(t, []string{dev}, nil, args...)
 	noFioLeft(t)
 	name := strings.TrimPrefix(dev, "/dev/")
@@ -225,7 +225,7 @@ func TestPowerLossRestoredCopy(t *testing.T) {
 	dev := newLoop(t, 64<<20)
 	img := backFile(t, dev)
 	dir := t.TempDir()
-	cut := "dd if=" + img + " of=" + filepath.Join(dir, "copy") + " bs=1M iflag=direct status=none; sleep 0.5; blockdev --setro {path}; dd if=" + filepath.Join(dir, "copy") +
+	cut := "dd if=" + img + " of=" + filepath.Join(dir, "copy") + " bs=1M iflag=direct status=none; sleep 0.5; blockdev --setro {path}; " + testenv.LoopWritesLanded(img) + "; dd if=" + filepath.Join(dir, "copy") +
 		" of=" + img + " bs=1M oflag=direct conv=notrunc,fsync status=none"
 	name := strings.TrimPrefix(dev, "/dev/")
 

@@ -125,6 +125,20 @@ func InitramfsWith(t testing.TB, k qemu.Kernel, busybox string, extra ...string)
 	return img
 }
 
+// LoopWritesLanded is a shell command for a test's power cut, run after
+// the cut has set the loop devices over img read-only and before it
+// writes img itself: it waits for the writes those devices had already
+// accepted to reach img (0.2 s for those a cgroup's throttle still holds,
+// then until each device's inflight reads 0 0, at most 10 s). A write of
+// the cut's own then lands last; and a direct write of the loop device
+// that met the cut's buffered one on the same file would have the kernel
+// fail the file's next fsync with EIO ("Page cache invalidation failure
+// on direct I/O").
+func LoopWritesLanded(img string) string {
+	return "sleep 0.2; for d in $(losetup -j '" + img + "' | cut -d: -f1); do i=0; " +
+		"while [ $i -lt 200 ] && ! grep -Eq '^ *0 +0 *$' /sys/block/${d#/dev/}/inflight; do sleep 0.05; i=$((i+1)); done; done"
+}
+
 // Loop makes a loop device with direct I/O over a sparse file of size
 // bytes, with extra losetup flags (such as "--sector-size", "4096"); it is
 // detached when t ends. It needs root and losetup (a test that also runs

@@ -83,7 +83,7 @@ func TestCycleOnLoop(t *testing.T) {
 			d, img := loopDrive(t, nil)
 			extra := tt.extra
 			if extra != "" {
-				extra = fmt.Sprintf(extra, img)
+				extra = "; " + testenv.LoopWritesLanded(img) + fmt.Sprintf(extra, img)
 			}
 			c := config(t, d, "blockdev --setro "+d.Path+extra, "blockdev --setrw "+d.Path)
 			got := Run(context.Background(), d, c, 1, t.Logf)

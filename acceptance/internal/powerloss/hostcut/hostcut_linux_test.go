@@ -94,7 +94,7 @@ func TestCutThenFinish(t *testing.T) {
 	require.NoError(t, exec.Command("blockdev", "--setro", refused.Path).Run())
 	count := filepath.Join(t.TempDir(), "cuts")
 	cut := "blockdev --setro " + lossy.Path + "; blockdev --setro " + kept.Path + "; echo cut >> " + count +
-		"; dd if=/dev/zero of=" + img + " bs=64k count=1 oflag=direct conv=notrunc,fsync status=none"
+		"; " + testenv.LoopWritesLanded(img) + "; dd if=/dev/zero of=" + img + " bs=64k count=1 oflag=direct conv=notrunc,fsync status=none"
 	drives := []Drive{{lossy, config(t, lossy, 0x5eed0002)}, {kept, config(t, kept, 0x5eed0003)}, {refused, config(t, refused, 0x5eed0004)}}
 	recorded := map[int]powerloss.Cycle{}
 	out := Cut(context.Background(), drives, 1, cut, nil, func(i int, c powerloss.Cycle) error {
