@@ -79,7 +79,8 @@ TEST_P ?= $(shell nproc 2>/dev/null || echo 1)
 # 335 s in and ran 260 s, and fiojob and powerloss/cycle, which wait on
 # fio and on timers, ran last, one at a time, on a machine the rest had
 # left: the run ended a minute after e2e. With them first it ended 31 s
-# after e2e (make test 615 s against 634 s on 2 cores).
+# after e2e (make test 615 s against 634 s on 2 cores, one run each;
+# runs of one tree vary by some 20 s).
 RACE_FIRST = ./acceptance/internal/qual ./fiojob ./acceptance/internal/powerloss/cycle
 LONG_PKGS = ./acceptance/internal/e2e/defaultround ./acceptance/internal/e2e ./acceptance/internal/e2e/longstep
 NVMEVM = ./acceptance/internal/e2e/nvmevm

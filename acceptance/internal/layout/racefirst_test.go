@@ -23,13 +23,15 @@ func TestRaceFirstArePackagesOfTheRaceRun(t *testing.T) {
 // raceFirstProblems says what is wrong with makefile's RACE_FIRST, its
 // entries read against the module at root.
 func raceFirstProblems(makefile, root string) []string {
+	// Every assignment to name, of any flavour (=, :=, ::=, ?=, +=, !=):
+	// only a single plain one is read here as make reads it.
 	list := func(name string) []string {
-		m := regexp.MustCompile(`(?m)^`+name+` = (.*)$`).FindAllStringSubmatch(makefile, -1)
-		if len(m) != 1 {
+		m := regexp.MustCompile(`(?m)^`+name+`\s*([:+?!]*)=\s*(.*)$`).FindAllStringSubmatch(makefile, -1)
+		if len(m) != 1 || m[0][1] != "" {
 			return nil
 		}
 		var out []string
-		for _, p := range strings.Fields(m[0][1]) {
+		for _, p := range strings.Fields(m[0][2]) {
 			out = append(out, filepath.Clean(strings.TrimPrefix(p, "./")))
 		}
 		return out
@@ -39,7 +41,11 @@ func raceFirstProblems(makefile, root string) []string {
 		return []string{"the Makefile must set RACE_FIRST once, as `RACE_FIRST = ./pkg ...`"}
 	}
 	var out []string
-	elsewhere := append(list("LONG_PKGS"), list("NVMEVM")...)
+	long, vm := list("LONG_PKGS"), list("NVMEVM")
+	if long == nil || vm == nil {
+		out = append(out, "the Makefile must set LONG_PKGS and NVMEVM once each, as `NAME = ./pkg ...`")
+	}
+	elsewhere := append(long, vm...)
 	for _, p := range first {
 		if slices.Contains(elsewhere, p) {
 			out = append(out, fmt.Sprintf("RACE_FIRST names ./%s, which LONG_PKGS or NVMEVM runs without -race: it would run twice", p))
@@ -48,8 +54,10 @@ func raceFirstProblems(makefile, root string) []string {
 			out = append(out, fmt.Sprintf("RACE_FIRST names ./%s, which is no package directory of the module", p))
 		}
 	}
-	if !strings.Contains(makefile, "-race -timeout=20m -p=$(TEST_P) $$first $$pkgs;") {
-		out = append(out, "make test's -race run does not start with RACE_FIRST ($$first $$pkgs)")
+	// first must be what RACE_FIRST lists, and go first on the -race run's
+	// command line: RACE_FIRST is also taken out of the rest (skip).
+	if !strings.Contains(makefile, "first=$$($(GO) list $(RACE_FIRST))") || !strings.Contains(makefile, "-race -timeout=20m -p=$(TEST_P) $$first $$pkgs;") {
+		out = append(out, "make test's -race run does not start with RACE_FIRST (first=$$($(GO) list $(RACE_FIRST)) ... $$first $$pkgs)")
 	}
 	return out
 }
@@ -64,7 +72,11 @@ func TestRaceFirstProblemsNamed(t *testing.T) {
 		{"long", "RACE_FIRST = ", "RACE_FIRST = ./acceptance/internal/e2e ", "which LONG_PKGS or NVMEVM runs without -race"},
 		{"missing", "RACE_FIRST = ", "RACE_FIRST = ./fioojob ", "./fioojob, which is no package directory"},
 		{"twice", "RACE_FIRST = ", "RACE_FIRST = ./fiojob\nRACE_FIRST = ", "must set RACE_FIRST once"},
+		{"appended", "RACE_FIRST = ", "RACE_FIRST += ./acceptance/internal/e2e\nRACE_FIRST = ", "must set RACE_FIRST once"},
+		{"immediate", "RACE_FIRST = ", "RACE_FIRST := ", "must set RACE_FIRST once"},
+		{"vm unread", "NVMEVM = ", "NVMEVM := ", "must set LONG_PKGS and NVMEVM once each"},
 		{"unused", "$$first $$pkgs;", "$$pkgs;", "does not start with RACE_FIRST"},
+		{"not listed", "first=$$($(GO) list $(RACE_FIRST)) && ", "", "does not start with RACE_FIRST"},
 	} {
 		if !strings.Contains(good, c.old) {
 			t.Fatalf("%s: %q is not in the Makefile", c.name, c.old)
