@@ -129,14 +129,18 @@ func InitramfsWith(t testing.TB, k qemu.Kernel, busybox string, extra ...string)
 // the cut has set the loop devices over img read-only and before it
 // writes img itself: it waits for the writes those devices had already
 // accepted to reach img (0.2 s for those a cgroup's throttle still holds,
-// then until each device's inflight reads 0 0, at most 10 s). A write of
-// the cut's own then lands last; and a direct write of the loop device
-// that met the cut's buffered one on the same file would have the kernel
-// fail the file's next fsync with EIO ("Page cache invalidation failure
-// on direct I/O").
+// then until each device's inflight reads 0 0, at most 10 s, saying so on
+// stderr when it gives up). inflight counts requests, not the bios a
+// throttle holds, so the 0.2 s is a margin, not a guarantee: the tests'
+// fio has at most one write per job held. A write of the cut's own then
+// lands after them; and a direct write of the loop device that met a
+// buffered one of the cut's on the same file would have the kernel fail
+// the file's next fsync with EIO ("Page cache invalidation failure on
+// direct I/O"), which is why the cuts write with direct I/O too.
 func LoopWritesLanded(img string) string {
 	return "sleep 0.2; for d in $(losetup -j '" + img + "' | cut -d: -f1); do i=0; " +
-		"while [ $i -lt 200 ] && ! grep -Eq '^ *0 +0 *$' /sys/block/${d#/dev/}/inflight; do sleep 0.05; i=$((i+1)); done; done"
+		"while [ $i -lt 200 ] && ! grep -Eq '^ *0 +0 *$' /sys/block/${d#/dev/}/inflight; do sleep 0.05; i=$((i+1)); done; " +
+		"[ $i -lt 200 ] || echo \"$d: writes still in flight after 10 s\" >&2; done"
 }
 
 // Loop makes a loop device with direct I/O over a sparse file of size
