@@ -79,7 +79,7 @@ TEST_P ?= $(shell nproc 2>/dev/null || echo 1)
 # 335 s in and ran 260 s, and fiojob and powerloss/cycle, which wait on
 # fio and on timers, ran last, one at a time, on a machine the rest had
 # left: the run ended a minute after e2e. With them first it ended 9-36 s
-# after e2e (make test 615, 602 and 603 s in three runs on 2 cores,
+# after e2e (make test 615, 602, 603 and 629 s in four runs on 2 cores,
 # against 634 s; runs of one tree vary by some 20 s).
 RACE_FIRST = ./acceptance/internal/qual ./fiojob ./acceptance/internal/powerloss/cycle
 LONG_PKGS = ./acceptance/internal/e2e/defaultround ./acceptance/internal/e2e ./acceptance/internal/e2e/longstep
