@@ -76,20 +76,38 @@ func readMakefile(t *testing.T) []byte {
 // noRaceLists is the Makefile's NORACE_TESTS and NORACE_PKGS (as
 // directories from the module root).
 func noRaceLists(makefile string) (tests, pkgs []string) {
-	value := func(name string) string {
-		m := regexp.MustCompile(`(?m)^` + name + ` = (.*)$`).FindStringSubmatch(makefile)
-		if m == nil {
-			return ""
-		}
-		return m[1]
-	}
-	if v := value("NORACE_TESTS"); v != "" {
+	if v := makeValue(makefile, "NORACE_TESTS"); v != "" {
 		tests = strings.Split(v, "|")
 	}
-	for _, p := range strings.Fields(value("NORACE_PKGS")) {
-		pkgs = append(pkgs, filepath.Clean(strings.TrimPrefix(p, "./")))
+	return tests, makeDirs(makeValue(makefile, "NORACE_PKGS"))
+}
+
+// makeValue is the value of makefile's first plain `name = value` line.
+func makeValue(makefile, name string) string {
+	m := regexp.MustCompile(`(?m)^` + name + ` = (.*)$`).FindStringSubmatch(makefile)
+	if m == nil {
+		return ""
 	}
-	return tests, pkgs
+	return m[1]
+}
+
+// makeDirs is a Makefile list of packages (./dir ...) as directories from
+// the module root.
+func makeDirs(list string) []string {
+	var dirs []string
+	for _, p := range strings.Fields(list) {
+		dirs = append(dirs, filepath.Clean(strings.TrimPrefix(p, "./")))
+	}
+	return dirs
+}
+
+// makeAssignments is how many times makefile assigns name, in any
+// flavour (=, :=, ?=, +=, !=, after override or export), and whether one
+// of them is a plain `name = value` with a value: a variable is read as
+// make reads it only when both are one and true.
+func makeAssignments(makefile, name string) (n int, plain bool) {
+	all := regexp.MustCompile(`(?m)^\s*(override\s+|export\s+)?`+name+`\s*[:+?!]?=`).FindAllString(makefile, -1)
+	return len(all), regexp.MustCompile(`(?m)^` + name + ` = \S`).MatchString(makefile)
 }
 
 // noRaceMakefileProblems says what in the Makefile would let a test of
@@ -100,9 +118,8 @@ func noRaceLists(makefile string) (tests, pkgs []string) {
 func noRaceMakefileProblems(makefile string) []string {
 	var out []string
 	for _, name := range []string{"NORACE_TESTS", "NORACE_PKGS"} {
-		all := regexp.MustCompile(`(?m)^\s*(override\s+|export\s+)?`+name+`\s*[:+?!]?=`).FindAllString(makefile, -1)
-		if len(all) != 1 || !regexp.MustCompile(`(?m)^`+name+` = \S`).MatchString(makefile) {
-			out = append(out, fmt.Sprintf("the Makefile must set %s once, as `%s = ...` (found %d assignments)", name, name, len(all)))
+		if n, plain := makeAssignments(makefile, name); n != 1 || !plain {
+			out = append(out, fmt.Sprintf("the Makefile must set %s once, as `%s = ...` (found %d assignments)", name, name, n))
 		}
 	}
 	if tests, _ := noRaceLists(makefile); slices.ContainsFunc(tests, func(s string) bool { return !regexp.MustCompile(`^Test\w*$`).MatchString(s) }) {

@@ -3,7 +3,6 @@ package layout
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -23,18 +22,11 @@ func TestRaceFirstArePackagesOfTheRaceRun(t *testing.T) {
 // raceFirstProblems says what is wrong with makefile's RACE_FIRST, its
 // entries read against the module at root.
 func raceFirstProblems(makefile, root string) []string {
-	// Every assignment to name, of any flavour (=, :=, ::=, ?=, +=, !=):
-	// only a single plain one is read here as make reads it.
 	list := func(name string) []string {
-		m := regexp.MustCompile(`(?m)^`+name+`\s*([:+?!]*)=\s*(.*)$`).FindAllStringSubmatch(makefile, -1)
-		if len(m) != 1 || m[0][1] != "" {
+		if n, plain := makeAssignments(makefile, name); n != 1 || !plain {
 			return nil
 		}
-		var out []string
-		for _, p := range strings.Fields(m[0][2]) {
-			out = append(out, filepath.Clean(strings.TrimPrefix(p, "./")))
-		}
-		return out
+		return makeDirs(makeValue(makefile, name))
 	}
 	first := list("RACE_FIRST")
 	if first == nil {
