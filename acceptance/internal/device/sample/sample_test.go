@@ -129,6 +129,38 @@ func TestZeros(t *testing.T) {
 	}
 }
 
+// Every region's sha256 is the sha256 of what it holds: a region of zeros,
+// one of zeros but for its last byte or its first, and one of data.
+func TestReadHashesEachRegion(t *testing.T) {
+	data := make([]byte, 4*RegionBytes)
+	data[2*RegionBytes-1] = 1
+	data[2*RegionBytes] = 1
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 3 * RegionBytes; i < len(data); i++ {
+		data[i] = byte(rng.Uint32())
+	}
+	path := filepath.Join(t.TempDir(), "drive.img")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Read(path, int64(len(data)), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.SHA256) != 4 {
+		t.Fatalf("Read = %d regions, want 4", len(p.SHA256))
+	}
+	for i, got := range p.SHA256 {
+		sum := sha256.Sum256(data[i*RegionBytes : (i+1)*RegionBytes])
+		if want := hex.EncodeToString(sum[:]); got != want {
+			t.Errorf("region %d: sha256 %s, want %s", i, got, want)
+		}
+	}
+	if Holds(p.SHA256[0]) != "zeros" || Holds(p.SHA256[1]) != "other data" || Holds(p.SHA256[2]) != "other data" {
+		t.Errorf("Holds: %q, %q, %q; want zeros, then other data twice", Holds(p.SHA256[0]), Holds(p.SHA256[1]), Holds(p.SHA256[2]))
+	}
+}
+
 // A file of the size of an IDEMA drive in small (its size 90,112 bytes
 // past a 128 KiB boundary), filled, then truncated to half and extended
 // back: its sample names the first block past the cut, holding zeros; a
