@@ -18,7 +18,7 @@ import (
 // when it is 32 MiB. A larger drive judged as a smaller capacity is
 // allowed with its warning, as before.
 func TestCapacityLargerThanTheDriveIsRefused(t *testing.T) {
-	t.Parallel()           // refusals on loop devices of its own; nothing it checks is timed
+	runParallel(t)         // refusals on loop devices of its own; nothing it checks is timed
 	testenv.MustHaveFio(t) // a live run's flags are checked with fio's version
 	dev := guardedLoop(t)
 	before := testenv.SHA256(t, dev)

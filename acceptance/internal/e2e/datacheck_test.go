@@ -154,7 +154,7 @@ func TestResumeRefusesAnotherDeletedImageAtTheSameLoopNumber(t *testing.T) {
 // run.json as edited (its sha256 beside it does not match), and writes
 // neither image.
 func TestResumeRefusesARunJSONEditedToNameAnotherImage(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	testenv.MustHaveLoop(t)
 	dir := t.TempDir()
 	imgA, imgB := sparseImage(t, dir, "a.img", safetySize), sparseImage(t, dir, "b.img", safetySize)
@@ -205,7 +205,7 @@ func TestResumeRefusesARunJSONEditedToNameAnotherImage(t *testing.T) {
 // nothing left to measure), and so does an anonymous drive (a deleted
 // image) whose data is as the run left it.
 func TestResumeRefusesATruncatedAndExtendedImage(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	testenv.MustHaveLoop(t)
 	dir := t.TempDir()
 	img := sparseImage(t, dir, "a.img", safetySize)

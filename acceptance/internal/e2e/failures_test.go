@@ -94,7 +94,7 @@ func stepsOn(t *testing.T, r result, kind, dev string) []string {
 // a replay judges the same.
 func TestReadBackIOErrorStaysFailedAfterResume(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	good := newLoop(t, safetySize)
 	bad, img := imageLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
@@ -175,7 +175,7 @@ func lotOf(t *testing.T, run report.Run, workload string) report.Result {
 // without a figure. A replay judges the same.
 func TestCellIOErrorStaysFailedAfterResume(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	good := newLoop(t, safetySize)
 	bad, img := imageLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
@@ -244,7 +244,7 @@ func TestCellIOErrorStaysFailedAfterResume(t *testing.T) {
 // back again (the fill would overwrite the changed block).
 func TestKillDuringReadBackKeepsTheMismatch(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	dev, img := imageLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
 	raw := filepath.Join(rep, "raw")
@@ -296,7 +296,7 @@ func TestKillDuringReadBackKeepsTheMismatch(t *testing.T) {
 // happened, and measures the neighbour's.
 func TestFillErrorIsRecordedPerDriveAndSurvivesResume(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	good := newLoop(t, safetySize)
 	dying := testenv.TmpfsLoop(t, safetySize, 16<<20)
 	rep := filepath.Join(t.TempDir(), "report")
@@ -362,7 +362,7 @@ func warningLogs(t *testing.T, small string, from int) []string {
 // naming the warning and when it was read, and the other drive's cells
 // are measured and pass.
 func TestWarningInTheRecordingKeepsTheDriveFailedOnResume(t *testing.T) {
-	t.Parallel() // it mostly waits on fio's steady-state rounds
+	runParallel(t) // it mostly waits on fio's steady-state rounds
 	small, big := newLoop(t, 64<<20), newLoop(t, 96<<20)
 	env := warningLogs(t, small, 3)
 	rep := filepath.Join(t.TempDir(), "report")
@@ -402,7 +402,7 @@ func TestWarningInTheRecordingKeepsTheDriveFailedOnResume(t *testing.T) {
 // killed then, and the resume's health check still reports it as the
 // run's highest.
 func TestPeakTemperatureSurvivesAKill(t *testing.T) {
-	t.Parallel() // it mostly waits on fio's steady-state rounds
+	runParallel(t) // it mostly waits on fio's steady-state rounds
 	same := []string{}
 	env := healthLogs(t, "", same, same, []string{`"temperature":310`, `"temperature":333`}, same)
 	dev := newLoop(t, 64<<20)
@@ -433,7 +433,7 @@ func TestPeakTemperatureSurvivesAKill(t *testing.T) {
 // and a replay of the recording judges both the same.
 func TestCellIOErrorOnAFullDeviceFailsTheDrive(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	dev := testenv.TmpfsLoop(t, safetySize, 8<<20)
 	r := runSuite(t, []string{"-test.run=TestSingleDrive"},
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none")

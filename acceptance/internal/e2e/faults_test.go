@@ -112,7 +112,7 @@ func alive(pid int) bool {
 // still runs.
 func TestFioKilledDuringMeasurement(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	dev := newLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
 	job := filepath.Join(rep, "raw", filepath.FromSlash(cellWrite)+".fio")
@@ -153,7 +153,7 @@ func TestFioKilledDuringMeasurement(t *testing.T) {
 // and errno; the other cells are judged.
 func TestFioIOError(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	dev := newLoop(t, safetySize, "--sector-size", "4096")
 	r := runSuite(t, []string{"-test.run=TestSingleDrive"},
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none", "-runtime=1s")
@@ -204,7 +204,7 @@ func standIn(t *testing.T, vars ...string) []string {
 // another: each fails naming its raw file and what was wrong, the raw
 // files keep exactly what was printed, and the third cell is judged.
 func TestFioPrintsNoJSON(t *testing.T) {
-	t.Parallel() // it mostly waits on fio
+	runParallel(t) // it mostly waits on fio
 	dev := newLoop(t, safetySize)
 	env := standIn(t, "STANDIN_GARBAGE=512B_Random_Read.fio", "STANDIN_EMPTY=4KB_Random_Write.fio")
 	r := runSuiteIn(t, env, []string{"-test.run=TestSingleDrive"},
@@ -233,7 +233,7 @@ func TestFioPrintsNoJSON(t *testing.T) {
 // A fio older than the harness accepts: one error before anything runs,
 // saying how to install a newer one, and no results.
 func TestFioTooOld(t *testing.T) {
-	t.Parallel() // refusals on loop devices of its own; nothing it checks is timed
+	runParallel(t) // refusals on loop devices of its own; nothing it checks is timed
 	dev := newLoop(t, safetySize)
 	r := runSuiteIn(t, standIn(t, "STANDIN_VERSION=fio-3.27"), nil,
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=none")
@@ -245,7 +245,7 @@ func TestFioTooOld(t *testing.T) {
 // the results finished before, writes the report and exits non-zero before
 // go test's own timeout panics the binary.
 func TestFioHangsUntilTimeout(t *testing.T) {
-	t.Parallel() // it mostly waits for the -timeout
+	runParallel(t) // it mostly waits for the -timeout
 	dev := newLoop(t, safetySize)
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	env := standIn(t, "STANDIN_HANG=4KB_Random_Read.fio", "STANDIN_PIDS="+pidFile)
@@ -279,7 +279,7 @@ func TestFioHangsUntilTimeout(t *testing.T) {
 // "truncated"; every other cell gets the verdict it gets from the intact
 // recording.
 func TestReplayTruncatedFile(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	fixtures := filepath.Join(filepath.Dir(acceptanceDir), "fixtures", "solidigm-d7-ps1010")
 	dir := filepath.Join(t.TempDir(), "recorded")
 	require.NoError(t, os.CopyFS(dir, os.DirFS(fixtures)))
@@ -314,7 +314,7 @@ func TestReplayTruncatedFile(t *testing.T) {
 // seconds, keeps the results finished before and writes the report.
 func TestInterruptKeepsResults(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) { testInterrupt(t, sig) })
 	}
@@ -423,7 +423,7 @@ var badFlagTests = []badFlagTest{
 }
 
 func TestBadFlags(t *testing.T) {
-	t.Parallel()           // refusals of flags: no drive, nothing timed
+	runParallel(t)         // refusals of flags: no drive, nothing timed
 	testenv.MustHaveFio(t) // a live run's flags are checked with fio's version
 	for _, tt := range badFlagTests {
 		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {
@@ -457,7 +457,7 @@ func TestBadFlags(t *testing.T) {
 // path ("you need to specify size=", errno 22).
 func TestRemovedDriveIsSaidToDisappear(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	dev := newLoop(t, safetySize)
 	var st unix.Stat_t
 	require.NoError(t, unix.Stat(dev, &st))

@@ -79,7 +79,7 @@ func loopUnder(path string) string {
 // (it is not empty), measured with it. Needs fio; as root, also a loop
 // device and an ext4 mount (newTargetFile).
 func TestRegularFileTarget(t *testing.T) {
-	t.Parallel() // it mostly waits on fio's steady-state rounds
+	runParallel(t) // it mostly waits on fio's steady-state rounds
 	testenv.MustHaveFio(t)
 	file := newTargetFile(t, 1<<30) // the spec's 1GiB; sparse past its first MiB
 	before := testenv.SHA256(t, file)
@@ -122,7 +122,7 @@ func TestRegularFileTarget(t *testing.T) {
 // saying which -timeout to use.
 func TestTimeoutTooShortIsRefused(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	testenv.MustHaveFio(t)
 	// Refused before fio starts: a file on the machine's disk will do.
 	file := targetFileIn(t, t.TempDir(), 1<<30)
@@ -154,7 +154,7 @@ type junitSuite struct {
 // per cell with its group as the class, the figures in system-out, and a
 // passing Verdict testcase per gate.
 func TestJUnitHasOneTestcasePerCell(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	if testing.Short() {
 		t.Skip("runs go test under gotestsum")
 	}
@@ -191,7 +191,7 @@ func TestJUnitHasOneTestcasePerCell(t *testing.T) {
 // machine's disk or a tmpfs is not, and a loop device given as a drive
 // is capped itself.
 func TestFileTargetsAreCapped(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	testenv.MustHaveRoot(t)
 	file := newTargetFile(t, 64<<20)
 	loop := loopUnder(file)

@@ -185,7 +185,7 @@ func hashDevice(t *testing.T, dev string) [32]byte {
 // old revision running fails naming both revisions; without -destructive
 // the run is refused before anything is sent and the drive is unchanged.
 func TestFirmwareActivationUnderLoad(t *testing.T) {
-	t.Parallel() // its stalls hold its own cgroup; the bounds allow a loaded host's lag
+	runParallel(t) // its stalls hold its own cgroup; the bounds allow a loaded host's lag
 	r := newFWRig(t)
 	img, back := r.image(t, r.new), r.image(t, r.old)
 	name := strings.TrimPrefix(r.dev, "/dev/")
@@ -371,7 +371,7 @@ func TestFirmwareActivationUnderLoad(t *testing.T) {
 // activation (the stand-in's throttle, left on) fails TestFirmware,
 // naming the cell and both figures.
 func TestFirmwareRemeasured(t *testing.T) {
-	t.Parallel() // its stalls hold its own cgroup; the bounds allow a loaded host's lag
+	runParallel(t) // its stalls hold its own cgroup; the bounds allow a loaded host's lag
 	r := newFWRig(t)
 	img := r.image(t, r.new)
 	name := strings.TrimPrefix(r.dev, "/dev/")
@@ -479,7 +479,7 @@ func TestFirmwareFollowsTheDrive(t *testing.T) {
 // by SIGKILL, the loop device, fio, the blk-throttle stall; stood in:
 // nvme-cli's firmware commands.
 func TestFirmwareInterrupted(t *testing.T) {
-	t.Parallel() // its stalls hold its own cgroup; the bounds allow a loaded host's lag
+	runParallel(t) // its stalls hold its own cgroup; the bounds allow a loaded host's lag
 	r := newFWRig(t)
 	img := r.image(t, r.new)
 	name := strings.TrimPrefix(r.dev, "/dev/")

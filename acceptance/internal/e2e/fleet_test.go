@@ -31,7 +31,7 @@ import (
 //     drive.
 func TestFleetOfTwoHosts(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	// Capped at 20,000 IOPS, not loopIOPS: host-b's read, edited to a
 	// tenth of host-a's, must stay above the spec's 500 IOPS, or a loaded
 	// host's run judges it host-bound, not regressed. Not uncapped: the

@@ -15,7 +15,7 @@ import (
 // The dry run with two drives plans each drive's firmware steps as -run
 // selects them, the image by its whole path (one holding " (").
 func TestFirmwareDryRunSelectsEachDrive(t *testing.T) {
-	t.Parallel() // dry runs on a loop device of its own, nothing timed
+	runParallel(t) // dry runs on a loop device of its own, nothing timed
 	a, b := guardedLoop(t), guardedLoop(t)
 	na, nb := strings.TrimPrefix(a, "/dev/"), strings.TrimPrefix(b, "/dev/")
 	img := filepath.Join(t.TempDir(), "fw (v2).bin")

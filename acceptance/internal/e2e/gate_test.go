@@ -23,7 +23,7 @@ import (
 // that needed the fill fails quoting fio's I/O error, not as inconclusive.
 func TestDyingDriveFailsTheGate(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	dev := testenv.TmpfsLoop(t, safetySize, 16<<20) // a dying drive
 	r := runSuite(t, []string{"-test.run=TestSingleDrive"}, "-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-runtime=1s")
 	noFioLeft(t)
@@ -44,7 +44,7 @@ func TestDyingDriveFailsTheGate(t *testing.T) {
 // Meeting a spec with -precondition=quick proves nothing: the run exits
 // non-zero with the INCONCLUSIVE line saying how to qualify.
 func TestQuickPreconditioningIsNotAPass(t *testing.T) {
-	t.Parallel() // it mostly waits on fio
+	runParallel(t) // it mostly waits on fio
 	dev := newLoop(t, safetySize)
 	r := runSuite(t, []string{"-test.run=TestSingleDrive/64MiB/4KB_Random_Read$"},
 		"-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-precondition=quick", "-runtime=1s")
@@ -69,7 +69,7 @@ func TestQuickPreconditioningIsNotAPass(t *testing.T) {
 // second run's verdict, and the replay judges with the recorded spec.
 func TestRerunIntoSameRecordReplaysTheRerun(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	raw := filepath.Join(t.TempDir(), "raw")
 	sel := []string{"-test.run=TestSingleDrive/64MiB/512B_Random_Read$"}
 
@@ -112,7 +112,7 @@ func TestRerunIntoSameRecordReplaysTheRerun(t *testing.T) {
 // Re-judging a recording against an edited spec is a feature: the report
 // names the spec that judged it.
 func TestReplayAgainstEditedSpec(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	builtin, err := os.ReadFile(filepath.Join(acceptanceDir, "..", "specs", "solidigm-d7-ps1010.toml"))
 	require.NoError(t, err)
 	// 4KB Random Read at 1.92TB: the brief's 2,350,000 becomes 3,000,000,
@@ -141,7 +141,7 @@ func TestReplayAgainstEditedSpec(t *testing.T) {
 // the first run, and the first run's figures are its own.
 func TestSecondRunOnHeldDriveIsRefused(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	dev := newLoop(t, safetySize)
 	firstDone := make(chan result, 1)
 	go func() {

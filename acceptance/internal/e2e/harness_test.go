@@ -43,15 +43,28 @@ const parallel = 6
 // GOMAXPROCS.
 func defaultParallel(procs int) int { return max(parallel, procs) }
 
+// goParallel is go test's own -test.parallel here: more than the
+// parallel tests and subtests there are, so that none waits on go test's
+// limit, which lets them in in no order, and slots decides (see
+// runParallel).
+const goParallel = 1 << 12
+
 func TestMain(m *testing.M) {
 	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		if err := flag.Set("test.parallel", strconv.Itoa(defaultParallel(runtime.GOMAXPROCS(0)))); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
+	n := defaultParallel(runtime.GOMAXPROCS(0))
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "test.parallel" {
+			n, _ = strconv.Atoi(f.Value.String())
 		}
+	})
+	if n < 1 {
+		fmt.Fprintln(os.Stderr, "-test.parallel must be at least 1")
+		os.Exit(2)
+	}
+	slots.resize(n)
+	if err := flag.Set("test.parallel", strconv.Itoa(goParallel)); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 	os.Exit(setup(m))
 }

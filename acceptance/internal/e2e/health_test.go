@@ -78,7 +78,7 @@ func healthOf(t *testing.T, r result) map[string]report.HealthCheck {
 // media_errors rising during the run fails TestHealth/<drive>/media_errors
 // with before and after in the message, and the run does not qualify.
 func TestHealthMediaErrorsRise(t *testing.T) {
-	t.Parallel() // it mostly waits on fio's steady-state rounds
+	runParallel(t) // it mostly waits on fio's steady-state rounds
 	same := []string{}
 	env := healthLogs(t, "", same, same, same, same, same, same, same, same, []string{`"media_errors":0`, `"media_errors":3`})
 	r, dev := healthRun(t, env)
@@ -103,7 +103,7 @@ func TestHealthMediaErrorsRise(t *testing.T) {
 // A critical warning before the run refuses the drive, naming the bits,
 // before anything is written to it.
 func TestHealthCriticalWarningRefuses(t *testing.T) {
-	t.Parallel() // refusals on loop devices of its own; nothing it checks is timed
+	runParallel(t) // refusals on loop devices of its own; nothing it checks is timed
 	env := healthLogs(t, "", []string{`"critical_warning":0`, `"critical_warning":4`})
 	dev := newLoop(t, 64<<20)
 	before := testenv.SHA256(t, dev)
@@ -118,7 +118,7 @@ func TestHealthCriticalWarningRefuses(t *testing.T) {
 // A thermal-management transition during one cell makes that cell, and
 // only it, INCONCLUSIVE; a firmware outside the allow-list fails its check.
 func TestHealthThermalAndFirmware(t *testing.T) {
-	t.Parallel() // it mostly waits on fio's steady-state rounds
+	runParallel(t) // it mostly waits on fio's steady-state rounds
 	same := []string{}
 	hot := []string{`"thm_temp1_trans_count":3`, `"thm_temp1_trans_count":5`}
 	env := healthLogs(t, `"fr":"9ZZ99999"`, same, same, same, same, same, same, hot, hot, hot, hot)
@@ -149,7 +149,7 @@ func TestHealthThermalAndFirmware(t *testing.T) {
 // Without the stand-in, a loop device has no health log: TestHealth skips
 // it, saying why.
 func TestHealthSkipsLoopDevices(t *testing.T) {
-	t.Parallel() // it mostly waits on fio
+	runParallel(t) // it mostly waits on fio
 	dev := newLoop(t, 64<<20)
 	if _, err := exec.LookPath("nvme"); err != nil {
 		t.Log("nvme-cli is not installed: the skip says so")
@@ -210,7 +210,7 @@ func TestQoSLimits(t *testing.T) {
 // passes; a replay judges the recorded log again. A new drive (12 hours)
 // passes.
 func TestReceiptUsedDrive(t *testing.T) {
-	t.Parallel() // it mostly waits on fio's steady-state rounds
+	t.Parallel() // its subtests take the slots (runParallel), not it
 	base, err := os.ReadFile(healthSpec(t))
 	require.NoError(t, err)
 	spec := filepath.Join(t.TempDir(), "receipt.toml")
@@ -224,7 +224,7 @@ func TestReceiptUsedDrive(t *testing.T) {
 		{"new", `"power_on_hours":12`, report.Pass},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel() // each on its own loop device and health logs
+			runParallel(t) // each on its own loop device and health logs
 			log := []string{`"power_on_hours":8766`, tt.hours}
 			env := healthLogs(t, "", log, log, log, log, log, log, log, log, log)
 			dev := newLoop(t, 64<<20)
@@ -290,10 +290,10 @@ var midRunWarningTests = []midRunWarningTest{
 // (QEMU's smart_critical_warning can be set live through QMP qom-set, but
 // the guest harness has no QMP channel yet).
 func TestCriticalWarningMidRunStopsThatDrive(t *testing.T) {
-	t.Parallel() // it mostly waits on fio's steady-state rounds
+	t.Parallel() // its subtests take the slots (runParallel), not it
 	for _, tt := range midRunWarningTests {
 		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {
-			t.Parallel() // each on its own loop devices and health logs
+			runParallel(t) // each on its own loop devices and health logs
 			midRunWarning(t, tt)
 		})
 	}
@@ -350,7 +350,7 @@ func midRunWarning(t *testing.T, tt midRunWarningTest) {
 // Read. (Whether a loop device meets the spec's figures depends on how
 // loaded the host is, so the judged cell's verdict is not asserted.)
 func TestTemperatureWarningMidRun(t *testing.T) {
-	t.Parallel() // it mostly waits on fio's steady-state rounds
+	runParallel(t) // it mostly waits on fio's steady-state rounds
 	const during = ": temperature critical warning after the cell: critical_warning 0x02: temperature is outside a threshold (composite 85 °C)"
 	const stays = ": temperature critical warning before and after the cell: critical_warning 0x02"
 	for _, tt := range []struct {

@@ -164,7 +164,7 @@ var hostileCases = []hostileCase{
 // beside the recording appears in any report it writes.
 func TestHostileRecordings(t *testing.T) {
 	testenv.MustHaveFio(t)
-	t.Parallel()
+	runParallel(t)
 	base := recordHostile(t)
 	for _, c := range hostileCases {
 		t.Run(c.name, func(t *testing.T) {

@@ -89,7 +89,7 @@ func runLimited(t *testing.T, args ...string) limited {
 // before, a replay made one placeholder drive per count (8-10 GB) and
 // was killed.
 func TestHostileSpecRefusedUnderMemoryLimit(t *testing.T) {
-	t.Parallel() // refusals of recordings: no drive, nothing timed
+	runParallel(t) // refusals of recordings: no drive, nothing timed
 	huge := func(r *record.Run) {
 		r.SpecText = strings.Replace(r.SpecText, "drives    = [1, 6]", "drives    = [2147483647]", 1)
 		require.Contains(t, r.SpecText, "[2147483647]")
@@ -110,7 +110,7 @@ func TestHostileSpecRefusedUnderMemoryLimit(t *testing.T) {
 // Three copies of one recording given to -replay=A,B,C are refused,
 // naming the three; before, they were judged as hosts vm, vm#2, vm#3.
 func TestCopiesRefused(t *testing.T) {
-	t.Parallel() // refusals of recordings: no drive, nothing timed
+	runParallel(t) // refusals of recordings: no drive, nothing timed
 	var dirs []string
 	for _, n := range []string{"a", "b", "c"} {
 		dirs = append(dirs, hostileCopy(t, n, func(*record.Run) {}))
@@ -130,7 +130,7 @@ const forged = "\n::error title=forged::drive failed\n"
 // gives, and no line of the log is a workflow command. Before, t.Attr
 // failed every cell whose drive model held the newline.
 func TestNamesEscapedInTheLog(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	clean := runSuite(t, nil, "-replay="+hostileCopy(t, "clean", func(*record.Run) {}))
 	dir := hostileCopy(t, "forged", func(r *record.Run) {
 		r.Host.Hostname += forged
@@ -191,7 +191,7 @@ func retimed(t *testing.T, dir, host string, k int) {
 // host's refused run.json and line in refused.txt, summary.md and an
 // annotation, and fails. Before, the one refusal left no report at all.
 func TestJudgeFleetScriptLeavesOutAHostileHost(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	recordings := t.TempDir()
 	for i, h := range []string{"stor-a", "stor-b", "stor-c"} {
 		raw := filepath.Join(recordings, "drivequal-"+h, "raw")

@@ -54,7 +54,7 @@ func pointAt(t *testing.T, link, dev string) {
 //     says so, a resume refuses it, naming the file.
 func TestResumeAfterReattach(t *testing.T) {
 	testenv.MustHaveLoop(t)
-	t.Parallel() // it mostly waits on fio's steady-state rounds
+	runParallel(t) // it mostly waits on fio's steady-state rounds
 	dir := t.TempDir()
 	imgA, imgB := sparseImage(t, dir, "a.img", safetySize), sparseImage(t, dir, "b.img", safetySize)
 	bay := filepath.Join(dir, "bay")
@@ -203,7 +203,7 @@ func TestResumeAfterReattach(t *testing.T) {
 func TestResumeRefusesImageBindMountedOverAnother(t *testing.T) {
 	testenv.MustHaveLoop(t)
 	testenv.MustHave(t, "mount", "apt-get install mount")
-	t.Parallel() // it mostly waits on fio
+	runParallel(t) // it mostly waits on fio
 	dir := t.TempDir()
 	imgA, imgC := sparseImage(t, dir, "a.img", safetySize), sparseImage(t, dir, "c.img", safetySize)
 	rep := filepath.Join(dir, "report")

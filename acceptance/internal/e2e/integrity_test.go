@@ -51,7 +51,7 @@ func corruptingFio(t *testing.T, img string, extra ...string) []string {
 // replay of the recording fails the same way.
 func TestIntegrityFindsAChangedBlock(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	testenv.MustHaveLoop(t)
 	good := newLoop(t, safetySize)
 	img := filepath.Join(t.TempDir(), "bad.img")
@@ -166,7 +166,7 @@ func imageLoop(t *testing.T, size int64) (dev, img string) {
 // the tail block's offset.
 func TestIntegrityReadsTheTail(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	good := newLoop(t, tailSize)
 	bad, img := imageLoop(t, tailSize)
 	env := corruptingFio(t, img, "CORRUPT_BYTES=4096", "CORRUPT_OFFSET="+strconv.Itoa(tailSize-4096))
@@ -196,7 +196,7 @@ func TestIntegrityReadsTheTail(t *testing.T) {
 // lists those cells as failed.
 func TestIntegrityRefusesAnEarlierRunsData(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	dev, img := imageLoop(t, tailSize)
 	spec := testdataFile(t, "readback.toml")
 	first := runSuite(t, []string{"-test.run=TestIntegrity|TestVerdict"}, "-spec="+spec, "-drives="+dev, "-destructive")
@@ -247,7 +247,7 @@ func TestIntegrityRefusesAnEarlierRunsData(t *testing.T) {
 // fill's id. A drive that kept both passes passes.
 func TestIntegrityRefusesAnEarlierPass(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	good := newLoop(t, tailSize)
 	r := runSuite(t, []string{"-test.run=TestIntegrity|TestVerdict"},
 		"-spec="+testdataFile(t, "readback-2-passes.toml"), "-drives="+good, "-destructive")

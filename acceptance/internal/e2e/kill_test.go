@@ -31,7 +31,7 @@ import (
 // 60 s runtime.
 func TestSuiteKilledStopsFio(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	uncapped(t)
 	dev := newLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")

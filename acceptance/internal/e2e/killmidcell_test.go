@@ -27,7 +27,7 @@ import (
 // again as though nothing happened.
 func TestCellIOErrorKilledBeforeFioEndsStaysFailed(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	good := newLoop(t, safetySize)
 	bad, img := imageLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")

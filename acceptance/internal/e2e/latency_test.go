@@ -216,7 +216,7 @@ func TestLatencyAtLoad(t *testing.T) {
 // buffer_compress_percentage run on a loop device, and the job file fio
 // ran holds each key as fio names it.
 func TestApplicationKeys(t *testing.T) {
-	t.Parallel() // it mostly waits on fio
+	runParallel(t) // it mostly waits on fio
 	testenv.MustHaveFio(t)
 	dev := newLoop(t, 64<<20)
 	rec := filepath.Join(t.TempDir(), "rec")

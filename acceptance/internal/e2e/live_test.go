@@ -36,7 +36,7 @@ var hostBoundRow = regexp.MustCompile(`^(.+): actual ([\d,]+) (IOPS|MB/s) < spec
 // the 1 GiB loop devices: a drive smaller than the capacity it is judged
 // as is refused (TestCapacityLargerThanTheDriveIsRefused).
 func TestBuiltInSpecFailsOnLoopDevices(t *testing.T) {
-	t.Parallel() // beside the hang test, which waits; a slower loop device only misses more
+	runParallel(t) // beside the hang test, which waits; a slower loop device only misses more
 	builtin, err := os.ReadFile(filepath.Join("..", "..", "..", "specs", "solidigm-d7-ps1010.toml"))
 	require.NoError(t, err)
 	require.Equal(t, 1, strings.Count(string(builtin), "bytes = 1_920_383_410_176"))
@@ -95,7 +95,7 @@ func TestBuiltInSpecFailsOnLoopDevices(t *testing.T) {
 func TestLoopSpecPassesThenReplays(t *testing.T) {
 	// Its figures are a loop device's fortieth (500 IOPS, 20 MB/s) and
 	// its steady-state limits 1000 %: not judged tightly.
-	t.Parallel()
+	runParallel(t)
 	drives := []string{newLoop(t, 1<<30), newLoop(t, 1<<30), newLoop(t, 1<<30)}
 	spec := loopSpec(t)
 	live := runSuite(t, nil, "-spec="+spec, "-drives="+strings.Join(drives, ","), "-destructive")

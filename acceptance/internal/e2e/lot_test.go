@@ -61,7 +61,7 @@ func setFigures(t *testing.T, dir, test string, want []float64) {
 // with the lot gate's INCONCLUSIVE as the closing line; the recording as
 // made (two drives below the pass line) fails TestVerdict/lot.
 func TestLotGateDecidesTheExitStatus(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	fixture := filepath.Join(acceptanceDir, "..", "fixtures", "lot-6-drives")
 	dir := filepath.Join(t.TempDir(), "lot")
 	require.NoError(t, os.CopyFS(dir, os.DirFS(fixture)))
@@ -109,7 +109,7 @@ func TestLotGateDecidesTheExitStatus(t *testing.T) {
 // precondition edited to "quick") leaves TestLot INCONCLUSIVE, not FAIL,
 // while TestScaling still fails the step.
 func TestLotMethodAndMissingFigures(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	fixture := filepath.Join(acceptanceDir, "..", "fixtures", "lot-6-drives")
 	rule, err := os.ReadFile(filepath.Join(fixture, "lot-rule.toml"))
 	require.NoError(t, err)

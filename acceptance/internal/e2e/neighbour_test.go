@@ -68,7 +68,7 @@ func pullingFio(t *testing.T, node, img, during string) []string {
 // and nothing of the survivor is in run.json's failures.
 func TestNeighbourPulledAfterTheFillSurvivorReadBack(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	good := newLoop(t, safetySize)
 	gone := newLoop(t, safetySize)
 	r := runSuiteIn(t, pullingFio(t, gone, "", "after-fill"), nil, "-spec="+testdataFile(t, "integrity.toml"), "-drives="+good+","+gone, "-destructive")
@@ -107,7 +107,7 @@ func TestNeighbourPulledAfterTheFillSurvivorReadBack(t *testing.T) {
 // failure of the survivor.
 func TestNeighbourPulledDuringTheReadBack(t *testing.T) {
 	// Its checks are of verdicts and recordings, not of speed.
-	t.Parallel()
+	runParallel(t)
 	good, gone, r := pulledRun(t, "readback")
 	noFioLeft(t)
 	assert.NotEqual(t, 0, r.Code, "a drive vanished: the run is not qualified")
@@ -158,7 +158,7 @@ func TestNeighbourPulledDuringTheReadBack(t *testing.T) {
 // live and in a replay, beside its disappearance in run.json; the
 // survivor passes.
 func TestADrivesDeathAfterItsMismatchDoesNotExcuseIt(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	good, dying, r := pulledRun(t, "dying")
 	noFioLeft(t)
 	assert.NotEqual(t, 0, r.Code)

@@ -36,7 +36,7 @@ func ocpStandin(t *testing.T) []string {
 // that rose from 0 to 5 fail TestHealth naming the field and both values.
 // The recording replays to the same verdicts and figures.
 func TestOCPWriteAmplificationAndBadBlocks(t *testing.T) {
-	t.Parallel() // it mostly waits on fio's steady-state rounds
+	runParallel(t) // it mostly waits on fio's steady-state rounds
 	dev := newLoop(t, 64<<20)
 	r := runSuiteIn(t, ocpStandin(t), nil, "-spec="+healthSpec(t), "-drives="+dev, "-destructive")
 	noFioLeft(t)
@@ -133,7 +133,7 @@ func TestOCPWriteAmplificationAndBadBlocks(t *testing.T) {
 // OCP checks are skipped saying why, never failed, and its cells say
 // there is no WAF.
 func TestOCPNoC0IsSkipped(t *testing.T) {
-	t.Parallel() // it mostly waits on fio's steady-state rounds
+	runParallel(t) // it mostly waits on fio's steady-state rounds
 	same := []string{}
 	r, _ := healthRun(t, healthLogs(t, "", same))
 	h := healthOf(t, r)

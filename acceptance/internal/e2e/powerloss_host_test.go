@@ -99,7 +99,7 @@ func readCycle(t *testing.T, raw, name string, k int) string {
 // the next; the last passes all four. The host is cut twice, not four
 // times.
 func TestPowerLossHostCutResumes(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	devs := []string{newLoop(t, 64<<20), newLoop(t, 64<<20)}
 	var names []string
 	for _, dev := range devs {
@@ -165,7 +165,7 @@ func TestPowerLossHostCutResumes(t *testing.T) {
 // zeros, and the other passes; a second -resume keeps both verdicts
 // without cutting again, and -replay judges them the same.
 func TestPowerLossHostCutLostWrites(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	lossy, kept := newLoop(t, 64<<20), newLoop(t, 64<<20)
 	img := backFile(t, lossy)
 	backFile(t, kept)
@@ -235,7 +235,7 @@ func zeroedRange(t *testing.T, out string) string {
 // over it nor cut again in that boot. The resume after the reboot judges
 // cycle 1 and cuts cycle 2; the next passes both.
 func TestPowerLossHostCutSameBoot(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	dev := newLoop(t, 64<<20)
 	backFile(t, dev)
 	devs := []string{dev}
@@ -282,7 +282,7 @@ func TestPowerLossHostCutSameBoot(t *testing.T) {
 // failed, and neither writes it nor cuts the host again; -replay FAILs
 // it the same way.
 func TestPowerLossHostCutDriveNotBack(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	devs, given, names, imgs, count, raw, args := cutOneLost(t, "powerloss2.toml")
 	untouched := testenv.SHA256(t, imgs[1])
 
@@ -412,7 +412,7 @@ func attachOwn(t *testing.T, img string) string {
 // recorded, without reading or writing it; the other drive passes. Its
 // data is not judged: the drive failed the resume before.
 func TestPowerLossHostCutBackAfterRecordedGone(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	devs, given, names, imgs, count, raw, args := cutOneLost(t, "powerloss.toml")
 	health := runSuiteVia(context.Background(), t, booted(t), throttled(t, devs[:1]...), nil, []string{"-test.run=TestHealth"}, append(args, "-resume")...)
 	noFioLeft(t)

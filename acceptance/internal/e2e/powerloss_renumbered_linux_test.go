@@ -21,7 +21,7 @@ import (
 // lost writes fails at the second device, the one that lost nothing
 // passes at the first. A replay of the resumed recording judges the same.
 func TestPowerLossRenumberedOnResume(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	devs := []string{newLoop(t, 64<<20), newLoop(t, 64<<20)}
 	imgs := []string{backFile(t, devs[0]), backFile(t, devs[1])}
 	rep := filepath.Join(t.TempDir(), "report")

@@ -62,7 +62,7 @@ func TestPowerLossResumeTrustsOnlyListed(t *testing.T) {
 // with a spec of one cycle still judges the failed cycle 2, and a replay
 // whose listed cycle_2.json is gone does not pass.
 func TestPowerLossReplayKeepsFailedCycle(t *testing.T) {
-	t.Parallel() // it mostly waits on fio
+	runParallel(t) // it mostly waits on fio
 	dev := newLoop(t, 64<<20)
 	img := backFile(t, dev)
 	mark := filepath.Join(t.TempDir(), "mark")

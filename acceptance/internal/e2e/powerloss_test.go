@@ -68,7 +68,7 @@ func powerLossChecks(t *testing.T, r result) []report.HealthCheck {
 // cycle stays failed through -replay and through -resume, which does not
 // cut again.
 func TestPowerLossLostWrites(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	dev := newLoop(t, 64<<20)
 	img := backFile(t, dev)
 	rep := filepath.Join(t.TempDir(), "report")
@@ -101,7 +101,7 @@ func TestPowerLossLostWrites(t *testing.T) {
 // The same cut without the zeroing loses nothing and passes, saying a
 // loop device gives no evidence the cut happened.
 func TestPowerLossKept(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	dev := newLoop(t, 64<<20)
 	backFile(t, dev)
 	r := runPL(t, []string{dev}, nil, powerLossArgs(dev, filepath.Join(t.TempDir(), "report"), "blockdev --setro {path}")...)
@@ -116,7 +116,7 @@ func TestPowerLossKept(t *testing.T) {
 // start count) the stand-in nvme-cli serves (they move only with a real
 // cut), is INCONCLUSIVE, never a pass, naming both counts.
 func TestPowerLossCutDidNothing(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	dev := newLoop(t, 64<<20)
 	env := ocpStandin(t)
 	r := runPL(t, []string{dev}, env, powerLossArgs(dev, filepath.Join(t.TempDir(), "report"), "true")...)
@@ -139,7 +139,7 @@ func TestPowerLossCutDidNothing(t *testing.T) {
 // incomplete shutdowns (a drive that completed its power-loss flush does
 // not count one): the cycle passes, the drive having seen the power loss.
 func TestPowerLossCountsRose(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	dev := newLoop(t, 64<<20)
 	backFile(t, dev)
 	env := ocpStandin(t)
@@ -155,7 +155,7 @@ func TestPowerLossCountsRose(t *testing.T) {
 // device byte for byte unchanged; the dry run prints each drive's cut and
 // restore commands and the data at risk.
 func TestPowerLossRefusedAndDryRun(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	dev := newLoop(t, 64<<20)
 	before := testenv.SHA256(t, dev)
 	args := powerLossArgs(dev, filepath.Join(t.TempDir(), "report"), "blockdev --setro {path}")
@@ -199,7 +199,7 @@ func TestPowerLossRefusedAndDryRun(t *testing.T) {
 // (the given path a link the restore repoints) did not return: the
 // cycle fails naming what came back.
 func TestPowerLossSwappedDrive(t *testing.T) {
-	t.Parallel() // it mostly waits on fio
+	runParallel(t) // it mostly waits on fio
 	dev := newLoop(t, 64<<20)
 	backFile(t, dev)
 	dev2 := newLoop(t, 64<<20)
@@ -221,7 +221,7 @@ func TestPowerLossSwappedDrive(t *testing.T) {
 // again, as a time-based job did, made every lost write a rewrite of
 // the same bytes, and the same cut passed.
 func TestPowerLossRestoredCopy(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	dev := newLoop(t, 64<<20)
 	img := backFile(t, dev)
 	dir := t.TempDir()

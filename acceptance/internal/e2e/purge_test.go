@@ -26,7 +26,7 @@ import (
 // the verdict without purging again, and a replay judges the same verdict
 // from purge.json.
 func TestPurgeAfterDiscardReadsBack(t *testing.T) {
-	t.Parallel() // it mostly waits on fio
+	runParallel(t) // it mostly waits on fio
 	testenv.MustHaveLoop(t)
 	dev := newLoop(t, safetySize)
 	spec := testdataFile(t, "integrity.toml")
@@ -111,7 +111,7 @@ func TestPurgeAfterDiscardReadsBack(t *testing.T) {
 // is resumed and when it is replayed, never refused as one a run could
 // not have written.
 func TestPurgeInconclusiveSurvivesResumeAndReplay(t *testing.T) {
-	t.Parallel() // it mostly waits on fio
+	runParallel(t) // it mostly waits on fio
 	testenv.MustHaveLoop(t)
 	dev := newLoop(t, safetySize)
 	spec := testdataFile(t, "integrity.toml")
@@ -219,7 +219,7 @@ func TestPurgeVerdictFollowsTheDrive(t *testing.T) {
 // never purged at the end, and has no TestPurge), and a replay of that
 // recording judges the second's verdict and asks none of the first.
 func TestPurgeSelectedPerDrive(t *testing.T) {
-	t.Parallel() // it mostly waits on fio
+	runParallel(t) // it mostly waits on fio
 	testenv.MustHaveLoop(t)
 	a, b := newLoop(t, safetySize), newLoop(t, safetySize)
 	nameA, nameB := strings.TrimPrefix(a, "/dev/"), strings.TrimPrefix(b, "/dev/")

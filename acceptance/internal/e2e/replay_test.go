@@ -33,7 +33,7 @@ func fixturesDir(t *testing.T) string {
 // passes with the brief's "% of Spec", and the eight 24-drive scaling
 // cells pass with the ratios of the brief's figures.
 func TestDefaultReplayReproducesTheBrief(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	r := runSuite(t, nil)
 	require.Equal(t, 0, r.Code, "stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
 	run := r.results(t)
@@ -133,7 +133,7 @@ func scalingSection(summary, workload string) string {
 // A recorded 24-drive run in which one drive delivered 20 % less than the
 // others fails its cell and names that drive.
 func TestReplayNamesTheSlowDrive(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(dir, os.DirFS(fixturesDir(t))))
 	path := filepath.Join(dir, "TestScaling", "24_drives", "4KB_Random_Read.json")
@@ -183,7 +183,7 @@ func TestReplayNamesTheSlowDrive(t *testing.T) {
 // A bad spec given with -dry-run is refused with every problem, each naming
 // the file, the line and the key.
 func TestBadSpecIsRefusedWithEveryProblem(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	bad, err := filepath.Abs(filepath.Join(acceptanceDir, "..", "specs", "testdata", "bad", "typo.toml"))
 	require.NoError(t, err)
 	r := runSuite(t, nil, "-spec="+bad, "-dry-run")
@@ -198,7 +198,7 @@ func TestBadSpecIsRefusedWithEveryProblem(t *testing.T) {
 // A replay of a directory with no recordings, or one that judges nothing,
 // must not pass: a typo in -replay would otherwise qualify nothing.
 func TestReplayThatJudgesNothingFails(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	r := runSuite(t, nil, "-replay="+t.TempDir())
 	assert.NotEqual(t, 0, r.Code)
 	assert.Contains(t, r.Stderr, "holds no recorded outputs")
@@ -228,7 +228,7 @@ func TestReplayThatJudgesNothingFails(t *testing.T) {
 // With baseline = "single", N drives are judged against N × the measured
 // single drive: the 1-drive scaling cell is its own baseline.
 func TestReplayWithMeasuredBaseline(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	builtin, err := os.ReadFile(filepath.Join(acceptanceDir, "..", "specs", "solidigm-d7-ps1010.toml"))
 	require.NoError(t, err)
 	edited := strings.Replace(string(builtin), `baseline  = "spec"`, `baseline  = "single"`, 1)
@@ -253,7 +253,7 @@ func TestReplayWithMeasuredBaseline(t *testing.T) {
 // A workload a capacity gives no figure for is a skipped cell that says
 // why, not a missing one.
 func TestCellWithoutFigureIsSkipped(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	builtin, err := os.ReadFile(filepath.Join(acceptanceDir, "..", "specs", "solidigm-d7-ps1010.toml"))
 	require.NoError(t, err)
 	var kept []string
@@ -282,7 +282,7 @@ func TestCellWithoutFigureIsSkipped(t *testing.T) {
 // Every problem of a command line is listed at once: the flags', the
 // spec's and the drives'.
 func TestEveryProblemAtOnce(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	missing := filepath.Join(t.TempDir(), "nvme9n9")
 	r := runSuite(t, nil, "-runtime=soon", "-spec=no-such-drive", "-drives="+missing, "-destructive")
 	assert.NotEqual(t, 0, r.Code)
@@ -297,7 +297,7 @@ func TestEveryProblemAtOnce(t *testing.T) {
 // and its terminal and JUnit read at that size: no line of 160 characters
 // or more names drives one by one, no JUnit message passes 300.
 func TestReplayTwentyFourDrives(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	r := runSuite(t, nil, "-replay="+filepath.Join(acceptanceDir, "..", "fixtures", "loop24"))
 	require.NotEqual(t, 0, r.Code, "18 cells are inconclusive")
 	got := r.results(t)
@@ -329,7 +329,7 @@ func TestReplayTwentyFourDrives(t *testing.T) {
 // would read as its own), and removes nothing it did not write: a user's
 // file beside them, and the recording kept under raw/, stay.
 func TestRunRemovesAnEarlierRunsReport(t *testing.T) {
-	t.Parallel() // replays: no drive, nothing timed
+	runParallel(t) // replays: no drive, nothing timed
 	rep := filepath.Join(t.TempDir(), "report")
 	first := runSuite(t, nil, "-replay="+fixturesDir(t), "-report="+rep)
 	require.Equal(t, 0, first.Code, first.Stderr)

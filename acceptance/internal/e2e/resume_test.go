@@ -91,7 +91,7 @@ func sums(t *testing.T, dir string, prefixes ...string) map[string]string {
 // and -resume with a spec whose runtime changed is refused before any
 // fio starts.
 func TestResumeAfterSIGKILL(t *testing.T) {
-	t.Parallel() // it mostly waits on fio's steady-state rounds
+	runParallel(t) // it mostly waits on fio's steady-state rounds
 	dev := newLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
 	raw := filepath.Join(rep, "raw")
@@ -201,7 +201,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 // SIGKILL once it recorded it; a second resume measures only what is
 // left, and the run ends QUALIFIED with every cell judged.
 func TestResumeAfterSIGINTTwice(t *testing.T) {
-	t.Parallel() // it mostly waits on fio's steady-state rounds
+	runParallel(t) // it mostly waits on fio's steady-state rounds
 	dev := newLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
 	raw := filepath.Join(rep, "raw")
@@ -276,7 +276,7 @@ func TestResumeAfterSIGINTTwice(t *testing.T) {
 // again, and only that one: a signal is an interruption, not the drive's
 // verdict.
 func TestResumeAfterFioKilled(t *testing.T) {
-	t.Parallel() // it mostly waits on fio
+	runParallel(t) // it mostly waits on fio
 	dev := newLoop(t, safetySize)
 	rep := filepath.Join(t.TempDir(), "report")
 	raw := filepath.Join(rep, "raw")

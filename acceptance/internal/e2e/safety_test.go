@@ -104,7 +104,7 @@ func assertNoReport(t *testing.T, r result) {
 }
 
 func TestRefusesWithoutDestructive(t *testing.T) {
-	t.Parallel() // refusals on loop devices of its own; nothing it checks is timed
+	runParallel(t) // refusals on loop devices of its own; nothing it checks is timed
 	dev := guardedLoop(t)
 	before := testenv.SHA256(t, dev)
 	r := runSuite(t, nil, "-spec="+faultSpec(t), "-drives="+dev, "-precondition=none")
@@ -164,7 +164,7 @@ func TestRefusesMountedFileSystem(t *testing.T) {
 }
 
 func TestRefusesPartitionTable(t *testing.T) {
-	t.Parallel() // refusals on loop devices of its own; nothing it checks is timed
+	runParallel(t) // refusals on loop devices of its own; nothing it checks is timed
 	testenv.MustHave(t, "sfdisk", "apt-get install fdisk")
 	const table = "label: gpt\n,,L\n"
 
@@ -280,7 +280,7 @@ func swapUsed(t *testing.T, dev string) int {
 }
 
 func TestRefusesSameDriveTwice(t *testing.T) {
-	t.Parallel() // refusals on loop devices of its own; nothing it checks is timed
+	runParallel(t) // refusals on loop devices of its own; nothing it checks is timed
 	dev := guardedLoop(t)
 	link := filepath.Join(t.TempDir(), "same-drive")
 	require.NoError(t, os.Symlink(dev, link))
@@ -291,7 +291,7 @@ func TestRefusesSameDriveTwice(t *testing.T) {
 }
 
 func TestDryRunWritesNothing(t *testing.T) {
-	t.Parallel() // refusals on loop devices of its own; nothing it checks is timed
+	runParallel(t) // refusals on loop devices of its own; nothing it checks is timed
 	dev := guardedLoop(t)
 	before := testenv.SHA256(t, dev)
 	r := runSuite(t, nil, "-spec="+faultSpec(t), "-drives="+dev, "-destructive", "-dry-run")

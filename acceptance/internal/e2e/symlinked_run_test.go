@@ -31,7 +31,7 @@ func recordedRun(dir string) record.Run {
 // before anything is written: the images and the recording (the links
 // included) are left as they were.
 func TestResumeRefusesASymlinkedRunJSON(t *testing.T) {
-	t.Parallel()
+	runParallel(t)
 	testenv.MustHaveLoop(t)
 	img := sparseImage(t, t.TempDir(), "a.img", safetySize)
 	dev := testenv.Attach(t, img)
