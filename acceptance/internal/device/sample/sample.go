@@ -176,9 +176,9 @@ func Read(path string, size int64, block bool) (Print, error) {
 			return Print{}, fmt.Errorf("reading the data sample of %s at byte offset %d: %w", path, off, err)
 		}
 		if bytes.Equal(buf, zeroRegion) {
-			// Its sha256 is known: comparing costs a tenth of hashing,
-			// which under emulation (a QEMU guest's TCG: no SHA
-			// instructions) took a third of a run's CPU.
+			// Its sha256 is known, and comparing costs a fraction of
+			// hashing, which in a QEMU guest under TCG (no SHA
+			// instructions) was a third of the suite's CPU.
 			p.SHA256 = append(p.SHA256, zeros)
 			continue
 		}
