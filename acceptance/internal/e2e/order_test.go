@@ -1,6 +1,10 @@
 package e2e
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -41,8 +45,13 @@ var slots = newGate(parallel, 300*time.Millisecond)
 func runParallel(t *testing.T) {
 	t.Parallel()
 	top, _, _ := strings.Cut(t.Name(), "/")
+	start := time.Now()
 	slots.acquire(longest[top])
 	t.Cleanup(slots.release)
+	// go test's elapsed time for t counts this wait too.
+	if w := time.Since(start); w >= time.Second {
+		t.Logf("waited %s for one of %d slots", w.Round(100*time.Millisecond), slots.limit())
+	}
 }
 
 // gate is a counting semaphore whose waiters are let in by priority,
@@ -68,6 +77,13 @@ type waiter struct {
 
 func newGate(size int, settle time.Duration) *gate {
 	return &gate{size: size, settle: settle}
+}
+
+// limit is how many may run at once.
+func (g *gate) limit() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.size
 }
 
 // resize sets how many may run at once.
@@ -131,76 +147,127 @@ func (g *gate) admit() {
 // once.
 func TestGateLongestFirst(t *testing.T) {
 	g := newGate(2, time.Hour) // opened below, once every waiter has come
-	var (
-		mu  sync.Mutex
-		got []int
-	)
-	in := make(chan int)
-	var wg sync.WaitGroup
-	// Priorities 0..5 by id; id 0 comes first, alone, before the rest.
-	prio := []int{0, 0, 5, 1, 9, 0}
-	start := func(id int) {
-		wg.Add(1)
+	t.Cleanup(func() {
+		if g.timer != nil {
+			g.timer.Stop()
+		}
+	})
+	// state is how many run and wait, read under the gate's lock: admit
+	// runs within opens and release, so it is settled when they return.
+	state := func() (running, waiting int) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.running, len(g.waiting)
+	}
+	in := make(chan int, 8)
+	next := func() int {
+		select {
+		case id := <-in:
+			return id
+		case <-time.After(time.Minute):
+			t.Fatal("no waiter got in within a minute")
+			return -1
+		}
+	}
+	prio := []int{0, 0, 5, 1, 9, 0} // by id, in the order they come
+	for id, p := range prio {
 		go func() {
-			defer wg.Done()
-			g.acquire(prio[id])
-			mu.Lock()
-			got = append(got, id)
-			mu.Unlock()
+			g.acquire(p)
 			in <- id
 		}()
-	}
-	start(0)
-	// Each of the rest has come before the next starts.
-	for id := 1; id < len(prio); id++ {
-		for {
-			g.mu.Lock()
-			n := len(g.waiting)
-			g.mu.Unlock()
-			if n == id {
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+			if _, w := state(); w == id+1 {
 				break
 			}
-			time.Sleep(time.Millisecond)
+			if time.Now().After(deadline) {
+				t.Fatalf("waiter %d did not come within a minute", id)
+			}
 		}
-		start(id)
 	}
-	for {
-		g.mu.Lock()
-		n := len(g.waiting)
-		g.mu.Unlock()
-		if n == len(prio) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	select {
-	case id := <-in:
-		t.Fatalf("waiter %d got in before the gate opened", id)
-	case <-time.After(20 * time.Millisecond):
+	if r, w := state(); r != 0 || w != len(prio) || len(in) != 0 {
+		t.Fatalf("before the gate opened: %d running, %d waiting, %d in; want none let in", r, w, len(in))
 	}
 	g.opens()
-	first := []int{<-in, <-in}
-	select {
-	case id := <-in:
-		t.Fatalf("a third waiter (%d) got in while two held the gate of two", id)
-	case <-time.After(20 * time.Millisecond):
+	if r, w := state(); r != 2 || w != len(prio)-2 {
+		t.Fatalf("once open: %d running, %d waiting; want 2 and %d", r, w, len(prio)-2)
 	}
-	if first[0] != 4 && first[1] != 4 || first[0] != 2 && first[1] != 2 {
-		t.Fatalf("first in: %v, want 4 (priority 9) and 2 (priority 5)", first)
+	if a, b := next(), next(); !(a == 4 && b == 2 || a == 2 && b == 4) {
+		t.Fatalf("first in: %d and %d, want 4 (priority 9) and 2 (priority 5)", a, b)
 	}
+	var got []int
 	for range len(prio) - 2 {
 		g.release()
-		<-in
+		if r, _ := state(); r != 2 {
+			t.Fatalf("after a release with waiters left: %d running, want 2", r)
+		}
+		got = append(got, next())
+	}
+	if want := []int{3, 0, 1, 5}; !slices.Equal(got, want) {
+		t.Errorf("let in %v after the first two, want %v: priority 1, then the rest in the order they came", got, want)
 	}
 	g.release()
 	g.release()
-	wg.Wait()
-	if want := []int{3, 0, 1, 5}; !slices.Equal(got[2:], want) {
-		t.Errorf("let in %v after the first two, want %v: priority 1, then the rest in the order they came", got[2:], want)
+	if r, w := state(); r != 0 || w != 0 {
+		t.Errorf("after every release: %d running, %d waiting", r, w)
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.running != 0 || len(g.waiting) != 0 {
-		t.Errorf("after every release: %d running, %d waiting", g.running, len(g.waiting))
+}
+
+// The gate is the only limit on this package's parallel tests: t.Parallel
+// is called by runParallel and by the tests whose subtests call it, and
+// every test longest names is a test here.
+func TestParallelTestsTakeSlots(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*_test.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the package's test files: %v %v", files, err)
 	}
+	tests := map[string]bool{}
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			if fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Test") {
+				tests[fn.Name.Name] = true
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || sel.Sel.Name != "Parallel" || len(call.Args) != 0 {
+					return true
+				}
+				// A parent whose subtests take the slots says so where it
+				// calls t.Parallel: it holds none while they wait.
+				if fn.Name.Name != "runParallel" && !parentOfSlotted[fn.Name.Name] {
+					t.Errorf("%s: %s calls Parallel: call runParallel(t), which waits for a slot", fset.Position(call.Pos()), fn.Name.Name)
+				}
+				return true
+			})
+		}
+	}
+	for name := range longest {
+		if !tests[name] {
+			t.Errorf("longest names %s, which is no test here", name)
+		}
+	}
+	for name := range parentOfSlotted {
+		if !tests[name] {
+			t.Errorf("parentOfSlotted names %s, which is no test here", name)
+		}
+	}
+}
+
+// parentOfSlotted are the tests that call t.Parallel themselves, whose
+// parallel subtests each call runParallel.
+var parentOfSlotted = map[string]bool{
+	"TestReceiptUsedDrive":                    true,
+	"TestCriticalWarningMidRunStopsThatDrive": true,
 }
