@@ -59,9 +59,9 @@ deps:
 # fio at nice 19), the loop-device integration tests and the 3-minute
 # step, which spend most of their time waiting on fio and on timeouts.
 # Beside them, the other packages run one more at a time than there are
-# CPUs (TEST_P): short ones that fill in, RACE_FIRST first (below). With
-# as many as CPUs, go test's default, the two longest, qual and
-# powerloss/cycle, which mostly waits on fio, held both places for 200 s
+# CPUs (TEST_P): short ones that fill in, RACE_FIRST first (below). On 2
+# cores, with as many as CPUs, go test's default, the two longest, qual
+# and powerloss/cycle, which mostly waits on fio, held both places for 200 s
 # and the run ended 40 s after e2e (make test 576-585 s); with one more it
 # ended before e2e (545 s), with two more e2e ended 40 s later (585 s).
 # (Before the guests ran at nice -5, two more made make test slower: 697 s

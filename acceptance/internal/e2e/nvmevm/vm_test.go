@@ -527,9 +527,9 @@ echo "guest up after $(cut -d' ' -f1 /proc/uptime) s"
 mkdir /tmp/drivequal-bin
 cp %s %s/nvmevm.test %s/nvme /tmp/drivequal-bin/
 ln -s nvmevm.test /tmp/drivequal-bin/nvme-fake
-fio=$(command -v fio)
+fio=$(command -v fio) || { echo "no fio in the guest: install fio (apt-get install fio)"; exit 1; }
 version=$("$fio" --version)
-printf '#!/bin/sh\n[ "$*" = --version ] && { echo %%s; exit 0; }\nexec %%s "$@"\n' "$version" "$fio" >/tmp/drivequal-bin/fio
+printf '#!/bin/sh\n[ "$*" = --version ] && { echo "%%s"; exit 0; }\nexec "%%s" "$@"\n' "$version" "$fio" >/tmp/drivequal-bin/fio
 chmod +x /tmp/drivequal-bin/fio
 cd %s
 export PATH=/tmp/drivequal-bin:$PATH %s=1 %s=/tmp/drivequal-bin/acceptance.test %s=%s %s=%s %s=%s DRIVEQUAL_NVME_REAL=%s GOTRACEBACK=all %s
