@@ -21,7 +21,18 @@ func TestWaitLoad(t *testing.T) {
 	sysBlock = dir
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "nvme2n1"), 0o755))
 	stat := filepath.Join(dir, "nvme2n1", "stat")
-	write := func(s string) { require.NoError(t, os.WriteFile(stat, []byte(s), 0o644)) }
+	// Written whole and renamed over, as the kernel's stat file is read
+	// whole: a reader that came between os.WriteFile's truncation and its
+	// write saw no statistics, and waitLoad rightly returned at once (a
+	// loaded make test once caught the second wait below there).
+	write := func(s string) { // also from a goroutine: t.Error, not FailNow
+		tmp := stat + ".tmp"
+		if err := os.WriteFile(tmp, []byte(s), 0o644); err != nil {
+			t.Error(err)
+		} else if err := os.Rename(tmp, stat); err != nil {
+			t.Error(err)
+		}
+	}
 	write("     100        0     800       12       50        0      400        7        0       20       19        0        0        0        0        0        0\n")
 	n, err := completed("/dev/nvme2n1")
 	require.NoError(t, err)
