@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,7 +49,7 @@ func TestLatencyAtLoad(t *testing.T) {
 	th := testenv.ReadThrottle(t, dev, throttleIOPS)
 	rec := filepath.Join(t.TempDir(), "rec")
 	spec := testdataFile(t, "latency.toml")
-	r := runSuiteCtx(context.Background(), t, func(cmd *exec.Cmd) { require.NoError(t, th.Join(cmd.Process.Pid)) }, nil,
+	r := runSuiteVia(context.Background(), t, userPriority(), func(cmd *exec.Cmd) { require.NoError(t, th.Join(cmd.Process.Pid)) }, nil,
 		[]string{"-test.run=TestLatency"}, "-spec="+spec, "-drives="+dev, "-capacity=64MiB", "-destructive", "-record="+rec)
 	noFioLeft(t)
 	reads, err := th.Writes()
@@ -210,6 +212,21 @@ func TestLatencyAtLoad(t *testing.T) {
 	summary, err = os.ReadFile(filepath.Join(rn.Report, "summary.md"))
 	require.NoError(t, err)
 	assert.Contains(t, strings.SplitN(string(summary), "\n", 2)[0], "NOT QUALIFIED", "summary's first line")
+}
+
+// userPriority is what runs the suite at nice 0, a user's run's
+// priority, when this test runs at a lower one (make test's nice 10) and
+// may raise it (as root); nil otherwise. A latency is the scheduler's as
+// much as the device's: beside make test's guests at nice -5, fio's
+// threads at nice 10 woke on some 3 % of a core, every point of the curve
+// was host-bound (p99 up to 550 ms), and once an open-loop point's mean at
+// half the throttle (21.3 ms) exceeded the deepest queue's (20.2 ms).
+func userPriority() []string {
+	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0) // 20 - nice on Linux
+	if err != nil || 20-prio <= 0 || os.Geteuid() != 0 {
+		return nil
+	}
+	return []string{"nice", "-n", strconv.Itoa(prio - 20)}
 }
 
 // Workloads with bssplit, trims, rate_iops, thinktime and
