@@ -97,7 +97,8 @@ RACE_FIRST = ./acceptance/internal/qual ./fiojob ./acceptance/internal/powerloss
 # or tests) matches it, those that run goroutines: a go statement, sync or
 # sync/atomic, a callback the runtime or the standard library runs on a
 # goroutine of its own (time.AfterFunc, context.AfterFunc, a finalizer or
-# cleanup, signal.Notify, an HTTP server's handlers). The race detector
+# cleanup, signal.Notify, an HTTP server's handlers), tests that run at
+# once (t.Parallel, b.RunParallel). The race detector
 # finds data races between goroutines; in the other packages, whose tests
 # run their code on one, it had nothing to find and cost them 67
 # CPU-seconds of a cold make test (their -race builds and runs: 423
@@ -105,7 +106,7 @@ RACE_FIRST = ./acceptance/internal/qual ./fiojob ./acceptance/internal/powerloss
 # cores. They run in a go test of their own, without -race. layout's
 # TestRacePatternFindsEveryConcurrentPackage checks, from each package's
 # syntax, that none that starts a goroutine is left out.
-RACE_PATTERN = (^|[^[:alnum:]_.])go (func|[[:alnum:]_.]+\()|"sync"|"sync/atomic"|"os/signal"|"net/http"|"net/http/httptest"|AfterFunc|SetFinalizer|AddCleanup
+RACE_PATTERN = (^|[^[:alnum:]_.])go (func|[[:alnum:]_.]+\()|"sync"|"sync/atomic"|"os/signal"|"net/http"|"net/http/httptest"|AfterFunc|SetFinalizer|AddCleanup|\.Parallel\(\)|\.RunParallel\(
 LONG_PKGS = ./acceptance/internal/e2e/defaultround ./acceptance/internal/e2e ./acceptance/internal/e2e/longstep
 NVMEVM = ./acceptance/internal/e2e/nvmevm
 # The loop-device packages (LONG_PKGS) run without -race too, in a go

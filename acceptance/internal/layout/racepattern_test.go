@@ -113,7 +113,8 @@ func racePatternProblems(re *regexp.Regexp, root string) ([]string, error) {
 // concurrency says where the Go file path (src) runs code on another
 // goroutine, "" when it does not: a go statement, an import of sync,
 // sync/atomic, os/signal or net/http, a call of AfterFunc,
-// runtime.SetFinalizer or runtime.AddCleanup.
+// runtime.SetFinalizer or runtime.AddCleanup, tests run at once
+// (t.Parallel(), b.RunParallel).
 func concurrency(path string, src []byte) (string, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
@@ -143,6 +144,12 @@ func concurrency(path string, src []byte) (string, error) {
 			case "AfterFunc", "SetFinalizer", "AddCleanup":
 				why = where(n, n.Sel.Name)
 			}
+		case *ast.CallExpr:
+			// t.Parallel() or b.RunParallel(...): the package's tests run
+			// its code on several goroutines at once.
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Parallel" && len(n.Args) == 0 || sel.Sel.Name == "RunParallel") {
+				why = where(n, sel.Sel.Name)
+			}
 		}
 		return why == ""
 	})
@@ -169,6 +176,8 @@ func TestRacePatternProblemsNamed(t *testing.T) {
 		"signal":   "package p\nimport (\n\t\"os\"\n\t\"os/signal\"\n)\nfunc f(c chan os.Signal) { signal.Notify(c) }\n",
 		"server":   "package p\nimport \"net/http/httptest\"\nvar s = httptest.NewServer(nil)\n",
 		"finalize": "package p\nimport \"runtime\"\nfunc f(x *int) { runtime.SetFinalizer(x, nil) }\n",
+		"parallel": "package p\nimport \"testing\"\nfunc TestA(t *testing.T) {\n\tt.Parallel()\n}\n",
+		"bench":    "package p\nimport \"testing\"\nfunc BenchmarkA(b *testing.B) { b.RunParallel(func(*testing.PB) {}) }\n",
 		"plain":    "package p\n// We go (to) the drive, and cargo(1) is no go statement.\nfunc cargo(int) {}\nfunc f() { cargo(1) }\n",
 	}
 	for name, src := range pkgs {
@@ -195,6 +204,8 @@ func TestRacePatternProblemsNamed(t *testing.T) {
 		{`"os/signal"|`, "./signal runs goroutines (imports os/signal"},
 		{`"net/http/httptest"|`, "./server runs goroutines (imports net/http/httptest"},
 		{`SetFinalizer|`, "./finalize runs goroutines (SetFinalizer"},
+		{`|\.Parallel\(\)`, "./parallel runs goroutines (Parallel"},
+		{`|\.RunParallel\(`, "./bench runs goroutines (RunParallel"},
 	} {
 		weak := strings.Replace(re.String(), c.drop, "", 1)
 		if weak == re.String() {
