@@ -93,20 +93,6 @@ GUEST_NICE ?= -5
 # after e2e (make test 615, 602, 603 and 629 s in four runs on 2 cores,
 # against 634 s; runs of one tree vary by some 20 s).
 RACE_FIRST = ./acceptance/internal/qual ./fiojob ./acceptance/internal/powerloss/cycle
-# RACE_PATTERN: the -race run takes the packages one of whose files (code
-# or tests) matches it, those that run goroutines: a go statement, sync or
-# sync/atomic, a callback the runtime or the standard library runs on a
-# goroutine of its own (time.AfterFunc, context.AfterFunc, a finalizer or
-# cleanup, signal.Notify, an HTTP server's handlers), tests that run at
-# once (t.Parallel, b.RunParallel). The race detector
-# finds data races between goroutines; in the other packages, whose tests
-# run their code on one, it had nothing to find and cost them 67
-# CPU-seconds of a cold make test (their -race builds and runs: 423
-# CPU-seconds for the race run and these beside it against 490), on 2
-# cores. They run in a go test of their own, without -race. layout's
-# TestRacePatternFindsEveryConcurrentPackage checks, from each package's
-# syntax, that none that starts a goroutine is left out.
-RACE_PATTERN = (^|[^[:alnum:]_.])go (func|[[:alnum:]_.]+\()|"sync"|"sync/atomic"|"os/signal"|"net/http"|"net/http/httptest"|AfterFunc|SetFinalizer|AddCleanup|\.Parallel\(\)|\.RunParallel\(
 LONG_PKGS = ./acceptance/internal/e2e/defaultround ./acceptance/internal/e2e ./acceptance/internal/e2e/longstep
 NVMEVM = ./acceptance/internal/e2e/nvmevm
 # The loop-device packages (LONG_PKGS) run without -race too, in a go
@@ -140,12 +126,9 @@ test: deps
 	nice -n 10 $(GO) test $(TEST_FLAGS) -timeout=20m -p=$(words $(LONG_PKGS)) $(LONG_PKGS) & long=$$!; \
 	DRIVEQUAL_NORACE_RUN=1 nice -n 10 $(GO) test $(TEST_FLAGS) -timeout=20m -run='^($(NORACE_TESTS))$$' $(NORACE_PKGS) & norace=$$!; \
 	first=$$($(GO) list $(RACE_FIRST)) && skip=$$($(GO) list $(NVMEVM) $(LONG_PKGS) $(RACE_FIRST)) && \
-	  all=$$($(GO) list ./... | grep -v -x -F "$$skip") && \
-	  conc=$$($(GO) list $$(grep -l -E '$(RACE_PATTERN)' $$(find . -name '*.go' -not -path '*/testdata/*') | xargs -n1 dirname | sort -u)) || { wait; exit 2; }; \
-	pkgs=$$(echo "$$all" | grep -x -F "$$conc"); plain=$$(echo "$$all" | grep -v -x -F "$$conc"); \
-	nice -n 10 $(GO) test $(TEST_FLAGS) -timeout=20m -p=$(TEST_P) $$plain & oneg=$$!; \
+	  pkgs=$$($(GO) list ./... | grep -v -x -F "$$skip") || { wait; exit 2; }; \
 	nice -n 10 $(GO) test $(TEST_FLAGS) -race -timeout=20m -p=$(TEST_P) $$first $$pkgs; rc=$$?; \
-	wait $$oneg || rc=1; wait $$norace || rc=1; wait $$long || rc=1; wait $$vm || rc=1; exit $$rc
+	wait $$norace || rc=1; wait $$long || rc=1; wait $$vm || rc=1; exit $$rc
 
 demo:
 	$(GO) test -count=1 ./acceptance -args -report=$(abspath $(REPORT))
