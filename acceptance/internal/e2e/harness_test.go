@@ -84,8 +84,7 @@ func setup(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	suiteBin = filepath.Join(dir, "acceptance.test")
-	// Without vet, as suiterun.Build: the suite's package is vetted where
-	// it is tested.
+	// Without vet, as suiterun.Build: go vet ./... vets the suite.
 	build := exec.Command("go", "test", "-c", "-vet=off", "-o", suiteBin, ".")
 	build.Dir = acceptanceDir
 	if out, err := build.CombinedOutput(); err != nil {
