@@ -78,7 +78,9 @@ if [ -n "${CORRUPT_DROP_LAST:-}" ] && [ -f "$job" ] && grep -qx 'rw=write' "$job
 	shift $(($# / 2))
 fi
 if [ -n "${CORRUPT_HOLD:-}" ] && [ -f "$job" ] && grep -qx 'rw=read' "$job" && grep -q '^verify_pattern=' "$job"; then
-	out=$(mktemp) || exit 99
+	# Beside the job file, in the test's own directory: the test kills
+	# this script mid-read, before its rm, and go test removes that one.
+	out=$(mktemp "$job.out.XXXXXX") || exit 99
 	"$CORRUPT_REAL" "$@" >"$out"
 	cat "$out"
 	rm -f "$out"
