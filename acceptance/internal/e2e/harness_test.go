@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/e2e/suiterun"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
@@ -84,10 +85,7 @@ func setup(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	suiteBin = filepath.Join(dir, "acceptance.test")
-	// Without vet, as suiterun.Build: go vet ./... vets the suite.
-	build := exec.Command("go", "test", "-c", "-vet=off", "-o", suiteBin, ".")
-	build.Dir = acceptanceDir
-	if out, err := build.CombinedOutput(); err != nil {
+	if out, err := suiterun.BuildCommand(acceptanceDir, suiteBin).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building the acceptance suite: %v\n%s", err, out)
 		return 2
 	}

@@ -20,13 +20,8 @@ import (
 	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
-// Build compiles the acceptance suite's test binary (go test -c in
-// the module's acceptance directory) into dir and returns its path, for a
-// test that runs the suite as a user would. Without vet (-vet=off): go
-// vet ./... (make test, make lint) vets the suite's package, and go test
-// -c ran vet again over it and, for their facts, the 340-odd packages it
-// imports, for each test package that builds it (340 vet processes, 21
-// CPU-seconds of a make test with a cold build cache).
+// Build compiles the acceptance suite's test binary into dir (BuildCommand)
+// and returns its path, for a test that runs the suite as a user would.
 func Build(t testing.TB, dir string) string {
 	t.Helper()
 	wd, _ := os.Getwd()
@@ -35,12 +30,22 @@ func Build(t testing.TB, dir string) string {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "acceptance.test")
-	build := exec.Command("go", "test", "-c", "-vet=off", "-o", bin, ".")
-	build.Dir = filepath.Join(root, "acceptance")
-	if out, err := build.CombinedOutput(); err != nil {
+	if out, err := BuildCommand(filepath.Join(root, "acceptance"), bin).CombinedOutput(); err != nil {
 		t.Fatalf("building the acceptance suite: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// BuildCommand is go test -c of the suite in acceptanceDir, the module's
+// acceptance directory, into bin. Without vet (-vet=off): go vet ./...
+// (make test, make lint) vets the suite's package, and go test -c ran vet
+// again over it and, for their facts, the 340-odd packages it imports, for
+// each test package that builds it (340 vet processes, 21 CPU-seconds of a
+// make test with a cold build cache).
+func BuildCommand(acceptanceDir, bin string) *exec.Cmd {
+	build := exec.Command("go", "test", "-c", "-vet=off", "-o", bin, ".")
+	build.Dir = acceptanceDir
+	return build
 }
 
 // Run runs the compiled suite bin with args, as go test would run it
