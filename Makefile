@@ -120,11 +120,6 @@ TEST_FLAGS = -vet=off -count=1 -ldflags=-w
 # equal to the tests that skip.
 NORACE_TESTS = TestSize24Drives30Minutes|TestReadBackSameAsOneAtATime|TestMonotoneInAddedDrives|TestErrorRateAtTheCoverage|TestResumeBuiltInPlan
 NORACE_PKGS = ./acceptance/internal/timelog ./acceptance/internal/powerloss/cycle ./acceptance/internal/lot ./acceptance/internal/qual
-# The -race run's test binaries exit without the race runtime's 1-second
-# sleep (GORACE=atexit_sleep_ms=0; a GORACE of the user's comes after it
-# and wins): the sleep gives goroutines still running after the tests a
-# second more to race, and held one of the run's TEST_P places idle after
-# each of its 80-odd packages, a second that go test also waits for.
 test: deps
 	$(GO) vet ./...
 	@vmnice=; [ "$$(nice -n $(GUEST_NICE) nice 2>/dev/null)" -lt "$$(nice)" ] 2>/dev/null && vmnice="nice -n $(GUEST_NICE)"; \
@@ -133,7 +128,7 @@ test: deps
 	DRIVEQUAL_NORACE_RUN=1 nice -n 10 $(GO) test $(TEST_FLAGS) -timeout=20m -run='^($(NORACE_TESTS))$$' $(NORACE_PKGS) & norace=$$!; \
 	first=$$($(GO) list $(RACE_FIRST)) && skip=$$($(GO) list $(NVMEVM) $(LONG_PKGS) $(RACE_FIRST)) && \
 	  pkgs=$$($(GO) list ./... | grep -v -x -F "$$skip") || { wait; exit 2; }; \
-	GORACE="atexit_sleep_ms=0 $$GORACE" nice -n 10 $(GO) test $(TEST_FLAGS) -race -timeout=20m -p=$(TEST_P) $$first $$pkgs; rc=$$?; \
+	nice -n 10 $(GO) test $(TEST_FLAGS) -race -timeout=20m -p=$(TEST_P) $$first $$pkgs; rc=$$?; \
 	wait $$norace || rc=1; wait $$long || rc=1; wait $$vm || rc=1; exit $$rc
 
 demo:
