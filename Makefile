@@ -8,7 +8,7 @@
 #   make junit                     replay the brief; the suite writes report/junit.xml
 #   make junit-check [JUNIT=FILE]  what GitHub's JUnit action shows for a junit.xml
 #   make lint                      gofmt, go vet (Linux and macOS), the macOS build, actionlint
-#   make fuzz [FUZZTIME=15s]       the fio-output and spec fuzzers, each for FUZZTIME
+#   make fuzz [FUZZTIME=15s]       the fio-output, fio-decoder and spec fuzzers, each for FUZZTIME
 #   make bench                     parser, report and fleet benchmarks; the harness's cost around fio
 #   make bench-plan [BASE=commit]  wall time of a loop run, an older planner vs this one (root)
 #   make deps                      install what the tests drive, when missing (root, apt)
@@ -190,6 +190,7 @@ lint:
 
 fuzz:
 	$(GO) test ./fiojob -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME)
+	$(GO) test ./fiojob -run='^$$' -fuzz='^FuzzDecodeFast$$' -fuzztime=$(FUZZTIME)
 	$(GO) test ./specs -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME)
 
 # bench: the parser and report benchmarks, and one cell through the suite

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -63,10 +64,19 @@ var decodeCases = []string{
 	// Numbers at the edges of their types.
 	`{"jobs":[{"groupid":-0,"job_runtime":9223372036854775807,"usr_cpu":1e308,"sys_cpu":-4.9e-324,"error":0}]}`,
 	`{"jobs":[{"usr_cpu":0.1e1,"sys_cpu":1E-2,"read":{"bw_bytes":123456789012345678901234567890}}]}`,
+	// Counters past 2^53, where a decoder through float64 rounds.
+	`{"jobs":[{"read":{"io_bytes":9007199254740993,"total_ios":4611686018427387904,"runtime":9223372036854775807,"lat_ns":{"N":9007199254740993,"mean":1},"clat_ns":{"bins":{"9007199254740993":9007199254740993,"2":9223372036854775807}}}}]}`,
+	` {"jobs" : [ { "jobname" : "a" , "read" : { "clat_ns" : { "bins" : { "10" : 1 , "20" : 2 } } } } ] } `,
+	// Unknown members of every kind are skipped.
+	`{"x":{"jobs":[{"jobname":"b"}]},"jobs":[{"jobname":"a","options":{"rw":"read"},"latency_ns":{"2":0.0}}],"disk_util":[{"name":"d"}]}`,
+}
+
+// refusedCases are what decodeFast refuses, as encoding/json does: Parse
+// then decodes with encoding/json, whose error is the one it returns.
+var refusedCases = []string{
 	`{"jobs":[{"groupid":9223372036854775808}]}`,
 	`{"jobs":[{"groupid":1.0}]}`,
 	`{"jobs":[{"usr_cpu":1e400}]}`,
-	// Wrong types: encoding/json fails, and so must decodeFast or agree.
 	`{"jobs":[{"jobname":1}]}`,
 	`{"jobs":{"jobname":"a"}}`,
 	`{"jobs":[{"read":[1,2]}]}`,
@@ -74,19 +84,34 @@ var decodeCases = []string{
 	`{"jobs":[{"jobname":"a"}],"x":[1,{"y":nul}]}`,
 	`{"jobs":[]} {}`,
 	`{"jobs":[],}`,
-	` {"jobs" : [ { "jobname" : "a" , "read" : { "clat_ns" : { "bins" : { "10" : 1 , "20" : 2 } } } } ] } `,
-	// Unknown members of every kind are skipped.
-	`{"x":{"jobs":[{"jobname":"b"}]},"jobs":[{"jobname":"a","options":{"rw":"read"},"latency_ns":{"2":0.0}}],"disk_util":[{"name":"d"}]}`,
 }
 
+// Every case of decodeCases and every fixture's final report decodes the
+// fast way, into what encoding/json decodes (so that a library update that
+// made decodeFast refuse them, and Parse quietly fall back, fails here);
+// every case of refusedCases is refused by both.
 func TestDecodeFastSameAsEncodingJSON(t *testing.T) {
 	for _, c := range decodeCases {
+		var v fioOutput
+		if err := decodeFast([]byte(c), &v); err != nil {
+			t.Errorf("decodeFast(%.200q): %v, want it decoded", c, err)
+		}
 		sameAsEncodingJSON(t, []byte(c))
+	}
+	for _, c := range refusedCases {
+		var fast, exact fioOutput
+		if decodeFast([]byte(c), &fast) == nil || json.Unmarshal([]byte(c), &exact) == nil {
+			t.Errorf("%.200q: want it refused by decodeFast and encoding/json", c)
+		}
 	}
 	for _, f := range fixtures(t) {
 		data := readFixture(t, filepath.Base(f))
 		_, last, _, err := split(data, false)
 		if err != nil || last == nil {
+			// A fixture of output fio did not finish: Parse must refuse it.
+			if _, perr := Parse(data); perr == nil {
+				t.Errorf("%s: no final report (%v), yet Parse read it", filepath.Base(f), err)
+			}
 			continue
 		}
 		var v fioOutput
@@ -100,7 +125,7 @@ func TestDecodeFastSameAsEncodingJSON(t *testing.T) {
 // FuzzDecodeFast checks that what decodeFast decodes without error is what
 // encoding/json decodes.
 func FuzzDecodeFast(f *testing.F) {
-	for _, c := range decodeCases {
+	for _, c := range append(slices.Clone(decodeCases), refusedCases...) {
 		f.Add([]byte(c))
 	}
 	fs, err := filepath.Glob(filepath.Join(fixtureDir, "*.json"))
