@@ -38,11 +38,15 @@ func TestWaitLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(150), n)
 
+	// start is taken before the goroutine that writes 300 ms later is
+	// started: taken after it, the goroutine's sleep could begin first,
+	// and the write come less than 300 ms after start (299.2 ms in a
+	// loaded make test), failing a wait that was right.
+	start := time.Now()
 	go func() {
 		time.Sleep(300 * time.Millisecond)
 		write("     100        0     800       12       51        0      408        7        0       20       19        0        0        0        0        0        0\n")
 	}()
-	start := time.Now()
 	waitLoad(context.Background(), "/dev/nvme2n1", n, 10*time.Second)
 	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "returned before the drive completed an I/O")
 	assert.Less(t, time.Since(start), 10*time.Second, "returned only at its limit")
