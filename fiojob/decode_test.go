@@ -67,6 +67,11 @@ var decodeCases = []string{
 	// Counters past 2^53, where a decoder through float64 rounds.
 	`{"jobs":[{"read":{"io_bytes":9007199254740993,"total_ios":4611686018427387904,"runtime":9223372036854775807,"lat_ns":{"N":9007199254740993,"mean":1},"clat_ns":{"bins":{"9007199254740993":9007199254740993,"2":9223372036854775807}}}}]}`,
 	` {"jobs" : [ { "jobname" : "a" , "read" : { "clat_ns" : { "bins" : { "10" : 1 , "20" : 2 } } } } ] } `,
+	// Elements that hold nothing, and lists that grow and shrink under
+	// one name: each element decoded into what the earlier list left.
+	`{"jobs":[{"jobname":"a"},null,{}],"client_stats":[]}`,
+	`{"jobs":[{"jobname":"a","groupid":1},{"jobname":"b"},{"jobname":"c"},{"jobname":"d"},{"jobname":"e"}],"jobs":[{"groupid":2}],"jobs":[{},{},{},{"hostname":"h"},{},{}]}`,
+	`{"client_stats":null,"client_stats":[{"jobname":"a"}],"client_stats":[]}`,
 	// Unknown members of every kind are skipped.
 	`{"x":{"jobs":[{"jobname":"b"}]},"jobs":[{"jobname":"a","options":{"rw":"read"},"latency_ns":{"2":0.0}}],"disk_util":[{"name":"d"}]}`,
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
@@ -18,9 +19,133 @@ import (
 // reads. Everything else (disk_util, job options, percentile lists, ...) is
 // skipped, so its absence does not matter.
 type fioOutput struct {
-	Version     string   `json:"fio version"`
-	Jobs        []fioJob `json:"jobs"`
-	ClientStats []fioJob `json:"client_stats"`
+	Version     string  `json:"fio version"`
+	Jobs        fioJobs `json:"jobs"`
+	ClientStats fioJobs `json:"client_stats"`
+}
+
+// fioJobs is a list of jobs that refuses more than maxJobs elements
+// before it decodes them: an element of a recording's list may be a few
+// bytes ({}, null, 1), and each decoded takes some 400 bytes and more,
+// so that tooManyJobs, which counts the "jobname" members fio prints,
+// is no bound (a 600 KB list of {} took 800 MB). Both of Parse's ways of
+// decoding call its methods, which decode as encoding/json decodes a
+// slice (a duplicate member decodes into what the earlier one left).
+type fioJobs []fioJob
+
+// errJobs is the error of a list of more jobs than fio runs.
+var errJobs = fmt.Errorf("jobs: more than the %d fio runs at most", maxJobs)
+
+// UnmarshalJSONFrom is decodeFast's: it reads the list an element at a
+// time and stops at the one past maxJobs. Its steps are those of
+// encoding/json's decoding of a slice: an element within the slice's
+// capacity is decoded into what is there, the slice grows by append's
+// rule, an empty list is an empty slice and null a nil one.
+func (p *fioJobs) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind() {
+	case 'n':
+		*p = nil
+		return nil
+	case '[':
+	default:
+		return errors.New("jobs is not a list")
+	}
+	s := *p
+	i := 0
+	for dec.PeekKind() != ']' {
+		if i == maxJobs {
+			return errJobs
+		}
+		if i >= cap(s) {
+			s = slices.Grow(s, 1)
+		}
+		if i >= len(s) {
+			s = s[:i+1]
+		}
+		if err := jsonv2.UnmarshalDecode(dec, &s[i], elementOptions); err != nil {
+			return err
+		}
+		i++
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	if i == 0 {
+		s = fioJobs{}
+	}
+	*p = s[:i]
+	return nil
+}
+
+// elementOptions decode an element of a list of jobs with the options of
+// the decodeFast call that reached it, but for errors: under v1's, each
+// element's decoding would check the whole element's JSON again (the
+// call checked all of it first), and the list would go on after an
+// element's error. An error ends decodeFast, and Parse decodes with
+// encoding/json.
+var elementOptions = jsonv1.ReportErrorsWithLegacySemantics(false)
+
+// UnmarshalJSON is encoding/json's: data is one valid JSON value, whose
+// elements, when it is a list, it counts before encoding/json decodes it.
+func (p *fioJobs) UnmarshalJSON(data []byte) error {
+	if listLen(data, maxJobs+1) > maxJobs {
+		return errJobs
+	}
+	return json.Unmarshal(data, (*[]fioJob)(p))
+}
+
+// listLen is the number of elements of the JSON list data (a valid JSON
+// value), counted up to most; 0 when data is not a list.
+func listLen(data []byte, most int) int {
+	depth, commas, any := 0, 0, false
+	inString, escaped := false, false
+	for _, c := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case ']', '}':
+			depth--
+			continue
+		case ',':
+			if depth == 1 {
+				if commas++; commas+1 >= most {
+					return most
+				}
+			}
+			continue
+		}
+		if depth == 0 && c != '[' {
+			return 0
+		}
+		if depth == 1 {
+			any = true
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+		}
+	}
+	if !any {
+		return 0
+	}
+	return commas + 1
 }
 
 type fioJob struct {
@@ -80,9 +205,12 @@ func (b *fioBins) UnmarshalJSON(data []byte) error {
 	if n > maxBins {
 		return fmt.Errorf("clat_ns bins: %d entries, more than the %d latency bins fio has", n, maxBins)
 	}
+	// A second "bins" member replaces the first: appended to it, bins
+	// without bound would fit in maxBins a member.
 	if cap(b.ns) < n {
 		b.ns, b.count = make([]int64, 0, n), make([]int64, 0, n)
 	}
+	b.ns, b.count = b.ns[:0], b.count[:0]
 	for {
 		i = skipSpace(data, i)
 		if i < len(data) && data[i] == ',' {
