@@ -2,7 +2,6 @@ package fiojob
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -133,15 +132,8 @@ func FuzzDecodeFast(f *testing.F) {
 	for _, c := range append(slices.Clone(decodeCases), refusedCases...) {
 		f.Add([]byte(c))
 	}
-	fs, err := filepath.Glob(filepath.Join(fixtureDir, "*.json"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, p := range fs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, p := range fixtures(f) {
+		b := readFixture(f, filepath.Base(p))
 		if _, last, _, err := split(b, false); err == nil && last != nil && len(last) <= 64<<10 {
 			f.Add(sanitize(last))
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -451,15 +450,8 @@ func TestPercentiles(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	fs, err := filepath.Glob(filepath.Join(fixtureDir, "*.json"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, p := range fs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, p := range fixtures(f) {
+		b := readFixture(f, filepath.Base(p))
 		if len(b) > 256<<10 {
 			b = b[:256<<10] // the large fixture, cut: a truncation seed
 		}
