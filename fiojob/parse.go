@@ -13,6 +13,8 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
+
+	"github.com/drivequal/drivequal/fiojob/internal/jsonlist"
 )
 
 // The private mirror of the parts of fio's json / json+ output that Parse
@@ -36,49 +38,9 @@ type fioJobs []fioJob
 // errJobs is the error of a list of more jobs than fio runs.
 var errJobs = fmt.Errorf("jobs: more than the %d fio runs at most", maxJobs)
 
-// UnmarshalJSONFrom is decodeFast's: it reads the list an element at a
-// time and stops at the one past maxJobs. Its steps are those of
-// encoding/json's decoding of a slice: an element within the slice's
-// capacity is decoded into what is there, the slice grows by append's
-// rule, an empty list is an empty slice and null a nil one.
+// UnmarshalJSONFrom is decodeFast's (see jsonlist.Decode).
 func (p *fioJobs) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	tok, err := dec.ReadToken()
-	if err != nil {
-		return err
-	}
-	switch tok.Kind() {
-	case 'n':
-		*p = nil
-		return nil
-	case '[':
-	default:
-		return errors.New("jobs is not a list")
-	}
-	s := *p
-	i := 0
-	for dec.PeekKind() != ']' {
-		if i == maxJobs {
-			return errJobs
-		}
-		if i >= cap(s) {
-			s = slices.Grow(s, 1)
-		}
-		if i >= len(s) {
-			s = s[:i+1]
-		}
-		if err := jsonv2.UnmarshalDecode(dec, &s[i], elementOptions); err != nil {
-			return err
-		}
-		i++
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return err
-	}
-	if i == 0 {
-		s = fioJobs{}
-	}
-	*p = s[:i]
-	return nil
+	return jobsErr(jsonlist.Decode(dec, (*[]fioJob)(p), maxJobs, elementOptions))
 }
 
 // elementOptions decode an element of a list of jobs with the options of
@@ -89,63 +51,16 @@ func (p *fioJobs) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // encoding/json.
 var elementOptions = jsonv1.ReportErrorsWithLegacySemantics(false)
 
-// UnmarshalJSON is encoding/json's: data is one valid JSON value, whose
-// elements, when it is a list, it counts before encoding/json decodes it.
+// UnmarshalJSON is encoding/json's (see jsonlist.Unmarshal).
 func (p *fioJobs) UnmarshalJSON(data []byte) error {
-	if listLen(data, maxJobs+1) > maxJobs {
-		return errJobs
-	}
-	return json.Unmarshal(data, (*[]fioJob)(p))
+	return jobsErr(jsonlist.Unmarshal(data, (*[]fioJob)(p), maxJobs))
 }
 
-// listLen is the number of elements of the JSON list data (a valid JSON
-// value), counted up to most; 0 when data is not a list.
-func listLen(data []byte, most int) int {
-	depth, commas, any := 0, 0, false
-	inString, escaped := false, false
-	for _, c := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		case ']', '}':
-			depth--
-			continue
-		case ',':
-			if depth == 1 {
-				if commas++; commas+1 >= most {
-					return most
-				}
-			}
-			continue
-		}
-		if depth == 0 && c != '[' {
-			return 0
-		}
-		if depth == 1 {
-			any = true
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			depth++
-		}
+func jobsErr(err error) error {
+	if errors.Is(err, jsonlist.ErrTooLong) {
+		return errJobs
 	}
-	if !any {
-		return 0
-	}
-	return commas + 1
+	return err
 }
 
 type fioJob struct {
