@@ -219,7 +219,14 @@ func split(data []byte, lines bool) (notes []string, last []byte, lastLine int, 
 		}
 		n, complete := 0, false
 		if lines {
-			n, complete = reportEnd(data[pos:])
+			// An object fio did not lay out ends the line rule for the
+			// rest: reportEnd looks past an object it cannot delimit to
+			// the end of data, and each of many such objects would have
+			// it read the rest again ("{\n }\n" 32,000 times, 160 KB,
+			// took 3.6 s: 64 MB, days).
+			if n, complete = reportEnd(data[pos:]); !complete {
+				lines = false
+			}
 		}
 		if !complete {
 			n, complete = scanObject(data[pos:])
