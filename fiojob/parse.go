@@ -219,11 +219,9 @@ func split(data []byte, lines bool) (notes []string, last []byte, lastLine int, 
 		}
 		n, complete := 0, false
 		if lines {
-			// An object fio did not lay out ends the line rule for the
-			// rest: reportEnd looks past an object it cannot delimit to
-			// the end of data, and each of many such objects would have
-			// it read the rest again ("{\n }\n" 32,000 times, 160 KB,
-			// took 3.6 s: 64 MB, days).
+			// An object fio did not lay out ends the line rule: reportEnd
+			// reads past it to the end of data, again for each such object
+			// ("{\n }\n" 32,000 times, 160 KB, took 3.6 s: 64 MB, days).
 			if n, complete = reportEnd(data[pos:]); !complete {
 				lines = false
 			}
@@ -347,17 +345,11 @@ func Parse(data []byte) (*Output, error) {
 }
 
 // decodeFast is json.Unmarshal(data, v) by github.com/go-json-experiment/json
-// with encoding/json's options (DefaultOptionsV1: names matched without
-// regard to case but with regard to '_' and '-', duplicate names allowed
-// and merged into what the earlier ones decoded, null decoded and invalid
-// UTF-8 replaced as encoding/json does, UnmarshalJSON methods called as it
-// calls them): what it decodes without error is what encoding/json
-// decodes (FuzzDecodeFast checks it), and it refuses the invalid JSON
-// encoding/json refuses. Its errors are not encoding/json's: Parse
-// decodes again with encoding/json when it fails. It decodes a 24-drive
-// json+ report in less than half encoding/json's CPU time, and costs
-// little to build: its main package is built anyway (chromedp uses it),
-// and its v1 package, which holds the options, is small.
+// with encoding/json's options (DefaultOptionsV1): what it decodes without
+// error is what encoding/json decodes (FuzzDecodeFast checks it), in less
+// than half its CPU time for a 24-drive json+ report. Its errors are not
+// encoding/json's: Parse decodes again with encoding/json when it fails.
+// Its main package is built anyway (chromedp uses it).
 func decodeFast(data []byte, v *fioOutput) error {
 	return jsonv2.Unmarshal(data, v, jsonv1.DefaultOptionsV1())
 }
