@@ -357,9 +357,9 @@ func decodeFast(data []byte, v *fioOutput) error {
 // maxJobs is the most jobs one fio runs (its REAL_MAX_JOBS).
 const maxJobs = 4096
 
-// tooManyJobs refuses a report (at line) of more jobs than fio runs:
-// not fio's output, and each job decoded takes a kilobyte or more, so a
-// recording's few bytes a job would exhaust its judge's memory.
+// tooManyJobs refuses a report (at line) naming more jobs than fio runs,
+// with their count, before any is decoded; the bound on memory is
+// fioJobs's, which counts a list's elements whatever they name.
 func tooManyJobs(report []byte, line int) error {
 	if n := bytes.Count(report, []byte(`"jobname"`)); n > maxJobs {
 		return fmt.Errorf("fio JSON object at line %d: %d jobs, more than the %d fio runs at most", line, n, maxJobs)
