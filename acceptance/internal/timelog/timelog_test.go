@@ -236,6 +236,7 @@ func TestSize24Drives30Minutes(t *testing.T) {
 // line; a real 24-drive, 8-hour log (a window a line) and one gap of a
 // week in a single drive's log still read.
 func TestParseRefusesGapBomb(t *testing.T) {
+	testenv.SkipUnderRace(t)
 	var b strings.Builder
 	b.WriteString(header + "\n# interval_ms 1\n")
 	for i := range 8 { // the second is refused; eight keep the test's memory small without the fix
