@@ -95,16 +95,17 @@ func MustHaveGuest(t testing.TB) (qemu.Kernel, string) {
 	if err != nil {
 		Skipf(t, "needs a guest kernel: %v (%s)", err, install)
 	}
+	const busybox = "/bin/busybox"
+	if out, err := exec.Command(busybox, "--list").Output(); err != nil || !strings.Contains(string(out), "insmod") {
+		Skipf(t, "needs a static busybox at %s (%s)", busybox, install)
+	}
 	// The guest boots the kernel unpacked where it can (see
-	// qemu.Kernel.Unpacked), the bzImage otherwise.
+	// qemu.Kernel.Unpacked), the bzImage otherwise; qemu's
+	// TestUnpackedInstalledKernel fails where it cannot.
 	if u, err := k.Unpacked(t.Context(), t.TempDir()); err != nil {
 		t.Logf("the guest boots %s as it is: %v", k.Image, err)
 	} else {
 		k = u
-	}
-	const busybox = "/bin/busybox"
-	if out, err := exec.Command(busybox, "--list").Output(); err != nil || !strings.Contains(string(out), "insmod") {
-		Skipf(t, "needs a static busybox at %s (%s)", busybox, install)
 	}
 	return k, busybox
 }
