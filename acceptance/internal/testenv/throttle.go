@@ -265,6 +265,28 @@ func (th Throttle) Script(t testing.TB, name string) string {
 	return path
 }
 
+// CapOther holds the cgroup's I/O of the other direction to its device
+// (writes, for a read throttle; reads for a write throttle) to iops a
+// second: a read throttle's processes otherwise write the device as fast
+// as the host lets them.
+func (th Throttle) CapOther(t testing.TB, iops int) {
+	t.Helper()
+	file, line := "blkio.throttle.write_iops_device", fmt.Sprintf("%s %d", th.majMin, iops)
+	if !th.read {
+		file = "blkio.throttle.read_iops_device"
+	}
+	if th.v2 {
+		key := "wiops"
+		if !th.read {
+			key = "riops"
+		}
+		file, line = "io.max", fmt.Sprintf("%s %s=%d", th.majMin, key, iops)
+	}
+	if err := os.WriteFile(filepath.Join(th.dir, file), []byte(line), 0); err != nil {
+		t.Fatalf("writing %q to %s: %v", line, filepath.Join(th.dir, file), err)
+	}
+}
+
 // Also holds the cgroup's writes (reads, for a read throttle) to the
 // block device dev to iops a second too: one cgroup for a process that
 // writes several devices.
