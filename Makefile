@@ -31,7 +31,9 @@ GOTESTSUM = $(GO) tool gotestsum
 # with -trimpath, 118 in the clone that warmed the cache (go test links
 # every test binary again). Panics and race reports name files by their
 # module path (github.com/drivequal/drivequal/...).
-export GOFLAGS := -trimpath $(GOFLAGS)
+# The flags go env gives (the environment's, or those go env -w saved,
+# which an exported GOFLAGS would otherwise hide) follow it.
+export GOFLAGS := -trimpath $(shell $(GO) env GOFLAGS)
 
 # DRIVES is quoted: a glob (/dev/disk/by-id/nvme-MODEL_*) is the suite's to
 # expand, one path per distinct drive.
@@ -47,11 +49,12 @@ QUALIFY_ARGS = -spec=$(SPEC) -drives='$(DRIVES)' -report=$(abspath $(REPORT)) $(
 # Chromium, headless, which opens index.html as a reader would,
 # and QEMU with Debian's kernel and a static busybox, which boot the guest
 # whose emulated NVMe controllers acceptance/internal/e2e/nvmevm tests on
-# (the initramfs is built from them at test time), and nbdkit, whose NBD
-# exports back the controllers its power-loss boot cuts.
+# (the initramfs is built from them at test time), nbdkit, whose NBD
+# exports back the controllers its power-loss boot cuts, and xz, which
+# unpacks the kernel for the guest to boot.
 deps:
 	@missing=; \
-	for c in fio:fio losetup:mount flock:util-linux blkdiscard:util-linux sfdisk:fdisk mkfs.ext4:e2fsprogs nvme:nvme-cli xmllint:libxml2-utils chromium:chromium qemu-system-x86_64:qemu-system-x86 nbdkit:nbdkit; do \
+	for c in fio:fio losetup:mount flock:util-linux blkdiscard:util-linux sfdisk:fdisk mkfs.ext4:e2fsprogs nvme:nvme-cli xmllint:libxml2-utils chromium:chromium qemu-system-x86_64:qemu-system-x86 nbdkit:nbdkit xz:xz-utils; do \
 	  command -v $${c%%:*} >/dev/null 2>&1 || missing="$$missing $${c#*:}"; \
 	done; \
 	ls /boot/vmlinuz-* >/dev/null 2>&1 || missing="$$missing linux-image-amd64"; \
