@@ -141,7 +141,7 @@ func pvhEntry(vmlinux io.ReaderAt) error {
 		if p.Type != elf.PT_NOTE {
 			continue
 		}
-		notes, err := io.ReadAll(p.Open())
+		notes, err := io.ReadAll(io.LimitReader(p.Open(), 1<<20)) // a kernel's are some hundred bytes
 		if err != nil {
 			return err
 		}
