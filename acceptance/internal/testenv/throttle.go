@@ -271,20 +271,7 @@ func (th Throttle) Script(t testing.TB, name string) string {
 // as the host lets them.
 func (th Throttle) CapOther(t testing.TB, iops int) {
 	t.Helper()
-	file, line := "blkio.throttle.write_iops_device", fmt.Sprintf("%s %d", th.majMin, iops)
-	if !th.read {
-		file = "blkio.throttle.read_iops_device"
-	}
-	if th.v2 {
-		key := "wiops"
-		if !th.read {
-			key = "riops"
-		}
-		file, line = "io.max", fmt.Sprintf("%s %s=%d", th.majMin, key, iops)
-	}
-	if err := os.WriteFile(filepath.Join(th.dir, file), []byte(line), 0); err != nil {
-		t.Fatalf("writing %q to %s: %v", line, filepath.Join(th.dir, file), err)
-	}
+	th.setIOPS(t, th.majMin, !th.read, iops)
 }
 
 // Also holds the cgroup's writes (reads, for a read throttle) to the
@@ -296,15 +283,23 @@ func (th Throttle) Also(t testing.TB, dev string, iops int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := fmt.Sprintf("%s %d", majMin, iops)
-	if th.v2 {
-		key := "wiops"
-		if th.read {
-			key = "riops"
-		}
-		line = fmt.Sprintf("%s %s=%d", majMin, key, iops)
+	th.setIOPS(t, majMin, th.read, iops)
+}
+
+// setIOPS holds the cgroup's reads (read) or writes of the device majMin
+// to iops a second.
+func (th Throttle) setIOPS(t testing.TB, majMin string, read bool, iops int) {
+	t.Helper()
+	op, key := "write", "wiops"
+	if read {
+		op, key = "read", "riops"
 	}
-	if err := os.WriteFile(th.limit, []byte(line), 0); err != nil {
-		t.Fatalf("writing %q to %s: %v", line, th.limit, err)
+	file, line := "blkio.throttle."+op+"_iops_device", fmt.Sprintf("%s %d", majMin, iops)
+	if th.v2 {
+		file, line = "io.max", fmt.Sprintf("%s %s=%d", majMin, key, iops)
+	}
+	path := filepath.Join(th.dir, file)
+	if err := os.WriteFile(path, []byte(line), 0); err != nil {
+		t.Fatalf("writing %q to %s: %v", line, path, err)
 	}
 }
