@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/drivequal/drivequal/acceptance/internal/testenv"
 )
 
 // The steady-state rule is tested by its error rate (SNIA PTS, 5-round
@@ -72,6 +74,7 @@ func sameRoundRule(iops [][]float64) (notSteady bool) {
 // steady 51 % of the time at 5 % (47 % in the 4,000 steps) and 98 % at 6 % (8 drives: 0.1 %; 16:
 // 11 %): the check on it below shows the test fails that rule.
 func TestSimulatedStepOfTwentyFour(t *testing.T) {
+	testenv.SkipUnderRace(t)
 	const drives, steps, limit = 24, 1500, 0.002
 	for _, sigma := range []float64{0.05, 0.06} {
 		rng := rand.New(rand.NewPCG(44, uint64(100*sigma)))

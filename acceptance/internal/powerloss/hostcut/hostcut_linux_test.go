@@ -43,12 +43,18 @@ func loopDrive(t *testing.T) (cycle.Drive, string) {
 	return d, strings.TrimSpace(string(out))
 }
 
+// cutAfter is how long each drive's fio writes before the cut: long
+// enough that two fio runs started together overlap on a loaded host,
+// where one started 1.1 s after the other's 1 s run had ended (make test
+// beside the guests).
+const cutAfter = 3 * time.Second
+
 // config is a cycle of d's: fio's writes to d are held to 300 a second
 // (blk-throttle), so that neither job writes its 1024 blocks in
 // cut_after.
 func config(t *testing.T, d cycle.Drive, tag uint32) cycle.Config {
 	return cycle.Config{Dir: filepath.Join(t.TempDir(), "cycle_1"), Tag: tag, Fio: testenv.WriteThrottle(t, d.Path, 300).Script(t, "fio"),
-		Test: specs.PowerLoss{Cycles: 1, ReadyWithin: 5 * time.Second, CutAfter: time.Second, Size: 8 << 20, BS: 4096, FlushEvery: 4}}
+		Test: specs.PowerLoss{Cycles: 1, ReadyWithin: 5 * time.Second, CutAfter: cutAfter, Size: 8 << 20, BS: 4096, FlushEvery: 4}}
 }
 
 // fioSpan is when fio's run in dir wrote, in ms since the epoch: from
@@ -67,7 +73,7 @@ func fioSpan(t *testing.T, dir string) (start, end int64) {
 	require.Len(t, out.Jobs, 2)
 	var longest int64
 	for _, j := range out.Jobs {
-		require.GreaterOrEqual(t, j.Runtime, int64(900), "each job writes for cut_after")
+		require.GreaterOrEqual(t, j.Runtime, cutAfter.Milliseconds()-100, "each job writes for cut_after")
 		longest = max(longest, j.Runtime)
 	}
 	return out.TimestampMS - longest, out.TimestampMS
