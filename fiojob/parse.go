@@ -15,6 +15,7 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/drivequal/drivequal/fiojob/internal/jsonlist"
+	"github.com/drivequal/drivequal/fiojob/internal/nonfinite"
 )
 
 // The private mirror of the parts of fio's json / json+ output that Parse
@@ -30,18 +31,16 @@ type fioOutput struct {
 // before it decodes them: an element of a recording's list may be a few
 // bytes ({}, null, 1), and each decoded takes some 400 bytes and more,
 // so that tooManyJobs, which counts the "jobname" members fio prints,
-// is no bound (a 600 KB list of {} took 800 MB). Both of Parse's ways of
-// decoding call its methods, which decode as encoding/json decodes a
-// slice (a duplicate member decodes into what the earlier one left).
+// is no bound (a 600 KB list of {} took 800 MB). decodeFast's lists and
+// its UnmarshalJSON decode as encoding/json decodes a slice (a duplicate
+// member decodes into what the earlier one left); every list of jobs of
+// one report counts against the same maxJobs (decodeFast's budget, and
+// jsonlist.Total before encoding/json's way), or a list given again and again,
+// emptied between, was decoded afresh each time (3.7 MB: 1.7 GB).
 type fioJobs []fioJob
 
 // errJobs is the error of a list of more jobs than fio runs.
 var errJobs = fmt.Errorf("jobs: more than the %d fio runs at most", maxJobs)
-
-// UnmarshalJSONFrom is decodeFast's (see jsonlist.Decode).
-func (p *fioJobs) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	return jobsErr(jsonlist.Decode(dec, (*[]fioJob)(p), maxJobs, elementOptions))
-}
 
 // elementOptions decode an element of a list of jobs with the options of
 // the decodeFast call that reached it, but for errors: under v1's, each
@@ -232,7 +231,7 @@ func split(data []byte, lines bool) (notes []string, last []byte, lastLine int, 
 		obj := data[pos : pos+n]
 		if !complete {
 			var v fioOutput
-			jerr := json.Unmarshal(sanitize(obj), &v)
+			jerr := json.Unmarshal(nonfinite.Zero(obj), &v)
 			if jerr == nil {
 				jerr = errors.New("unexpected end of JSON input")
 			}
@@ -287,12 +286,16 @@ func Parse(data []byte) (*Output, error) {
 		}
 	}
 	var v fioOutput
-	if err != nil || last == nil || decodeFast(sanitize(last), &v) != nil {
+	if err != nil || last == nil || decodeFast(nonfinite.Zero(last), &v) != nil {
 		if notes, last, lastLine, err = split(data, false); err != nil {
 			return nil, err
 		}
 		if err := tooManyJobs(last, lastLine); err != nil {
 			return nil, err
+		}
+		clean := nonfinite.Zero(last)
+		if n := jsonlist.Total(clean, maxJobs+1, "jobs", "client_stats"); n > maxJobs {
+			return nil, fmt.Errorf("fio JSON object at line %d: its lists of jobs hold more than the %d fio runs at most", lastLine, maxJobs)
 		}
 		if last == nil {
 			if len(notes) == 0 {
@@ -301,7 +304,7 @@ func Parse(data []byte) (*Output, error) {
 			return nil, fmt.Errorf("fio printed no JSON object; its output begins %s", Quote(notes[0]))
 		}
 		v = fioOutput{}
-		if err := json.Unmarshal(sanitize(last), &v); err != nil {
+		if err := json.Unmarshal(clean, &v); err != nil {
 			var se *json.SyntaxError
 			if errors.As(err, &se) {
 				l := lastLine + bytes.Count(last[:min(int(se.Offset), len(last))], []byte{'\n'})
@@ -351,7 +354,10 @@ func Parse(data []byte) (*Output, error) {
 // encoding/json's: Parse decodes again with encoding/json when it fails.
 // Its main package is built anyway (chromedp uses it).
 func decodeFast(data []byte, v *fioOutput) error {
-	return jsonv2.Unmarshal(data, v, jsonv1.DefaultOptionsV1())
+	left := maxJobs
+	return jsonv2.Unmarshal(data, v, jsonv1.DefaultOptionsV1(), jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, p *fioJobs) error {
+		return jobsErr(jsonlist.Decode(dec, (*[]fioJob)(p), &left, elementOptions))
+	})))
 }
 
 // maxJobs is the most jobs one fio runs (its REAL_MAX_JOBS).
@@ -468,86 +474,6 @@ var scanClass = func() (t [256]uint8) {
 	t['}'], t[']'] = scanClose, scanClose
 	return t
 }()
-
-// sanitize returns b with every bare nan, -nan, inf, -inf (as glibc's
-// printf("%f") writes non-finite numbers) outside strings replaced by 0.
-// b itself is returned when there is nothing to replace.
-func sanitize(b []byte) []byte {
-	if !mayHoldNonFinite(b) {
-		return b
-	}
-	var out []byte // nil until the first replacement
-	inString := false
-	last := 0 // b[:last] is already in out
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		if c == '"' {
-			inString = true
-			continue
-		}
-		start := i
-		j := i
-		if c == '-' {
-			j++
-		}
-		if j >= len(b) || !(b[j] == 'n' || b[j] == 'i') {
-			continue
-		}
-		k := j
-		for k < len(b) && isLetter(b[k]) {
-			k++
-		}
-		switch string(b[j:k]) {
-		case "nan", "inf":
-		default:
-			i = k - 1 // null or a syntax error for Unmarshal to report
-			continue
-		}
-		out = append(out, b[last:start]...)
-		out = append(out, '0')
-		last = k
-		i = k - 1
-	}
-	if out == nil {
-		return b
-	}
-	return append(out, b[last:]...)
-}
-
-// mayHoldNonFinite reports whether b holds "nan" or "inf" as a word of its
-// own (not inside "minf" or "info"), the only way a bare nan or inf can
-// appear; sanitize then does the exact, slower pass.
-func mayHoldNonFinite(b []byte) bool {
-	for _, w := range [][]byte{[]byte("nan"), []byte("inf")} {
-		for off := 0; ; {
-			i := bytes.Index(b[off:], w)
-			if i < 0 {
-				break
-			}
-			i += off
-			off = i + len(w)
-			if i > 0 && (isLetter(b[i-1]) || b[i-1] >= '0' && b[i-1] <= '9' || b[i-1] == '_') {
-				continue
-			}
-			if off < len(b) && isLetter(b[off]) {
-				continue
-			}
-			return true
-		}
-	}
-	return false
-}
-
-func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // fio's json+ percentiles, as Direction holds them.
 var percentileList = []float64{50, 99, 99.9, 99.99}

@@ -2,9 +2,11 @@
 package jsonlist
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -13,13 +15,14 @@ import (
 // ErrTooLong is the error of a list of more elements than the bound.
 var ErrTooLong = errors.New("more elements than the list may hold")
 
-// Decode reads the list dec is at into *p, for an UnmarshalJSONFrom
-// method of go-json-experiment/json: an element at a time, each with
-// opts, refusing the one past most before it decodes it. Its steps are
-// those of encoding/json's decoding of a slice: an element within the
-// slice's capacity is decoded into what is there, the slice grows by
-// append's rule, an empty list is an empty slice and null a nil one.
-func Decode[T any](dec *jsontext.Decoder, p *[]T, most int, opts jsonv2.Options) error {
+// Decode reads the list dec is at into *p, for an unmarshaler of
+// go-json-experiment/json: an element at a time, each with opts, each
+// taken from *left, refusing the one past it before it decodes it (the
+// lists of one document may share one *left). Its steps are those of
+// encoding/json's decoding of a slice: an element within the slice's
+// capacity is decoded into what is there, the slice grows by append's
+// rule, an empty list is an empty slice and null a nil one.
+func Decode[T any](dec *jsontext.Decoder, p *[]T, left *int, opts jsonv2.Options) error {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return err
@@ -35,9 +38,10 @@ func Decode[T any](dec *jsontext.Decoder, p *[]T, most int, opts jsonv2.Options)
 	s := *p
 	i := 0
 	for dec.PeekKind() != ']' {
-		if i == most {
+		if *left <= 0 {
 			return ErrTooLong
 		}
+		*left--
 		if i >= cap(s) {
 			s = slices.Grow(s, 1)
 		}
@@ -117,4 +121,39 @@ func Len(data []byte, most int) int {
 		return 0
 	}
 	return commas + 1
+}
+
+// Total is the number of elements, counted to most, of the lists that
+// the JSON object data gives under any of names, as encoding/json
+// matches a member's name to a field's (folding case; any number of
+// times, each list counted): 0 when data is not an object. It reads as
+// encoding/json does (invalid UTF-8 and duplicate names allowed), and
+// counts what it read until any error, which decoding data reports.
+func Total(data []byte, most int, names ...string) int {
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return 0
+	}
+	n := 0
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return n
+		}
+		name := tok.String()
+		if dec.PeekKind() != '[' || !slices.ContainsFunc(names, func(s string) bool { return strings.EqualFold(s, name) }) {
+			if dec.SkipValue() != nil {
+				return n
+			}
+			continue
+		}
+		dec.ReadToken()
+		for ; dec.PeekKind() != ']'; n++ {
+			if n >= most || dec.SkipValue() != nil {
+				return n
+			}
+		}
+		dec.ReadToken()
+	}
+	return n
 }

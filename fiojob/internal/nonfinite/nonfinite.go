@@ -1,0 +1,84 @@
+// Package nonfinite makes fio's JSON decodable: the non-finite numbers fio prints bare (nan, inf) become 0.
+package nonfinite
+
+import "bytes"
+
+// Zero returns b with every bare nan, -nan, inf, -inf (as glibc's
+// printf("%f") writes non-finite numbers) outside strings replaced by 0.
+// b itself is returned when there is nothing to replace.
+func Zero(b []byte) []byte {
+	if !mayHoldNonFinite(b) {
+		return b
+	}
+	var out []byte // nil until the first replacement
+	inString := false
+	last := 0 // b[:last] is already in out
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		if c == '"' {
+			inString = true
+			continue
+		}
+		start := i
+		j := i
+		if c == '-' {
+			j++
+		}
+		if j >= len(b) || !(b[j] == 'n' || b[j] == 'i') {
+			continue
+		}
+		k := j
+		for k < len(b) && isLetter(b[k]) {
+			k++
+		}
+		switch string(b[j:k]) {
+		case "nan", "inf":
+		default:
+			i = k - 1 // null or a syntax error for Unmarshal to report
+			continue
+		}
+		out = append(out, b[last:start]...)
+		out = append(out, '0')
+		last = k
+		i = k - 1
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// mayHoldNonFinite reports whether b holds "nan" or "inf" as a word of its
+// own (not inside "minf" or "info"), the only way a bare nan or inf can
+// appear; Zero then does the exact, slower pass.
+func mayHoldNonFinite(b []byte) bool {
+	for _, w := range [][]byte{[]byte("nan"), []byte("inf")} {
+		for off := 0; ; {
+			i := bytes.Index(b[off:], w)
+			if i < 0 {
+				break
+			}
+			i += off
+			off = i + len(w)
+			if i > 0 && (isLetter(b[i-1]) || b[i-1] >= '0' && b[i-1] <= '9' || b[i-1] == '_') {
+				continue
+			}
+			if off < len(b) && isLetter(b[off]) {
+				continue
+			}
+			return true
+		}
+	}
+	return false
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

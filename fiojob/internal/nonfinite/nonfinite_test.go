@@ -1,0 +1,21 @@
+package nonfinite
+
+import "testing"
+
+var zeroTests = []struct{ in, out string }{
+	{`{"a" : 1.5}`, `{"a" : 1.5}`},
+	{`{"a" : -nan, "b" : nan, "c" : inf, "d" : -inf}`, `{"a" : 0, "b" : 0, "c" : 0, "d" : 0}`},
+	{`{"a" : [nan,-nan], "b" : null, "c" : -1}`, `{"a" : [0,0], "b" : null, "c" : -1}`},
+	{`{"nan" : "-nan inf", "e\"nan" : inf}`, `{"nan" : "-nan inf", "e\"nan" : 0}`},
+	{`{"a" : nano, "b" : -info}`, `{"a" : nano, "b" : -info}`}, // not fio's; left for Unmarshal to reject
+	{`{"minf" : 5, "info" : "x"}`, `{"minf" : 5, "info" : "x"}`},
+}
+
+// Zero replaces the non-finite numbers glibc prints, and nothing else.
+func TestZero(t *testing.T) {
+	for _, tt := range zeroTests {
+		if got := string(Zero([]byte(tt.in))); got != tt.out {
+			t.Errorf("Zero(%q) = %q, want %q", tt.in, got, tt.out)
+		}
+	}
+}
