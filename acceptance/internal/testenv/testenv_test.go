@@ -124,6 +124,32 @@ func TestWriteThrottle(t *testing.T) {
 	}
 }
 
+// CapOther holds a read throttle's writes too: the cgroup keeps its read
+// limit and gains a write limit of the cap, and dd writing in it is held
+// to that rate.
+func TestReadThrottleCapOther(t *testing.T) {
+	dev := Loop(t, 16<<20)
+	th := ReadThrottle(t, dev, 1000)
+	th.CapOther(t, 100)
+	file, want, read := "blkio.throttle.write_iops_device", " 100", " 1000"
+	if th.v2 {
+		file, want, read = "io.max", "wiops=100", "riops=1000"
+	}
+	if b, err := os.ReadFile(filepath.Join(th.dir, file)); err != nil || !strings.Contains(string(b), want) {
+		t.Errorf("the cgroup's %s = %q, %v; want %s's writes at 100 a second", file, b, err, dev)
+	}
+	if limit, err := th.Limit(); err != nil || !strings.Contains(limit, read) {
+		t.Errorf("the cgroup's read limit = %q, %v; want %s's reads at 1000 a second still", limit, err, dev)
+	}
+	start := time.Now()
+	if out, err := th.Command("dd", "if=/dev/zero", "of="+dev, "bs=4096", "count=64", "oflag=direct").CombinedOutput(); err != nil {
+		t.Fatalf("dd in the cgroup: %v: %s", err, out)
+	}
+	if took := time.Since(start); took < 300*time.Millisecond {
+		t.Errorf("64 writes capped at 100 a second took %v, want at least 0.3 s", took)
+	}
+}
+
 // Also holds a second device in the same cgroup, and Script runs a
 // program in the cgroup by path: dd started by the script is counted
 // by the cgroup and held to the second device's rate.
