@@ -1,9 +1,12 @@
 package fiojob
 
 import (
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/drivequal/drivequal/fiojob/internal/nonfinite"
 )
 
 // A list of jobs that names none of them (elements of a few bytes, no
@@ -106,5 +109,72 @@ func TestSplitOfManyObjectsNotLaidOutByFio(t *testing.T) {
 	many, err := Parse([]byte(strings.Repeat("{\n }\n", 400_000)))
 	if err != nil || len(many.Jobs) != len(one.Jobs) {
 		t.Errorf("Parse of 400,000 objects: %v, %v; want what one gave: %v", many, err, one)
+	}
+}
+
+// Lines outside fio's JSON are kept as notes, one string each: 1 million
+// lines of two bytes (2 MB) took 43 times their size to split, as append
+// grew the list a quarter at a time, and 86 times without a report or
+// with one the line rule cut short, split twice. The notes before the
+// first object are made room for at once, those after it by doubling,
+// and an output without an object is split once; every note is kept.
+func TestParseOfManyNotesIsBoundedInMemory(t *testing.T) {
+	const lines = 1_000_000
+	notes := strings.Repeat("x\n", lines)
+	for _, tt := range []struct {
+		name, doc string
+		times     uint64
+	}{
+		{"then a report", notes + `{"fio version":"fio-3.33","jobs":[]}` + "\n", 16},
+		{"and no report", notes, 16},
+		{"then a report, and notes again", notes + `{"fio version":"fio-3.33","jobs":[]}` + "\n" + notes, 24},
+		// The line rule ends the report at the "}" of its member x (its
+		// count of brackets sees the one in a string), the fast way fails
+		// on that, and the output is split again the exact way.
+		{"then a report the line rule cuts short", notes + "{\n\"z\":\"]\",\"jobs\":[],\n\"x\":{\n},\"y\":1\n}\n", 48},
+	} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		out, err := Parse([]byte(tt.doc))
+		runtime.ReadMemStats(&after)
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > tt.times*uint64(len(tt.doc)) {
+			t.Errorf("%s (%d bytes): Parse allocated %d MB, %d times the output, want at most %d", tt.name, len(tt.doc), alloc>>20, alloc/uint64(len(tt.doc)), tt.times)
+		}
+		if tt.name == "and no report" {
+			if err == nil {
+				t.Errorf("%s: no error, want the output refused", tt.name)
+			}
+			continue
+		}
+		if want := strings.Count(tt.doc, "x\n"); err != nil || len(out.Notes) != want {
+			t.Errorf("%s: %v; want %d notes", tt.name, err, want)
+		}
+	}
+}
+
+// jobs and client_stats share fio's 4,096 jobs, in the fast way's
+// decoding (one budget) and in the count before encoding/json's, which
+// names the line of the first job past them; a report that is not valid
+// JSON gets encoding/json's syntax error, which it gives before decoding
+// any list.
+func TestJobsAndClientStatsShareTheBound(t *testing.T) {
+	list := func(n int) string { return "[" + strings.TrimSuffix(strings.Repeat("{},\n", n), ",\n") + "]" }
+	both := `{"fio version":"fio-3.33","jobs":` + list(2049) + `,"client_stats":` + list(2048) + "}"
+	var v fioOutput
+	if err := decodeFast(nonfinite.Zero([]byte(both)), &v); !errors.Is(err, errJobs) {
+		t.Errorf("decodeFast of jobs of 2,049 and client_stats of 2,048: %v, want errJobs", err)
+	}
+	_, err := Parse([]byte(both))
+	if want := "more than the 4096 fio runs at most: job 4097 is at line 4096"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Parse of jobs of 2,049 and client_stats of 2,048: %v, want %q", err, want)
+	}
+	at := `{"fio version":"fio-3.33","jobs":` + list(2048) + `,"client_stats":` + list(2048) + "}"
+	if out, err := Parse([]byte(at)); err != nil || len(out.Jobs) != 2048 {
+		t.Errorf("Parse of jobs of 2,048 and client_stats of 2,048: %v, want the 2,048 jobs", err)
+	}
+	_, err = Parse([]byte(`{"jobs":` + list(maxJobs+1) + `,"x":tru}`))
+	if err == nil || !strings.Contains(err.Error(), "invalid character") {
+		t.Errorf("Parse of a report past the bound and not valid JSON: %v, want its syntax error", err)
 	}
 }

@@ -123,37 +123,45 @@ func Len(data []byte, most int) int {
 	return commas + 1
 }
 
-// Total is the number of elements, counted to most, of the lists that
-// the JSON object data gives under any of names, as encoding/json
-// matches a member's name to a field's (folding case; any number of
-// times, each list counted): 0 when data is not an object. It reads as
-// encoding/json does (invalid UTF-8 and duplicate names allowed), and
-// counts what it read until any error, which decoding data reports.
-func Total(data []byte, most int, names ...string) int {
+// Total counts the elements of the lists that the JSON object data gives
+// under any of names, as encoding/json matches a member's name to a
+// field's (folding case; a name given again counts again), and returns
+// their number, or, when there are more than most, most+1 and the offset
+// in data of the first past it (at is -1 otherwise). It reads as
+// encoding/json does (invalid UTF-8 and duplicate names allowed); data
+// not an object counts 0, and a syntax error ends the count (check data
+// first: decoding it reports the error).
+func Total(data []byte, most int, names ...string) (n int, at int64) {
 	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return 0
+		return 0, -1
 	}
-	n := 0
 	for dec.PeekKind() == '"' {
 		tok, err := dec.ReadToken()
 		if err != nil {
-			return n
+			return n, -1
 		}
 		name := tok.String()
 		if dec.PeekKind() != '[' || !slices.ContainsFunc(names, func(s string) bool { return strings.EqualFold(s, name) }) {
 			if dec.SkipValue() != nil {
-				return n
+				return n, -1
 			}
 			continue
 		}
 		dec.ReadToken()
 		for ; dec.PeekKind() != ']'; n++ {
-			if n >= most || dec.SkipValue() != nil {
-				return n
+			if n == most {
+				at := dec.InputOffset() // just past the element before
+				for at < int64(len(data)) && strings.IndexByte(", \t\r\n", data[at]) >= 0 {
+					at++
+				}
+				return n + 1, at
+			}
+			if dec.SkipValue() != nil {
+				return n, -1
 			}
 		}
 		dec.ReadToken()
 	}
-	return n
+	return n, -1
 }

@@ -36,30 +36,34 @@ func TestLen(t *testing.T) {
 }
 
 // Total counts the elements of every list an object gives under the
-// names, matched as encoding/json matches a field's name, up to most,
-// and of no other member; what it read before an error counts.
+// names, matched as encoding/json matches a field's name, and of no other
+// member, past most saying where the first past it is; what it read
+// before a syntax error counts.
 func TestTotal(t *testing.T) {
 	names := []string{"jobs", "client_stats"}
 	for _, tt := range []struct {
 		data string
 		most int
 		want int
+		at   int64
 	}{
-		{`[1,2]`, 10, 0},
-		{`null`, 10, 0},
-		{`{}`, 10, 0},
-		{`{"jobs":[1,2],"client_stats":[3]}`, 10, 3},
-		{`{"jobs":[1,2],"jobs":null,"jobs":[3,4],"jobs":[]}`, 10, 4},
-		{`{"JOBS":[1],"Client_Stats":[2],"jobſ":[3],"\u006aobs":[4]}`, 10, 4},
-		{`{"job":[1],"jobs2":[2],"clientstats":[3],"client-stats":[4],"x":{"jobs":[5]},"y":[{"jobs":[6]}]}`, 10, 0},
-		{`{"jobs":{"a":[1,2]},"jobs":"[1,2]","jobs":[[1,2],{"jobs":[3]}]}`, 10, 2},
-		{"{\"jobs\":[1,\"\xff\"],\"jobs\":[2]}", 10, 3},
-		{`{"jobs":[1,2,3],"jobs":[4,5,6]}`, 4, 4},
-		{`{"jobs":[1,2],"x":nan,"jobs":[3]}`, 10, 2},
-		{`{"jobs":[1,2,}`, 10, 2},
+		{`[1,2]`, 10, 0, -1},
+		{`null`, 10, 0, -1},
+		{`{}`, 10, 0, -1},
+		{`{"jobs":[1,2],"client_stats":[3]}`, 10, 3, -1},
+		{`{"jobs":[1,2],"jobs":null,"jobs":[3,4],"jobs":[]}`, 10, 4, -1},
+		{`{"JOBS":[1],"Client_Stats":[2],"jobſ":[3],"\u006aobs":[4]}`, 10, 4, -1},
+		{`{"job":[1],"jobs2":[2],"clientstats":[3],"client-stats":[4],"x":{"jobs":[5]},"y":[{"jobs":[6]}]}`, 10, 0, -1},
+		{`{"jobs":{"a":[1,2]},"jobs":"[1,2]","jobs":[[1,2],{"jobs":[3]}]}`, 10, 2, -1},
+		{"{\"jobs\":[1,\"\xff\"],\"jobs\":[2]}", 10, 3, -1},
+		{`{"jobs":[1,2,3],"jobs":[4,5,6]}`, 4, 5, 26},
+		{`{"jobs":[1,2,3],"client_stats":[4]}`, 4, 4, -1},
+		{`{"jobs":[1,2,3],"client_stats":[4, 5]}`, 4, 5, 35},
+		{`{"jobs":[1,2],"x":nan,"jobs":[3]}`, 10, 2, -1},
+		{`{"jobs":[1,2,}`, 10, 2, -1},
 	} {
-		if got := Total([]byte(tt.data), tt.most, names...); got != tt.want {
-			t.Errorf("Total(%s, %d) = %d, want %d", tt.data, tt.most, got, tt.want)
+		if got, at := Total([]byte(tt.data), tt.most, names...); got != tt.want || at != tt.at {
+			t.Errorf("Total(%s, %d) = %d, %d; want %d, %d", tt.data, tt.most, got, at, tt.want, tt.at)
 		}
 	}
 }
