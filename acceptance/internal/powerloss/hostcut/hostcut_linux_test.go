@@ -45,9 +45,10 @@ func loopDrive(t *testing.T) (cycle.Drive, string) {
 
 // cutAfter is how long each drive's fio writes before the cut: long
 // enough that two fio runs started together overlap on a loaded host,
-// where one started 1.1 s after the other's 1 s run had ended (make test
-// beside the guests).
-const cutAfter = 3 * time.Second
+// where one started at least 2.1 s after the other (it began 1.1 s after
+// the other's 1 s run had ended, in make test beside the guests). At the
+// throttle's 300 writes a second, neither job writes its 1024 blocks.
+const cutAfter = 5 * time.Second
 
 // config is a cycle of d's: fio's writes to d are held to 300 a second
 // (blk-throttle), so that neither job writes its 1024 blocks in
@@ -154,8 +155,8 @@ func TestCutThenFinish(t *testing.T) {
 	require.NoError(t, err)
 	want := 0
 	// The 4 KiB blocks of the zeroed first 64 KiB that acknowledged writes
-	// hold: how far fio's writes reached into it in its second depends on
-	// the host's load (all 16 alone, 8 beside make test).
+	// hold: how far fio's writes reached into it before the cut depends on
+	// the host's load.
 	zeroed := map[int64]bool{}
 	for _, j := range jobs {
 		require.Greater(t, len(j.Writes), 8)
