@@ -33,10 +33,10 @@ type fioOutput struct {
 // so that tooManyJobs, which counts the "jobname" members fio prints,
 // is no bound (a 600 KB list of {} took 800 MB). decodeFast's lists and
 // its UnmarshalJSON decode as encoding/json decodes a slice (a duplicate
-// member decodes into what the earlier one left); every list of jobs of
+// member decodes into what the earlier one left). Every list of jobs of
 // one report counts against the same maxJobs (decodeFast's budget, and
-// jsonlist.Total before encoding/json's way), or a list given again and again,
-// emptied between, was decoded afresh each time (3.7 MB: 1.7 GB).
+// jsonlist.Total before encoding/json's way): a list given again and
+// again, emptied between, was decoded afresh each time (3.7 MB: 1.7 GB).
 type fioJobs []fioJob
 
 // errJobs is the error of a list of more jobs than fio runs.
