@@ -8,7 +8,6 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
-	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -201,15 +200,21 @@ const allClients = "All clients"
 // fleet replay's CPU time before it; Parse checks the last object by
 // decoding it, and splits again without lines when that fails.
 func split(data []byte, lines bool) (notes []string, last []byte, lastLine int, err error) {
-	// The notes before the first object, at most its line, are made room
-	// for at once (see addNote).
+	// The notes before the first object are made room for at once (see
+	// addNote): at most one a line, and one a byte that is not a space (a
+	// blank line is no note, and a flood of them reserved 16 bytes a
+	// byte). A line is made a string only once it is a note.
 	first := 0
 	if len(data) > 0 && data[0] != '{' {
 		if first = bytes.Index(data, []byte("\n{")); first < 0 {
 			first = len(data)
 		}
 	}
-	notes = make([]string, 0, bytes.Count(data[:first], []byte{'\n'})+1)
+	pre, blank := data[:first], 0
+	for _, c := range []byte(" \t\r\n") {
+		blank += bytes.Count(pre, []byte{c})
+	}
+	notes = make([]string, 0, min(bytes.Count(pre, []byte{'\n'})+1, len(pre)-blank))
 	defer func() {
 		if len(notes) == 0 {
 			notes = nil
@@ -223,8 +228,8 @@ func split(data []byte, lines bool) (notes []string, last []byte, lastLine int, 
 			if end < 0 {
 				end = len(data) - pos
 			}
-			if s := strings.TrimRight(string(data[pos:pos+end]), " \t\r"); strings.TrimSpace(s) != "" {
-				notes = addNote(notes, s)
+			if b := bytes.TrimRight(data[pos:pos+end], " \t\r"); len(bytes.TrimSpace(b)) > 0 {
+				notes = addNote(notes, string(b))
 			}
 			pos += end + 1
 			line++
@@ -256,14 +261,14 @@ func split(data []byte, lines bool) (notes []string, last []byte, lastLine int, 
 		pos += n
 		// The rest of the line holding the closing brace.
 		if rest := bytes.IndexByte(data[pos:], '\n'); rest >= 0 {
-			if s := strings.TrimSpace(string(data[pos : pos+rest])); s != "" {
-				notes = addNote(notes, s)
+			if b := bytes.TrimSpace(data[pos : pos+rest]); len(b) > 0 {
+				notes = addNote(notes, string(b))
 			}
 			pos += rest + 1
 			line++
 		} else {
-			if s := strings.TrimSpace(string(data[pos:])); s != "" {
-				notes = addNote(notes, s)
+			if b := bytes.TrimSpace(data[pos:]); len(b) > 0 {
+				notes = addNote(notes, string(b))
 			}
 			pos = len(data)
 		}

@@ -52,8 +52,9 @@ func TestReadBackMemoryIsBounded(t *testing.T) {
 	}
 	var stderr bytes.Buffer
 	jobFile := writeJobFile(t, job.File())
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestReadBackMemoryIsBounded$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestReadBackMemoryIsBounded$", "-test.count=1")
 	cmd.Env = append(os.Environ(), rssEnv+"="+jobFile, "PATH="+filepath.Dir(fio)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // and fio with it (runForRSS)
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
 	if err != nil {
@@ -90,6 +91,7 @@ const rssEnv = "DRIVEQUAL_FIOJOB_TEST_RSS"
 func runForRSS(job string) {
 	cmd := exec.Command("fio", "--output-format=json", job)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Run(); cmd.ProcessState == nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
