@@ -36,6 +36,12 @@ func Zero(b []byte) []byte {
 		if j >= len(b) || !(b[j] == 'n' || b[j] == 'i') {
 			continue
 		}
+		if start > 0 && inToken(b[start-1]) {
+			// The tail of a number or word (1e3nan, 1-inf, xnan): not a
+			// value fio printed, and zeroing it would make another number
+			// (1e30) of what Unmarshal must reject.
+			continue
+		}
 		k := j
 		for k < len(b) && isLetter(b[k]) {
 			k++
@@ -82,3 +88,9 @@ func mayHoldNonFinite(b []byte) bool {
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// inToken reports whether c can be part of a JSON number or word, so that
+// what follows it continues that token rather than starting a value.
+func inToken(c byte) bool {
+	return isLetter(c) || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '+' || c == '-'
+}

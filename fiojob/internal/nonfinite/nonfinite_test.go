@@ -9,6 +9,11 @@ var zeroTests = []struct{ in, out string }{
 	{`{"nan" : "-nan inf", "e\"nan" : inf}`, `{"nan" : "-nan inf", "e\"nan" : 0}`},
 	{`{"a" : nano, "b" : -info}`, `{"a" : nano, "b" : -info}`}, // not fio's; left for Unmarshal to reject
 	{`{"minf" : 5, "info" : "x"}`, `{"minf" : 5, "info" : "x"}`},
+	// A bare nan elsewhere sends Zero through its exact pass; a nan or inf
+	// that ends a number or word stays, for Unmarshal to reject.
+	{`{"a" : 1e3nan, "b" : 1-inf, "c" : 2.nan, "d" : --nan, "e" : nan}`, `{"a" : 1e3nan, "b" : 1-inf, "c" : 2.nan, "d" : --nan, "e" : 0}`},
+	{`[-nan,inf,-inf]`, `[0,0,0]`},
+	{"{\"a\":\n-nan}", "{\"a\":\n0}"},
 }
 
 // Zero replaces the non-finite numbers glibc prints, and nothing else.
