@@ -207,6 +207,53 @@ func TestPowerLossHostCutLostWrites(t *testing.T) {
 	assert.Contains(t, replay.Stdout, "--- PASS: TestPowerLoss/"+keptName+"/cycle_1")
 }
 
+// A resume judges a cycle the host's cut left pending only from the
+// files run.json listed before the cut: a drive that lost flushed
+// writes at the cut, whose listed ledger was removed and another put
+// beside it (its writes moved off the zeroed range, under another
+// name), passed; now it fails, naming the planted file. The cut's
+// times were listed before the cut, as its ledger was.
+func TestPowerLossHostCutPlantedLedger(t *testing.T) {
+	runParallel(t)
+	lossy := newLoop(t, 64<<20)
+	img := backFile(t, lossy)
+	devs := []string{lossy}
+	name := strings.TrimPrefix(lossy, "/dev/")
+	count := filepath.Join(t.TempDir(), "cuts")
+	rep := filepath.Join(t.TempDir(), "report")
+	args := hostCutArgs("powerloss.toml", devs, rep, hostCut(devs, img, count))
+	runPL(t, devs, nil, args...)
+	noFioLeft(t)
+	require.Equal(t, 1, cuts(t, count))
+	rj, err := os.ReadFile(filepath.Join(rep, "raw", "run.json"))
+	require.NoError(t, err)
+	assert.True(t, strings.Contains(string(rj), `"powerloss/`+name+`/cycle_1/cut.json"`), "the cut's times are listed before the cut")
+
+	dir := filepath.Join(rep, "raw", "powerloss", name, "cycle_1")
+	listed := filepath.Join(dir, "sequential_lat.1.log")
+	data, err := os.ReadFile(listed)
+	require.NoError(t, err)
+	var moved []string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Split(l, ",")
+		require.GreaterOrEqual(t, len(f), 5, l)
+		if off, _ := strconv.ParseInt(strings.TrimSpace(f[4]), 10, 64); off < 65536 {
+			f[4] = " 65536"
+		}
+		moved = append(moved, strings.Join(f, ","))
+	}
+	require.NoError(t, os.Remove(listed))
+	planted := filepath.Join(dir, "sequential_lat.9.log")
+	require.NoError(t, os.WriteFile(planted, []byte(strings.Join(moved, "\n")+"\n"), 0o644))
+
+	reboot(t, devs...)
+	r := runRebooted(t, devs, append(args, "-resume")...)
+	assert.NotEqual(t, 0, r.Code)
+	assert.Contains(t, r.Stdout, "--- FAIL: TestPowerLoss/"+name+"/cycle_1", r.Stdout+r.Stderr)
+	assert.Contains(t, r.Stdout, planted+" is not listed in run.json")
+	assert.NotContains(t, r.Stdout, "QUALIFIED\n")
+}
+
 // zeroedRange is the first lost range out names: from LBA 0, zeros,
 // within the 64 KiB (128 blocks) the cut zeroed, as many 4 KiB writes as
 // the verdict counts lost (the zeroed range holds the only lost writes),

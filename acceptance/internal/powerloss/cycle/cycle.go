@@ -293,7 +293,7 @@ func countWrites(dir string, limit int64) (int64, error) {
 		if len(logs) != 1 {
 			return 0, fmt.Errorf("job %s: want one per-I/O log %s_lat.N.log in %s, found %d", name, name, dir, len(logs))
 		}
-		f, err := openRegular(logs[0])
+		f, err := OpenRegular(logs[0])
 		if err != nil {
 			return 0, err
 		}
@@ -312,9 +312,9 @@ func countWrites(dir string, limit int64) (int64, error) {
 	return n, nil
 }
 
-// openRegular opens path for reading when it is a regular file: a FIFO
+// OpenRegular opens path for reading when it is a regular file: a FIFO
 // or a device in a cycle's directory would hang or mislead the reader.
-func openRegular(path string) (*os.File, error) {
+func OpenRegular(path string) (*os.File, error) {
 	st, err := os.Lstat(path)
 	if err != nil {
 		return nil, err
@@ -541,7 +541,7 @@ var jobNames = []string{"sequential", "random"}
 // completed).
 func ledger(c Config) ([]powerloss.Job, error) {
 	var fo fioOut
-	if f, err := openRegular(filepath.Join(c.Dir, "fio.json")); err == nil {
+	if f, err := OpenRegular(filepath.Join(c.Dir, "fio.json")); err == nil {
 		data, err := io.ReadAll(f)
 		f.Close()
 		// fio prints its errors before the JSON on the same stream.
@@ -555,7 +555,7 @@ func ledger(c Config) ([]powerloss.Job, error) {
 		if len(logs) != 1 {
 			return nil, fmt.Errorf("job %s: want one per-I/O log %s_lat.N.log in %s, found %d", name, name, c.Dir, len(logs))
 		}
-		f, err := openRegular(logs[0])
+		f, err := OpenRegular(logs[0])
 		if err != nil {
 			return nil, err
 		}

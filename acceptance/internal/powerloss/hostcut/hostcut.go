@@ -146,6 +146,11 @@ func Job(c cycle.Config, path string) string {
 type Drive struct {
 	cycle.Drive
 	Config cycle.Config
+	// List lists in the recording (run.json) a file the cycle writes
+	// after record has listed its directory: CutFile, written just
+	// before the cut, which a resume trusts only when listed (Listed).
+	// Nil lists nothing.
+	List func(file string) error
 }
 
 // Cut runs cycle k on every drive at once and cuts the host's power
@@ -237,7 +242,12 @@ func Cut(ctx context.Context, drives []Drive, k int, cmd string, env []string, r
 			t.LastWrite = last.UTC().Format(time.RFC3339Nano)
 		}
 		data, _ := json.Marshal(t)
-		_ = writeSync(filepath.Join(w.d.Config.Dir, CutFile), data)
+		file := filepath.Join(w.d.Config.Dir, CutFile)
+		if err := writeSync(file, data); err == nil && w.d.List != nil {
+			if err := w.d.List(file); err != nil {
+				return notCut(fmt.Sprintf("listing %s in the recording before the cut: %v", file, err))
+			}
+		}
 	}
 	cutLog := filepath.Join(pending[0].d.Config.Dir, "cut.log")
 	err := cycle.Command(ctx, cmd, env, cutLog)
@@ -347,13 +357,22 @@ func sum(m map[string]int) int {
 // counts of power losses are read again; every write the ledger holds
 // by the rule is read back.
 func Finish(ctx context.Context, d cycle.Drive, dir string, within time.Duration) powerloss.Cycle {
-	return FinishGap(ctx, d, dir, within, MaxCutGap)
+	return FinishGap(ctx, d, dir, within, MaxCutGap, nil)
 }
 
 // FinishGap is Finish with maxGap the longest the cut may have come after
 // the drive's last write for the cycle to be judged (the spec's
-// max_cut_gap).
-func FinishGap(ctx context.Context, d cycle.Drive, dir string, within, maxGap time.Duration) powerloss.Cycle {
+// max_cut_gap) and listed the names of the files in dir the recording
+// lists (nil: every file is trusted). With listed, dir must hold those
+// files and no other but the cut command's output (cut.log, never read)
+// and an unlisted CutFile, which is not read: the cut's gap is then
+// unknown, and the cycle not judged kept. A file planted in dir (a
+// second ledger, a FIFO) or one listed and gone fails the cycle as an
+// altered recording.
+func FinishGap(ctx context.Context, d cycle.Drive, dir string, within, maxGap time.Duration, listed map[string]bool) powerloss.Cycle {
+	if why := altered(dir, listed); why != "" {
+		return powerloss.Cycle{Drive: d.Path, Error: why}
+	}
 	st, snap, err := LoadState(dir)
 	if err != nil {
 		return powerloss.Cycle{Drive: d.Path, Error: fmt.Sprintf("the state saved before the host's power cut does not read (a recorded cycle's file missing or altered, as a missing ledger is): %v", err)}
@@ -403,7 +422,10 @@ func FinishGap(ctx context.Context, d cycle.Drive, dir string, within, maxGap ti
 	}
 	out.Acknowledged = powerloss.Blocks(acked)
 	out.AtRisk, out.Rewritten = powerloss.AtRisk(jobs)
-	out.CutGap, out.MaxCutGap = cutGap(dir), maxGap.String()
+	if listed == nil || listed[CutFile] {
+		out.CutGap = cutGap(dir)
+	}
+	out.MaxCutGap = maxGap.String()
 	tag, err := parseTag(out.Tag)
 	if err != nil {
 		out.Error = err.Error()
@@ -411,6 +433,38 @@ func FinishGap(ctx context.Context, d cycle.Drive, dir string, within, maxGap ti
 	}
 	cycle.Lose(&out, d.Path, acked, flushed, rule, tag, snap, st.BS)
 	return out
+}
+
+// altered says how dir differs from the cycle's files the recording
+// lists (listed, by name; "" when it does not, or listed is nil): a file
+// it does not list, but the cut command's output and CutFile, or one it
+// lists that is gone.
+func altered(dir string, listed map[string]bool) string {
+	if listed == nil {
+		return ""
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Sprintf("the cycle's files saved before the host's power cut do not read: %v", err)
+	}
+	there := map[string]bool{}
+	for _, e := range entries {
+		name := e.Name()
+		there[name] = true
+		switch {
+		case name == "cut.log" || name == CutFile && !listed[name]:
+		case !e.Type().IsRegular():
+			return fmt.Sprintf("%s is not a regular file (%s): the recording was altered after the cut", filepath.Join(dir, name), e.Type())
+		case !listed[name]:
+			return fmt.Sprintf("%s is not listed in run.json, which listed the cycle's files before the cut: the recording was altered after it", filepath.Join(dir, name))
+		}
+	}
+	for name := range listed {
+		if !there[name] {
+			return fmt.Sprintf("%s, listed in run.json before the cut, is missing: the recording was altered after it", filepath.Join(dir, name))
+		}
+	}
+	return ""
 }
 
 // cutGap is how long after the drive's last write the cut command
@@ -460,7 +514,7 @@ func Ledger(dir string, flushEvery int) ([]powerloss.Job, error) {
 		if len(logs) != 1 {
 			return nil, fmt.Errorf("job %s: want one per-I/O log %s_lat.N.log in %s, found %d", j.Name, j.Name, dir, len(logs))
 		}
-		f, err := os.Open(logs[0])
+		f, err := cycle.OpenRegular(logs[0])
 		if err != nil {
 			return nil, err
 		}

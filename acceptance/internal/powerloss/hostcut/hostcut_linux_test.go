@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -102,12 +104,28 @@ func TestCutThenFinish(t *testing.T) {
 	count := filepath.Join(t.TempDir(), "cuts")
 	cut := "blockdev --setro " + lossy.Path + "; blockdev --setro " + kept.Path + "; echo cut >> " + count +
 		"; " + testenv.LoopWritesLanded(img) + "; dd if=/dev/zero of=" + img + " bs=64k count=1 oflag=direct conv=notrunc,fsync status=none"
-	drives := []Drive{{lossy, config(t, lossy, 0x5eed0002)}, {kept, config(t, kept, 0x5eed0003)}, {refused, config(t, refused, 0x5eed0004)}}
+	drives := []Drive{{Drive: lossy, Config: config(t, lossy, 0x5eed0002)}, {Drive: kept, Config: config(t, kept, 0x5eed0003)}, {Drive: refused, Config: config(t, refused, 0x5eed0004)}}
+	// What a recording lists of each drive's cycle: its directory when
+	// the cycle is recorded, and the file List is given.
+	listed := make([]map[string]bool, len(drives))
+	for i := range drives {
+		listed[i] = map[string]bool{}
+		drives[i].List = func(file string) error {
+			_, err := os.Stat(count)
+			assert.True(t, os.IsNotExist(err), "%s is listed before the cut", file)
+			listed[i][filepath.Base(file)] = true
+			return nil
+		}
+	}
 	recorded := map[int]powerloss.Cycle{}
 	out := Cut(context.Background(), drives, 1, cut, nil, func(i int, c powerloss.Cycle) error {
 		if c.NotRun == Pending {
 			_, err := os.Stat(filepath.Join(drives[i].Config.Dir, StateFile))
 			require.NoError(t, err, "the state is on disk when the cycle is recorded, before the cut")
+		}
+		entries, _ := os.ReadDir(drives[i].Config.Dir)
+		for _, e := range entries {
+			listed[i][e.Name()] = true
 		}
 		_, err := os.Stat(count)
 		assert.True(t, os.IsNotExist(err), "every drive is recorded before the cut")
@@ -193,6 +211,8 @@ func TestCutThenFinish(t *testing.T) {
 	assert.NotEmpty(t, other.CutGap, "the gap between the drive's last write and the cut is measured")
 	assert.Contains(t, powerloss.Judge(other).Message, "after the drive's last write")
 	t.Logf("cut gap %s", other.CutGap)
+	assert.True(t, listed[1][CutFile], "the cut's times are listed")
+	resumed(t, kept, drives[1].Config.Dir, listed[1], other)
 
 	// Another drive in its place after the reboot did not return.
 	swapped := lossy
@@ -231,6 +251,55 @@ func TestCutThenFinish(t *testing.T) {
 	assert.Equal(t, powerloss.Fail, powerloss.Judge(altered).Verdict)
 }
 
+// resumed checks that a cycle judged from the files the recording
+// listed (listed) is judged as want, and that one whose directory holds
+// a file the recording does not list, or lacks one it lists, fails: a
+// ledger planted in the place of the listed one (a drive that lost
+// writes passed so), a FIFO (the judgement hung). The cut's times,
+// unlisted, are not read: the cycle is not judged kept.
+func resumed(t *testing.T, d cycle.Drive, dir string, listed map[string]bool, want powerloss.Cycle) {
+	t.Helper()
+	finish := func(listed map[string]bool) powerloss.Cycle {
+		return FinishGap(context.Background(), d, dir, 5*time.Second, MaxCutGap, listed)
+	}
+	got := finish(listed)
+	assert.Equal(t, want.Acknowledged, got.Acknowledged)
+	assert.Equal(t, powerloss.Judge(want), powerloss.Judge(got), "judged from the listed files as from all")
+
+	noTimes := maps.Clone(listed)
+	delete(noTimes, CutFile)
+	v := powerloss.Judge(finish(noTimes))
+	assert.Equal(t, powerloss.Inconclusive, v.Verdict, v.Message)
+	assert.Contains(t, v.Message, "the gap between the drive's last write and the host's cut was not measured")
+
+	logs, _ := filepath.Glob(filepath.Join(dir, "sequential_lat.*.log"))
+	require.Len(t, logs, 1)
+	planted := filepath.Join(dir, "sequential_lat.9.log")
+	require.NoError(t, os.Rename(logs[0], planted))
+	c := finish(listed)
+	assert.Contains(t, c.Error, planted+" is not listed in run.json")
+	assert.Equal(t, powerloss.Fail, powerloss.Judge(c).Verdict)
+	require.NoError(t, os.Rename(planted, logs[0]))
+
+	extra := filepath.Join(dir, "random_lat.7.log")
+	require.NoError(t, syscall.Mkfifo(extra, 0o644))
+	c = finish(listed)
+	assert.Contains(t, c.Error, extra+" is not a regular file")
+	assert.Equal(t, powerloss.Fail, powerloss.Judge(c).Verdict)
+	require.NoError(t, os.Remove(extra))
+
+	state := filepath.Join(dir, StateFile)
+	require.NoError(t, os.Rename(state, state+".gone"))
+	c = finish(listed)
+	require.NoError(t, os.Rename(state+".gone", state))
+	assert.Contains(t, c.Error, state+".gone is not listed")
+	gone := maps.Clone(listed)
+	gone["missing.log"] = true
+	c = finish(gone)
+	assert.Contains(t, c.Error, filepath.Join(dir, "missing.log")+", listed in run.json before the cut, is missing")
+	assert.Equal(t, powerloss.Fail, powerloss.Judge(c).Verdict)
+}
+
 // otherBoot makes the state saved in dir one of another boot: the
 // "reboot" of a test, which cannot restart the host.
 func otherBoot(t *testing.T, dir string) {
@@ -247,7 +316,7 @@ func otherBoot(t *testing.T, dir string) {
 func TestCutCommandFails(t *testing.T) {
 	d, _ := loopDrive(t)
 	e, _ := loopDrive(t)
-	drives := []Drive{{d, config(t, d, 1)}, {e, config(t, e, 2)}}
+	drives := []Drive{{Drive: d, Config: config(t, d, 1)}, {Drive: e, Config: config(t, e, 2)}}
 	out := Cut(context.Background(), drives, 1, "echo no outlet >&2; exit 3", nil, func(int, powerloss.Cycle) error { return nil }, t.Logf)
 	for _, c := range out {
 		assert.Contains(t, c.NotRun, "the cut command failed (exit status 3: no outlet)")

@@ -151,7 +151,7 @@ func (t *Test) finish(ctx context.Context, out [][]hosted, pending []int, k int,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := hostcut.FinishGap(ctx, t.target(ctx, d), filepath.Join(t.Dir, Dir, d.folder(), fmt.Sprintf("cycle_%d", k)), t.Spec.ReadyWithin, maxGap(t.Spec))
+			c := hostcut.FinishGap(ctx, t.target(ctx, d), filepath.Join(t.Dir, Dir, d.folder(), fmt.Sprintf("cycle_%d", k)), t.Spec.ReadyWithin, maxGap(t.Spec), t.listedIn(d, k))
 			c.Drive, c.Cycle = d.Path, k
 			out[i][k-1].c = c
 		}()
@@ -167,6 +167,20 @@ func (t *Test) finish(ctx context.Context, out [][]hosted, pending []int, k int,
 	}
 }
 
+// listedIn are the names of the files in d's cycle_k directory that
+// run.json lists: those saved before the host's cut, the only ones its
+// judgement after the reboot reads (hostcut.FinishGap).
+func (t *Test) listedIn(d Drive, k int) map[string]bool {
+	prefix := path.Join(Dir, d.folder(), fmt.Sprintf("cycle_%d", k)) + "/"
+	out := map[string]bool{}
+	for rel := range t.Files {
+		if name, ok := strings.CutPrefix(rel, prefix); ok {
+			out[name] = true
+		}
+	}
+	return out
+}
+
 // cutHost runs cycle k of each drive of cut at once and cuts the host's
 // power once (hostcut.Cut); it returns only when the cut did not happen,
 // each drive's cycle recorded.
@@ -177,6 +191,15 @@ func (t *Test) cutHost(ctx context.Context, out [][]hosted, cut []int, k int, lo
 	drives := make([]hostcut.Drive, len(cut))
 	for j, i := range cut {
 		drives[j] = hostcut.Drive{Drive: t.target(ctx, t.Drives[i]), Config: t.config(t.Drives[i], k)}
+		if t.Rec != nil {
+			drives[j].List = func(file string) error {
+				rel, err := filepath.Rel(t.Dir, file)
+				if err != nil {
+					return err
+				}
+				return t.Rec.Landed(filepath.ToSlash(rel), true)
+			}
+		}
 	}
 	record := func(j int, c powerloss.Cycle) error {
 		d := t.Drives[cut[j]]
