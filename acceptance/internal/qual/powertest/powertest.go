@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -54,6 +55,10 @@ type Drive struct {
 	// Absent says why it is not there (plan.Drive.Absent): it is
 	// neither read nor written, and its pending cycle did not return.
 	Absent string
+	// Shares are the block devices ("nvme0n2") of the other namespaces
+	// its power cut cuts too: those of its NVM subsystem
+	// (device.Info.Siblings) but itself through another controller.
+	Shares []string
 }
 
 // Test is a run's power-loss test.
@@ -80,6 +85,11 @@ type Test struct {
 	NVMe nvme.CLI
 	// Sysfs is where sysfs is mounted ("/sys"), for the drives' slots.
 	Sysfs string
+	// vals are each drive's placeholders' values (by path), read once,
+	// before its first cut: a cut drive may come back under another
+	// controller name, which may then be another drive's slot's (see
+	// values).
+	vals map[string]map[string]string
 	// quiet is why a drive's counts are no evidence of a cut (see
 	// uncounted), by drive name, decided at its first cycle: a cut drive
 	// comes back under another controller name (nvme0 is nvme3 after
@@ -100,7 +110,13 @@ func New(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive, live bool, 
 		if name == "" {
 			name = filepath.Base(d.Path)
 		}
-		t.Drives = append(t.Drives, Drive{Path: d.Path, Name: name, LBA: int64(d.LogicalBlockSize), Ctrl: d.Controller, Absent: d.Absent})
+		var shares []string
+		for _, n := range d.Siblings {
+			if id, ok := d.Reach[n]; !ok || id != d.NSID || d.NSID == 0 {
+				shares = append(shares, n)
+			}
+		}
+		t.Drives = append(t.Drives, Drive{Path: d.Path, Name: name, LBA: int64(d.LogicalBlockSize), Ctrl: d.Controller, Absent: d.Absent, Shares: shares})
 	}
 	t.File(nil)
 	return t
@@ -182,8 +198,9 @@ func (t *Test) mark(i int) error {
 // Problems are the reasons a run with a cut is refused (a dry run's
 // too): a cut without a [power_loss] table to say what to do, a command
 // that uses a drive's serial or slot for a drive that has none (an empty
-// outlet is "every outlet" to some PDUs), and two drives with the same
-// serial (one controller: a cut of one is a cut of both).
+// outlet is "every outlet" to some PDUs), a drive's cut that cuts what
+// is not given (see cutsToo), and two drives one cut cuts both of (the
+// same serial, one NVM subsystem, with {slot} one slot).
 func (t *Test) Problems() []error {
 	switch {
 	case t.Cfg.PowerCut == "":
@@ -193,6 +210,11 @@ func (t *Test) Problems() []error {
 	}
 	errs := t.hostCommand()
 	serials := map[string]string{}
+	names := map[string]string{} // path: kernel name
+	for _, d := range t.Drives {
+		names[d.Path] = d.Name
+	}
+	errs = append(errs, t.cutsToo()...)
 	for _, d := range t.Drives {
 		v := t.values(d)
 		for _, key := range []string{"serial", "slot"} {
@@ -206,10 +228,78 @@ func (t *Test) Problems() []error {
 			errs = append(errs, err)
 		}
 		if sn := v["serial"]; sn != "" {
-			if other, dup := serials[sn]; dup {
+			if other, dup := serials[sn]; dup && !slices.Contains(d.Shares, names[other]) {
 				errs = append(errs, fmt.Errorf("parsing -drives: %s and %s have the same serial %s (one controller, or a vendor's repeated serial): a power cut of one is a cut of the other; give one of them", other, d.Path, sn))
 			}
 			serials[sn] = d.Path
+		}
+	}
+	return errs
+}
+
+// cutsToo refuses each drive whose own cut (not the whole host's) cuts
+// the power of what is not given, or of another drive given: the other
+// namespaces of its NVM subsystem (its controller loses power), and with
+// a command that uses {slot}, everything else in that PCIe slot (a
+// switch's other ports and what is behind them). Whatever it is (a
+// mounted namespace, the boot drive), it would lose its power unwritten
+// and unjudged, and another drive given would see a cut outside its own
+// cycles.
+func (t *Test) cutsToo() []error {
+	if t.Cfg.PowerCutHost {
+		return nil
+	}
+	given := map[string]string{} // kernel name: path
+	for _, d := range t.Drives {
+		given[d.Name] = d.Path
+	}
+	usesSlot := cmdline.PowerUses(t.Cfg.PowerCut, "slot") || cmdline.PowerUses(t.Cfg.PowerRestore, "slot")
+	slots := map[string]string{} // slot name: the first drive given in it
+	pairs := map[[2]string]bool{}
+	var errs []error
+	pair := func(a, b Drive, why string) {
+		k := [2]string{min(a.Path, b.Path), max(a.Path, b.Path)}
+		if !pairs[k] {
+			pairs[k] = true
+			errs = append(errs, fmt.Errorf("parsing -drives: %s and %s %s: a power cut of one is a cut of the other; give one of them", a.Path, b.Path, why))
+		}
+	}
+	byPath := map[string]Drive{}
+	for _, d := range t.Drives {
+		byPath[d.Path] = d
+	}
+	for _, d := range t.Drives {
+		if d.Absent != "" {
+			continue
+		}
+		var also []string
+		fix := "give a drive whose controller has no other namespace (a cut takes the whole controller)"
+		for _, n := range d.Shares {
+			if p, ok := given[n]; ok {
+				pair(d, byPath[p], "are namespaces of one NVM subsystem")
+				continue
+			}
+			also = append(also, "/dev/"+n+" (another namespace of its NVM subsystem)")
+		}
+		if s, ok, err := slot.Of(t.Sysfs, d.Ctrl); usesSlot && d.Ctrl != "" && ok && err == nil {
+			if first, seen := slots[s.Name]; seen {
+				pair(byPath[first], d, "are in one PCIe slot, "+s.Name+", which {slot} cuts")
+			} else {
+				slots[s.Name] = d.Path
+			}
+			for _, o := range s.Others(t.Sysfs, slices.Collect(maps.Keys(given))) {
+				if n, ok := strings.CutPrefix(o, "namespace "); ok {
+					if slices.Contains(d.Shares, n) {
+						continue // named above
+					}
+					o = "/dev/" + n
+				}
+				also = append(also, o+" (in its PCIe slot "+s.Name+")")
+			}
+			fix = "name the drive's own outlet ({serial} or {path} at a PDU or fixture that powers it alone), or give a drive alone in its slot"
+		}
+		if len(also) > 0 {
+			errs = append(errs, fmt.Errorf("parsing -power-cut: a cut of %s also cuts what -drives does not give: %s; each would lose its power unwritten and unjudged (a mounted namespace, the boot drive): %s", d.Path, strings.Join(also, ", "), fix))
 		}
 	}
 	return errs
@@ -316,9 +406,18 @@ func mib(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
 
 func spaces(n int) string { return fmt.Sprintf("%*s", n, "") }
 
-// values are the placeholders' values for d.
+// values are the placeholders' values for d, read at the first call:
+// its slot is found from the controller name it had when the run began
+// (d.Ctrl), which after a cut may be no controller or another drive's.
 func (t *Test) values(d Drive) map[string]string {
+	if v, ok := t.vals[d.Path]; ok {
+		return v
+	}
+	if t.vals == nil {
+		t.vals = map[string]map[string]string{}
+	}
 	v := map[string]string{"path": d.Path, "name": d.Name}
+	t.vals[d.Path] = v
 	if s, ok, err := slot.Of(t.Sysfs, d.Ctrl); d.Ctrl != "" && ok && err == nil {
 		v["slot"] = s.Name
 	}
@@ -367,6 +466,14 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 		}
 		t.Add(checks)
 		return nil, why
+	}
+	if t.Live {
+		// Each drive's values before any drive is cut (see values).
+		for _, d := range t.Drives {
+			if d.Absent == "" {
+				t.values(d)
+			}
+		}
 	}
 	var out []DriveCycles
 	var checks []report.HealthCheck

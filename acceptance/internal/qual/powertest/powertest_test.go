@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live/runjson"
@@ -46,6 +49,38 @@ func nvmeNone(t *testing.T) (c nvme.CLI) {
 
 func ns(name, ctrl string) Drive { return Drive{Path: "/dev/" + name, Name: name, Ctrl: ctrl} }
 
+func shares(d Drive, names ...string) Drive {
+	d.Shares = names
+	return d
+}
+
+// The whole host's cut cuts every drive and device of the host by
+// design: a drive's other namespaces are not refused there.
+func TestHostCutSharesNotRefused(t *testing.T) {
+	pt := cmdTest(t, "bmc power off", "", nvmeNone(t), shares(ns("nvme0n1", "nvme0"), "nvme0n2"))
+	pt.Cfg.PowerCutHost = true
+	assert.Empty(t, pt.Problems())
+}
+
+// A drive's values are read once: after a cut its controller may come
+// back under another name, and its old name be another drive's or none,
+// so that its slot read again would be another drive's or empty (an
+// empty outlet is every outlet to some PDUs).
+func TestValuesReadOnce(t *testing.T) {
+	pt := cmdTest(t, "pdu off {slot}", "pdu on {slot}", nvmeNone(t), ns("nvme0n1", "nvme0"))
+	d := pt.Drives[0]
+	assert.Equal(t, "3", pt.values(d)["slot"])
+	// nvme0 comes back as nvme4; nvme0 is now a controller in slot 5.
+	link := filepath.Join(pt.Sysfs, "class", "nvme", "nvme0")
+	require.NoError(t, os.Remove(link))
+	require.NoError(t, os.Symlink("../../devices/pci0000:16/0000:16:03.0/0000:20:00.0/0000:21:00.0/0000:22:00.0/nvme/nvme1", link))
+	assert.Equal(t, "3", pt.values(d)["slot"])
+	assert.Contains(t, pt.config(d, 2).Env, "DQ_SLOT=3")
+	fresh := cmdTest(t, "pdu off {slot}", "pdu on {slot}", nvmeNone(t), ns("nvme0n1", "nvme0"))
+	fresh.Sysfs = pt.Sysfs
+	assert.Equal(t, "5", fresh.values(d)["slot"], "read again, the slot would be another drive's")
+}
+
 // A command that uses a drive's slot or serial is refused, before
 // anything runs (a dry run too), for a drive that has none: an empty
 // outlet is every outlet to some PDUs. Two drives with one serial are
@@ -57,7 +92,17 @@ func TestCommandProblems(t *testing.T) {
 		drives       []Drive
 		want         []string
 	}{
-		{"pdu off {slot}", "pdu on $DQ_SLOT", nvmeNone(t), []Drive{ns("nvme0n1", "nvme0")}, nil},
+		{"pdu off {path}", "pdu on $DQ_PATH", nvmeNone(t), []Drive{ns("nvme0n1", "nvme0")}, nil},
+		{"pdu off {path}", "pdu on {path}", nvmeNone(t), []Drive{ns("nvme1n1", "nvme1")}, nil},
+		{"pdu off {slot}", "pdu on $DQ_SLOT", nvmeNone(t), []Drive{ns("nvme0n1", "nvme0"), ns("nvme1n1", "nvme1")}, []string{
+			"parsing -power-cut: a cut of /dev/nvme0n1 also cuts what -drives does not give: /dev/nvme0n2 (in its PCIe slot 3); each would lose its power unwritten and unjudged (a mounted namespace, the boot drive): name the drive's own outlet",
+			"parsing -power-cut: a cut of /dev/nvme1n1 also cuts what -drives does not give: /dev/nvme2n1 (in its PCIe slot 5), PCI function 0000:21:01.0 (in its PCIe slot 5), PCI function 0000:23:00.0 (in its PCIe slot 5);"}},
+		{"pdu off {slot}", "pdu on {slot}", nvmeNone(t), []Drive{ns("nvme1n1", "nvme1"), ns("nvme2n1", "nvme2")}, []string{
+			"parsing -drives: /dev/nvme1n1 and /dev/nvme2n1 are in one PCIe slot, 5, which {slot} cuts: a power cut of one is a cut of the other; give one of them"}},
+		{"pdu off {serial}", "pdu on {serial}", nvmeSerial(t, "S1"), []Drive{shares(ns("nvme0n1", "nvme0"), "nvme0n2")}, []string{
+			"parsing -power-cut: a cut of /dev/nvme0n1 also cuts what -drives does not give: /dev/nvme0n2 (another namespace of its NVM subsystem); each would lose its power unwritten and unjudged (a mounted namespace, the boot drive): give a drive whose controller has no other namespace"}},
+		{"pdu off {slot}", "pdu on {slot}", nvmeSerial(t, "S1"), []Drive{shares(ns("nvme0n1", "nvme0"), "nvme0n2"), shares(ns("nvme0n2", "nvme0"), "nvme0n1")}, []string{
+			"parsing -drives: /dev/nvme0n1 and /dev/nvme0n2 are namespaces of one NVM subsystem: a power cut of one is a cut of the other; give one of them"}},
 		{"pdu off {slot}", "pdu on $DQ_SLOT", nvmeNone(t), []Drive{ns("nvme3n1", "nvme3")}, []string{
 			"parsing -power-cut: /dev/nvme3n1 has no slot (no /sys/bus/pci/slots/NAME holds its controller)",
 			"parsing -power-restore: /dev/nvme3n1 has no slot"}},
