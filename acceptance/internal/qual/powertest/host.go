@@ -151,7 +151,7 @@ func (t *Test) finish(ctx context.Context, out [][]hosted, pending []int, k int,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := hostcut.FinishGap(ctx, t.target(ctx, d), filepath.Join(t.Dir, Dir, d.folder(), fmt.Sprintf("cycle_%d", k)), t.Spec.ReadyWithin, maxGap(t.Spec), t.listedIn(d, k))
+			c := hostcut.FinishGap(ctx, t.target(ctx, d), filepath.Join(t.Dir, Dir, d.folder(), fmt.Sprintf("cycle_%d", k)), t.Spec.ReadyWithin, maxGap(t.Spec), listedIn(t.Files, d, k))
 			c.Drive, c.Cycle = d.Path, k
 			out[i][k-1].c = c
 		}()
@@ -168,12 +168,12 @@ func (t *Test) finish(ctx context.Context, out [][]hosted, pending []int, k int,
 }
 
 // listedIn are the names of the files in d's cycle_k directory that
-// run.json lists: those saved before the host's cut, the only ones its
+// run.json lists (files): those saved before the host's cut, the only ones its
 // judgement after the reboot reads (hostcut.FinishGap).
-func (t *Test) listedIn(d Drive, k int) map[string]bool {
+func listedIn(files map[string]string, d Drive, k int) map[string]bool {
 	prefix := path.Join(Dir, d.folder(), fmt.Sprintf("cycle_%d", k)) + "/"
 	out := map[string]bool{}
-	for rel := range t.Files {
+	for rel := range files {
 		if name, ok := strings.CutPrefix(rel, prefix); ok {
 			out[name] = true
 		}

@@ -214,7 +214,7 @@ func (t *Test) Problems() []error {
 	for _, d := range t.Drives {
 		names[d.Path] = d.Name
 	}
-	errs = append(errs, t.cutsToo()...)
+	errs = append(errs, cutsToo(t.Cfg, t.Sysfs, t.Drives)...)
 	for _, d := range t.Drives {
 		v := t.values(d)
 		for _, key := range []string{"serial", "slot"} {
@@ -245,15 +245,15 @@ func (t *Test) Problems() []error {
 // mounted namespace, the boot drive), it would lose its power unwritten
 // and unjudged, and another drive given would see a cut outside its own
 // cycles.
-func (t *Test) cutsToo() []error {
-	if t.Cfg.PowerCutHost {
+func cutsToo(cfg *cmdline.Config, sysfs string, drives []Drive) []error {
+	if cfg.PowerCutHost {
 		return nil
 	}
 	given := map[string]string{} // kernel name: path
-	for _, d := range t.Drives {
+	for _, d := range drives {
 		given[d.Name] = d.Path
 	}
-	usesSlot := cmdline.PowerUses(t.Cfg.PowerCut, "slot") || cmdline.PowerUses(t.Cfg.PowerRestore, "slot")
+	usesSlot := cmdline.PowerUses(cfg.PowerCut, "slot") || cmdline.PowerUses(cfg.PowerRestore, "slot")
 	slots := map[string]string{} // slot name: the first drive given in it
 	pairs := map[[2]string]bool{}
 	var errs []error
@@ -265,10 +265,10 @@ func (t *Test) cutsToo() []error {
 		}
 	}
 	byPath := map[string]Drive{}
-	for _, d := range t.Drives {
+	for _, d := range drives {
 		byPath[d.Path] = d
 	}
-	for _, d := range t.Drives {
+	for _, d := range drives {
 		if d.Absent != "" {
 			continue
 		}
@@ -281,13 +281,13 @@ func (t *Test) cutsToo() []error {
 			}
 			also = append(also, "/dev/"+n+" (another namespace of its NVM subsystem)")
 		}
-		if s, ok, err := slot.Of(t.Sysfs, d.Ctrl); usesSlot && d.Ctrl != "" && ok && err == nil {
+		if s, ok, err := slot.Of(sysfs, d.Ctrl); usesSlot && d.Ctrl != "" && ok && err == nil {
 			if first, seen := slots[s.Name]; seen {
 				pair(byPath[first], d, "are in one PCIe slot, "+s.Name+", which {slot} cuts")
 			} else {
 				slots[s.Name] = d.Path
 			}
-			for _, o := range s.Others(t.Sysfs, slices.Collect(maps.Keys(given))) {
+			for _, o := range s.Others(sysfs, slices.Collect(maps.Keys(given))) {
 				if n, ok := strings.CutPrefix(o, "namespace "); ok {
 					if slices.Contains(d.Shares, n) {
 						continue // named above
