@@ -45,6 +45,10 @@ type Cycle struct {
 	// NotReturned, when set, says how the drive did not come back: not
 	// within ready_within, or as another drive.
 	NotReturned string `json:"not_returned,omitempty"`
+	// Renamed, when set, says the drive came back within ready_within as
+	// itself, but at another path (a kernel name given, the controller
+	// named anew): its data is not read there, nor its later cycles run.
+	Renamed string `json:"renamed,omitempty"`
 	// Rule is what the drive was held to, and RuleWhy why.
 	Rule    string `json:"rule"`
 	RuleWhy string `json:"rule_why"`
@@ -112,6 +116,8 @@ func Judge(c Cycle) Verdict {
 	switch {
 	case c.NotReturned != "":
 		return Verdict{Fail, "did not return after the power cut: " + c.NotReturned}
+	case c.Renamed != "":
+		return Verdict{Inconclusive, "not judged: " + c.Renamed + ": give the drives by /dev/disk/by-id paths, which follow a drive the kernel names anew; its later cycles were not run"}
 	case c.NotRun != "":
 		return Verdict{Inconclusive, "not judged: " + c.NotRun}
 	case c.Error != "":

@@ -50,6 +50,11 @@ type Drive struct {
 	// back (a resume that waited ready_within for it at setup): it is
 	// not awaited again, nor opened.
 	Absent string
+	// Find is the path of another device of the host that identifies as
+	// id, for a drive that did not come back at Path ("" when none): the
+	// kernel may name a controller cut and restored anew. Nil where a
+	// drive is not renamed (a loop device).
+	Find func(ctx context.Context, id string) string
 }
 
 // Config is how a cycle runs.
@@ -219,12 +224,7 @@ func Run(ctx context.Context, d Drive, c Config, k int, logf func(string, ...any
 		out.NotRun = fmt.Sprintf("the restore command failed (%v): see %s", restoreErr, filepath.Join(c.Dir, "restore.log"))
 		return out
 	}
-	if why := await(ctx, d, id, c.Test.ReadyWithin); why != "" {
-		if ctx.Err() != nil {
-			out.NotRun = why
-		} else {
-			out.NotReturned = why
-		}
+	if !returned(ctx, d, id, c.Test.ReadyWithin, &out) {
 		return out
 	}
 	if !exited {
@@ -493,6 +493,30 @@ func lastLine(s string) string { return s[strings.LastIndexByte(s, '\n')+1:] }
 
 // await waits up to within for d to open and identify as id; it says
 // how it did not.
+// returned waits up to within for d to come back as id and says whether
+// it did; when not, out says how: not judged when the run was stopped
+// meanwhile, renamed when it came back as itself elsewhere (d.Find),
+// else did not return.
+func returned(ctx context.Context, d Drive, id string, within time.Duration, out *powerloss.Cycle) bool {
+	why := await(ctx, d, id, within)
+	switch {
+	case why == "":
+		return true
+	case ctx.Err() != nil:
+		// Stopped: a drive still coming back is not one that did not.
+		out.NotRun = why
+	case d.Find != nil && d.Absent == "":
+		if at := d.Find(ctx, id); at != "" {
+			out.Renamed = fmt.Sprintf("%s came back as %s, the same drive under another name (%s)", d.Path, at, why)
+			break
+		}
+		fallthrough
+	default:
+		out.NotReturned = why
+	}
+	return false
+}
+
 func await(ctx context.Context, d Drive, id string, within time.Duration) string {
 	if d.Absent != "" {
 		return d.Absent

@@ -28,10 +28,11 @@ func RunFio(ctx context.Context, c Config, job string) error {
 // cycle, to tell "old data" when one comes back.
 func Snapshot(path string, size, bs int64) ([]uint64, error) { return snapshot(path, size, bs) }
 
-// Await waits up to within for d to open and identify as id, and says
-// how it did not ("" when it did).
-func Await(ctx context.Context, d Drive, id string, within time.Duration) string {
-	return await(ctx, d, id, within)
+// Returned waits up to within for d to open and identify as id, and
+// says whether it did; when not, out says how (NotRun, Renamed or
+// NotReturned).
+func Returned(ctx context.Context, d Drive, id string, within time.Duration, out *powerloss.Cycle) bool {
+	return returned(ctx, d, id, within, out)
 }
 
 // Pair is each counter read before with its reading after, and what read

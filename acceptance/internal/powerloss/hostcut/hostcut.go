@@ -384,13 +384,7 @@ func FinishGap(ctx context.Context, d cycle.Drive, dir string, within, maxGap ti
 		out.NotRun = why
 		return out
 	}
-	if why := cycle.Await(ctx, d, st.Identity, within); why != "" {
-		if ctx.Err() != nil {
-			// Stopped: a drive still coming back is not one that did not.
-			out.NotRun = why
-		} else {
-			out.NotReturned = why
-		}
+	if !cycle.Returned(ctx, d, st.Identity, within, &out) {
 		return out
 	}
 	if len(before) > 0 {

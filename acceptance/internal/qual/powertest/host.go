@@ -73,7 +73,7 @@ func (t *Test) hostCycles(ctx context.Context, logf func(string, ...any)) (out [
 					switch {
 					case err == nil && c.NotRun == hostcut.Pending:
 						pending = append(pending, i)
-					case err == nil && c.NotReturned != "":
+					case err == nil && (c.NotReturned != "" || c.Renamed != ""):
 						// Did not return at an earlier resume: never
 						// written again, back or not (see Run).
 						stopped[i] = true
@@ -96,7 +96,7 @@ func (t *Test) hostCycles(ctx context.Context, logf func(string, ...any)) (out [
 				// The host was not cut: its cycles wait for the resume
 				// after it is, and nothing is written over them.
 				return out, ""
-			case c.NotReturned != "":
+			case c.NotReturned != "" || c.Renamed != "":
 				// Not written again: see Run.
 				stopped[i] = true
 			}

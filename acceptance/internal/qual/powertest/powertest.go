@@ -15,6 +15,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -530,11 +531,15 @@ func (t *Test) Run(ctx context.Context, logf func(string, ...any)) ([]DriveCycle
 				}
 				j = Judged{c, powerloss.Judge(c)}
 				cuts++
-				if c.NotReturned != "" && k < n {
+				switch {
+				case c.NotReturned != "" && k < n:
 					// Nothing more is written to a drive that did not
 					// come back as itself: whatever is at its path now
 					// is not the drive held and checked at setup.
 					dc.Skip = fmt.Sprintf("cycles %d to %d not run: %s did not return after cycle %d", k+1, n, d.Path, k)
+				case c.Renamed != "" && k < n:
+					// Nor to its path when it came back at another.
+					dc.Skip = fmt.Sprintf("cycles %d to %d not run: %s came back under another name after cycle %d", k+1, n, d.Path, k)
 				}
 			}
 			dc.Cycles = append(dc.Cycles, j)
@@ -769,6 +774,7 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 		return cd
 	}
 	cd.Promise.VWC, cd.Promise.VWCKnown = ctrl.VolatileWriteCache(), true
+	cd.Find = func(_ context.Context, id string) string { return renamed(t.Sysfs, Identify, d.Path, id) }
 	unsafe := int64(-1)
 	if l, err := t.NVMe.SmartLog(ctx, d.Path); err == nil {
 		n, _ := l.UnsafeShutdowns.Uint64()
@@ -809,6 +815,30 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 		return out, ""
 	}
 	return cd
+}
+
+// nvmeNamespace is an NVMe namespace's block device name.
+var nvmeNamespace = regexp.MustCompile(`^nvme[0-9]+n[0-9]+$`)
+
+// renamed is the path of the NVMe namespace under sysfs, other than the
+// one at path, that identify says is id ("" for none): the drive at path
+// came back from its cut under another name.
+func renamed(sysfs string, identify func(string) (string, error), path, id string) string {
+	entries, err := os.ReadDir(filepath.Join(sysfs, "class", "block"))
+	if err != nil {
+		return ""
+	}
+	now, _ := filepath.EvalSymlinks(path)
+	for _, e := range entries {
+		p := "/dev/" + e.Name()
+		if !nvmeNamespace.MatchString(e.Name()) || p == now || p == path {
+			continue
+		}
+		if got, err := identify(p); err == nil && got == id {
+			return p
+		}
+	}
+	return ""
 }
 
 // Identify is what the device at p is, for a person and to compare: the

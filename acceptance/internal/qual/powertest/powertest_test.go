@@ -62,6 +62,22 @@ func TestHostCutSharesNotRefused(t *testing.T) {
 	assert.Empty(t, pt.Problems())
 }
 
+// A drive that did not come back at its path is looked for among the
+// host's other NVMe namespaces by its identity, its own path passed over.
+func TestRenamedFindsTheDrive(t *testing.T) {
+	sys := filepath.Join(testenv.BuildTree(t, filepath.Join("..", "..", "device", "slot", "testdata", "slots.tree")), "sys")
+	ids := map[string]string{"/dev/nvme0n2": "B", "/dev/nvme2n1": "A"}
+	identify := func(p string) (string, error) {
+		if id, ok := ids[p]; ok {
+			return id, nil
+		}
+		return "", os.ErrNotExist
+	}
+	assert.Equal(t, "/dev/nvme2n1", renamed(sys, identify, "/dev/nvme0n1", "A"))
+	assert.Equal(t, "", renamed(sys, identify, "/dev/nvme0n1", "C"))
+	assert.Equal(t, "", renamed(sys, identify, "/dev/nvme2n1", "A"), "not its own path")
+}
+
 // A drive's values are read once: after a cut its controller may come
 // back under another name, and its old name be another drive's or none,
 // so that its slot read again would be another drive's or empty (an
