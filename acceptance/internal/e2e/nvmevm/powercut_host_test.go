@@ -98,27 +98,28 @@ type hostCutState struct {
 	BootID string            // the first boot's
 }
 
-// serialVWC2 is the powerloss-host boots' second honest volatile cache,
-// judged without plp; serialGone a protected drive that does not come
-// back after the first cut: the reboots' machines have no controller of
-// it.
+// serialVWC2 and serialLiar2 are the powerloss-host boots' second honest
+// volatile cache and second liar, judged without plp; serialGone a
+// protected drive that does not come back after the first cut: the
+// reboots' machines have no controller of it.
 const (
-	serialVWC2 = "DQVWC0002"
-	serialGone = "DQGONE001"
+	serialVWC2  = "DQVWC0002"
+	serialLiar2 = "DQLIE0002"
+	serialGone  = "DQGONE001"
 )
 
 // hostCutDrives are the first powerloss-host boot's drives: the
-// powerloss boot's three, a second honest volatile cache, and the drive
-// that does not come back; hostCutBack those of the reboots.
+// powerloss boot's three, a second honest volatile cache and liar, and
+// the drive that does not come back; hostCutBack those of the reboots.
 var (
-	hostCutDrives = append(slices.Clone(nbdDrives), nbdDrive{id: "vwc2", serial: serialVWC2, cache: "writeback"}, nbdDrive{id: "gone", serial: serialGone})
+	hostCutDrives = append(slices.Clone(nbdDrives), nbdDrive{id: "vwc2", serial: serialVWC2, cache: "writeback"}, nbdDrive{id: "liar2", serial: serialLiar2, cache: "unsafe"}, nbdDrive{id: "gone", serial: serialGone})
 	hostCutBack   = hostCutDrives[:len(hostCutDrives)-1]
 )
 
 // hostCutRun is one of the two suite runs that each end in a cut of the
 // host, each in its own directory of the state directory, with its spec:
 // the three personalities with plp = true, and the second honest cache
-// without. Each writes for hostCutAfter with a flush every 16 writes of
+// and liar without. Each writes for hostCutAfter with a flush every 16 writes of
 // a job: beside the rest of make test, three drives written at once for
 // 1 s completed as few as 11 writes (the liar) and 38 (the honest
 // drive), too few for a flush every 32, and the liar must lose flushed
@@ -135,7 +136,7 @@ type hostCutRun struct {
 
 var hostCutRuns = []hostCutRun{
 	{name: "plp", serials: []string{serialPLP, serialVWC, serialLiar, serialGone}, plp: true, flushEvery: 16},
-	{name: "noplp", serials: []string{serialVWC2}, flushEvery: 16},
+	{name: "noplp", serials: []string{serialVWC2, serialLiar2}, flushEvery: 16},
 }
 
 // hostCutAfter is how long the host cut's runs write: each write held
@@ -240,8 +241,8 @@ func TestGuestPowerLossHostCut(t *testing.T) {
 
 // TestGuestPowerLossHostCutNoPLP is the reboot's second test: the noplp
 // run of TestPowerLoss with the whole host's cut (the second honest
-// volatile cache without plp), after the plp run was judged; it never
-// returns, and the boot after it judges it.
+// volatile cache and liar without plp), after the plp run was judged; it
+// never returns, and the boot after it judges it.
 func TestGuestPowerLossHostCutNoPLP(t *testing.T) {
 	guest(t)
 	dir := mountPersist(t)
@@ -316,7 +317,7 @@ func hostCutPending(t *testing.T, dir string, r hostCutRun, st hostCutState) {
 	}
 	for _, s := range r.serials {
 		name := st.Names[s]
-		for _, f := range []string{"cycle_1.json", "cycle_1/" + hostcut.StateFile, "cycle_1/" + hostcut.BeforeFile} {
+		for _, f := range []string{"cycle_1.json", "cycle_1/" + hostcut.StateFile, "cycle_1/" + hostcut.BeforeFile, "cycle_1/" + hostcut.CutFile} {
 			if !bytes.Contains(runJSON, []byte(`"powerloss/`+name+"/"+f+`"`)) {
 				t.Errorf("the %s run's run.json, as the cut left it, does not list powerloss/%s/%s", r.name, name, f)
 			}
@@ -422,9 +423,10 @@ func TestGuestPowerLossHostResumed(t *testing.T) {
 
 // TestGuestPowerLossHostResumedNoPLP is the second reboot: the noplp
 // run's recording survived its cut, and its command line with -resume
-// judges its drive's cycle, cutting nothing: without plp, the second
+// judges its drives' cycle, cutting nothing: without plp, the second
 // honest cache PASSes: every write completed before its last completed
-// flush is kept, though it had writes completed after it.
+// flush is kept, though it had writes completed after it; the second
+// liar FAILs, having lost flushed writes, which no promise excuses.
 func TestGuestPowerLossHostResumedNoPLP(t *testing.T) {
 	guest(t)
 	dir := mountPersist(t)
@@ -436,12 +438,17 @@ func TestGuestPowerLossHostResumedNoPLP(t *testing.T) {
 	hostCutPending(t, dir, r, st)
 	raw := filepath.Join(r.dir(dir), "report", "raw")
 	stdout, code := hostCutResume(t, dir, r, st)
-	if code != 0 {
-		t.Errorf("-resume without plp: exit %d, want 0 (its one drive QUALIFIED)\n%s", code, stdout)
+	if code == 0 {
+		t.Errorf("-resume without plp: exit 0, want NOT QUALIFIED (the liar lost flushed writes)\n%s", stdout)
 	}
-	vwc2 := st.Names[serialVWC2]
+	vwc2, liar2 := st.Names[serialVWC2], st.Names[serialLiar2]
 	mustContain(t, stdout, "--- PASS: TestPowerLoss/"+vwc2+"/cycle_1",
-		"acknowledged writes read back intact (every write completed before the last completed flush: ")
+		"acknowledged writes read back intact (every write completed before the last completed flush: ",
+		"--- FAIL: TestPowerLoss/"+liar2+"/cycle_1",
+		"acknowledged writes lost (every write completed before the last completed flush: ")
+	if flushed, ranges, _ := flushedLostEvery(t, raw, liar2, 1, r.flushEvery); ranges == 0 || flushed != ranges {
+		t.Errorf("lying cache, no plp: %d lost ranges, %d of them flushed writes (fio's logs); want lost ranges, every one flushed (only flushed writes are held)", ranges, flushed)
+	}
 	if c := powerCycle(t, raw, vwc2, 1); c.Acknowledged == 0 || c.LostWrites != 0 || c.Completed <= c.Acknowledged {
 		t.Errorf("honest writeback, no plp: %d completed, %d acknowledged, %d lost; want flushed writes all kept, and writes completed after the last flush (not held)", c.Completed, c.Acknowledged, c.LostWrites)
 	}
