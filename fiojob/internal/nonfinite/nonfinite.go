@@ -52,6 +52,12 @@ func Zero(b []byte) []byte {
 			i = k - 1 // null or a syntax error for Unmarshal to report
 			continue
 		}
+		if k < len(b) && inToken(b[k]) {
+			// Followed by a number's tail (nan.5, inf1): zeroed, it
+			// would be another number (0.5).
+			i = k - 1
+			continue
+		}
 		out = append(out, b[last:start]...)
 		out = append(out, '0')
 		last = k

@@ -13,6 +13,7 @@ var zeroTests = []struct{ in, out string }{
 	// that ends a number or word stays, for Unmarshal to reject.
 	{`{"a" : 1e3nan, "b" : 1-inf, "c" : 2.nan, "d" : --nan, "e" : nan}`, `{"a" : 1e3nan, "b" : 1-inf, "c" : 2.nan, "d" : --nan, "e" : 0}`},
 	{`[-nan,inf,-inf]`, `[0,0,0]`},
+	{`{"a" : nan.5, "b" : -inf.25, "c" : inf1, "d" : nan_, "e" : -nan}`, `{"a" : nan.5, "b" : -inf.25, "c" : inf1, "d" : nan_, "e" : 0}`},
 	{"{\"a\":\n-nan}", "{\"a\":\n0}"},
 }
 
