@@ -125,13 +125,23 @@ func (s *Slot) fill(sysfs string) error {
 var namespace = regexp.MustCompile(`^nvme[0-9]+n[0-9]+$`)
 
 // Others are what s holds beyond the namespaces given (kernel names,
-// "nvme0n1") and the PCI functions from their controllers up to the
-// slot: another namespace, another controller, a switch's other port.
-func (s Slot) Others(sysfs string, given []string) []string {
+// "nvme0n1") and the PCI functions from their controllers (and the
+// controllers ctrls, "nvme0") up to the slot: another namespace, another
+// controller, a switch's other port. A native multipath head's block
+// device hangs under its subsystem, not a controller, so its drive's
+// controllers are given by name.
+func (s Slot) Others(sysfs string, given []string, ctrls ...string) []string {
 	mine := map[string]bool{}
+	var devs []string
 	for _, ns := range given {
 		mine[ns] = true
-		dev, err := filepath.EvalSymlinks(filepath.Join(sysfs, "class", "block", ns, "device", "device"))
+		devs = append(devs, filepath.Join(sysfs, "class", "block", ns, "device", "device"))
+	}
+	for _, c := range ctrls {
+		devs = append(devs, filepath.Join(sysfs, "class", "nvme", c, "device"))
+	}
+	for _, link := range devs {
+		dev, err := filepath.EvalSymlinks(link)
 		if err != nil {
 			continue
 		}

@@ -46,3 +46,20 @@ func TestOf(t *testing.T) {
 		t.Errorf("Of(nvme9) found a controller sysfs does not have")
 	}
 }
+
+// A native multipath head's block device hangs under its subsystem, not
+// its controller: given with its controller, the head's own PCI
+// function is not another device of its slot; without, it would be.
+func TestOthersOfAHead(t *testing.T) {
+	sys := filepath.Join(testenv.BuildTree(t, filepath.Join("testdata", "heads.tree")), "sys")
+	s, ok, err := Of(sys, "nvme0")
+	if err != nil || !ok || s.Name != "3" {
+		t.Fatalf("Of(nvme0) = %q, %v, %v", s.Name, ok, err)
+	}
+	if got := s.Others(sys, []string{"nvme0n1"}, "nvme0"); got != nil {
+		t.Errorf("Others(nvme0n1, controller nvme0) = %q, want none", got)
+	}
+	if got, want := s.Others(sys, []string{"nvme0n1"}), []string{"PCI function 0000:17:00.0"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Others(nvme0n1) = %q, want %q: the fixture does not show the head's missing link", got, want)
+	}
+}

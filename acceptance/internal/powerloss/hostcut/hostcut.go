@@ -146,11 +146,6 @@ func Job(c cycle.Config, path string) string {
 type Drive struct {
 	cycle.Drive
 	Config cycle.Config
-	// List lists in the recording (run.json) a file the cycle writes
-	// after record has listed its directory: CutFile, written just
-	// before the cut, which a resume trusts only when listed (Listed).
-	// Nil lists nothing.
-	List func(file string) error
 }
 
 // Cut runs cycle k on every drive at once and cuts the host's power
@@ -160,12 +155,14 @@ type Drive struct {
 // in its Config.Dir and its cycle given to record (pending: NotRun is
 // Pending; a drive whose writes failed: NotRun says why, and the others
 // are cut all the same), everything under each Config.Dir's parent is
-// fsynced, and cmd runs by sh with env, once, its output in each pending
-// drive's cut.log. Cut returns only when the cut did not happen (the
+// fsynced, each pending drive's CutFile written, synced and given to
+// list at once (nil: not listed), which a resume trusts only when its
+// recording lists it (FinishGap), and cmd runs by sh with env, once, its
+// output in each pending drive's cut.log. Cut returns only when the cut did not happen (the
 // command failed, the host ran on for HostDown after it, the cycle
 // never reached it, no drive's writes were saved): each drive's cycle,
 // NotRun saying why.
-func Cut(ctx context.Context, drives []Drive, k int, cmd string, env []string, record func(i int, c powerloss.Cycle) error, logf func(string, ...any)) []powerloss.Cycle {
+func Cut(ctx context.Context, drives []Drive, k int, cmd string, env []string, record func(i int, c powerloss.Cycle) error, list func(files []string) error, logf func(string, ...any)) []powerloss.Cycle {
 	ws := make([]*writes, len(drives))
 	for i, d := range drives {
 		ws[i] = &writes{d: d}
@@ -233,9 +230,12 @@ func Cut(ctx context.Context, drives []Drive, k int, cmd string, env []string, r
 	}
 	logf("cycle %d: %d writes completed on %d drive(s), ledgers saved; cutting the host's power (%s): after the reboot, run the same command line with -resume", k, total, len(pending), cmd)
 	// When each drive was last written, and the cut's start, on disk
-	// before the cut.
+	// and listed at once before the cut: the gap each names is short of
+	// the real one by their writes and one listing (some milliseconds
+	// a drive).
 	close(stop)
 	start := time.Now()
+	var files []string
 	for _, w := range pending {
 		t := cutTimes{CutStart: start.UTC().Format(time.RFC3339Nano)}
 		if last := <-w.last; !last.IsZero() {
@@ -243,10 +243,13 @@ func Cut(ctx context.Context, drives []Drive, k int, cmd string, env []string, r
 		}
 		data, _ := json.Marshal(t)
 		file := filepath.Join(w.d.Config.Dir, CutFile)
-		if err := writeSync(file, data); err == nil && w.d.List != nil {
-			if err := w.d.List(file); err != nil {
-				return notCut(fmt.Sprintf("listing %s in the recording before the cut: %v", file, err))
-			}
+		if writeSync(file, data) == nil && syncPath(w.d.Config.Dir) == nil {
+			files = append(files, file)
+		}
+	}
+	if list != nil && len(files) > 0 {
+		if err := list(files); err != nil {
+			return notCut(fmt.Sprintf("listing the cut's times (%s) in the recording before the cut: %v", CutFile, err))
 		}
 	}
 	cutLog := filepath.Join(pending[0].d.Config.Dir, "cut.log")
@@ -497,14 +500,14 @@ func Ledger(dir string, flushEvery int) ([]powerloss.Job, error) {
 	var jobs []powerloss.Job
 	for _, j := range Jobs {
 		for _, kind := range []string{"clat", "slat"} {
-			more, _ := filepath.Glob(filepath.Join(dir, j.Name+"_"+kind+".*.log"))
+			more := cycle.Logs(dir, j.Name+"_"+kind+".*.log")
 			for _, m := range more {
 				if err := os.Remove(m); err != nil {
 					return nil, err
 				}
 			}
 		}
-		logs, _ := filepath.Glob(filepath.Join(dir, j.Name+"_lat.*.log"))
+		logs := cycle.Logs(dir, j.Name+"_lat.*.log")
 		if len(logs) != 1 {
 			return nil, fmt.Errorf("job %s: want one per-I/O log %s_lat.N.log in %s, found %d", j.Name, j.Name, dir, len(logs))
 		}

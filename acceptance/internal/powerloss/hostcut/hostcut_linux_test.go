@@ -106,16 +106,22 @@ func TestCutThenFinish(t *testing.T) {
 		"; " + testenv.LoopWritesLanded(img) + "; dd if=/dev/zero of=" + img + " bs=64k count=1 oflag=direct conv=notrunc,fsync status=none"
 	drives := []Drive{{Drive: lossy, Config: config(t, lossy, 0x5eed0002)}, {Drive: kept, Config: config(t, kept, 0x5eed0003)}, {Drive: refused, Config: config(t, refused, 0x5eed0004)}}
 	// What a recording lists of each drive's cycle: its directory when
-	// the cycle is recorded, and the file List is given.
+	// the cycle is recorded, and the files list is given.
 	listed := make([]map[string]bool, len(drives))
 	for i := range drives {
 		listed[i] = map[string]bool{}
-		drives[i].List = func(file string) error {
-			_, err := os.Stat(count)
-			assert.True(t, os.IsNotExist(err), "%s is listed before the cut", file)
-			listed[i][filepath.Base(file)] = true
-			return nil
+	}
+	list := func(files []string) error {
+		_, err := os.Stat(count)
+		assert.True(t, os.IsNotExist(err), "%q are listed before the cut", files)
+		for _, f := range files {
+			for i, d := range drives {
+				if filepath.Dir(f) == d.Config.Dir {
+					listed[i][filepath.Base(f)] = true
+				}
+			}
 		}
+		return nil
 	}
 	recorded := map[int]powerloss.Cycle{}
 	out := Cut(context.Background(), drives, 1, cut, nil, func(i int, c powerloss.Cycle) error {
@@ -131,7 +137,7 @@ func TestCutThenFinish(t *testing.T) {
 		assert.True(t, os.IsNotExist(err), "every drive is recorded before the cut")
 		recorded[i] = c
 		return nil
-	}, t.Logf)
+	}, list, t.Logf)
 	data, err := os.ReadFile(count)
 	require.NoError(t, err)
 	assert.Equal(t, "cut\n", string(data), "one cut for every drive")
@@ -317,7 +323,7 @@ func TestCutCommandFails(t *testing.T) {
 	d, _ := loopDrive(t)
 	e, _ := loopDrive(t)
 	drives := []Drive{{Drive: d, Config: config(t, d, 1)}, {Drive: e, Config: config(t, e, 2)}}
-	out := Cut(context.Background(), drives, 1, "echo no outlet >&2; exit 3", nil, func(int, powerloss.Cycle) error { return nil }, t.Logf)
+	out := Cut(context.Background(), drives, 1, "echo no outlet >&2; exit 3", nil, func(int, powerloss.Cycle) error { return nil }, nil, t.Logf)
 	for _, c := range out {
 		assert.Contains(t, c.NotRun, "the cut command failed (exit status 3: no outlet)")
 		assert.Equal(t, powerloss.Inconclusive, powerloss.Judge(c).Verdict)
@@ -325,7 +331,7 @@ func TestCutCommandFails(t *testing.T) {
 
 	require.NoError(t, exec.Command("blockdev", "--setro", d.Path).Run())
 	count := filepath.Join(t.TempDir(), "cuts")
-	out = Cut(context.Background(), drives[:1], 1, "echo cut >> "+count, nil, func(int, powerloss.Cycle) error { return nil }, t.Logf)
+	out = Cut(context.Background(), drives[:1], 1, "echo cut >> "+count, nil, func(int, powerloss.Cycle) error { return nil }, nil, t.Logf)
 	assert.Contains(t, out[0].NotRun, "fio did not end normally before the cut")
 	_, err := os.Stat(count)
 	assert.True(t, os.IsNotExist(err), "no drive's writes were saved: the host is not cut")

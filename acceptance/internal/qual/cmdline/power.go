@@ -2,6 +2,7 @@ package cmdline
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -85,13 +86,23 @@ func powerVar(p string) string {
 	return ""
 }
 
-// PowerEnv is the environment a power command runs with: vals (keyed
-// "path", "serial", "slot", "name") as DQ_PATH, DQ_SERIAL, DQ_SLOT and
-// DQ_NAME, each set (empty when the drive has none).
-func PowerEnv(vals map[string]string) []string {
+// PowerEnv is the environment the power commands cmds run with: vals
+// (keyed "path", "serial", "slot", "name") as DQ_PATH, DQ_SERIAL,
+// DQ_SLOT and DQ_NAME, the path and name always (empty when vals has
+// none), the serial and slot only where one of cmds uses them (PowerUses):
+// what is refused of a serial (none) or a slot (one that holds what is
+// not given) is refused of a command that uses it, and a script's own
+// use of a variable its command line does not name cannot be seen.
+func PowerEnv(vals map[string]string, cmds ...string) []string {
 	var out []string
 	for i, p := range PowerPlaceholders {
-		out = append(out, PowerVars[i]+"="+vals[strings.Trim(p, "{}")])
+		key := strings.Trim(p, "{}")
+		if key == "serial" || key == "slot" {
+			if !slices.ContainsFunc(cmds, func(c string) bool { return PowerUses(c, key) }) {
+				continue
+			}
+		}
+		out = append(out, PowerVars[i]+"="+vals[key])
 	}
 	return out
 }

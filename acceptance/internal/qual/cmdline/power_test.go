@@ -79,7 +79,7 @@ func TestPowerCommand(t *testing.T) {
 	vals := map[string]string{"path": "/dev/loop0", "serial": "$(touch " + mark + ")it's", "name": "loop0"}
 	for _, cmd := range []string{`echo "outlet {serial}"`, "echo outlet {serial}", "echo 'outlet {serial}'", `echo outlet "$DQ_SERIAL"`} {
 		c := exec.Command("sh", "-c", PowerCommand(cmd))
-		c.Env = append(os.Environ(), PowerEnv(vals)...)
+		c.Env = append(os.Environ(), PowerEnv(vals, cmd)...)
 		out, err := c.CombinedOutput()
 		require.NoError(t, err, "%s: %s", cmd, out)
 		_, statErr := os.Stat(mark)
@@ -90,6 +90,12 @@ func TestPowerCommand(t *testing.T) {
 	}
 	assert.Equal(t, `cut --dev "$DQ_PATH" --sn "$DQ_SERIAL" "$DQ_SLOT""$DQ_NAME"`, PowerCommand("cut --dev {path} --sn {serial} {slot}{name}"))
 	assert.True(t, PowerUses("x $DQ_SLOT", "slot"))
+	// A serial or slot is set only for a command that uses it: a script
+	// given neither cannot use an empty serial or a slot not checked.
+	all := map[string]string{"path": "/dev/nvme1n1", "serial": "S1", "slot": "5", "name": "nvme1n1"}
+	assert.Equal(t, []string{"DQ_PATH=/dev/nvme1n1", "DQ_NAME=nvme1n1"}, PowerEnv(all, "/opt/fixture/cut", "/opt/fixture/restore"))
+	assert.Equal(t, []string{"DQ_PATH=/dev/nvme1n1", "DQ_SLOT=5", "DQ_NAME=nvme1n1"}, PowerEnv(all, "bmc off {slot}", "bmc on"))
+	assert.Equal(t, []string{"DQ_PATH=/dev/nvme1n1", "DQ_SERIAL=S1", "DQ_NAME=nvme1n1"}, PowerEnv(all, "pdu off", `pdu on "$DQ_SERIAL"`))
 	assert.True(t, PowerUses("x {serial}", "serial"))
 	assert.False(t, PowerUses("x {path}", "serial"))
 }
@@ -110,7 +116,7 @@ func TestPowerCommandInDoubleQuotes(t *testing.T) {
 	} {
 		c := exec.Command("sh", "-c", PowerCommand(cmd))
 		c.Dir = dir
-		c.Env = append(os.Environ(), PowerEnv(vals)...)
+		c.Env = append(os.Environ(), PowerEnv(vals, cmd)...)
 		out, err := c.CombinedOutput()
 		require.NoError(t, err, "%s: %s", cmd, out)
 		assert.Equal(t, want, string(out), "%s run as %s", cmd, PowerCommand(cmd))

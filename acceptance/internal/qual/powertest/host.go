@@ -163,7 +163,7 @@ func (t *Test) finish(ctx context.Context, out [][]hosted, pending []int, k int,
 			// after the host's power has gone judges it.
 			continue
 		}
-		out[i][k-1].err = t.land(t.Drives[i], rel(t.Drives[i], k), out[i][k-1].c)
+		out[i][k-1].err = t.land(t.Drives[i], rel(t.Drives[i], k), out[i][k-1].c, false)
 	}
 }
 
@@ -191,31 +191,36 @@ func (t *Test) cutHost(ctx context.Context, out [][]hosted, cut []int, k int, lo
 	drives := make([]hostcut.Drive, len(cut))
 	for j, i := range cut {
 		drives[j] = hostcut.Drive{Drive: t.target(ctx, t.Drives[i]), Config: t.config(t.Drives[i], k)}
-		if t.Rec != nil {
-			drives[j].List = func(file string) error {
-				rel, err := filepath.Rel(t.Dir, file)
+	}
+	var list func([]string) error
+	if t.Rec != nil {
+		list = func(files []string) error {
+			rels := make([]string, len(files))
+			for i, f := range files {
+				rel, err := filepath.Rel(t.Dir, f)
 				if err != nil {
 					return err
 				}
-				return t.Rec.Landed(filepath.ToSlash(rel), true)
+				rels[i] = filepath.ToSlash(rel)
 			}
+			return t.Rec.Files(rels...)
 		}
 	}
 	record := func(j int, c powerloss.Cycle) error {
 		d := t.Drives[cut[j]]
 		c.Drive, c.Cycle = d.Path, k
-		return t.land(d, rel(d, k), c)
+		return t.land(d, rel(d, k), c, true)
 	}
-	env := cmdline.PowerEnv(nil)
+	env := cmdline.PowerEnv(nil, t.Cfg.PowerCut)
 	if len(t.Drives) == 1 {
-		env = cmdline.PowerEnv(t.values(t.Drives[0]))
+		env = cmdline.PowerEnv(t.values(t.Drives[0]), t.Cfg.PowerCut)
 	}
-	cycles := hostcut.Cut(ctx, drives, k, cmdline.PowerCommand(t.Cfg.PowerCut), env, record, logf)
+	cycles := hostcut.Cut(ctx, drives, k, cmdline.PowerCommand(t.Cfg.PowerCut), env, record, list, logf)
 	for j, i := range cut {
 		d := t.Drives[i]
 		c := cycles[j]
 		c.Drive, c.Cycle = d.Path, k
-		out[i] = append(out[i], hosted{c, true, t.land(d, rel(d, k), c)})
+		out[i] = append(out[i], hosted{c, true, t.land(d, rel(d, k), c, true)})
 	}
 }
 
@@ -258,7 +263,7 @@ func (t *Test) printHost(w io.Writer) {
 	fmt.Fprintln(w, "  each cut ends the run: once the host is back, run the same command line with -resume to judge every drive's cycle and go on to the next")
 	fmt.Fprintf(w, "  the cut must start within %s of each drive's last write (measured), else its cycle is not judged: a drive writes out its cache's few unflushed writes in less\n", maxGap(t.Spec))
 	if len(t.Drives) == 1 {
-		fmt.Fprintf(w, "  run by sh with %s\n", strings.Join(cmdline.PowerEnv(t.values(t.Drives[0])), " "))
+		fmt.Fprintf(w, "  run by sh with %s\n", strings.Join(cmdline.PowerEnv(t.values(t.Drives[0]), t.Cfg.PowerCut), " "))
 	}
 	for _, d := range t.Drives {
 		if d.Absent != "" {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/device/identity"
 	"github.com/drivequal/drivequal/acceptance/internal/device/slot"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/acceptance/internal/plan"
@@ -288,7 +289,13 @@ func cutsToo(cfg *cmdline.Config, sysfs string, drives []Drive) []error {
 			} else {
 				slots[s.Name] = d.Path
 			}
-			for _, o := range s.Others(sysfs, slices.Collect(maps.Keys(given))) {
+			var ctrls []string
+			for _, e := range drives {
+				if e.Ctrl != "" {
+					ctrls = append(ctrls, e.Ctrl)
+				}
+			}
+			for _, o := range s.Others(sysfs, slices.Collect(maps.Keys(given)), ctrls...) {
 				if n, ok := strings.CutPrefix(o, "namespace "); ok {
 					if slices.Contains(d.Shares, n) {
 						continue // named above
@@ -397,7 +404,7 @@ func (t *Test) Print(w io.Writer) {
 	for _, d := range t.Drives {
 		v := t.values(d)
 		fmt.Fprintf(w, "  %s: cut: %s\n  %s  restore: %s\n", d.Path, cmdline.PowerCommand(t.Cfg.PowerCut), spaces(len(d.Path)), cmdline.PowerCommand(t.Cfg.PowerRestore))
-		fmt.Fprintf(w, "  %s  run by sh with %s\n", spaces(len(d.Path)), strings.Join(cmdline.PowerEnv(v), " "))
+		fmt.Fprintf(w, "  %s  run by sh with %s\n", spaces(len(d.Path)), strings.Join(cmdline.PowerEnv(v, t.Cfg.PowerCut, t.Cfg.PowerRestore), " "))
 		fmt.Fprintf(w, "  %s  data at risk: the first %s (bytes 0 to %d), written with a flush every %d writes of %d bytes; whatever the drive's cache holds at the cut\n",
 			spaces(len(d.Path)), mib(p.Size), p.Size, p.FlushEvery, p.BS)
 	}
@@ -642,7 +649,7 @@ func (t *Test) cycle(ctx context.Context, d Drive, k int, logf func(string, ...a
 		return powerloss.Cycle{}, false, err
 	}
 	c := cycle.Run(ctx, t.target(ctx, d), t.config(d, k), k, logf)
-	return c, true, t.land(d, rel(d, k), c)
+	return c, true, t.land(d, rel(d, k), c, true)
 }
 
 func rel(d Drive, k int) string { return path.Join(Dir, d.folder(), fmt.Sprintf("cycle_%d.json", k)) }
@@ -686,7 +693,7 @@ func (t *Test) begin(ctx context.Context, d Drive, k int) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("not run: the run was stopped (%v)", err)
 	}
-	return t.land(d, rel(d, k), powerloss.Cycle{Drive: d.Path, Cycle: k, NotRun: Interrupted})
+	return t.land(d, rel(d, k), powerloss.Cycle{Drive: d.Path, Cycle: k, NotRun: Interrupted}, true)
 }
 
 // fresh removes base/parts..., and any part of the path below base that
@@ -712,8 +719,12 @@ func fresh(base string, parts ...string) error {
 }
 
 // land writes c as rel and lists d's cycle files in run.json at once, so
-// that a resume trusts what this run wrote and nothing else.
-func (t *Test) land(d Drive, rel string, c powerloss.Cycle) error {
+// that a resume trusts what this run wrote and nothing else: rel, and
+// with dir the cycle's directory, hashed again. A host cycle judged
+// after the reboot lists rel alone: the files it was judged from were
+// listed before the cut, and hashing them again would vouch for any
+// changed since.
+func (t *Test) land(d Drive, rel string, c powerloss.Cycle, dir bool) error {
 	data, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
@@ -731,7 +742,11 @@ func (t *Test) land(d Drive, rel string, c powerloss.Cycle) error {
 	// file in the drive's folder is not this run's (on a resume, one the
 	// recording does not list is untrusted), and listing it would vouch
 	// for it.
-	for _, sub := range []string{rel, strings.TrimSuffix(rel, ".json")} {
+	subs := []string{rel}
+	if dir {
+		subs = append(subs, strings.TrimSuffix(rel, ".json"))
+	}
+	for _, sub := range subs {
 		if err := t.Rec.Landed(sub, true); err != nil {
 			return fmt.Errorf("listing %s in run.json: %w", sub, err)
 		}
@@ -744,7 +759,7 @@ func (t *Test) config(d Drive, k int) cycle.Config {
 	var tag [4]byte
 	_, _ = rand.Read(tag[:])
 	return cycle.Config{
-		Cut: cmdline.PowerCommand(t.Cfg.PowerCut), Restore: cmdline.PowerCommand(t.Cfg.PowerRestore), Env: cmdline.PowerEnv(v),
+		Cut: cmdline.PowerCommand(t.Cfg.PowerCut), Restore: cmdline.PowerCommand(t.Cfg.PowerRestore), Env: cmdline.PowerEnv(v, t.Cfg.PowerCut, t.Cfg.PowerRestore),
 		Test: *t.Spec, Dir: filepath.Join(t.Dir, Dir, d.folder(), fmt.Sprintf("cycle_%d", k)), Tag: binary.BigEndian.Uint32(tag[:]),
 	}
 }
@@ -774,7 +789,13 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 		return cd
 	}
 	cd.Promise.VWC, cd.Promise.VWCKnown = ctrl.VolatileWriteCache(), true
-	cd.Find = func(_ context.Context, id string) string { return renamed(t.Sysfs, Identify, d.Path, id) }
+	cd.Find = func(_ context.Context, id string) string {
+		self := filepath.Base(d.Path)
+		if real, err := filepath.EvalSymlinks(d.Path); err == nil {
+			self = filepath.Base(real)
+		}
+		return renamed(t.Sysfs, identityOf, self, id)
+	}
 	unsafe := int64(-1)
 	if l, err := t.NVMe.SmartLog(ctx, d.Path); err == nil {
 		n, _ := l.UnsafeShutdowns.Uint64()
@@ -820,25 +841,42 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 // nvmeNamespace is an NVMe namespace's block device name.
 var nvmeNamespace = regexp.MustCompile(`^nvme[0-9]+n[0-9]+$`)
 
-// renamed is the path of the NVMe namespace under sysfs, other than the
-// one at path, that identify says is id ("" for none): the drive at path
-// came back from its cut under another name.
-func renamed(sysfs string, identify func(string) (string, error), path, id string) string {
+// renamed is the path of the one NVMe namespace under sysfs but self
+// (the kernel name the drive's path leads to now) that identify says is
+// id by an identifier unique to it (an NGUID, EUI-64 or UUID), "" for
+// none: the drive came back from its cut under another name. A serial
+// and namespace ID alone, which some vendors repeat, or two namespaces
+// that match, are no drive found: it did not return.
+func renamed(sysfs string, identify func(string) (identity.Identity, error), self, id string) string {
 	entries, err := os.ReadDir(filepath.Join(sysfs, "class", "block"))
 	if err != nil {
 		return ""
 	}
-	now, _ := filepath.EvalSymlinks(path)
+	var found []string
 	for _, e := range entries {
-		p := "/dev/" + e.Name()
-		if !nvmeNamespace.MatchString(e.Name()) || p == now || p == path {
+		if !nvmeNamespace.MatchString(e.Name()) || e.Name() == self {
 			continue
 		}
-		if got, err := identify(p); err == nil && got == id {
-			return p
+		p := "/dev/" + e.Name()
+		got, err := identify(p)
+		if err != nil || got.String() != id || !slices.ContainsFunc(got.Identifiers(), func(i identity.Identifier) bool { return i.Unique }) {
+			continue
 		}
+		found = append(found, p)
 	}
-	return ""
+	if len(found) != 1 {
+		return ""
+	}
+	return found[0]
+}
+
+// identityOf is the identity of the device at p now.
+func identityOf(p string) (identity.Identity, error) {
+	info, err := device.System{}.Inspect(p)
+	if err != nil {
+		return identity.Identity{}, err
+	}
+	return info.Identity(), nil
 }
 
 // Identify is what the device at p is, for a person and to compare: the
@@ -846,11 +884,10 @@ func renamed(sysfs string, identify func(string) (string, error), path, id strin
 // (package device/identity) named with its size; a drive another takes
 // the place of, or that comes back as another, identifies otherwise.
 func Identify(p string) (string, error) {
-	info, err := device.System{}.Inspect(p)
+	id, err := identityOf(p)
 	if err != nil {
 		return "", err
 	}
-	id := info.Identity()
 	if id.Anonymous() {
 		return "", fmt.Errorf("%s reports nothing that tells it from another drive (%s): a swapped drive could not be told", p, id)
 	}

@@ -14,7 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/drivequal/drivequal/acceptance/internal/device"
+	"github.com/drivequal/drivequal/acceptance/internal/device/identity"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
+	"github.com/drivequal/drivequal/acceptance/internal/plan"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/cmdline"
 	"github.com/drivequal/drivequal/acceptance/internal/qual/live/runjson"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
@@ -63,19 +66,34 @@ func TestHostCutSharesNotRefused(t *testing.T) {
 }
 
 // A drive that did not come back at its path is looked for among the
-// host's other NVMe namespaces by its identity, its own path passed over.
+// host's other NVMe namespaces by its identity, by an identifier unique
+// to it, its own name passed over: a drive of another subsystem that
+// repeats its serial (no NGUID, EUI-64 or UUID), or two that match, is
+// no drive found.
 func TestRenamedFindsTheDrive(t *testing.T) {
 	sys := filepath.Join(testenv.BuildTree(t, filepath.Join("..", "..", "device", "slot", "testdata", "slots.tree")), "sys")
-	ids := map[string]string{"/dev/nvme0n2": "B", "/dev/nvme2n1": "A"}
-	identify := func(p string) (string, error) {
-		if id, ok := ids[p]; ok {
-			return id, nil
+	a := identity.Identity{Kind: "nvme", NSID: 1, NGUID: "0123456789abcdef0123456789abcdef", Serial: "S1", Model: "M", Bytes: 1 << 30}
+	cheap := identity.Identity{Kind: "nvme", NSID: 1, Serial: "0123456789", Model: "CHEAP SSD", Bytes: 1 << 30}
+	for _, tt := range []struct {
+		ids  map[string]identity.Identity
+		self string
+		want identity.Identity
+		at   string
+	}{
+		{map[string]identity.Identity{"/dev/nvme2n1": a}, "nvme0n1", a, "/dev/nvme2n1"},
+		{map[string]identity.Identity{"/dev/nvme2n1": a}, "nvme2n1", a, ""},
+		{map[string]identity.Identity{"/dev/nvme0n2": a, "/dev/nvme2n1": a}, "nvme0n1", a, ""},
+		{map[string]identity.Identity{"/dev/nvme2n1": cheap}, "nvme0n1", cheap, ""},
+		{map[string]identity.Identity{"/dev/nvme2n1": a}, "nvme0n1", cheap, ""},
+	} {
+		identify := func(p string) (identity.Identity, error) {
+			if id, ok := tt.ids[p]; ok {
+				return id, nil
+			}
+			return identity.Identity{}, os.ErrNotExist
 		}
-		return "", os.ErrNotExist
+		assert.Equal(t, tt.at, renamed(sys, identify, tt.self, tt.want.String()), "%v, self %s, want %s", tt.ids, tt.self, tt.want)
 	}
-	assert.Equal(t, "/dev/nvme2n1", renamed(sys, identify, "/dev/nvme0n1", "A"))
-	assert.Equal(t, "", renamed(sys, identify, "/dev/nvme0n1", "C"))
-	assert.Equal(t, "", renamed(sys, identify, "/dev/nvme2n1", "A"), "not its own path")
 }
 
 // A drive's values are read once: after a cut its controller may come
@@ -145,7 +163,7 @@ func TestCommandProblems(t *testing.T) {
 	for _, want := range []string{
 		`/dev/nvme0n1: cut: pdu off "$DQ_SLOT"`,
 		`restore: pdu on "$DQ_SLOT"`,
-		"run by sh with DQ_PATH=/dev/nvme0n1 DQ_SERIAL= DQ_SLOT=3 DQ_NAME=nvme0n1",
+		"run by sh with DQ_PATH=/dev/nvme0n1 DQ_SLOT=3 DQ_NAME=nvme0n1",
 		"data at risk: the first 1024 MiB",
 		"3 cycle(s) a drive, plp false",
 	} {
@@ -153,6 +171,42 @@ func TestCommandProblems(t *testing.T) {
 			t.Errorf("Print = %s\nwant %q in it", b.String(), want)
 		}
 	}
+}
+
+// A drive's cut reaches the other namespaces of its subsystem, not the
+// drive itself through another controller (native multipath off: one
+// namespace, two block devices), and every sibling when the subsystem's
+// namespace IDs are not known.
+func TestSharesFromSiblings(t *testing.T) {
+	info := device.Info{Name: "nvme0n1", Controller: "nvme0", Subsystem: "nqn.x", NSID: 1,
+		Siblings: []string{"nvme0n2", "nvme1n1"}, Reach: map[string]int{"nvme0n1": 1, "nvme0n2": 2, "nvme1n1": 1}}
+	bare := info
+	bare.Reach = nil
+	pt := New(&cmdline.Config{}, &specs.Spec{}, []plan.Drive{{Info: info}, {Info: bare}}, false, nil, nil)
+	assert.Equal(t, []string{"nvme0n2"}, pt.Drives[0].Shares)
+	assert.Equal(t, []string{"nvme0n2", "nvme1n1"}, pt.Drives[1].Shares)
+}
+
+// A native multipath head alone in its slot is not refused for its own
+// controller's PCI function (its block device hangs under its
+// subsystem, not the controller).
+func TestSlotOfAHead(t *testing.T) {
+	pt := cmdTest(t, "pdu off {slot}", "pdu on {slot}", nvmeNone(t), ns("nvme0n1", "nvme0"))
+	pt.Sysfs = filepath.Join(testenv.BuildTree(t, filepath.Join("..", "..", "device", "slot", "testdata", "heads.tree")), "sys")
+	assert.Empty(t, pt.Problems())
+	assert.Equal(t, "3", pt.values(pt.Drives[0])["slot"])
+}
+
+// A command that names neither the serial nor the slot (a fixture's
+// script) is given neither: the checks of a slot that holds others, or
+// of a drive without a serial, are made of a command that uses them, and
+// a script that read DQ_SLOT of its own would cut a switch's other port.
+func TestUnnamedValuesNotGiven(t *testing.T) {
+	pt := cmdTest(t, "/opt/fixture/cut", "/opt/fixture/restore", nvmeNone(t), ns("nvme1n1", "nvme1"))
+	assert.Empty(t, pt.Problems(), "nothing of the slot is used")
+	assert.Equal(t, []string{"DQ_PATH=/dev/nvme1n1", "DQ_NAME=nvme1n1"}, pt.config(pt.Drives[0], 1).Env)
+	pt = cmdTest(t, "/opt/fixture/cut $DQ_SLOT", "/opt/fixture/restore", nvmeNone(t), ns("nvme1n1", "nvme1"))
+	assert.Len(t, pt.Problems(), 1, "the slot's other devices refused")
 }
 
 // A drive with a volatile write cache the kernel treats as write through

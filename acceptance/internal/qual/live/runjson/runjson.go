@@ -160,6 +160,21 @@ func (r *Recorder) Landed(sub string, rehash bool, skip ...string) error {
 	})
 }
 
+// Files adds to run.json the sha256 of each file of rels (relative to
+// the recording), listed or not, in one update.
+func (r *Recorder) Files(rels ...string) error {
+	sums, err := record.HashFiles(r.dir, rels)
+	if err != nil {
+		return err
+	}
+	return r.Update(func(i *record.Run) {
+		if i.Files == nil {
+			i.Files = map[string]string{}
+		}
+		maps.Copy(i.Files, sums)
+	})
+}
+
 // Finished marks run.json as a run that ran to its end.
 func (r *Recorder) Finished(at time.Time) error {
 	return r.Update(func(i *record.Run) { i.Finished = at.UTC().Format(time.RFC3339) })
