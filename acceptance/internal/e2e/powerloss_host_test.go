@@ -252,6 +252,9 @@ func TestPowerLossHostCutPlantedLedger(t *testing.T) {
 	assert.Contains(t, r.Stdout, "--- FAIL: TestPowerLoss/"+name+"/cycle_1", r.Stdout+r.Stderr)
 	assert.Contains(t, r.Stdout, planted+" is not listed in run.json")
 	assert.NotContains(t, r.Stdout, "QUALIFIED\n")
+	rj, err = os.ReadFile(filepath.Join(rep, "raw", "run.json"))
+	require.NoError(t, err)
+	assert.False(t, strings.Contains(string(rj), "cycle_1/sequential_lat.9.log"), "the judged cycle's record vouches for no file it was not listed with before the cut")
 }
 
 // zeroedRange is the first lost range out names: from LBA 0, zeros,

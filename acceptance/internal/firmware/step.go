@@ -311,7 +311,17 @@ func slotLog(ctx context.Context, cli nvme.CLI, dev string) (SlotLog, error) {
 
 // readLogFiles reads the completion latency logs fio wrote under prefix.
 func readLogFiles(prefix string) (Stall, error) {
-	paths, _ := filepath.Glob(prefix + "-*_clat.*.log")
+	// Matched by name in prefix's directory: a glob of the whole path
+	// would read a -record directory "run[1]" as a pattern.
+	var paths []string
+	dir, base := filepath.Split(prefix)
+	entries, _ := os.ReadDir(filepath.Clean(dir))
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), base+"-")
+		if m, _ := filepath.Match("*_clat.*.log", rest); ok && m {
+			paths = append(paths, filepath.Join(dir, e.Name()))
+		}
+	}
 	if len(paths) == 0 {
 		return Stall{}, fmt.Errorf("fio wrote no latency log under %s", prefix)
 	}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -242,11 +243,19 @@ func (d *Drawer) Steps(steady []report.Steady) ([]Link, error) {
 // recording dir, relative to it: prepare/NNN-<name>.log.gz.
 func stepLog(dir string, resume, n int) (string, bool) {
 	sub := filepath.ToSlash(record.PrepareDir(resume))
-	m, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(sub), fmt.Sprintf("%03d-*%s", n, record.LogExt)))
+	// Matched by name in its directory: a glob of the whole path would
+	// read a -record directory "run[1]" as a pattern.
+	entries, _ := os.ReadDir(filepath.Join(dir, filepath.FromSlash(sub)))
+	var m []string
+	for _, e := range entries {
+		if ok, _ := filepath.Match(fmt.Sprintf("%03d-*%s", n, record.LogExt), e.Name()); ok {
+			m = append(m, e.Name())
+		}
+	}
 	if len(m) != 1 {
 		return "", false
 	}
-	return sub + "/" + filepath.Base(m[0]), true
+	return sub + "/" + m[0], true
 }
 
 func (d *Drawer) step(rel string, recs []report.Steady) ([]Link, error) {

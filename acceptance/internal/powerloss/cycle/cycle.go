@@ -60,9 +60,9 @@ type Drive struct {
 
 // Config is how a cycle runs.
 type Config struct {
-	// Cut and Restore are the commands run by sh, with Env's variables
-	// (the drive's values: DQ_PATH, DQ_SERIAL, ...) added to the
-	// environment.
+	// Cut and Restore are the commands run by sh, with Env as their
+	// whole environment (nil: the suite's), the drive's values in it
+	// (DQ_PATH, DQ_SERIAL, ...).
 	Cut, Restore string
 	Env          []string
 	Test         specs.PowerLoss
@@ -489,7 +489,9 @@ func commandWithin(ctx context.Context, cmd string, env []string, logPath string
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), within)
 	defer cancel()
 	sh := exec.CommandContext(ctx, "sh", "-c", cmd)
-	sh.Env = append(os.Environ(), env...)
+	if env != nil {
+		sh.Env = env
+	}
 	sh.WaitDelay = CommandDrain
 	out, err := sh.CombinedOutput()
 	switch {

@@ -111,7 +111,10 @@ func TestCutThenFinish(t *testing.T) {
 	for i := range drives {
 		listed[i] = map[string]bool{}
 	}
+	lists := 0
 	list := func(files []string) error {
+		lists++
+		assert.Len(t, files, 2, "every pending drive's cut times at once")
 		_, err := os.Stat(count)
 		assert.True(t, os.IsNotExist(err), "%q are listed before the cut", files)
 		for _, f := range files {
@@ -218,6 +221,7 @@ func TestCutThenFinish(t *testing.T) {
 	assert.Contains(t, powerloss.Judge(other).Message, "after the drive's last write")
 	t.Logf("cut gap %s", other.CutGap)
 	assert.True(t, listed[1][CutFile], "the cut's times are listed")
+	assert.Equal(t, 1, lists, "in one listing")
 	resumed(t, kept, drives[1].Config.Dir, listed[1], other)
 
 	// Another drive in its place after the reboot did not return.

@@ -88,23 +88,32 @@ func powerVar(p string) string {
 
 // PowerEnv is the environment the power commands cmds run with: vals
 // (keyed "path", "serial", "slot", "name") as DQ_PATH, DQ_SERIAL,
-// DQ_SLOT and DQ_NAME, the path and name always (empty when vals has
-// none), the serial and slot only where one of cmds uses them (PowerUses):
-// what is refused of a serial (none) or a slot (one that holds what is
-// not given) is refused of a command that uses it, and a script's own
-// use of a variable its command line does not name cannot be seen.
+// DQ_SLOT and DQ_NAME, each set (empty when the drive has none) but the
+// slot, which is set only where one of cmds uses it (PowerUses): a slot
+// that holds what is not given is refused of a command that uses it, and
+// a script's own use of a variable its command line does not name cannot
+// be seen.
 func PowerEnv(vals map[string]string, cmds ...string) []string {
 	var out []string
 	for i, p := range PowerPlaceholders {
 		key := strings.Trim(p, "{}")
-		if key == "serial" || key == "slot" {
-			if !slices.ContainsFunc(cmds, func(c string) bool { return PowerUses(c, key) }) {
-				continue
-			}
+		if key == "slot" && !slices.ContainsFunc(cmds, func(c string) bool { return PowerUses(c, key) }) {
+			continue
 		}
 		out = append(out, PowerVars[i]+"="+vals[key])
 	}
 	return out
+}
+
+// WithoutPowerVars is env (os.Environ's) without a DQ_PATH, DQ_SERIAL,
+// DQ_SLOT or DQ_NAME of its own: a power command sees only the drive's
+// values PowerEnv gives it, never one the shell that ran the suite
+// exported.
+func WithoutPowerVars(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(PowerVars, name)
+	})
 }
 
 // PowerUses says whether cmd uses key's value ("serial"): its placeholder

@@ -57,6 +57,9 @@ type Drive struct {
 	// Absent says why it is not there (plan.Drive.Absent): it is
 	// neither read nor written, and its pending cycle did not return.
 	Absent string
+	// Ctrls are the controllers it is reached through: Ctrl, and under
+	// native multipath its other paths' (nil: Ctrl alone).
+	Ctrls []string
 	// Shares are the block devices ("nvme0n2") of the other namespaces
 	// its power cut cuts too: those of its NVM subsystem
 	// (device.Info.Siblings) but itself through another controller.
@@ -118,10 +121,24 @@ func New(cfg *cmdline.Config, spec *specs.Spec, drives []plan.Drive, live bool, 
 				shares = append(shares, n)
 			}
 		}
-		t.Drives = append(t.Drives, Drive{Path: d.Path, Name: name, LBA: int64(d.LogicalBlockSize), Ctrl: d.Controller, Absent: d.Absent, Shares: shares})
+		var ctrls []string
+		for _, c := range append([]string{d.Controller}, pathControllers(d.Paths)...) {
+			if c != "" && !slices.Contains(ctrls, c) {
+				ctrls = append(ctrls, c)
+			}
+		}
+		t.Drives = append(t.Drives, Drive{Path: d.Path, Name: name, LBA: int64(d.LogicalBlockSize), Ctrl: d.Controller, Ctrls: ctrls, Absent: d.Absent, Shares: shares})
 	}
 	t.File(nil)
 	return t
+}
+
+func pathControllers(paths []device.Path) []string {
+	var out []string
+	for _, p := range paths {
+		out = append(out, p.Controller)
+	}
+	return out
 }
 
 // File files each drive's cycles where the recording's samples (run.json,
@@ -168,6 +185,17 @@ func (d Drive) folder() string {
 		return d.Dir
 	}
 	return d.Name
+}
+
+// controllers are the controllers d is reached through.
+func (d Drive) controllers() []string {
+	if len(d.Ctrls) > 0 {
+		return d.Ctrls
+	}
+	if d.Ctrl != "" {
+		return []string{d.Ctrl}
+	}
+	return nil
 }
 
 // recordedAt are the paths a cycle of d's in the recording may name:
@@ -256,7 +284,6 @@ func cutsToo(cfg *cmdline.Config, sysfs string, drives []Drive) []error {
 		given[d.Name] = d.Path
 	}
 	usesSlot := cmdline.PowerUses(cfg.PowerCut, "slot") || cmdline.PowerUses(cfg.PowerRestore, "slot")
-	slots := map[string]string{} // slot name: the first drive given in it
 	pairs := map[[2]string]bool{}
 	var errs []error
 	pair := func(a, b Drive, why string) {
@@ -284,15 +311,11 @@ func cutsToo(cfg *cmdline.Config, sysfs string, drives []Drive) []error {
 			also = append(also, "/dev/"+n+" (another namespace of its NVM subsystem)")
 		}
 		if s, ok, err := slot.Of(sysfs, d.Ctrl); usesSlot && d.Ctrl != "" && ok && err == nil {
-			if first, seen := slots[s.Name]; seen {
-				pair(byPath[first], d, "are in one PCIe slot, "+s.Name+", which {slot} cuts")
-			} else {
-				slots[s.Name] = d.Path
-			}
 			var ctrls []string
 			for _, e := range drives {
-				if e.Ctrl != "" {
-					ctrls = append(ctrls, e.Ctrl)
+				ctrls = append(ctrls, e.controllers()...)
+				if e.Path != d.Path && e.Absent == "" && inSlot(sysfs, s, e) {
+					pair(d, e, "are both in PCIe slot "+s.Name+" (in it or behind a switch in it), which {slot} cuts")
 				}
 			}
 			for _, o := range s.Others(sysfs, slices.Collect(maps.Keys(given)), ctrls...) {
@@ -311,6 +334,21 @@ func cutsToo(cfg *cmdline.Config, sysfs string, drives []Drive) []error {
 		}
 	}
 	return errs
+}
+
+// inSlot says whether s holds e: one of its namespaces, or the PCI
+// function of one of its controllers (a native multipath head's block
+// device is in no slot).
+func inSlot(sysfs string, s slot.Slot, e Drive) bool {
+	if slices.Contains(s.Namespaces, e.Name) {
+		return true
+	}
+	for _, c := range e.controllers() {
+		if dev, err := filepath.EvalSymlinks(filepath.Join(sysfs, "class", "nvme", c, "device")); err == nil && slices.Contains(s.Functions, filepath.Base(dev)) {
+			return true
+		}
+	}
+	return false
 }
 
 // writeThrough refuses a drive whose controller reports a volatile write
@@ -759,9 +797,17 @@ func (t *Test) config(d Drive, k int) cycle.Config {
 	var tag [4]byte
 	_, _ = rand.Read(tag[:])
 	return cycle.Config{
-		Cut: cmdline.PowerCommand(t.Cfg.PowerCut), Restore: cmdline.PowerCommand(t.Cfg.PowerRestore), Env: cmdline.PowerEnv(v, t.Cfg.PowerCut, t.Cfg.PowerRestore),
+		Cut: cmdline.PowerCommand(t.Cfg.PowerCut), Restore: cmdline.PowerCommand(t.Cfg.PowerRestore), Env: commandEnv(v, t.Cfg.PowerCut, t.Cfg.PowerRestore),
 		Test: *t.Spec, Dir: filepath.Join(t.Dir, Dir, d.folder(), fmt.Sprintf("cycle_%d", k)), Tag: binary.BigEndian.Uint32(tag[:]),
 	}
+}
+
+// commandEnv is the whole environment of the power commands cmds of a
+// drive of values v: the suite's, less any DQ_ variable of its own (a
+// slot a script reads but the command line does not name would be the
+// shell's, never checked), with the drive's (cmdline.PowerEnv).
+func commandEnv(v map[string]string, cmds ...string) []string {
+	return append(cmdline.WithoutPowerVars(os.Environ()), cmdline.PowerEnv(v, cmds...)...)
 }
 
 // target is d as a cycle sees it: known by what its path resolves to
@@ -841,18 +887,21 @@ func (t *Test) target(ctx context.Context, d Drive) cycle.Drive {
 // nvmeNamespace is an NVMe namespace's block device name.
 var nvmeNamespace = regexp.MustCompile(`^nvme[0-9]+n[0-9]+$`)
 
-// renamed is the path of the one NVMe namespace under sysfs but self
-// (the kernel name the drive's path leads to now) that identify says is
-// id by an identifier unique to it (an NGUID, EUI-64 or UUID), "" for
-// none: the drive came back from its cut under another name. A serial
-// and namespace ID alone, which some vendors repeat, or two namespaces
-// that match, are no drive found: it did not return.
+// renamed is the path of the NVMe namespace under sysfs but self (the
+// kernel name the drive's path leads to now) that identify says is id by
+// an identifier unique to it (an NGUID, EUI-64 or UUID), "" for none:
+// the drive came back from its cut under another name. Several block
+// devices of one namespace (its subsystem NQN and ID: a dual-port drive,
+// native multipath off) are one drive, the first named; a serial and
+// namespace ID alone, which some vendors repeat, or namespaces of two
+// subsystems that match, are no drive found: it did not return.
 func renamed(sysfs string, identify func(string) (identity.Identity, error), self, id string) string {
 	entries, err := os.ReadDir(filepath.Join(sysfs, "class", "block"))
 	if err != nil {
 		return ""
 	}
 	var found []string
+	namespaces := map[string]bool{}
 	for _, e := range entries {
 		if !nvmeNamespace.MatchString(e.Name()) || e.Name() == self {
 			continue
@@ -863,8 +912,12 @@ func renamed(sysfs string, identify func(string) (identity.Identity, error), sel
 			continue
 		}
 		found = append(found, p)
+		namespaces[fmt.Sprintf("%q %d", got.Subsystem, got.NSID)] = true
+		if got.Subsystem == "" {
+			namespaces[p] = true // not known to be one namespace
+		}
 	}
-	if len(found) != 1 {
+	if len(found) == 0 || len(namespaces) != 1 {
 		return ""
 	}
 	return found[0]

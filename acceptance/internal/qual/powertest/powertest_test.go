@@ -67,12 +67,15 @@ func TestHostCutSharesNotRefused(t *testing.T) {
 
 // A drive that did not come back at its path is looked for among the
 // host's other NVMe namespaces by its identity, by an identifier unique
-// to it, its own name passed over: a drive of another subsystem that
-// repeats its serial (no NGUID, EUI-64 or UUID), or two that match, is
-// no drive found.
+// to it, its own name passed over; one namespace through two controllers
+// (native multipath off) is one drive found; a drive that repeats its
+// serial (no NGUID, EUI-64 or UUID), or two subsystems' namespaces that
+// match, are no drive found.
 func TestRenamedFindsTheDrive(t *testing.T) {
 	sys := filepath.Join(testenv.BuildTree(t, filepath.Join("..", "..", "device", "slot", "testdata", "slots.tree")), "sys")
-	a := identity.Identity{Kind: "nvme", NSID: 1, NGUID: "0123456789abcdef0123456789abcdef", Serial: "S1", Model: "M", Bytes: 1 << 30}
+	a := identity.Identity{Kind: "nvme", NSID: 1, NGUID: "0123456789abcdef0123456789abcdef", Serial: "S1", Model: "M", Bytes: 1 << 30, Subsystem: "nqn.a"}
+	other := a
+	other.Subsystem = "nqn.b"
 	cheap := identity.Identity{Kind: "nvme", NSID: 1, Serial: "0123456789", Model: "CHEAP SSD", Bytes: 1 << 30}
 	for _, tt := range []struct {
 		ids  map[string]identity.Identity
@@ -82,7 +85,8 @@ func TestRenamedFindsTheDrive(t *testing.T) {
 	}{
 		{map[string]identity.Identity{"/dev/nvme2n1": a}, "nvme0n1", a, "/dev/nvme2n1"},
 		{map[string]identity.Identity{"/dev/nvme2n1": a}, "nvme2n1", a, ""},
-		{map[string]identity.Identity{"/dev/nvme0n2": a, "/dev/nvme2n1": a}, "nvme0n1", a, ""},
+		{map[string]identity.Identity{"/dev/nvme0n2": a, "/dev/nvme2n1": a}, "nvme0n1", a, "/dev/nvme0n2"},
+		{map[string]identity.Identity{"/dev/nvme0n2": a, "/dev/nvme2n1": other}, "nvme0n1", a, ""},
 		{map[string]identity.Identity{"/dev/nvme2n1": cheap}, "nvme0n1", cheap, ""},
 		{map[string]identity.Identity{"/dev/nvme2n1": a}, "nvme0n1", cheap, ""},
 	} {
@@ -132,7 +136,7 @@ func TestCommandProblems(t *testing.T) {
 			"parsing -power-cut: a cut of /dev/nvme0n1 also cuts what -drives does not give: /dev/nvme0n2 (in its PCIe slot 3); each would lose its power unwritten and unjudged (a mounted namespace, the boot drive): name the drive's own outlet",
 			"parsing -power-cut: a cut of /dev/nvme1n1 also cuts what -drives does not give: /dev/nvme2n1 (in its PCIe slot 5), PCI function 0000:21:01.0 (in its PCIe slot 5), PCI function 0000:23:00.0 (in its PCIe slot 5);"}},
 		{"pdu off {slot}", "pdu on {slot}", nvmeNone(t), []Drive{ns("nvme1n1", "nvme1"), ns("nvme2n1", "nvme2")}, []string{
-			"parsing -drives: /dev/nvme1n1 and /dev/nvme2n1 are in one PCIe slot, 5, which {slot} cuts: a power cut of one is a cut of the other; give one of them"}},
+			"parsing -drives: /dev/nvme1n1 and /dev/nvme2n1 are both in PCIe slot 5 (in it or behind a switch in it), which {slot} cuts: a power cut of one is a cut of the other; give one of them"}},
 		{"pdu off {serial}", "pdu on {serial}", nvmeSerial(t, "S1"), []Drive{shares(ns("nvme0n1", "nvme0"), "nvme0n2")}, []string{
 			"parsing -power-cut: a cut of /dev/nvme0n1 also cuts what -drives does not give: /dev/nvme0n2 (another namespace of its NVM subsystem); each would lose its power unwritten and unjudged (a mounted namespace, the boot drive): give a drive whose controller has no other namespace"}},
 		{"pdu off {slot}", "pdu on {slot}", nvmeSerial(t, "S1"), []Drive{shares(ns("nvme0n1", "nvme0"), "nvme0n2"), shares(ns("nvme0n2", "nvme0"), "nvme0n1")}, []string{
@@ -163,7 +167,7 @@ func TestCommandProblems(t *testing.T) {
 	for _, want := range []string{
 		`/dev/nvme0n1: cut: pdu off "$DQ_SLOT"`,
 		`restore: pdu on "$DQ_SLOT"`,
-		"run by sh with DQ_PATH=/dev/nvme0n1 DQ_SLOT=3 DQ_NAME=nvme0n1",
+		"run by sh with DQ_PATH=/dev/nvme0n1 DQ_SERIAL= DQ_SLOT=3 DQ_NAME=nvme0n1",
 		"data at risk: the first 1024 MiB",
 		"3 cycle(s) a drive, plp false",
 	} {
@@ -182,9 +186,31 @@ func TestSharesFromSiblings(t *testing.T) {
 		Siblings: []string{"nvme0n2", "nvme1n1"}, Reach: map[string]int{"nvme0n1": 1, "nvme0n2": 2, "nvme1n1": 1}}
 	bare := info
 	bare.Reach = nil
-	pt := New(&cmdline.Config{}, &specs.Spec{}, []plan.Drive{{Info: info}, {Info: bare}}, false, nil, nil)
+	// A dual-port head: both its controllers are its own (in a slot, not
+	// another device).
+	head := info
+	head.Paths = []device.Path{{Name: "nvme0c0n1", Controller: "nvme0"}, {Name: "nvme0c1n1", Controller: "nvme1"}}
+	pt := New(&cmdline.Config{}, &specs.Spec{}, []plan.Drive{{Info: info}, {Info: bare}, {Info: head}}, false, nil, nil)
 	assert.Equal(t, []string{"nvme0n2"}, pt.Drives[0].Shares)
 	assert.Equal(t, []string{"nvme0n2", "nvme1n1"}, pt.Drives[1].Shares)
+	assert.Equal(t, []string{"nvme0"}, pt.Drives[0].controllers())
+	assert.Equal(t, []string{"nvme0", "nvme1"}, pt.Drives[2].controllers())
+}
+
+// A drive in a slot of its own behind a switch that sits in another
+// drive's slot goes with that slot: the pair is refused, though their
+// slots' names differ.
+func TestNestedSlots(t *testing.T) {
+	pt := cmdTest(t, "pdu off {slot}", "pdu on {slot}", nvmeNone(t), ns("nvme1n1", "nvme1"), ns("nvme2n1", "nvme2"))
+	six := filepath.Join(pt.Sysfs, "bus", "pci", "slots", "6")
+	require.NoError(t, os.MkdirAll(six, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(six, "address"), []byte("0000:22:00\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(six, "power"), []byte("1\n"), 0o644))
+	assert.Equal(t, "6", pt.values(pt.Drives[0])["slot"], "nvme1's own slot, behind the switch")
+	assert.Equal(t, "5", pt.values(pt.Drives[1])["slot"])
+	errs := pt.Problems()
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Error(), "/dev/nvme2n1 and /dev/nvme1n1 are both in PCIe slot 5 (in it or behind a switch in it)")
 }
 
 // A native multipath head alone in its slot is not refused for its own
@@ -204,7 +230,11 @@ func TestSlotOfAHead(t *testing.T) {
 func TestUnnamedValuesNotGiven(t *testing.T) {
 	pt := cmdTest(t, "/opt/fixture/cut", "/opt/fixture/restore", nvmeNone(t), ns("nvme1n1", "nvme1"))
 	assert.Empty(t, pt.Problems(), "nothing of the slot is used")
-	assert.Equal(t, []string{"DQ_PATH=/dev/nvme1n1", "DQ_NAME=nvme1n1"}, pt.config(pt.Drives[0], 1).Env)
+	t.Setenv("DQ_SLOT", "9")
+	env := pt.config(pt.Drives[0], 1).Env
+	assert.Contains(t, env, "DQ_SERIAL=", "the serial is set, empty when none (refused of a command that names it)")
+	assert.NotContains(t, strings.Join(env, "\n"), "DQ_SLOT", "neither the drive's slot nor the shell's")
+	assert.Contains(t, env, "PATH="+os.Getenv("PATH"), "the suite's environment")
 	pt = cmdTest(t, "/opt/fixture/cut $DQ_SLOT", "/opt/fixture/restore", nvmeNone(t), ns("nvme1n1", "nvme1"))
 	assert.Len(t, pt.Problems(), 1, "the slot's other devices refused")
 }
