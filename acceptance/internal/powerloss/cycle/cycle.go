@@ -20,6 +20,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,9 +61,9 @@ type Drive struct {
 
 // Config is how a cycle runs.
 type Config struct {
-	// Cut and Restore are the commands run by sh, with Env as their
-	// whole environment (nil: the suite's), the drive's values in it
-	// (DQ_PATH, DQ_SERIAL, ...).
+	// Cut and Restore are the commands run by sh, with Env, the drive's
+	// values (DQ_PATH, DQ_SERIAL, ...), in the suite's environment less
+	// its own DQ_ variables (see command).
 	Cut, Restore string
 	Env          []string
 	Test         specs.PowerLoss
@@ -466,8 +467,10 @@ func startFio(ctx context.Context, c Config, job string) *fioProc {
 	return f
 }
 
-// command runs cmd by sh with env added to its environment, its output
-// in logPath, within a minute (commandWithin).
+// command runs cmd by sh with the drive's values env (DQ_PATH=..., the
+// log's first line) in the suite's environment less every DQ_ variable
+// of its own (the shell's DQ_SLOT would stand for a drive's slot never
+// checked), its output in logPath, within a minute (commandWithin).
 func command(ctx context.Context, cmd string, env []string, logPath string) error {
 	return commandWithin(ctx, cmd, env, logPath, CommandTimeout)
 }
@@ -489,9 +492,7 @@ func commandWithin(ctx context.Context, cmd string, env []string, logPath string
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), within)
 	defer cancel()
 	sh := exec.CommandContext(ctx, "sh", "-c", cmd)
-	if env != nil {
-		sh.Env = env
-	}
+	sh.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "DQ_") }), env...)
 	sh.WaitDelay = CommandDrain
 	out, err := sh.CombinedOutput()
 	switch {

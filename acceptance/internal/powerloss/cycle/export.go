@@ -41,8 +41,9 @@ func Pair(before, after []powerloss.Counter, why string) ([]powerloss.Counter, s
 	return pair(before, after, why)
 }
 
-// Command runs cmd by sh with env as its environment (nil: the suite's),
-// its output in logPath, within a minute.
+// Command runs cmd by sh with the drive's values env in the suite's
+// environment less its own DQ_ variables, its output in logPath (env
+// first), within a minute.
 func Command(ctx context.Context, cmd string, env []string, logPath string) error {
 	return command(ctx, cmd, env, logPath)
 }

@@ -157,7 +157,7 @@ type Drive struct {
 // are cut all the same), everything under each Config.Dir's parent is
 // fsynced, each pending drive's CutFile written, synced and given to
 // list at once (nil: not listed), which a resume trusts only when its
-// recording lists it (FinishGap), and cmd runs by sh with env as its environment (nil: the suite's), once, its
+// recording lists it (FinishGap), and cmd runs by sh with env (cycle.Command), once, its
 // output in each pending drive's cut.log. Cut returns only when the cut did not happen (the
 // command failed, the host ran on for HostDown after it, the cycle
 // never reached it, no drive's writes were saved): each drive's cycle,

@@ -105,17 +105,6 @@ func PowerEnv(vals map[string]string, cmds ...string) []string {
 	return out
 }
 
-// WithoutPowerVars is env (os.Environ's) without a DQ_PATH, DQ_SERIAL,
-// DQ_SLOT or DQ_NAME of its own: a power command sees only the drive's
-// values PowerEnv gives it, never one the shell that ran the suite
-// exported.
-func WithoutPowerVars(env []string) []string {
-	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(PowerVars, name)
-	})
-}
-
 // PowerUses says whether cmd uses key's value ("serial"): its placeholder
 // or its variable.
 func PowerUses(cmd, key string) bool {

@@ -95,7 +95,6 @@ func TestPowerCommand(t *testing.T) {
 	all := map[string]string{"path": "/dev/nvme1n1", "serial": "S1", "slot": "5", "name": "nvme1n1"}
 	assert.Equal(t, []string{"DQ_PATH=/dev/nvme1n1", "DQ_SERIAL=S1", "DQ_NAME=nvme1n1"}, PowerEnv(all, "/opt/fixture/cut", "/opt/fixture/restore"))
 	assert.Equal(t, []string{"DQ_PATH=/dev/nvme1n1", "DQ_SERIAL=S1", "DQ_SLOT=5", "DQ_NAME=nvme1n1"}, PowerEnv(all, "bmc off", `bmc on "$DQ_SLOT"`))
-	assert.Equal(t, []string{"HOME=/root", "DQ=1", "DQ_SLOTS=2"}, WithoutPowerVars([]string{"HOME=/root", "DQ_SLOT=9", "DQ=1", "DQ_SERIAL=X", "DQ_SLOTS=2"}))
 	assert.True(t, PowerUses("x {serial}", "serial"))
 	assert.False(t, PowerUses("x {path}", "serial"))
 }

@@ -211,9 +211,9 @@ func (t *Test) cutHost(ctx context.Context, out [][]hosted, cut []int, k int, lo
 		c.Drive, c.Cycle = d.Path, k
 		return t.land(d, rel(d, k), c, true)
 	}
-	env := commandEnv(nil, t.Cfg.PowerCut)
+	env := cmdline.PowerEnv(nil, t.Cfg.PowerCut)
 	if len(t.Drives) == 1 {
-		env = commandEnv(t.values(t.Drives[0]), t.Cfg.PowerCut)
+		env = cmdline.PowerEnv(t.values(t.Drives[0]), t.Cfg.PowerCut)
 	}
 	cycles := hostcut.Cut(ctx, drives, k, cmdline.PowerCommand(t.Cfg.PowerCut), env, record, list, logf)
 	for j, i := range cut {

@@ -797,17 +797,9 @@ func (t *Test) config(d Drive, k int) cycle.Config {
 	var tag [4]byte
 	_, _ = rand.Read(tag[:])
 	return cycle.Config{
-		Cut: cmdline.PowerCommand(t.Cfg.PowerCut), Restore: cmdline.PowerCommand(t.Cfg.PowerRestore), Env: commandEnv(v, t.Cfg.PowerCut, t.Cfg.PowerRestore),
+		Cut: cmdline.PowerCommand(t.Cfg.PowerCut), Restore: cmdline.PowerCommand(t.Cfg.PowerRestore), Env: cmdline.PowerEnv(v, t.Cfg.PowerCut, t.Cfg.PowerRestore),
 		Test: *t.Spec, Dir: filepath.Join(t.Dir, Dir, d.folder(), fmt.Sprintf("cycle_%d", k)), Tag: binary.BigEndian.Uint32(tag[:]),
 	}
-}
-
-// commandEnv is the whole environment of the power commands cmds of a
-// drive of values v: the suite's, less any DQ_ variable of its own (a
-// slot a script reads but the command line does not name would be the
-// shell's, never checked), with the drive's (cmdline.PowerEnv).
-func commandEnv(v map[string]string, cmds ...string) []string {
-	return append(cmdline.WithoutPowerVars(os.Environ()), cmdline.PowerEnv(v, cmds...)...)
 }
 
 // target is d as a cycle sees it: known by what its path resolves to
@@ -912,10 +904,11 @@ func renamed(sysfs string, identify func(string) (identity.Identity, error), sel
 			continue
 		}
 		found = append(found, p)
-		namespaces[fmt.Sprintf("%q %d", got.Subsystem, got.NSID)] = true
-		if got.Subsystem == "" {
-			namespaces[p] = true // not known to be one namespace
+		key := p // not known to be one namespace with another
+		if got.Subsystem != "" {
+			key = fmt.Sprintf("%q %d", got.Subsystem, got.NSID)
 		}
+		namespaces[key] = true
 	}
 	if len(found) == 0 || len(namespaces) != 1 {
 		return ""

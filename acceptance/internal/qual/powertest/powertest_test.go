@@ -76,6 +76,8 @@ func TestRenamedFindsTheDrive(t *testing.T) {
 	a := identity.Identity{Kind: "nvme", NSID: 1, NGUID: "0123456789abcdef0123456789abcdef", Serial: "S1", Model: "M", Bytes: 1 << 30, Subsystem: "nqn.a"}
 	other := a
 	other.Subsystem = "nqn.b"
+	noNQN := a
+	noNQN.Subsystem = ""
 	cheap := identity.Identity{Kind: "nvme", NSID: 1, Serial: "0123456789", Model: "CHEAP SSD", Bytes: 1 << 30}
 	for _, tt := range []struct {
 		ids  map[string]identity.Identity
@@ -87,6 +89,8 @@ func TestRenamedFindsTheDrive(t *testing.T) {
 		{map[string]identity.Identity{"/dev/nvme2n1": a}, "nvme2n1", a, ""},
 		{map[string]identity.Identity{"/dev/nvme0n2": a, "/dev/nvme2n1": a}, "nvme0n1", a, "/dev/nvme0n2"},
 		{map[string]identity.Identity{"/dev/nvme0n2": a, "/dev/nvme2n1": other}, "nvme0n1", a, ""},
+		{map[string]identity.Identity{"/dev/nvme2n1": noNQN}, "nvme0n1", noNQN, "/dev/nvme2n1"},
+		{map[string]identity.Identity{"/dev/nvme0n2": noNQN, "/dev/nvme2n1": noNQN}, "nvme0n1", noNQN, ""},
 		{map[string]identity.Identity{"/dev/nvme2n1": cheap}, "nvme0n1", cheap, ""},
 		{map[string]identity.Identity{"/dev/nvme2n1": a}, "nvme0n1", cheap, ""},
 	} {
@@ -213,6 +217,35 @@ func TestNestedSlots(t *testing.T) {
 	assert.Contains(t, errs[0].Error(), "/dev/nvme2n1 and /dev/nvme1n1 are both in PCIe slot 5 (in it or behind a switch in it)")
 }
 
+// A dual-port head behind a switch in slot 5: both its controllers are
+// its own, the other drive in the slot is not; and that other drive,
+// whose slot (5) holds a port of the head that has a slot of its own (6),
+// cuts the head with it: refused as a pair.
+func TestDualPortHeadInASlot(t *testing.T) {
+	sys := filepath.Join(testenv.BuildTree(t, filepath.Join("..", "..", "device", "slot", "testdata", "dualport.tree")), "sys")
+	head := ns("nvme1n1", "nvme1")
+	head.Ctrls = []string{"nvme1", "nvme2"}
+	pt := cmdTest(t, "pdu off {slot}", "pdu on {slot}", nvmeNone(t), head)
+	pt.Sysfs = sys
+	errs := pt.Problems()
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Error(), "/dev/nvme3n1 (in its PCIe slot 5)")
+	assert.NotContains(t, errs[0].Error(), "0000:23:00.0", "its second port is its own")
+	one := ns("nvme1n1", "nvme1") // known by its first controller alone
+	pt = cmdTest(t, "pdu off {slot}", "pdu on {slot}", nvmeNone(t), one)
+	pt.Sysfs = sys
+	assert.Contains(t, fmt.Sprint(pt.Problems()), "PCI function 0000:23:00.0 (in its PCIe slot 5)", "the fixture shows the second port")
+
+	six := filepath.Join(sys, "bus", "pci", "slots", "6")
+	require.NoError(t, os.MkdirAll(six, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(six, "address"), []byte("0000:22:00\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(six, "power"), []byte("1\n"), 0o644))
+	pt = cmdTest(t, "pdu off {slot}", "pdu on {slot}", nvmeNone(t), head, ns("nvme3n1", "nvme3"))
+	pt.Sysfs = sys
+	assert.Equal(t, "6", pt.values(pt.Drives[0])["slot"])
+	assert.Contains(t, fmt.Sprint(pt.Problems()), "/dev/nvme3n1 and /dev/nvme1n1 are both in PCIe slot 5 (in it or behind a switch in it)")
+}
+
 // A native multipath head alone in its slot is not refused for its own
 // controller's PCI function (its block device hangs under its
 // subsystem, not the controller).
@@ -230,11 +263,7 @@ func TestSlotOfAHead(t *testing.T) {
 func TestUnnamedValuesNotGiven(t *testing.T) {
 	pt := cmdTest(t, "/opt/fixture/cut", "/opt/fixture/restore", nvmeNone(t), ns("nvme1n1", "nvme1"))
 	assert.Empty(t, pt.Problems(), "nothing of the slot is used")
-	t.Setenv("DQ_SLOT", "9")
-	env := pt.config(pt.Drives[0], 1).Env
-	assert.Contains(t, env, "DQ_SERIAL=", "the serial is set, empty when none (refused of a command that names it)")
-	assert.NotContains(t, strings.Join(env, "\n"), "DQ_SLOT", "neither the drive's slot nor the shell's")
-	assert.Contains(t, env, "PATH="+os.Getenv("PATH"), "the suite's environment")
+	assert.Equal(t, []string{"DQ_PATH=/dev/nvme1n1", "DQ_SERIAL=", "DQ_NAME=nvme1n1"}, pt.config(pt.Drives[0], 1).Env, "the serial set (empty when none: refused of a command that names it), the slot not")
 	pt = cmdTest(t, "/opt/fixture/cut $DQ_SLOT", "/opt/fixture/restore", nvmeNone(t), ns("nvme1n1", "nvme1"))
 	assert.Len(t, pt.Problems(), 1, "the slot's other devices refused")
 }
