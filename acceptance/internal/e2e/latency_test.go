@@ -132,6 +132,15 @@ func TestLatencyAtLoad(t *testing.T) {
 			// throttle of 2,000 completed 847.
 			assert.False(t, p.Saturated, "%s: below the throttle, the point holds its rate", p.Test)
 		}
+		if p.Cause == report.CauseHostBound && p.Saturated {
+			// Host-bound and not holding its rate: arrivals at the rate
+			// outran the completions, so its queue grew for the whole
+			// run, with no bound a closed-loop point sets (beside the
+			// rest of make test, 1,000 a second completed 910 with a mean
+			// of 24.9 ms, against 16.2 ms at iodepth 32).
+			t.Logf("%s: host-bound and saturated: its latency is its own queue's, not compared", p.Test)
+			continue
+		}
 		if p.Cause == report.CauseHostBound || len(saturatedMeans) == 0 {
 			// Beside the rest of make test, with fio's CPUs busy, an
 			// open-loop mean at 500 IOPS measured 14.7 ms against 8.2 ms at
