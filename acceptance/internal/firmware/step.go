@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/dirglob"
 	"github.com/drivequal/drivequal/acceptance/internal/nvme"
 	"github.com/drivequal/drivequal/fiojob"
 )
@@ -311,15 +312,10 @@ func slotLog(ctx context.Context, cli nvme.CLI, dev string) (SlotLog, error) {
 
 // readLogFiles reads the completion latency logs fio wrote under prefix.
 func readLogFiles(prefix string) (Stall, error) {
-	// Matched by name in prefix's directory: a glob of the whole path
-	// would read a -record directory "run[1]" as a pattern.
 	var paths []string
-	dir, base := filepath.Split(prefix)
-	entries, _ := os.ReadDir(filepath.Clean(dir))
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), base+"-")
-		if m, _ := filepath.Match("*_clat.*.log", rest); ok && m {
-			paths = append(paths, filepath.Join(dir, e.Name()))
+	for _, p := range dirglob.Match(filepath.Dir(prefix), "*_clat.*.log") {
+		if strings.HasPrefix(filepath.Base(p), filepath.Base(prefix)+"-") {
+			paths = append(paths, p)
 		}
 	}
 	if len(paths) == 0 {

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -23,6 +22,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/drivequal/drivequal/acceptance/internal/dirglob"
 	"github.com/drivequal/drivequal/acceptance/internal/record"
 	"github.com/drivequal/drivequal/acceptance/internal/report"
 	"github.com/drivequal/drivequal/acceptance/internal/report/chart"
@@ -243,19 +243,11 @@ func (d *Drawer) Steps(steady []report.Steady) ([]Link, error) {
 // recording dir, relative to it: prepare/NNN-<name>.log.gz.
 func stepLog(dir string, resume, n int) (string, bool) {
 	sub := filepath.ToSlash(record.PrepareDir(resume))
-	// Matched by name in its directory: a glob of the whole path would
-	// read a -record directory "run[1]" as a pattern.
-	entries, _ := os.ReadDir(filepath.Join(dir, filepath.FromSlash(sub)))
-	var m []string
-	for _, e := range entries {
-		if ok, _ := filepath.Match(fmt.Sprintf("%03d-*%s", n, record.LogExt), e.Name()); ok {
-			m = append(m, e.Name())
-		}
-	}
+	m := dirglob.Match(filepath.Join(dir, filepath.FromSlash(sub)), fmt.Sprintf("%03d-*%s", n, record.LogExt))
 	if len(m) != 1 {
 		return "", false
 	}
-	return sub + "/" + m[0], true
+	return sub + "/" + filepath.Base(m[0]), true
 }
 
 func (d *Drawer) step(rel string, recs []report.Steady) ([]Link, error) {

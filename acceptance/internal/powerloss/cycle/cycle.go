@@ -17,7 +17,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -26,6 +25,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/drivequal/drivequal/acceptance/internal/dirglob"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
 	"github.com/drivequal/drivequal/fiojob"
 	"github.com/drivequal/drivequal/specs"
@@ -291,7 +291,7 @@ func endedEarly(c Config, path string) string {
 func countWrites(dir string, limit int64) (int64, error) {
 	var n int64
 	for _, name := range jobNames {
-		logs := Logs(dir, name+"_lat.*.log")
+		logs := dirglob.Match(dir, name+"_lat.*.log")
 		if len(logs) != 1 {
 			return 0, fmt.Errorf("job %s: want one per-I/O log %s_lat.N.log in %s, found %d", name, name, dir, len(logs))
 		}
@@ -312,24 +312,6 @@ func countWrites(dir string, limit int64) (int64, error) {
 		}
 	}
 	return n, nil
-}
-
-// Logs are the files in dir whose names match pattern (path.Match's):
-// only the names are matched, so that a directory whose name holds a
-// pattern's metacharacters (a -record directory "run[1]") does not
-// match another's files ("run1").
-func Logs(dir, pattern string) []string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		if ok, _ := path.Match(pattern, e.Name()); ok {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	return out
 }
 
 // OpenRegular opens path for reading when it is a regular file: a FIFO
@@ -597,7 +579,7 @@ func ledger(c Config) ([]powerloss.Job, error) {
 	}
 	var jobs []powerloss.Job
 	for _, name := range jobNames {
-		logs := Logs(c.Dir, name+"_lat.*.log")
+		logs := dirglob.Match(c.Dir, name+"_lat.*.log")
 		if len(logs) != 1 {
 			return nil, fmt.Errorf("job %s: want one per-I/O log %s_lat.N.log in %s, found %d", name, name, c.Dir, len(logs))
 		}
@@ -619,7 +601,7 @@ func ledger(c Config) ([]powerloss.Job, error) {
 		jobs = append(jobs, j)
 		// The clat and slat logs repeat it.
 		for _, kind := range []string{"clat", "slat"} {
-			more := Logs(c.Dir, name+"_"+kind+".*.log")
+			more := dirglob.Match(c.Dir, name+"_"+kind+".*.log")
 			for _, m := range more {
 				_ = os.Remove(m)
 			}

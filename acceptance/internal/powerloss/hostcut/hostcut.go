@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drivequal/drivequal/acceptance/internal/dirglob"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss"
 	"github.com/drivequal/drivequal/acceptance/internal/powerloss/cycle"
 	"github.com/drivequal/drivequal/fiojob"
@@ -500,14 +501,14 @@ func Ledger(dir string, flushEvery int) ([]powerloss.Job, error) {
 	var jobs []powerloss.Job
 	for _, j := range Jobs {
 		for _, kind := range []string{"clat", "slat"} {
-			more := cycle.Logs(dir, j.Name+"_"+kind+".*.log")
+			more := dirglob.Match(dir, j.Name+"_"+kind+".*.log")
 			for _, m := range more {
 				if err := os.Remove(m); err != nil {
 					return nil, err
 				}
 			}
 		}
-		logs := cycle.Logs(dir, j.Name+"_lat.*.log")
+		logs := dirglob.Match(dir, j.Name+"_lat.*.log")
 		if len(logs) != 1 {
 			return nil, fmt.Errorf("job %s: want one per-I/O log %s_lat.N.log in %s, found %d", j.Name, j.Name, dir, len(logs))
 		}

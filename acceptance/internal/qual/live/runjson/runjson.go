@@ -148,16 +148,7 @@ func (r *Recorder) Landed(sub string, rehash bool, skip ...string) error {
 	if len(rels) == 0 {
 		return nil
 	}
-	sums, err := record.HashFiles(r.dir, rels)
-	if err != nil {
-		return err
-	}
-	return r.Update(func(i *record.Run) {
-		if i.Files == nil {
-			i.Files = map[string]string{}
-		}
-		maps.Copy(i.Files, sums)
-	})
+	return r.Files(rels...)
 }
 
 // Files adds to run.json the sha256 of each file of rels (relative to
