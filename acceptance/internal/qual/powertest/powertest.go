@@ -279,11 +279,22 @@ func cutsToo(cfg *cmdline.Config, sysfs string, drives []Drive) []error {
 	if cfg.PowerCutHost {
 		return nil
 	}
-	given := map[string]string{} // kernel name: path
+	byName := map[string]Drive{} // by kernel name
+	var ctrls []string           // every given drive's controllers
 	for _, d := range drives {
-		given[d.Name] = d.Path
+		byName[d.Name] = d
+		ctrls = append(ctrls, d.controllers()...)
 	}
+	names := slices.Collect(maps.Keys(byName))
 	usesSlot := cmdline.PowerUses(cfg.PowerCut, "slot") || cmdline.PowerUses(cfg.PowerRestore, "slot")
+	// cutSlot is the slot a command that uses {slot} cuts for d.
+	cutSlot := func(d Drive) (slot.Slot, bool) {
+		if !usesSlot || d.Ctrl == "" {
+			return slot.Slot{}, false
+		}
+		s, ok, err := slot.Of(sysfs, d.Ctrl)
+		return s, ok && err == nil
+	}
 	pairs := map[[2]string]bool{}
 	var errs []error
 	pair := func(a, b Drive, why string) {
@@ -293,10 +304,6 @@ func cutsToo(cfg *cmdline.Config, sysfs string, drives []Drive) []error {
 			errs = append(errs, fmt.Errorf("parsing -drives: %s and %s %s: a power cut of one is a cut of the other; give one of them", a.Path, b.Path, why))
 		}
 	}
-	byPath := map[string]Drive{}
-	for _, d := range drives {
-		byPath[d.Path] = d
-	}
 	for _, d := range drives {
 		if d.Absent != "" {
 			continue
@@ -304,21 +311,19 @@ func cutsToo(cfg *cmdline.Config, sysfs string, drives []Drive) []error {
 		var also []string
 		fix := "give a drive whose controller has no other namespace (a cut takes the whole controller)"
 		for _, n := range d.Shares {
-			if p, ok := given[n]; ok {
-				pair(d, byPath[p], "are namespaces of one NVM subsystem")
+			if e, ok := byName[n]; ok {
+				pair(d, e, "are namespaces of one NVM subsystem")
 				continue
 			}
 			also = append(also, "/dev/"+n+" (another namespace of its NVM subsystem)")
 		}
-		if s, ok, err := slot.Of(sysfs, d.Ctrl); usesSlot && d.Ctrl != "" && ok && err == nil {
-			var ctrls []string
+		if s, ok := cutSlot(d); ok {
 			for _, e := range drives {
-				ctrls = append(ctrls, e.controllers()...)
 				if e.Path != d.Path && e.Absent == "" && inSlot(sysfs, s, e) {
 					pair(d, e, "are both in PCIe slot "+s.Name+" (in it or behind a switch in it), which {slot} cuts")
 				}
 			}
-			for _, o := range s.Others(sysfs, slices.Collect(maps.Keys(given)), ctrls...) {
+			for _, o := range s.Others(sysfs, names, ctrls...) {
 				if n, ok := strings.CutPrefix(o, "namespace "); ok {
 					if slices.Contains(d.Shares, n) {
 						continue // named above
